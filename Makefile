@@ -1,0 +1,126 @@
+# sluice: one non-recursive Makefile.
+#
+#   make                 build common/ (build/.../libsluice.a), bin/NAME for every handler, bin/sluiced
+#   make run             install missing packages, build, seed, serve on 127.0.0.1:8080 (PROFILE=tuned|default)
+#   make test            install missing packages, build, run unit and integration tests
+#   make SANITIZE=1 test the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make deps            install the Debian packages sluice needs (apt-get, through sudo when not root)
+#
+# A release build puts its binaries in bin/; a sanitizer build in build/san/bin/, so the two
+# never mix and tests always know which binaries they drive (SLUICE_BIN).
+
+CC       ?= cc
+SANITIZE ?=
+PROFILE  ?= tuned
+
+WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wformat=2 -Wwrite-strings -Wcast-qual -fno-common -Werror
+CPPFLAGS += -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Icommon
+
+ifeq ($(SANITIZE),)
+O        := build/rel
+BIN      := bin
+OPT      := -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2
+SANFLAGS :=
+else
+O        := build/san
+BIN      := build/san/bin
+OPT      := -O1 -g -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+
+CFLAGS   += $(WARN) $(OPT) $(SANFLAGS) -pthread
+LDFLAGS  += $(SANFLAGS) -pthread -Wl,--as-needed
+LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq
+
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o)
+LIB        := $(O)/libsluice.a
+
+# Handlers: handlers/NAME.c or handlers/NAME/*.c -> bin/NAME.
+HANDLER_FILES := $(wildcard handlers/*.c)
+HANDLER_DIRS  := $(patsubst %/,%,$(sort $(dir $(wildcard handlers/*/*.c))))
+HANDLERS      := $(sort $(notdir $(HANDLER_FILES:.c=)) $(notdir $(HANDLER_DIRS)))
+HANDLER_BINS  := $(HANDLERS:%=$(BIN)/%)
+
+SUPERVISOR_SRC := $(wildcard supervisor/*.c)
+SUPERVISOR_OBJ := $(SUPERVISOR_SRC:%.c=$(O)/%.o)
+
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+INTEG_SRC  := $(wildcard tests/integration/test_*.c)
+INTEG_BINS := $(INTEG_SRC:tests/integration/%.c=$(O)/tests/%)
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(O)/%.o)
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
+
+DEPFLAGS = -MMD -MP
+
+.PHONY: all deps run test unit integration clean check-env
+all: $(LIB) $(HANDLER_BINS) $(BIN)/sluiced
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(LIB): $(COMMON_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+# One rule per handler shape: a single file, or a folder of files.
+define handler_file
+$(BIN)/$(1): $(O)/handlers/$(1).o $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+define handler_dir
+$(BIN)/$(1): $(patsubst %.c,$(O)/%.o,$(wildcard handlers/$(1)/*.c)) $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach f,$(HANDLER_FILES),$(eval $(call handler_file,$(notdir $(f:.c=)))))
+$(foreach d,$(HANDLER_DIRS),$(eval $(call handler_dir,$(notdir $(d)))))
+
+$(BIN)/sluiced: $(SUPERVISOR_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/tests/%: $(O)/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl
+
+$(O)/tests/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl
+
+# bench/*.c are standalone programs (the bare fcgi2 ceiling); they use no common/ code.
+$(O)/bench/%: $(O)/bench/%.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi
+
+# Packages, by Debian name.  nginx-light is enough; an installed nginx of any flavour counts.
+DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3
+DEB_RUN   := nginx-light
+DEB_TEST  := postgresql libcurl4-openssl-dev procps curl
+DEB_BENCH := wrk
+deps:
+	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_TEST) $(DEB_BENCH)
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@bash supervisor/run.sh $(PROFILE)
+
+unit: $(UNIT_BINS)
+integration: all $(INTEG_BINS) $(BENCH_BINS)
+
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
+	@SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests bash tests/run.sh
+
+clean:
+	rm -rf build bin
+
+-include $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
+    $(HANDLERS:%=$(O)/handlers/%.d) $(UNIT_BINS:$(O)/tests/%=$(O)/tests/unit/%.d) \
+    $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d)

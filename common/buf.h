@@ -1,0 +1,43 @@
+/*
+ * buf.h: a growable byte buffer with a hard cap.
+ *
+ * Response bodies and generated text are built in a buf.  A buf owns its memory (malloc);
+ * resetting keeps the allocation, so a worker that builds similar responses over and over
+ * stops allocating after the first few.  Growing past the cap fails, and the buf remembers
+ * the failure (buf_failed()) so that a long run of appends needs one check at the end.
+ */
+#ifndef SLUICE_BUF_H
+#define SLUICE_BUF_H
+
+#include <stddef.h>
+
+struct buf {
+	char *data;		/* always NUL-terminated when non-NULL */
+	size_t len;
+	size_t size;
+	size_t cap;		/* 0 means no cap beyond SIZE_MAX */
+	int failed;		/* an append was refused (cap or out of memory) */
+};
+
+/* Sets an empty buf with the given cap; allocates nothing yet. */
+void buf_init(struct buf *b, size_t cap);
+/* Frees the memory; the buf may be buf_init()ed again. */
+void buf_free(struct buf *b);
+/* Empties the buf and clears the failure flag; keeps the memory.  A buf that grew past
+ * keep bytes gives the excess back, so one huge response does not pin memory forever. */
+void buf_reset(struct buf *b, size_t keep);
+
+/* Appends; returns 0, or -1 (and sets failed) past the cap or out of memory. */
+int buf_append(struct buf *b, const void *p, size_t len);
+int buf_putc(struct buf *b, char c);
+int buf_puts(struct buf *b, const char *s);
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Makes room for n more bytes; returns a pointer to them (the caller then calls
+ * buf_commit(b, n_written)), or NULL past the cap. */
+char *buf_reserve(struct buf *b, size_t n);
+void buf_commit(struct buf *b, size_t n);
+
+int buf_failed(const struct buf *b);
+
+#endif /* SLUICE_BUF_H */

@@ -1,0 +1,110 @@
+/*
+ * conf.h: the endpoint list (conf/endpoints.conf), the single source of truth that the
+ * supervisor and the nginx and Apache config generators read, and the worker-side settings
+ * that the supervisor passes to each worker through its environment.
+ *
+ * The file is line based; '#' starts a comment; fields are separated by blanks:
+ *
+ *   set KEY VALUE                 global setting, see below
+ *   db NAME URL                   a named database; SLUICE_DB_<NAME> in the environment
+ *                                 overrides URL (NAME upper-cased)
+ *   NAME ROUTE [KEY=VALUE ...]    an endpoint: binary bin/NAME, unix socket RUNDIR/NAME.sock
+ *
+ * ROUTE is "=/path" for an exact location or "/prefix/" for a prefix location.  Endpoint
+ * keys known to sluice: workers (default 4), threads (1), db (a db NAME, or none), backlog
+ * (4096), mode (socket mode, octal, 0660), binary (bin/NAME).  Any other KEY=VALUE is passed
+ * to the endpoint's workers as SLUICE_<KEY>=VALUE (KEY upper-cased), so an endpoint can have
+ * settings of its own without touching the supervisor.  The key "name" is refused for that
+ * reason (SLUICE_NAME is the endpoint's name).
+ *
+ * Global settings (each at most once; any other key is an error, so typos are caught):
+ *   listen ADDR:PORT       where nginx listens (127.0.0.1:8080)
+ *   nginx_workers N        nginx worker processes, 0 = online CPUs (0); feeds keepalive sizing
+ *   nginx_user USER[:GROUP] the user the generated nginx.conf names when nginx starts as root
+ *                          (unset: the owner of RUNDIR, see supervisor/nginx.c)
+ *   socket_group GROUP     sluiced chowns every endpoint socket to this group (unset: no chown)
+ *   body_max SIZE          largest request body, bytes with optional k/m suffix (1m); nginx's
+ *                          client_max_body_size and SLUICE_BODY_MAX in every worker
+ *   crash_loop_tries N     consecutive quick worker deaths before a pool is failed (5)
+ *
+ * Names (endpoints, dbs, keys) are [a-z0-9_], start with a letter and are shorter than
+ * CONF_NAME_MAX; routes and values are limited to characters that need no quoting in
+ * nginx.conf or a unix path, so the generators can paste them verbatim.
+ */
+#ifndef SLUICE_CONF_H
+#define SLUICE_CONF_H
+
+#include <stddef.h>
+
+#define CONF_NAME_MAX	32
+#define CONF_EXTRA_MAX	16
+#define CONF_LINE_MAX	1024
+#define CONF_BODY_MAX_DEFAULT	(1024LL * 1024)
+
+struct conf_kv {
+	char *key;
+	char *value;
+};
+
+struct conf_endpoint {
+	char name[CONF_NAME_MAX];
+	char *route;		/* "=/health" or "/rest/v1/" */
+	int exact;		/* route began with '=' */
+	const char *path;	/* route without the '=' */
+	int workers;
+	int threads;
+	int backlog;
+	unsigned mode;
+	char *binary;		/* NULL: bin/NAME */
+	char *db_name;		/* NULL: no database */
+	char *db_url;		/* resolved URL (override applied), or NULL */
+	struct conf_kv extra[CONF_EXTRA_MAX];
+	size_t nextra;
+	int line;
+};
+
+struct conf {
+	char *path;
+	char *listen;		/* set listen; default 127.0.0.1:8080 */
+	int nginx_workers;	/* set nginx_workers; 0 = the number of CPUs */
+	char *nginx_user;	/* set nginx_user, or NULL */
+	char *socket_group;	/* set socket_group, or NULL */
+	long long body_max;	/* set body_max in bytes; default CONF_BODY_MAX_DEFAULT */
+	int crash_loop_tries;	/* set crash_loop_tries; default 5 */
+	struct conf_kv settings[CONF_EXTRA_MAX];
+	size_t nsettings;
+	struct conf_kv dbs[CONF_EXTRA_MAX];
+	size_t ndbs;
+	struct conf_endpoint *eps;
+	size_t neps;
+};
+
+/*
+ * Parses the endpoint list at path.  On success returns a conf that the caller frees with
+ * conf_free().  On failure returns NULL and writes "path:line: reason" into err[errlen].
+ * Rejected: unknown directives, duplicate names, names that are not [a-z0-9_] (they become
+ * file and socket names), routes that do not start with '/' or '=/', out-of-range numbers,
+ * an endpoint naming an undeclared db.
+ */
+struct conf *conf_load(const char *path, char *err, size_t errlen);
+/* Frees c and everything it owns; NULL is allowed. */
+void conf_free(struct conf *c);
+
+/* The endpoint called name, or NULL. Borrowed from c. */
+const struct conf_endpoint *conf_find(const struct conf *c, const char *name);
+
+/* A global "set KEY VALUE", or def.  Borrowed from c. */
+const char *conf_get(const struct conf *c, const char *key, const char *def);
+
+/*
+ * Worker side: reads the integer environment variable name (e.g. "SLUICE_THREADS").
+ * Returns def when unset; -1 with a logged message when set but not an integer in
+ * [min, max] (strict: no sign tricks, no trailing bytes), so start-up can refuse it.
+ */
+int conf_env_int(const char *name, long long min, long long max, long long def,
+    long long *out);
+
+/* Worker side: the string in the environment variable name, or def.  Borrowed. */
+const char *conf_env_str(const char *name, const char *def);
+
+#endif /* SLUICE_CONF_H */

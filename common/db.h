@@ -1,0 +1,193 @@
+/*
+ * db.h: one database interface, two back ends.
+ *
+ * A URL picks the back end: "sqlite:PATH" (or "sqlite://PATH") opens an SQLite file in WAL
+ * mode; "postgresql://..." / "postgres://..." or any other libpq conninfo string
+ * ("host=/var/run/postgresql dbname=x") opens a PostgreSQL connection, by default over the
+ * unix socket.  One connection per worker thread, opened at start-up; handlers hold only
+ * pointers to the opaque types below.
+ *
+ * SQL is written once with PostgreSQL-style placeholders ($1, $2, ...) for both back ends;
+ * the SQLite back end maps them to ?NNN.  Statements are prepared once per connection and
+ * cached by their SQL text, so a handler calls db_prepare() on every request and pays the
+ * parse only the first time.
+ *
+ * Values cross the interface as text (the PostgreSQL text format): a handler binds text,
+ * integers or NULL, and reads columns back as text or integers.  Response bodies are meant
+ * to be assembled by the database itself (json_agg / json_group_array), so the common case
+ * is one row with one text column.
+ *
+ * Errors are classified (enum db_err) so that handlers and the serve loop can turn them into
+ * the right HTTP status; the database's own message is for the log, never for the client.
+ */
+#ifndef SLUICE_DB_H
+#define SLUICE_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+struct db_stmt;
+
+enum db_backend {
+	DB_SQLITE,
+	DB_PG,
+};
+
+/* Error classes, from the most to the least expected. */
+enum db_err {
+	DB_OK = 0,
+	DB_ECONSTRAINT,	/* unique/foreign key/not null/check violated: 409 */
+	DB_EINPUT,	/* bad value for a type, bad parameter: 400 */
+	DB_EBUSY,	/* lock timeout, serialization failure, deadlock: 503, retryable */
+	DB_EUNAVAIL,	/* connection lost or server down: 503 */
+	DB_EREADONLY,	/* read-only file system or database: 503 */
+	DB_EFULL,	/* disk or database full: 507 */
+	DB_EINTERNAL,	/* anything else, including SQL errors in our own statements: 500 */
+};
+
+/* Transaction kinds for db_begin(). */
+enum db_txn {
+	DB_TXN_READ,	/* SQLite: BEGIN DEFERRED; PostgreSQL: BEGIN ... READ ONLY */
+	DB_TXN_WRITE,	/* SQLite: BEGIN IMMEDIATE; PostgreSQL: BEGIN ... READ WRITE */
+};
+
+enum db_isolation {
+	DB_ISO_DEFAULT,		/* the server's default (read committed on PostgreSQL) */
+	DB_ISO_READ_COMMITTED,
+	DB_ISO_REPEATABLE_READ,
+	DB_ISO_SERIALIZABLE,
+};
+
+/* PRAGMA synchronous.  DB_SYNC_DEFAULT (zero) means FULL, so that zero-initialised options
+ * never turn durability off by accident. */
+enum db_sync {
+	DB_SYNC_DEFAULT,
+	DB_SYNC_OFF,
+	DB_SYNC_NORMAL,
+	DB_SYNC_FULL,
+};
+
+/* db_step() results. */
+enum db_step {
+	DB_ROW = 1,
+	DB_DONE = 0,
+	DB_ERROR = -1,
+};
+
+/*
+ * Options for db_open().  Zero-initialised means the defaults noted on each field.
+ * db_opts_from_env() fills them from the worker's environment (SLUICE_DB_ISOLATION,
+ * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_DB_STMT_CACHE).
+ */
+struct db_opts {
+	enum db_isolation isolation;	/* for every db_begin(); default: server default */
+	enum db_sync sqlite_sync;	/* PRAGMA synchronous; default FULL */
+	int sqlite_busy_ms;		/* busy timeout; 0 means 10000 */
+	int64_t sqlite_mmap;		/* mmap_size in bytes; 0 means 256 MiB, -1 disables */
+	int stmt_cache;			/* prepared statements kept per connection; 0 means 64 */
+};
+
+/*
+ * Fills *o with defaults, then applies the SLUICE_* variables above.  Returns 0, or -1 when
+ * a variable holds a value it cannot parse (the caller reports it at start-up).
+ */
+int db_opts_from_env(struct db_opts *o);
+
+/*
+ * Opens a connection.  url is borrowed; opts may be NULL for defaults.  On success *out is
+ * the connection (caller closes with db_close()) and 0 is returned.  On failure returns -1,
+ * sets *out to NULL and writes a message (never containing a password) into err[errlen].
+ */
+int db_open(struct db **out, const char *url, const struct db_opts *opts,
+    char *err, size_t errlen);
+
+/*
+ * The same as db_open(), and on failure also sets *code (when not NULL) to the class of the
+ * failure, so that start-up can tell a configuration error (DB_EINPUT: unknown URL form or
+ * bad conninfo) from a database it may wait for (DB_EUNAVAIL: server down, file or directory
+ * missing) or one it may not write (DB_EREADONLY: read-only file or directory).  On success
+ * *code is DB_OK.
+ */
+int db_open_code(struct db **out, const char *url, const struct db_opts *opts,
+    enum db_err *code, char *err, size_t errlen);
+
+/* Closes the connection and finalizes every cached statement.  NULL is allowed. */
+void db_close(struct db *db);
+
+enum db_backend db_backend(const struct db *db);
+
+/*
+ * Makes sure the connection is usable before a request starts: for PostgreSQL, a
+ * connection found broken is reset (and the statement cache dropped), so that after a
+ * server restart the request in flight fails with DB_EUNAVAIL and the next one succeeds.
+ * Returns 0, or -1 with the error class set (DB_EUNAVAIL) when the server is still down.
+ */
+int db_ready(struct db *db);
+
+/*
+ * Returns the prepared statement for sql (borrowed string, copied into the cache), from the
+ * cache when it was prepared before on this connection.  Its bindings are cleared and it is
+ * reset, ready for db_bind_*() and db_step().  The statement is owned by the connection:
+ * never freed by the caller; valid until the next db_prepare() of the same text, db_ready()
+ * reset or db_close().  Returns NULL on failure (error class and message on db).
+ */
+struct db_stmt *db_prepare(struct db *db, const char *sql);
+
+/*
+ * Binding, 1-based like $1.  Text is borrowed until the first db_step() after binding; the
+ * SQLite back end copies it, PostgreSQL reads it during db_step(), so keep it alive until
+ * then.  Returns 0, or -1 when idx is out of range.
+ */
+int db_bind_text(struct db_stmt *st, int idx, const char *s, size_t len);
+int db_bind_int(struct db_stmt *st, int idx, int64_t v);
+int db_bind_double(struct db_stmt *st, int idx, double v);
+int db_bind_null(struct db_stmt *st, int idx);
+
+/*
+ * Runs the statement (the first call executes it) and moves to the next row.  Returns
+ * DB_ROW when a row is available, DB_DONE at the end, DB_ERROR on failure (error class and
+ * message on the connection; the statement is reset).
+ */
+int db_step(struct db_stmt *st);
+
+/* Column accessors for the current row, 0-based.  Text is borrowed until the next
+ * db_step()/db_reset(); *len (may be NULL) gets its length.  NULL values: text returns NULL
+ * and int returns 0; db_column_isnull() tells them apart. */
+int db_column_count(struct db_stmt *st);
+const char *db_column_name(struct db_stmt *st, int col);
+const char *db_column_text(struct db_stmt *st, int col, size_t *len);
+int64_t db_column_int(struct db_stmt *st, int col);
+int db_column_isnull(struct db_stmt *st, int col);
+
+/* Rows changed by the last INSERT/UPDATE/DELETE run through st. */
+int64_t db_changes(struct db_stmt *st);
+
+/* Ends the statement's current execution (frees its result); bindings are kept. */
+void db_reset(struct db_stmt *st);
+
+/*
+ * Runs one or more statements without parameters or results (DDL, pragmas, seeding).
+ * Returns 0, or -1 with the error class and message set.
+ */
+int db_exec(struct db *db, const char *sql);
+
+/*
+ * Transactions.  db_begin() uses the isolation level from the options; on SQLite a write
+ * transaction takes the write lock at once (BEGIN IMMEDIATE) so that it waits out the busy
+ * timeout instead of failing later with "database is locked".  All return 0 or -1.
+ * db_rollback() is safe to call when no transaction is open.
+ */
+int db_begin(struct db *db, enum db_txn kind);
+int db_commit(struct db *db);
+int db_rollback(struct db *db);
+
+/* The class and the database's message of the last failure on this connection.  The
+ * message is borrowed until the next call on db; it is for logs, not for clients. */
+enum db_err db_errcode(const struct db *db);
+const char *db_errmsg(const struct db *db);
+
+/* The HTTP status that a failure of this class should produce (409, 400, 503, 507, 500). */
+int db_err_status(enum db_err e);
+
+#endif /* SLUICE_DB_H */

@@ -1,0 +1,37 @@
+/*
+ * log.h: logging to stderr, one line per event, with a level threshold.
+ *
+ * Workers log start-up, shutdown and failures; nothing is logged per request unless the
+ * level is debug.  The supervisor collects its workers' stderr, so a line carries the
+ * program name and pid: "sluice health[1234] warn: ...".  The level comes from
+ * SLUICE_LOG_LEVEL (error, warn, info, debug; default info).
+ */
+#ifndef SLUICE_LOG_H
+#define SLUICE_LOG_H
+
+enum log_level {
+	LOG_ERR,
+	LOG_WARN,
+	LOG_INFO,
+	LOG_DEBUG,
+	LOG__MAX
+};
+
+/* Sets the name printed in every line (borrowed: keep it alive) and reads SLUICE_LOG_LEVEL.
+ * Returns 0, or -1 when SLUICE_LOG_LEVEL holds an unknown level (the level stays info). */
+int log_init(const char *name);
+
+void log_set_level(enum log_level l);
+int log_enabled(enum log_level l);
+
+/* Writes one line if l passes the threshold.  Never fails visibly; a line longer than 1 KiB
+ * is truncated. Safe from several threads (one write(2) per line). */
+void log_msg(enum log_level l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#define log_err(...)	log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...)	log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...)	log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...)	do { if (log_enabled(LOG_DEBUG)) log_msg(LOG_DEBUG, __VA_ARGS__); } while (0)
+
+#endif /* SLUICE_LOG_H */

@@ -1,0 +1,172 @@
+/*
+ * resp.c: building and sending responses (see resp.h).
+ *
+ * The head of the response is formatted with snprintf into a stack buffer and sent with
+ * the body through one writer; fcgi2's FCGX_FPrintF is never used (it does not know %zu
+ * and silently writes broken headers).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "resp.h"
+
+#define RESP_KEEP	(1024 * 1024)
+
+static const struct {
+	int status;
+	const char *reason;
+} resp_reasons[] = {
+	{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" }, { 204, "No Content" },
+	{ 206, "Partial Content" }, { 301, "Moved Permanently" }, { 302, "Found" },
+	{ 303, "See Other" }, { 304, "Not Modified" }, { 400, "Bad Request" },
+	{ 401, "Unauthorized" }, { 403, "Forbidden" }, { 404, "Not Found" },
+	{ 405, "Method Not Allowed" }, { 406, "Not Acceptable" }, { 409, "Conflict" },
+	{ 411, "Length Required" }, { 413, "Content Too Large" }, { 414, "URI Too Long" },
+	{ 415, "Unsupported Media Type" }, { 416, "Range Not Satisfiable" },
+	{ 422, "Unprocessable Content" }, { 429, "Too Many Requests" },
+	{ 500, "Internal Server Error" }, { 501, "Not Implemented" }, { 502, "Bad Gateway" },
+	{ 503, "Service Unavailable" }, { 504, "Gateway Timeout" },
+	{ 507, "Insufficient Storage" },
+};
+
+const char *
+resp_reason(int status)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(resp_reasons) / sizeof(resp_reasons[0]); i++)
+		if (resp_reasons[i].status == status)
+			return resp_reasons[i].reason;
+	return "Unknown";
+}
+
+void
+resp_init(struct resp *rs, size_t body_cap)
+{
+	rs->status = 0;
+	rs->content_type = NULL;
+	rs->head = 0;
+	buf_init(&rs->headers, 64 * 1024);
+	buf_init(&rs->body, body_cap);
+}
+
+void
+resp_free(struct resp *rs)
+{
+	buf_free(&rs->headers);
+	buf_free(&rs->body);
+}
+
+void
+resp_reset(struct resp *rs)
+{
+	rs->status = 0;
+	rs->content_type = NULL;
+	rs->head = 0;
+	buf_reset(&rs->headers, RESP_KEEP);
+	buf_reset(&rs->body, RESP_KEEP);
+}
+
+int
+resp_header(struct resp *rs, const char *name, const char *value)
+{
+	const char *p;
+
+	if (*name == '\0')
+		return -1;
+	for (p = name; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~", *p) == NULL)
+			return -1;
+	for (p = value; *p != '\0'; p++)
+		if (*p == '\r' || *p == '\n')
+			return -1;
+	if (buf_puts(&rs->headers, name) < 0 || buf_append(&rs->headers, ": ", 2) < 0 ||
+	    buf_puts(&rs->headers, value) < 0 || buf_append(&rs->headers, "\r\n", 2) < 0)
+		return -1;
+	return 0;
+}
+
+int
+resp_set(struct resp *rs, int status, const char *content_type, const char *body,
+    size_t len)
+{
+	rs->status = status;
+	rs->content_type = content_type;
+	buf_reset(&rs->body, RESP_KEEP);
+	return buf_append(&rs->body, body, len);
+}
+
+static int
+resp_error_field(struct buf *b, const char *key, const char *value)
+{
+	if (buf_printf(b, ",\"%s\":", key) < 0)
+		return -1;
+	if (value == NULL)
+		return buf_puts(b, "null");
+	return json_escape(b, value, strlen(value));
+}
+
+int
+resp_error(struct resp *rs, int status, const char *code, const char *message,
+    const char *details, const char *hint)
+{
+	static const char fallback[] =
+	    "{\"code\":\"internal\",\"message\":\"response too large\",\"details\":null,"
+	    "\"hint\":null}";
+	struct buf *b = &rs->body;
+
+	rs->status = status;
+	rs->content_type = "application/json; charset=utf-8";
+	buf_reset(b, RESP_KEEP);
+	if (buf_puts(b, "{\"code\":") < 0 || json_escape(b, code, strlen(code)) < 0 ||
+	    resp_error_field(b, "message", message) < 0 ||
+	    resp_error_field(b, "details", details) < 0 ||
+	    resp_error_field(b, "hint", hint) < 0 || buf_putc(b, '}') < 0) {
+		/* The cap cannot refuse a few hundred bytes unless it is absurdly low. */
+		buf_reset(b, RESP_KEEP);
+		rs->status = 500;
+		if (buf_append(b, fallback, sizeof(fallback) - 1) < 0)
+			buf_reset(b, 0);
+	}
+	return 0;
+}
+
+int
+resp_send(struct resp *rs, resp_writer w, void *ctx)
+{
+	char head[512];
+	int n;
+
+	if (rs->status == 0)
+		resp_error(rs, 500, "internal", "the handler produced no response", NULL, NULL);
+	if (buf_failed(&rs->body))
+		resp_error(rs, 500, "internal", "the response exceeded the size limit", NULL,
+		    NULL);
+	if (buf_failed(&rs->headers)) {
+		buf_reset(&rs->headers, RESP_KEEP);
+		resp_error(rs, 500, "internal", "the response headers exceeded the limit",
+		    NULL, NULL);
+	}
+	if (rs->status == 204 || rs->status == 304)
+		n = snprintf(head, sizeof(head), "Status: %d %s\r\n", rs->status,
+		    resp_reason(rs->status));
+	else
+		n = snprintf(head, sizeof(head),
+		    "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n",
+		    rs->status, resp_reason(rs->status),
+		    rs->content_type ? rs->content_type : "application/octet-stream",
+		    rs->body.len);
+	if (n < 0 || (size_t)n >= sizeof(head))
+		return -1;
+	if (w(ctx, head, (size_t)n) < 0)
+		return -1;
+	if (rs->headers.len > 0 && w(ctx, rs->headers.data, rs->headers.len) < 0)
+		return -1;
+	if (w(ctx, "\r\n", 2) < 0)
+		return -1;
+	if (rs->head || rs->status == 204 || rs->status == 304 || rs->body.len == 0)
+		return 0;
+	return w(ctx, rs->body.data, rs->body.len);
+}

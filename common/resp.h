@@ -1,0 +1,61 @@
+/*
+ * resp.h: the response a handler builds.
+ *
+ * A handler sets a status, adds headers and appends to the body buffer; the serve loop
+ * then writes it in one go with the right Content-Length (and no body for HEAD).  Nothing
+ * is sent before the handler returns, so a handler that fails half-way can still replace
+ * its response with an error: no partial responses ever leave a worker.
+ *
+ * Errors go through resp_error(), which writes the JSON body {"code","message","details",
+ * "hint"} used by every sluice API (PostgREST's error shape).
+ */
+#ifndef SLUICE_RESP_H
+#define SLUICE_RESP_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+struct resp {
+	int status;			/* 0 until set: the serve loop answers 500 */
+	const char *content_type;	/* borrowed; static strings in practice */
+	struct buf headers;		/* extra "Name: value\r\n" lines */
+	struct buf body;
+	int head;			/* a HEAD request: the body is measured, not sent */
+};
+
+/* Writes raw bytes of the response to the client; returns 0 or -1 (client gone). */
+typedef int (*resp_writer)(void *ctx, const char *p, size_t len);
+
+/* Sets up the two buffers with the body cap; called once per thread. */
+void resp_init(struct resp *rs, size_t body_cap);
+void resp_free(struct resp *rs);
+/* Clears everything for the next request (keeps up to 1 MiB of buffer memory). */
+void resp_reset(struct resp *rs);
+
+/*
+ * Adds a header line.  Refuses (returns -1) a name that is not a token or a value with CR,
+ * LF or NUL, so nothing a client sent can split the response.  The value is copied.
+ */
+int resp_header(struct resp *rs, const char *name, const char *value);
+
+/* Sets status and content type and replaces the body with body[0..len).  0 or -1 (cap). */
+int resp_set(struct resp *rs, int status, const char *content_type, const char *body,
+    size_t len);
+
+/*
+ * Replaces the response with an error: status, and the JSON body
+ * {"code":code,"message":message,"details":details,"hint":hint} (details and hint may be
+ * NULL, giving JSON null).  Headers already added are kept (a 405 keeps its Allow).
+ * Always leaves a complete response (a fixed one when even that does not fit); returns 0.
+ */
+int resp_error(struct resp *rs, int status, const char *code, const char *message,
+    const char *details, const char *hint);
+
+/* The reason phrase of an HTTP status ("Not Found"), "Unknown" when not listed. */
+const char *resp_reason(int status);
+
+/* Writes the whole response through w; returns 0 or -1 when the writer failed. */
+int resp_send(struct resp *rs, resp_writer w, void *ctx);
+
+#endif /* SLUICE_RESP_H */

@@ -1,0 +1,584 @@
+/*
+ * serve.c: the serve loop over fcgi2's FCGX_*_r API (see serve.h).
+ *
+ * Signals.  fcgi2 writes with a plain write(2) that gives up on EINTR, so a signal that
+ * lands while a response is being written would cut it short.  Every serving thread
+ * therefore keeps all signals blocked except SIGUSR2, and unblocks SIGUSR2 only while it
+ * waits in FCGX_Accept_r() (for a new connection, or for the next request on a kept-alive
+ * connection).  The main thread waits for SIGTERM, SIGINT, SIGUSR1 and SIGHUP with
+ * sigwait(); on a stop signal it sets the stop flag, calls FCGX_ShutdownPending(), and
+ * sends SIGUSR2 to every serving thread every few milliseconds until all have left.  A
+ * thread waiting in accept() or read() gets EINTR (the handler is installed without
+ * SA_RESTART, before FCGX_Init() so that fcgi2 leaves it alone); fcgi2 then closes the
+ * idle kept-alive connection and returns; a thread in the middle of a request finishes it
+ * first.  So a worker leaves only between requests, even behind nginx's keepalive.
+ *
+ * Accept.  Every thread calls FCGX_Accept_r() on the same listening socket with no mutex
+ * around it (Linux needs none, and a mutex starves other threads while its holder waits on
+ * an idle kept-alive connection).
+ *
+ * Body.  The request body is read whole, up to the cap, before the handler runs, and
+ * whatever remains of FCGI_STDIN is drained before FCGX_Finish_r(), so fcgi2 never finds
+ * leftover records and drops a kept-alive connection.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "arena.h"
+#include "conf.h"
+#include "log.h"
+#include "serve.h"
+#include "serve_ops.h"
+#include "str.h"
+
+#define SERVE_THREADS_MAX	256
+#define SERVE_WAKE_SIGNAL	SIGUSR2
+
+extern char **environ;
+
+struct serve_settings {
+	int threads;
+	size_t body_max;
+	size_t arena_max;
+	size_t resp_max;
+	const char *db_url;
+};
+
+struct serve_thread {
+	pthread_t tid;
+	const struct endpoint *ep;
+	const struct serve_settings *set;
+	int listen_fd;
+	struct arena *arena;
+	struct resp rs;
+	struct db *db;
+	unsigned long served;
+	atomic_int done;
+};
+
+static atomic_int serve_stopping;
+
+/* Runs in whichever serving thread SIGUSR2 interrupts: only async-signal-safe work. */
+static void
+serve_wake(int sig)
+{
+	(void)sig;
+	atomic_store(&serve_stopping, 1);
+	FCGX_ShutdownPending();
+}
+
+static void
+serve_ignore(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Installs the handlers before FCGX_Init(): fcgi2 replaces only default or ignored
+ * handlers, so these stay.  None uses SA_RESTART: a wait must return EINTR.
+ */
+static void
+serve_signals_install(sigset_t *waited)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = serve_wake;
+	sigaction(SERVE_WAKE_SIGNAL, &sa, NULL);
+	sa.sa_handler = serve_ignore;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	sigemptyset(waited);
+	sigaddset(waited, SIGTERM);
+	sigaddset(waited, SIGINT);
+	sigaddset(waited, SIGUSR1);
+	sigaddset(waited, SIGHUP);
+}
+
+/* Blocks every signal in the calling thread (threads created later inherit this). */
+static void
+serve_block_all(void)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+}
+
+static void
+serve_wake_mask(int how)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SERVE_WAKE_SIGNAL);
+	pthread_sigmask(how, &s, NULL);
+}
+
+static int
+serve_env_size(const char *name, long long def, long long max, size_t *out)
+{
+	long long v;
+
+	if (conf_env_int(name, 1, max, def, &v) < 0)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int
+serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
+{
+	long long threads;
+
+	if (conf_env_int("SLUICE_THREADS", 1, SERVE_THREADS_MAX, 1, &threads) < 0)
+		return -1;
+	s->threads = (int)threads;
+	if (serve_env_size("SLUICE_BODY_MAX", 1024 * 1024, 1LL << 32, &s->body_max) < 0 ||
+	    serve_env_size("SLUICE_ARENA_MAX", 64 * 1024 * 1024, 1LL << 34, &s->arena_max) < 0 ||
+	    serve_env_size("SLUICE_RESP_MAX", 64 * 1024 * 1024, 1LL << 34, &s->resp_max) < 0)
+		return -1;
+	/* The body lives in the arena, so the arena must hold at least one full body. */
+	if (s->arena_max < s->body_max + 1024 * 1024)
+		s->arena_max = s->body_max + 1024 * 1024;
+	s->db_url = conf_env_str("SLUICE_DB", NULL);
+	if (ep->db != NULL && (s->db_url == NULL || *s->db_url == '\0')) {
+		log_err("this endpoint needs a database: set db= in the endpoint list "
+		    "(SLUICE_DB)");
+		return -1;
+	}
+	return 0;
+}
+
+/* The I/O of one request: fcgi2 streams, or the CGI process's stdin and stdout. */
+struct serve_io {
+	FCGX_Request *fcgi;
+};
+
+static long
+serve_read(struct serve_io *io, char *p, size_t n)
+{
+	ssize_t r;
+	int chunk = n > INT_MAX ? INT_MAX : (int)n;
+
+	if (io->fcgi != NULL)
+		return FCGX_GetStr(p, chunk, io->fcgi->in);
+	do
+		r = read(STDIN_FILENO, p, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+static int
+serve_write(void *ctx, const char *p, size_t len)
+{
+	struct serve_io *io = ctx;
+	ssize_t w;
+
+	if (io->fcgi != NULL) {
+		while (len > 0) {
+			int chunk = len > INT_MAX ? INT_MAX : (int)len;
+
+			if (FCGX_PutStr(p, chunk, io->fcgi->out) != chunk)
+				return -1;
+			p += chunk;
+			len -= (size_t)chunk;
+		}
+		return 0;
+	}
+	while (len > 0) {
+		if ((w = write(STDOUT_FILENO, p, len)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads and throws away whatever is left of the request body. */
+static void
+serve_drain(struct serve_io *io)
+{
+	char scratch[8192];
+
+	while (serve_read(io, scratch, sizeof(scratch)) > 0)
+		continue;
+}
+
+/*
+ * Reads the body into the arena.  Returns 0, or the HTTP status to answer: 400 for a
+ * malformed or short Content-Length, 413 past the cap, 500 when the arena refuses.
+ */
+static int
+serve_read_body(struct req *rq, struct serve_io *io, size_t cap)
+{
+	const char *cl = req_env(rq, "CONTENT_LENGTH");
+	int64_t len;
+	size_t got = 0;
+	char *p;
+	long r;
+
+	if (cl == NULL || *cl == '\0')
+		return 0;
+	if (str_to_int(cl, strlen(cl), 0, INT64_MAX, &len) < 0)
+		return 400;
+	if (len == 0)
+		return 0;
+	if ((uint64_t)len > cap)
+		return 413;
+	if ((p = arena_alloc(rq->arena, (size_t)len + 1)) == NULL)
+		return 500;
+	while (got < (size_t)len) {
+		if ((r = serve_read(io, p + got, (size_t)len - got)) <= 0)
+			return 400;
+		got += (size_t)r;
+	}
+	p[got] = '\0';
+	rq->body = p;
+	rq->body_len = got;
+	return 0;
+}
+
+static void
+serve_body_error(struct resp *rs, int status, size_t cap)
+{
+	char detail[96];
+
+	switch (status) {
+	case 413:
+		snprintf(detail, sizeof(detail), "the limit is %zu bytes", cap);
+		resp_error(rs, 413, "body_too_large", "the request body is too large",
+		    detail, NULL);
+		break;
+	case 400:
+		resp_error(rs, 400, "bad_body",
+		    "the request body does not match its Content-Length", NULL, NULL);
+		break;
+	default:
+		resp_error(rs, 500, "internal", "cannot hold the request body", NULL, NULL);
+	}
+}
+
+/* Answers one request whose parameters are in envp. */
+static void
+serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
+{
+	const struct endpoint *ep = t->ep;
+	unsigned allowed = ep->methods ? ep->methods : (REQ_GET | REQ_HEAD);
+	struct resp *rs = &t->rs;
+	struct req rq;
+	char allow[64];
+	int status;
+
+	if (allowed & REQ_GET)
+		allowed |= REQ_HEAD;
+	switch (req_init(&rq, envp, t->arena)) {
+	case REQ_OK:
+		break;
+	case REQ_EQUERY:
+		resp_error(rs, 400, "bad_query",
+		    "malformed percent-encoding in the query string", NULL,
+		    "escape '%' as %25; NUL bytes are not allowed");
+		goto out;
+	case REQ_ETOOMANY:
+		resp_error(rs, 400, "bad_query", "too many query parameters", NULL, NULL);
+		goto out;
+	case REQ_ENOMEM:
+		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+		goto out;
+	}
+	rs->head = rq.method == REQ_HEAD;
+	if (!(rq.method & allowed)) {
+		req_methods_format(allowed, allow, sizeof(allow));
+		resp_header(rs, "Allow", allow);
+		resp_error(rs, 405, "method_not_allowed", "method not allowed", NULL, NULL);
+		goto out;
+	}
+	if ((status = serve_read_body(&rq, io, t->set->body_max)) != 0) {
+		serve_body_error(rs, status, t->set->body_max);
+		goto out;
+	}
+	if (t->db != NULL) {
+		rq.db = t->db;
+		if (ep->db->ready(t->db) < 0) {
+			ep->db->error(rs, t->db);
+			goto out;
+		}
+	}
+	if (ep->handle(&rq, rs) < 0 && rs->status == 0)
+		resp_error(rs, 500, "internal", "internal error", NULL, NULL);
+	/* A handler that failed inside a transaction must not leave it open. */
+	if (t->db != NULL)
+		ep->db->rollback(t->db);
+out:
+	serve_drain(io);
+	if (resp_send(rs, serve_write, io) < 0)
+		log_debug("the client went away before the response was written");
+	t->served++;
+}
+
+static int
+serve_thread_init(struct serve_thread *t)
+{
+	if ((t->arena = arena_new(t->set->arena_max)) == NULL)
+		return -1;
+	resp_init(&t->rs, t->set->resp_max);
+	if (t->ep->db != NULL && t->ep->db->open(&t->db, t->set->db_url) < 0)
+		return -1;
+	return 0;
+}
+
+static void
+serve_thread_fini(struct serve_thread *t)
+{
+	if (t->db != NULL)
+		t->ep->db->close(t->db);
+	t->db = NULL;
+	resp_free(&t->rs);
+	arena_free(t->arena);
+	t->arena = NULL;
+}
+
+static void *
+serve_thread_main(void *arg)
+{
+	struct serve_thread *t = arg;
+	struct serve_io io;
+	FCGX_Request r;
+	int rc, errors = 0;
+
+	if (FCGX_InitRequest(&r, t->listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
+		log_err("FCGX_InitRequest failed");
+		goto out;
+	}
+	io.fcgi = &r;
+	for (;;) {
+		serve_wake_mask(SIG_UNBLOCK);
+		if (atomic_load(&serve_stopping)) {
+			serve_wake_mask(SIG_BLOCK);
+			break;
+		}
+		rc = FCGX_Accept_r(&r);
+		serve_wake_mask(SIG_BLOCK);
+		if (rc < 0) {
+			if (atomic_load(&serve_stopping))
+				break;
+			/* EINTR, or a transient accept error (EMFILE): do not spin on it. */
+			if (rc != -EINTR && errors++ % 1000 == 0)
+				log_warn("accept failed: %s", strerror(-rc));
+			if (rc != -EINTR)
+				nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+			continue;
+		}
+		serve_request(t, &io, r.envp);
+		FCGX_Finish_r(&r);
+		arena_reset(t->arena);
+		resp_reset(&t->rs);
+	}
+	FCGX_Free(&r, 1);
+out:
+	atomic_store(&t->done, 1);
+	return NULL;
+}
+
+/*
+ * Development mode: binds a unix socket at path (replacing a stale one).  sluiced does
+ * this itself in production; here the process owns the socket and removes it at exit.
+ */
+static int
+serve_listen_path(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_err("socket path too long: %s", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		log_err("socket: %s", strerror(errno));
+		return -1;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, 4096) < 0) {
+		log_err("%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* 1 when fd is a listening socket (the spawn-fcgi convention for fd 0). */
+static int
+serve_is_listener(int fd)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 && v;
+}
+
+/* Serves exactly one request from the CGI environment and stdin. */
+static int
+serve_cgi(const struct endpoint *ep, const struct serve_settings *set)
+{
+	struct serve_thread t;
+	struct serve_io io = { NULL };
+	int rc = 1;
+
+	memset(&t, 0, sizeof(t));
+	t.ep = ep;
+	t.set = set;
+	if (serve_thread_init(&t) < 0) {
+		struct resp rs;
+
+		/* Still answer: a CGI server shows a script that prints nothing as a 500. */
+		resp_init(&rs, 4096);
+		resp_error(&rs, 503, "unavailable", "the service is unavailable", NULL, NULL);
+		resp_send(&rs, serve_write, &io);
+		resp_free(&rs);
+		goto out;
+	}
+	serve_request(&t, &io, environ);
+	rc = 0;
+out:
+	serve_thread_fini(&t);
+	return rc;
+}
+
+static void
+serve_usage(const char *prog)
+{
+	fprintf(stderr,
+	    "usage: %s [-s socket-path]\n"
+	    "  Serves FastCGI on the listening socket on fd 0 (as started by sluiced),\n"
+	    "  on socket-path with -s, or one CGI request when GATEWAY_INTERFACE is set.\n",
+	    prog);
+}
+
+int
+serve_main(int argc, char **argv, const struct endpoint *ep)
+{
+	struct serve_settings set;
+	struct serve_thread *threads = NULL;
+	const char *sock_path = NULL, *name;
+	sigset_t waited;
+	int listen_fd = -1, i, started = 0, sig, rc = 1, opt;
+	unsigned long served = 0;
+
+	name = conf_env_str("SLUICE_NAME", ep->name);
+	if (log_init(name) < 0)
+		log_warn("unknown SLUICE_LOG_LEVEL; using info");
+	while ((opt = getopt(argc, argv, "hs:")) != -1)
+		switch (opt) {
+		case 's':
+			sock_path = optarg;
+			break;
+		default:
+			serve_usage(argv[0]);
+			return opt == 'h' ? 0 : 1;
+		}
+	if (serve_settings_load(&set, ep) < 0)
+		return 1;
+
+	serve_signals_install(&waited);
+	if (sock_path == NULL && !serve_is_listener(STDIN_FILENO)) {
+		if (getenv("GATEWAY_INTERFACE") == NULL) {
+			serve_usage(argv[0]);
+			return 1;
+		}
+		return serve_cgi(ep, &set);
+	}
+	if (sock_path != NULL && (listen_fd = serve_listen_path(sock_path)) < 0)
+		return 1;
+	if (sock_path == NULL)
+		listen_fd = STDIN_FILENO;
+	if (FCGX_Init() != 0) {
+		log_err("FCGX_Init failed");
+		goto out;
+	}
+
+	/* Threads inherit the mask: everything blocked; each unblocks only its wake-up. */
+	serve_block_all();
+	if ((threads = calloc((size_t)set.threads, sizeof(*threads))) == NULL)
+		goto out;
+	for (i = 0; i < set.threads; i++) {
+		threads[i].ep = ep;
+		threads[i].set = &set;
+		threads[i].listen_fd = listen_fd;
+		if (serve_thread_init(&threads[i]) < 0)
+			goto stop;
+	}
+	for (i = 0; i < set.threads; i++) {
+		if (pthread_create(&threads[i].tid, NULL, serve_thread_main, &threads[i]) != 0) {
+			log_err("pthread_create failed");
+			goto stop;
+		}
+		started++;
+	}
+	log_info("serving with %d thread%s%s", set.threads, set.threads == 1 ? "" : "s",
+	    set.db_url && ep->db ? " and a database" : "");
+
+	for (;;) {
+		if (sigwait(&waited, &sig) != 0)
+			continue;
+		if (sig != SIGHUP)
+			break;
+	}
+	rc = 0;
+stop:
+	atomic_store(&serve_stopping, 1);
+	FCGX_ShutdownPending();
+	for (;;) {
+		int left = 0;
+
+		for (i = 0; i < started; i++)
+			if (!atomic_load(&threads[i].done)) {
+				left++;
+				pthread_kill(threads[i].tid, SERVE_WAKE_SIGNAL);
+			}
+		if (left == 0)
+			break;
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+	}
+	for (i = 0; i < started; i++) {
+		pthread_join(threads[i].tid, NULL);
+		served += threads[i].served;
+	}
+	log_info("stopped after %lu request%s", served, served == 1 ? "" : "s");
+out:
+	if (threads != NULL)
+		for (i = 0; i < set.threads; i++)
+			serve_thread_fini(&threads[i]);
+	free(threads);
+	if (sock_path != NULL) {
+		unlink(sock_path);
+		close(listen_fd);
+	}
+	return rc;
+}

@@ -1,0 +1,62 @@
+/*
+ * serve.h: the serve loop every endpoint binary runs.
+ *
+ * A handler file holds its validation, its SQL and one handle() function, and its main()
+ * is one line:
+ *
+ *   int main(int argc, char **argv) { return serve_main(argc, argv, &endpoint); }
+ *
+ * serve_main() does all the plumbing: it finds the listening socket (fd 0 from sluiced,
+ * "-s PATH" when run alone, or plain CGI when started by a CGI server), installs the
+ * signal handling that lets a worker leave only between requests, starts SLUICE_THREADS
+ * serving threads (each with its own fcgi2 request, arena, response buffers and database
+ * connection, and no accept mutex), and for every request parses the parameters, enforces
+ * the allowed methods and the body cap, calls the handler, and writes the response.
+ *
+ * Worker settings, from the environment (sluiced sets them from the endpoint list):
+ *   SLUICE_THREADS    serving threads per process (1..256, default 1)
+ *   SLUICE_DB         database URL (see db.h), for endpoints that use one
+ *   SLUICE_BODY_MAX   request body cap in bytes (default 1 MiB): 413 past it
+ *   SLUICE_ARENA_MAX  per-request arena cap in bytes (default 64 MiB)
+ *   SLUICE_RESP_MAX   response body cap in bytes (default 64 MiB)
+ *   SLUICE_LOG_LEVEL  error, warn, info (default) or debug
+ */
+#ifndef SLUICE_SERVE_H
+#define SLUICE_SERVE_H
+
+#include "req.h"
+#include "resp.h"
+
+struct db;
+struct serve_db_ops;
+
+/* Opens SLUICE_DB per thread (defined in serve_db.c, so that endpoints without a
+ * database do not link the database libraries). */
+extern const struct serve_db_ops serve_db;
+
+struct endpoint {
+	const char *name;		/* for logs; SLUICE_NAME overrides */
+	/*
+	 * Answers one request by filling rs.  Returns 0, or -1 on a failure it did not turn
+	 * into a response itself (the serve loop then answers 500).  rq and everything it
+	 * points to are borrowed until the handler returns.
+	 */
+	int (*handle)(struct req *rq, struct resp *rs);
+	unsigned methods;		/* enum req_method bits; 0 means GET|HEAD; GET implies HEAD */
+	const struct serve_db_ops *db;	/* &serve_db to get rq->db, or NULL */
+};
+
+/*
+ * Runs the endpoint until SIGTERM, SIGINT or SIGUSR1 (then finishes the requests in
+ * progress and returns 0), or serves one request in CGI mode.  Start-up failures (bad
+ * settings, no socket, database unreachable) are reported on stderr and return 1.
+ */
+int serve_main(int argc, char **argv, const struct endpoint *ep);
+
+/*
+ * Turns the last failure on db into an error response (409, 400, 503, 507 or 500 with the
+ * JSON body) and logs the database's message, which never reaches the client.  Returns 0.
+ */
+int serve_db_error(struct resp *rs, struct db *db);
+
+#endif /* SLUICE_SERVE_H */

@@ -1,0 +1,133 @@
+/* str.c: see str.h. */
+#include <stdint.h>
+#include <string.h>
+
+#include "str.h"
+
+int
+str_to_int(const char *s, size_t len, int64_t min, int64_t max, int64_t *out)
+{
+	uint64_t v = 0, limit;
+	size_t i = 0;
+	int neg = 0;
+
+	if (len > 0 && s[0] == '-') {
+		if (min >= 0)
+			return -1;
+		neg = 1;
+		i = 1;
+	}
+	if (i == len)
+		return -1;
+	if (s[i] == '0' && len - i > 1)
+		return -1;
+	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+
+		if (d > 9)
+			return -1;
+		if (v > (limit - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (neg) {
+		if (v == (uint64_t)INT64_MAX + 1) {
+			if (min != INT64_MIN)
+				return -1;
+			*out = INT64_MIN;
+			return 0;
+		}
+		if (-(int64_t)v < min)
+			return -1;
+		*out = -(int64_t)v;
+		return 0;
+	}
+	if ((int64_t)v > max || (int64_t)v < min)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+int
+str_utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = s[i];
+		size_t n;
+		uint32_t cp, lo;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if (c >= 0xc2 && c <= 0xdf) {
+			n = 1; cp = c & 0x1f; lo = 0x80;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2; cp = c & 0x0f; lo = 0x800;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3; cp = c & 0x07; lo = 0x10000;
+		} else
+			return 0;
+		if (len - i - 1 < n)
+			return 0;
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if (cp < lo || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += n + 1;
+	}
+	return 1;
+}
+
+static int
+hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+long
+str_pct_decode(const char *s, size_t len, char *out, int plus_space)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (len - i < 3 || (hi = hexval((unsigned char)s[i + 1])) < 0 ||
+			    (lo = hexval((unsigned char)s[i + 2])) < 0)
+				return -1;
+			c = (unsigned char)(hi << 4 | lo);
+			if (c == '\0')
+				return -1;
+			i += 2;
+		} else if (c == '+' && plus_space)
+			c = ' ';
+		else if (c == '\0')
+			return -1;
+		out[o++] = (char)c;
+	}
+	return (long)o;
+}
+
+int
+str_eq(const char *s, size_t len, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return n == len && memcmp(s, lit, n) == 0;
+}

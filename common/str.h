@@ -1,0 +1,34 @@
+/*
+ * str.h: small string utilities shared by the parsers: strict integer parsing, UTF-8
+ * validation and percent-decoding.  Everything takes (pointer, length) and never reads
+ * past it; nothing allocates.
+ */
+#ifndef SLUICE_STR_H
+#define SLUICE_STR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Parses s[0..len) as a decimal integer in [min, max]: an optional '-' (only when min < 0),
+ * then digits, nothing else (no '+', no blanks, no leading zeros beyond a lone "0").
+ * Returns 0 with *out set, or -1 (empty, stray bytes, out of range, overflow).
+ */
+int str_to_int(const char *s, size_t len, int64_t min, int64_t max, int64_t *out);
+
+/* Returns 1 when s[0..len) is well-formed UTF-8 (no overlongs, no surrogates, nothing past
+ * U+10FFFF), 0 otherwise. */
+int str_utf8_valid(const char *s, size_t len);
+
+/*
+ * Percent-decodes s[0..len) into out (which must have room for len bytes; decoding never
+ * grows).  With plus_space, '+' becomes ' ' (query strings and forms).  Returns the decoded
+ * length, or -1 for a malformed escape ('%' not followed by two hex digits) or a decoded
+ * NUL byte, which no parameter may carry.
+ */
+long str_pct_decode(const char *s, size_t len, char *out, int plus_space);
+
+/* Compares s[0..len) with the NUL-terminated lit. */
+int str_eq(const char *s, size_t len, const char *lit);
+
+#endif /* SLUICE_STR_H */

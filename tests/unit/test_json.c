@@ -1,0 +1,89 @@
+/* test_json: parsing with the nesting limit, hostile bodies, escaping. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "../lib/harness.h"
+
+static void
+test_parse_table(void)
+{
+	static const struct {
+		const char *in;
+		enum json_err err;
+	} cases[] = {
+		{ "{\"a\":1}", JSON_OK }, { "[1,2,3]", JSON_OK }, { "  \"x\"  \n", JSON_OK },
+		{ "{\"a\":\"[[[[\"}", JSON_OK }, { "{\"a\":\"\\\"[[[\"}", JSON_OK },
+		{ "", JSON_ESYNTAX }, { "{", JSON_ESYNTAX }, { "{\"a\":1} x", JSON_ESYNTAX },
+		{ "{\"a\":1}{}", JSON_ESYNTAX }, { "[1,]", JSON_ESYNTAX },
+		{ "\"\xff\"", JSON_ESYNTAX }, { "{'a':1}", JSON_ESYNTAX },
+		{ "[[[[[[[[[[1]]]]]]]]]]", JSON_ETOODEEP },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum json_err err = JSON_ENOMEM;
+		cJSON *v = json_parse(cases[i].in, strlen(cases[i].in), 8, &err, NULL);
+
+		CHECK_INT(err, cases[i].err);
+		CHECK((v != NULL) == (cases[i].err == JSON_OK));
+		cJSON_Delete(v);
+	}
+}
+
+static void
+test_deep_and_nul(void)
+{
+	size_t n = 10000, i;
+	char *s = malloc(2 * n);
+	enum json_err err;
+
+	for (i = 0; i < n; i++) {
+		s[i] = '[';
+		s[2 * n - 1 - i] = ']';
+	}
+	CHECK(json_parse(s, 2 * n, JSON_DEPTH_DEFAULT, &err, NULL) == NULL);
+	CHECK_INT(err, JSON_ETOODEEP);
+	free(s);
+	CHECK(json_parse("{\"a\":1}\0x", 9, 8, &err, NULL) == NULL);
+	CHECK_INT(err, JSON_ESYNTAX);
+	/* The length bounds the parse: no NUL needed. */
+	{
+		cJSON *v = json_parse("[1]garbage", 3, 8, &err, NULL);
+
+		CHECK(v != NULL && cJSON_IsArray(v));
+		cJSON_Delete(v);
+	}
+}
+
+static void
+test_escape(void)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	{
+		static const char in[] = "a\"b\\c\n\x01\x1f caf\xc3\xa9";
+
+		CHECK(json_escape(&b, in, sizeof(in) - 1) == 0);
+	}
+	CHECK_STR(b.data, "\"a\\\"b\\\\c\\n\\u0001\\u001f caf\xc3\xa9\"");
+	buf_reset(&b, 0);
+	CHECK(json_escape(&b, "", 0) == 0);
+	CHECK_STR(b.data, "\"\"");
+	buf_free(&b);
+	/* A cap that cannot hold the text refuses, and says so. */
+	buf_init(&b, 4);
+	CHECK(json_escape(&b, "abcdef", 6) < 0);
+	CHECK(buf_failed(&b));
+	buf_free(&b);
+}
+
+int
+main(void)
+{
+	RUN(test_parse_table);
+	RUN(test_deep_and_nul);
+	RUN(test_escape);
+	return harness_done();
+}

@@ -1,0 +1,109 @@
+/* test_str: strict integers, UTF-8 validation and percent-decoding, table-driven. */
+#include <stdint.h>
+#include <string.h>
+
+#include "str.h"
+#include "../lib/harness.h"
+
+static void
+test_str_to_int(void)
+{
+	static const struct {
+		const char *in;
+		int64_t min, max;
+		int ok;
+		int64_t want;
+	} cases[] = {
+		{ "0", 0, 10, 1, 0 }, { "10", 0, 10, 1, 10 }, { "11", 0, 10, 0, 0 },
+		{ "-1", 0, 10, 0, 0 }, { "-1", -5, 10, 1, -1 }, { "-", -5, 10, 0, 0 },
+		{ "", 0, 10, 0, 0 }, { "+1", 0, 10, 0, 0 }, { " 1", 0, 10, 0, 0 },
+		{ "1 ", 0, 10, 0, 0 }, { "01", 0, 10, 0, 0 }, { "1x", 0, 10, 0, 0 },
+		{ "9223372036854775807", 0, INT64_MAX, 1, INT64_MAX },
+		{ "9223372036854775808", 0, INT64_MAX, 0, 0 },
+		{ "-9223372036854775808", INT64_MIN, 0, 1, INT64_MIN },
+		{ "-9223372036854775809", INT64_MIN, 0, 0, 0 },
+		{ "99999999999999999999999", 0, INT64_MAX, 0, 0 },
+		{ "-0", -1, 1, 1, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t v = 12345;
+		int rc = str_to_int(cases[i].in, strlen(cases[i].in), cases[i].min,
+		    cases[i].max, &v);
+
+		CHECK_INT(rc == 0, cases[i].ok);
+		if (cases[i].ok)
+			CHECK_INT(v, cases[i].want);
+	}
+	/* The length bounds the parse: "12" inside "123". */
+	{
+		int64_t v;
+
+		CHECK(str_to_int("123", 2, 0, 100, &v) == 0 && v == 12);
+	}
+}
+
+static void
+test_utf8(void)
+{
+	static const struct {
+		const char *in;
+		int ok;
+	} cases[] = {
+		{ "", 1 }, { "plain", 1 }, { "caf\xc3\xa9", 1 }, { "\xe2\x82\xac", 1 },
+		{ "\xf0\x9f\x98\x80", 1 }, { "\xc3", 0 }, { "\xc0\xaf", 0 },
+		{ "\xe0\x80\xaf", 0 }, { "\xed\xa0\x80", 0 }, { "\xf4\x90\x80\x80", 0 },
+		{ "\xff", 0 }, { "\x80", 0 }, { "\xe2\x82", 0 }, { "a\xc3(", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_INT(str_utf8_valid(cases[i].in, strlen(cases[i].in)), cases[i].ok);
+}
+
+static void
+test_pct_decode(void)
+{
+	static const struct {
+		const char *in;
+		int plus;
+		const char *want;	/* NULL: malformed */
+	} cases[] = {
+		{ "abc", 1, "abc" }, { "a%20b", 1, "a b" }, { "a+b", 1, "a b" },
+		{ "a+b", 0, "a+b" }, { "%41%4a%4A", 1, "AJJ" }, { "%", 1, NULL },
+		{ "%4", 1, NULL }, { "%zz", 1, NULL }, { "%00", 1, NULL }, { "a%2", 1, NULL },
+		{ "%25", 1, "%" }, { "%e2%82%ac", 1, "\xe2\x82\xac" }, { "", 1, "" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[64];
+		long n = str_pct_decode(cases[i].in, strlen(cases[i].in), out, cases[i].plus);
+
+		if (cases[i].want == NULL) {
+			CHECK_INT(n, -1);
+			continue;
+		}
+		CHECK_INT(n, (long)strlen(cases[i].want));
+		if (n >= 0) {
+			out[n] = '\0';
+			CHECK_STR(out, cases[i].want);
+		}
+	}
+	/* A NUL inside the given length is refused even unescaped. */
+	{
+		char out[4];
+
+		CHECK_INT(str_pct_decode("a\0b", 3, out, 1), -1);
+	}
+}
+
+int
+main(void)
+{
+	RUN(test_str_to_int);
+	RUN(test_utf8);
+	RUN(test_pct_decode);
+	return harness_done();
+}
