@@ -1,0 +1,666 @@
+/*
+ * conf.c: the endpoint list parser (see conf.h for the format) and the workers' strict
+ * environment readers.
+ *
+ * Parsing is strict on purpose: the file names sockets, binaries and nginx locations, so
+ * a typo must stop start-up (or a SIGHUP reload) with "path:line: reason" rather than
+ * produce a half-working stack.  Every string kept in the result is a heap copy owned by
+ * the struct conf; conf_free() releases all of it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "log.h"
+
+#define CONF_TOKENS_MAX	(CONF_EXTRA_MAX + 16)
+
+/* The parser's state for one file; err points into the caller's buffer. */
+struct conf_parser {
+	struct conf *c;
+	const char *path;
+	int line;
+	char *err;
+	size_t errlen;
+	size_t cap;		/* allocated slots in c->eps */
+};
+
+static void conf_error(struct conf_parser *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+conf_error(struct conf_parser *p, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		msg[0] = '\0';
+	/* A truncated message is still the best we have; the caller's buffer bounds it. */
+	if (p->errlen > 0)
+		(void)snprintf(p->err, p->errlen, "%s:%d: %s", p->path, p->line, msg);
+}
+
+/* Names become file, socket and environment names: [a-z][a-z0-9_]*, short. */
+static int
+conf_valid_name(const char *s)
+{
+	size_t i;
+
+	if (!islower((unsigned char)s[0]))
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '_')
+			return 0;
+	return i < CONF_NAME_MAX;
+}
+
+/*
+ * Values are pasted verbatim into nginx.conf, Apache configs and unix paths, so they may
+ * not contain anything those would interpret: quotes, braces, ';', '$', '\\' or '#'.
+ * Blanks cannot occur (they separate tokens).
+ */
+static int
+conf_valid_value(const char *s)
+{
+	const unsigned char *u;
+
+	if (*s == '\0')
+		return 0;
+	for (u = (const unsigned char *)s; *u != '\0'; u++)
+		if (!isgraph(*u) || strchr("\"'{};$\\#`", *u) != NULL)
+			return 0;
+	return 1;
+}
+
+/* URL paths: an even smaller set, since they also end up in nginx location lines. */
+static int
+conf_valid_route_path(const char *s)
+{
+	const unsigned char *u;
+
+	if (s[0] != '/')
+		return 0;
+	for (u = (const unsigned char *)s; *u != '\0'; u++)
+		if (!isalnum(*u) && strchr("/_-.~", *u) == NULL)
+			return 0;
+	return strstr(s, "//") == NULL && strstr(s, "/../") == NULL;
+}
+
+/* A strict decimal integer in [min, max]: digits only, no sign, no blanks, no suffix. */
+static int
+conf_parse_int(const char *s, long long min, long long max, long long *out)
+{
+	long long v = 0;
+	size_t i;
+
+	if (s[0] == '\0' || strlen(s) > 18)
+		return -1;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A size: digits with an optional k or m suffix (powers of 1024), at most 1 GiB. */
+static int
+conf_parse_size(const char *s, long long *out)
+{
+	char buf[32];
+	size_t n = strlen(s);
+	long long mult = 1, v;
+
+	if (n == 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n + 1);
+	if (buf[n - 1] == 'k' || buf[n - 1] == 'K')
+		mult = 1024;
+	else if (buf[n - 1] == 'm' || buf[n - 1] == 'M')
+		mult = 1024 * 1024;
+	if (mult != 1)
+		buf[n - 1] = '\0';
+	if (conf_parse_int(buf, 1, (1LL << 30) / mult, &v) == -1)
+		return -1;
+	*out = v * mult;
+	return 0;
+}
+
+static int
+conf_parse_octal(const char *s, unsigned max, unsigned *out)
+{
+	unsigned v = 0;
+	size_t i;
+
+	if (s[0] == '\0' || strlen(s) > 4)
+		return -1;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] < '0' || s[i] > '7')
+			return -1;
+		v = v * 8 + (unsigned)(s[i] - '0');
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+conf_kv_set(struct conf_kv *kv, const char *key, const char *value)
+{
+	kv->key = strdup(key);
+	kv->value = strdup(value);
+	return kv->key != NULL && kv->value != NULL ? 0 : -1;
+}
+
+static void
+conf_kv_free(struct conf_kv *kv, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].value);
+	}
+}
+
+/* "set KEY VALUE". */
+static int
+conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
+{
+	struct conf *c = p->c;
+	const char *key, *val;
+	long long v;
+	size_t i;
+
+	if (ntok != 3) {
+		conf_error(p, "set wants exactly KEY VALUE");
+		return -1;
+	}
+	key = tok[1];
+	val = tok[2];
+	for (i = 0; i < c->nsettings; i++)
+		if (strcmp(c->settings[i].key, key) == 0) {
+			conf_error(p, "setting %s given twice", key);
+			return -1;
+		}
+	if (!conf_valid_value(val)) {
+		conf_error(p, "setting %s: value has characters that are not allowed", key);
+		return -1;
+	}
+	if (strcmp(key, "listen") == 0) {
+		/* ADDR:PORT, PORT, [v6]:PORT or unix:PATH: nginx checks the rest. */
+		free(c->listen);
+		if ((c->listen = strdup(val)) == NULL)
+			goto nomem;
+	} else if (strcmp(key, "nginx_workers") == 0) {
+		if (conf_parse_int(val, 0, 1024, &v) == -1) {
+			conf_error(p, "nginx_workers: want an integer in [0, 1024]");
+			return -1;
+		}
+		c->nginx_workers = (int)v;
+	} else if (strcmp(key, "nginx_user") == 0) {
+		if ((c->nginx_user = strdup(val)) == NULL)
+			goto nomem;
+	} else if (strcmp(key, "socket_group") == 0) {
+		if ((c->socket_group = strdup(val)) == NULL)
+			goto nomem;
+	} else if (strcmp(key, "body_max") == 0) {
+		if (conf_parse_size(val, &c->body_max) == -1) {
+			conf_error(p, "body_max: want a size like 65536, 512k or 8m (at most 1024m)");
+			return -1;
+		}
+	} else if (strcmp(key, "crash_loop_tries") == 0) {
+		if (conf_parse_int(val, 1, 1000, &v) == -1) {
+			conf_error(p, "crash_loop_tries: want an integer in [1, 1000]");
+			return -1;
+		}
+		c->crash_loop_tries = (int)v;
+	} else {
+		conf_error(p, "unknown setting %s", key);
+		return -1;
+	}
+	if (c->nsettings == CONF_EXTRA_MAX) {
+		conf_error(p, "too many settings");
+		return -1;
+	}
+	if (conf_kv_set(&c->settings[c->nsettings++], key, val) == -1)
+		goto nomem;
+	return 0;
+nomem:
+	conf_error(p, "out of memory");
+	return -1;
+}
+
+/* "db NAME URL"; the environment's SLUICE_DB_<NAME> wins over URL. */
+static int
+conf_do_db(struct conf_parser *p, char **tok, size_t ntok)
+{
+	struct conf *c = p->c;
+	char env[sizeof("SLUICE_DB_") + CONF_NAME_MAX];
+	const char *url;
+	size_t i, n;
+
+	if (ntok != 3) {
+		conf_error(p, "db wants exactly NAME URL");
+		return -1;
+	}
+	if (!conf_valid_name(tok[1]) || strcmp(tok[1], "none") == 0) {
+		conf_error(p, "bad db name '%s' (want [a-z][a-z0-9_]*, not 'none', < %d chars)",
+		    tok[1], CONF_NAME_MAX);
+		return -1;
+	}
+	for (i = 0; i < c->ndbs; i++)
+		if (strcmp(c->dbs[i].key, tok[1]) == 0) {
+			conf_error(p, "db %s declared twice", tok[1]);
+			return -1;
+		}
+	if (c->ndbs == CONF_EXTRA_MAX) {
+		conf_error(p, "too many dbs (at most %d)", CONF_EXTRA_MAX);
+		return -1;
+	}
+	n = (size_t)snprintf(env, sizeof(env), "SLUICE_DB_%s", tok[1]);
+	if (n >= sizeof(env)) {
+		conf_error(p, "db name too long");
+		return -1;
+	}
+	for (i = 0; env[i] != '\0'; i++)
+		env[i] = (char)toupper((unsigned char)env[i]);
+	url = getenv(env);
+	if (url == NULL || *url == '\0')
+		url = tok[2];
+	else
+		log_info("db %s: using %s from the environment", tok[1], env);
+	if (conf_kv_set(&c->dbs[c->ndbs++], tok[1], url) == -1) {
+		conf_error(p, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Sets one KEY=VALUE of an endpoint; returns -1 with the error reported. */
+static int
+conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *key,
+    const char *val)
+{
+	long long v;
+	size_t i;
+
+	if (strcmp(key, "workers") == 0) {
+		if (conf_parse_int(val, 1, 1024, &v) == -1)
+			goto range;
+		ep->workers = (int)v;
+	} else if (strcmp(key, "threads") == 0) {
+		if (conf_parse_int(val, 1, 256, &v) == -1)
+			goto range;
+		ep->threads = (int)v;
+	} else if (strcmp(key, "backlog") == 0) {
+		if (conf_parse_int(val, 1, 65535, &v) == -1)
+			goto range;
+		ep->backlog = (int)v;
+	} else if (strcmp(key, "mode") == 0) {
+		if (conf_parse_octal(val, 0777, &ep->mode) == -1) {
+			conf_error(p, "%s: mode wants an octal mode like 0660", ep->name);
+			return -1;
+		}
+	} else if (strcmp(key, "binary") == 0) {
+		if ((ep->binary = strdup(val)) == NULL)
+			goto nomem;
+	} else if (strcmp(key, "db") == 0) {
+		if (strcmp(val, "none") != 0 && (ep->db_name = strdup(val)) == NULL)
+			goto nomem;
+	} else {
+		if (strcmp(key, "name") == 0) {
+			conf_error(p, "%s: key 'name' is reserved (SLUICE_NAME)", ep->name);
+			return -1;
+		}
+		if (ep->nextra == CONF_EXTRA_MAX) {
+			conf_error(p, "%s: too many keys (at most %d extra)", ep->name,
+			    CONF_EXTRA_MAX);
+			return -1;
+		}
+		for (i = 0; i < ep->nextra; i++)
+			if (strcmp(ep->extra[i].key, key) == 0)
+				goto twice;
+		if (conf_kv_set(&ep->extra[ep->nextra++], key, val) == -1)
+			goto nomem;
+	}
+	return 0;
+range:
+	conf_error(p, "%s: %s=%s out of range or not an integer (workers 1-1024, threads "
+	    "1-256, backlog 1-65535)", ep->name, key, val);
+	return -1;
+twice:
+	conf_error(p, "%s: key %s given twice", ep->name, key);
+	return -1;
+nomem:
+	conf_error(p, "out of memory");
+	return -1;
+}
+
+static void
+conf_endpoint_free(struct conf_endpoint *ep)
+{
+	free(ep->route);
+	free(ep->binary);
+	free(ep->db_name);
+	free(ep->db_url);
+	conf_kv_free(ep->extra, ep->nextra);
+}
+
+/* "NAME ROUTE [KEY=VALUE ...]". */
+static int
+conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
+{
+	struct conf *c = p->c;
+	struct conf_endpoint *ep, *grown;
+	const char *known[] = { "workers", "threads", "backlog", "mode", "binary", "db" };
+	char *eq, *key;
+	size_t i, ki;
+	int seen[sizeof(known) / sizeof(known[0])] = { 0 };
+
+	if (!conf_valid_name(tok[0])) {
+		conf_error(p, "unknown directive or bad endpoint name '%s' (want "
+		    "[a-z][a-z0-9_]*, < %d chars)", tok[0], CONF_NAME_MAX);
+		return -1;
+	}
+	if (ntok < 2) {
+		conf_error(p, "endpoint %s: missing ROUTE", tok[0]);
+		return -1;
+	}
+	if (conf_find(c, tok[0]) != NULL) {
+		conf_error(p, "endpoint %s declared twice", tok[0]);
+		return -1;
+	}
+	for (i = 0; i < c->neps; i++)
+		if (strcmp(c->eps[i].route, tok[1]) == 0) {
+			conf_error(p, "endpoint %s: route %s already used by %s", tok[0], tok[1],
+			    c->eps[i].name);
+			return -1;
+		}
+	if (!conf_valid_route_path(tok[1][0] == '=' ? tok[1] + 1 : tok[1])) {
+		conf_error(p, "endpoint %s: bad route '%s' (want =/exact or /prefix/, "
+		    "characters [A-Za-z0-9/_.~-])", tok[0], tok[1]);
+		return -1;
+	}
+	if (c->neps == p->cap) {
+		size_t ncap = p->cap == 0 ? 8 : p->cap * 2;
+
+		if ((grown = realloc(c->eps, ncap * sizeof(*grown))) == NULL) {
+			conf_error(p, "out of memory");
+			return -1;
+		}
+		c->eps = grown;
+		p->cap = ncap;
+	}
+	ep = &c->eps[c->neps];
+	memset(ep, 0, sizeof(*ep));
+	/* Counted now so that conf_free() releases what a failing line allocated. */
+	c->neps++;
+	memcpy(ep->name, tok[0], strlen(tok[0]) + 1);
+	ep->workers = 4;
+	ep->threads = 1;
+	ep->backlog = 4096;
+	ep->mode = 0660;
+	ep->line = p->line;
+	if ((ep->route = strdup(tok[1])) == NULL) {
+		conf_error(p, "out of memory");
+		return -1;
+	}
+	ep->exact = ep->route[0] == '=';
+	ep->path = ep->exact ? ep->route + 1 : ep->route;
+	for (i = 2; i < ntok; i++) {
+		if ((eq = strchr(tok[i], '=')) == NULL) {
+			conf_error(p, "endpoint %s: '%s' is not KEY=VALUE", ep->name, tok[i]);
+			return -1;
+		}
+		*eq = '\0';
+		key = tok[i];
+		if (!conf_valid_name(key)) {
+			conf_error(p, "endpoint %s: bad key '%s'", ep->name, key);
+			return -1;
+		}
+		if (!conf_valid_value(eq + 1)) {
+			conf_error(p, "endpoint %s: %s: empty value or characters that are not "
+			    "allowed", ep->name, key);
+			return -1;
+		}
+		for (ki = 0; ki < sizeof(known) / sizeof(known[0]); ki++)
+			if (strcmp(known[ki], key) == 0) {
+				if (seen[ki]++) {
+					conf_error(p, "%s: key %s given twice", ep->name, key);
+					return -1;
+				}
+			}
+		if (conf_endpoint_key(p, ep, key, eq + 1) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Splits line in place at blanks, stopping at a '#' that starts a token. */
+static int
+conf_split(char *line, char **tok, size_t max, size_t *ntok)
+{
+	size_t n = 0;
+	char *s = line;
+
+	for (;;) {
+		while (*s == ' ' || *s == '\t' || *s == '\r')
+			s++;
+		if (*s == '\0' || *s == '#')
+			break;
+		if (n == max)
+			return -1;
+		tok[n++] = s;
+		while (*s != '\0' && *s != ' ' && *s != '\t' && *s != '\r')
+			s++;
+		if (*s != '\0')
+			*s++ = '\0';
+	}
+	*ntok = n;
+	return 0;
+}
+
+/* After the whole file: endpoints' db names must name a declared db. */
+static int
+conf_resolve(struct conf_parser *p)
+{
+	struct conf *c = p->c;
+	struct conf_endpoint *ep;
+	size_t i, j;
+
+	for (i = 0; i < c->neps; i++) {
+		ep = &c->eps[i];
+		if (ep->db_name == NULL)
+			continue;
+		for (j = 0; j < c->ndbs; j++)
+			if (strcmp(c->dbs[j].key, ep->db_name) == 0)
+				break;
+		if (j == c->ndbs) {
+			p->line = ep->line;
+			conf_error(p, "endpoint %s: db %s is not declared (add 'db %s URL')",
+			    ep->name, ep->db_name, ep->db_name);
+			return -1;
+		}
+		if ((ep->db_url = strdup(c->dbs[j].value)) == NULL) {
+			conf_error(p, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct conf *
+conf_load(const char *path, char *err, size_t errlen)
+{
+	struct conf_parser p;
+	struct conf *c = NULL, *ret = NULL;
+	char *line = NULL, *tok[CONF_TOKENS_MAX];
+	size_t ntok, len, cap = 0;
+	ssize_t n;
+	FILE *f = NULL;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.path = path;
+	p.err = err;
+	p.errlen = errlen;
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		conf_error(&p, "out of memory");
+		goto out;
+	}
+	p.c = c;
+	c->crash_loop_tries = 5;
+	c->body_max = CONF_BODY_MAX_DEFAULT;
+	if ((c->path = strdup(path)) == NULL || (c->listen = strdup("127.0.0.1:8080")) == NULL) {
+		conf_error(&p, "out of memory");
+		goto out;
+	}
+	if ((f = fopen(path, "r")) == NULL) {
+		conf_error(&p, "%s", strerror(errno));
+		goto out;
+	}
+	while ((n = getline(&line, &cap, f)) != -1) {
+		p.line++;
+		len = (size_t)n;
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (len > CONF_LINE_MAX) {
+			conf_error(&p, "line longer than %d bytes", CONF_LINE_MAX);
+			goto out;
+		}
+		if (memchr(line, '\0', len) != NULL) {
+			conf_error(&p, "NUL byte in line");
+			goto out;
+		}
+		if (conf_split(line, tok, CONF_TOKENS_MAX, &ntok) == -1) {
+			conf_error(&p, "too many fields");
+			goto out;
+		}
+		if (ntok == 0)
+			continue;
+		if (strcmp(tok[0], "set") == 0)
+			rc = conf_do_set(&p, tok, ntok);
+		else if (strcmp(tok[0], "db") == 0)
+			rc = conf_do_db(&p, tok, ntok);
+		else
+			rc = conf_do_endpoint(&p, tok, ntok);
+		if (rc == -1)
+			goto out;
+	}
+	if (ferror(f)) {
+		conf_error(&p, "read error: %s", strerror(errno));
+		goto out;
+	}
+	if (conf_resolve(&p) == -1)
+		goto out;
+	ret = c;
+	c = NULL;
+out:
+	if (f != NULL)
+		fclose(f);
+	free(line);
+	conf_free(c);
+	return ret;
+}
+
+void
+conf_free(struct conf *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->neps; i++)
+		conf_endpoint_free(&c->eps[i]);
+	free(c->eps);
+	conf_kv_free(c->settings, c->nsettings);
+	conf_kv_free(c->dbs, c->ndbs);
+	free(c->path);
+	free(c->listen);
+	free(c->nginx_user);
+	free(c->socket_group);
+	free(c);
+}
+
+const struct conf_endpoint *
+conf_find(const struct conf *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->neps; i++)
+		if (strcmp(c->eps[i].name, name) == 0)
+			return &c->eps[i];
+	return NULL;
+}
+
+const char *
+conf_get(const struct conf *c, const char *key, const char *def)
+{
+	size_t i;
+
+	for (i = 0; i < c->nsettings; i++)
+		if (strcmp(c->settings[i].key, key) == 0)
+			return c->settings[i].value;
+	return def;
+}
+
+int
+conf_env_int(const char *name, long long min, long long max, long long def, long long *out)
+{
+	const char *s = getenv(name);
+	long long v = 0;
+	size_t i;
+	int neg = 0;
+
+	if (s == NULL || *s == '\0') {
+		*out = def;
+		return 0;
+	}
+	/* A single leading '-' is allowed so that negative bounds can be expressed. */
+	i = 0;
+	if (s[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (s[i] == '\0' || strlen(s + i) > 18)
+		goto bad;
+	for (; s[i] != '\0'; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			goto bad;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (neg)
+		v = -v;
+	if (v < min || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	log_err("%s=%s: want an integer in [%lld, %lld]", name, s, min, max);
+	return -1;
+}
+
+const char *
+conf_env_str(const char *name, const char *def)
+{
+	const char *s = getenv(name);
+
+	return s != NULL ? s : def;
+}

@@ -1,0 +1,303 @@
+/*
+ * nginxconf.c: see nginxconf.h.  The output is written top to bottom with fprintf; every
+ * string pasted into it (paths, listen address, routes, user) is checked first so that
+ * the result never needs quoting: the conf parser already restricts routes and values,
+ * and the paths given on the command line are checked here.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "log.h"
+#include "nginxconf.h"
+
+static const char *const nginx_profile_names[NGINX__MAX] = { "default", "tuned" };
+
+/* The standard CGI/FastCGI parameters, as Debian's /etc/nginx/fastcgi_params has them. */
+static const char *const nginx_params[][2] = {
+	{ "QUERY_STRING", "$query_string" },
+	{ "REQUEST_METHOD", "$request_method" },
+	{ "CONTENT_TYPE", "$content_type" },
+	{ "CONTENT_LENGTH", "$content_length" },
+	{ "SCRIPT_NAME", "$fastcgi_script_name" },
+	{ "REQUEST_URI", "$request_uri" },
+	{ "DOCUMENT_URI", "$document_uri" },
+	{ "SERVER_PROTOCOL", "$server_protocol" },
+	{ "REQUEST_SCHEME", "$scheme" },
+	{ "HTTPS", "$https if_not_empty" },
+	{ "GATEWAY_INTERFACE", "CGI/1.1" },
+	{ "SERVER_SOFTWARE", "nginx/$nginx_version" },
+	{ "REMOTE_ADDR", "$remote_addr" },
+	{ "REMOTE_PORT", "$remote_port" },
+	{ "SERVER_ADDR", "$server_addr" },
+	{ "SERVER_PORT", "$server_port" },
+	{ "SERVER_NAME", "$server_name" },
+	{ "REDIRECT_STATUS", "200" },
+};
+
+/* The JSON bodies nginx itself answers with; no quotes or backslashes inside values. */
+static const struct {
+	int status;
+	const char *code;
+	const char *message;
+} nginx_errors[] = {
+	{ 413, "payload_too_large", "request body too large" },
+	{ 500, "internal_error", "internal error in the proxy" },
+	{ 502, "bad_gateway", "endpoint unavailable" },
+	{ 503, "unavailable", "service unavailable" },
+	{ 504, "gateway_timeout", "endpoint timed out" },
+};
+
+int
+nginx_profile_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < NGINX__MAX; i++)
+		if (strcmp(name, nginx_profile_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int
+nginx_keepalive(int capacity, int nginx_workers)
+{
+	if (capacity < 1 || nginx_workers < 1)
+		return 0;
+	return capacity / (2 * nginx_workers);
+}
+
+int
+nginx_workers_resolve(const struct conf *c, const struct nginx_opts *o)
+{
+	long n;
+
+	if (o->workers > 0)
+		return o->workers;
+	if (c->nginx_workers > 0)
+		return c->nginx_workers;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > 1024 ? 1024 : (int)n;
+}
+
+/* Strings pasted into nginx.conf unquoted: printable, no blanks or syntax characters. */
+static int
+nginx_safe(const char *what, const char *s)
+{
+	const unsigned char *u;
+
+	if (s == NULL || *s == '\0') {
+		log_err("nginx: %s is empty", what);
+		return 0;
+	}
+	for (u = (const unsigned char *)s; *u != '\0'; u++)
+		if (!isgraph(*u) || strchr("\"'{};$\\#`", *u) != NULL) {
+			log_err("nginx: %s '%s' has characters that cannot go into nginx.conf",
+			    what, s);
+			return 0;
+		}
+	return 1;
+}
+
+static void
+nginx_write_params(FILE *out, const char *indent)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(nginx_params) / sizeof(nginx_params[0]); i++)
+		fprintf(out, "%sfastcgi_param %-17s %s;\n", indent, nginx_params[i][0],
+		    nginx_params[i][1]);
+}
+
+static void
+nginx_write_main(FILE *out, const struct nginx_opts *o, int w)
+{
+	if (o->user != NULL) {
+		fprintf(out, "# nginx is started as root: its workers run as the user that can "
+		    "reach RUNDIR\n# (see supervisor/nginx.c); as a non-root user this line "
+		    "is ignored.\n");
+		fprintf(out, "user %s%s%s;\n", o->user, o->group != NULL ? " " : "",
+		    o->group != NULL ? o->group : "");
+	}
+	fprintf(out, "daemon off;\nmaster_process on;\n");
+	if (o->profile == NGINX_TUNED || o->workers > 0)
+		fprintf(out, "worker_processes %d;\n", w);
+	else
+		fprintf(out, "worker_processes auto;\n");
+	fprintf(out, "pid %s/nginx.pid;\n", o->prefix);
+	fprintf(out, "error_log %s/logs/error.log;\n", o->prefix);
+	if (o->profile == NGINX_TUNED) {
+		fprintf(out, "worker_rlimit_nofile 65536;\n\n");
+		/*
+		 * multi_accept stays off: with two or three workers on as many cores it lets
+		 * one worker swallow a burst of connections while the others idle.
+		 */
+		fprintf(out, "events {\n\tworker_connections 16384;\n\tmulti_accept off;\n}\n\n");
+	} else {
+		fprintf(out, "\nevents {\n\tworker_connections 768;\n}\n\n");
+	}
+}
+
+static void
+nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts *o)
+{
+	fprintf(out, "\tsendfile on;\n\ttcp_nopush on;\n\ttcp_nodelay on;\n");
+	fprintf(out, "\ttypes_hash_max_size 2048;\n");
+	fprintf(out, "\tdefault_type application/json;\n");
+	fprintf(out, "\tkeepalive_timeout 65;\n");
+	if (o->profile == NGINX_TUNED) {
+		fprintf(out, "\tkeepalive_requests 100000;\n\tserver_tokens off;\n");
+		fprintf(out, "\taccess_log off;\n");
+	} else {
+		fprintf(out, "\taccess_log %s/logs/access.log;\n", o->prefix);
+	}
+	fprintf(out, "\tclient_max_body_size %lld;\n", c->body_max);
+	fprintf(out, "\tclient_body_temp_path %s/client_body_temp;\n", o->prefix);
+	fprintf(out, "\tfastcgi_temp_path %s/fastcgi_temp;\n", o->prefix);
+	fprintf(out, "\tproxy_temp_path %s/proxy_temp;\n", o->prefix);
+	fprintf(out, "\tuwsgi_temp_path %s/uwsgi_temp;\n", o->prefix);
+	fprintf(out, "\tscgi_temp_path %s/scgi_temp;\n\n", o->prefix);
+	/* Responses of the workers, error statuses included, pass through untouched. */
+	fprintf(out, "\tfastcgi_intercept_errors off;\n");
+	if (o->profile == NGINX_TUNED) {
+		/*
+		 * A GET that hits a cached connection whose worker just exited is retried;
+		 * POST is not (no non_idempotent), see FASTCGI-NOTES rule 7.
+		 */
+		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
+		fprintf(out, "\tfastcgi_next_upstream_tries 3;\n");
+		fprintf(out, "\tfastcgi_request_buffering on;\n");
+		/* Sized so that a ~200 kB page is buffered in memory, not in fastcgi_temp. */
+		fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");
+	}
+	fprintf(out, "\n");
+}
+
+/* One upstream block (tuned profile); returns the K used, 0 for none. */
+static int
+nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o,
+    int w)
+{
+	int cap = ep->workers * ep->threads, k;
+
+	k = o->keepalive >= 0 ? o->keepalive : nginx_keepalive(cap, w);
+	fprintf(out, "\t# %s: capacity C = %d workers x %d threads = %d, W = %d nginx "
+	    "workers, K = %s%d\n", ep->name, ep->workers, ep->threads, cap, w,
+	    o->keepalive >= 0 ? "forced " : "floor(C / 2W) = ", k);
+	if (o->keepalive >= 0 && 2 * w * k > cap) {
+		fprintf(out, "\t# WARNING: W x K = %d > C / 2 = %d: kept-alive connections can "
+		    "pin every\n\t# worker and requests will stall (FASTCGI-NOTES rule 2).\n",
+		    w * k, cap / 2);
+		log_warn("nginx: %s: forced keepalive %d with %d nginx workers: W x K = %d > "
+		    "C / 2 = %d, requests will stall behind pinned workers", ep->name, k, w,
+		    w * k, cap / 2);
+	}
+	if (k < 1)
+		fprintf(out, "\t# K < 1: no keepalive for this endpoint.\n");
+	fprintf(out, "\tupstream sluice_%s {\n\t\tserver unix:%s/%s.sock;\n", ep->name,
+	    o->rundir, ep->name);
+	if (k >= 1)
+		fprintf(out, "\t\tkeepalive %d;\n", k);
+	fprintf(out, "\t}\n\n");
+	return k;
+}
+
+static void
+nginx_write_location(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o,
+    int k)
+{
+	fprintf(out, "\t\tlocation %s%s {\n", ep->exact ? "= " : "", ep->path);
+	if (o->profile == NGINX_TUNED) {
+		fprintf(out, "\t\t\tfastcgi_pass sluice_%s;\n", ep->name);
+		if (k >= 1)
+			fprintf(out, "\t\t\tfastcgi_keep_conn on;\n");
+	} else {
+		fprintf(out, "\t\t\tfastcgi_pass unix:%s/%s.sock;\n", o->rundir, ep->name);
+	}
+	fprintf(out, "\t\t}\n");
+}
+
+int
+nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
+{
+	const char *listen = o->listen != NULL ? o->listen : c->listen;
+	int w, *ks = NULL, rc = -1, root_prefix = 0;
+	size_t i;
+
+	if (!nginx_safe("RUNDIR", o->rundir) || !nginx_safe("prefix", o->prefix) ||
+	    !nginx_safe("listen", listen) ||
+	    (o->user != NULL && !nginx_safe("user", o->user)) ||
+	    (o->group != NULL && !nginx_safe("group", o->group)))
+		goto out;
+	if (o->rundir[0] != '/' || o->prefix[0] != '/') {
+		log_err("nginx: RUNDIR and prefix must be absolute paths");
+		goto out;
+	}
+	for (i = 0; i < c->neps; i++) {
+		/* RUNDIR/NAME.sock must fit in sun_path, or sluiced could not bind it either. */
+		if (strlen(o->rundir) + 1 + strlen(c->eps[i].name) + 5 >=
+		    sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			log_err("nginx: socket path %s/%s.sock is too long for a unix socket",
+			    o->rundir, c->eps[i].name);
+			goto out;
+		}
+		if (!c->eps[i].exact && strcmp(c->eps[i].path, "/") == 0)
+			root_prefix = 1;
+	}
+	if ((ks = calloc(c->neps + 1, sizeof(*ks))) == NULL) {
+		log_err("nginx: out of memory");
+		goto out;
+	}
+	w = nginx_workers_resolve(c, o);
+
+	fprintf(out, "# nginx.conf, profile %s, generated by `sluiced nginx %s` from %s.\n",
+	    nginx_profile_names[o->profile], nginx_profile_names[o->profile], c->path);
+	fprintf(out, "# Do not edit: change the endpoint list and generate again.\n");
+	fprintf(out, "# Run: nginx -p %s -c %s/nginx.conf (%s/logs must exist).\n",
+	    o->prefix, o->prefix, o->prefix);
+	if (o->comment != NULL)
+		fprintf(out, "# %s\n", o->comment);
+	fprintf(out, "\n");
+	nginx_write_main(out, o, w);
+	fprintf(out, "http {\n");
+	nginx_write_http_common(out, c, o);
+	for (i = 0; i < c->neps; i++)
+		ks[i] = o->profile == NGINX_TUNED ?
+		    nginx_write_upstream(out, &c->eps[i], o, w) : 0;
+
+	fprintf(out, "\tserver {\n\t\tlisten %s;\n\t\tserver_name localhost;\n\n", listen);
+	fprintf(out, "\t\t# The CGI parameters every endpoint receives (inherited by the "
+	    "locations).\n");
+	nginx_write_params(out, "\t\t");
+	fprintf(out, "\n\t\t# nginx's own errors answer JSON like the endpoints do.\n");
+	for (i = 0; i < sizeof(nginx_errors) / sizeof(nginx_errors[0]); i++)
+		fprintf(out, "\t\terror_page %d @sluice_%d;\n", nginx_errors[i].status,
+		    nginx_errors[i].status);
+	fprintf(out, "\n");
+	for (i = 0; i < c->neps; i++)
+		nginx_write_location(out, &c->eps[i], o, ks[i]);
+	if (!root_prefix)
+		fprintf(out, "\t\tlocation / {\n\t\t\treturn 404 '{\"code\":\"not_found\","
+		    "\"message\":\"no endpoint for this path\",\"details\":null,"
+		    "\"hint\":null}';\n\t\t}\n");
+	for (i = 0; i < sizeof(nginx_errors) / sizeof(nginx_errors[0]); i++)
+		fprintf(out, "\t\tlocation @sluice_%d {\n\t\t\tdefault_type application/json;\n"
+		    "\t\t\treturn %d '{\"code\":\"%s\",\"message\":\"%s\",\"details\":null,"
+		    "\"hint\":null}';\n\t\t}\n", nginx_errors[i].status, nginx_errors[i].status,
+		    nginx_errors[i].code, nginx_errors[i].message);
+	fprintf(out, "\t}\n}\n");
+	if (fflush(out) == EOF || ferror(out)) {
+		log_err("nginx: write failed");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(ks);
+	return rc;
+}

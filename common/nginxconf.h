@@ -1,0 +1,62 @@
+/*
+ * nginxconf.h: generates a complete, self-contained nginx.conf from the endpoint list, in
+ * one of two profiles.
+ *
+ * default: what a user writes from the nginx documentation: one location per endpoint with
+ *   a bare fastcgi_pass to its unix socket (a new FastCGI connection per request), Debian's
+ *   stock settings (worker_processes auto, worker_connections 768, access log on).
+ * tuned: an upstream per endpoint with an idle-connection cache of K per nginx worker and
+ *   fastcgi_keep_conn on.  K is derived so that W x K <= C / 2, where W is the number of
+ *   nginx workers and C = workers x threads the pool's connection capacity (FASTCGI-NOTES
+ *   rule 2: otherwise requests queue behind connections pinned by idle keepalives).  When K
+ *   comes out below 1 the endpoint gets no keepalive at all.
+ *
+ * Both profiles run without touching /etc: `nginx -p PREFIX -c PREFIX/nginx.conf`, with
+ * pid, logs and every temp path under PREFIX (PREFIX/logs must exist; sluiced's -o creates
+ * it).  Unknown paths answer a JSON 404; nginx's own 413/500/502/503/504 answer JSON too.
+ * The generator lives in common/ so that the unit tests link it; sluiced's `nginx`
+ * subcommand (supervisor/nginx.c) fills the options.
+ */
+#ifndef SLUICE_NGINXCONF_H
+#define SLUICE_NGINXCONF_H
+
+#include <stdio.h>
+
+struct conf;
+
+enum nginx_profile {
+	NGINX_DEFAULT,
+	NGINX_TUNED,
+	NGINX__MAX
+};
+
+struct nginx_opts {
+	enum nginx_profile profile;
+	const char *rundir;	/* absolute; sockets are RUNDIR/NAME.sock */
+	const char *prefix;	/* absolute nginx prefix */
+	const char *listen;	/* NULL: the conf's listen */
+	int workers;		/* nginx worker processes W; 0: the conf's, else online CPUs */
+	int keepalive;		/* -1: derived per endpoint; >= 0: forced K for every endpoint */
+	const char *user;	/* emit `user USER GROUP;` when non-NULL (nginx started as root) */
+	const char *group;	/* with user; NULL: USER's primary group (nginx decides) */
+	const char *comment;	/* an extra comment line for the header, or NULL */
+};
+
+/* Profile by name ("default", "tuned"); -1 when unknown. */
+int nginx_profile_parse(const char *name);
+
+/* The derived keepalive K = floor(capacity / (2 * nginx_workers)); 0 means none. */
+int nginx_keepalive(int capacity, int nginx_workers);
+
+/* W as the generator resolves it: o->workers, else c->nginx_workers, else online CPUs. */
+int nginx_workers_resolve(const struct conf *c, const struct nginx_opts *o);
+
+/*
+ * Writes the whole nginx.conf to out.  Returns 0, or -1 when a path or option cannot be
+ * pasted into nginx.conf (the reason is logged) or a write fails.  With a forced keepalive
+ * that breaks W x K <= C / 2 it still writes the file, with a warning comment above the
+ * upstream and a log_warn() line, because the experiments that prove the cliff need it.
+ */
+int nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o);
+
+#endif /* SLUICE_NGINXCONF_H */

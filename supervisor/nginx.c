@@ -1,0 +1,202 @@
+/*
+ * nginx.c: `sluiced nginx default|tuned`: resolves paths and the nginx user, then lets
+ * common/nginxconf.c write the file (to stdout, or atomically to -o FILE after creating
+ * PREFIX and PREFIX/logs).
+ *
+ * Which user nginx's workers run as.  nginx started by a non-root user runs its workers as
+ * that user, which is then also sluiced's user (the sockets' owner, mode 0660): nothing to
+ * emit.  nginx started as root would run its workers as `nobody`, who can neither traverse
+ * a private RUNDIR nor connect to a 0660 socket.  The rule is therefore: the workers run
+ * as the user who owns RUNDIR.  The generator (when run as root) emits `user OWNER GROUP;`
+ * for RUNDIR's owner and group, and sluiced (when run as root) chowns every socket to
+ * RUNDIR's owner, so proxy and pools always agree without any socket being world-writable.
+ * For production, make RUNDIR belong to an unprivileged user (e.g. www-data); a RUNDIR owned
+ * by root yields `user root root;`, which is what a root-owned test directory asks for, and
+ * the config says so in a comment.  `set nginx_user USER[:GROUP]` overrides the rule.  The
+ * nginx user must also be able to traverse RUNDIR's parent directories.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "nginxconf.h"
+#include "sluiced.h"
+
+/* path made absolute against the current directory, into buf; -1 when too long. */
+static int
+nginx_abs(const char *path, char *buf, size_t len)
+{
+	char cwd[PATH_MAX];
+	size_t n;
+	int m;
+
+	if (path[0] == '/') {
+		m = snprintf(buf, len, "%s", path);
+	} else {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return -1;
+		while (path[0] == '.' && path[1] == '/')
+			path += 2;
+		m = snprintf(buf, len, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+	}
+	if (m < 0 || (size_t)m >= len)
+		return -1;
+	/* No trailing slash, so that "DIR/NAME.sock" reads cleanly. */
+	n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	return 0;
+}
+
+/* mkdir -p for the prefix and its logs directory. */
+static int
+nginx_mkdirs(const char *dir)
+{
+	char buf[PATH_MAX], *s;
+	int m;
+
+	m = snprintf(buf, sizeof(buf), "%s", dir);
+	if (m < 0 || (size_t)m >= sizeof(buf))
+		return -1;
+	for (s = buf + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int
+nginx_main(const char *conf_path, const char *rundir, const char *prefix,
+    const char *profile, const char *listen, int workers, int keepalive, const char *outfile)
+{
+	struct nginx_opts o;
+	struct conf *c = NULL;
+	struct passwd *pw;
+	struct group *gr;
+	struct stat st;
+	char errbuf[512], rundir_abs[PATH_MAX], prefix_abs[PATH_MAX], path[PATH_MAX + 16];
+	char user[64], group[64], *colon;
+	FILE *out = stdout;
+	int pr, m, rc = 1;
+
+	memset(&o, 0, sizeof(o));
+	if ((pr = nginx_profile_parse(profile)) == -1) {
+		fprintf(stderr, "sluiced: nginx: unknown profile '%s' (want default or tuned)\n",
+		    profile);
+		return 2;
+	}
+	if ((c = conf_load(conf_path, errbuf, sizeof(errbuf))) == NULL) {
+		fprintf(stderr, "sluiced: %s\n", errbuf);
+		goto out;
+	}
+	if (nginx_abs(rundir, rundir_abs, sizeof(rundir_abs)) == -1) {
+		fprintf(stderr, "sluiced: nginx: run dir path too long\n");
+		goto out;
+	}
+	if (prefix == NULL) {
+		m = snprintf(prefix_abs, sizeof(prefix_abs), "%s/nginx", rundir_abs);
+		if (m < 0 || (size_t)m >= sizeof(prefix_abs)) {
+			fprintf(stderr, "sluiced: nginx: prefix path too long\n");
+			goto out;
+		}
+	} else if (nginx_abs(prefix, prefix_abs, sizeof(prefix_abs)) == -1) {
+		fprintf(stderr, "sluiced: nginx: prefix path too long\n");
+		goto out;
+	}
+	o.profile = (enum nginx_profile)pr;
+	o.rundir = rundir_abs;
+	o.prefix = prefix_abs;
+	o.listen = listen;
+	o.workers = workers;
+	o.keepalive = keepalive;
+
+	/* The nginx user, as described at the top of this file. */
+	if (c->nginx_user != NULL) {
+		m = snprintf(user, sizeof(user), "%s", c->nginx_user);
+		if (m < 0 || (size_t)m >= sizeof(user)) {
+			fprintf(stderr, "sluiced: nginx_user too long\n");
+			goto out;
+		}
+		o.user = user;
+		if ((colon = strchr(user, ':')) != NULL) {
+			*colon = '\0';
+			o.group = colon + 1;
+		}
+	} else if (geteuid() == 0) {
+		/* A RUNDIR that does not exist yet will be made by sluiced as root. */
+		if (stat(rundir_abs, &st) == -1) {
+			st.st_uid = 0;
+			st.st_gid = 0;
+		}
+		if ((pw = getpwuid(st.st_uid)) == NULL || (gr = getgrgid(st.st_gid)) == NULL) {
+			fprintf(stderr, "sluiced: nginx: owner of %s has no user or group name\n",
+			    rundir_abs);
+			goto out;
+		}
+		m = snprintf(user, sizeof(user), "%s", pw->pw_name);
+		if (m < 0 || (size_t)m >= sizeof(user) ||
+		    (m = snprintf(group, sizeof(group), "%s", gr->gr_name)) < 0 ||
+		    (size_t)m >= sizeof(group)) {
+			fprintf(stderr, "sluiced: nginx: user or group name too long\n");
+			goto out;
+		}
+		o.user = user;
+		o.group = group;
+		if (st.st_uid == 0) {
+			o.comment = "RUNDIR is owned by root, so nginx's workers run as root: "
+			    "chown RUNDIR to an unprivileged user for production.";
+		}
+	}
+
+	if (outfile != NULL) {
+		if (nginx_mkdirs(prefix_abs) == -1) {
+			fprintf(stderr, "sluiced: mkdir %s: %s\n", prefix_abs, strerror(errno));
+			goto out;
+		}
+		m = snprintf(path, sizeof(path), "%s/logs", prefix_abs);
+		if (m < 0 || (size_t)m >= sizeof(path) || nginx_mkdirs(path) == -1) {
+			fprintf(stderr, "sluiced: mkdir %s/logs: %s\n", prefix_abs, strerror(errno));
+			goto out;
+		}
+		m = snprintf(path, sizeof(path), "%s.tmp", outfile);
+		if (m < 0 || (size_t)m >= sizeof(path)) {
+			fprintf(stderr, "sluiced: %s: path too long\n", outfile);
+			goto out;
+		}
+		if ((out = fopen(path, "w")) == NULL) {
+			fprintf(stderr, "sluiced: %s: %s\n", path, strerror(errno));
+			goto out;
+		}
+	}
+	if (nginx_conf_write(out, c, &o) == -1)
+		goto out;
+	if (outfile != NULL) {
+		m = fclose(out);
+		out = stdout;
+		if (m == EOF || rename(path, outfile) == -1) {
+			fprintf(stderr, "sluiced: %s: %s\n", outfile, strerror(errno));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (out != stdout) {
+		fclose(out);
+		unlink(path);
+	}
+	conf_free(c);
+	return rc;
+}

@@ -1,0 +1,590 @@
+/*
+ * pool.c: one worker pool per endpoint.
+ *
+ * The pool owns the endpoint's listening unix socket for its whole life and hands it to
+ * every worker on fd 0 (FASTCGI-NOTES rule 8), so a worker restart or a reload never
+ * produces "connection refused": connections wait in the backlog.
+ *
+ * Workers belong to a generation.  Workers of the current generation that die are
+ * restarted: at once when they had lived POOL_QUICK_MS or longer, otherwise after a
+ * doubling backoff; crash_loop_tries consecutive quick deaths mark the pool failed and
+ * stop respawning (the other pools go on).  A reload bumps the generation: the new
+ * workers start on the same socket, and only when all of them have been up POOL_READY_MS
+ * is the old generation sent SIGTERM (it finishes its request and exits between requests;
+ * after the grace period it gets SIGKILL).  If the new generation crash-loops, the pool
+ * is failed but the old generation is never told to stop, so it keeps serving.
+ *
+ * Nothing here blocks or exits: the poll() loop in sluiced.c calls pool_tick() and
+ * pool_reap(), which return the next deadline they care about.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <ctype.h>
+
+#include "log.h"
+#include "sluiced.h"
+
+static const char *const pool_state_names[POOL__MAX] = { "running", "failed", "stopping" };
+
+/* Appends "KEY=VALUE" to a NULL-terminated vector of n entries. */
+static int
+pool_env_add(char ***env, size_t *n, const char *key, const char *value)
+{
+	char **grown, *s;
+	size_t len = strlen(key) + strlen(value) + 2, i;
+	int m;
+
+	if ((s = malloc(len)) == NULL)
+		return -1;
+	m = snprintf(s, len, "%s=%s", key, value);
+	if (m < 0 || (size_t)m >= len) {
+		free(s);
+		return -1;
+	}
+	/* Environment names are upper case: SLUICE_<KEY>. */
+	for (i = 0; s[i] != '='; i++)
+		s[i] = (char)toupper((unsigned char)s[i]);
+	if ((grown = realloc(*env, (*n + 2) * sizeof(*grown))) == NULL) {
+		free(s);
+		return -1;
+	}
+	*env = grown;
+	grown[(*n)++] = s;
+	grown[*n] = NULL;
+	return 0;
+}
+
+int
+pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct pool_spec *out)
+{
+	char buf[4096], key[CONF_NAME_MAX + 8];
+	size_t n = 0, i;
+	int m;
+
+	memset(out, 0, sizeof(*out));
+	out->workers = ep->workers;
+	out->threads = ep->threads;
+	out->mode = ep->mode;
+	out->backlog = ep->backlog;
+	if (ep->binary != NULL)
+		m = snprintf(buf, sizeof(buf), "%s", ep->binary);
+	else
+		m = snprintf(buf, sizeof(buf), "%s/%s", s->bindir, ep->name);
+	if (m < 0 || (size_t)m >= sizeof(buf) || (out->binary = strdup(buf)) == NULL)
+		goto fail;
+	if (pool_env_add(&out->env, &n, "SLUICE_NAME", ep->name) == -1)
+		goto fail;
+	(void)snprintf(buf, sizeof(buf), "%d", ep->threads);
+	if (pool_env_add(&out->env, &n, "SLUICE_THREADS", buf) == -1)
+		goto fail;
+	(void)snprintf(buf, sizeof(buf), "%lld", s->conf->body_max);
+	if (pool_env_add(&out->env, &n, "SLUICE_BODY_MAX", buf) == -1)
+		goto fail;
+	if (ep->db_url != NULL &&
+	    pool_env_add(&out->env, &n, "SLUICE_DB", ep->db_url) == -1)
+		goto fail;
+	for (i = 0; i < ep->nextra; i++) {
+		m = snprintf(key, sizeof(key), "SLUICE_%s", ep->extra[i].key);
+		if (m < 0 || (size_t)m >= sizeof(key) ||
+		    pool_env_add(&out->env, &n, key, ep->extra[i].value) == -1)
+			goto fail;
+	}
+	return 0;
+fail:
+	log_err("%s: out of memory or path too long building the worker spec", ep->name);
+	pool_spec_free(out);
+	return -1;
+}
+
+void
+pool_spec_free(struct pool_spec *sp)
+{
+	size_t i;
+
+	free(sp->binary);
+	for (i = 0; sp->env != NULL && sp->env[i] != NULL; i++)
+		free(sp->env[i]);
+	free(sp->env);
+	memset(sp, 0, sizeof(*sp));
+}
+
+/* Same workers, binary and environment: no reload needed (mode and backlog apply live). */
+int
+pool_spec_same(const struct pool_spec *a, const struct pool_spec *b)
+{
+	size_t i;
+
+	if (a->workers != b->workers || strcmp(a->binary, b->binary) != 0)
+		return 0;
+	for (i = 0; a->env[i] != NULL && b->env[i] != NULL; i++)
+		if (strcmp(a->env[i], b->env[i]) != 0)
+			return 0;
+	return a->env[i] == NULL && b->env[i] == NULL;
+}
+
+/* chmod, chown and listen() again: how mode, group and backlog changes take effect. */
+void
+pool_apply_socket(struct sluiced *s, struct pool *p, const struct pool_spec *sp)
+{
+	if (chmod(p->sock_path, sp->mode) == -1)
+		log_err("%s: chmod %s: %s", p->name, p->sock_path, strerror(errno));
+	if ((s->sock_uid != (uid_t)-1 || s->sock_gid != (gid_t)-1) &&
+	    chown(p->sock_path, s->sock_uid, s->sock_gid) == -1)
+		log_err("%s: chown %s: %s", p->name, p->sock_path, strerror(errno));
+	/* The kernel caps the backlog at net.core.somaxconn. */
+	if (listen(p->fd, sp->backlog) == -1)
+		log_err("%s: listen: %s", p->name, strerror(errno));
+}
+
+/* Creates, binds and listens on RUNDIR/NAME.sock; -1 with the reason logged. */
+static int
+pool_socket(struct sluiced *s, struct pool *p)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+	mode_t old;
+	int fd = -1, m;
+
+	m = snprintf(p->sock_path, sizeof(p->sock_path), "%s/%s.sock", s->rundir, p->name);
+	if (m < 0 || (size_t)m >= sizeof(p->sock_path)) {
+		log_err("%s: socket path %s/%s.sock too long", p->name, s->rundir, p->name);
+		goto fail;
+	}
+	/* A stale socket from a killed sluiced is removed; anything else is not ours. */
+	if (lstat(p->sock_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_err("%s: %s exists and is not a socket", p->name, p->sock_path);
+			goto fail;
+		}
+		if (unlink(p->sock_path) == -1) {
+			log_err("%s: unlink %s: %s", p->name, p->sock_path, strerror(errno));
+			goto fail;
+		}
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		log_err("%s: socket: %s", p->name, strerror(errno));
+		goto fail;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, p->sock_path, (size_t)m + 1);
+	/* Bind with a tight umask so the socket is never briefly open to everyone. */
+	old = umask(0177);
+	m = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (m == -1) {
+		log_err("%s: bind %s: %s", p->name, p->sock_path, strerror(errno));
+		goto fail;
+	}
+	p->fd = fd;
+	pool_apply_socket(s, p, &p->spec);
+	return 0;
+fail:
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
+struct pool *
+pool_new(struct sluiced *s, const struct conf_endpoint *ep)
+{
+	struct pool *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		log_err("%s: out of memory", ep->name);
+		return NULL;
+	}
+	p->fd = -1;
+	memcpy(p->name, ep->name, sizeof(p->name));
+	if (pool_spec_make(s, ep, &p->spec) == -1 || pool_socket(s, p) == -1) {
+		pool_spec_free(&p->spec);
+		free(p);
+		return NULL;
+	}
+	p->gen = 1;
+	p->state = POOL_RUNNING;
+	log_info("%s: listening on %s (mode %04o, backlog %d), %d workers of %s", p->name,
+	    p->sock_path, p->spec.mode, p->spec.backlog, p->spec.workers, p->spec.binary);
+	return p;
+}
+
+/* Closes and unlinks the socket; the workers keep their own copies of the descriptor. */
+static void
+pool_close_socket(struct pool *p)
+{
+	if (p->fd == -1)
+		return;
+	close(p->fd);
+	p->fd = -1;
+	if (unlink(p->sock_path) == -1 && errno != ENOENT)
+		log_warn("%s: unlink %s: %s", p->name, p->sock_path, strerror(errno));
+}
+
+void
+pool_free(struct pool *p)
+{
+	if (p == NULL)
+		return;
+	pool_close_socket(p);
+	pool_spec_free(&p->spec);
+	free(p->w);
+	free(p);
+}
+
+/* Runs in the child between fork() and execv(): only async-signal-safe calls and setenv
+ * (the supervisor is single-threaded, so the environment is not locked by anyone). */
+static void __attribute__((noreturn))
+pool_child(const struct pool *p, pid_t parent)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1 };
+	sigset_t none;
+	char msg[512];
+	long maxfd, fd;
+	size_t i;
+	int null;
+
+	/* A worker outlives a sluiced killed with -9 by one request at most: it gets SIGTERM
+	 * and leaves between requests. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
+		_exit(126);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(p->fd, 0) == -1)
+		_exit(126);
+	if ((null = open("/dev/null", O_WRONLY)) != -1) {
+		dup2(null, 1);
+		if (null > 2)
+			close(null);
+	}
+	/* Everything of ours is close-on-exec; this also catches what our parent leaked. */
+	maxfd = sysconf(_SC_OPEN_MAX);
+	if (maxfd < 0 || maxfd > 4096)
+		maxfd = 4096;
+	for (fd = 3; fd < maxfd; fd++)
+		close((int)fd);
+	unsetenv("SLUICE_DB");
+	for (i = 0; p->spec.env[i] != NULL; i++)
+		putenv(p->spec.env[i]);
+	execv(p->spec.binary, (char *const[]){ p->spec.binary, NULL });
+	/* Say why on the shared stderr; the supervisor only sees exit status 127. */
+	msg[0] = '\0';
+	(void)snprintf(msg, sizeof(msg), "sluiced: %s: cannot execute %s: %s\n", p->name,
+	    p->spec.binary, strerror(errno));
+	if (write(2, msg, strlen(msg)) < 0)
+		(void)0;
+	_exit(127);
+}
+
+static int
+pool_spawn(struct pool *p, int64_t now)
+{
+	struct worker *w, *grown;
+	pid_t pid, self = getpid();
+
+	if (p->nw == p->wcap) {
+		size_t ncap = p->wcap == 0 ? 8 : p->wcap * 2;
+
+		if ((grown = realloc(p->w, ncap * sizeof(*grown))) == NULL) {
+			log_err("%s: out of memory", p->name);
+			return -1;
+		}
+		p->w = grown;
+		p->wcap = ncap;
+	}
+	if ((pid = fork()) == -1) {
+		log_err("%s: fork: %s", p->name, strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		pool_child(p, self);
+	w = &p->w[p->nw++];
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	w->gen = p->gen;
+	w->started = now;
+	p->spawns++;
+	log_debug("%s: started worker %ld (generation %u)", p->name, (long)pid, p->gen);
+	return 0;
+}
+
+/* Workers of the current generation that were not asked to stop. */
+static size_t
+pool_current(const struct pool *p)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nw; i++)
+		if (p->w[i].gen == p->gen && p->w[i].term_at == 0)
+			n++;
+	return n;
+}
+
+size_t
+pool_live(const struct pool *p)
+{
+	return p->nw;
+}
+
+static void
+pool_deadline(int64_t *deadline, int64_t t)
+{
+	if (*deadline == 0 || t < *deadline)
+		*deadline = t;
+}
+
+/* A current worker started after the last quick failure has lived long: the streak ends. */
+static void
+pool_note_stable(struct pool *p, int64_t now)
+{
+	size_t i;
+
+	if (p->quick_fails == 0)
+		return;
+	for (i = 0; i < p->nw; i++)
+		if (p->w[i].gen == p->gen && p->w[i].started > p->fail_at &&
+		    now - p->w[i].started >= POOL_QUICK_MS) {
+			p->quick_fails = 0;
+			return;
+		}
+}
+
+static void
+pool_term(struct pool *p, struct worker *w, int64_t now)
+{
+	if (w->term_at != 0)
+		return;
+	w->term_at = now;
+	if (kill(w->pid, SIGTERM) == -1 && errno != ESRCH)
+		log_warn("%s: kill %ld: %s", p->name, (long)w->pid, strerror(errno));
+}
+
+void
+pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
+{
+	struct worker *w;
+	size_t i, cur;
+	int ready;
+
+	/* Stragglers asked to stop get SIGKILL after the grace period. */
+	for (i = 0; i < p->nw; i++) {
+		w = &p->w[i];
+		if (w->term_at == 0 || w->killed)
+			continue;
+		if (now - w->term_at >= s->grace_ms) {
+			log_warn("%s: worker %ld did not stop within %d ms, killing it", p->name,
+			    (long)w->pid, s->grace_ms);
+			if (kill(w->pid, SIGKILL) == -1 && errno != ESRCH)
+				log_warn("%s: kill %ld: %s", p->name, (long)w->pid, strerror(errno));
+			w->killed = 1;
+		} else {
+			pool_deadline(deadline, w->term_at + s->grace_ms);
+		}
+	}
+	/*
+	 * A failed pool with no worker left closes its socket: nginx then answers 502 at once
+	 * instead of queueing requests that nobody will ever accept.  Starting the pool again
+	 * (ctl reload, or SIGHUP with a changed line) binds it anew.
+	 */
+	if (p->state == POOL_FAILED && p->nw == 0 && p->fd != -1) {
+		log_err("%s: no worker left; closing %s until the pool is reloaded", p->name,
+		    p->sock_path);
+		pool_close_socket(p);
+	}
+	if (p->state != POOL_RUNNING)
+		return;
+	if (p->fd == -1 && pool_socket(s, p) == -1) {
+		p->state = POOL_FAILED;
+		return;
+	}
+	pool_note_stable(p, now);
+	cur = pool_current(p);
+	if (cur < (size_t)p->spec.workers) {
+		if (now >= p->next_spawn) {
+			while (cur < (size_t)p->spec.workers && pool_spawn(p, now) == 0)
+				cur++;
+			/* fork failed: try again shortly rather than spin. */
+			if (cur < (size_t)p->spec.workers) {
+				p->next_spawn = now + POOL_BACKOFF_MS;
+				pool_deadline(deadline, p->next_spawn);
+			}
+		} else {
+			pool_deadline(deadline, p->next_spawn);
+		}
+	}
+	if (p->quick_fails > 0)
+		pool_deadline(deadline, now + POOL_QUICK_MS);
+	if (!p->reloading)
+		return;
+	ready = cur == (size_t)p->spec.workers;
+	for (i = 0; i < p->nw; i++) {
+		w = &p->w[i];
+		if (w->gen != p->gen || w->term_at != 0)
+			continue;
+		if (now - w->started < POOL_READY_MS) {
+			ready = 0;
+			pool_deadline(deadline, w->started + POOL_READY_MS);
+		}
+	}
+	if (!ready)
+		return;
+	p->reloading = 0;
+	for (i = 0; i < p->nw; i++)
+		if (p->w[i].gen != p->gen)
+			pool_term(p, &p->w[i], now);
+	log_info("%s: generation %u is up (%d workers); old generation told to stop", p->name,
+	    p->gen, p->spec.workers);
+	/* The old workers' grace deadlines start now. */
+	pool_deadline(deadline, now + s->grace_ms);
+}
+
+static void
+pool_describe_exit(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		(void)snprintf(buf, len, "signal:%d", WTERMSIG(status));
+	else if (WIFEXITED(status))
+		(void)snprintf(buf, len, "exit:%d", WEXITSTATUS(status));
+	else
+		(void)snprintf(buf, len, "status:%d", status);
+}
+
+int
+pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
+{
+	struct pool *p;
+	struct worker w;
+	char how[32];
+	size_t i;
+	int64_t ran, delay;
+	int abnormal;
+
+	for (p = s->pools; p != NULL; p = p->next) {
+		for (i = 0; i < p->nw; i++)
+			if (p->w[i].pid == pid)
+				break;
+		if (i < p->nw)
+			break;
+	}
+	if (p == NULL)
+		return -1;
+	w = p->w[i];
+	p->w[i] = p->w[--p->nw];
+	pool_describe_exit(status, how, sizeof(how));
+	if (w.term_at != 0) {
+		log_debug("%s: worker %ld stopped (%s)", p->name, (long)pid, how);
+		return 0;
+	}
+	/* Nobody asked this worker to go. */
+	ran = now - w.started;
+	abnormal = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	p->last_status = status;
+	p->has_exit = 1;
+	if (abnormal)
+		p->crashes++;
+	if (p->state == POOL_STOPPING || w.gen != p->gen) {
+		log_warn("%s: %s worker %ld exited (%s) after %lld ms", p->name,
+		    w.gen != p->gen ? "old" : "stopping", (long)pid, how, (long long)ran);
+		return 0;
+	}
+	if (p->state == POOL_FAILED) {
+		log_warn("%s: worker %ld of the failed pool exited (%s)", p->name, (long)pid, how);
+		return 0;
+	}
+	pool_note_stable(p, now);
+	if (ran >= POOL_QUICK_MS) {
+		p->quick_fails = 0;
+		p->next_spawn = now;
+		log_warn("%s: worker %ld exited (%s) after %lld ms, restarting it", p->name,
+		    (long)pid, how, (long long)ran);
+		return 0;
+	}
+	p->quick_fails++;
+	p->fail_at = now;
+	if (p->quick_fails >= s->crash_loop_tries) {
+		p->state = POOL_FAILED;
+		p->reloading = 0;
+		log_err("%s: CRASH LOOP: %d workers in a row died within %d ms of starting "
+		    "(last: %s); pool FAILED, no more restarts. Fix it, then `sluiced ctl "
+		    "reload %s`.%s", p->name, p->quick_fails, POOL_QUICK_MS, how, p->name,
+		    p->nw > pool_current(p) ? " The previous generation keeps serving." : "");
+		return 0;
+	}
+	delay = (int64_t)POOL_BACKOFF_MS << (p->quick_fails - 1 > 5 ? 5 : p->quick_fails - 1);
+	if (delay > POOL_BACKOFF_MAX_MS)
+		delay = POOL_BACKOFF_MAX_MS;
+	if (p->next_spawn < now + delay)
+		p->next_spawn = now + delay;
+	log_warn("%s: worker %ld died after %lld ms (%s), quick failure %d of %d, restarting "
+	    "in %lld ms", p->name, (long)pid, (long long)ran, how, p->quick_fails,
+	    s->crash_loop_tries, (long long)delay);
+	return 0;
+}
+
+void
+pool_reload(struct pool *p, struct pool_spec *sp, int64_t now)
+{
+	if (sp != NULL) {
+		pool_spec_free(&p->spec);
+		p->spec = *sp;
+		memset(sp, 0, sizeof(*sp));
+	}
+	p->gen++;
+	p->reloading = 1;
+	p->state = POOL_RUNNING;
+	p->quick_fails = 0;
+	p->next_spawn = now;
+	log_info("%s: reloading: starting generation %u (%d workers of %s)", p->name, p->gen,
+	    p->spec.workers, p->spec.binary);
+}
+
+void
+pool_stop(struct pool *p, int64_t now)
+{
+	size_t i;
+
+	p->state = POOL_STOPPING;
+	p->reloading = 0;
+	for (i = 0; i < p->nw; i++)
+		pool_term(p, &p->w[i], now);
+}
+
+void
+pool_remove(struct pool *p, int64_t now)
+{
+	log_info("%s: removed from the endpoint list, stopping it", p->name);
+	/* The path goes at once so that a re-added endpoint of that name can bind it. */
+	pool_close_socket(p);
+	p->removing = 1;
+	pool_stop(p, now);
+}
+
+void
+pool_status(FILE *out, const struct pool *p)
+{
+	char how[32] = "none";
+	size_t i, n;
+
+	if (p->has_exit)
+		pool_describe_exit(p->last_status, how, sizeof(how));
+	fprintf(out, "%s state=%s gen=%u workers=%zu/%d old=%zu reloading=%d spawns=%lu "
+	    "crashes=%lu quick_fails=%d last_exit=%s pids=", p->name,
+	    pool_state_names[p->state], p->gen, pool_current(p), p->spec.workers,
+	    p->nw - pool_current(p), p->reloading, p->spawns, p->crashes, p->quick_fails, how);
+	/* Only the current generation's pids: those are the ones that serve. */
+	for (i = 0, n = 0; i < p->nw; i++)
+		if (p->w[i].gen == p->gen && p->w[i].term_at == 0)
+			fprintf(out, "%s%ld", n++ > 0 ? "," : "", (long)p->w[i].pid);
+	fprintf(out, "\n");
+}

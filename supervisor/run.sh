@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make run: serves the demo on 127.0.0.1:8080 (the endpoint list's "set listen") with the
+# given nginx profile (tuned by default), in the foreground.  Ctrl-C stops everything.
+#
+# Everything lives inside the working tree: run/ holds the sockets, the control socket
+# and nginx's prefix (config, logs, temp files); data/ holds the SQLite databases.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+profile=${1:-tuned}
+top=$(pwd)
+run=$top/run
+conf=${SLUICE_CONF:-$top/conf/endpoints.conf}
+bin=$top/bin
+prefix=$run/nginx
+
+case "$profile" in
+default|tuned) ;;
+*) echo "make run: PROFILE must be default or tuned, not '$profile'" >&2; exit 2 ;;
+esac
+
+mkdir -p "$run" "$prefix/logs" "$top/data"
+# nginx's workers may run as another user (as root, nginx's default user): let them
+# reach the sockets' directory.
+chmod 755 "$run"
+
+# Seed what the endpoint list needs (each application adds its seeder to this script).
+for seeder in "$top"/sql/*/seed.sh; do
+	[ -x "$seeder" ] && "$seeder" "$top/data"
+done
+
+"$bin/sluiced" -c "$conf" nginx "$profile" -r "$run" -p "$prefix" > "$prefix/nginx.conf"
+listen=$(sed -n 's/^[[:space:]]*listen[[:space:]]\+\([^;[:space:]]*\).*/\1/p' "$prefix/nginx.conf" | head -1)
+
+pids=()
+stop() {
+	trap - INT TERM EXIT
+	echo
+	echo "sluice: stopping"
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	exit 0
+}
+trap stop INT TERM EXIT
+
+"$bin/sluiced" -c "$conf" -r "$run" -b "$bin" &
+pids+=($!)
+for _ in $(seq 100); do
+	"$bin/sluiced" -r "$run" ctl status >/dev/null 2>&1 && break
+	sleep 0.05
+done
+/usr/sbin/nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" &
+pids+=($!)
+
+for _ in $(seq 100); do
+	curl -s -o /dev/null "http://$listen/health" && break
+	sleep 0.05
+done
+echo
+echo "sluice is serving on http://$listen/ (nginx profile: $profile)"
+echo "endpoints:"
+grep -vE '^[[:space:]]*(#|$|set |db )' "$conf" | awk -v u="http://$listen" \
+	'{ r = $2; sub(/^=/, "", r); printf "  %-12s %s%s\n", $1, u, r }'
+echo "status:   $bin/sluiced -r $run ctl status"
+echo "Ctrl-C stops everything."
+echo
+# Return when either process ends; stop() then ends the other.
+wait -n "${pids[@]}" || true

@@ -1,0 +1,499 @@
+/*
+ * sluiced.c: the supervisor's entry point, command line and main loop.
+ *
+ *   sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]
+ *       runs in the foreground, logs to stderr; defaults conf/endpoints.conf, run/, bin/,
+ *       5000 ms.  Creates RUNDIR, writes RUNDIR/sluiced.pid, one socket RUNDIR/NAME.sock
+ *       per endpoint and the control socket RUNDIR/sluiced.ctl.
+ *   sluiced [-r RUNDIR] ctl status | reload NAME | stop
+ *       talks to the running supervisor; prints its answer; exit 0 on success, 1 when the
+ *       supervisor refused or is not reachable, 2 on usage errors.
+ *   sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN] [-w W] [-k K]
+ *       [-o FILE]
+ *       prints the generated nginx.conf (to FILE with -o, which also creates PREFIX/logs).
+ *
+ * Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP re-reads the endpoint list,
+ * SIGCHLD reaps and restarts workers.  Handlers only write the signal number into a
+ * self-pipe; all the work happens in the poll() loop, never in a handler.  Workers stay in
+ * sluiced's session (no setsid, FASTCGI-NOTES rule 15).
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sluiced.h"
+
+static int sluiced_sig_pipe[2] = { -1, -1 };
+
+int64_t
+sluiced_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+sluiced_on_signal(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	int saved = errno;
+
+	/* A full pipe already holds a wake-up; losing this byte loses nothing. */
+	if (write(sluiced_sig_pipe[1], &b, 1) == -1)
+		(void)0;
+	errno = saved;
+}
+
+static void
+sluiced_usage(void)
+{
+	fprintf(stderr,
+	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
+	    "       sluiced [-r RUNDIR] ctl status | reload NAME | stop\n"
+	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
+	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-o FILE]\n");
+	exit(2);
+}
+
+/* A strict decimal option value in [min, max], or exit with usage (start-up only). */
+static int
+sluiced_opt_int(const char *opt, const char *s, long long min, long long max)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	if (s[0] < '0' || s[0] > '9')
+		errx(2, "-%s: want an integer in [%lld, %lld], got '%s'", opt, min, max, s);
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		errx(2, "-%s: want an integer in [%lld, %lld], got '%s'", opt, min, max, s);
+	return (int)v;
+}
+
+struct pool *
+sluiced_find_pool(struct sluiced *s, const char *name)
+{
+	struct pool *p;
+
+	for (p = s->pools; p != NULL; p = p->next)
+		if (!p->removing && strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+/*
+ * Socket ownership.  socket_group, when set, is the group of every socket.  When sluiced
+ * runs as root the sockets also go to the owner of RUNDIR: the generated nginx.conf runs
+ * nginx's workers as that user (supervisor/nginx.c), so the two always agree.
+ */
+static int
+sluiced_sock_owner(struct sluiced *s, const struct conf *c)
+{
+	struct group *gr;
+	struct stat st;
+
+	s->sock_uid = (uid_t)-1;
+	s->sock_gid = (gid_t)-1;
+	if (c->socket_group != NULL) {
+		if ((gr = getgrnam(c->socket_group)) == NULL) {
+			log_err("socket_group %s: no such group", c->socket_group);
+			return -1;
+		}
+		s->sock_gid = gr->gr_gid;
+	}
+	if (geteuid() == 0 && stat(s->rundir, &st) == 0 && st.st_uid != 0)
+		s->sock_uid = st.st_uid;
+	return 0;
+}
+
+static void
+sluiced_apply_globals(struct sluiced *s, const struct conf *c)
+{
+	s->crash_loop_tries = c->crash_loop_tries;
+}
+
+/* Starts a pool for every endpoint of c that has none; at start-up a failure is fatal. */
+static int
+sluiced_start_new(struct sluiced *s, const struct conf *c)
+{
+	struct pool *p;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < c->neps; i++) {
+		if (sluiced_find_pool(s, c->eps[i].name) != NULL)
+			continue;
+		if ((p = pool_new(s, &c->eps[i])) == NULL) {
+			rc = -1;
+			continue;
+		}
+		p->next = s->pools;
+		s->pools = p;
+	}
+	return rc;
+}
+
+/* SIGHUP: the new list wins; a list that does not parse changes nothing. */
+static void
+sluiced_reread(struct sluiced *s)
+{
+	struct conf *c;
+	struct pool *p;
+	struct pool_spec sp;
+	const struct conf_endpoint *ep;
+	char errbuf[512];
+	int64_t now = sluiced_now();
+
+	if (s->stopping)
+		return;
+	if ((c = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL) {
+		log_err("SIGHUP: %s; keeping the running configuration", errbuf);
+		return;
+	}
+	log_info("SIGHUP: re-reading %s", s->conf_path);
+	if (sluiced_sock_owner(s, c) == -1)
+		log_err("SIGHUP: socket ownership unchanged");
+	sluiced_apply_globals(s, c);
+	/* The specs take body_max from s->conf: swap before building them. */
+	conf_free(s->conf);
+	s->conf = c;
+	for (p = s->pools; p != NULL; p = p->next) {
+		if (p->removing)
+			continue;
+		if ((ep = conf_find(c, p->name)) == NULL) {
+			pool_remove(p, now);
+			continue;
+		}
+		if (pool_spec_make(s, ep, &sp) == -1)
+			continue;
+		pool_apply_socket(s, p, &sp);
+		p->spec.mode = sp.mode;
+		p->spec.backlog = sp.backlog;
+		if (pool_spec_same(&p->spec, &sp))
+			pool_spec_free(&sp);
+		else
+			pool_reload(p, &sp, now);
+	}
+	if (sluiced_start_new(s, c) == -1)
+		log_err("SIGHUP: some new endpoints could not start (see above)");
+}
+
+void
+sluiced_begin_stop(struct sluiced *s)
+{
+	struct pool *p;
+	int64_t now = sluiced_now();
+
+	if (s->stopping)
+		return;
+	s->stopping = 1;
+	log_info("stopping: asking all workers to finish (grace %d ms)", s->grace_ms);
+	for (p = s->pools; p != NULL; p = p->next)
+		pool_stop(p, now);
+}
+
+static void
+sluiced_reap(struct sluiced *s)
+{
+	pid_t pid;
+	int status;
+
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			return;
+		if (pool_reap(s, pid, status, sluiced_now()) == -1)
+			log_debug("reaped unknown child %ld", (long)pid);
+	}
+}
+
+static void
+sluiced_signals(struct sluiced *s)
+{
+	unsigned char buf[64];
+	ssize_t n, i;
+	int chld = 0, stop = 0, hup = 0;
+
+	for (;;) {
+		n = read(sluiced_sig_pipe[0], buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (buf[i] == SIGCHLD)
+				chld = 1;
+			else if (buf[i] == SIGTERM || buf[i] == SIGINT)
+				stop = 1;
+			else if (buf[i] == SIGHUP)
+				hup = 1;
+		}
+	}
+	if (chld)
+		sluiced_reap(s);
+	if (stop)
+		sluiced_begin_stop(s);
+	if (hup)
+		sluiced_reread(s);
+}
+
+/* Start-up only: the pipe, the handlers; errors are fatal. */
+static void
+sluiced_setup_signals(void)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+	int j;
+
+	if (pipe(sluiced_sig_pipe) == -1)
+		err(1, "pipe");
+	for (j = 0; j < 2; j++)
+		if (fcntl(sluiced_sig_pipe[j], F_SETFL, O_NONBLOCK) == -1 ||
+		    fcntl(sluiced_sig_pipe[j], F_SETFD, FD_CLOEXEC) == -1)
+			err(1, "fcntl");
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: poll() returns EINTR and the loop looks at the pipe at once. */
+	sa.sa_flags = SA_NOCLDSTOP;
+	sa.sa_handler = sluiced_on_signal;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL) == -1)
+			err(1, "sigaction");
+	/* A ctl client that hangs up must not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* fds 0-2 must be open, or a listening socket could land on 0 and be dup2'ed away. */
+static void
+sluiced_std_fds(void)
+{
+	int fd;
+
+	while ((fd = open("/dev/null", O_RDWR)) != -1 && fd <= 2)
+		;
+	if (fd > 2)
+		close(fd);
+}
+
+static void
+sluiced_write_pid(struct sluiced *s)
+{
+	char buf[32];
+	int fd, n;
+
+	n = snprintf(s->pid_path, sizeof(s->pid_path), "%s/sluiced.pid", s->rundir);
+	if (n < 0 || (size_t)n >= sizeof(s->pid_path))
+		errx(1, "%s: path too long", s->rundir);
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if ((fd = open(s->pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1)
+		err(1, "%s", s->pid_path);
+	if (write(fd, buf, (size_t)n) != n)
+		err(1, "%s", s->pid_path);
+	close(fd);
+}
+
+static int
+sluiced_serve(struct sluiced *s)
+{
+	struct pollfd pfd[2];
+	struct pool *p, **pp;
+	char errbuf[512];
+	int64_t now, deadline;
+	size_t i, live;
+	int timeout, n, m;
+
+	if ((s->conf = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL)
+		errx(1, "%s", errbuf);
+	sluiced_apply_globals(s, s->conf);
+	if (mkdir(s->rundir, 0755) == -1 && errno != EEXIST)
+		err(1, "mkdir %s", s->rundir);
+	m = snprintf(s->ctl_path, sizeof(s->ctl_path), "%s/sluiced.ctl", s->rundir);
+	if (m < 0 || (size_t)m >= sizeof(s->ctl_path))
+		errx(1, "%s/sluiced.ctl: path too long for a unix socket", s->rundir);
+	if (ctl_in_use(s->ctl_path))
+		errx(1, "another sluiced is running on %s", s->rundir);
+	if (sluiced_sock_owner(s, s->conf) == -1)
+		errx(1, "cannot apply socket_group");
+	sluiced_setup_signals();
+	if (ctl_listen(s) == -1)
+		errx(1, "cannot create the control socket");
+	sluiced_write_pid(s);
+	if (sluiced_start_new(s, s->conf) == -1) {
+		/* Undo what did start, then fail: start-up is all or nothing. */
+		for (p = s->pools; p != NULL; p = s->pools) {
+			s->pools = p->next;
+			pool_free(p);
+		}
+		unlink(s->ctl_path);
+		unlink(s->pid_path);
+		errx(1, "cannot start the endpoints (see above)");
+	}
+	log_info("sluiced %ld: %zu endpoints from %s, run dir %s", (long)getpid(),
+	    s->conf->neps, s->conf_path, s->rundir);
+
+	for (;;) {
+		now = sluiced_now();
+		deadline = 0;
+		live = 0;
+		for (pp = &s->pools; (p = *pp) != NULL;) {
+			pool_tick(s, p, now, &deadline);
+			if (p->removing && pool_live(p) == 0) {
+				log_info("%s: stopped and removed", p->name);
+				*pp = p->next;
+				pool_free(p);
+				continue;
+			}
+			live += pool_live(p);
+			pp = &p->next;
+		}
+		if (s->stopping && live == 0)
+			break;
+		timeout = -1;
+		if (deadline != 0) {
+			timeout = deadline <= now ? 0 : (int)(deadline - now);
+			/* Round up so that we wake after, not just before, the deadline. */
+			if (timeout > 0)
+				timeout++;
+		}
+		pfd[0].fd = sluiced_sig_pipe[0];
+		pfd[0].events = POLLIN;
+		pfd[1].fd = s->stopping ? -1 : s->ctl_fd;
+		pfd[1].events = POLLIN;
+		n = poll(pfd, 2, timeout);
+		if (n == -1) {
+			if (errno != EINTR)
+				log_err("poll: %s", strerror(errno));
+			continue;
+		}
+		if (pfd[0].revents & POLLIN)
+			sluiced_signals(s);
+		if (pfd[1].revents & POLLIN)
+			ctl_accept(s);
+	}
+
+	log_info("all workers gone; removing sockets");
+	while ((p = s->pools) != NULL) {
+		s->pools = p->next;
+		pool_free(p);
+	}
+	close(s->ctl_fd);
+	unlink(s->ctl_path);
+	unlink(s->pid_path);
+	conf_free(s->conf);
+	log_info("stopped");
+	/* The `ctl stop` clients learn that we are gone from their sockets closing. */
+	for (i = 0; i < s->nwaiters; i++)
+		close(s->waiters[i]);
+	free(s->waiters);
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct sluiced s;
+	const char *profile = NULL, *prefix = NULL, *listen = NULL, *outfile = NULL;
+	char *words[4];
+	size_t nwords = 0;
+	int ch, nginx_workers = 0, keepalive = -1, nginx_opts = 0, sup_opts = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.conf_path = "conf/endpoints.conf";
+	s.rundir = "run";
+	s.bindir = "bin";
+	s.grace_ms = 5000;
+	s.ctl_fd = -1;
+	s.crash_loop_tries = 5;
+	log_init("sluiced");
+	/*
+	 * Options may come before, between and after the words of the subcommand: POSIX
+	 * getopt stops at the first word, so words are collected and scanning resumes.
+	 */
+	for (;;) {
+		if ((ch = getopt(argc, argv, "c:r:b:g:p:l:w:k:o:h")) == -1) {
+			if (optind >= argc)
+				break;
+			if (nwords == sizeof(words) / sizeof(words[0]))
+				sluiced_usage();
+			words[nwords++] = argv[optind++];
+			continue;
+		}
+		switch (ch) {
+		case 'c':
+			s.conf_path = optarg;
+			break;
+		case 'r':
+			s.rundir = optarg;
+			break;
+		case 'b':
+			s.bindir = optarg;
+			sup_opts++;
+			break;
+		case 'g':
+			s.grace_ms = sluiced_opt_int("g", optarg, 0, 3600000);
+			sup_opts++;
+			break;
+		case 'p':
+			prefix = optarg;
+			nginx_opts++;
+			break;
+		case 'l':
+			listen = optarg;
+			nginx_opts++;
+			break;
+		case 'w':
+			nginx_workers = sluiced_opt_int("w", optarg, 1, 1024);
+			nginx_opts++;
+			break;
+		case 'k':
+			keepalive = sluiced_opt_int("k", optarg, 0, 65536);
+			nginx_opts++;
+			break;
+		case 'o':
+			outfile = optarg;
+			nginx_opts++;
+			break;
+		default:
+			sluiced_usage();
+		}
+	}
+	argc = (int)nwords;
+	argv = words;
+	if (argc == 0) {
+		if (nginx_opts > 0)
+			sluiced_usage();
+		sluiced_std_fds();
+		return sluiced_serve(&s);
+	}
+	if (strcmp(argv[0], "ctl") == 0) {
+		if (nginx_opts > 0 || sup_opts > 0)
+			sluiced_usage();
+		return ctl_client(s.rundir, argc - 1, argv + 1);
+	}
+	if (strcmp(argv[0], "nginx") == 0) {
+		if (argc != 2 || sup_opts > 0)
+			sluiced_usage();
+		profile = argv[1];
+		return nginx_main(s.conf_path, s.rundir, prefix, profile, listen, nginx_workers,
+		    keepalive, outfile);
+	}
+	sluiced_usage();
+	return 2;
+}

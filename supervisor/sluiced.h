@@ -1,0 +1,129 @@
+/*
+ * sluiced.h: what the supervisor's modules share.  Not part of common/: handlers never see
+ * any of this.
+ *
+ *   sluiced.c  main, command line, start-up and the poll() loop (signals via a self-pipe)
+ *   pool.c     one pool per endpoint: its socket, its workers, restarts, backoff, crash-loop
+ *              detection, generations for reload, graceful stop
+ *   ctl.c      the control socket RUNDIR/sluiced.ctl, server and client sides
+ *   nginx.c    the `nginx` subcommand around common/nginxconf.c
+ *
+ * Times are CLOCK_MONOTONIC milliseconds (int64_t).  Everything runs in one thread.
+ */
+#ifndef SLUICED_H
+#define SLUICED_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "conf.h"
+
+#define SLUICED_SUN_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
+
+/* A worker that lived shorter than this and died counts as a quick failure. */
+#define POOL_QUICK_MS	1000
+/* A new generation's worker counts as up once it has been alive this long. */
+#define POOL_READY_MS	200
+/* Backoff after the first quick failure, doubled per further one, capped. */
+#define POOL_BACKOFF_MS	100
+#define POOL_BACKOFF_MAX_MS	3200
+
+enum pool_state {
+	POOL_RUNNING,
+	POOL_FAILED,
+	POOL_STOPPING,
+	POOL__MAX
+};
+
+/* What a pool's workers are started with; compared on SIGHUP to decide on a reload. */
+struct pool_spec {
+	char *binary;		/* path given to execv */
+	char **env;		/* "SLUICE_...=..." strings, NULL-terminated */
+	int workers;
+	int threads;
+	unsigned mode;		/* socket mode */
+	int backlog;
+};
+
+struct worker {
+	pid_t pid;
+	unsigned gen;		/* the pool generation it was started for */
+	int64_t started;
+	int64_t term_at;	/* when SIGTERM was sent; 0: not asked to stop */
+	int killed;		/* SIGKILL sent */
+};
+
+struct pool {
+	struct pool *next;
+	char name[CONF_NAME_MAX];
+	char sock_path[SLUICED_SUN_MAX];
+	int fd;			/* the listening socket, -1 once closed */
+	struct pool_spec spec;
+	enum pool_state state;
+	int removing;		/* removed from the conf: freed once its workers are gone */
+	int reloading;		/* a new generation is starting; the old one still serves */
+	unsigned gen;
+	struct worker *w;
+	size_t nw, wcap;
+	unsigned long spawns, crashes;
+	int quick_fails;
+	int64_t fail_at;	/* time of the last quick failure */
+	int64_t next_spawn;	/* no spawn before this (backoff) */
+	int last_status;	/* wait status of the last unexpected exit */
+	int has_exit;
+};
+
+/* The supervisor's state; one instance, owned by main. */
+struct sluiced {
+	const char *conf_path;
+	const char *rundir;
+	const char *bindir;
+	int grace_ms;
+	struct conf *conf;
+	struct pool *pools;
+	int crash_loop_tries;
+	uid_t sock_uid;		/* chown target of sockets, (uid_t)-1: leave */
+	gid_t sock_gid;		/* (gid_t)-1: leave */
+	int stopping;
+	int ctl_fd;
+	char ctl_path[SLUICED_SUN_MAX];
+	char pid_path[4096];
+	int *waiters;		/* ctl clients of `stop`, answered by our exit */
+	size_t nwaiters;
+};
+
+int64_t sluiced_now(void);
+
+/* pool.c */
+int pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep,
+    struct pool_spec *out);
+void pool_spec_free(struct pool_spec *sp);
+int pool_spec_same(const struct pool_spec *a, const struct pool_spec *b);
+struct pool *pool_new(struct sluiced *s, const struct conf_endpoint *ep);
+void pool_free(struct pool *p);
+void pool_apply_socket(struct sluiced *s, struct pool *p, const struct pool_spec *sp);
+void pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline);
+int pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now);
+void pool_reload(struct pool *p, struct pool_spec *sp, int64_t now);
+void pool_stop(struct pool *p, int64_t now);
+void pool_remove(struct pool *p, int64_t now);
+size_t pool_live(const struct pool *p);
+void pool_status(FILE *out, const struct pool *p);
+
+/* ctl.c */
+int ctl_listen(struct sluiced *s);
+int ctl_in_use(const char *path);
+void ctl_accept(struct sluiced *s);
+int ctl_client(const char *rundir, int argc, char **argv);
+
+/* sluiced.c */
+void sluiced_begin_stop(struct sluiced *s);
+struct pool *sluiced_find_pool(struct sluiced *s, const char *name);
+
+/* nginx.c */
+int nginx_main(const char *conf_path, const char *rundir, const char *prefix,
+    const char *profile, const char *listen, int workers, int keepalive, const char *outfile);
+
+#endif /* SLUICED_H */

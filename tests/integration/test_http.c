@@ -1,0 +1,275 @@
+/*
+ * test_http: the real stack (nginx in both profiles, sluiced, bin/health) driven over HTTP.
+ *
+ * Health through both profiles with 2 nginx workers; the pinning test (and its negative
+ * control, which shows that the same test fails when keepalive is set so that W x K
+ * reaches the pool's capacity); bad input of every kind, including garbage and a
+ * truncated FastCGI record written straight to the endpoint's socket.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "stack.h"
+#include "../lib/harness.h"
+
+static const char health_conf[] =
+    "health =/health workers=8 threads=1 body_max=1024\n";
+
+static void
+check_health(struct stack *s)
+{
+	struct http_resp r;
+	char url[128], v[64];
+
+	http_resp_init(&r);
+	snprintf(url, sizeof(url), "%s/health", s->base);
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_STR(r.body.data, "{\"status\":\"ok\"}");
+	CHECK(http_header(&r, "Content-Type", v, sizeof(v)) == 0 &&
+	    strcmp(v, "application/json") == 0);
+	/* HEAD: the same headers, no body. */
+	CHECK(http_do("HEAD", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_INT(r.body.len, 0);
+	CHECK(http_header(&r, "Content-Length", v, sizeof(v)) == 0 && strcmp(v, "15") == 0);
+	/* Anything else under /health's exact route is not health. */
+	snprintf(url, sizeof(url), "%s/health/x", s->base);
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 404);
+	CHECK(strstr(r.body.data ? r.body.data : "", "\"code\"") != NULL);
+	http_resp_free(&r);
+}
+
+static void
+test_health_default_profile(void)
+{
+	struct stack s;
+
+	if (stack_start(&s, health_conf, "default", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	check_health(&s);
+	stack_stop(&s);
+}
+
+static void
+test_health_tuned_profile(void)
+{
+	struct stack s;
+
+	if (stack_start(&s, health_conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	check_health(&s);
+	stack_stop(&s);
+}
+
+/*
+ * Runs the pinning workload: a burst of 500 concurrent requests (which fills nginx's
+ * idle connection caches), 200 sequential ones, and a second burst.  Returns the number of
+ * requests that failed or took longer than limit seconds.
+ */
+static int
+pinning_workload(struct stack *s, double limit, long timeout_ms, int quiet)
+{
+	struct http_burst b;
+	struct http_resp r;
+	char url[128];
+	int bad = 0, i, round;
+
+	snprintf(url, sizeof(url), "%s/health", s->base);
+	http_resp_init(&r);
+	for (round = 0; round < 2; round++) {
+		http_burst(url, 500, 200, timeout_ms, &b);
+		bad += b.other + b.failed;
+		if (b.max_seconds > limit)
+			bad++;
+		if (!quiet)
+			printf("  burst %d: ok %d other %d failed %d max %.3f s\n", round, b.ok,
+			    b.other, b.failed, b.max_seconds);
+		if (round == 1)
+			break;
+		for (i = 0; i < 200; i++) {
+			if (http_do("GET", url, NULL, NULL, 0, timeout_ms, &r) < 0 ||
+			    r.status != 200 || r.seconds > limit)
+				bad++;
+		}
+		if (!quiet)
+			printf("  sequential: %d bad so far\n", bad);
+	}
+	http_resp_free(&r);
+	return bad;
+}
+
+static void
+test_pinning_tuned(void)
+{
+	struct stack s;
+
+	if (stack_start(&s, health_conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK_INT(pinning_workload(&s, 1.0, 5000, 0), 0);
+	stack_stop(&s);
+}
+
+/*
+ * The negative control: the same workload with keepalive forced to W x K >= capacity (2
+ * nginx workers x 8 idle connections against 4 single-threaded workers) must stall, which
+ * shows that test_pinning_tuned can fail.  Requests give up after 2 s here.
+ */
+static void
+test_pinning_cliff_is_detected(void)
+{
+	struct stack s;
+
+	if (stack_start(&s, "health =/health workers=4 threads=1\n", "tuned", 2, "-k 8") < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK(pinning_workload(&s, 1.0, 2000, 1) > 0);
+	stack_stop(&s);
+}
+
+static void
+test_bad_input(void)
+{
+	struct http_resp r;
+	struct stack s;
+	char url[256], v[64];
+	char *big;
+
+	if (stack_start(&s, health_conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	http_resp_init(&r);
+	snprintf(url, sizeof(url), "%s/health", s.base);
+
+	/* Methods: 405 with Allow and the JSON error. */
+	CHECK(http_do("POST", url, NULL, "x", 1, 5000, &r) == 0);
+	CHECK_INT(r.status, 405);
+	CHECK(http_header(&r, "Allow", v, sizeof(v)) == 0 && strcmp(v, "GET, HEAD") == 0);
+	CHECK(r.body.data && strstr(r.body.data, "\"code\":\"method_not_allowed\""));
+	CHECK(http_do("DELETE", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 405);
+	CHECK(http_do("BREW", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 405);
+
+	/* Malformed percent-encoding and NUL: 400 JSON. */
+	snprintf(url, sizeof(url), "%s/health?a=%%zz", s.base);
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 400);
+	CHECK(r.body.data && strstr(r.body.data, "\"code\":\"bad_query\""));
+	snprintf(url, sizeof(url), "%s/health?a=%%00", s.base);
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 400);
+	snprintf(url, sizeof(url), "%s/health?a=%%4", s.base);
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 400);
+
+	/* A body over the endpoint's cap (1 KiB here): 413 JSON from the worker. */
+	big = malloc(10 * 1024 * 1024);
+	memset(big, 'x', 10 * 1024 * 1024);
+	snprintf(url, sizeof(url), "%s/health", s.base);
+	CHECK(http_do("GET", url, NULL, big, 2048, 5000, &r) == 0);
+	CHECK_INT(r.status, 413);
+	CHECK(r.body.data && strstr(r.body.data, "\"code\":\"body_too_large\""));
+	/* 10 MB, past nginx's own limit too: still 413 with a JSON body. */
+	CHECK(http_do("GET", url, NULL, big, 10 * 1024 * 1024, 10000, &r) == 0);
+	CHECK_INT(r.status, 413);
+	CHECK(http_header(&r, "Content-Type", v, sizeof(v)) == 0 &&
+	    strncmp(v, "application/json", 16) == 0);
+	free(big);
+
+	/* After all of it, health still answers. */
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 200);
+	http_resp_free(&r);
+	stack_stop(&s);
+}
+
+/* A FastCGI record header. */
+static size_t
+fcgi_record(unsigned char *p, int type, int id, size_t len)
+{
+	p[0] = 1;
+	p[1] = (unsigned char)type;
+	p[2] = (unsigned char)(id >> 8);
+	p[3] = (unsigned char)id;
+	p[4] = (unsigned char)(len >> 8);
+	p[5] = (unsigned char)len;
+	p[6] = 0;
+	p[7] = 0;
+	return 8;
+}
+
+static void
+test_garbage_on_the_socket(void)
+{
+	struct http_resp r;
+	struct stack s;
+	char sock[400], url[128];
+	unsigned char rec[256];
+	size_t n;
+	int i;
+
+	if (stack_start(&s, health_conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	snprintf(sock, sizeof(sock), "%s/health.sock", s.run);
+	snprintf(url, sizeof(url), "%s/health", s.base);
+	http_resp_init(&r);
+
+	/* Plain garbage, an HTTP request, and nothing at all. */
+	CHECK(http_raw_unix(sock, "\xff\xfe garbage \x00\x01\x02", 14, 2000) >= 0);
+	CHECK(http_raw_unix(sock, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27, 2000) >= 0);
+	CHECK(http_raw_unix(sock, "", 0, 2000) >= 0);
+
+	/* A truncated record: BEGIN_REQUEST announcing 8 bytes, then 3. */
+	n = fcgi_record(rec, 1, 1, 8);
+	memcpy(rec + n, "\x00\x01\x00", 3);
+	CHECK(http_raw_unix(sock, rec, n + 3, 2000) >= 0);
+
+	/* BEGIN_REQUEST, then PARAMS whose name and value lengths add up past INT_MAX
+	 * (the shape of CVE-2025-23016): the worker refuses it or dies and is replaced. */
+	n = fcgi_record(rec, 1, 1, 8);
+	memcpy(rec + n, "\x00\x01\x01\x00\x00\x00\x00\x00", 8);	/* responder, keep-conn */
+	n += 8;
+	n += fcgi_record(rec + n, 4, 1, 8);
+	memcpy(rec + n, "\xff\xff\xff\xff\xff\xff\xff\xff", 8);
+	n += 8;
+	CHECK(http_raw_unix(sock, rec, n, 2000) >= 0);
+
+	/* nginx keeps serving, and the pool is whole again. */
+	for (i = 0; i < 50; i++) {
+		CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+		CHECK_INT(r.status, 200);
+	}
+	CHECK(stack_wait_pool(&s, "health", 3000) == 0);
+	http_resp_free(&r);
+	stack_stop(&s);
+}
+
+int
+main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	RUN(test_health_default_profile);
+	RUN(test_health_tuned_profile);
+	RUN(test_bad_input);
+	RUN(test_garbage_on_the_socket);
+	RUN(test_pinning_tuned);
+	RUN(test_pinning_cliff_is_detected);
+	return harness_done();
+}

@@ -1,0 +1,70 @@
+/*
+ * http.h: an HTTP client for integration tests, over libcurl.
+ *
+ * http_do() sends one request and collects status, headers and body; http_burst() sends n
+ * requests at once over separate connections (curl's multi interface) and reports how
+ * they ended; a request loop runs in a background thread while a test kills or reloads
+ * workers, and counts every request that did not get the expected status.
+ */
+#ifndef SLUICE_HTTP_H
+#define SLUICE_HTTP_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+struct http_resp {
+	long status;		/* 0 when the request failed at the transport level */
+	struct buf headers;
+	struct buf body;
+	double seconds;
+};
+
+void http_resp_init(struct http_resp *r);
+void http_resp_free(struct http_resp *r);
+
+/*
+ * Sends method url with the given extra header lines (NULL-terminated array, may be NULL)
+ * and body (may be NULL).  Fills r (reset first).  Returns 0 when a response arrived, -1
+ * on a transport error (r->status 0).  timeout_ms bounds the whole request.
+ */
+int http_do(const char *method, const char *url, const char *const *headers,
+    const char *body, size_t body_len, long timeout_ms, struct http_resp *r);
+
+/* The value of response header name (case insensitive) copied into out, or -1. */
+int http_header(const struct http_resp *r, const char *name, char *out, size_t len);
+
+struct http_burst {
+	int ok;			/* got want_status */
+	int other;		/* another status */
+	int failed;		/* transport errors */
+	double max_seconds;
+};
+
+/* Sends n GETs of url at once (one connection each); fills b. */
+void http_burst(const char *url, int n, long want_status, long timeout_ms,
+    struct http_burst *b);
+
+/* A background loop of sequential requests, for kill and reload tests. */
+struct http_loop {
+	pthread_t tid;
+	const char *url;
+	const char *method;
+	long want_status;
+	volatile int stop;
+	long sent;
+	long bad;		/* not want_status, or a transport error */
+	long last_bad_status;
+	double max_seconds;
+};
+
+int http_loop_start(struct http_loop *l, const char *method, const char *url, long want);
+/* Stops the loop and waits for it. */
+void http_loop_stop(struct http_loop *l);
+
+/* Writes raw bytes to the unix socket at path and reads until EOF or timeout_ms.  Returns
+ * the bytes read, or -1 when the connection could not be made. */
+long http_raw_unix(const char *path, const void *p, size_t len, long timeout_ms);
+
+#endif /* SLUICE_HTTP_H */

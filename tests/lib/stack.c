@@ -1,0 +1,418 @@
+/* stack.c: see stack.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stack.h"
+
+#define STACK_MAX	8
+
+static struct stack *live[STACK_MAX];
+static int atexit_set;
+
+long long
+stack_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+stack_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		continue;
+}
+
+int
+stack_sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(cmd))
+		return -1;
+	rc = system(cmd);
+	if (rc < 0 || !WIFEXITED(rc))
+		return -1;
+	return WEXITSTATUS(rc);
+}
+
+static const char *
+stack_bin(void)
+{
+	static char path[PATH_MAX];
+	const char *b;
+
+	if (path[0] != '\0')
+		return path;
+	if ((b = getenv("SLUICE_BIN")) == NULL)
+		b = "bin";
+	if (realpath(b, path) == NULL)
+		snprintf(path, sizeof(path), "%s", b);
+	return path;
+}
+
+/* Starts argv with stdout and stderr appended to log; returns the pid or -1. */
+static pid_t
+stack_spawn(char *const argv[], const char *log)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid != 0)
+		return pid;
+	if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)) >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	if ((fd = open("/dev/null", O_RDONLY)) >= 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+/* Waits up to ms for pid; SIGKILLs it past that.  Returns its wait status or -1. */
+static int
+stack_reap(pid_t pid, int ms)
+{
+	long long end = stack_now_ms() + ms;
+	int status;
+
+	while (stack_now_ms() < end) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		if (r < 0)
+			return -1;
+		stack_sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	return waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
+static int
+stack_free_port(void)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd, port = -1;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return -1;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
+		port = ntohs(sin.sin_port);
+	close(fd);
+	return port;
+}
+
+static int
+stack_port_open(int port)
+{
+	struct sockaddr_in sin;
+	int fd, ok;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return 0;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((unsigned short)port);
+	ok = connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+	close(fd);
+	return ok;
+}
+
+static void
+stack_atexit(void)
+{
+	int i;
+
+	for (i = 0; i < STACK_MAX; i++)
+		if (live[i] != NULL)
+			stack_stop(live[i]);
+}
+
+static void
+stack_dump_logs(struct stack *s)
+{
+	stack_sh("tail -n 30 %s/sluiced.log %s/nginx/logs/error.log 1>&2 2>/dev/null", s->dir,
+	    s->dir);
+}
+
+int
+stack_ctl(struct stack *s, struct buf *out, const char *args)
+{
+	char cmd[PATH_MAX + 1024], line[512];
+	FILE *p;
+	int rc, n;
+
+	n = snprintf(cmd, sizeof(cmd), "%s/sluiced -r %s ctl %s 2>&1", stack_bin(), s->run,
+	    args);
+	if (n < 0 || (size_t)n >= sizeof(cmd) || (p = popen(cmd, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), p) != NULL)
+		if (out != NULL)
+			buf_puts(out, line);
+	rc = pclose(p);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* Finds the status line of pool name and the value after " key=". */
+static int
+stack_pool_field(struct stack *s, const char *name, const char *key, char *val, size_t len)
+{
+	struct buf out;
+	char pat[96];
+	const char *line, *p, *end;
+	int rc = -1;
+
+	buf_init(&out, 0);
+	if (stack_ctl(s, &out, "status") != 0 || out.data == NULL)
+		goto out;
+	for (line = out.data; *line != '\0'; line = end + (*end != '\0')) {
+		if ((end = strchr(line, '\n')) == NULL)
+			end = line + strlen(line);
+		if (strncmp(line, name, strlen(name)) != 0 || line[strlen(name)] != ' ')
+			continue;
+		snprintf(pat, sizeof(pat), " %s=", key);
+		if ((p = strstr(line, pat)) == NULL || p > end)
+			break;
+		p += strlen(pat);
+		size_t n = strcspn(p, " \n");
+		if (n >= len)
+			break;
+		memcpy(val, p, n);
+		val[n] = '\0';
+		rc = 0;
+		break;
+	}
+out:
+	buf_free(&out);
+	return rc;
+}
+
+long
+stack_pool_value(struct stack *s, const char *name, const char *key)
+{
+	char v[64];
+
+	if (stack_pool_field(s, name, key, v, sizeof(v)) < 0)
+		return -1;
+	return strtol(v, NULL, 10);
+}
+
+int
+stack_pool_state(struct stack *s, const char *name, char *state, size_t len)
+{
+	return stack_pool_field(s, name, "state", state, len);
+}
+
+int
+stack_wait_pool(struct stack *s, const char *name, int ms)
+{
+	long long end = stack_now_ms() + ms;
+	char v[64], *slash;
+
+	while (stack_now_ms() < end) {
+		if (stack_pool_field(s, name, "workers", v, sizeof(v)) == 0 &&
+		    (slash = strchr(v, '/')) != NULL && atoi(v) > 0 &&
+		    atoi(v) == atoi(slash + 1))
+			return 0;
+		stack_sleep_ms(20);
+	}
+	return -1;
+}
+
+int
+stack_worker_pids(struct stack *s, const char *name, pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[64], buf[8192], want[64];
+	int n = 0;
+
+	if (d == NULL)
+		return 0;
+	snprintf(want, sizeof(want), "SLUICE_NAME=%s", name);
+	while ((e = readdir(d)) != NULL && n < max) {
+		long pid = strtol(e->d_name, NULL, 10), ppid = 0;
+		FILE *f;
+		size_t len, off;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fscanf(f, "%*d (%*[^)]) %*c %ld", &ppid) != 1)
+			ppid = 0;
+		fclose(f);
+		if (ppid != s->sluiced)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		for (off = 0; off < len; off += strlen(buf + off) + 1)
+			if (strcmp(buf + off, want) == 0) {
+				pids[n++] = (pid_t)pid;
+				break;
+			}
+	}
+	closedir(d);
+	return n;
+}
+
+int
+stack_start(struct stack *s, const char *endpoints, const char *profile, int nginx_workers,
+    const char *extra_nginx_args)
+{
+	char log[400], nginx_conf[400], prefix[300], errlog[400];
+	char *sluiced_argv[10], *nginx_argv[8], sluiced_path[PATH_MAX + 16];
+	long long end;
+	FILE *f;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	s->profile = profile;
+	s->nginx_workers = nginx_workers;
+	snprintf(s->dir, sizeof(s->dir), "/tmp/sluice-test-XXXXXX");
+	if (mkdtemp(s->dir) == NULL)
+		return -1;
+	/* nginx's workers may run as another user when the tests run as root. */
+	chmod(s->dir, 0755);
+	snprintf(s->run, sizeof(s->run), "%s/run", s->dir);
+	snprintf(s->conf, sizeof(s->conf), "%s/endpoints.conf", s->dir);
+	snprintf(prefix, sizeof(prefix), "%s/nginx", s->dir);
+	if ((s->port = stack_free_port()) < 0)
+		return -1;
+	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%d", s->port);
+	if ((f = fopen(s->conf, "w")) == NULL)
+		return -1;
+	fprintf(f, "set listen 127.0.0.1:%d\n%s\n", s->port, endpoints);
+	fclose(f);
+	if (!atexit_set) {
+		atexit(stack_atexit);
+		atexit_set = 1;
+	}
+	for (i = 0; i < STACK_MAX && live[i] != NULL; i++)
+		continue;
+	if (i < STACK_MAX)
+		live[i] = s;
+
+	snprintf(log, sizeof(log), "%s/sluiced.log", s->dir);
+	if (snprintf(sluiced_path, sizeof(sluiced_path), "%s/sluiced", stack_bin()) >=
+	    (int)sizeof(sluiced_path))
+		goto fail;
+	i = 0;
+	sluiced_argv[i++] = sluiced_path;
+	sluiced_argv[i++] = (char *)(unsigned long)"-c";
+	sluiced_argv[i++] = s->conf;
+	sluiced_argv[i++] = (char *)(unsigned long)"-r";
+	sluiced_argv[i++] = s->run;
+	sluiced_argv[i++] = (char *)(unsigned long)"-b";
+	sluiced_argv[i++] = (char *)(unsigned long)stack_bin();
+	sluiced_argv[i++] = (char *)(unsigned long)"-g";
+	sluiced_argv[i++] = (char *)(unsigned long)"3000";
+	sluiced_argv[i] = NULL;
+	if ((s->sluiced = stack_spawn(sluiced_argv, log)) < 0)
+		goto fail;
+	end = stack_now_ms() + 5000;
+	while (stack_ctl(s, NULL, "status") != 0) {
+		if (stack_now_ms() > end || waitpid(s->sluiced, NULL, WNOHANG) != 0) {
+			fprintf(stderr, "stack: sluiced did not come up\n");
+			goto fail;
+		}
+		stack_sleep_ms(20);
+	}
+
+	if (stack_sh("mkdir -p %s/logs && %s/sluiced -c %s nginx %s -r %s -p %s -l 127.0.0.1:%d "
+	    "-w %d %s > %s/nginx.conf", prefix, stack_bin(), s->conf, profile, s->run, prefix,
+	    s->port, nginx_workers, extra_nginx_args ? extra_nginx_args : "", prefix) != 0) {
+		fprintf(stderr, "stack: cannot generate the nginx configuration\n");
+		goto fail;
+	}
+	snprintf(nginx_conf, sizeof(nginx_conf), "%s/nginx.conf", prefix);
+	snprintf(errlog, sizeof(errlog), "%s/logs/error.log", prefix);
+	snprintf(log, sizeof(log), "%s/logs/stderr.log", prefix);
+	i = 0;
+	nginx_argv[i++] = (char *)(unsigned long)"/usr/sbin/nginx";
+	nginx_argv[i++] = (char *)(unsigned long)"-p";
+	nginx_argv[i++] = prefix;
+	nginx_argv[i++] = (char *)(unsigned long)"-c";
+	nginx_argv[i++] = nginx_conf;
+	nginx_argv[i++] = (char *)(unsigned long)"-e";
+	nginx_argv[i++] = errlog;
+	nginx_argv[i] = NULL;
+	if ((s->nginx = stack_spawn(nginx_argv, log)) < 0)
+		goto fail;
+	end = stack_now_ms() + 5000;
+	while (!stack_port_open(s->port)) {
+		if (stack_now_ms() > end || waitpid(s->nginx, NULL, WNOHANG) != 0) {
+			s->nginx = 0;
+			fprintf(stderr, "stack: nginx did not come up\n");
+			stack_sh("cat %s 1>&2", log);
+			goto fail;
+		}
+		stack_sleep_ms(10);
+	}
+	return 0;
+fail:
+	stack_dump_logs(s);
+	stack_stop(s);
+	return -1;
+}
+
+void
+stack_stop(struct stack *s)
+{
+	int i;
+
+	if (s->nginx > 0) {
+		kill(s->nginx, SIGTERM);
+		stack_reap(s->nginx, 5000);
+		s->nginx = 0;
+	}
+	if (s->sluiced > 0) {
+		kill(s->sluiced, SIGTERM);
+		stack_reap(s->sluiced, 10000);
+		s->sluiced = 0;
+	}
+	if (s->dir[0] != '\0' && getenv("SLUICE_KEEP_TMP") == NULL)
+		stack_sh("rm -rf '%s'", s->dir);
+	s->dir[0] = '\0';
+	for (i = 0; i < STACK_MAX; i++)
+		if (live[i] == s)
+			live[i] = NULL;
+}

@@ -1,0 +1,66 @@
+/*
+ * stack.h: the real stack for integration tests.
+ *
+ * stack_start() writes an endpoint list into a fresh temporary directory, starts the real
+ * sluiced on it (sockets, workers from SLUICE_BIN), generates the nginx configuration of the
+ * chosen profile with sluiced itself, starts the real nginx on a free loopback port from a
+ * prefix inside that directory, and waits until both answer.  stack_stop() stops both,
+ * reaps every process and removes the directory; it is also run at exit for any stack still
+ * up, so a failing test leaves nothing behind.
+ */
+#ifndef SLUICE_STACK_H
+#define SLUICE_STACK_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
+
+struct stack {
+	char dir[256];		/* temporary directory holding everything */
+	char run[300];		/* RUNDIR: sockets, ctl socket */
+	char conf[300];		/* the endpoint list */
+	char base[64];		/* "http://127.0.0.1:PORT" */
+	int port;
+	pid_t sluiced;
+	pid_t nginx;
+	int nginx_workers;
+	const char *profile;
+};
+
+/*
+ * Starts sluiced and nginx.  endpoints is the body of the endpoint list (the "set listen"
+ * line is added); profile is "default" or "tuned"; nginx_workers > 0.  extra_nginx_args are
+ * passed to "sluiced nginx" (e.g. "-k 8"), may be NULL.  Returns 0, or -1 with the reason on
+ * stderr (the logs under dir are printed too).
+ */
+int stack_start(struct stack *s, const char *endpoints, const char *profile,
+    int nginx_workers, const char *extra_nginx_args);
+void stack_stop(struct stack *s);
+
+/* Runs "sluiced -r RUN ctl ARGS" and returns its exit status; its output goes to out
+ * (may be NULL). */
+int stack_ctl(struct stack *s, struct buf *out, const char *args);
+
+/*
+ * Reads "NAME key=value ..." from ctl status for pool name: the integer value of key
+ * ("spawns", "crashes"), or -1 when absent.  For "workers", the number of live workers
+ * (before the '/').  state (may be NULL) receives the state word.
+ */
+long stack_pool_value(struct stack *s, const char *name, const char *key);
+int stack_pool_state(struct stack *s, const char *name, char *state, size_t len);
+
+/* Waits up to ms for pool name to report all its workers up; 0 or -1. */
+int stack_wait_pool(struct stack *s, const char *name, int ms);
+
+/* The pids of the live workers of pool name (from /proc: children of sluiced whose
+ * SLUICE_NAME is name), at most max; returns the count. */
+int stack_worker_pids(struct stack *s, const char *name, pid_t *pids, int max);
+
+/* Milliseconds on a monotonic clock. */
+long long stack_now_ms(void);
+
+/* Runs a shell command, returns its exit status (-1 if it could not run). */
+int stack_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* SLUICE_STACK_H */

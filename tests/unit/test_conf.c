@@ -1,0 +1,559 @@
+/*
+ * test_conf.c: the endpoint list parser (common/conf.c) and the nginx.conf generator
+ * (common/nginxconf.c).
+ *
+ * Parser tests are tables: good files with the values they must yield, and one bad file
+ * per kind of mistake with the line and the words the error must contain.  Generator
+ * tests check the keepalive rule of FASTCGI-NOTES rule 2 (W x K <= C / 2, K < 1 means no
+ * keepalive at all) over a grid of pool and nginx sizes, and that routes become the right
+ * kind of location.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "harness.h"
+#include "log.h"
+#include "nginxconf.h"
+
+/* Writes text to a fresh temporary file; returns its path in buf (caller unlinks). */
+static int
+write_tmp(const char *text, char *buf, size_t len)
+{
+	FILE *f;
+	int fd;
+
+	if ((size_t)snprintf(buf, len, "/tmp/test_conf.XXXXXX") >= len)
+		return -1;
+	if ((fd = mkstemp(buf)) == -1)
+		return -1;
+	if ((f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		return -1;
+	}
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Parses text; the error (if any) lands in err. */
+static struct conf *
+load_text(const char *text, char *err, size_t errlen)
+{
+	char path[64];
+	struct conf *c;
+
+	if (write_tmp(text, path, sizeof(path)) == -1) {
+		snprintf(err, errlen, "cannot write temp file");
+		return NULL;
+	}
+	c = conf_load(path, err, errlen);
+	unlink(path);
+	return c;
+}
+
+static void
+test_shipped_file(void)
+{
+	char err[512];
+	struct conf *c = conf_load("conf/endpoints.conf", err, sizeof(err));
+	const struct conf_endpoint *ep;
+
+	CHECK(c != NULL);
+	if (c == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	CHECK_STR(c->listen, "127.0.0.1:8080");
+	CHECK((ep = conf_find(c, "health")) != NULL);
+	if (ep != NULL) {
+		CHECK_INT(ep->exact, 1);
+		CHECK_STR(ep->path, "/health");
+		CHECK_INT(ep->workers, 8);
+		CHECK_INT(ep->threads, 1);
+		CHECK(ep->db_name == NULL);
+	}
+	conf_free(c);
+}
+
+static void
+test_good_full(void)
+{
+	const char *text =
+	    "# a comment\n"
+	    "\n"
+	    "   set listen 0.0.0.0:9000   # trailing comment\n"
+	    "set nginx_workers 3\n"
+	    "set body_max 8m\n"
+	    "set crash_loop_tries 7\n"
+	    "set socket_group www-data\n"
+	    "set nginx_user www-data:www-data\n"
+	    "db chinook sqlite:data/chinook.db\n"
+	    "db pg postgresql:///x?host=/var/run/postgresql\n"
+	    "rest /rest/v1/ workers=16 threads=2 db=chinook backlog=1024 mode=0600 "
+	    "page_max=200 prefer=on\n"
+	    "\thealth\t=/health\tdb=none binary=/opt/h\n"
+	    "chat =/ db=pg\n"
+	    "late /late/ db=later\n"
+	    "db later sqlite::memory:\n";
+	char err[512];
+	struct conf *c = load_text(text, err, sizeof(err));
+	const struct conf_endpoint *ep;
+
+	CHECK(c != NULL);
+	if (c == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	CHECK_STR(c->listen, "0.0.0.0:9000");
+	CHECK_INT(c->nginx_workers, 3);
+	CHECK_INT(c->body_max, 8LL * 1024 * 1024);
+	CHECK_INT(c->crash_loop_tries, 7);
+	CHECK_STR(c->socket_group, "www-data");
+	CHECK_STR(c->nginx_user, "www-data:www-data");
+	CHECK_STR(conf_get(c, "listen", NULL), "0.0.0.0:9000");
+	CHECK_STR(conf_get(c, "nope", "dflt"), "dflt");
+	CHECK_INT(c->neps, 4);
+	CHECK_INT(c->ndbs, 3);
+	ep = conf_find(c, "rest");
+	CHECK(ep != NULL);
+	if (ep != NULL) {
+		CHECK_INT(ep->exact, 0);
+		CHECK_STR(ep->path, "/rest/v1/");
+		CHECK_INT(ep->workers, 16);
+		CHECK_INT(ep->threads, 2);
+		CHECK_INT(ep->backlog, 1024);
+		CHECK_INT(ep->mode, 0600);
+		CHECK_STR(ep->db_name, "chinook");
+		CHECK_STR(ep->db_url, "sqlite:data/chinook.db");
+		CHECK_INT(ep->nextra, 2);
+		CHECK_STR(ep->extra[0].key, "page_max");
+		CHECK_STR(ep->extra[0].value, "200");
+		CHECK_STR(ep->extra[1].key, "prefer");
+		CHECK(ep->binary == NULL);
+	}
+	ep = conf_find(c, "health");
+	CHECK(ep != NULL);
+	if (ep != NULL) {
+		CHECK(ep->db_name == NULL);
+		CHECK(ep->db_url == NULL);
+		CHECK_STR(ep->binary, "/opt/h");
+		CHECK_INT(ep->workers, 4);
+		CHECK_INT(ep->backlog, 4096);
+		CHECK_INT(ep->mode, 0660);
+		CHECK_INT(ep->line, 12);
+	}
+	ep = conf_find(c, "chat");
+	CHECK(ep != NULL && ep->exact && strcmp(ep->path, "/") == 0);
+	/* A db may be declared after the endpoint that names it. */
+	ep = conf_find(c, "late");
+	CHECK(ep != NULL && ep->db_url != NULL && strcmp(ep->db_url, "sqlite::memory:") == 0);
+	CHECK(conf_find(c, "nope") == NULL);
+	conf_free(c);
+}
+
+static void
+test_defaults(void)
+{
+	char err[512];
+	struct conf *c = load_text("x /x/\n", err, sizeof(err));
+
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_STR(c->listen, "127.0.0.1:8080");
+	CHECK_INT(c->nginx_workers, 0);
+	CHECK_INT(c->body_max, 1024 * 1024);
+	CHECK_INT(c->crash_loop_tries, 5);
+	CHECK(c->socket_group == NULL);
+	CHECK(c->nginx_user == NULL);
+	CHECK_INT(c->eps[0].workers, 4);
+	CHECK_INT(c->eps[0].threads, 1);
+	conf_free(c);
+	c = load_text("", err, sizeof(err));
+	CHECK(c != NULL && c->neps == 0);
+	conf_free(c);
+}
+
+static void
+test_db_override(void)
+{
+	char err[512];
+	struct conf *c;
+
+	setenv("SLUICE_DB_CHINOOK", "postgresql:///chinook", 1);
+	c = load_text("db chinook sqlite:data/chinook.db\nrest /rest/ db=chinook\n"
+	    "db other sqlite:o.db\nx =/x db=other\n", err, sizeof(err));
+	unsetenv("SLUICE_DB_CHINOOK");
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_STR(c->eps[0].db_url, "postgresql:///chinook");
+	CHECK_STR(c->eps[1].db_url, "sqlite:o.db");
+	conf_free(c);
+	/* An empty override is no override. */
+	setenv("SLUICE_DB_CHINOOK", "", 1);
+	c = load_text("db chinook sqlite:a.db\nrest /rest/ db=chinook\n", err, sizeof(err));
+	unsetenv("SLUICE_DB_CHINOOK");
+	CHECK(c != NULL && strcmp(c->eps[0].db_url, "sqlite:a.db") == 0);
+	conf_free(c);
+}
+
+static void
+test_bad_lines(void)
+{
+	static const struct {
+		const char *text;
+		int line;
+		const char *words;	/* must occur in the error */
+	} bad[] = {
+		{ "bogus\n", 1, "missing ROUTE" },
+		{ "Health =/health\n", 1, "bad endpoint name" },
+		{ "he-alth =/health\n", 1, "bad endpoint name" },
+		{ "1abc =/x\n", 1, "bad endpoint name" },
+		{ "abcdefghijabcdefghijabcdefghijab =/x\n", 1, "bad endpoint name" },
+		{ "x health\n", 1, "bad route" },
+		{ "x =health\n", 1, "bad route" },
+		{ "x /a b\n", 1, "not KEY=VALUE" },
+		{ "x /a;/\n", 1, "bad route" },
+		{ "x /a//b\n", 1, "bad route" },
+		{ "x /a/../b\n", 1, "bad route" },
+		{ "x /a/{}\n", 1, "bad route" },
+		{ "x /x/\ny /x/\n", 2, "already used" },
+		{ "x /x/\n#\nx /y/\n", 3, "declared twice" },
+		{ "x /x/ workers=0\n", 1, "out of range" },
+		{ "x /x/ workers=1025\n", 1, "out of range" },
+		{ "x /x/ workers=-1\n", 1, "out of range" },
+		{ "x /x/ workers=+4\n", 1, "out of range" },
+		{ "x /x/ workers=4x\n", 1, "out of range" },
+		{ "x /x/ workers= \n", 1, "empty value" },
+		{ "x /x/ workers=99999999999999999999\n", 1, "out of range" },
+		{ "x /x/ threads=0\n", 1, "out of range" },
+		{ "x /x/ backlog=70000\n", 1, "out of range" },
+		{ "x /x/ mode=0999\n", 1, "octal" },
+		{ "x /x/ mode=1777\n", 1, "octal" },
+		{ "x /x/ workers=2 workers=3\n", 1, "twice" },
+		{ "x /x/ foo=1 foo=2\n", 1, "twice" },
+		{ "x /x/ name=y\n", 1, "reserved" },
+		{ "x /x/ Foo=1\n", 1, "bad key" },
+		{ "x /x/ =1\n", 1, "bad key" },
+		{ "x /x/ foo=a;b\n", 1, "not allowed" },
+		{ "x /x/ foo=\"a\"\n", 1, "not allowed" },
+		{ "x /x/ db=nope\n", 1, "not declared" },
+		{ "\n\nx /x/ db=nope\ndb other sqlite:x\n", 3, "not declared" },
+		{ "set\n", 1, "exactly KEY VALUE" },
+		{ "set listen\n", 1, "exactly KEY VALUE" },
+		{ "set listen a b\n", 1, "exactly KEY VALUE" },
+		{ "set lisen 1\n", 1, "unknown setting" },
+		{ "set listen 1\nset listen 2\n", 2, "twice" },
+		{ "set listen a;b\n", 1, "not allowed" },
+		{ "set nginx_workers -1\n", 1, "nginx_workers" },
+		{ "set nginx_workers 2000\n", 1, "nginx_workers" },
+		{ "set body_max 0\n", 1, "body_max" },
+		{ "set body_max 2g\n", 1, "body_max" },
+		{ "set body_max 1025m\n", 1, "body_max" },
+		{ "set body_max k\n", 1, "body_max" },
+		{ "set crash_loop_tries 0\n", 1, "crash_loop_tries" },
+		{ "db\n", 1, "exactly NAME URL" },
+		{ "db x\n", 1, "exactly NAME URL" },
+		{ "db X sqlite:x\n", 1, "bad db name" },
+		{ "db none sqlite:x\n", 1, "bad db name" },
+		{ "db x sqlite:x\ndb x sqlite:y\n", 2, "declared twice" },
+	};
+	char err[512], want[64];
+	struct conf *c;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c = load_text(bad[i].text, err, sizeof(err));
+		if (c != NULL) {
+			harness_fail(__FILE__, __LINE__, "case %zu (%s) parsed", i, bad[i].text);
+			conf_free(c);
+			continue;
+		}
+		snprintf(want, sizeof(want), ":%d: ", bad[i].line);
+		if (strstr(err, want) == NULL || strstr(err, bad[i].words) == NULL)
+			harness_fail(__FILE__, __LINE__, "case %zu: error '%s', want line %d and "
+			    "'%s'", i, err, bad[i].line, bad[i].words);
+	}
+}
+
+static void
+test_bad_file(void)
+{
+	char err[512], text[2048];
+	struct conf *c;
+
+	c = conf_load("/nonexistent/endpoints.conf", err, sizeof(err));
+	CHECK(c == NULL);
+	CHECK(strstr(err, "/nonexistent/endpoints.conf:0: ") != NULL);
+	/* A line over CONF_LINE_MAX. */
+	memset(text, 'a', sizeof(text));
+	memcpy(text, "x /x/ k=", 8);
+	text[sizeof(text) - 2] = '\n';
+	text[sizeof(text) - 1] = '\0';
+	c = load_text(text, err, sizeof(err));
+	CHECK(c == NULL && strstr(err, ":1: line longer") != NULL);
+	conf_free(c);
+	/* Too many extra keys. */
+	c = load_text("x /x/ a=1 b=1 c=1 d=1 e=1 f=1 g=1 h=1 i=1 j=1 k=1 l=1 m=1 n=1 o=1 "
+	    "p=1 q=1\n", err, sizeof(err));
+	CHECK(c == NULL && strstr(err, "too many") != NULL);
+	conf_free(c);
+	/* A tiny error buffer truncates but stays a string. */
+	c = load_text("bogus\n", err, 8);
+	CHECK(c == NULL && strlen(err) == 7);
+}
+
+static void
+test_env_readers(void)
+{
+	long long v = 0;
+
+	unsetenv("SLUICE_T");
+	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), 0);
+	CHECK_INT(v, 4);
+	setenv("SLUICE_T", "7", 1);
+	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), 0);
+	CHECK_INT(v, 7);
+	setenv("SLUICE_T", "-3", 1);
+	CHECK_INT(conf_env_int("SLUICE_T", -5, 10, 4, &v), 0);
+	CHECK_INT(v, -3);
+	setenv("SLUICE_T", "11", 1);
+	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), -1);
+	setenv("SLUICE_T", "7x", 1);
+	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), -1);
+	setenv("SLUICE_T", " 7", 1);
+	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), -1);
+	setenv("SLUICE_T", "+7", 1);
+	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), -1);
+	setenv("SLUICE_T", "-", 1);
+	CHECK_INT(conf_env_int("SLUICE_T", -10, 10, 4, &v), -1);
+	CHECK_STR(conf_env_str("SLUICE_T", "d"), "-");
+	unsetenv("SLUICE_T");
+	CHECK_STR(conf_env_str("SLUICE_T", "d"), "d");
+}
+
+/* Generates nginx.conf for text into a malloc'ed string (caller frees). */
+static char *
+gen(const char *text, enum nginx_profile prof, int w, int k)
+{
+	struct nginx_opts o;
+	char err[512], *buf = NULL;
+	size_t len = 0;
+	struct conf *c;
+	FILE *f;
+	int rc;
+
+	if ((c = load_text(text, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return NULL;
+	}
+	memset(&o, 0, sizeof(o));
+	o.profile = prof;
+	o.rundir = "/srv/run";
+	o.prefix = "/srv/run/nginx";
+	o.workers = w;
+	o.keepalive = k;
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		conf_free(c);
+		return NULL;
+	}
+	rc = nginx_conf_write(f, c, &o);
+	fclose(f);
+	conf_free(c);
+	if (rc == -1) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void
+test_keepalive_rule(void)
+{
+	static const struct {
+		int cap, w, k;
+	} cases[] = {
+		{ 8, 2, 2 }, { 8, 1, 4 }, { 4, 2, 1 }, { 3, 2, 0 }, { 1, 1, 0 }, { 2, 1, 1 },
+		{ 32, 2, 8 }, { 12, 3, 2 }, { 6, 3, 1 }, { 5, 3, 0 }, { 0, 2, 0 }, { 8, 0, 0 },
+	};
+	size_t i;
+	int c, w, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (nginx_keepalive(cases[i].cap, cases[i].w) != cases[i].k)
+			harness_fail(__FILE__, __LINE__, "C %d W %d: K %d, want %d", cases[i].cap,
+			    cases[i].w, nginx_keepalive(cases[i].cap, cases[i].w), cases[i].k);
+	/* The rule itself, over a grid: W x K <= C / 2, and K is the largest such. */
+	for (c = 1; c <= 300; c++)
+		for (w = 1; w <= 16; w++) {
+			k = nginx_keepalive(c, w);
+			if (2 * w * k > c || 2 * w * (k + 1) <= c)
+				harness_fail(__FILE__, __LINE__, "C %d W %d: K %d breaks the rule",
+				    c, w, k);
+		}
+}
+
+static void
+test_gen_tuned(void)
+{
+	char *s = gen("set nginx_workers 2\n"
+	    "health =/health workers=8 threads=1\n"
+	    "small /small/ workers=3\n"
+	    "big /big/ workers=4 threads=4\n", NGINX_TUNED, 0, -1);
+
+	CHECK(s != NULL);
+	if (s == NULL)
+		return;
+	/* W from the conf (2): health C 8 -> K 2, small C 3 -> none, big C 16 -> K 4. */
+	CHECK(strstr(s, "worker_processes 2;\n") != NULL);
+	CHECK(strstr(s, "upstream sluice_health {\n\t\tserver unix:/srv/run/health.sock;\n"
+	    "\t\tkeepalive 2;\n\t}") != NULL);
+	CHECK(strstr(s, "upstream sluice_small {\n\t\tserver unix:/srv/run/small.sock;\n"
+	    "\t}") != NULL);
+	CHECK(strstr(s, "upstream sluice_big {\n\t\tserver unix:/srv/run/big.sock;\n"
+	    "\t\tkeepalive 4;\n\t}") != NULL);
+	CHECK(strstr(s, "location = /health {\n\t\t\tfastcgi_pass sluice_health;\n"
+	    "\t\t\tfastcgi_keep_conn on;\n\t\t}") != NULL);
+	CHECK(strstr(s, "location /small/ {\n\t\t\tfastcgi_pass sluice_small;\n\t\t}") != NULL);
+	CHECK(strstr(s, "location /big/ {\n\t\t\tfastcgi_pass sluice_big;\n"
+	    "\t\t\tfastcgi_keep_conn on;\n\t\t}") != NULL);
+	CHECK(strstr(s, "fastcgi_next_upstream error timeout invalid_header;") != NULL);
+	CHECK(strstr(s, "non_idempotent") == NULL);
+	CHECK(strstr(s, "access_log off;") != NULL);
+	CHECK(strstr(s, "worker_rlimit_nofile 65536;") != NULL);
+	CHECK(strstr(s, "pid /srv/run/nginx/nginx.pid;") != NULL);
+	CHECK(strstr(s, "fastcgi_temp_path /srv/run/nginx/fastcgi_temp;") != NULL);
+	CHECK(strstr(s, "listen 127.0.0.1:8080;") != NULL);
+	CHECK(strstr(s, "client_max_body_size 1048576;") != NULL);
+	CHECK(strstr(s, "return 404 '{\"code\":\"not_found\"") != NULL);
+	CHECK(strstr(s, "include") == NULL);
+	CHECK(strstr(s, "WARNING") == NULL);
+	free(s);
+
+	/* -w overrides the conf: W 4, health C 8 -> K 1, big C 16 -> K 2. */
+	s = gen("set nginx_workers 2\nhealth =/health workers=8\nbig /big/ workers=16\n",
+	    NGINX_TUNED, 4, -1);
+	CHECK(s != NULL && strstr(s, "worker_processes 4;") != NULL &&
+	    strstr(s, "health.sock;\n\t\tkeepalive 1;") != NULL &&
+	    strstr(s, "big.sock;\n\t\tkeepalive 2;") != NULL);
+	free(s);
+}
+
+static void
+test_gen_forced_k(void)
+{
+	char *s;
+
+	/* The warning logged below is expected. */
+	/* W 2 x K 4 = 8 > C / 2 = 4: written, with a warning comment. */
+	s = gen("health =/health workers=8\n", NGINX_TUNED, 2, 4);
+	CHECK(s != NULL && strstr(s, "keepalive 4;") != NULL &&
+	    strstr(s, "# WARNING: W x K = 8 > C / 2 = 4") != NULL);
+	free(s);
+	/* W 2 x K 2 = 4 = C / 2: fine, no warning. */
+	s = gen("health =/health workers=8\n", NGINX_TUNED, 2, 2);
+	CHECK(s != NULL && strstr(s, "keepalive 2;") != NULL && strstr(s, "WARNING") == NULL);
+	free(s);
+	/* K 0 forced: no keepalive and no keep_conn. */
+	s = gen("health =/health workers=8\n", NGINX_TUNED, 2, 0);
+	CHECK(s != NULL && strstr(s, "\t\tkeepalive ") == NULL &&
+	    strstr(s, "fastcgi_keep_conn") == NULL);
+	free(s);
+}
+
+static void
+test_gen_default(void)
+{
+	char *s = gen("set listen 127.0.0.1:9999\nset body_max 64k\n"
+	    "health =/health workers=8\nrest /rest/v1/ workers=4\n", NGINX_DEFAULT, 0, -1);
+
+	CHECK(s != NULL);
+	if (s == NULL)
+		return;
+	CHECK(strstr(s, "worker_processes auto;") != NULL);
+	CHECK(strstr(s, "worker_connections 768;") != NULL);
+	CHECK(strstr(s, "location = /health {\n\t\t\tfastcgi_pass unix:/srv/run/health.sock;\n"
+	    "\t\t}") != NULL);
+	CHECK(strstr(s, "location /rest/v1/ {\n\t\t\tfastcgi_pass unix:/srv/run/rest.sock;\n"
+	    "\t\t}") != NULL);
+	CHECK(strstr(s, "upstream") == NULL);
+	CHECK(strstr(s, "\t\tkeepalive ") == NULL);
+	CHECK(strstr(s, "fastcgi_keep_conn") == NULL);
+	CHECK(strstr(s, "access_log /srv/run/nginx/logs/access.log;") != NULL);
+	CHECK(strstr(s, "listen 127.0.0.1:9999;") != NULL);
+	CHECK(strstr(s, "client_max_body_size 65536;") != NULL);
+	CHECK(strstr(s, "fastcgi_param SCRIPT_NAME       $fastcgi_script_name;") != NULL);
+	CHECK(strstr(s, "fastcgi_param HTTPS             $https if_not_empty;") != NULL);
+	CHECK(strstr(s, "error_page 502 @sluice_502;") != NULL);
+	CHECK(strstr(s, "return 502 '{\"code\":\"bad_gateway\"") != NULL);
+	CHECK(strstr(s, "daemon off;") != NULL);
+	free(s);
+
+	/* A prefix route "/" takes over the catch-all location. */
+	s = gen("chat / workers=4\n", NGINX_DEFAULT, 0, -1);
+	CHECK(s != NULL && strstr(s, "location / {\n\t\t\tfastcgi_pass") != NULL &&
+	    strstr(s, "not_found") == NULL);
+	free(s);
+	/* An exact "/" keeps it. */
+	s = gen("chat =/ workers=4\n", NGINX_DEFAULT, 0, -1);
+	CHECK(s != NULL && strstr(s, "location = / {") != NULL &&
+	    strstr(s, "not_found") != NULL);
+	free(s);
+}
+
+static void
+test_gen_bad_opts(void)
+{
+	struct nginx_opts o;
+	char err[512];
+	struct conf *c = load_text("health =/health\n", err, sizeof(err));
+	FILE *f = fopen("/dev/null", "w");
+
+	CHECK(c != NULL && f != NULL);
+	if (c == NULL || f == NULL)
+		goto out;
+	/* The errors logged below are expected. */
+	memset(&o, 0, sizeof(o));
+	o.keepalive = -1;
+	o.rundir = "/srv/run";
+	o.prefix = "/srv/my prefix";
+	CHECK_INT(nginx_conf_write(f, c, &o), -1);
+	o.prefix = "relative";
+	CHECK_INT(nginx_conf_write(f, c, &o), -1);
+	o.prefix = "/srv/p";
+	o.listen = "1.2.3.4:80;evil";
+	CHECK_INT(nginx_conf_write(f, c, &o), -1);
+	o.listen = NULL;
+	o.rundir = "/a/very/long/run/directory/that/does/not/fit/into/the/sun_path/of/a/"
+	    "unix/domain/socket/address/at/all";
+	CHECK_INT(nginx_conf_write(f, c, &o), -1);
+	CHECK_INT(nginx_profile_parse("tuned"), NGINX_TUNED);
+	CHECK_INT(nginx_profile_parse("default"), NGINX_DEFAULT);
+	CHECK_INT(nginx_profile_parse("fast"), -1);
+out:
+	if (f != NULL)
+		fclose(f);
+	conf_free(c);
+}
+
+int
+main(void)
+{
+	log_init("test_conf");
+	RUN(test_shipped_file);
+	RUN(test_good_full);
+	RUN(test_defaults);
+	RUN(test_db_override);
+	RUN(test_bad_lines);
+	RUN(test_bad_file);
+	RUN(test_env_readers);
+	RUN(test_keepalive_rule);
+	RUN(test_gen_tuned);
+	RUN(test_gen_forced_k);
+	RUN(test_gen_default);
+	RUN(test_gen_bad_opts);
+	return harness_done();
+}
