@@ -121,6 +121,9 @@ enum db_backend db_backend(const struct db *db);
  * Makes sure the connection is usable before a request starts: for PostgreSQL, a
  * connection found broken is reset (and the statement cache dropped), so that after a
  * server restart the request in flight fails with DB_EUNAVAIL and the next one succeeds.
+ * A connection that died while idle is noticed here (a non-blocking read), so that such a
+ * restart fails no request at all.  It also ends what a previous request left behind:
+ * statements still holding rows are reset, an open transaction is rolled back (logged).
  * Returns 0, or -1 with the error class set (DB_EUNAVAIL) when the server is still down.
  */
 int db_ready(struct db *db);
@@ -153,7 +156,9 @@ int db_step(struct db_stmt *st);
 
 /* Column accessors for the current row, 0-based.  Text is borrowed until the next
  * db_step()/db_reset(); *len (may be NULL) gets its length.  NULL values: text returns NULL
- * and int returns 0; db_column_isnull() tells them apart. */
+ * and int returns 0; db_column_isnull() tells them apart.  Out of range columns, or no
+ * current row: text NULL, int 0, isnull 1.  db_column_count() and db_column_name() are
+ * known once db_step() returned DB_ROW (on SQLite from db_prepare() on). */
 int db_column_count(struct db_stmt *st);
 const char *db_column_name(struct db_stmt *st, int col);
 const char *db_column_text(struct db_stmt *st, int col, size_t *len);

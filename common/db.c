@@ -1,0 +1,581 @@
+/*
+ * db.c: the back-end independent half of db.h.
+ *
+ * It picks the back end from the URL, applies the option defaults, keeps the error state,
+ * and owns the statement cache: every connection keeps up to opts.stmt_cache prepared
+ * statements keyed by their SQL text, evicting the least recently prepared one that is not
+ * in the middle of handing out rows.  The back ends (db_sqlite.c, db_pg.c) only prepare,
+ * bind, step and free single statements through the struct db_ops table in extern.h.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "db.h"
+#include "extern.h"
+#include "log.h"
+
+#define DB_DEFAULT_BUSY_MS	10000
+#define DB_DEFAULT_MMAP		(256LL * 1024 * 1024)
+#define DB_DEFAULT_STMT_CACHE	64
+
+/* Upper bounds for the environment: generous, but they catch a typo of a few digits. */
+#define DB_MAX_BUSY_MS		3600000LL
+#define DB_MAX_MMAP		(1LL << 40)
+#define DB_MAX_STMT_CACHE	100000LL
+
+void
+db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	db->errcode = code;
+	va_start(ap, fmt);
+	/* Truncation is acceptable: the message only goes to a log line. */
+	(void)vsnprintf(db->errmsg, sizeof(db->errmsg), fmt, ap);
+	va_end(ap);
+	/* Database messages often end in a newline; a log line adds its own. */
+	n = strlen(db->errmsg);
+	while (n > 0 && (db->errmsg[n - 1] == '\n' || db->errmsg[n - 1] == ' '))
+		db->errmsg[--n] = '\0';
+}
+
+/*
+ * Strict integer parsing for the environment: the whole string must be a decimal number in
+ * [min, max].  Returns 0, or -1 with nothing stored.
+ */
+static int
+db_parse_ll(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	/* strtoll() would skip blanks and take a '+'; a setting has neither. */
+	if (s == NULL || (!(s[0] >= '0' && s[0] <= '9') &&
+	    !(s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* An unset or empty variable counts as unset, so a blank line in a unit file is harmless. */
+static const char *
+db_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v == NULL || *v == '\0' ? NULL : v;
+}
+
+int
+db_opts_from_env(struct db_opts *o)
+{
+	static const struct {
+		const char *name;
+		enum db_isolation iso;
+	} isos[] = {
+		{ "default", DB_ISO_DEFAULT },
+		{ "read_committed", DB_ISO_READ_COMMITTED },
+		{ "repeatable_read", DB_ISO_REPEATABLE_READ },
+		{ "serializable", DB_ISO_SERIALIZABLE },
+	};
+	static const struct {
+		const char *name;
+		enum db_sync sync;
+	} syncs[] = {
+		{ "off", DB_SYNC_OFF },
+		{ "normal", DB_SYNC_NORMAL },
+		{ "full", DB_SYNC_FULL },
+	};
+	const char *v;
+	long long n;
+	size_t i;
+	int rc = -1;
+
+	memset(o, 0, sizeof(*o));
+	o->isolation = DB_ISO_DEFAULT;
+	o->sqlite_sync = DB_SYNC_FULL;
+	o->sqlite_busy_ms = DB_DEFAULT_BUSY_MS;
+	o->sqlite_mmap = DB_DEFAULT_MMAP;
+	o->stmt_cache = DB_DEFAULT_STMT_CACHE;
+
+	if ((v = db_env("SLUICE_DB_ISOLATION")) != NULL) {
+		for (i = 0; i < sizeof(isos) / sizeof(isos[0]); i++)
+			if (strcasecmp(v, isos[i].name) == 0)
+				break;
+		if (i == sizeof(isos) / sizeof(isos[0])) {
+			log_err("SLUICE_DB_ISOLATION: \"%s\" is not default, read_committed, "
+			    "repeatable_read or serializable", v);
+			goto out;
+		}
+		o->isolation = isos[i].iso;
+	}
+	if ((v = db_env("SLUICE_SQLITE_SYNC")) != NULL) {
+		for (i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++)
+			if (strcasecmp(v, syncs[i].name) == 0)
+				break;
+		if (i == sizeof(syncs) / sizeof(syncs[0])) {
+			log_err("SLUICE_SQLITE_SYNC: \"%s\" is not off, normal or full", v);
+			goto out;
+		}
+		o->sqlite_sync = syncs[i].sync;
+	}
+	if ((v = db_env("SLUICE_SQLITE_BUSY_MS")) != NULL) {
+		if (db_parse_ll(v, 1, DB_MAX_BUSY_MS, &n) == -1) {
+			log_err("SLUICE_SQLITE_BUSY_MS: \"%s\" is not an integer in [1, %lld]",
+			    v, DB_MAX_BUSY_MS);
+			goto out;
+		}
+		o->sqlite_busy_ms = (int)n;
+	}
+	if ((v = db_env("SLUICE_SQLITE_MMAP")) != NULL) {
+		if (db_parse_ll(v, -1, DB_MAX_MMAP, &n) == -1) {
+			log_err("SLUICE_SQLITE_MMAP: \"%s\" is not -1 or an integer in [0, %lld]",
+			    v, DB_MAX_MMAP);
+			goto out;
+		}
+		/* In the environment 0 means what PRAGMA mmap_size=0 means: no mmap.  In
+		 * struct db_opts, 0 means the default, so store the explicit -1. */
+		o->sqlite_mmap = n == 0 ? -1 : n;
+	}
+	if ((v = db_env("SLUICE_DB_STMT_CACHE")) != NULL) {
+		if (db_parse_ll(v, 1, DB_MAX_STMT_CACHE, &n) == -1) {
+			log_err("SLUICE_DB_STMT_CACHE: \"%s\" is not an integer in [1, %lld]",
+			    v, DB_MAX_STMT_CACHE);
+			goto out;
+		}
+		o->stmt_cache = (int)n;
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Copies opts (NULL: all defaults) and replaces every "0 means default" with the value. */
+static void
+db_opts_apply(struct db_opts *o, const struct db_opts *in)
+{
+	if (in != NULL)
+		*o = *in;
+	else
+		memset(o, 0, sizeof(*o));
+	if (o->sqlite_sync == DB_SYNC_DEFAULT || (unsigned)o->sqlite_sync > DB_SYNC_FULL)
+		o->sqlite_sync = DB_SYNC_FULL;
+	if ((unsigned)o->isolation > DB_ISO_SERIALIZABLE)
+		o->isolation = DB_ISO_DEFAULT;
+	if (o->sqlite_busy_ms <= 0)
+		o->sqlite_busy_ms = DB_DEFAULT_BUSY_MS;
+	if (o->sqlite_mmap == 0)
+		o->sqlite_mmap = DB_DEFAULT_MMAP;
+	else if (o->sqlite_mmap < 0)
+		o->sqlite_mmap = -1;
+	if (o->stmt_cache <= 0)
+		o->stmt_cache = DB_DEFAULT_STMT_CACHE;
+}
+
+int
+db_open_code(struct db **out, const char *url, const struct db_opts *opts,
+    enum db_err *code, char *err, size_t errlen)
+{
+	struct db_opts o;
+	enum db_err c = DB_EINPUT;
+	const char *path;
+	int rc = -1;
+
+	*out = NULL;
+	if (errlen > 0)
+		err[0] = '\0';
+	db_opts_apply(&o, opts);
+	if (url == NULL) {
+		(void)snprintf(err, errlen, "no database URL");
+		goto out;
+	}
+
+	if (strncmp(url, "sqlite:", 7) == 0) {
+		/* "sqlite://PATH" and "sqlite:PATH" name the same file, so that
+		 * "sqlite:///abs" is /abs and "sqlite://data/x.db" is relative. */
+		path = url + 7;
+		if (strncmp(path, "//", 2) == 0)
+			path += 2;
+		if (*path == '\0') {
+			(void)snprintf(err, errlen, "sqlite URL without a file path");
+			goto out;
+		}
+		rc = db_sqlite_open(out, path, &o, &c, err, errlen);
+	} else if (strncmp(url, "postgresql://", 13) == 0 ||
+	    strncmp(url, "postgres://", 11) == 0 || strchr(url, '=') != NULL) {
+		rc = db_pg_open(out, url, &o, &c, err, errlen);
+	} else {
+		/* The URL itself is not repeated: it may hold a password. */
+		(void)snprintf(err, errlen, "unknown database URL form (want sqlite:PATH, "
+		    "postgresql://..., postgres://... or a libpq key=value string)");
+	}
+out:
+	if (code != NULL)
+		*code = rc == 0 ? DB_OK : c;
+	return rc;
+}
+
+int
+db_open(struct db **out, const char *url, const struct db_opts *opts, char *err,
+    size_t errlen)
+{
+	return db_open_code(out, url, opts, NULL, err, errlen);
+}
+
+void
+db_cache_drop(struct db *db, int server_side)
+{
+	size_t i;
+
+	for (i = 0; i < db->ncache; i++) {
+		struct db_stmt *st = db->cache[i];
+
+		free(st->sql);
+		st->sql = NULL;
+		db->ops->stmt_free(st, server_side);
+	}
+	db->ncache = 0;
+}
+
+void
+db_close(struct db *db)
+{
+	if (db == NULL)
+		return;
+	/* Closing the connection forgets server-side statements anyway. */
+	db_cache_drop(db, 0);
+	free(db->cache);
+	db->cache = NULL;
+	db->ops->close(db);
+}
+
+enum db_backend
+db_backend(const struct db *db)
+{
+	return db->backend;
+}
+
+int
+db_ready(struct db *db)
+{
+	size_t i;
+
+	if (db->ops->ready(db) == -1)
+		return -1;
+	/* A previous request may have left a statement half-read (on SQLite that pins an
+	 * old snapshot) or a transaction open; neither may leak into this request. */
+	for (i = 0; i < db->ncache; i++)
+		if (db->cache[i]->state != DB_ST_IDLE) {
+			db->ops->stmt_reset(db->cache[i]);
+			db->cache[i]->state = DB_ST_IDLE;
+		}
+	if (db->ops->in_txn(db)) {
+		log_warn("db: a transaction was left open by the previous request; rolling back");
+		if (db_rollback(db) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* FNV-1a: cheap and good enough to skip almost every strcmp() on a cache miss. */
+static uint64_t
+db_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/*
+ * Makes room for one more statement: evicts the least recently prepared statement that is
+ * not handing out rows once the cache holds opts.stmt_cache of them, and grows the array
+ * when needed.  When every cached statement is busy the cache grows past its bound for a
+ * while rather than pull a statement from under a caller.  Returns 0 or -1.
+ */
+static int
+db_cache_room(struct db *db)
+{
+	struct db_stmt **n;
+	size_t i, victim = SIZE_MAX, cap;
+
+	if (db->ncache >= (size_t)db->opts.stmt_cache) {
+		for (i = 0; i < db->ncache; i++) {
+			if (db->cache[i]->state == DB_ST_ROW)
+				continue;
+			if (victim == SIZE_MAX || db->cache[i]->used < db->cache[victim]->used)
+				victim = i;
+		}
+		if (victim != SIZE_MAX) {
+			struct db_stmt *st = db->cache[victim];
+
+			db->cache[victim] = db->cache[--db->ncache];
+			free(st->sql);
+			st->sql = NULL;
+			db->ops->stmt_free(st, 1);
+		}
+	}
+	if (db->ncache < db->capcache)
+		return 0;
+	cap = db->capcache == 0 ? 8 : db->capcache * 2;
+	if ((n = realloc(db->cache, cap * sizeof(*n))) == NULL) {
+		db_set_err(db, DB_EINTERNAL, "out of memory growing the statement cache");
+		return -1;
+	}
+	db->cache = n;
+	db->capcache = cap;
+	return 0;
+}
+
+struct db_stmt *
+db_prepare(struct db *db, const char *sql)
+{
+	struct db_stmt *st = NULL;
+	uint64_t h = db_hash(sql);
+	size_t i;
+	char *copy = NULL;
+
+	for (i = 0; i < db->ncache; i++)
+		if (db->cache[i]->hash == h && strcmp(db->cache[i]->sql, sql) == 0) {
+			st = db->cache[i];
+			break;
+		}
+	if (st == NULL) {
+		if (db_cache_room(db) == -1)
+			goto out;
+		if ((copy = strdup(sql)) == NULL) {
+			db_set_err(db, DB_EINTERNAL, "out of memory copying a statement");
+			goto out;
+		}
+		if ((st = db->ops->stmt_new(db, sql)) == NULL)
+			goto out;
+		st->sql = copy;
+		copy = NULL;
+		st->hash = h;
+		st->state = DB_ST_IDLE;
+		db->cache[db->ncache++] = st;
+	} else {
+		if (st->state != DB_ST_IDLE)
+			db->ops->stmt_reset(st);
+		db->ops->stmt_clear(st);
+	}
+	st->state = DB_ST_IDLE;
+	st->changes = 0;
+	st->used = ++db->clock;
+out:
+	free(copy);
+	return st;
+}
+
+/* Shared by the binders: a bad index is a bug in the caller's SQL or code, hence 500. */
+static int
+db_bind_check(struct db_stmt *st, int idx)
+{
+	if (idx < 1 || idx > st->nparams) {
+		db_set_err(st->db, DB_EINTERNAL, "bind index %d out of range (statement takes "
+		    "%d parameters)", idx, st->nparams);
+		return -1;
+	}
+	/* Binding after a run starts a new one, as on SQLite. */
+	if (st->state != DB_ST_IDLE) {
+		st->db->ops->stmt_reset(st);
+		st->state = DB_ST_IDLE;
+	}
+	return 0;
+}
+
+int
+db_bind_text(struct db_stmt *st, int idx, const char *s, size_t len)
+{
+	if (db_bind_check(st, idx) == -1)
+		return -1;
+	if (s == NULL)
+		return st->db->ops->bind_null(st, idx);
+	/* PostgreSQL text cannot hold NUL; refusing it on both back ends keeps them alike. */
+	if (memchr(s, '\0', len) != NULL) {
+		db_set_err(st->db, DB_EINPUT, "text parameter $%d contains a NUL byte", idx);
+		return -1;
+	}
+	if (len > INT_MAX) {
+		db_set_err(st->db, DB_EINPUT, "text parameter $%d is too long", idx);
+		return -1;
+	}
+	return st->db->ops->bind_text(st, idx, s, len);
+}
+
+int
+db_bind_int(struct db_stmt *st, int idx, int64_t v)
+{
+	if (db_bind_check(st, idx) == -1)
+		return -1;
+	return st->db->ops->bind_int(st, idx, v);
+}
+
+int
+db_bind_double(struct db_stmt *st, int idx, double v)
+{
+	if (db_bind_check(st, idx) == -1)
+		return -1;
+	return st->db->ops->bind_double(st, idx, v);
+}
+
+int
+db_bind_null(struct db_stmt *st, int idx)
+{
+	if (db_bind_check(st, idx) == -1)
+		return -1;
+	return st->db->ops->bind_null(st, idx);
+}
+
+int
+db_step(struct db_stmt *st)
+{
+	if (st->state == DB_ST_DONE)
+		return DB_DONE;
+	return st->db->ops->step(st);
+}
+
+int
+db_column_count(struct db_stmt *st)
+{
+	return st->db->ops->column_count(st);
+}
+
+/* The accessors answer "no value" outside a row instead of reading garbage. */
+static int
+db_column_ok(struct db_stmt *st, int col)
+{
+	return st->state == DB_ST_ROW && col >= 0 && col < st->db->ops->column_count(st);
+}
+
+const char *
+db_column_name(struct db_stmt *st, int col)
+{
+	if (col < 0 || col >= st->db->ops->column_count(st))
+		return NULL;
+	return st->db->ops->column_name(st, col);
+}
+
+const char *
+db_column_text(struct db_stmt *st, int col, size_t *len)
+{
+	if (!db_column_ok(st, col)) {
+		if (len != NULL)
+			*len = 0;
+		return NULL;
+	}
+	return st->db->ops->column_text(st, col, len);
+}
+
+int64_t
+db_column_int(struct db_stmt *st, int col)
+{
+	if (!db_column_ok(st, col))
+		return 0;
+	return st->db->ops->column_int(st, col);
+}
+
+int
+db_column_isnull(struct db_stmt *st, int col)
+{
+	if (!db_column_ok(st, col))
+		return 1;
+	return st->db->ops->column_isnull(st, col);
+}
+
+int64_t
+db_changes(struct db_stmt *st)
+{
+	return st->changes;
+}
+
+void
+db_reset(struct db_stmt *st)
+{
+	if (st->state != DB_ST_IDLE)
+		st->db->ops->stmt_reset(st);
+	st->state = DB_ST_IDLE;
+}
+
+int
+db_exec(struct db *db, const char *sql)
+{
+	return db->ops->exec(db, sql);
+}
+
+int
+db_begin(struct db *db, enum db_txn kind)
+{
+	if (db->ops->in_txn(db)) {
+		db_set_err(db, DB_EINTERNAL, "db_begin: a transaction is already open");
+		return -1;
+	}
+	return db->ops->begin(db, kind);
+}
+
+int
+db_commit(struct db *db)
+{
+	if (!db->ops->in_txn(db)) {
+		db_set_err(db, DB_EINTERNAL, "db_commit: no transaction is open");
+		return -1;
+	}
+	return db->ops->commit(db);
+}
+
+int
+db_rollback(struct db *db)
+{
+	/* No transaction (never begun, already ended by the server, or a lost connection,
+	 * which ended it too): nothing to undo, and the earlier error stays readable. */
+	if (!db->ops->in_txn(db))
+		return 0;
+	return db->ops->exec(db, "ROLLBACK");
+}
+
+enum db_err
+db_errcode(const struct db *db)
+{
+	return db->errcode;
+}
+
+const char *
+db_errmsg(const struct db *db)
+{
+	return db->errmsg;
+}
+
+int
+db_err_status(enum db_err e)
+{
+	switch (e) {
+	case DB_OK:
+		return 200;
+	case DB_ECONSTRAINT:
+		return 409;
+	case DB_EINPUT:
+		return 400;
+	case DB_EBUSY:
+	case DB_EUNAVAIL:
+	case DB_EREADONLY:
+		return 503;
+	case DB_EFULL:
+		return 507;
+	case DB_EINTERNAL:
+		break;
+	}
+	return 500;
+}

@@ -1,0 +1,552 @@
+/*
+ * db_sqlite.c: the SQLite back end of db.h.
+ *
+ * One connection per thread (SQLITE_OPEN_NOMUTEX), in WAL mode so that readers never wait
+ * for the writer, with a busy timeout that write transactions wait out at BEGIN IMMEDIATE
+ * (db_begin) instead of failing later with "database is locked".  PRAGMA synchronous is FULL
+ * unless configured otherwise: an acknowledged write survives a power cut.
+ *
+ * SQL arrives with PostgreSQL placeholders.  SQLite would read "$1" as a *named* parameter
+ * numbered by first appearance, so "$2 ... $1" would bind backwards; each $N outside string
+ * literals, quoted identifiers and comments is rewritten to ?N, which SQLite numbers as
+ * written.  The rewrite keeps the length, since "$" and "?" are both one byte.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+#include "extern.h"
+#include "log.h"
+
+struct db_sqlite {
+	struct db base;		/* first: a struct db * is a struct db_sqlite * */
+	sqlite3 *conn;
+};
+
+struct db_sqlite_stmt {
+	struct db_stmt base;	/* first, likewise */
+	sqlite3_stmt *stmt;
+};
+
+static const struct db_ops db_sqlite_ops;
+
+static struct db_sqlite *
+sq(struct db *db)
+{
+	return (struct db_sqlite *)db;
+}
+
+static struct db_sqlite_stmt *
+sqst(struct db_stmt *st)
+{
+	return (struct db_sqlite_stmt *)st;
+}
+
+/*
+ * Maps an SQLite (extended) result code to a class.  A file that cannot be opened is
+ * "read-only" when the OS said no (permissions, read-only mount) and "unavailable" when it
+ * is missing, so that start-up can tell a deployment mistake from a mount not there yet.
+ */
+static enum db_err
+db_sqlite_class(sqlite3 *conn, int rc)
+{
+	int sys;
+
+	if (rc == SQLITE_CONSTRAINT_DATATYPE)
+		return DB_EINPUT;	/* STRICT table: like PostgreSQL's 22P02 */
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return DB_EBUSY;
+	case SQLITE_CONSTRAINT:
+		return DB_ECONSTRAINT;
+	case SQLITE_READONLY:
+		return DB_EREADONLY;
+	case SQLITE_PERM:
+		return DB_EREADONLY;
+	case SQLITE_CANTOPEN:
+		sys = conn != NULL ? sqlite3_system_errno(conn) : 0;
+		if (sys == EACCES || sys == EPERM || sys == EROFS)
+			return DB_EREADONLY;
+		return DB_EUNAVAIL;
+	case SQLITE_FULL:
+		return DB_EFULL;
+	case SQLITE_MISMATCH:
+	case SQLITE_RANGE:
+	case SQLITE_TOOBIG:
+		return DB_EINPUT;
+	default:
+		return DB_EINTERNAL;
+	}
+}
+
+/*
+ * The class of a failed open.  A new file in a directory we may not write fails with the
+ * errno of SQLite's read-only retry (ENOENT), so the directory is looked at here.
+ */
+static enum db_err
+db_sqlite_open_class(sqlite3 *conn, int rc, const char *path)
+{
+	enum db_err c = db_sqlite_class(conn, rc);
+	char dir[PATH_MAX];
+	const char *slash;
+	int n;
+
+	if ((rc & 0xff) != SQLITE_CANTOPEN || c != DB_EUNAVAIL)
+		return c;
+	if ((slash = strrchr(path, '/')) == NULL)
+		n = snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		n = snprintf(dir, sizeof(dir), "/");
+	else
+		n = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return c;
+	if (access(dir, F_OK) == 0 && access(dir, W_OK) == -1 &&
+	    (errno == EACCES || errno == EROFS || errno == EPERM))
+		return DB_EREADONLY;
+	return c;
+}
+
+static void
+db_sqlite_err(struct db_sqlite *s, int rc, const char *what)
+{
+	db_set_err(&s->base, db_sqlite_class(s->conn, rc), "sqlite %s: %s (%d)", what,
+	    sqlite3_errmsg(s->conn), rc);
+}
+
+/*
+ * Rewrites $N placeholders to ?N in place (buf is a copy of the SQL).  Skips '...' string
+ * literals, "..." `...` [...] identifiers, -- and block comments.  A '$' that continues an
+ * identifier (PostgreSQL allows "a$1") is left alone.  Returns the highest N, or -1 when an
+ * N is out of SQLite's range.
+ */
+static int
+db_sqlite_placeholders(char *buf)
+{
+	char *p = buf, close;
+	long n;
+	int max = 0;
+
+	while (*p != '\0') {
+		switch (*p) {
+		case '\'':
+		case '"':
+		case '`':
+		case '[':
+			close = *p == '[' ? ']' : *p;
+			for (p++; *p != '\0'; p++)
+				if (*p == close) {
+					/* A doubled quote is an escaped one, not the end. */
+					if (close != ']' && p[1] == close) {
+						p++;
+						continue;
+					}
+					break;
+				}
+			if (*p != '\0')
+				p++;
+			break;
+		case '-':
+			if (p[1] != '-') {
+				p++;
+				break;
+			}
+			while (*p != '\0' && *p != '\n')
+				p++;
+			break;
+		case '/':
+			if (p[1] != '*') {
+				p++;
+				break;
+			}
+			for (p += 2; *p != '\0' && !(p[0] == '*' && p[1] == '/'); p++)
+				continue;
+			if (*p != '\0')
+				p += 2;
+			break;
+		case '$':
+			if (p > buf && (p[-1] == '_' || p[-1] == '$' ||
+			    (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+			    (p[-1] >= '0' && p[-1] <= '9') || (unsigned char)p[-1] >= 0x80)) {
+				p++;
+				break;
+			}
+			if (p[1] < '0' || p[1] > '9') {
+				p++;
+				break;
+			}
+			*p++ = '?';
+			n = 0;
+			for (; *p >= '0' && *p <= '9'; p++) {
+				n = n * 10 + (*p - '0');
+				if (n > 32766)
+					return -1;
+			}
+			if (n == 0)
+				return -1;
+			if (n > max)
+				max = (int)n;
+			break;
+		default:
+			p++;
+			break;
+		}
+	}
+	return max;
+}
+
+/* Runs one pragma and reads its single result, for the checks at open. */
+static int
+db_sqlite_pragma(struct db_sqlite *s, const char *sql, char *res, size_t reslen)
+{
+	sqlite3_stmt *st = NULL;
+	const unsigned char *t;
+	int rc, ret = -1;
+
+	if ((rc = sqlite3_prepare_v2(s->conn, sql, -1, &st, NULL)) != SQLITE_OK) {
+		db_sqlite_err(s, rc, sql);
+		goto out;
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		db_sqlite_err(s, rc, sql);
+		goto out;
+	}
+	if (res != NULL && reslen > 0) {
+		res[0] = '\0';
+		if (rc == SQLITE_ROW && (t = sqlite3_column_text(st, 0)) != NULL)
+			(void)snprintf(res, reslen, "%s", (const char *)t);
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int
+db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
+    enum db_err *code, char *err, size_t errlen)
+{
+	static const char *const syncs[] = { "FULL", "OFF", "NORMAL", "FULL" };
+	struct db_sqlite *s;
+	char sql[128], mode[32];
+	int rc, n, ret = -1;
+
+	*code = DB_EINTERNAL;
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		(void)snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	s->base.ops = &db_sqlite_ops;
+	s->base.backend = DB_SQLITE;
+	s->base.opts = *opts;
+
+	rc = sqlite3_open_v2(path, &s->conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		*code = db_sqlite_open_class(s->conn, rc, path);
+		(void)snprintf(err, errlen, "sqlite open %s: %s", path,
+		    s->conn != NULL ? sqlite3_errmsg(s->conn) : sqlite3_errstr(rc));
+		goto out;
+	}
+	sqlite3_extended_result_codes(s->conn, 1);
+	/* Set before the first pragma: switching to WAL itself may have to wait. */
+	sqlite3_busy_timeout(s->conn, opts->sqlite_busy_ms);
+
+	if (db_sqlite_pragma(s, "PRAGMA journal_mode=WAL", mode, sizeof(mode)) == -1)
+		goto fail;
+	if (strcmp(mode, "wal") != 0) {
+		/* A read-only file cannot change its journal mode; it can still be read, and
+		 * writes fail with DB_EREADONLY.  A writable one must be WAL, or readers and
+		 * the writer would block each other.  ":memory:" has no WAL at all. */
+		if (sqlite3_db_readonly(s->conn, "main") == 1)
+			log_warn("sqlite %s: read-only, journal mode %s", path, mode);
+		else if (strcmp(mode, "memory") != 0) {
+			db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot switch to WAL "
+			    "(journal mode is %s)", path, mode);
+			goto fail;
+		}
+	}
+	n = snprintf(sql, sizeof(sql), "PRAGMA synchronous=%s", syncs[opts->sqlite_sync]);
+	if (n < 0 || (size_t)n >= sizeof(sql) || db_sqlite_pragma(s, sql, NULL, 0) == -1)
+		goto fail;
+	n = snprintf(sql, sizeof(sql), "PRAGMA mmap_size=%lld",
+	    opts->sqlite_mmap < 0 ? 0LL : (long long)opts->sqlite_mmap);
+	if (n < 0 || (size_t)n >= sizeof(sql) || db_sqlite_pragma(s, sql, NULL, 0) == -1)
+		goto fail;
+	if (db_sqlite_pragma(s, "PRAGMA foreign_keys=ON", NULL, 0) == -1)
+		goto fail;
+	if (sqlite3_db_readonly(s->conn, "main") == 1)
+		log_warn("sqlite %s: opened read-only; writes will fail", path);
+
+	*out = &s->base;
+	s = NULL;
+	*code = DB_OK;
+	ret = 0;
+	goto out;
+fail:
+	*code = s->base.errcode;
+	(void)snprintf(err, errlen, "%s", s->base.errmsg);
+out:
+	if (s != NULL) {
+		sqlite3_close(s->conn);
+		free(s);
+	}
+	return ret;
+}
+
+static void
+db_sqlite_close(struct db *db)
+{
+	struct db_sqlite *s = sq(db);
+
+	/* Every statement was finalized by db.c, so sqlite3_close() cannot be refused. */
+	if (sqlite3_close(s->conn) != SQLITE_OK)
+		log_err("sqlite close: %s", sqlite3_errmsg(s->conn));
+	free(s);
+}
+
+static int
+db_sqlite_ready(struct db *db)
+{
+	/* An embedded file has no connection to lose. */
+	(void)db;
+	return 0;
+}
+
+static int
+db_sqlite_exec(struct db *db, const char *sql)
+{
+	struct db_sqlite *s = sq(db);
+	int rc;
+
+	if ((rc = sqlite3_exec(s->conn, sql, NULL, NULL, NULL)) != SQLITE_OK) {
+		db_sqlite_err(s, rc, "exec");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+db_sqlite_begin(struct db *db, enum db_txn kind)
+{
+	/* Isolation levels do not apply: SQLite transactions are always serializable.  A
+	 * writer takes the lock now, where the busy timeout applies, rather than at its
+	 * first write, where an upgrade from a stale read snapshot fails at once. */
+	return db_sqlite_exec(db, kind == DB_TXN_WRITE ? "BEGIN IMMEDIATE" : "BEGIN");
+}
+
+static int
+db_sqlite_in_txn(struct db *db)
+{
+	return sqlite3_get_autocommit(sq(db)->conn) == 0;
+}
+
+static int
+db_sqlite_commit(struct db *db)
+{
+	return db_sqlite_exec(db, "COMMIT");
+}
+
+static struct db_stmt *
+db_sqlite_stmt_new(struct db *db, const char *sql)
+{
+	struct db_sqlite *s = sq(db);
+	struct db_sqlite_stmt *st = NULL;
+	sqlite3_stmt *extra = NULL;
+	const char *tail = NULL;
+	char *buf = NULL;
+	int rc;
+
+	if ((buf = strdup(sql)) == NULL) {
+		db_set_err(db, DB_EINTERNAL, "out of memory");
+		goto fail;
+	}
+	if (db_sqlite_placeholders(buf) == -1) {
+		db_set_err(db, DB_EINTERNAL, "placeholder out of range in: %.200s", sql);
+		goto fail;
+	}
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		db_set_err(db, DB_EINTERNAL, "out of memory");
+		goto fail;
+	}
+	st->base.db = db;
+	rc = sqlite3_prepare_v3(s->conn, buf, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt, &tail);
+	if (rc != SQLITE_OK) {
+		db_sqlite_err(s, rc, "prepare");
+		goto fail;
+	}
+	if (st->stmt == NULL) {
+		db_set_err(db, DB_EINTERNAL, "sqlite prepare: no statement in SQL");
+		goto fail;
+	}
+	/* One statement per db_prepare(), as PostgreSQL enforces: a second one would be
+	 * silently ignored here.  Comments and blanks after the ';' are fine. */
+	if (tail != NULL && *tail != '\0') {
+		rc = sqlite3_prepare_v2(s->conn, tail, -1, &extra, NULL);
+		sqlite3_finalize(extra);
+		if (rc != SQLITE_OK || extra != NULL) {
+			db_set_err(db, DB_EINTERNAL, "sqlite prepare: more than one statement");
+			goto fail;
+		}
+	}
+	/* With ?N numbering the count is the highest N, as for $N on PostgreSQL. */
+	st->base.nparams = sqlite3_bind_parameter_count(st->stmt);
+	free(buf);
+	return &st->base;
+fail:
+	if (st != NULL) {
+		sqlite3_finalize(st->stmt);
+		free(st);
+	}
+	free(buf);
+	return NULL;
+}
+
+static void
+db_sqlite_stmt_free(struct db_stmt *st, int server_side)
+{
+	(void)server_side;
+	sqlite3_finalize(sqst(st)->stmt);
+	free(st);
+}
+
+static void
+db_sqlite_stmt_reset(struct db_stmt *st)
+{
+	/* The return value repeats the last step's error, already reported. */
+	(void)sqlite3_reset(sqst(st)->stmt);
+}
+
+static void
+db_sqlite_stmt_clear(struct db_stmt *st)
+{
+	(void)sqlite3_clear_bindings(sqst(st)->stmt);
+}
+
+static int
+db_sqlite_bind_rc(struct db_stmt *st, int rc)
+{
+	if (rc != SQLITE_OK) {
+		db_sqlite_err(sq(st->db), rc, "bind");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+db_sqlite_bind_text(struct db_stmt *st, int idx, const char *s, size_t len)
+{
+	return db_sqlite_bind_rc(st, sqlite3_bind_text(sqst(st)->stmt, idx, s, (int)len,
+	    SQLITE_TRANSIENT));
+}
+
+static int
+db_sqlite_bind_int(struct db_stmt *st, int idx, int64_t v)
+{
+	return db_sqlite_bind_rc(st, sqlite3_bind_int64(sqst(st)->stmt, idx, v));
+}
+
+static int
+db_sqlite_bind_double(struct db_stmt *st, int idx, double v)
+{
+	return db_sqlite_bind_rc(st, sqlite3_bind_double(sqst(st)->stmt, idx, v));
+}
+
+static int
+db_sqlite_bind_null(struct db_stmt *st, int idx)
+{
+	return db_sqlite_bind_rc(st, sqlite3_bind_null(sqst(st)->stmt, idx));
+}
+
+static int
+db_sqlite_step(struct db_stmt *st)
+{
+	struct db_sqlite *s = sq(st->db);
+	sqlite3_stmt *stmt = sqst(st)->stmt;
+	int rc;
+
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		st->state = DB_ST_ROW;
+		return DB_ROW;
+	}
+	if (rc == SQLITE_DONE) {
+		st->changes = sqlite3_changes64(s->conn);
+		/* Reset at once: a finished statement left un-reset keeps its read
+		 * transaction, and with it an old snapshot, until someone resets it. */
+		(void)sqlite3_reset(stmt);
+		st->state = DB_ST_DONE;
+		return DB_DONE;
+	}
+	db_sqlite_err(s, rc, "step");
+	(void)sqlite3_reset(stmt);
+	st->state = DB_ST_IDLE;
+	return DB_ERROR;
+}
+
+static int
+db_sqlite_column_count(struct db_stmt *st)
+{
+	return sqlite3_column_count(sqst(st)->stmt);
+}
+
+static const char *
+db_sqlite_column_name(struct db_stmt *st, int col)
+{
+	return sqlite3_column_name(sqst(st)->stmt, col);
+}
+
+static const char *
+db_sqlite_column_text(struct db_stmt *st, int col, size_t *len)
+{
+	sqlite3_stmt *stmt = sqst(st)->stmt;
+	const char *t;
+
+	t = (const char *)sqlite3_column_text(stmt, col);
+	if (len != NULL)
+		*len = t == NULL ? 0 : (size_t)sqlite3_column_bytes(stmt, col);
+	return t;
+}
+
+static int64_t
+db_sqlite_column_int(struct db_stmt *st, int col)
+{
+	return sqlite3_column_int64(sqst(st)->stmt, col);
+}
+
+static int
+db_sqlite_column_isnull(struct db_stmt *st, int col)
+{
+	return sqlite3_column_type(sqst(st)->stmt, col) == SQLITE_NULL;
+}
+
+static const struct db_ops db_sqlite_ops = {
+	.close = db_sqlite_close,
+	.ready = db_sqlite_ready,
+	.exec = db_sqlite_exec,
+	.begin = db_sqlite_begin,
+	.commit = db_sqlite_commit,
+	.in_txn = db_sqlite_in_txn,
+	.stmt_new = db_sqlite_stmt_new,
+	.stmt_free = db_sqlite_stmt_free,
+	.stmt_reset = db_sqlite_stmt_reset,
+	.stmt_clear = db_sqlite_stmt_clear,
+	.bind_text = db_sqlite_bind_text,
+	.bind_int = db_sqlite_bind_int,
+	.bind_double = db_sqlite_bind_double,
+	.bind_null = db_sqlite_bind_null,
+	.step = db_sqlite_step,
+	.column_count = db_sqlite_column_count,
+	.column_name = db_sqlite_column_name,
+	.column_text = db_sqlite_column_text,
+	.column_int = db_sqlite_column_int,
+	.column_isnull = db_sqlite_column_isnull,
+};

@@ -1,0 +1,101 @@
+/*
+ * extern.h: declarations shared between the files of common/ and not meant for handlers.
+ *
+ * Database: db.c owns the public db_*() functions, the URL dispatch, the options, the error
+ * state and the per-connection statement cache (LRU, keyed by SQL text).  Each back end
+ * (db_sqlite.c, db_pg.c) embeds struct db and struct db_stmt as the first member of its own
+ * connection and statement structs, fills a struct db_ops table, and never touches the cache
+ * itself except through db_cache_drop() when its server forgot every prepared statement.
+ */
+#ifndef SLUICE_EXTERN_H
+#define SLUICE_EXTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+
+/* Long enough for any database message worth logging; longer ones are cut. */
+#define DB_ERRMSG_MAX	512
+
+/* Where a statement is in its execution; db.c uses it to route db_step() and the column
+ * accessors, and to never evict a statement that still has rows to hand out. */
+enum db_stmt_state {
+	DB_ST_IDLE,	/* prepared or reset, not executed since */
+	DB_ST_ROW,	/* executed, positioned on a row */
+	DB_ST_DONE,	/* executed to the end (or failed); db_step() keeps answering DONE */
+};
+
+struct db_stmt {
+	struct db *db;
+	char *sql;		/* the cache key, owned */
+	uint64_t hash;		/* of sql, to skip most strcmp()s */
+	uint64_t used;		/* db->clock at the last db_prepare(), for LRU */
+	int nparams;		/* highest $N the statement takes */
+	enum db_stmt_state state;
+	int64_t changes;	/* rows changed by the last execution */
+};
+
+struct db_ops {
+	/* Frees the back end's connection and the struct db itself (the cache is empty). */
+	void (*close)(struct db *);
+	/* Start of a request: reconnect when the connection is known bad.  0 or -1. */
+	int (*ready)(struct db *);
+	int (*exec)(struct db *, const char *sql);
+	int (*begin)(struct db *, enum db_txn);
+	/* Fails (and leaves no transaction open) when the server rolled back instead. */
+	int (*commit)(struct db *);
+	/* 1 when a transaction is open (or failed and awaits ROLLBACK), else 0. */
+	int (*in_txn)(struct db *);
+
+	/* Prepares sql; returns a zeroed-then-filled statement (db and nparams set) or NULL
+	 * with the error set.  db.c fills the cache fields. */
+	struct db_stmt *(*stmt_new)(struct db *, const char *sql);
+	/* Releases everything; server_side is 0 when the server already forgot it. */
+	void (*stmt_free)(struct db_stmt *, int server_side);
+	void (*stmt_reset)(struct db_stmt *);
+	void (*stmt_clear)(struct db_stmt *);
+
+	int (*bind_text)(struct db_stmt *, int idx, const char *s, size_t len);
+	int (*bind_int)(struct db_stmt *, int idx, int64_t v);
+	int (*bind_double)(struct db_stmt *, int idx, double v);
+	int (*bind_null)(struct db_stmt *, int idx);
+
+	/* Called in DB_ST_IDLE or DB_ST_ROW; sets st->state and st->changes. */
+	int (*step)(struct db_stmt *);
+	int (*column_count)(struct db_stmt *);
+	const char *(*column_name)(struct db_stmt *, int col);
+	const char *(*column_text)(struct db_stmt *, int col, size_t *len);
+	int64_t (*column_int)(struct db_stmt *, int col);
+	int (*column_isnull)(struct db_stmt *, int col);
+};
+
+struct db {
+	const struct db_ops *ops;
+	enum db_backend backend;
+	struct db_opts opts;		/* defaults applied: no zero means "default" here */
+	enum db_err errcode;
+	char errmsg[DB_ERRMSG_MAX];
+
+	struct db_stmt **cache;		/* unordered; LRU by stmt->used */
+	size_t ncache;
+	size_t capcache;
+	uint64_t clock;
+};
+
+/* Records the class and a message (printf format) of a failure on db.  A message longer
+ * than DB_ERRMSG_MAX is cut, which is fine for a log line. */
+void db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Frees every cached statement; server_side as in db_ops.stmt_free. */
+void db_cache_drop(struct db *db, int server_side);
+
+/* Back-end constructors, called by db_open_code() with opts already defaulted.  On failure
+ * they return -1 with *code set and a message in err[errlen]. */
+int db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
+    enum db_err *code, char *err, size_t errlen);
+int db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts,
+    enum db_err *code, char *err, size_t errlen);
+
+#endif /* SLUICE_EXTERN_H */
