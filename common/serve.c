@@ -66,6 +66,8 @@ struct serve_thread {
 	struct arena *arena;
 	struct resp rs;
 	struct db *db;
+	int db_later;		/* the server was down: connect before the next request */
+	long long db_retry_ms;	/* not before this (monotonic), to spare a down server */
 	unsigned long served;
 	atomic_int done;
 };
@@ -281,6 +283,42 @@ serve_body_error(struct resp *rs, int status, size_t cap)
 	}
 }
 
+static long long
+serve_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Opens the thread's connection.  At start-up an unreachable server is allowed (the
+ * thread connects later, at most every 500 ms); returns 0 when connected, 1 when it will
+ * try again later, -1 on a configuration error.
+ */
+static int
+serve_db_connect(struct serve_thread *t)
+{
+	long long now = serve_now_ms();
+
+	if (t->db_later && now < t->db_retry_ms)
+		return -1;
+	switch (t->ep->db->open(&t->db, t->set->db_url)) {
+	case SERVE_DB_OPEN:
+		if (t->db_later)
+			log_info("connected to the database");
+		t->db_later = 0;
+		return 0;
+	case SERVE_DB_LATER:
+		t->db_later = 1;
+		t->db_retry_ms = now + 500;
+		return 1;
+	default:
+		return -1;
+	}
+}
+
 /* Answers one request whose parameters are in envp. */
 static void
 serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
@@ -320,7 +358,12 @@ serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 		serve_body_error(rs, status, t->set->body_max);
 		goto out;
 	}
-	if (t->db != NULL) {
+	if (ep->db != NULL) {
+		if (t->db == NULL && serve_db_connect(t) != 0) {
+			resp_error(rs, 503, "unavailable", "the database is unavailable", NULL,
+			    NULL);
+			goto out;
+		}
 		rq.db = t->db;
 		if (ep->db->ready(t->db) < 0) {
 			ep->db->error(rs, t->db);
@@ -345,7 +388,7 @@ serve_thread_init(struct serve_thread *t)
 	if ((t->arena = arena_new(t->set->arena_max)) == NULL)
 		return -1;
 	resp_init(&t->rs, t->set->resp_max);
-	if (t->ep->db != NULL && t->ep->db->open(&t->db, t->set->db_url) < 0)
+	if (t->ep->db != NULL && serve_db_connect(t) < 0)
 		return -1;
 	return 0;
 }

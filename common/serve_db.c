@@ -4,27 +4,38 @@
  * stays a few kilobytes and a megabyte of RSS.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "db.h"
 #include "serve_ops.h"
 #include "log.h"
 #include "serve.h"
 
-static int
+/*
+ * A PostgreSQL server that is down (or still starting) is not a reason to stop: the
+ * worker starts, answers 503 and connects as soon as the server is back.  Everything else
+ * (a bad URL, a SQLite file that cannot be opened) is a configuration error, and a worker
+ * that exits at once lets the supervisor report the pool as failed.
+ */
+static enum serve_db_open
 serve_db_open(struct db **out, const char *url)
 {
 	struct db_opts opts;
+	enum db_err code = DB_OK;
 	char err[256];
 
 	if (db_opts_from_env(&opts) < 0) {
 		log_err("bad database setting in the environment");
-		return -1;
+		return SERVE_DB_FATAL;
 	}
-	if (db_open(out, url, &opts, err, sizeof(err)) < 0) {
-		log_err("cannot open the database: %s", err);
-		return -1;
+	if (db_open_code(out, url, &opts, &code, err, sizeof(err)) == 0)
+		return SERVE_DB_OPEN;
+	if (code == DB_EUNAVAIL && strncmp(url, "sqlite:", 7) != 0) {
+		log_warn("the database is unavailable (%s); retrying per request", err);
+		return SERVE_DB_LATER;
 	}
-	return 0;
+	log_err("cannot open the database: %s", err);
+	return SERVE_DB_FATAL;
 }
 
 const struct serve_db_ops serve_db = {

@@ -8,8 +8,15 @@
 struct db;
 struct resp;
 
+/* What serve_db_ops.open() found. */
+enum serve_db_open {
+	SERVE_DB_OPEN = 0,	/* connected */
+	SERVE_DB_LATER = 1,	/* a database server is unreachable: retry per request */
+	SERVE_DB_FATAL = -1,	/* a configuration error: the worker cannot start */
+};
+
 struct serve_db_ops {
-	int (*open)(struct db **out, const char *url);	/* 0 or -1, logged */
+	enum serve_db_open (*open)(struct db **out, const char *url);	/* logged */
 	void (*close)(struct db *db);
 	int (*ready)(struct db *db);			/* 0 or -1 */
 	int (*rollback)(struct db *db);

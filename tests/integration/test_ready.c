@@ -137,6 +137,57 @@ test_ready_postgres_restart(void)
 	pgtmp_stop(&pg);
 }
 
+/* Workers started while PostgreSQL is down come up anyway, answer 503, and serve as soon
+ * as the server is there: no crash loop while a database boots. */
+static void
+test_ready_postgres_down_at_start(void)
+{
+	struct http_resp r;
+	struct pgtmp pg;
+	struct stack s;
+	char url[128], state[32];
+	long long t0;
+	int ok = 0;
+
+	memset(&pg, 0, sizeof(pg));
+	if (pgtmp_start(&pg) < 0) {
+		CHECK(!"PostgreSQL cluster started");
+		return;
+	}
+	CHECK(pgtmp_stop_server(&pg) == 0);
+	setenv("SLUICE_DB_MAIN", pg.url, 1);
+	if (stack_start(&s, "db main sqlite:/nonexistent.db\n"
+	    "ready =/ready workers=2 threads=2 db=main\n", "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		unsetenv("SLUICE_DB_MAIN");
+		pgtmp_stop(&pg);
+		return;
+	}
+	unsetenv("SLUICE_DB_MAIN");
+	http_resp_init(&r);
+	snprintf(url, sizeof(url), "%s/ready", s.base);
+	CHECK(stack_wait_pool(&s, "ready", 3000) == 0);
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 503);
+	CHECK(r.body.data && strstr(r.body.data, "\"code\":\"unavailable\""));
+	CHECK(pgtmp_start_server(&pg) == 0);
+	t0 = stack_now_ms();
+	while (stack_now_ms() - t0 < 3000 && !ok) {
+		CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+		ok = r.status == 200;
+		if (!ok)
+			usleep(50 * 1000);
+	}
+	printf("  serving %lld ms after the server came up\n", stack_now_ms() - t0);
+	CHECK(ok);
+	CHECK(stack_pool_state(&s, "ready", state, sizeof(state)) == 0 &&
+	    strcmp(state, "running") == 0);
+	CHECK_INT(stack_pool_value(&s, "ready", "crashes"), 0);
+	http_resp_free(&r);
+	stack_stop(&s);
+	pgtmp_stop(&pg);
+}
+
 int
 main(void)
 {
@@ -144,5 +195,6 @@ main(void)
 	RUN(test_ready_sqlite);
 	RUN(test_ready_sqlite_unopenable);
 	RUN(test_ready_postgres_restart);
+	RUN(test_ready_postgres_down_at_start);
 	return harness_done();
 }
