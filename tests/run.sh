@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Runs every test program (unit first, then integration) and ends with the suite's line
-# "N passed, N failed", the sum of each program's own line.  A program that dies without
-# printing its line counts as one failed test.  Exits non-zero on any failure.
+# Runs every test program and ends with the suite's line "N passed, N failed", the sum of
+# each program's own line.  A program that dies without printing its line counts as one
+# failed test.  Exits non-zero on any failure.
+#
+# Sanitizer builds: every process of the stack (workers, sluiced) writes its reports to
+# files under one directory (ASAN_OPTIONS/UBSAN_OPTIONS log_path), because a worker's
+# stderr ends in a temporary log that a passing test deletes.  Any report there fails the
+# run: one more failed "test" named after the report.
 set -u
 tests=${SLUICE_TESTS:?}
 passed=0 failed=0
+san_dir=$(mktemp -d /tmp/sluice-san.XXXXXX)
+chmod 777 "$san_dir"
+trap 'rm -rf "$san_dir"' EXIT
+export ASAN_OPTIONS="log_path=$san_dir/asan:detect_leaks=1:abort_on_error=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="log_path=$san_dir/ubsan:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 for t in "$tests"/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	echo "== $name"
 	log=$(mktemp)
+	start=$SECONDS
 	"$t" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	echo "   ($name: $((SECONDS - start)) s)"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
 	rm -f "$log"
 	if [ -z "$line" ]; then
@@ -25,6 +37,12 @@ for t in "$tests"/test_*; do
 		echo "FAIL $name: exited $rc"
 		failed=$((failed + 1))
 	fi
+done
+for report in "$san_dir"/*; do
+	[ -e "$report" ] || continue
+	echo "FAIL sanitizer report $(basename "$report"):"
+	head -40 "$report"
+	failed=$((failed + 1))
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
