@@ -133,11 +133,65 @@ resp_error(struct resp *rs, int status, const char *code, const char *message,
 	return 0;
 }
 
+static size_t
+resp_put(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return n;
+}
+
+static size_t
+resp_put_uint(char *p, size_t v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	for (i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/*
+ * Formats the head ("Status: 200 OK", Content-Type, Content-Length) by hand: this runs
+ * for every request, and printf's machinery costs more than the rest of the framing.
+ * Returns its length; head must hold RESP_HEAD_MAX bytes.
+ */
+#define RESP_HEAD_MAX	512
+static size_t
+resp_head(const struct resp *rs, char *head)
+{
+	const char *reason = resp_reason(rs->status);
+	const char *ct = rs->content_type ? rs->content_type : "application/octet-stream";
+	size_t n = 0, rlen = strlen(reason), clen = strlen(ct);
+
+	/* Reasons are ours and short; a content type this long is a bug: refuse it. */
+	if (clen > RESP_HEAD_MAX - 128) {
+		ct = "application/octet-stream";
+		clen = strlen(ct);
+	}
+	n += resp_put(head + n, "Status: ", 8);
+	n += resp_put_uint(head + n, (size_t)rs->status);
+	head[n++] = ' ';
+	n += resp_put(head + n, reason, rlen);
+	n += resp_put(head + n, "\r\n", 2);
+	if (rs->status == 204 || rs->status == 304)
+		return n;
+	n += resp_put(head + n, "Content-Type: ", 14);
+	n += resp_put(head + n, ct, clen);
+	n += resp_put(head + n, "\r\nContent-Length: ", 18);
+	n += resp_put_uint(head + n, rs->body.len);
+	n += resp_put(head + n, "\r\n", 2);
+	return n;
+}
+
 int
 resp_send(struct resp *rs, resp_writer w, void *ctx)
 {
-	char head[512];
-	int n;
+	char head[RESP_HEAD_MAX];
+	size_t n;
 
 	if (rs->status == 0)
 		resp_error(rs, 500, "internal", "the handler produced no response", NULL, NULL);
@@ -149,18 +203,10 @@ resp_send(struct resp *rs, resp_writer w, void *ctx)
 		resp_error(rs, 500, "internal", "the response headers exceeded the limit",
 		    NULL, NULL);
 	}
-	if (rs->status == 204 || rs->status == 304)
-		n = snprintf(head, sizeof(head), "Status: %d %s\r\n", rs->status,
-		    resp_reason(rs->status));
-	else
-		n = snprintf(head, sizeof(head),
-		    "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n",
-		    rs->status, resp_reason(rs->status),
-		    rs->content_type ? rs->content_type : "application/octet-stream",
-		    rs->body.len);
-	if (n < 0 || (size_t)n >= sizeof(head))
-		return -1;
-	if (w(ctx, head, (size_t)n) < 0)
+	if (rs->status < 100 || rs->status > 999)
+		resp_error(rs, 500, "internal", "the handler set an invalid status", NULL, NULL);
+	n = resp_head(rs, head);
+	if (w(ctx, head, n) < 0)
 		return -1;
 	if (rs->headers.len > 0 && w(ctx, rs->headers.data, rs->headers.len) < 0)
 		return -1;

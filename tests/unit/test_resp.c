@@ -95,6 +95,12 @@ test_caps_and_defaults(void)
 	CHECK(resp_send(&rs, collect, &out) == 0);
 	CHECK_STR(out.data, "Status: 204 No Content\r\n\r\n");
 	CHECK_STR(resp_reason(599), "Unknown");
+	/* A status that cannot be framed becomes a 500. */
+	resp_reset(&rs);
+	buf_reset(&out, 0);
+	resp_set(&rs, 42, "text/plain", "x", 1);
+	CHECK(resp_send(&rs, collect, &out) == 0);
+	CHECK(strncmp(out.data, "Status: 500 Internal Server Error\r\n", 36) == 0);
 	buf_free(&out);
 	resp_free(&rs);
 }
