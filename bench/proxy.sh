@@ -12,7 +12,9 @@
 # the footprint: idle RSS of a health worker, sluiced and nginx, and bin/health stripped.
 #
 # Settings (environment): DURATION (10), RUNS (3), CONNS ("32 1000"), POOL (8 workers per
-# endpoint), NGINX_WORKERS (2), SERVER_CPUS (0), WRK_CPUS (1), PROFILES ("default tuned").
+# endpoint), THREADS (8; threads per health worker: hello, single-threaded, gets
+# POOL x THREADS processes so that both pools have the same capacity and keepalive),
+# NGINX_WORKERS (2), SERVER_CPUS (0), WRK_CPUS (1), PROFILES ("default tuned").
 # Never run it on a sanitizer build: it uses bin/ (the release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,7 @@ DURATION=${DURATION:-10}
 RUNS=${RUNS:-3}
 CONNS=${CONNS:-32 1000}
 POOL=${POOL:-8}
+THREADS=${THREADS:-8}
 NGINX_WORKERS=${NGINX_WORKERS:-2}
 SERVER_CPUS=${SERVER_CPUS:-0}
 WRK_CPUS=${WRK_CPUS:-1}
@@ -50,8 +53,8 @@ port=18080
 cat > "$tmp/endpoints.conf" <<EOF
 set listen 127.0.0.1:$port
 set nginx_workers $NGINX_WORKERS
-health =/health workers=$POOL threads=1
-hello  =/hello  workers=$POOL threads=1 binary=$top/build/rel/bench/hello
+health =/health workers=$POOL threads=$THREADS
+hello  =/hello  workers=$((POOL * THREADS)) threads=1 binary=$top/build/rel/bench/hello
 EOF
 
 # wrk prints latencies as 1.23ms, 456.00us or 1.20s: to milliseconds.
@@ -139,7 +142,7 @@ size_health=$(stat -c %s "$tmp/health.stripped")
 	echo "# proxy: sluice behind nginx, $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null)"
 	echo
 	echo "wrk -t2 -dD=${DURATION}s --latency, median of $RUNS runs; server on CPUs $SERVER_CPUS, wrk on CPUs $WRK_CPUS;"
-	echo "pool $POOL workers x 1 thread per endpoint, $NGINX_WORKERS nginx workers; everything in one session."
+	echo "health: $POOL workers x $THREADS threads; hello: $((POOL * THREADS)) workers; $NGINX_WORKERS nginx workers; everything in one session."
 	echo
 	echo "| profile | target | connections | req/s | p99 ms | errors |"
 	echo "|---|---|---|---|---|---|"

@@ -474,7 +474,7 @@ test_gen_default(void)
 	if (s == NULL)
 		return;
 	CHECK(strstr(s, "worker_processes auto;") != NULL);
-	CHECK(strstr(s, "worker_connections 768;") != NULL);
+	CHECK(strstr(s, "worker_connections 4096;") != NULL);
 	CHECK(strstr(s, "location = /health {\n\t\t\tfastcgi_pass unix:/srv/run/health.sock;\n"
 	    "\t\t}") != NULL);
 	CHECK(strstr(s, "location /rest/v1/ {\n\t\t\tfastcgi_pass unix:/srv/run/rest.sock;\n"

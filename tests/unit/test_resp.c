@@ -100,7 +100,7 @@ test_caps_and_defaults(void)
 	buf_reset(&out, 0);
 	resp_set(&rs, 42, "text/plain", "x", 1);
 	CHECK(resp_send(&rs, collect, &out) == 0);
-	CHECK(strncmp(out.data, "Status: 500 Internal Server Error\r\n", 36) == 0);
+	CHECK(strncmp(out.data, "Status: 500 Internal Server Error\r\n", 35) == 0);
 	buf_free(&out);
 	resp_free(&rs);
 }
