@@ -102,7 +102,7 @@ $(O)/bench/%: $(O)/bench/%.o
 # Packages, by Debian name.  nginx-light is enough; an installed nginx of any flavour counts.
 DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3
 DEB_RUN   := nginx-light
-DEB_TEST  := postgresql libcurl4-openssl-dev procps curl
+DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev
 DEB_BENCH := wrk
 deps:
 	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_TEST) $(DEB_BENCH)
@@ -115,12 +115,47 @@ unit: $(UNIT_BINS)
 integration: all $(INTEG_BINS) $(BENCH_BINS)
 
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
-	@SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests bash tests/run.sh
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS) fuzz-build
+	@SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) bash tests/run.sh
+
+# Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) over the whole common library, built
+# with clang under ASan and UBSan.  `make test` runs each over its committed corpus and then
+# for FUZZ_SECONDS (5); `make fuzz` runs each for FUZZ_SECONDS (default there: 60) and keeps
+# what it finds in build/fuzz/corpus-NAME (the committed corpus is only read).
+FUZZ_O      := build/fuzz
+FUZZ_CC     := clang
+FUZZ_FLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -fno-sanitize-recover=all
+FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS   := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_O)/%)
+FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o)
+
+$(FUZZ_O)/common/%.o: common/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_O)/libsluice.a: $(FUZZ_LIBOBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_O)/libsluice.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< \
+	    $(FUZZ_O)/libsluice.a $(LDLIBS) -pthread
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(FUZZ_O)/corpus-$$n; \
+	    echo "== fuzz_$$n for $${FUZZ_SECONDS:-60} s"; \
+	    $$f -max_total_time=$${FUZZ_SECONDS:-60} -print_final_stats=1 \
+	        $$( [ -f tests/fuzz/$$n.dict ] && echo -dict=tests/fuzz/$$n.dict) \
+	        $(FUZZ_O)/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
 
 clean:
 	rm -rf build bin
 
--include $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
+-include $(FUZZ_LIBOBJ:.o=.d) $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
     $(HANDLERS:%=$(O)/handlers/%.d) $(UNIT_BINS:$(O)/tests/%=$(O)/tests/unit/%.d) \
     $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d)

@@ -38,6 +38,28 @@ for t in "$tests"/test_*; do
 		failed=$((failed + 1))
 	fi
 done
+# Fuzz harnesses: each replays its committed corpus, then fuzzes for FUZZ_SECONDS (5) from
+# a scratch copy of it.  A crash, a leak or a sanitizer report fails that harness.
+fuzz=${SLUICE_FUZZ:-}
+for f in ${fuzz:+"$fuzz"/fuzz_*}; do
+	[ -x "$f" ] || continue
+	name=$(basename "$f"); n=${name#fuzz_}
+	scratch=$(mktemp -d /tmp/sluice-fuzz.XXXXXX)
+	cp -r tests/fuzz/corpus/"$n"/. "$scratch"/ 2>/dev/null || true
+	dict=; [ -f tests/fuzz/"$n".dict ] && dict=-dict=tests/fuzz/"$n".dict
+	log=$(mktemp)
+	if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    "$f" -max_total_time="${FUZZ_SECONDS:-5}" -print_final_stats=1 $dict \
+	    -artifact_prefix="$scratch/" "$scratch" >"$log" 2>&1; then
+		echo "ok   $name ($(awk -F: '/number_of_executed_units/ { print $NF + 0 }' "$log") runs)"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name:"; grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -10
+		failed=$((failed + 1))
+	fi
+	rm -rf "$scratch" "$log"
+done
+
 for report in "$san_dir"/*; do
 	[ -e "$report" ] || continue
 	echo "FAIL sanitizer report $(basename "$report"):"
