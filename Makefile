@@ -31,7 +31,7 @@ endif
 
 CFLAGS   += $(WARN) $(OPT) $(SANFLAGS) -pthread
 LDFLAGS  += $(SANFLAGS) -pthread -Wl,--as-needed
-LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq
+LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lm
 
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o)
@@ -52,13 +52,16 @@ INTEG_SRC  := $(wildcard tests/integration/test_*.c)
 INTEG_BINS := $(INTEG_SRC:tests/integration/%.c=$(O)/tests/%)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(O)/%.o)
+# Seeders: sql/DIR/seed.c -> $(O)/sql/DIR-seed (standalone loaders, run by sql/DIR/seed.sh).
+SEED_SRC   := $(wildcard sql/*/seed.c)
+SEED_BINS  := $(SEED_SRC:sql/%/seed.c=$(O)/sql/%-seed)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 DEPFLAGS = -MMD -MP
 
 .PHONY: all deps run test unit integration clean check-env
-all: $(LIB) $(HANDLER_BINS) $(BIN)/sluiced
+all: $(LIB) $(HANDLER_BINS) $(BIN)/sluiced $(SEED_BINS)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -94,13 +97,19 @@ $(O)/tests/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl
 
+.SECONDARY: $(SEED_SRC:%.c=$(O)/%.o)
+$(O)/sql/%-seed: $(O)/sql/%/seed.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # bench/*.c are standalone programs (the bare fcgi2 ceiling); they use no common/ code.
 $(O)/bench/%: $(O)/bench/%.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi
 
 # Packages, by Debian name.  nginx-light is enough; an installed nginx of any flavour counts.
-DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3
+DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
+             libssl-dev libbrotli-dev zlib1g-dev
 DEB_RUN   := nginx-light
 DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev
 DEB_BENCH := wrk
@@ -158,4 +167,4 @@ clean:
 
 -include $(FUZZ_LIBOBJ:.o=.d) $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
     $(HANDLERS:%=$(O)/handlers/%.d) $(UNIT_BINS:$(O)/tests/%=$(O)/tests/unit/%.d) \
-    $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d)
+    $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d) $(SEED_SRC:%.c=$(O)/%.d)

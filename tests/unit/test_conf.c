@@ -71,9 +71,13 @@ test_shipped_file(void)
 		CHECK_INT(ep->exact, 1);
 		CHECK_STR(ep->path, "/health");
 		CHECK_INT(ep->workers, 8);
-		CHECK_INT(ep->threads, 1);
+		CHECK_INT(ep->threads, 8);
 		CHECK(ep->db_name == NULL);
 	}
+	/* The readiness probe names the demo's database. */
+	CHECK((ep = conf_find(c, "ready")) != NULL);
+	if (ep != NULL)
+		CHECK_STR(ep->db_name, "main");
 	conf_free(c);
 }
 
