@@ -8,6 +8,7 @@
  * the struct conf; conf_free() releases all of it.
  */
 #include <ctype.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,6 +98,27 @@ conf_valid_route_path(const char *s)
 }
 
 /* A strict decimal integer in [min, max]: digits only, no sign, no blanks, no suffix. */
+static int conf_parse_int(const char *, long long, long long, long long *);
+
+/* "a.b.c.d:port" with a dotted IPv4 address and a port in 1-65535: 0 or -1.  An explicit
+ * address is required: ":port" would listen on every interface. */
+static int
+conf_valid_tcp(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	char host[16];
+	struct in_addr a;
+	long long port;
+
+	if (colon == NULL || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	if (inet_pton(AF_INET, host, &a) != 1)
+		return -1;
+	return conf_parse_int(colon + 1, 1, 65535, &port);
+}
+
 static int
 conf_parse_int(const char *s, long long min, long long max, long long *out)
 {
@@ -319,6 +341,14 @@ conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *k
 	} else if (strcmp(key, "binary") == 0) {
 		if ((ep->binary = strdup(val)) == NULL)
 			goto nomem;
+	} else if (strcmp(key, "tcp") == 0) {
+		if (conf_valid_tcp(val) == -1) {
+			conf_error(p, "%s: tcp wants an IPv4 address and a port, like "
+			    "127.0.0.1:9001", ep->name);
+			return -1;
+		}
+		if ((ep->tcp = strdup(val)) == NULL)
+			goto nomem;
 	} else if (strcmp(key, "db") == 0) {
 		if (strcmp(val, "none") != 0 && (ep->db_name = strdup(val)) == NULL)
 			goto nomem;
@@ -356,6 +386,7 @@ conf_endpoint_free(struct conf_endpoint *ep)
 {
 	free(ep->route);
 	free(ep->binary);
+	free(ep->tcp);
 	free(ep->db_name);
 	free(ep->db_url);
 	conf_kv_free(ep->extra, ep->nextra);
@@ -367,7 +398,7 @@ conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
 {
 	struct conf *c = p->c;
 	struct conf_endpoint *ep, *grown;
-	const char *known[] = { "workers", "threads", "backlog", "mode", "binary", "db" };
+	const char *known[] = { "workers", "threads", "backlog", "mode", "binary", "db", "tcp" };
 	char *eq, *key;
 	size_t i, ki;
 	int seen[sizeof(known) / sizeof(known[0])] = { 0 };

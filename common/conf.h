@@ -12,7 +12,9 @@
  *
  * ROUTE is "=/path" for an exact location or "/prefix/" for a prefix location.  Endpoint
  * keys known to sluice: workers (default 4), threads (1), db (a db NAME, or none), backlog
- * (4096), mode (socket mode, octal, 0660), binary (bin/NAME).  Any other KEY=VALUE is passed
+ * (4096), mode (socket mode, octal, 0660), binary (bin/NAME), tcp (an IPv4 address and port,
+ * e.g. 127.0.0.1:9001: the pool listens there instead of on its unix socket, for proxies
+ * on other hosts and for the unix-vs-TCP benchmark).  Any other KEY=VALUE is passed
  * to the endpoint's workers as SLUICE_<KEY>=VALUE (KEY upper-cased), so an endpoint can have
  * settings of its own without touching the supervisor.  The key "name" is refused for that
  * reason (SLUICE_NAME is the endpoint's name).
@@ -56,6 +58,7 @@ struct conf_endpoint {
 	int backlog;
 	unsigned mode;
 	char *binary;		/* NULL: bin/NAME */
+	char *tcp;		/* "IPv4:PORT": listen there instead of RUNDIR/NAME.sock */
 	char *db_name;		/* NULL: no database */
 	char *db_url;		/* resolved URL (override applied), or NULL */
 	struct conf_kv extra[CONF_EXTRA_MAX];

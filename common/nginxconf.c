@@ -188,6 +188,16 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 }
 
 /* One upstream block (tuned profile); returns the K used, 0 for none. */
+/* The pool's address as nginx spells it: unix:RUNDIR/NAME.sock or ADDR:PORT. */
+static void
+nginx_write_addr(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o)
+{
+	if (ep->tcp != NULL)
+		fprintf(out, "%s", ep->tcp);
+	else
+		fprintf(out, "unix:%s/%s.sock", o->rundir, ep->name);
+}
+
 static int
 nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o,
     int w)
@@ -208,8 +218,9 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	}
 	if (k < 1)
 		fprintf(out, "\t# K < 1: no keepalive for this endpoint.\n");
-	fprintf(out, "\tupstream sluice_%s {\n\t\tserver unix:%s/%s.sock;\n", ep->name,
-	    o->rundir, ep->name);
+	fprintf(out, "\tupstream sluice_%s {\n\t\tserver ", ep->name);
+	nginx_write_addr(out, ep, o);
+	fprintf(out, ";\n");
 	if (k >= 1)
 		fprintf(out, "\t\tkeepalive %d;\n", k);
 	fprintf(out, "\t}\n\n");
@@ -226,7 +237,9 @@ nginx_write_location(FILE *out, const struct conf_endpoint *ep, const struct ngi
 		if (k >= 1)
 			fprintf(out, "\t\t\tfastcgi_keep_conn on;\n");
 	} else {
-		fprintf(out, "\t\t\tfastcgi_pass unix:%s/%s.sock;\n", o->rundir, ep->name);
+		fprintf(out, "\t\t\tfastcgi_pass ");
+		nginx_write_addr(out, ep, o);
+		fprintf(out, ";\n");
 	}
 	fprintf(out, "\t\t}\n");
 }

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -76,6 +78,8 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 	out->threads = ep->threads;
 	out->mode = ep->mode;
 	out->backlog = ep->backlog;
+	if (ep->tcp != NULL && (out->tcp = strdup(ep->tcp)) == NULL)
+		goto fail;
 	if (ep->binary != NULL)
 		m = snprintf(buf, sizeof(buf), "%s", ep->binary);
 	else
@@ -112,6 +116,7 @@ pool_spec_free(struct pool_spec *sp)
 	size_t i;
 
 	free(sp->binary);
+	free(sp->tcp);
 	for (i = 0; sp->env != NULL && sp->env[i] != NULL; i++)
 		free(sp->env[i]);
 	free(sp->env);
@@ -126,6 +131,7 @@ pool_spec_same(const struct pool_spec *a, const struct pool_spec *b)
 
 	if (a->workers != b->workers || strcmp(a->binary, b->binary) != 0)
 		return 0;
+	/* A changed tcp= is not applied to the running pool (its socket stays bound). */
 	for (i = 0; a->env[i] != NULL && b->env[i] != NULL; i++)
 		if (strcmp(a->env[i], b->env[i]) != 0)
 			return 0;
@@ -136,17 +142,59 @@ pool_spec_same(const struct pool_spec *a, const struct pool_spec *b)
 void
 pool_apply_socket(struct sluiced *s, struct pool *p, const struct pool_spec *sp)
 {
+	if (p->tcp)
+		goto listen;
 	if (chmod(p->sock_path, sp->mode) == -1)
 		log_err("%s: chmod %s: %s", p->name, p->sock_path, strerror(errno));
 	if ((s->sock_uid != (uid_t)-1 || s->sock_gid != (gid_t)-1) &&
 	    chown(p->sock_path, s->sock_uid, s->sock_gid) == -1)
 		log_err("%s: chown %s: %s", p->name, p->sock_path, strerror(errno));
+listen:
 	/* The kernel caps the backlog at net.core.somaxconn. */
 	if (listen(p->fd, sp->backlog) == -1)
 		log_err("%s: listen: %s", p->name, strerror(errno));
 }
 
 /* Creates, binds and listens on RUNDIR/NAME.sock; -1 with the reason logged. */
+/*
+ * A pool on TCP (tcp=ADDR:PORT): the same life as the unix socket, without a file.
+ * SO_REUSEADDR so that a restarted sluiced can bind at once past TIME_WAIT.
+ */
+static int
+pool_socket_tcp(struct sluiced *s, struct pool *p)
+{
+	struct sockaddr_in sin;
+	char host[16];
+	const char *colon = strrchr(p->spec.tcp, ':');
+	int fd, one = 1, m;
+
+	m = snprintf(p->sock_path, sizeof(p->sock_path), "tcp:%s", p->spec.tcp);
+	if (colon == NULL || (size_t)(colon - p->spec.tcp) >= sizeof(host) || m < 0 ||
+	    (size_t)m >= sizeof(p->sock_path))
+		return -1;
+	memcpy(host, p->spec.tcp, (size_t)(colon - p->spec.tcp));
+	host[colon - p->spec.tcp] = '\0';
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((unsigned short)strtol(colon + 1, NULL, 10));
+	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+		return -1;
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		log_err("%s: socket: %s", p->name, strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+		log_err("%s: bind %s: %s", p->name, p->spec.tcp, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	p->fd = fd;
+	p->tcp = 1;
+	pool_apply_socket(s, p, &p->spec);
+	return 0;
+}
+
 static int
 pool_socket(struct sluiced *s, struct pool *p)
 {
@@ -155,6 +203,9 @@ pool_socket(struct sluiced *s, struct pool *p)
 	mode_t old;
 	int fd = -1, m;
 
+	if (p->spec.tcp != NULL)
+		return pool_socket_tcp(s, p);
+	p->tcp = 0;
 	m = snprintf(p->sock_path, sizeof(p->sock_path), "%s/%s.sock", s->rundir, p->name);
 	if (m < 0 || (size_t)m >= sizeof(p->sock_path)) {
 		log_err("%s: socket path %s/%s.sock too long", p->name, s->rundir, p->name);
@@ -226,7 +277,7 @@ pool_close_socket(struct pool *p)
 		return;
 	close(p->fd);
 	p->fd = -1;
-	if (unlink(p->sock_path) == -1 && errno != ENOENT)
+	if (!p->tcp && unlink(p->sock_path) == -1 && errno != ENOENT)
 		log_warn("%s: unlink %s: %s", p->name, p->sock_path, strerror(errno));
 }
 

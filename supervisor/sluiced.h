@@ -45,6 +45,7 @@ struct pool_spec {
 	int threads;
 	unsigned mode;		/* socket mode */
 	int backlog;
+	char *tcp;		/* "IPv4:PORT" to listen on instead of the unix socket, or NULL */
 };
 
 struct worker {
@@ -58,7 +59,8 @@ struct worker {
 struct pool {
 	struct pool *next;
 	char name[CONF_NAME_MAX];
-	char sock_path[SLUICED_SUN_MAX];
+	char sock_path[SLUICED_SUN_MAX];	/* or "tcp:ADDR:PORT" for a TCP pool */
+	int tcp;			/* listening on TCP: no file to chmod or unlink */
 	int fd;			/* the listening socket, -1 once closed */
 	struct pool_spec spec;
 	enum pool_state state;

@@ -6,7 +6,10 @@
  * reaches the pool's capacity); bad input of every kind, including garbage and a
  * truncated FastCGI record written straight to the endpoint's socket.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,12 +263,54 @@ test_garbage_on_the_socket(void)
 	stack_stop(&s);
 }
 
+/* A free TCP port on loopback (bound, read, released: a small race, fine for tests). */
+static int
+free_port(void)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd, port = -1;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return -1;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
+		port = ntohs(sin.sin_port);
+	close(fd);
+	return port;
+}
+
+/* A pool listening on TCP instead of its unix socket, through both profiles. */
+static void
+test_health_over_tcp(void)
+{
+	struct stack s;
+	char conf[128];
+	const char *profiles[] = { "default", "tuned" };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(conf, sizeof(conf), "health =/health workers=4 threads=2 tcp=127.0.0.1:%d\n",
+		    free_port());
+		if (stack_start(&s, conf, profiles[i], 2, NULL) < 0) {
+			CHECK(!"stack started");
+			return;
+		}
+		check_health(&s);
+		stack_stop(&s);
+	}
+}
+
 int
 main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_health_default_profile);
 	RUN(test_health_tuned_profile);
+	RUN(test_health_over_tcp);
 	RUN(test_bad_input);
 	RUN(test_garbage_on_the_socket);
 	RUN(test_pinning_tuned);

@@ -238,6 +238,13 @@ test_bad_lines(void)
 		{ "x /x/ mode=0999\n", 1, "octal" },
 		{ "x /x/ mode=1777\n", 1, "octal" },
 		{ "x /x/ workers=2 workers=3\n", 1, "twice" },
+		{ "x /x/ tcp=9001\n", 1, "IPv4 address and a port" },
+		{ "x /x/ tcp=:9001\n", 1, "IPv4 address and a port" },
+		{ "x /x/ tcp=localhost:9001\n", 1, "IPv4 address and a port" },
+		{ "x /x/ tcp=127.0.0.1:0\n", 1, "IPv4 address and a port" },
+		{ "x /x/ tcp=127.0.0.1:65536\n", 1, "IPv4 address and a port" },
+		{ "x /x/ tcp=127.0.0.1:90x\n", 1, "IPv4 address and a port" },
+		{ "x /x/ tcp=1.2.3.4.5:9\n", 1, "IPv4 address and a port" },
 		{ "x /x/ foo=1 foo=2\n", 1, "twice" },
 		{ "x /x/ name=y\n", 1, "reserved" },
 		{ "x /x/ Foo=1\n", 1, "bad key" },
@@ -446,6 +453,21 @@ test_gen_tuned(void)
 	free(s);
 }
 
+/* A pool on TCP: both profiles point at ADDR:PORT instead of the unix socket. */
+static void
+test_gen_tcp(void)
+{
+	char *s = gen("set nginx_workers 1\nh =/h workers=4 tcp=127.0.0.1:9001\n",
+	    NGINX_TUNED, 0, -1);
+
+	CHECK(s != NULL && strstr(s, "upstream sluice_h {\n\t\tserver 127.0.0.1:9001;\n"
+	    "\t\tkeepalive 2;") != NULL && strstr(s, "h.sock") == NULL);
+	free(s);
+	s = gen("h =/h workers=4 tcp=127.0.0.1:9001\n", NGINX_DEFAULT, 0, -1);
+	CHECK(s != NULL && strstr(s, "fastcgi_pass 127.0.0.1:9001;") != NULL);
+	free(s);
+}
+
 static void
 test_gen_forced_k(void)
 {
@@ -559,5 +581,6 @@ main(void)
 	RUN(test_gen_forced_k);
 	RUN(test_gen_default);
 	RUN(test_gen_bad_opts);
+	RUN(test_gen_tcp);
 	return harness_done();
 }
