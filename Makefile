@@ -60,7 +60,7 @@ BENCH_BINS := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 DEPFLAGS = -MMD -MP
 
-.PHONY: all deps run test unit integration clean check-env
+.PHONY: all deps run test unit integration clean check-env bench
 all: $(LIB) $(HANDLER_BINS) $(BIN)/sluiced $(SEED_BINS)
 
 $(O)/%.o: %.c
@@ -112,13 +112,18 @@ DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-d
              libssl-dev libbrotli-dev zlib1g-dev
 DEB_RUN   := nginx-light
 DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev
-DEB_BENCH := wrk
+DEB_BENCH := wrk gnuplot-nox
 deps:
 	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_TEST) $(DEB_BENCH)
 
 run: deps
 	@$(MAKE) --no-print-directory all
 	@bash supervisor/run.sh $(PROFILE)
+
+# The benchmark suite (bench/run): every suite, or SUITES="proxy footprint".
+bench: deps
+	@$(MAKE) --no-print-directory all build/rel/bench/hello
+	@bash bench/run $(SUITES)
 
 unit: $(UNIT_BINS)
 integration: all $(INTEG_BINS) $(BENCH_BINS)

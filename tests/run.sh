@@ -60,6 +60,15 @@ for f in ${fuzz:+"$fuzz"/fuzz_*}; do
 	rm -rf "$scratch" "$log"
 done
 
+# The benchmark suite's smoke run (BENCH_QUICK=1): release binaries only, since benchmarks
+# never run on a sanitizer build; under SANITIZE=1 it is left out and said so (not counted).
+if [ "${SLUICE_BIN:-bin}" = bin ]; then
+	echo "== bench smoke"
+	if bash tests/bench_smoke.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+else
+	echo "== bench smoke: not run on a sanitizer build (not counted)"
+fi
+
 for report in "$san_dir"/*; do
 	[ -e "$report" ] || continue
 	echo "FAIL sanitizer report $(basename "$report"):"

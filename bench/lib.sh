@@ -1,0 +1,131 @@
+# bench/lib.sh: what every benchmark suite shares (sourced by bench/run, not run alone).
+#
+# A suite starts stacks with bench_stack_start (sluiced + nginx from an endpoint list, in a
+# scratch directory, the server pinned to SERVER_CPUS), measures with bench_wrk (wrk pinned
+# to WRK_CPUS; one CSV row per run), and stops them with bench_stack_stop.  Everything is
+# started from this one shell, so every stack shares the same session layout
+# (FASTCGI-NOTES rule 15).  Results go to $BENCH_OUT: results.csv (every run) and the
+# suite's fragment of report.md (bench_report).
+
+BENCH_CSV_HEADER="suite,scenario,stack,profile,database,connections,run,rps,p50_ms,p90_ms,p99_ms,max_ms,errors_connect,errors_read,errors_write,errors_timeout,non2xx,requests,bytes"
+
+# bench_stack_start NAME PROFILE CONF_TEXT [GENERATOR_ARGS...]: starts sluiced and nginx
+# for CONF_TEXT (an endpoint list without the listen line) on $BENCH_PORT.  Sets
+# STACK_RUN (the run dir), STACK_PIDS.
+bench_stack_start() {
+	local name=$1 profile=$2 conf=$3
+	shift 3
+	STACK_RUN=$BENCH_TMP/$name-$profile
+	local prefix=$STACK_RUN/nginx
+	mkdir -p "$prefix/logs"
+	chmod 755 "$STACK_RUN"
+	printf 'set listen 127.0.0.1:%s\n%s\n' "$BENCH_PORT" "$conf" > "$STACK_RUN/endpoints.conf"
+	"$TOP/bin/sluiced" -c "$STACK_RUN/endpoints.conf" nginx "$profile" -r "$STACK_RUN" \
+	    -p "$prefix" "$@" > "$prefix/nginx.conf" 2>>"$STACK_RUN/generator.log"
+	# The nginx ceiling: a location that answers by itself, with /health's body.
+	sed -i "s|^\(\s*\)server_name localhost;|&\n\1location = /nginx-200 { default_type application/json; return 200 '{\"status\":\"ok\"}'; }|" "$prefix/nginx.conf"
+	STACK_PIDS=()
+	taskset -c "$SERVER_CPUS" "$TOP/bin/sluiced" -c "$STACK_RUN/endpoints.conf" -r "$STACK_RUN" \
+	    -b "$TOP/bin" 2>>"$STACK_RUN/sluiced.log" &
+	STACK_PIDS+=($!)
+	local i
+	for i in $(seq 200); do
+		"$TOP/bin/sluiced" -r "$STACK_RUN" ctl status >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	taskset -c "$SERVER_CPUS" /usr/sbin/nginx -p "$prefix" -c "$prefix/nginx.conf" \
+	    -e "$prefix/logs/error.log" 2>>"$STACK_RUN/nginx.log" &
+	STACK_PIDS+=($!)
+	for i in $(seq 200); do
+		curl -s -o /dev/null "http://127.0.0.1:$BENCH_PORT/nginx-200" && break
+		sleep 0.05
+	done
+	# Every pool fully up before anything is measured.
+	for i in $(seq 200); do
+		"$TOP/bin/sluiced" -r "$STACK_RUN" ctl status 2>/dev/null |
+		    awk '/ workers=/ { split($0, a, "workers="); split(a[2], b, " "); split(b[1], c, "/"); if (c[1] != c[2]) bad = 1 } END { exit bad }' && break
+		sleep 0.05
+	done
+}
+
+bench_stack_stop() {
+	local p
+	for p in "${STACK_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${STACK_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	STACK_PIDS=()
+}
+
+# wrk prints latencies as 1.23ms, 456.00us or 1.20s: to milliseconds.
+bench_to_ms() {
+	awk -v v="$1" 'BEGIN {
+		n = v + 0; u = v; sub(/^[0-9.]+/, "", u);
+		if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000;
+		printf "%.3f", n }'
+}
+
+# wrk prints transfer sizes as 12.34MB: to bytes.
+bench_to_bytes() {
+	awk -v v="$1" 'BEGIN {
+		n = v + 0; u = v; sub(/^[0-9.]+/, "", u);
+		if (u == "KB") n *= 1024; else if (u == "MB") n *= 1048576; else if (u == "GB") n *= 1073741824;
+		printf "%d", n }'
+}
+
+# bench_wrk SUITE SCENARIO PROFILE DATABASE CONNS RUN URL [WRK_ARGS...]: one wrk run, one
+# CSV row; prints "rps p99_ms errors".
+bench_wrk() {
+	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 url=$7
+	shift 7
+	local threads=2 log
+	[ "$conns" -lt 2 ] && threads=1
+	log=$(taskset -c "$WRK_CPUS" wrk -t"$threads" -c"$conns" -d"${BENCH_DURATION}s" --latency \
+	    "$@" "$url" 2>&1) || true
+	local rps p50 p90 p99 max reqs bytes c=0 r=0 w=0 t=0 non2xx
+	rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$log")
+	p50=$(bench_to_ms "$(awk '$1 == "50%" { print $2 }' <<<"$log")")
+	p90=$(bench_to_ms "$(awk '$1 == "90%" { print $2 }' <<<"$log")")
+	p99=$(bench_to_ms "$(awk '$1 == "99%" { print $2 }' <<<"$log")")
+	max=$(bench_to_ms "$(awk '$1 == "Latency" { print $4; exit }' <<<"$log")")
+	reqs=$(awk '/requests in/ { print $1 }' <<<"$log")
+	bytes=$(bench_to_bytes "$(awk '/requests in/ { print $5 }' <<<"$log")")
+	if grep -q "Socket errors" <<<"$log"; then
+		read -r c r w t < <(sed -n 's/.*connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\), timeout \([0-9]*\).*/\1 \2 \3 \4/p' <<<"$log")
+	fi
+	non2xx=$(awk '/Non-2xx/ { print $NF }' <<<"$log")
+	echo "$suite,$scenario,sluice,$profile,$database,$conns,$run,${rps:-0},$p50,$p90,$p99,$max,$c,$r,$w,$t,${non2xx:-0},${reqs:-0},$bytes" >> "$BENCH_OUT/results.csv"
+	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0}))"
+}
+
+bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
+
+# bench_measure SUITE PROFILE DATABASE CONNS TARGET... : warms up, then runs every target
+# BENCH_RUNS times, interleaved so that drift on a shared machine hits all alike.  A target
+# is SCENARIO=PATH.  Fills MEAS[scenario.rps|p99|err] with the medians (errors summed).
+declare -A MEAS
+bench_measure() {
+	local suite=$1 profile=$2 database=$3 conns=$4
+	shift 4
+	local t scenario path r
+	declare -A rows=()
+	for t in "$@"; do
+		path=${t#*=}
+		taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" -d"${BENCH_WARMUP}s" "http://127.0.0.1:$BENCH_PORT$path" >/dev/null 2>&1 || true
+	done
+	for r in $(seq "$BENCH_RUNS"); do
+		for t in "$@"; do
+			scenario=${t%%=*}; path=${t#*=}
+			rows[$scenario]+="$(bench_wrk "$suite" "$scenario" "$profile" "$database" "$conns" "$r" "http://127.0.0.1:$BENCH_PORT$path")"$'\n'
+		done
+	done
+	for t in "$@"; do
+		scenario=${t%%=*}
+		MEAS[$scenario.rps]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $1 }' | bench_median)
+		MEAS[$scenario.p99]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $2 }' | bench_median)
+		MEAS[$scenario.err]=$(printf '%s' "${rows[$scenario]}" | awk '{ s += $3 } END { print s + 0 }')
+	done
+}
+
+# Appends markdown to the report.
+bench_report() { cat >> "$BENCH_OUT/report.md"; }
+
+bench_rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }

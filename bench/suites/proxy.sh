@@ -1,0 +1,153 @@
+# bench/suites/proxy.sh: what the proxy in front costs (sourced by bench/run).
+#
+# 1. Ceilings and profiles: nginx's own `return 200`, a bare fcgi2 hello-world pool
+#    (bench/hello.c: the ceiling of the architecture) and /health, through the default and
+#    the tuned profile, at each of BENCH_CONNS.
+# 2. unix socket vs TCP loopback between nginx and the pool, both profiles.
+# 3. The keepalive sweep: K in BENCH_SWEEP_K x nginx workers x pool sizes (single-threaded
+#    workers) x connections; it shows the pinning cliff where W x K reaches the pool's
+#    capacity (requests stall: timeouts, p99 jumps).  Charts: req/s and p99 against K.
+# 4. The PostgREST benchmark's own pair, adapted to FastCGI: "default" (a new upstream
+#    connection per request) and "best" (unix socket + keepalive 64, on a pool large enough
+#    that 2 x 64 cached connections stay half of its capacity).
+
+suite_proxy() {
+	local hello=$TOP/build/rel/bench/hello profile conns tcp_port
+	local pool="health =/health workers=8 threads=8
+hello =/hello workers=64 threads=1 binary=$hello"
+
+	# 1. Ceilings and profiles.
+	{
+		echo "## proxy: ceilings and profiles"
+		echo
+		echo "health: 8 workers x 8 threads; hello (bare fcgi2): 64 single-threaded workers (same capacity, same keepalive); 2 nginx workers."
+		echo
+		echo "| profile | connections | nginx return 200 req/s | bare fcgi2 req/s | /health req/s | /health p99 ms | /health errors | health / bare |"
+		echo "|---|---|---|---|---|---|---|---|"
+	} | bench_report
+	for profile in default tuned; do
+		bench_stack_start proxy "$profile" "set nginx_workers 2
+$pool"
+		for conns in $BENCH_CONNS; do
+			bench_measure proxy "$profile" none "$conns" nginx-200=/nginx-200 hello=/hello health=/health
+			printf '| %s | %s | %.0f | %.0f | %.0f | %s | %s | %.2f |\n' "$profile" "$conns" \
+			    "${MEAS[nginx-200.rps]}" "${MEAS[hello.rps]}" "${MEAS[health.rps]}" \
+			    "${MEAS[health.p99]}" "${MEAS[health.err]}" \
+			    "$(awk -v a="${MEAS[health.rps]}" -v b="${MEAS[hello.rps]}" 'BEGIN { print (b > 0 ? a / b : 0) }')" | bench_report
+		done
+		bench_stack_stop
+	done
+	echo | bench_report
+
+	# 2. unix vs TCP.
+	tcp_port=$((BENCH_PORT + 1000))
+	{
+		echo "## proxy: unix socket vs TCP loopback (nginx to the pool)"
+		echo
+		echo "| profile | connections | unix req/s | unix p99 ms | TCP req/s | TCP p99 ms | TCP / unix |"
+		echo "|---|---|---|---|---|---|---|"
+	} | bench_report
+	for profile in default tuned; do
+		bench_stack_start transport "$profile" "set nginx_workers 2
+health =/health workers=8 threads=8
+health_tcp =/health-tcp workers=8 threads=8 binary=$TOP/bin/health tcp=127.0.0.1:$tcp_port"
+		for conns in $BENCH_CONNS; do
+			bench_measure transport "$profile" none "$conns" unix=/health tcp=/health-tcp
+			printf '| %s | %s | %.0f | %s | %.0f | %s | %.2f |\n' "$profile" "$conns" \
+			    "${MEAS[unix.rps]}" "${MEAS[unix.p99]}" "${MEAS[tcp.rps]}" "${MEAS[tcp.p99]}" \
+			    "$(awk -v a="${MEAS[tcp.rps]}" -v b="${MEAS[unix.rps]}" 'BEGIN { print (b > 0 ? a / b : 0) }')" | bench_report
+		done
+		bench_stack_stop
+	done
+	echo | bench_report
+
+	# 3. The keepalive sweep.
+	suite_proxy_sweep
+
+	# 4. The PostgREST benchmark's pair.
+	{
+		echo "## proxy: the PostgREST benchmark's nginx pair, adapted to FastCGI"
+		echo
+		echo "default: fastcgi_pass to the unix socket, a new connection per request; best: upstream keepalive 64 over the unix socket, pool 8 workers x 32 threads (2 nginx workers x 64 = 128 cached connections = half the capacity)."
+		echo
+		echo "| pair | connections | /health req/s | p99 ms | errors |"
+		echo "|---|---|---|---|---|"
+	} | bench_report
+	for profile in default tuned; do
+		local args=() label=default
+		[ "$profile" = tuned ] && { args=(-k 64); label=best; }
+		bench_stack_start pgrst "$profile" "set nginx_workers 2
+health =/health workers=8 threads=32" "${args[@]}"
+		for conns in $BENCH_CONNS; do
+			bench_measure "pgrst-$label" "$profile" none "$conns" health=/health
+			printf '| %s | %s | %.0f | %s | %s |\n' "$label" "$conns" "${MEAS[health.rps]}" \
+			    "${MEAS[health.p99]}" "${MEAS[health.err]}" | bench_report
+		done
+		bench_stack_stop
+	done
+	echo | bench_report
+}
+
+# One stack per (nginx workers, pool size); nginx is restarted per K with -k K.
+suite_proxy_sweep() {
+	local w p k conns row rps p99 err data=$BENCH_OUT/sweep.dat saved_duration=$BENCH_DURATION
+	BENCH_DURATION=$BENCH_SWEEP_DURATION
+	{
+		echo "## proxy: keepalive sweep"
+		echo
+		echo "Single-threaded workers (capacity = pool size P), nginx workers W, keepalive forced to K (0 = none): the cliff is where W x K >= P. One ${BENCH_SWEEP_DURATION} s run per point; errors include wrk's 2 s timeouts."
+		echo
+		echo "| W | P | K | W x K >= P | connections | req/s | p99 ms | errors |"
+		echo "|---|---|---|---|---|---|---|---|"
+	} | bench_report
+	echo "# W P K conns rps p99 errors" > "$data"
+	for w in $BENCH_SWEEP_W; do
+		for p in $BENCH_SWEEP_P; do
+			for k in $BENCH_SWEEP_K; do
+				bench_stack_start "sweep-w$w-p$p-k$k" tuned "health =/health workers=$p threads=1" -w "$w" -k "$k"
+				for conns in $BENCH_SWEEP_CONNS; do
+					row=$(bench_wrk sweep "w$w-p$p-k$k" tuned none "$conns" 1 "http://127.0.0.1:$BENCH_PORT/health")
+					read -r rps p99 err <<<"$row"
+					echo "$w $p $k $conns $rps $p99 $err" >> "$data"
+					printf '| %s | %s | %s | %s | %s | %.0f | %s | %s |\n' "$w" "$p" "$k" \
+					    "$([ $((w * k)) -ge "$p" ] && echo yes || echo no)" "$conns" "$rps" "$p99" "$err" | bench_report
+				done
+				bench_stack_stop
+			done
+		done
+	done
+	BENCH_DURATION=$saved_duration
+	echo | bench_report
+	bench_sweep_charts "$data"
+}
+
+# req/s and p99 against K, one line per (W, P), one chart pair per connection count.
+bench_sweep_charts() {
+	local data=$1 conns plot series w p
+	command -v gnuplot >/dev/null || { echo "gnuplot is missing (make deps): no charts" | bench_report; return 0; }
+	for conns in $BENCH_SWEEP_CONNS; do
+		for what in rps p99; do
+			plot=""
+			for w in $BENCH_SWEEP_W; do
+				for p in $BENCH_SWEEP_P; do
+					series=$BENCH_TMP/sweep-$conns-$w-$p.dat
+					awk -v w="$w" -v p="$p" -v c="$conns" '$1 == w && $2 == p && $4 == c { print $3, $5, $6 }' "$data" > "$series"
+					col=2; [ "$what" = p99 ] && col=3
+					plot+="${plot:+, }'$series' using 1:$col with linespoints title 'W=$w P=$p'"
+				done
+			done
+			gnuplot <<EOF 2>/dev/null || true
+set terminal png size 800,480
+set output '$BENCH_OUT/sweep-$what-c$conns.png'
+set title 'keepalive sweep, $conns connections: $( [ "$what" = rps ] && echo "req/s" || echo "p99 (ms, log)") against K'
+set xlabel 'K (nginx upstream keepalive per worker)'
+set ylabel '$( [ "$what" = rps ] && echo "req/s" || echo "p99 ms")'
+$( [ "$what" = p99 ] && echo "set logscale y")
+set key outside right
+plot $plot
+EOF
+			[ -f "$BENCH_OUT/sweep-$what-c$conns.png" ] && echo "![sweep $what c$conns](sweep-$what-c$conns.png)" | bench_report
+		done
+	done
+	echo | bench_report
+}
