@@ -159,8 +159,10 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	fprintf(out, "\ttypes_hash_max_size 2048;\n");
 	fprintf(out, "\tdefault_type application/json;\n");
 	fprintf(out, "\tkeepalive_timeout 65;\n");
+	/* No version in Server headers and error pages, in either profile. */
+	fprintf(out, "\tserver_tokens off;\n");
 	if (o->profile == NGINX_TUNED) {
-		fprintf(out, "\tkeepalive_requests 100000;\n\tserver_tokens off;\n");
+		fprintf(out, "\tkeepalive_requests 100000;\n");
 		fprintf(out, "\taccess_log off;\n");
 	} else {
 		fprintf(out, "\taccess_log %s/logs/access.log;\n", o->prefix);
@@ -187,7 +189,6 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	fprintf(out, "\n");
 }
 
-/* One upstream block (tuned profile); returns the K used, 0 for none. */
 /* The pool's address as nginx spells it: unix:RUNDIR/NAME.sock or ADDR:PORT. */
 static void
 nginx_write_addr(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o)
@@ -198,6 +199,7 @@ nginx_write_addr(FILE *out, const struct conf_endpoint *ep, const struct nginx_o
 		fprintf(out, "unix:%s/%s.sock", o->rundir, ep->name);
 }
 
+/* One upstream block (tuned profile); returns the K used, 0 for none. */
 static int
 nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o,
     int w)
@@ -218,9 +220,18 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	}
 	if (k < 1)
 		fprintf(out, "\t# K < 1: no keepalive for this endpoint.\n");
-	fprintf(out, "\tupstream sluice_%s {\n\t\tserver ", ep->name);
-	nginx_write_addr(out, ep, o);
-	fprintf(out, ";\n");
+	/*
+	 * The pool is listed twice: with a single server nginx never retries, so a GET
+	 * caught by a worker's death would fail; with two, fastcgi_next_upstream sends it
+	 * again (POST and other non-idempotent requests are still never retried).
+	 * max_fails=0: a failure never takes the pool out of rotation.
+	 */
+	fprintf(out, "\tupstream sluice_%s {\n", ep->name);
+	for (int i = 0; i < 2; i++) {
+		fprintf(out, "\t\tserver ");
+		nginx_write_addr(out, ep, o);
+		fprintf(out, " max_fails=0;\n");
+	}
 	if (k >= 1)
 		fprintf(out, "\t\tkeepalive %d;\n", k);
 	fprintf(out, "\t}\n\n");
@@ -293,6 +304,8 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 		    nginx_write_upstream(out, &c->eps[i], o, w) : 0;
 
 	fprintf(out, "\tserver {\n\t\tlisten %s;\n\t\tserver_name localhost;\n\n", listen);
+	/* Every answer is JSON (or what an endpoint declares): browsers must not sniff. */
+	fprintf(out, "\t\tadd_header X-Content-Type-Options nosniff always;\n\n");
 	fprintf(out, "\t\t# The CGI parameters every endpoint receives (inherited by the "
 	    "locations).\n");
 	nginx_write_params(out, "\t\t");

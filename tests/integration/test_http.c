@@ -36,6 +36,10 @@ check_health(struct stack *s)
 	CHECK_STR(r.body.data, "{\"status\":\"ok\"}");
 	CHECK(http_header(&r, "Content-Type", v, sizeof(v)) == 0 &&
 	    strcmp(v, "application/json") == 0);
+	/* Security headers of both profiles: no sniffing, no version. */
+	CHECK(http_header(&r, "X-Content-Type-Options", v, sizeof(v)) == 0 &&
+	    strcmp(v, "nosniff") == 0);
+	CHECK(http_header(&r, "Server", v, sizeof(v)) == 0 && strcmp(v, "nginx") == 0);
 	/* HEAD: the same headers, no body. */
 	CHECK(http_do("HEAD", url, NULL, NULL, 0, 5000, &r) == 0);
 	CHECK_INT(r.status, 200);

@@ -420,12 +420,21 @@ test_gen_tuned(void)
 		return;
 	/* W from the conf (2): health C 8 -> K 2, small C 3 -> none, big C 16 -> K 4. */
 	CHECK(strstr(s, "worker_processes 2;\n") != NULL);
-	CHECK(strstr(s, "upstream sluice_health {\n\t\tserver unix:/srv/run/health.sock;\n"
+	/* Each pool twice (so that a GET caught by a dying worker is retried), never marked
+	 * down. */
+	CHECK(strstr(s, "upstream sluice_health {\n"
+	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
+	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tkeepalive 2;\n\t}") != NULL);
-	CHECK(strstr(s, "upstream sluice_small {\n\t\tserver unix:/srv/run/small.sock;\n"
-	    "\t}") != NULL);
-	CHECK(strstr(s, "upstream sluice_big {\n\t\tserver unix:/srv/run/big.sock;\n"
+	CHECK(strstr(s, "upstream sluice_small {\n"
+	    "\t\tserver unix:/srv/run/small.sock max_fails=0;\n"
+	    "\t\tserver unix:/srv/run/small.sock max_fails=0;\n\t}") != NULL);
+	CHECK(strstr(s, "upstream sluice_big {\n"
+	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
+	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
 	    "\t\tkeepalive 4;\n\t}") != NULL);
+	CHECK(strstr(s, "server_tokens off;") != NULL);
+	CHECK(strstr(s, "add_header X-Content-Type-Options nosniff always;") != NULL);
 	CHECK(strstr(s, "location = /health {\n\t\t\tfastcgi_pass sluice_health;\n"
 	    "\t\t\tfastcgi_keep_conn on;\n\t\t}") != NULL);
 	CHECK(strstr(s, "location /small/ {\n\t\t\tfastcgi_pass sluice_small;\n\t\t}") != NULL);
@@ -448,8 +457,8 @@ test_gen_tuned(void)
 	s = gen("set nginx_workers 2\nhealth =/health workers=8\nbig /big/ workers=16\n",
 	    NGINX_TUNED, 4, -1);
 	CHECK(s != NULL && strstr(s, "worker_processes 4;") != NULL &&
-	    strstr(s, "health.sock;\n\t\tkeepalive 1;") != NULL &&
-	    strstr(s, "big.sock;\n\t\tkeepalive 2;") != NULL);
+	    strstr(s, "health.sock max_fails=0;\n\t\tkeepalive 1;") != NULL &&
+	    strstr(s, "big.sock max_fails=0;\n\t\tkeepalive 2;") != NULL);
 	free(s);
 }
 
@@ -460,8 +469,9 @@ test_gen_tcp(void)
 	char *s = gen("set nginx_workers 1\nh =/h workers=4 tcp=127.0.0.1:9001\n",
 	    NGINX_TUNED, 0, -1);
 
-	CHECK(s != NULL && strstr(s, "upstream sluice_h {\n\t\tserver 127.0.0.1:9001;\n"
-	    "\t\tkeepalive 2;") != NULL && strstr(s, "h.sock") == NULL);
+	CHECK(s != NULL && strstr(s, "upstream sluice_h {\n\t\tserver 127.0.0.1:9001 "
+	    "max_fails=0;\n\t\tserver 127.0.0.1:9001 max_fails=0;\n\t\tkeepalive 2;") != NULL &&
+	    strstr(s, "h.sock") == NULL);
 	free(s);
 	s = gen("h =/h workers=4 tcp=127.0.0.1:9001\n", NGINX_DEFAULT, 0, -1);
 	CHECK(s != NULL && strstr(s, "fastcgi_pass 127.0.0.1:9001;") != NULL);
