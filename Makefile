@@ -2,6 +2,7 @@
 #
 #   make                 build common/ (build/.../libsluice.a), bin/NAME for every handler, bin/sluiced
 #   make run             install missing packages, build, seed, serve on 127.0.0.1:8080 (PROFILE=tuned|default)
+#   make run SERVER=apache   the same behind Apache on 127.0.0.1:8081 (PROFILE=tuned|default|cgi|fcgid)
 #   make test            install missing packages, build, run unit and integration tests
 #   make SANITIZE=1 test the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps            install the Debian packages sluice needs (apt-get, through sudo when not root)
@@ -12,6 +13,7 @@
 CC       ?= cc
 SANITIZE ?=
 PROFILE  ?= tuned
+SERVER   ?= nginx
 
 WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wformat=2 -Wwrite-strings -Wcast-qual -fno-common -Werror
@@ -110,7 +112,7 @@ $(O)/bench/%: $(O)/bench/%.o
 # Packages, by Debian name.  nginx-light is enough; an installed nginx of any flavour counts.
 DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
              libssl-dev libbrotli-dev zlib1g-dev
-DEB_RUN   := nginx-light
+DEB_RUN   := nginx-light apache2 libapache2-mod-fcgid
 DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev
 DEB_BENCH := wrk gnuplot-nox
 deps:
@@ -118,7 +120,7 @@ deps:
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	@bash supervisor/run.sh $(PROFILE)
+	@SERVER=$(SERVER) bash supervisor/run.sh $(PROFILE)
 
 # The benchmark suite (bench/run): every suite, or SUITES="proxy footprint".
 bench: deps

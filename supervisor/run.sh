@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # make run: serves the demo on 127.0.0.1:8080 (the endpoint list's "set listen") with the
 # given nginx profile (tuned by default), in the foreground.  Ctrl-C stops everything.
+# SERVER=apache serves it behind Apache on 127.0.0.1:8081 (APACHE_LISTEN) instead, with
+# the profile tuned, default, cgi or fcgid (the last two run no sluiced: Apache starts the
+# binaries itself).
 #
 # Everything lives inside the working tree: run/ holds the sockets, the control socket
-# and nginx's prefix (config, logs, temp files); data/ holds the SQLite databases.
+# and nginx's or Apache's prefix (config, logs, temp files); data/ holds the SQLite
+# databases.  As root, Apache's children cannot run as root: run/ (and, for cgi and
+# fcgid, whose processes open the databases themselves, data/) is given to www-data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 profile=${1:-tuned}
+server=${SERVER:-nginx}
 top=$(pwd)
 run=$top/run
 conf=${SLUICE_CONF:-$top/conf/endpoints.conf}
 bin=$top/bin
-prefix=$run/nginx
+prefix=$run/$server
 
-case "$profile" in
-default|tuned) ;;
-*) echo "make run: PROFILE must be default or tuned, not '$profile'" >&2; exit 2 ;;
+case "$server/$profile" in
+nginx/default|nginx/tuned) ;;
+apache/default|apache/tuned|apache/cgi|apache/fcgid) ;;
+nginx/*) echo "make run: PROFILE must be default or tuned, not '$profile'" >&2; exit 2 ;;
+apache/*) echo "make run: PROFILE must be default, tuned, cgi or fcgid, not '$profile'" >&2; exit 2 ;;
+*) echo "make run: SERVER must be nginx or apache, not '$server'" >&2; exit 2 ;;
 esac
 
 mkdir -p "$run" "$prefix/logs" "$top/data"
@@ -29,8 +38,18 @@ for seeder in "$top"/sql/*/seed.sh; do
 	[ -x "$seeder" ] && "$seeder" "$top/data"
 done
 
-"$bin/sluiced" -c "$conf" nginx "$profile" -r "$run" -p "$prefix" > "$prefix/nginx.conf"
-listen=$(sed -n 's/^[[:space:]]*listen[[:space:]]\+\([^;[:space:]]*\).*/\1/p' "$prefix/nginx.conf" | head -1)
+if [ "$server" = apache ]; then
+	if [ "$(id -u)" -eq 0 ]; then
+		chown www-data:www-data "$run"
+		case "$profile" in cgi|fcgid) chown -R www-data:www-data "$top/data" ;; esac
+	fi
+	"$bin/sluiced" -c "$conf" -r "$run" -b "$bin" apache "$profile" -p "$prefix" \
+		-l "${APACHE_LISTEN:-127.0.0.1:8081}" -o "$prefix/apache2.conf"
+	listen=$(sed -n 's/^Listen[[:space:]]\+\([^[:space:]]*\).*/\1/p' "$prefix/apache2.conf" | head -1)
+else
+	"$bin/sluiced" -c "$conf" nginx "$profile" -r "$run" -p "$prefix" > "$prefix/nginx.conf"
+	listen=$(sed -n 's/^[[:space:]]*listen[[:space:]]\+\([^;[:space:]]*\).*/\1/p' "$prefix/nginx.conf" | head -1)
+fi
 
 pids=()
 stop() {
@@ -43,13 +62,19 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-"$bin/sluiced" -c "$conf" -r "$run" -b "$bin" &
-pids+=($!)
-for _ in $(seq 100); do
-	"$bin/sluiced" -r "$run" ctl status >/dev/null 2>&1 && break
-	sleep 0.05
-done
-/usr/sbin/nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" &
+if [ "$server/$profile" != apache/cgi ] && [ "$server/$profile" != apache/fcgid ]; then
+	"$bin/sluiced" -c "$conf" -r "$run" -b "$bin" &
+	pids+=($!)
+	for _ in $(seq 100); do
+		"$bin/sluiced" -r "$run" ctl status >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+fi
+if [ "$server" = apache ]; then
+	/usr/sbin/apache2 -f "$prefix/apache2.conf" -DFOREGROUND &
+else
+	/usr/sbin/nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" &
+fi
 pids+=($!)
 
 for _ in $(seq 100); do
@@ -57,7 +82,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 echo
-echo "sluice is serving on http://$listen/ (nginx profile: $profile)"
+echo "sluice is serving on http://$listen/ ($server profile: $profile)"
 echo "endpoints:"
 grep -vE '^[[:space:]]*(#|$|set |db )' "$conf" | awk -v u="http://$listen" \
 	'{ r = $2; sub(/^=/, "", r); printf "  %-12s %s%s\n", $1, u, r }'

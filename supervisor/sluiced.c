@@ -11,6 +11,10 @@
  *   sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN] [-w W] [-k K]
  *       [-o FILE]
  *       prints the generated nginx.conf (to FILE with -o, which also creates PREFIX/logs).
+ *   sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid [-p PREFIX]
+ *       [-l LISTEN] [-w CHILDREN] [-k REUSE_MAX] [-o FILE]
+ *       prints the generated apache2.conf (PREFIX defaults to RUNDIR/apache, LISTEN to
+ *       127.0.0.1:8081; -o also creates PREFIX's directories and its JSON error files).
  *
  * Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP re-reads the endpoint list,
  * SIGCHLD reaps and restarts workers.  Handlers only write the signal number into a
@@ -64,7 +68,9 @@ sluiced_usage(void)
 	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
 	    "       sluiced [-r RUNDIR] ctl status | reload NAME | stop\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
-	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-o FILE]\n");
+	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-o FILE]\n"
+	    "       sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid\n"
+	    "               [-p PREFIX] [-l LISTEN] [-w CHILDREN] [-k REUSE_MAX] [-o FILE]\n");
 	exit(2);
 }
 
@@ -412,7 +418,7 @@ main(int argc, char *argv[])
 	const char *profile = NULL, *prefix = NULL, *listen = NULL, *outfile = NULL;
 	char *words[4];
 	size_t nwords = 0;
-	int ch, nginx_workers = 0, keepalive = -1, nginx_opts = 0, sup_opts = 0;
+	int ch, nginx_workers = 0, keepalive = -1, nginx_opts = 0, sup_opts = 0, grace_opt = 0;
 
 	memset(&s, 0, sizeof(s));
 	s.conf_path = "conf/endpoints.conf";
@@ -449,6 +455,7 @@ main(int argc, char *argv[])
 		case 'g':
 			s.grace_ms = sluiced_opt_int("g", optarg, 0, 3600000);
 			sup_opts++;
+			grace_opt++;
 			break;
 		case 'p':
 			prefix = optarg;
@@ -493,6 +500,13 @@ main(int argc, char *argv[])
 		profile = argv[1];
 		return nginx_main(s.conf_path, s.rundir, prefix, profile, listen, nginx_workers,
 		    keepalive, outfile);
+	}
+	if (strcmp(argv[0], "apache") == 0) {
+		/* -b names the binaries that the cgi and fcgid profiles run. */
+		if (argc != 2 || grace_opt > 0)
+			sluiced_usage();
+		return apache_main(s.conf_path, s.rundir, s.bindir, prefix, argv[1], listen,
+		    nginx_workers, keepalive, outfile);
 	}
 	sluiced_usage();
 	return 2;

@@ -7,6 +7,7 @@
  *              detection, generations for reload, graceful stop
  *   ctl.c      the control socket RUNDIR/sluiced.ctl, server and client sides
  *   nginx.c    the `nginx` subcommand around common/nginxconf.c
+ *   apache.c   the `apache` subcommand around common/apacheconf.c
  *
  * Times are CLOCK_MONOTONIC milliseconds (int64_t).  Everything runs in one thread.
  */
@@ -123,6 +124,11 @@ int ctl_client(const char *rundir, int argc, char **argv);
 /* sluiced.c */
 void sluiced_begin_stop(struct sluiced *s);
 struct pool *sluiced_find_pool(struct sluiced *s, const char *name);
+
+/* apache.c */
+int apache_main(const char *conf_path, const char *rundir, const char *bindir,
+    const char *prefix, const char *profile, const char *listen, int children, int reuse,
+    const char *outfile);
 
 /* nginx.c */
 int nginx_main(const char *conf_path, const char *rundir, const char *prefix,

@@ -164,8 +164,8 @@ stack_atexit(void)
 static void
 stack_dump_logs(struct stack *s)
 {
-	stack_sh("tail -n 30 %s/sluiced.log %s/nginx/logs/error.log 1>&2 2>/dev/null", s->dir,
-	    s->dir);
+	stack_sh("tail -n 30 %s/sluiced.log %s/logs/error.log %s/logs/stderr.log 1>&2 "
+	    "2>/dev/null", s->dir, s->prefix, s->prefix);
 }
 
 int
@@ -298,23 +298,169 @@ int
 stack_start(struct stack *s, const char *endpoints, const char *profile, int nginx_workers,
     const char *extra_nginx_args)
 {
-	char log[400], nginx_conf[400], prefix[300], errlog[400];
-	char *sluiced_argv[10], *nginx_argv[8], sluiced_path[PATH_MAX + 16];
+	return stack_start_server(s, endpoints, "nginx", profile, nginx_workers,
+	    extra_nginx_args);
+}
+
+/* Starts sluiced on s->conf and waits for its control socket. */
+static int
+stack_start_sluiced(struct stack *s)
+{
+	char log[400], sluiced_path[PATH_MAX + 16];
+	char *argv[10];
 	long long end;
+	int i = 0;
+
+	snprintf(log, sizeof(log), "%s/sluiced.log", s->dir);
+	if (snprintf(sluiced_path, sizeof(sluiced_path), "%s/sluiced", stack_bin()) >=
+	    (int)sizeof(sluiced_path))
+		return -1;
+	argv[i++] = sluiced_path;
+	argv[i++] = (char *)(unsigned long)"-c";
+	argv[i++] = s->conf;
+	argv[i++] = (char *)(unsigned long)"-r";
+	argv[i++] = s->run;
+	argv[i++] = (char *)(unsigned long)"-b";
+	argv[i++] = (char *)(unsigned long)stack_bin();
+	argv[i++] = (char *)(unsigned long)"-g";
+	argv[i++] = (char *)(unsigned long)"3000";
+	argv[i] = NULL;
+	if ((s->sluiced = stack_spawn(argv, log)) < 0)
+		return -1;
+	end = stack_now_ms() + 5000;
+	while (stack_ctl(s, NULL, "status") != 0) {
+		if (stack_now_ms() > end || waitpid(s->sluiced, NULL, WNOHANG) != 0) {
+			fprintf(stderr, "stack: sluiced did not come up\n");
+			return -1;
+		}
+		stack_sleep_ms(20);
+	}
+	return 0;
+}
+
+/*
+ * Apache: the configuration from "sluiced apache", then apache2 in the foreground.  As
+ * root, Apache's children cannot run as root: RUNDIR goes to www-data, the generator then
+ * names that user and sluiced gives it the sockets.  Sanitizer settings reach the binaries
+ * that Apache starts itself (cgi, fcgid), whose environment Apache otherwise clears.
+ */
+static int
+stack_start_apache(struct stack *s, const char *profile, int children, const char *extra)
+{
+	static const char *const san[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
+	char conf[400], log[400];
+	char *argv[6];
+	const char *v;
+	long long end;
+	size_t k;
+	FILE *f;
+	int i = 0;
+
+	if (stack_sh("cd %s && %s/sluiced -c %s -r %s -b %s apache %s -p %s -l 127.0.0.1:%d "
+	    "-w %d %s -o %s/apache2.conf", s->dir, stack_bin(), s->conf, s->run, stack_bin(),
+	    profile, s->prefix, s->port, children, extra ? extra : "", s->prefix) != 0) {
+		fprintf(stderr, "stack: cannot generate the Apache configuration\n");
+		return -1;
+	}
+	snprintf(conf, sizeof(conf), "%s/apache2.conf", s->prefix);
+	if ((f = fopen(conf, "a")) == NULL)
+		return -1;
+	for (k = 0; k < sizeof(san) / sizeof(san[0]); k++) {
+		if ((v = getenv(san[k])) == NULL || strchr(v, '"') != NULL)
+			continue;
+		if (strcmp(profile, "cgi") == 0)
+			fprintf(f, "PassEnv %s\n", san[k]);
+		else if (strcmp(profile, "fcgid") == 0)
+			fprintf(f, "FcgidInitialEnv %s \"%s\"\n", san[k], v);
+	}
+	fclose(f);
+	snprintf(log, sizeof(log), "%s/logs/stderr.log", s->prefix);
+	argv[i++] = (char *)(unsigned long)"/usr/sbin/apache2";
+	argv[i++] = (char *)(unsigned long)"-f";
+	argv[i++] = conf;
+	argv[i++] = (char *)(unsigned long)"-DFOREGROUND";
+	argv[i] = NULL;
+	if ((s->apache = stack_spawn(argv, log)) < 0)
+		return -1;
+	end = stack_now_ms() + 10000;
+	while (!stack_port_open(s->port)) {
+		if (stack_now_ms() > end || waitpid(s->apache, NULL, WNOHANG) != 0) {
+			s->apache = 0;
+			fprintf(stderr, "stack: apache did not come up\n");
+			stack_sh("cat %s 1>&2", log);
+			return -1;
+		}
+		stack_sleep_ms(10);
+	}
+	return 0;
+}
+
+static int
+stack_start_nginx(struct stack *s, const char *profile, int nginx_workers, const char *extra)
+{
+	char nginx_conf[400], errlog[400], log[400];
+	char *nginx_argv[8];
+	long long end;
+	int i = 0;
+
+	if (stack_sh("mkdir -p %s/logs && %s/sluiced -c %s nginx %s -r %s -p %s -l 127.0.0.1:%d "
+	    "-w %d %s > %s/nginx.conf", s->prefix, stack_bin(), s->conf, profile, s->run,
+	    s->prefix, s->port, nginx_workers, extra ? extra : "", s->prefix) != 0) {
+		fprintf(stderr, "stack: cannot generate the nginx configuration\n");
+		return -1;
+	}
+	snprintf(nginx_conf, sizeof(nginx_conf), "%s/nginx.conf", s->prefix);
+	snprintf(errlog, sizeof(errlog), "%s/logs/error.log", s->prefix);
+	snprintf(log, sizeof(log), "%s/logs/stderr.log", s->prefix);
+	nginx_argv[i++] = (char *)(unsigned long)"/usr/sbin/nginx";
+	nginx_argv[i++] = (char *)(unsigned long)"-p";
+	nginx_argv[i++] = s->prefix;
+	nginx_argv[i++] = (char *)(unsigned long)"-c";
+	nginx_argv[i++] = nginx_conf;
+	nginx_argv[i++] = (char *)(unsigned long)"-e";
+	nginx_argv[i++] = errlog;
+	nginx_argv[i] = NULL;
+	if ((s->nginx = stack_spawn(nginx_argv, log)) < 0)
+		return -1;
+	end = stack_now_ms() + 5000;
+	while (!stack_port_open(s->port)) {
+		if (stack_now_ms() > end || waitpid(s->nginx, NULL, WNOHANG) != 0) {
+			s->nginx = 0;
+			fprintf(stderr, "stack: nginx did not come up\n");
+			stack_sh("cat %s 1>&2", log);
+			return -1;
+		}
+		stack_sleep_ms(10);
+	}
+	return 0;
+}
+
+int
+stack_start_server(struct stack *s, const char *endpoints, const char *server,
+    const char *profile, int workers, const char *extra_args)
+{
+	int apache = strcmp(server, "apache") == 0, with_sluiced = 1;
 	FILE *f;
 	int i;
 
 	memset(s, 0, sizeof(*s));
 	s->profile = profile;
-	s->nginx_workers = nginx_workers;
+	s->server = apache ? "apache" : "nginx";
+	s->nginx_workers = workers;
+	if (!apache && strcmp(server, "nginx") != 0) {
+		fprintf(stderr, "stack: unknown server '%s'\n", server);
+		return -1;
+	}
+	if (apache && (strcmp(profile, "cgi") == 0 || strcmp(profile, "fcgid") == 0))
+		with_sluiced = 0;
 	snprintf(s->dir, sizeof(s->dir), "/tmp/sluice-test-XXXXXX");
 	if (mkdtemp(s->dir) == NULL)
 		return -1;
-	/* nginx's workers may run as another user when the tests run as root. */
+	/* The proxy's workers may run as another user when the tests run as root. */
 	chmod(s->dir, 0755);
 	snprintf(s->run, sizeof(s->run), "%s/run", s->dir);
 	snprintf(s->conf, sizeof(s->conf), "%s/endpoints.conf", s->dir);
-	snprintf(prefix, sizeof(prefix), "%s/nginx", s->dir);
+	snprintf(s->prefix, sizeof(s->prefix), "%s/%s", s->dir, s->server);
 	if ((s->port = stack_free_port()) < 0)
 		return -1;
 	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%d", s->port);
@@ -331,62 +477,16 @@ stack_start(struct stack *s, const char *endpoints, const char *profile, int ngi
 	if (i < STACK_MAX)
 		live[i] = s;
 
-	snprintf(log, sizeof(log), "%s/sluiced.log", s->dir);
-	if (snprintf(sluiced_path, sizeof(sluiced_path), "%s/sluiced", stack_bin()) >=
-	    (int)sizeof(sluiced_path))
-		goto fail;
-	i = 0;
-	sluiced_argv[i++] = sluiced_path;
-	sluiced_argv[i++] = (char *)(unsigned long)"-c";
-	sluiced_argv[i++] = s->conf;
-	sluiced_argv[i++] = (char *)(unsigned long)"-r";
-	sluiced_argv[i++] = s->run;
-	sluiced_argv[i++] = (char *)(unsigned long)"-b";
-	sluiced_argv[i++] = (char *)(unsigned long)stack_bin();
-	sluiced_argv[i++] = (char *)(unsigned long)"-g";
-	sluiced_argv[i++] = (char *)(unsigned long)"3000";
-	sluiced_argv[i] = NULL;
-	if ((s->sluiced = stack_spawn(sluiced_argv, log)) < 0)
-		goto fail;
-	end = stack_now_ms() + 5000;
-	while (stack_ctl(s, NULL, "status") != 0) {
-		if (stack_now_ms() > end || waitpid(s->sluiced, NULL, WNOHANG) != 0) {
-			fprintf(stderr, "stack: sluiced did not come up\n");
-			goto fail;
-		}
-		stack_sleep_ms(20);
-	}
-
-	if (stack_sh("mkdir -p %s/logs && %s/sluiced -c %s nginx %s -r %s -p %s -l 127.0.0.1:%d "
-	    "-w %d %s > %s/nginx.conf", prefix, stack_bin(), s->conf, profile, s->run, prefix,
-	    s->port, nginx_workers, extra_nginx_args ? extra_nginx_args : "", prefix) != 0) {
-		fprintf(stderr, "stack: cannot generate the nginx configuration\n");
+	if (apache && geteuid() == 0 &&
+	    stack_sh("mkdir -p %s && chown www-data:www-data %s", s->run, s->run) != 0) {
+		fprintf(stderr, "stack: cannot give %s to www-data\n", s->run);
 		goto fail;
 	}
-	snprintf(nginx_conf, sizeof(nginx_conf), "%s/nginx.conf", prefix);
-	snprintf(errlog, sizeof(errlog), "%s/logs/error.log", prefix);
-	snprintf(log, sizeof(log), "%s/logs/stderr.log", prefix);
-	i = 0;
-	nginx_argv[i++] = (char *)(unsigned long)"/usr/sbin/nginx";
-	nginx_argv[i++] = (char *)(unsigned long)"-p";
-	nginx_argv[i++] = prefix;
-	nginx_argv[i++] = (char *)(unsigned long)"-c";
-	nginx_argv[i++] = nginx_conf;
-	nginx_argv[i++] = (char *)(unsigned long)"-e";
-	nginx_argv[i++] = errlog;
-	nginx_argv[i] = NULL;
-	if ((s->nginx = stack_spawn(nginx_argv, log)) < 0)
+	if (with_sluiced && stack_start_sluiced(s) < 0)
 		goto fail;
-	end = stack_now_ms() + 5000;
-	while (!stack_port_open(s->port)) {
-		if (stack_now_ms() > end || waitpid(s->nginx, NULL, WNOHANG) != 0) {
-			s->nginx = 0;
-			fprintf(stderr, "stack: nginx did not come up\n");
-			stack_sh("cat %s 1>&2", log);
-			goto fail;
-		}
-		stack_sleep_ms(10);
-	}
+	if (apache ? stack_start_apache(s, profile, workers, extra_args) < 0 :
+	    stack_start_nginx(s, profile, workers, extra_args) < 0)
+		goto fail;
 	return 0;
 fail:
 	stack_dump_logs(s);
@@ -403,6 +503,12 @@ stack_stop(struct stack *s)
 		kill(s->nginx, SIGTERM);
 		stack_reap(s->nginx, 5000);
 		s->nginx = 0;
+	}
+	/* Apache's parent stops its children (and mod_fcgid's processes) on SIGTERM. */
+	if (s->apache > 0) {
+		kill(s->apache, SIGTERM);
+		stack_reap(s->apache, 10000);
+		s->apache = 0;
 	}
 	if (s->sluiced > 0) {
 		kill(s->sluiced, SIGTERM);

@@ -4,7 +4,11 @@
  * stack_start() writes an endpoint list into a fresh temporary directory, starts the real
  * sluiced on it (sockets, workers from SLUICE_BIN), generates the nginx configuration of the
  * chosen profile with sluiced itself, starts the real nginx on a free loopback port from a
- * prefix inside that directory, and waits until both answer.  stack_stop() stops both,
+ * prefix inside that directory, and waits until both answer.  stack_start_server() does
+ * the same with the front server chosen: "nginx" (profiles default, tuned) or "apache"
+ * (default, tuned, cgi, fcgid; the cgi and fcgid profiles run no sluiced, Apache starts
+ * the binaries itself; as root, RUNDIR is given to www-data, Apache's user).  stack_stop()
+ * stops everything,
  * reaps every process and removes the directory; it is also run at exit for any stack still
  * up, so a failing test leaves nothing behind.
  */
@@ -24,8 +28,11 @@ struct stack {
 	int port;
 	pid_t sluiced;
 	pid_t nginx;
-	int nginx_workers;
+	pid_t apache;
+	int nginx_workers;	/* nginx workers, or Apache's child processes */
 	const char *profile;
+	const char *server;	/* "nginx" or "apache" */
+	char prefix[300];	/* the front server's prefix (config, logs) */
 };
 
 /*
@@ -36,6 +43,14 @@ struct stack {
  */
 int stack_start(struct stack *s, const char *endpoints, const char *profile,
     int nginx_workers, const char *extra_nginx_args);
+
+/*
+ * The same with the front server named: server "nginx" or "apache", profile one of that
+ * server's (see above), workers its worker or child processes (> 0), extra_args passed to
+ * "sluiced nginx|apache" (e.g. "-k 8"), may be NULL.  Returns 0 or -1 like stack_start().
+ */
+int stack_start_server(struct stack *s, const char *endpoints, const char *server,
+    const char *profile, int workers, const char *extra_args);
 void stack_stop(struct stack *s);
 
 /* Runs "sluiced -r RUN ctl ARGS" and returns its exit status; its output goes to out

@@ -1,0 +1,721 @@
+/*
+ * apacheconf.c: see apacheconf.h.  The output is written top to bottom with fprintf; every
+ * string pasted into it is checked first (the conf parser already restricts routes and
+ * values, the paths given on the command line are checked here), and strings go inside
+ * double quotes, which then never need escaping.
+ *
+ * Why the tuned pool size is M = floor(C / (2P)).  mod_proxy keeps, in every Apache child
+ * process, one connection pool per worker (apr_reslist, hard maximum `max`, which defaults
+ * to ThreadsPerChild).  With enablereuse=on a connection goes back into that pool after
+ * each request and stays open (no ttl is set, and smax defaults to max, so nothing above a
+ * soft limit is reaped): a child holds up to M idle connections to the endpoint.  An fcgi2
+ * worker thread that accepted such a connection serves only it until Apache closes it
+ * (FASTCGI-NOTES rule 2), so those idle connections pin up to M threads each.  The event
+ * MPM here runs exactly P children: StartServers = ServerLimit = P, MaxRequestWorkers =
+ * P x ThreadsPerChild and MaxSpareThreads at that total, so no child is ever stopped for
+ * idling and none is added; a gracefully finishing child keeps its scoreboard slot, which
+ * ServerLimit counts.  At most P x M connections to the endpoint exist at any time, busy
+ * or idle.  Requiring P x M <= C / 2, with C = workers x threads the pool's connection
+ * capacity, leaves at least half of the pool's threads free to accept: nothing queues
+ * behind a pinned thread, even with every child's pool full of idle connections.  Unlike
+ * nginx's keepalive (an idle cache, with extra connections opened past it), `max` also caps
+ * the busy connections of a child: a thread beyond M waits inside Apache for a pooled
+ * connection (no `acquire` timeout) instead of in the pool's listen backlog.  So tuned
+ * Apache uses at most half of each pool at once; give pools the capacity for it (a smax
+ * with a ttl cannot lift that safely: connections above smax linger idle for up to ttl,
+ * pinning threads meanwhile).  M < 1 (C < 2P) means no reuse for that endpoint.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "apacheconf.h"
+#include "conf.h"
+#include "log.h"
+
+#define APACHE_MODULES	"/usr/lib/apache2/modules"
+
+static const char *const apache_profile_names[APACHE__MAX] = {
+	"default", "tuned", "cgi", "fcgid"
+};
+
+/* Apache's own error answers; 404 is word for word the body nginx's profiles answer. */
+static const struct {
+	int status;
+	const char *body;
+} apache_errors[] = {
+	{ 403, "{\"code\":\"forbidden\",\"message\":\"forbidden\",\"details\":null,"
+	    "\"hint\":null}" },
+	{ 404, "{\"code\":\"not_found\",\"message\":\"no endpoint for this path\","
+	    "\"details\":null,\"hint\":null}" },
+	{ 413, "{\"code\":\"payload_too_large\",\"message\":\"request body too large\","
+	    "\"details\":null,\"hint\":null}" },
+	{ 500, "{\"code\":\"internal_error\",\"message\":\"internal error in the proxy\","
+	    "\"details\":null,\"hint\":null}" },
+	{ 502, "{\"code\":\"bad_gateway\",\"message\":\"endpoint unavailable\","
+	    "\"details\":null,\"hint\":null}" },
+	{ 503, "{\"code\":\"unavailable\",\"message\":\"service unavailable\","
+	    "\"details\":null,\"hint\":null}" },
+	{ 504, "{\"code\":\"gateway_timeout\",\"message\":\"endpoint timed out\","
+	    "\"details\":null,\"hint\":null}" },
+};
+#define APACHE_NERRORS	(sizeof(apache_errors) / sizeof(apache_errors[0]))
+
+int
+apache_profile_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < APACHE__MAX; i++)
+		if (strcmp(name, apache_profile_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+apache_profile_name(int profile)
+{
+	return profile >= 0 && profile < APACHE__MAX ? apache_profile_names[profile] : "?";
+}
+
+int
+apache_reuse_max(int capacity, int children)
+{
+	if (capacity < 1 || children < 1)
+		return 0;
+	return capacity / (2 * children);
+}
+
+int
+apache_children_resolve(const struct apache_opts *o)
+{
+	long n;
+
+	if (o->children > 0)
+		return o->children;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > 256 ? 256 : (int)n;
+}
+
+const char *
+apache_error_body(int status)
+{
+	size_t i;
+
+	for (i = 0; i < APACHE_NERRORS; i++)
+		if (apache_errors[i].status == status)
+			return apache_errors[i].body;
+	return NULL;
+}
+
+/*
+ * Strings pasted into the config inside double quotes: printable, and nothing that Apache
+ * would interpret there (quotes, backslashes, ${VAR} or %{expr} expansion, comments).
+ */
+static int
+apache_safe(const char *what, const char *s)
+{
+	const unsigned char *u;
+
+	if (s == NULL || *s == '\0') {
+		log_err("apache: %s is empty", what);
+		return 0;
+	}
+	for (u = (const unsigned char *)s; *u != '\0'; u++)
+		if (!isgraph(*u) || strchr("\"'\\$%#`<>{}", *u) != NULL) {
+			log_err("apache: %s '%s' has characters that cannot go into apache2.conf",
+			    what, s);
+			return 0;
+		}
+	return 1;
+}
+
+/* The route as an anchored regular expression: exact "^/a\.b$", prefix "^/p/". */
+static void
+apache_write_regex(FILE *out, const struct conf_endpoint *ep)
+{
+	const char *p;
+
+	fputc('^', out);
+	for (p = ep->path; *p != '\0'; p++) {
+		/* Routes hold [A-Za-z0-9/_.~-] only; of these '.' means something in a regex. */
+		if (*p == '.')
+			fputc('\\', out);
+		fputc(*p, out);
+	}
+	if (ep->exact)
+		fputc('$', out);
+}
+
+/*
+ * The binary an endpoint runs (cgi, fcgid): binary= (relative to cwd) or BINDIR/NAME, into
+ * buf; with dir set, only its directory.  Returns -1 when it does not fit.
+ */
+static int
+apache_binary(char *buf, size_t len, const struct conf_endpoint *ep,
+    const struct apache_opts *o, int dir)
+{
+	char *slash;
+	int n;
+
+	if (ep->binary == NULL)
+		n = snprintf(buf, len, "%s/%s", o->bindir, ep->name);
+	else if (ep->binary[0] == '/')
+		n = snprintf(buf, len, "%s", ep->binary);
+	else
+		n = snprintf(buf, len, "%s/%s", o->cwd, ep->binary);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	if (dir && (slash = strrchr(buf, '/')) != NULL)
+		*(slash == buf ? slash + 1 : slash) = '\0';
+	return 0;
+}
+
+/*
+ * SLUICE_DB for a process that Apache starts: a relative sqlite: path is made absolute,
+ * because CGI scripts run in their own directory, not where sluiced would have run them.
+ */
+static void
+apache_write_db(FILE *out, const char *url, const struct apache_opts *o)
+{
+	if (strncmp(url, "sqlite:", 7) == 0 && url[7] != '/' && url[7] != '\0')
+		fprintf(out, "sqlite:%s/%s", o->cwd, url + 7);
+	else
+		fprintf(out, "%s", url);
+}
+
+/* Order of the <Location> sections: prefixes from short to long, then the exact routes,
+ * so that the most specific section is merged last and wins, as nginx's choice does. */
+static int
+apache_route_cmp(const void *a, const void *b)
+{
+	const struct conf_endpoint *x = *(const struct conf_endpoint *const *)a;
+	const struct conf_endpoint *y = *(const struct conf_endpoint *const *)b;
+	size_t lx = strlen(x->path), ly = strlen(y->path);
+
+	if (x->exact != y->exact)
+		return x->exact - y->exact;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void
+apache_write_modules(FILE *out, const struct apache_opts *o)
+{
+	static const char *const common[] = { "mpm_event", "authz_core", "alias", "setenvif" };
+	size_t i;
+
+	fprintf(out, "# Modules, from Debian's apache2 package (log_config and unixd are built "
+	    "in).\n");
+	for (i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		fprintf(out, "LoadModule %s_module %s/mod_%s.so\n", common[i], APACHE_MODULES,
+		    common[i]);
+	switch (o->profile) {
+	case APACHE_DEFAULT:
+	case APACHE_TUNED:
+		fprintf(out, "LoadModule proxy_module %s/mod_proxy.so\n", APACHE_MODULES);
+		fprintf(out, "LoadModule proxy_fcgi_module %s/mod_proxy_fcgi.so\n",
+		    APACHE_MODULES);
+		break;
+	case APACHE_CGI:
+		fprintf(out, "LoadModule env_module %s/mod_env.so\n", APACHE_MODULES);
+		fprintf(out, "LoadModule cgid_module %s/mod_cgid.so\n", APACHE_MODULES);
+		break;
+	case APACHE_FCGID:
+		fprintf(out, "LoadModule fcgid_module %s/mod_fcgid.so\n", APACHE_MODULES);
+		break;
+	default:
+		break;
+	}
+	fprintf(out, "\n");
+}
+
+static void
+apache_write_main(FILE *out, const struct conf *c, const struct apache_opts *o, int p)
+{
+	const char *listen = o->listen != NULL ? o->listen : APACHE_LISTEN_DEFAULT;
+
+	fprintf(out, "ServerRoot \"%s\"\n", o->prefix);
+	fprintf(out, "PidFile \"%s/apache2.pid\"\n", o->prefix);
+	fprintf(out, "DefaultRuntimeDir \"%s/runtime\"\n", o->prefix);
+	fprintf(out, "Mutex file:%s/runtime default\n", o->prefix);
+	fprintf(out, "ErrorLog \"%s/logs/error.log\"\n", o->prefix);
+	fprintf(out, "LogLevel warn\n");
+	fprintf(out, "ServerName localhost\n");
+	fprintf(out, "Listen %s\n", listen);
+	if (o->user != NULL) {
+		fprintf(out, "# Apache is started as root: its children run as the user that "
+		    "can reach RUNDIR\n# (see supervisor/apache.c); as a non-root user these "
+		    "lines are ignored.\n");
+		fprintf(out, "User %s\nGroup %s\n", o->user, o->group);
+	}
+	fprintf(out, "\n");
+	apache_write_modules(out, o);
+
+	if (o->profile == APACHE_DEFAULT) {
+		fprintf(out, "# Debian's stock event MPM settings (mods-available/mpm_event.conf) "
+		    "and apache2.conf.\n");
+		fprintf(out, "<IfModule mpm_event_module>\n\tStartServers 2\n"
+		    "\tMinSpareThreads 25\n\tMaxSpareThreads 75\n\tThreadLimit 64\n"
+		    "\tThreadsPerChild 25\n\tMaxRequestWorkers 150\n"
+		    "\tMaxConnectionsPerChild 0\n</IfModule>\n");
+		fprintf(out, "Timeout 300\nKeepAlive On\nMaxKeepAliveRequests 100\n"
+		    "KeepAliveTimeout 5\n");
+		/*
+		 * The one departure from Debian's stock files (ListenBacklog 511), like the
+		 * nginx default profile's worker_connections: 1000 clients connecting at
+		 * once would otherwise overflow the backlog and measure SYN retries.
+		 */
+		fprintf(out, "# Debian's default backlog is 511, too few for 1000 clients.\n");
+		fprintf(out, "ListenBacklog 4096\n");
+		fprintf(out, "LogFormat \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%O\" common\n");
+		fprintf(out, "CustomLog \"%s/logs/access.log\" common\n\n", o->prefix);
+		return;
+	}
+	fprintf(out, "# Exactly P = %d children of %d threads: none is added or stopped, so "
+	    "P bounds\n# the per-child connection pools of the tuned profile.\n", p,
+	    APACHE_TUNED_THREADS);
+	fprintf(out, "<IfModule mpm_event_module>\n\tServerLimit %d\n\tStartServers %d\n"
+	    "\tThreadLimit %d\n\tThreadsPerChild %d\n\tMaxRequestWorkers %d\n"
+	    "\tMinSpareThreads %d\n\tMaxSpareThreads %d\n\tMaxConnectionsPerChild 0\n"
+	    "</IfModule>\n", p, p, APACHE_TUNED_THREADS, APACHE_TUNED_THREADS,
+	    p * APACHE_TUNED_THREADS, APACHE_TUNED_THREADS, p * APACHE_TUNED_THREADS);
+	fprintf(out, "Timeout 60\nKeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 65\n");
+	fprintf(out, "ListenBacklog 4096\nServerTokens Prod\n");
+	fprintf(out, "# No access log: only errors, at warn.\n\n");
+	(void)c;
+}
+
+/* Common to every profile: limits, the empty document root, JSON errors, DOCUMENT_URI. */
+static void
+apache_write_common(FILE *out, const struct conf *c, const struct apache_opts *o)
+{
+	size_t i;
+
+	fprintf(out, "TraceEnable Off\n");
+	fprintf(out, "LimitRequestBody %lld\n", c->body_max);
+	fprintf(out, "# Unknown paths fall through to this empty directory: a JSON 404.\n");
+	fprintf(out, "DocumentRoot \"%s/htdocs\"\n", o->prefix);
+	fprintf(out, "<Directory />\n\tAllowOverride None\n\tRequire all denied\n"
+	    "</Directory>\n");
+	fprintf(out, "<Directory \"%s/htdocs\">\n\tRequire all granted\n</Directory>\n",
+	    o->prefix);
+	fprintf(out, "\n# Apache's own errors answer JSON like the endpoints do; the files "
+	    "are served only\n# as error documents (a direct request is refused).\n");
+	fprintf(out, "Alias /.sluice-errors/ \"%s/errors/\"\n", o->prefix);
+	fprintf(out, "<Directory \"%s/errors\">\n\tRequire all granted\n</Directory>\n",
+	    o->prefix);
+	fprintf(out, "<Location /.sluice-errors/>\n\tSetHandler none\n"
+	    "\tForceType application/json\n\t<If \"-z %%{ENV:REDIRECT_STATUS}\">\n"
+	    "\t\tRequire all denied\n\t</If>\n</Location>\n");
+	for (i = 0; i < APACHE_NERRORS; i++)
+		fprintf(out, "ErrorDocument %d /.sluice-errors/%d.json\n", apache_errors[i].status,
+		    apache_errors[i].status);
+	fprintf(out, "\n# The decoded path, as nginx's $document_uri, which the endpoints read "
+	    "(req.h).\n");
+	fprintf(out, "SetEnvIf Request_URI \"^(.*)$\" DOCUMENT_URI=$1\n\n");
+}
+
+/* tuned: one mod_proxy worker per endpoint; returns the pool size used, 0 for no reuse. */
+static int
+apache_write_worker(FILE *out, const struct conf_endpoint *ep, const struct apache_opts *o,
+    int p)
+{
+	int cap = ep->workers * ep->threads, m;
+
+	m = o->reuse >= 0 ? o->reuse : apache_reuse_max(cap, p);
+	fprintf(out, "# %s: capacity C = %d workers x %d threads = %d, P = %d children, "
+	    "max M = %s%d\n", ep->name, ep->workers, ep->threads, cap, p,
+	    o->reuse >= 0 ? "forced " : "floor(C / 2P) = ", m);
+	if (o->reuse >= 0 && 2 * p * m > cap) {
+		fprintf(out, "# WARNING: P x M = %d > C / 2 = %d: pooled connections can pin "
+		    "every worker\n# and requests will stall (FASTCGI-NOTES rule 2).\n", p * m,
+		    cap / 2);
+		log_warn("apache: %s: forced reuse max %d with %d children: P x M = %d > "
+		    "C / 2 = %d, requests will stall behind pinned workers", ep->name, m, p,
+		    p * m, cap / 2);
+	}
+	if (ep->tcp != NULL)
+		fprintf(out, "<Proxy \"fcgi://%s\">\n", ep->tcp);
+	else
+		fprintf(out, "<Proxy \"unix:%s/%s.sock|fcgi://sluice_%s\">\n", o->rundir,
+		    ep->name, ep->name);
+	/*
+	 * retry=0: a pool that was briefly unreachable (sluiced restarting) is tried again
+	 * at the next request instead of being shunned for mod_proxy's default 60 s.
+	 */
+	if (m >= 1)
+		fprintf(out, "\tProxySet enablereuse=on max=%d retry=0\n", m);
+	else
+		fprintf(out, "\t# M < 1: no reuse for this endpoint.\n"
+		    "\tProxySet enablereuse=off retry=0\n");
+	fprintf(out, "</Proxy>\n\n");
+	return m;
+}
+
+/* Every SLUICE_* key that some endpoint sets, so that each route unsets the others'. */
+struct apache_keys {
+	const char *key[CONF_EXTRA_MAX * 8];
+	size_t n;
+};
+
+static void
+apache_keys_add(struct apache_keys *k, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (strcmp(k->key[i], key) == 0)
+			return;
+	if (k->n < sizeof(k->key) / sizeof(k->key[0]))
+		k->key[k->n++] = key;
+}
+
+/* 1 when the endpoint's line sets key=value itself. */
+static int
+apache_ep_extra(const struct conf_endpoint *ep, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ep->nextra; i++)
+		if (strcmp(ep->extra[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+apache_ep_has(const struct conf_endpoint *ep, const char *key)
+{
+	/* SLUICE_BODY_MAX is set for every endpoint (the global cap or the endpoint's own). */
+	if (strcmp(key, "body_max") == 0)
+		return 1;
+	if (strcmp(key, "db") == 0)
+		return ep->db_url != NULL;
+	return apache_ep_extra(ep, key);
+}
+
+static void
+apache_write_upper(FILE *out, const char *s)
+{
+	for (; *s != '\0'; s++)
+		fputc(toupper((unsigned char)*s), out);
+}
+
+/* cgi: the endpoint's environment, as sluiced would give it (supervisor/pool.c). */
+static void
+apache_write_cgi_env(FILE *out, const struct conf *c, const struct conf_endpoint *ep,
+    const struct apache_opts *o, const struct apache_keys *keys)
+{
+	size_t i;
+
+	fprintf(out, "\tSetEnv SLUICE_NAME %s\n", ep->name);
+	if (!apache_ep_extra(ep, "body_max"))
+		fprintf(out, "\tSetEnv SLUICE_BODY_MAX %lld\n", c->body_max);
+	if (ep->db_url != NULL) {
+		fprintf(out, "\tSetEnv SLUICE_DB \"");
+		apache_write_db(out, ep->db_url, o);
+		fprintf(out, "\"\n");
+	}
+	for (i = 0; i < ep->nextra; i++) {
+		fprintf(out, "\tSetEnv SLUICE_");
+		apache_write_upper(out, ep->extra[i].key);
+		fprintf(out, " \"%s\"\n", ep->extra[i].value);
+	}
+	/* A longer route's section merges over a shorter one's: drop what is not ours. */
+	for (i = 0; i < keys->n; i++)
+		if (!apache_ep_has(ep, keys->key[i])) {
+			fprintf(out, "\tUnsetEnv SLUICE_");
+			apache_write_upper(out, keys->key[i]);
+			fprintf(out, "\n");
+		}
+}
+
+/* fcgid: the process class of an endpoint, with its environment and process counts. */
+static void
+apache_write_fcgid_cmd(FILE *out, const struct conf *c, const struct conf_endpoint *ep,
+    const struct apache_opts *o)
+{
+	char bin[4096];
+	size_t i;
+
+	/* apache_check() made sure that the path fits. */
+	(void)apache_binary(bin, sizeof(bin), ep, o, 0);
+	fprintf(out, "# %s: up to %d processes (workers=%d), one request at a time each.\n",
+	    ep->name, ep->workers, ep->workers);
+	fprintf(out, "FcgidCmdOptions \"%s\" \\\n\tMaxProcesses %d MinProcesses 0 "
+	    "IdleTimeout 300 IOTimeout 60 \\\n\tInitialEnv SLUICE_NAME=%s "
+	    "InitialEnv SLUICE_THREADS=1", bin, ep->workers, ep->name);
+	/* One entry per name: the process would see only the first of two. */
+	if (!apache_ep_extra(ep, "body_max"))
+		fprintf(out, " \\\n\tInitialEnv SLUICE_BODY_MAX=%lld", c->body_max);
+	if (ep->db_url != NULL) {
+		fprintf(out, " \\\n\tInitialEnv \"SLUICE_DB=");
+		apache_write_db(out, ep->db_url, o);
+		fprintf(out, "\"");
+	}
+	for (i = 0; i < ep->nextra; i++) {
+		fprintf(out, " \\\n\tInitialEnv \"SLUICE_");
+		apache_write_upper(out, ep->extra[i].key);
+		fprintf(out, "=%s\"", ep->extra[i].value);
+	}
+	fprintf(out, "\n");
+}
+
+static void
+apache_write_route(FILE *out, const struct conf *c, const struct conf_endpoint *ep,
+    const struct apache_opts *o, const struct apache_keys *keys)
+{
+	const char *tag = ep->exact ? "LocationMatch" : "Location";
+
+	if (ep->exact) {
+		fprintf(out, "<LocationMatch \"");
+		apache_write_regex(out, ep);
+		fprintf(out, "\">\n");
+	} else {
+		fprintf(out, "<Location \"%s\">\n", ep->path);
+	}
+	switch (o->profile) {
+	case APACHE_DEFAULT:
+		/* A pool on TCP (tcp=ADDR:PORT) is reached there instead of its socket. */
+		if (ep->tcp != NULL)
+			fprintf(out, "\tSetHandler \"proxy:fcgi://%s\"\n", ep->tcp);
+		else
+			fprintf(out, "\tSetHandler \"proxy:unix:%s/%s.sock|fcgi://localhost\"\n",
+			    o->rundir, ep->name);
+		break;
+	case APACHE_TUNED:
+		if (ep->tcp != NULL)
+			fprintf(out, "\tSetHandler \"proxy:fcgi://%s\"\n", ep->tcp);
+		else
+			fprintf(out, "\tSetHandler \"proxy:fcgi://sluice_%s\"\n", ep->name);
+		break;
+	case APACHE_CGI:
+		fprintf(out, "\tSetHandler cgi-script\n\tOptions +ExecCGI\n");
+		apache_write_cgi_env(out, c, ep, o, keys);
+		break;
+	case APACHE_FCGID:
+		fprintf(out, "\tSetHandler fcgid-script\n\tOptions +ExecCGI\n");
+		break;
+	default:
+		break;
+	}
+	fprintf(out, "</%s>\n", tag);
+}
+
+/* cgi, fcgid: the URL-to-binary mapping (first match wins, so most specific first). */
+static void
+apache_write_alias(FILE *out, const struct conf_endpoint *ep, const struct apache_opts *o)
+{
+	char bin[4096];
+
+	(void)apache_binary(bin, sizeof(bin), ep, o, 0);
+	fprintf(out, "AliasMatch \"");
+	apache_write_regex(out, ep);
+	/* A prefix route's remainder becomes PATH_INFO behind the binary's own path. */
+	fprintf(out, "%s\" \"%s%s\"\n", ep->exact ? "" : "(.*)$", bin, ep->exact ? "" : "/$1");
+}
+
+static int
+apache_check(const struct conf *c, const struct apache_opts *o)
+{
+	const char *listen = o->listen != NULL ? o->listen : APACHE_LISTEN_DEFAULT;
+	char bin[4096], other[4096];
+	size_t i, j;
+
+	if (!apache_safe("RUNDIR", o->rundir) || !apache_safe("prefix", o->prefix) ||
+	    !apache_safe("bin dir", o->bindir) || !apache_safe("working directory", o->cwd) ||
+	    !apache_safe("listen", listen) ||
+	    (o->user != NULL && !apache_safe("user", o->user)) ||
+	    (o->user != NULL && !apache_safe("group", o->group)))
+		return -1;
+	if (o->rundir[0] != '/' || o->prefix[0] != '/' || o->bindir[0] != '/' ||
+	    o->cwd[0] != '/') {
+		log_err("apache: RUNDIR, prefix, bin dir and working directory must be "
+		    "absolute paths");
+		return -1;
+	}
+	for (i = 0; i < c->neps; i++) {
+		const struct conf_endpoint *ep = &c->eps[i];
+
+		if (strlen(o->rundir) + 1 + strlen(ep->name) + 5 >=
+		    sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			log_err("apache: socket path %s/%s.sock is too long for a unix socket",
+			    o->rundir, ep->name);
+			return -1;
+		}
+		if ((ep->binary != NULL && !apache_safe("binary", ep->binary)) ||
+		    (ep->tcp != NULL && !apache_safe("tcp", ep->tcp)) ||
+		    (ep->db_url != NULL && !apache_safe("db URL", ep->db_url)))
+			return -1;
+		for (j = 0; j < ep->nextra; j++)
+			if (!apache_safe("value", ep->extra[j].value))
+				return -1;
+		if (apache_binary(bin, sizeof(bin), ep, o, 0) == -1) {
+			log_err("apache: %s: binary path too long", ep->name);
+			return -1;
+		}
+		/* mod_fcgid tells process classes apart by the binary alone. */
+		for (j = 0; o->profile == APACHE_FCGID && j < i; j++)
+			if (apache_binary(other, sizeof(other), &c->eps[j], o, 0) == 0 &&
+			    strcmp(bin, other) == 0) {
+				log_err("apache: fcgid: %s and %s run the same binary; mod_fcgid "
+				    "cannot give them different settings", c->eps[j].name,
+				    ep->name);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+int
+apache_conf_write(FILE *out, const struct conf *c, const struct apache_opts *o)
+{
+	const struct conf_endpoint **order = NULL;
+	struct apache_keys keys;
+	int p, rc = -1;
+	size_t i, j;
+
+	if (o->profile < 0 || o->profile >= APACHE__MAX) {
+		log_err("apache: unknown profile");
+		goto out;
+	}
+	if (apache_check(c, o) == -1)
+		goto out;
+	if ((order = calloc(c->neps + 1, sizeof(*order))) == NULL) {
+		log_err("apache: out of memory");
+		goto out;
+	}
+	for (i = 0; i < c->neps; i++)
+		order[i] = &c->eps[i];
+	qsort(order, c->neps, sizeof(*order), apache_route_cmp);
+	memset(&keys, 0, sizeof(keys));
+	for (i = 0; i < c->neps; i++) {
+		if (c->eps[i].db_url != NULL)
+			apache_keys_add(&keys, "db");
+		for (j = 0; j < c->eps[i].nextra; j++)
+			apache_keys_add(&keys, c->eps[i].extra[j].key);
+	}
+	p = apache_children_resolve(o);
+
+	fprintf(out, "# apache2.conf, profile %s, generated by `sluiced apache %s` from %s.\n",
+	    apache_profile_names[o->profile], apache_profile_names[o->profile], c->path);
+	fprintf(out, "# Do not edit: change the endpoint list and generate again.\n");
+	fprintf(out, "# Run: apache2 -f %s/apache2.conf -DFOREGROUND\n", o->prefix);
+	fprintf(out, "# (%s/logs, runtime, htdocs and errors must exist; sluiced's -o makes "
+	    "them).\n", o->prefix);
+	switch (o->profile) {
+	case APACHE_DEFAULT:
+		fprintf(out, "# mod_proxy_fcgi to sluiced's sockets, a new connection per "
+		    "request.\n");
+		break;
+	case APACHE_TUNED:
+		fprintf(out, "# mod_proxy_fcgi with connection reuse: per endpoint, P children x "
+		    "max M <= C / 2\n# (the derivation is at the top of common/apacheconf.c).\n");
+		break;
+	case APACHE_CGI:
+		fprintf(out, "# Plain CGI through mod_cgid: one process per request (fork, "
+		    "exec, database\n# connect each time); no sluiced.  For shared hosting and "
+		    "comparison.\n");
+		break;
+	default:
+		fprintf(out, "# mod_fcgid starts and stops the endpoint binaries itself; no "
+		    "sluiced.\n# Trade-offs against sluiced: processes start on demand (the first "
+		    "requests wait\n# for a spawn and its database connection), one request at a "
+		    "time per process\n# (threads= is ignored), idle processes are stopped "
+		    "after IdleTimeout, and\n# there is no crash-loop detection, no reload "
+		    "without a lost spawn, no status.\n# Request bodies are buffered whole by "
+		    "Apache before the binary sees them.\n");
+		break;
+	}
+	if (o->comment != NULL)
+		fprintf(out, "# %s\n", o->comment);
+	fprintf(out, "\n");
+	apache_write_main(out, c, o, p);
+
+	switch (o->profile) {
+	case APACHE_DEFAULT:
+		/* No <Proxy> section: the handler alone, as the documentation shows it. */
+		break;
+	case APACHE_TUNED:
+		for (i = 0; i < c->neps; i++)
+			apache_write_worker(out, &c->eps[i], o, p);
+		break;
+	case APACHE_CGI:
+		fprintf(out, "ScriptSock \"%s/runtime/cgid.sock\"\n\n", o->prefix);
+		break;
+	case APACHE_FCGID:
+		fprintf(out, "FcgidIPCDir \"%s/fcgid\"\n", o->prefix);
+		fprintf(out, "FcgidProcessTableFile \"%s/fcgid/shm\"\n", o->prefix);
+		fprintf(out, "FcgidMaxRequestLen %lld\nFcgidMaxRequestInMem 65536\n",
+		    c->body_max);
+		fprintf(out, "FcgidMaxRequestsPerProcess 0\nFcgidConnectTimeout 20\n\n");
+		for (i = 0; i < c->neps; i++)
+			apache_write_fcgid_cmd(out, c, &c->eps[i], o);
+		fprintf(out, "\n");
+		break;
+	default:
+		break;
+	}
+	apache_write_common(out, c, o);
+	if (o->profile == APACHE_CGI || o->profile == APACHE_FCGID) {
+		fprintf(out, "# URL to binary, most specific route first (the first match "
+		    "wins).\n");
+		for (i = c->neps; i-- > 0;)
+			apache_write_alias(out, order[i], o);
+		/* The binaries' directories (one section per endpoint; repeats are harmless). */
+		for (i = 0; i < c->neps; i++) {
+			char dir[4096];
+
+			(void)apache_binary(dir, sizeof(dir), order[i], o, 1);
+			fprintf(out, "<Directory \"%s\">\n\tRequire all granted\n</Directory>\n",
+			    dir);
+		}
+		fprintf(out, "\n");
+	}
+	fprintf(out, "# The routes, least specific first (the last matching section wins).\n");
+	for (i = 0; i < c->neps; i++)
+		apache_write_route(out, c, order[i], o, &keys);
+	if (fflush(out) == EOF || ferror(out)) {
+		log_err("apache: write failed");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(order);
+	return rc;
+}
+
+int
+apache_error_files_write(const char *prefix)
+{
+	char path[4096];
+	FILE *f;
+	size_t i;
+	int n;
+
+	for (i = 0; i < APACHE_NERRORS; i++) {
+		n = snprintf(path, sizeof(path), "%s/errors/%d.json", prefix,
+		    apache_errors[i].status);
+		if (n < 0 || (size_t)n >= sizeof(path)) {
+			log_err("apache: %s/errors: path too long", prefix);
+			return -1;
+		}
+		if ((f = fopen(path, "w")) == NULL) {
+			log_err("apache: %s: %s", path, strerror(errno));
+			return -1;
+		}
+		fputs(apache_errors[i].body, f);
+		if (fclose(f) == EOF) {
+			log_err("apache: %s: write failed", path);
+			return -1;
+		}
+	}
+	return 0;
+}
