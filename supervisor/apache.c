@@ -29,57 +29,6 @@
 #include "log.h"
 #include "sluiced.h"
 
-/* path made absolute against the current directory, into buf; -1 when too long. */
-static int
-apache_abs(const char *path, char *buf, size_t len)
-{
-	char cwd[PATH_MAX];
-	size_t n;
-	int m;
-
-	if (path[0] == '/') {
-		m = snprintf(buf, len, "%s", path);
-	} else {
-		if (getcwd(cwd, sizeof(cwd)) == NULL)
-			return -1;
-		while (path[0] == '.' && path[1] == '/')
-			path += 2;
-		if (strcmp(path, ".") == 0)
-			m = snprintf(buf, len, "%s", cwd);
-		else
-			m = snprintf(buf, len, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
-	}
-	if (m < 0 || (size_t)m >= len)
-		return -1;
-	n = strlen(buf);
-	while (n > 1 && buf[n - 1] == '/')
-		buf[--n] = '\0';
-	return 0;
-}
-
-/* mkdir -p. */
-static int
-apache_mkdirs(const char *dir)
-{
-	char buf[PATH_MAX], *s;
-	int m;
-
-	m = snprintf(buf, sizeof(buf), "%s", dir);
-	if (m < 0 || (size_t)m >= sizeof(buf))
-		return -1;
-	for (s = buf + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(buf, 0755) == -1 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 /* PREFIX/sub, created; with uid != -1 (Apache started as root) owned by Apache's user. */
 static int
 apache_subdir(const char *prefix, const char *sub, uid_t uid, gid_t gid)
@@ -88,7 +37,7 @@ apache_subdir(const char *prefix, const char *sub, uid_t uid, gid_t gid)
 	int m;
 
 	m = snprintf(path, sizeof(path), "%s/%s", prefix, sub);
-	if (m < 0 || (size_t)m >= sizeof(path) || apache_mkdirs(path) == -1) {
+	if (m < 0 || (size_t)m >= sizeof(path) || sluiced_mkdirs(path) == -1) {
 		fprintf(stderr, "sluiced: apache: mkdir %s/%s: %s\n", prefix, sub,
 		    m < 0 || (size_t)m >= sizeof(path) ? "path too long" : strerror(errno));
 		return -1;
@@ -180,8 +129,8 @@ apache_main(const char *conf_path, const char *rundir, const char *bindir,
 		goto out;
 	}
 	if (getcwd(cwd, sizeof(cwd)) == NULL ||
-	    apache_abs(rundir, rundir_abs, sizeof(rundir_abs)) == -1 ||
-	    apache_abs(bindir, bindir_abs, sizeof(bindir_abs)) == -1) {
+	    sluiced_abspath(rundir, rundir_abs, sizeof(rundir_abs)) == -1 ||
+	    sluiced_abspath(bindir, bindir_abs, sizeof(bindir_abs)) == -1) {
 		fprintf(stderr, "sluiced: apache: path too long\n");
 		goto out;
 	}
@@ -191,7 +140,7 @@ apache_main(const char *conf_path, const char *rundir, const char *bindir,
 			fprintf(stderr, "sluiced: apache: prefix path too long\n");
 			goto out;
 		}
-	} else if (apache_abs(prefix, prefix_abs, sizeof(prefix_abs)) == -1) {
+	} else if (sluiced_abspath(prefix, prefix_abs, sizeof(prefix_abs)) == -1) {
 		fprintf(stderr, "sluiced: apache: prefix path too long\n");
 		goto out;
 	}

@@ -29,55 +29,6 @@
 #include "nginxconf.h"
 #include "sluiced.h"
 
-/* path made absolute against the current directory, into buf; -1 when too long. */
-static int
-nginx_abs(const char *path, char *buf, size_t len)
-{
-	char cwd[PATH_MAX];
-	size_t n;
-	int m;
-
-	if (path[0] == '/') {
-		m = snprintf(buf, len, "%s", path);
-	} else {
-		if (getcwd(cwd, sizeof(cwd)) == NULL)
-			return -1;
-		while (path[0] == '.' && path[1] == '/')
-			path += 2;
-		m = snprintf(buf, len, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
-	}
-	if (m < 0 || (size_t)m >= len)
-		return -1;
-	/* No trailing slash, so that "DIR/NAME.sock" reads cleanly. */
-	n = strlen(buf);
-	while (n > 1 && buf[n - 1] == '/')
-		buf[--n] = '\0';
-	return 0;
-}
-
-/* mkdir -p for the prefix and its logs directory. */
-static int
-nginx_mkdirs(const char *dir)
-{
-	char buf[PATH_MAX], *s;
-	int m;
-
-	m = snprintf(buf, sizeof(buf), "%s", dir);
-	if (m < 0 || (size_t)m >= sizeof(buf))
-		return -1;
-	for (s = buf + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(buf, 0755) == -1 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 int
 nginx_main(const char *conf_path, const char *rundir, const char *prefix,
     const char *profile, const char *listen, int workers, int keepalive, const char *outfile)
@@ -102,7 +53,7 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 		fprintf(stderr, "sluiced: %s\n", errbuf);
 		goto out;
 	}
-	if (nginx_abs(rundir, rundir_abs, sizeof(rundir_abs)) == -1) {
+	if (sluiced_abspath(rundir, rundir_abs, sizeof(rundir_abs)) == -1) {
 		fprintf(stderr, "sluiced: nginx: run dir path too long\n");
 		goto out;
 	}
@@ -112,7 +63,7 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 			fprintf(stderr, "sluiced: nginx: prefix path too long\n");
 			goto out;
 		}
-	} else if (nginx_abs(prefix, prefix_abs, sizeof(prefix_abs)) == -1) {
+	} else if (sluiced_abspath(prefix, prefix_abs, sizeof(prefix_abs)) == -1) {
 		fprintf(stderr, "sluiced: nginx: prefix path too long\n");
 		goto out;
 	}
@@ -162,12 +113,12 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 	}
 
 	if (outfile != NULL) {
-		if (nginx_mkdirs(prefix_abs) == -1) {
+		if (sluiced_mkdirs(prefix_abs) == -1) {
 			fprintf(stderr, "sluiced: mkdir %s: %s\n", prefix_abs, strerror(errno));
 			goto out;
 		}
 		m = snprintf(path, sizeof(path), "%s/logs", prefix_abs);
-		if (m < 0 || (size_t)m >= sizeof(path) || nginx_mkdirs(path) == -1) {
+		if (m < 0 || (size_t)m >= sizeof(path) || sluiced_mkdirs(path) == -1) {
 			fprintf(stderr, "sluiced: mkdir %s/logs: %s\n", prefix_abs, strerror(errno));
 			goto out;
 		}

@@ -134,4 +134,10 @@ int apache_main(const char *conf_path, const char *rundir, const char *bindir,
 int nginx_main(const char *conf_path, const char *rundir, const char *prefix,
     const char *profile, const char *listen, int workers, int keepalive, const char *outfile);
 
+/* paths.c.  path made absolute against the current directory (no trailing slash) into
+ * buf; 0, or -1 when it does not fit or the cwd is unknown. */
+int sluiced_abspath(const char *path, char *buf, size_t len);
+/* mkdir -p dir (mode 0755); 0 or -1 with errno. */
+int sluiced_mkdirs(const char *dir);
+
 #endif /* SLUICED_H */

@@ -270,41 +270,6 @@ test_fcgid_health(void)
 	stack_stop(&s);
 }
 
-/*
- * The pinning workload of test_http: a burst of 500 concurrent requests (which fills every
- * child's connection pool), 200 sequential ones, a second burst.  Returns the number of
- * requests that failed or took longer than limit seconds; quiet stops at the first.
- */
-static int
-pinning_workload(struct stack *s, double limit, long timeout_ms, int quiet)
-{
-	struct http_burst b;
-	struct http_resp r;
-	char url[128];
-	int bad = 0, i, round;
-
-	snprintf(url, sizeof(url), "%s/health", s->base);
-	http_resp_init(&r);
-	for (round = 0; round < 2; round++) {
-		http_burst(url, 500, 200, timeout_ms, &b);
-		bad += b.other + b.failed;
-		if (b.max_seconds > limit)
-			bad++;
-		printf("  burst %d: ok %d other %d failed %d max %.3f s\n", round, b.ok,
-		    b.other, b.failed, b.max_seconds);
-		if (round == 1 || (quiet && bad > 0))
-			break;
-		for (i = 0; i < 200 && !(quiet && bad > 0); i++) {
-			if (http_do("GET", url, NULL, NULL, 0, timeout_ms, &r) < 0 ||
-			    r.status != 200 || r.seconds > limit)
-				bad++;
-		}
-		printf("  sequential: %d bad so far\n", bad);
-	}
-	http_resp_free(&r);
-	return bad;
-}
-
 /* 8 single-threaded workers, 2 children: M = floor(8 / 4) = 2, P x M = 4 = C / 2. */
 static void
 test_pinning_apache_tuned(void)
@@ -317,7 +282,7 @@ test_pinning_apache_tuned(void)
 		return;
 	}
 	CHECK(stack_sh("grep -q 'enablereuse=on max=2 ' %s/apache2.conf", s.prefix) == 0);
-	CHECK_INT(pinning_workload(&s, 1.0, 5000, 0), 0);
+	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000, 0), 0);
 	stack_stop(&s);
 }
 
@@ -333,7 +298,7 @@ test_pinning_apache_cliff_is_detected(void)
 		CHECK(!"stack started");
 		return;
 	}
-	CHECK(pinning_workload(&s, 1.0, 2000, 1) > 0);
+	CHECK(stack_pinning_workload(&s, 1.0, 2000, 1) > 0);
 	stack_stop(&s);
 }
 

@@ -6,10 +6,7 @@
  * reaches the pool's capacity); bad input of every kind, including garbage and a
  * truncated FastCGI record written straight to the endpoint's socket.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,42 +76,6 @@ test_health_tuned_profile(void)
 	stack_stop(&s);
 }
 
-/*
- * Runs the pinning workload: a burst of 500 concurrent requests (which fills nginx's
- * idle connection caches), 200 sequential ones, and a second burst.  Returns the number of
- * requests that failed or took longer than limit seconds; the negative control (quiet)
- * stops at the first one.
- */
-static int
-pinning_workload(struct stack *s, double limit, long timeout_ms, int quiet)
-{
-	struct http_burst b;
-	struct http_resp r;
-	char url[128];
-	int bad = 0, i, round;
-
-	snprintf(url, sizeof(url), "%s/health", s->base);
-	http_resp_init(&r);
-	for (round = 0; round < 2; round++) {
-		http_burst(url, 500, 200, timeout_ms, &b);
-		bad += b.other + b.failed;
-		if (b.max_seconds > limit)
-			bad++;
-		printf("  burst %d: ok %d other %d failed %d max %.3f s\n", round, b.ok,
-		    b.other, b.failed, b.max_seconds);
-		if (round == 1 || (quiet && bad > 0))
-			break;
-		for (i = 0; i < 200 && !(quiet && bad > 0); i++) {
-			if (http_do("GET", url, NULL, NULL, 0, timeout_ms, &r) < 0 ||
-			    r.status != 200 || r.seconds > limit)
-				bad++;
-		}
-		printf("  sequential: %d bad so far\n", bad);
-	}
-	http_resp_free(&r);
-	return bad;
-}
-
 static void
 test_pinning_tuned(void)
 {
@@ -124,7 +85,7 @@ test_pinning_tuned(void)
 		CHECK(!"stack started");
 		return;
 	}
-	CHECK_INT(pinning_workload(&s, 1.0, 5000, 0), 0);
+	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000, 0), 0);
 	stack_stop(&s);
 }
 
@@ -142,7 +103,7 @@ test_pinning_cliff_is_detected(void)
 		CHECK(!"stack started");
 		return;
 	}
-	CHECK(pinning_workload(&s, 1.0, 2000, 1) > 0);
+	CHECK(stack_pinning_workload(&s, 1.0, 2000, 1) > 0);
 	stack_stop(&s);
 }
 
@@ -267,26 +228,6 @@ test_garbage_on_the_socket(void)
 	stack_stop(&s);
 }
 
-/* A free TCP port on loopback (bound, read, released: a small race, fine for tests). */
-static int
-free_port(void)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd, port = -1;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
-		return -1;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
-		port = ntohs(sin.sin_port);
-	close(fd);
-	return port;
-}
-
 /* A pool listening on TCP instead of its unix socket, through both profiles. */
 static void
 test_health_over_tcp(void)
@@ -298,7 +239,7 @@ test_health_over_tcp(void)
 
 	for (i = 0; i < 2; i++) {
 		snprintf(conf, sizeof(conf), "health =/health workers=4 threads=2 tcp=127.0.0.1:%d\n",
-		    free_port());
+		    stack_free_port());
 		if (stack_start(&s, conf, profiles[i], 2, NULL) < 0) {
 			CHECK(!"stack started");
 			return;

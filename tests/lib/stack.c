@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http.h"
 #include "stack.h"
 
 #define STACK_MAX	8
@@ -115,7 +116,7 @@ stack_reap(pid_t pid, int ms)
 	return waitpid(pid, &status, 0) == pid ? status : -1;
 }
 
-static int
+int
 stack_free_port(void)
 {
 	struct sockaddr_in sin;
@@ -521,4 +522,33 @@ stack_stop(struct stack *s)
 	for (i = 0; i < STACK_MAX; i++)
 		if (live[i] == s)
 			live[i] = NULL;
+}
+
+int
+stack_pinning_workload(struct stack *s, double limit, long timeout_ms, int stop_early)
+{
+	struct http_burst b;
+	struct http_resp r;
+	char url[128];
+	int bad = 0, i, round;
+
+	snprintf(url, sizeof(url), "%s/health", s->base);
+	http_resp_init(&r);
+	for (round = 0; round < 2; round++) {
+		http_burst(url, 500, 200, timeout_ms, &b);
+		bad += b.other + b.failed;
+		if (b.max_seconds > limit)
+			bad++;
+		printf("  burst %d: ok %d other %d failed %d max %.3f s\n", round, b.ok,
+		    b.other, b.failed, b.max_seconds);
+		if (round == 1 || (stop_early && bad > 0))
+			break;
+		for (i = 0; i < 200 && !(stop_early && bad > 0); i++)
+			if (http_do("GET", url, NULL, NULL, 0, timeout_ms, &r) < 0 ||
+			    r.status != 200 || r.seconds > limit)
+				bad++;
+		printf("  sequential: %d bad so far\n", bad);
+	}
+	http_resp_free(&r);
+	return bad;
 }

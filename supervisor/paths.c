@@ -1,0 +1,63 @@
+/*
+ * paths.c: file-system helpers of the config generators (sluiced nginx, sluiced apache):
+ * making the paths they paste into configurations absolute, and creating the servers'
+ * prefix directories.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sluiced.h"
+
+int
+sluiced_abspath(const char *path, char *buf, size_t len)
+{
+	char cwd[PATH_MAX];
+	size_t n;
+	int m;
+
+	if (path[0] == '/') {
+		m = snprintf(buf, len, "%s", path);
+	} else {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return -1;
+		while (path[0] == '.' && path[1] == '/')
+			path += 2;
+		if (strcmp(path, ".") == 0)
+			m = snprintf(buf, len, "%s", cwd);
+		else
+			m = snprintf(buf, len, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+	}
+	if (m < 0 || (size_t)m >= len)
+		return -1;
+	n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	return 0;
+}
+
+int
+sluiced_mkdirs(const char *dir)
+{
+	char buf[PATH_MAX], *s;
+	int m;
+
+	m = snprintf(buf, sizeof(buf), "%s", dir);
+	if (m < 0 || (size_t)m >= sizeof(buf))
+		return -1;
+	for (s = buf + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
