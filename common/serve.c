@@ -73,6 +73,13 @@ struct serve_thread {
 };
 
 static atomic_int serve_stopping;
+static atomic_uint serve_hups;		/* SIGHUPs received: see serve_reloads() */
+
+unsigned
+serve_reloads(void)
+{
+	return atomic_load(&serve_hups);
+}
 
 /* Runs in whichever serving thread SIGUSR2 interrupts: only async-signal-safe work. */
 static void
@@ -592,6 +599,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 			continue;
 		if (sig != SIGHUP)
 			break;
+		atomic_fetch_add(&serve_hups, 1);
 	}
 	rc = 0;
 stop:

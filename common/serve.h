@@ -59,4 +59,11 @@ int serve_main(int argc, char **argv, const struct endpoint *ep);
  */
 int serve_db_error(struct resp *rs, struct db *db);
 
+/*
+ * How many SIGHUPs the worker has received.  A handler that caches what it read from the
+ * database at start-up (a schema) compares this with the value it saw then, and reloads
+ * when it changed; serving threads never see the signal themselves.
+ */
+unsigned serve_reloads(void);
+
 #endif /* SLUICE_SERVE_H */

@@ -9,6 +9,11 @@ for p in "$@"; do
 	if [ "$p" = nginx-light ] && [ -x /usr/sbin/nginx ]; then
 		continue
 	fi
+	# A Node.js from elsewhere (NodeSource's nodejs bundles npm) satisfies npm; asking
+	# apt for Debian's npm next to it would conflict.
+	if [ "$p" = npm ] && command -v npm >/dev/null; then
+		continue
+	fi
 	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
 	[ "$status" = installed ] || missing+=("$p")
 done
@@ -23,7 +28,8 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 # The packages' own start-up scripts would start a system nginx on port 80 and a system
-# PostgreSQL cluster; sluice runs its own, so tell invoke-rc.d not to start services.
+# PostgreSQL cluster (and Apache); sluice runs its own, so tell invoke-rc.d not to start
+# services.
 policy=/usr/sbin/policy-rc.d
 created_policy=
 if [ ! -e "$policy" ]; then

@@ -1,0 +1,225 @@
+/*
+ * rpc.c: GET|HEAD|POST PREFIX rpc/<fn>, a function of the database called with named
+ * arguments.
+ *
+ * GET takes the arguments from the query string (a parameter named like an argument is an
+ * argument; the others are filters on the result); POST takes them from a JSON object body
+ * (numbers, strings, booleans, null; nested values as JSON text).  Every argument must be
+ * given and none may be unknown, otherwise 404 PGRST202, as PostgREST answers when no
+ * function matches.
+ *
+ * A scalar result is answered as a bare JSON value (15, "x", null).  A set of rows of a
+ * table ("setof album") is a relation like any table: select=, embeds, filters, order,
+ * limit, offset, count, Range, CSV and the object type all apply, because the call becomes
+ * the FROM item of the same generated statement:
+ *   PostgreSQL  from "ret_albums"("a" => $1::integer) _t0
+ *   SQLite      from (<body of sluice_functions.ret_albums with $1 for :a>) _t0
+ * The arguments are always $1..$n, bound before the values of the filters.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arena.h"
+#include "json.h"
+#include "rest_handler.h"
+#include "serve.h"
+#include "str.h"
+
+static int
+rpc_not_found(struct resp *rs, const char *name, const char *why)
+{
+	char m[200];
+
+	snprintf(m, sizeof(m), "Could not find the function public.%.100s in the schema cache",
+	    name);
+	return resp_error(rs, 404, "PGRST202", m, why, NULL);
+}
+
+/* Binds the arguments as $1..$n from the query (GET) or the body (POST).  0, or -1 after
+ * answering. */
+static int
+rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest_gen *g)
+{
+	const char **vals = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(char *));
+	size_t *lens = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(size_t));
+	int *isnull = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(int));
+	cJSON *body = NULL, *it;
+	int i, rc = -1;
+	int64_t iv;
+	char d[160];
+
+	if (vals == NULL || lens == NULL || isnull == NULL) {
+		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+		return -1;
+	}
+	for (i = 0; i < f->nargs; i++)
+		vals[i] = NULL;
+	if (rq->method == REQ_POST && rq->body != NULL && rq->body_len > 0) {
+		enum json_err err;
+
+		if ((body = json_parse(rq->body, rq->body_len, 32, &err, NULL)) == NULL ||
+		    !cJSON_IsObject(body)) {
+			resp_error(rs, 400, "PGRST102", "Empty or invalid json", NULL, NULL);
+			goto out;
+		}
+		cJSON_ArrayForEach(it, body) {
+			struct buf tmp;
+
+			for (i = 0; i < f->nargs; i++)
+				if (strcmp(f->argnames[i], it->string) == 0)
+					break;
+			if (i == f->nargs) {
+				snprintf(d, sizeof(d), "the function has no argument \"%.80s\"",
+				    it->string);
+				rpc_not_found(rs, f->name, d);
+				goto out;
+			}
+			isnull[i] = cJSON_IsNull(it);
+			if (cJSON_IsString(it)) {
+				vals[i] = it->valuestring;
+				lens[i] = strlen(it->valuestring);
+				vals[i] = arena_strndup(rq->arena, vals[i], lens[i]);
+			} else {
+				buf_init(&tmp, 1 << 20);
+				json_print(&tmp, it);
+				vals[i] = tmp.data ? arena_strndup(rq->arena, tmp.data, tmp.len) :
+				    NULL;
+				lens[i] = tmp.len;
+				buf_free(&tmp);
+			}
+			if (vals[i] == NULL) {
+				resp_error(rs, 413, "too_large", "the request is too large", NULL,
+				    NULL);
+				goto out;
+			}
+		}
+	} else if (rq->method == REQ_POST) {
+		/* No body: no arguments. */
+	} else {
+		for (i = 0; i < f->nargs; i++) {
+			const struct req_param *p = req_param(rq, f->argnames[i]);
+
+			if (p != NULL) {
+				vals[i] = p->val;
+				lens[i] = p->vallen;
+				isnull[i] = 0;
+			}
+		}
+	}
+	for (i = 0; i < f->nargs; i++) {
+		if (vals[i] == NULL) {
+			snprintf(d, sizeof(d), "the argument \"%.80s\" is missing", f->argnames[i]);
+			rpc_not_found(rs, f->name, d);
+			goto out;
+		}
+		if (!str_utf8_valid(vals[i], lens[i])) {
+			resp_error(rs, 400, "PGRST100", "an argument is not UTF-8", NULL, NULL);
+			goto out;
+		}
+		if (!isnull[i] && rest_kind_of(g->be, f->argtypes[i]) == REST_K_INT &&
+		    str_to_int(vals[i], lens[i], INT64_MIN, INT64_MAX, &iv) < 0) {
+			snprintf(d, sizeof(d), "invalid input syntax for type integer: \"%.60s\"",
+			    vals[i]);
+			resp_error(rs, 400, "22P02", d, NULL, NULL);
+			goto out;
+		}
+		if ((isnull[i] ? rest_param_null(g) : rest_param_text(g, vals[i], lens[i])) < 0) {
+			resp_error(rs, 400, "PGRST100", "too many arguments", NULL, NULL);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	cJSON_Delete(body);
+	return rc;
+}
+
+/* The FROM item (or scalar expression) calling f with $1..$n. */
+static void
+rpc_call(struct rest_gen *g, const struct rest_func *f, struct buf *b)
+{
+	int i;
+
+	if (g->be == DB_SQLITE) {
+		buf_printf(b, "(%s)", f->body);
+		return;
+	}
+	rest_quote_ident(b, f->name);
+	buf_putc(b, '(');
+	for (i = 0; i < f->nargs; i++) {
+		if (i)
+			buf_puts(b, ", ");
+		rest_quote_ident(b, f->argnames[i]);
+		buf_printf(b, " => $%d::%s", i + 1, f->argtypes[i]);
+	}
+	buf_putc(b, ')');
+}
+
+static const char *const rpc_skip[] = { "select", "columns", "on_conflict", NULL };
+
+int
+rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
+{
+	const struct rest_func *f = rest_schema_func(t->sc, name);
+	struct rest_params *p = arena_alloc(rq->arena, sizeof(*p));
+	struct rest_node *root = rest_node_new(rq->arena, NULL);
+	struct rest_gen g;
+	struct rest_err e;
+	enum rest_accept acc;
+	struct buf from;
+	struct db_stmt *st;
+	char *fromsql, *csv = NULL;
+	const char *v;
+	size_t len;
+	int count = rest_prefer(rq, "count=exact");
+
+	if (f == NULL)
+		return rpc_not_found(rs, name, NULL);
+	if (rq->method != REQ_GET && rq->method != REQ_HEAD && rq->method != REQ_POST) {
+		resp_header(rs, "Allow", "GET, HEAD, POST");
+		return resp_error(rs, 405, "method_not_allowed", "method not allowed", NULL, NULL);
+	}
+	if (p == NULL || root == NULL)
+		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD)
+		return rest_error(rs, &e);
+	p->n = 0;
+	buf_reset(&t->sql, 1 << 20);
+	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, &e, 0 };
+	if (rpc_args(rq, rs, f, &g) < 0)
+		return 0;
+	buf_init(&from, REST_SQL_MAX);
+	rpc_call(&g, f, &from);
+	fromsql = buf_failed(&from) ? NULL : arena_strndup(rq->arena, from.data, from.len);
+	buf_free(&from);
+	if (fromsql == NULL)
+		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+
+	if (f->rettable < 0) {
+		/* A scalar: the bare JSON value. */
+		if (g.be == DB_PG)
+			buf_printf(&t->sql, "select to_json(%s)::text", fromsql);
+		else
+			buf_printf(&t->sql, "select json_quote((%s))", fromsql);
+		if (rest_bind_run(rq, rs, t, p, &st) < 0)
+			return 0;
+		if (db_step(st) != DB_ROW)
+			return serve_db_error(rs, t->db);
+		v = db_column_text(st, 0, &len);
+		if (v == NULL)
+			v = "null", len = 4;
+		resp_set(rs, 200, "application/json; charset=utf-8", v, len);
+		db_reset(st);
+		return 0;
+	}
+	root->name = f->name;
+	if (rest_apply_params(rq, root, rpc_skip, rq->method == REQ_POST ? NULL : f, &e) < 0 ||
+	    rest_resolve(&g, root, f->rettable) < 0)
+		return rest_error(rs, &e);
+	if (acc == REST_ACCEPT_CSV && (csv = rest_csv_header(&g, root)) == NULL)
+		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+	if (rest_sql_select(&g, root, fromsql, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
+	    REST_SHAPE_JSON, count) < 0)
+		return rest_error(rs, &e);
+	return rest_answer_read(rq, rs, t, p, root, acc, count, csv);
+}

@@ -1,0 +1,576 @@
+/*
+ * write.c: POST, PATCH and DELETE on a table, each one statement whatever the body size.
+ *
+ * The request body goes to the database as one JSON parameter:
+ *   PostgreSQL  with _w as (insert into "t" ("a", "b") select (_j->>'a')::integer, ...
+ *               from jsonb_array_elements($1::jsonb) _j [on conflict ...] returning *)
+ *               select <body>, count(*) from ...
+ *   SQLite      insert into "t" as _t0 ("a", "b") select json_extract(_j.value, '$."a"'), ...
+ *               from json_each($1) _j where true [on conflict ...] [returning '{"a":' || ...]
+ * PATCH sets every key of the body object the same way; DELETE returns what it removed.
+ *
+ * The body is parsed once with json_parse() (depth limit) only to check it: an object or an
+ * array of objects whose keys are all known columns (400 PGRST204 otherwise), the same keys
+ * in every object unless columns= says which to take (400 PGRST102).  Prefer:
+ * return=minimal (default: 201/204 and no body) or representation (the rows as JSON, with
+ * select= and embeds), resolution=merge-duplicates|ignore-duplicates with on_conflict=
+ * (default: the primary key), missing=default (absent keys take the column default),
+ * count=exact (Content-Range "*" "/N").  With Accept: application/vnd.pgrst.object+json a write
+ * that touches other than one row is rolled back and answered 406 PGRST116.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arena.h"
+#include "json.h"
+#include "log.h"
+#include "rest_handler.h"
+#include "serve.h"
+#include "str.h"
+
+#define WRITE_JSON_DEPTH	32
+
+static int
+write_bad_body(struct rest_err *e, const char *msg, const char *details)
+{
+	rest_err_set(e, 400, "PGRST102", details, "%s", msg);
+	return -1;
+}
+
+/* Parses and checks the body.  Returns the cJSON tree (caller deletes) or NULL with e set. */
+static cJSON *
+write_parse(struct req *rq, struct rest_err *e)
+{
+	enum json_err err;
+	size_t pos = 0;
+	cJSON *v;
+	char d[96];
+
+	if (req_env(rq, "CONTENT_TYPE") != NULL && *req_env(rq, "CONTENT_TYPE") != '\0' &&
+	    !req_content_type_is(rq, "application/json")) {
+		rest_err_set(e, 415, "PGRST107", NULL, "Content-Type not acceptable");
+		return NULL;
+	}
+	if (rq->body == NULL || rq->body_len == 0) {
+		write_bad_body(e, "Empty or invalid json", NULL);
+		return NULL;
+	}
+	if ((v = json_parse(rq->body, rq->body_len, WRITE_JSON_DEPTH, &err, &pos)) == NULL) {
+		if (err == JSON_ETOODEEP)
+			snprintf(d, sizeof(d), "nested deeper than %d levels", WRITE_JSON_DEPTH);
+		else
+			snprintf(d, sizeof(d), "invalid JSON near byte %zu", pos);
+		write_bad_body(e, "Empty or invalid json", d);
+		return NULL;
+	}
+	return v;
+}
+
+static int
+write_unknown_col(struct rest_err *e, const char *table, const char *col)
+{
+	rest_err_set(e, 400, "PGRST204", NULL,
+	    "Could not find the '%.80s' column of '%.80s' in the schema cache", col, table);
+	return -1;
+}
+
+/* A column usable as a JSON path key and a SQL literal without surprises. */
+static int
+write_plain_name(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s == '"' || *s == '\'' || *s == '\\' || (unsigned char)*s < 0x20)
+			return 0;
+	return 1;
+}
+
+/* The value of column c from the JSON row (PostgreSQL: jsonb _j or $k; SQLite: path). */
+static void
+write_value(struct rest_gen *g, const struct rest_col *c, const char *src, int missing_default)
+{
+	struct buf *b = g->sql;
+
+	if (g->be == DB_PG) {
+		if (missing_default && c->dflt != NULL) {
+			buf_printf(b, "case when %s ? ", src);
+			rest_sql_literal(b, c->name);
+			buf_puts(b, " then ");
+		}
+		buf_printf(b, "(%s%s", src, c->kind == REST_K_JSON ? "->" : "->>");
+		rest_sql_literal(b, c->name);
+		buf_printf(b, ")::%s", c->type);
+		if (missing_default && c->dflt != NULL)
+			buf_printf(b, " else %s end", c->dflt);
+		return;
+	}
+	if (missing_default && c->dflt != NULL)
+		buf_printf(b, "case when json_type(%s, '$.\"%s\"') is null then (%s) else ", src,
+		    c->name, c->dflt);
+	buf_printf(b, "json_extract(%s, '$.\"%s\"')", src, c->name);
+	if (missing_default && c->dflt != NULL)
+		buf_puts(b, " end");
+}
+
+/* The column indexes of the write, from columns= or the first object's keys. */
+static int
+write_columns(struct req *rq, const struct rest_table *tb, cJSON *body, int *cols, int *ncols,
+    struct rest_err *e)
+{
+	const struct req_param *cp = req_param(rq, "columns");
+	cJSON *first = cJSON_IsArray(body) ? cJSON_GetArrayItem(body, 0) : body, *it, *o;
+	int i, k;
+
+	*ncols = 0;
+	if (cp != NULL) {
+		const char **names;
+		size_t n, j;
+
+		if (rest_parse_columns(rq->arena, cp->val, cp->vallen, &names, &n, e) < 0)
+			return -1;
+		for (j = 0; j < n; j++) {
+			if ((k = rest_schema_col(tb, names[j])) < 0)
+				return write_unknown_col(e, tb->name, names[j]);
+			for (i = 0; i < *ncols; i++)
+				if (cols[i] == k)
+					break;
+			if (i == *ncols)
+				cols[(*ncols)++] = k;
+		}
+		return 0;
+	}
+	if (first == NULL)
+		return 0;
+	cJSON_ArrayForEach(it, first) {
+		if ((k = rest_schema_col(tb, it->string)) < 0)
+			return write_unknown_col(e, tb->name, it->string);
+		if (cJSON_GetObjectItemCaseSensitive(first, it->string) != it)
+			return write_bad_body(e, "A key appears twice in an object", it->string);
+		if (*ncols < tb->ncols)
+			cols[(*ncols)++] = k;
+	}
+	/* Every other object must carry the same keys. */
+	if (cJSON_IsArray(body))
+		cJSON_ArrayForEach(o, body) {
+			int n = 0;
+
+			cJSON_ArrayForEach(it, o) {
+				n++;
+				if (!cJSON_HasObjectItem(first, it->string))
+					return write_bad_body(e, "All object keys must match", NULL);
+			}
+			if (n != cJSON_GetArraySize(first))
+				return write_bad_body(e, "All object keys must match", NULL);
+		}
+	return 0;
+}
+
+/* Checks that body is an object or an array of objects. */
+static int
+write_shape(cJSON *body, int allow_array, struct rest_err *e)
+{
+	cJSON *o;
+
+	if (cJSON_IsObject(body))
+		return 0;
+	if (!allow_array || !cJSON_IsArray(body))
+		return write_bad_body(e, allow_array ? "Expected a JSON object or an array of "
+		    "objects" : "Expected a JSON object", NULL);
+	cJSON_ArrayForEach(o, body)
+		if (!cJSON_IsObject(o))
+			return write_bad_body(e, "All elements of the array must be objects", NULL);
+	return 0;
+}
+
+/*
+ * Runs the write in t->sql and answers.  PostgreSQL statements return (body, count) in one
+ * row; SQLite ones return one JSON object per row (representation) or nothing.
+ */
+static int
+write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_params *p,
+    int rep, enum rest_accept acc, int created)
+{
+	struct db_stmt *st;
+	int64_t rows = 0;
+	int rc, txn = 0;
+	struct buf *out = &rs->body;
+	char range[64];
+	struct rest_err e;
+
+	if (t->sc->be == DB_SQLITE || acc == REST_ACCEPT_OBJECT) {
+		if (db_begin(t->db, DB_TXN_WRITE) < 0)
+			return serve_db_error(rs, t->db);
+		txn = 1;
+	}
+	if (rest_bind_run(rq, rs, t, p, &st) < 0)
+		goto fail_answered;
+	buf_reset(out, 1 << 20);
+	if (t->sc->be == DB_PG) {
+		const char *body;
+		size_t len;
+
+		if (db_step(st) != DB_ROW)
+			goto fail;
+		rows = db_column_int(st, 1);
+		if (rep && (body = db_column_text(st, 0, &len)) != NULL)
+			buf_append(out, body, len);
+		db_reset(st);
+	} else {
+		if (rep)
+			buf_putc(out, '[');
+		while ((rc = db_step(st)) == DB_ROW) {
+			const char *row;
+			size_t len;
+
+			if (rep) {
+				if (rows)
+					buf_putc(out, ',');
+				if ((row = db_column_text(st, 0, &len)) != NULL)
+					buf_append(out, row, len);
+			}
+			rows++;
+		}
+		if (rc != DB_DONE)
+			goto fail;
+		if (!rep)
+			rows = db_changes(st);
+		if (rep)
+			buf_putc(out, ']');
+	}
+	if (acc == REST_ACCEPT_OBJECT && rows != 1) {
+		db_rollback(t->db);
+		rest_err_set(&e, 406, "PGRST116", NULL,
+		    "JSON object requested, multiple (or no) rows returned");
+		snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
+		    (long long)rows);
+		return rest_error(rs, &e);
+	}
+	if (txn && db_commit(t->db) < 0)
+		return serve_db_error(rs, t->db);
+	if (buf_failed(out))
+		return resp_error(rs, 500, "internal", "the response is too large", NULL, NULL);
+	if (rest_prefer(rq, "count=exact"))
+		snprintf(range, sizeof(range), "*/%lld", (long long)rows);
+	else
+		snprintf(range, sizeof(range), "*/*");
+	resp_header(rs, "Content-Range", range);
+	if (!rep) {
+		buf_reset(out, 1 << 20);
+		rs->status = created ? 201 : 204;
+		return 0;
+	}
+	rs->status = created ? 201 : 200;
+	if (acc == REST_ACCEPT_OBJECT) {
+		/* "[{...}]" -> "{...}" */
+		memmove(out->data, out->data + 1, out->len - 2);
+		out->len -= 2;
+		out->data[out->len] = '\0';
+		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
+	} else
+		rs->content_type = "application/json; charset=utf-8";
+	return 0;
+fail:
+	serve_db_error(rs, t->db);
+fail_answered:
+	if (txn)
+		db_rollback(t->db);
+	return 0;
+}
+
+/* The representation's select list over _w (PostgreSQL) or the RETURNING (SQLite). */
+static int
+write_returning(struct rest_gen *g, struct rest_node *root)
+{
+	if (g->be == DB_PG) {
+		buf_puts(g->sql, ") select coalesce(json_agg(_r), '[]')::text, count(*) from "
+		    "(select ");
+		if (rest_sql_row_cols(g, root, "_t0") < 0)
+			return -1;
+		buf_puts(g->sql, " from _w _t0) _r");
+		return 0;
+	}
+	/* SQLite's RETURNING does not know the statement's alias: name the table itself. */
+	{
+		struct buf q;
+		char *alias;
+
+		buf_init(&q, 4096);
+		rest_quote_ident(&q, g->sc->tables[root->table].name);
+		alias = buf_failed(&q) ? NULL : arena_strndup(g->a, q.data, q.len);
+		buf_free(&q);
+		if (alias == NULL)
+			return -1;
+		buf_puts(g->sql, " returning ");
+		return rest_sql_row_json(g, root, alias);
+	}
+}
+
+/* select= for the representation: parsed and resolved, never filters. */
+static int
+write_select(struct req *rq, struct rest_gen *g, struct rest_node *root, int table)
+{
+	const struct req_param *sel = req_param(rq, "select");
+
+	if (sel != NULL && rest_parse_select(rq->arena, sel->val, sel->vallen, root, g->e) < 0)
+		return -1;
+	return rest_resolve(g, root, table);
+}
+
+int
+rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
+{
+	const struct rest_table *tb = &t->sc->tables[table];
+	struct rest_params *p = arena_alloc(rq->arena, sizeof(*p));
+	struct rest_node *root = rest_node_new(rq->arena, NULL);
+	int *cols = arena_alloc(rq->arena, (size_t)(tb->ncols + 1) * sizeof(int));
+	int *conf = arena_alloc(rq->arena, (size_t)(tb->ncols + 1) * sizeof(int));
+	int rep = rest_prefer(rq, "return=representation");
+	int merge = rest_prefer(rq, "resolution=merge-duplicates");
+	int ignore = rest_prefer(rq, "resolution=ignore-duplicates");
+	int missing = rest_prefer(rq, "missing=default");
+	int ncols = 0, nconf = 0, i, j, k, lite = t->sc->be == DB_SQLITE;
+	const struct req_param *oc = req_param(rq, "on_conflict");
+	enum rest_accept acc;
+	struct rest_err e;
+	struct rest_gen g;
+	cJSON *body = NULL;
+	const char *json;
+	size_t jlen;
+	struct buf *b = &t->sql;
+
+	if (p == NULL || root == NULL || cols == NULL || conf == NULL)
+		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+	p->n = 0;
+	buf_reset(b, 1 << 20);
+	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, b, p, &e, 0 };
+	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD || acc == REST_ACCEPT_CSV) {
+		if (acc == REST_ACCEPT_CSV)
+			rest_err_set(&e, 406, "PGRST107", NULL, "text/csv is for reads only");
+		return rest_error(rs, &e);
+	}
+	if ((body = write_parse(rq, &e)) == NULL || write_shape(body, 1, &e) < 0 ||
+	    write_columns(rq, tb, body, cols, &ncols, &e) < 0 ||
+	    (rep && write_select(rq, &g, root, table) < 0))
+		goto err;
+	for (i = 0; i < ncols; i++)
+		if (!write_plain_name(tb->cols[cols[i]].name)) {
+			write_unknown_col(&e, tb->name, tb->cols[cols[i]].name);
+			goto err;
+		}
+	if (merge || ignore) {
+		if (oc != NULL) {
+			const char **names;
+			size_t n, m;
+
+			if (rest_parse_columns(rq->arena, oc->val, oc->vallen, &names, &n, &e) < 0)
+				goto err;
+			for (m = 0; m < n && nconf < tb->ncols; m++) {
+				if ((k = rest_schema_col(tb, names[m])) < 0) {
+					rest_err_set(&e, 400, "42703", NULL,
+					    "column %.80s.%.80s does not exist", tb->name, names[m]);
+					goto err;
+				}
+				conf[nconf++] = k;
+			}
+		} else
+			for (i = 0; i < tb->ncols; i++)
+				if (tb->cols[i].pk)
+					conf[nconf++] = i;
+		if (nconf == 0) {
+			rest_err_set(&e, 400, "PGRST100", NULL,
+			    "an upsert needs on_conflict= or a primary key");
+			goto err;
+		}
+	}
+	if (cJSON_IsArray(body) && cJSON_GetArraySize(body) == 0) {
+		cJSON_Delete(body);
+		resp_header(rs, "Content-Range", "*/*");
+		if (rep)
+			return resp_set(rs, 201, "application/json; charset=utf-8", "[]", 2);
+		rs->status = 201;
+		return 0;
+	}
+	/* One object becomes an array of one, so that both shapes share the statement. */
+	if (cJSON_IsObject(body)) {
+		char *w = arena_alloc(rq->arena, rq->body_len + 3);
+
+		if (w == NULL)
+			goto toolarge;
+		w[0] = '[';
+		memcpy(w + 1, rq->body, rq->body_len);
+		w[rq->body_len + 1] = ']';
+		w[rq->body_len + 2] = '\0';
+		json = w;
+		jlen = rq->body_len + 2;
+	} else {
+		json = rq->body;
+		jlen = rq->body_len;
+	}
+	cJSON_Delete(body);
+	body = NULL;
+	if (rest_param_text(&g, json, jlen) < 0)
+		goto err;
+
+	if (!lite)
+		buf_puts(b, "with _w as (");
+	buf_puts(b, "insert into ");
+	rest_quote_ident(b, tb->name);
+	if (lite)
+		buf_puts(b, " as _t0");
+	buf_puts(b, " (");
+	for (i = 0; i < ncols; i++) {
+		if (i)
+			buf_puts(b, ", ");
+		rest_quote_ident(b, tb->cols[cols[i]].name);
+	}
+	buf_puts(b, ") select ");
+	for (i = 0; i < ncols; i++) {
+		if (i)
+			buf_puts(b, ", ");
+		write_value(&g, &tb->cols[cols[i]], lite ? "_j.value" : "_j", missing);
+	}
+	buf_puts(b, lite ? " from json_each($1) _j where true" :
+	    " from jsonb_array_elements($1::jsonb) _j");
+	if (merge || ignore) {
+		int any = 0;
+
+		buf_puts(b, " on conflict (");
+		for (i = 0; i < nconf; i++) {
+			if (i)
+				buf_puts(b, ", ");
+			rest_quote_ident(b, tb->cols[conf[i]].name);
+		}
+		buf_puts(b, ")");
+		for (i = 0; merge && i < ncols; i++) {
+			for (j = 0; j < nconf; j++)
+				if (conf[j] == cols[i])
+					break;
+			if (j < nconf)
+				continue;
+			buf_puts(b, any++ ? ", " : " do update set ");
+			rest_quote_ident(b, tb->cols[cols[i]].name);
+			buf_puts(b, " = excluded.");
+			rest_quote_ident(b, tb->cols[cols[i]].name);
+		}
+		if (!any && merge) {
+			/* Every column is in the key: a no-op update still returns the row. */
+			buf_puts(b, " do update set ");
+			rest_quote_ident(b, tb->cols[conf[0]].name);
+			buf_puts(b, " = excluded.");
+			rest_quote_ident(b, tb->cols[conf[0]].name);
+		} else if (!any)
+			buf_puts(b, " do nothing");
+	}
+	if (!lite)
+		buf_puts(b, " returning *");
+	if (rep) {
+		if (write_returning(&g, root) < 0)
+			goto err;
+	} else if (!lite)
+		buf_puts(b, ") select '', count(*) from _w");
+	if (buf_failed(b))
+		goto toolarge;
+	return write_run(rq, rs, t, p, rep, acc, 1);
+err:
+	cJSON_Delete(body);
+	return rest_error(rs, &e);
+toolarge:
+	cJSON_Delete(body);
+	return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+}
+
+static const char *const write_skip[] = { "select", "columns", "on_conflict", NULL };
+
+int
+rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
+{
+	const struct rest_table *tb = &t->sc->tables[table];
+	struct rest_params *p = arena_alloc(rq->arena, sizeof(*p));
+	struct rest_node *root = rest_node_new(rq->arena, NULL);
+	struct rest_node *filters = rest_node_new(rq->arena, NULL);
+	int rep = rest_prefer(rq, "return=representation");
+	int del = rq->method == REQ_DELETE, lite = t->sc->be == DB_SQLITE, n = 0, k, b1 = 0;
+	enum rest_accept acc;
+	struct rest_err e;
+	struct rest_gen g;
+	cJSON *body = NULL, *it;
+	struct buf *b = &t->sql;
+
+	if (p == NULL || root == NULL || filters == NULL)
+		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+	p->n = 0;
+	buf_reset(b, 1 << 20);
+	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, b, p, &e, 0 };
+	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD || acc == REST_ACCEPT_CSV) {
+		if (acc == REST_ACCEPT_CSV)
+			rest_err_set(&e, 406, "PGRST107", NULL, "text/csv is for reads only");
+		return rest_error(rs, &e);
+	}
+	/* Filters apply to the table; select= only shapes the representation. */
+	filters->name = tb->name;
+	if (rest_apply_params(rq, filters, write_skip, NULL, &e) < 0)
+		goto err;
+	filters->items = NULL;
+	filters->nitems = 0;
+	if (rest_resolve(&g, filters, table) < 0 || (rep && write_select(rq, &g, root, table) < 0))
+		goto err;
+	if (!del) {
+		if ((body = write_parse(rq, &e)) == NULL || write_shape(body, 0, &e) < 0)
+			goto err;
+		cJSON_ArrayForEach(it, body) {
+			if ((k = rest_schema_col(tb, it->string)) < 0 ||
+			    !write_plain_name(it->string)) {
+				write_unknown_col(&e, tb->name, it->string);
+				goto err;
+			}
+			if (cJSON_GetObjectItemCaseSensitive(body, it->string) != it) {
+				write_bad_body(&e, "A key appears twice in the object", it->string);
+				goto err;
+			}
+		}
+		if (cJSON_GetArraySize(body) == 0) {
+			/* Nothing to set: PostgREST answers as if no row matched. */
+			cJSON_Delete(body);
+			rs->status = rep ? 200 : 204;
+			if (rep)
+				return resp_set(rs, 200, "application/json; charset=utf-8", "[]", 2);
+			return 0;
+		}
+		if ((b1 = rest_param_text(&g, rq->body, rq->body_len)) < 0)
+			goto err;
+	}
+	if (!lite)
+		buf_puts(b, "with _w as (");
+	buf_puts(b, del ? "delete from " : "update ");
+	rest_quote_ident(b, tb->name);
+	buf_puts(b, lite ? " as _t0" : " _t0");
+	if (!del) {
+		char src[24];
+
+		snprintf(src, sizeof(src), lite ? "$%d" : "($%d::jsonb)", b1);
+		buf_puts(b, " set ");
+		cJSON_ArrayForEach(it, body) {
+			if (n++)
+				buf_puts(b, ", ");
+			rest_quote_ident(b, it->string);
+			buf_puts(b, " = ");
+			write_value(&g, &tb->cols[rest_schema_col(tb, it->string)], src, 0);
+		}
+	}
+	g.seq = 100;
+	if (rest_sql_where(&g, filters, "_t0", 1) < 0)
+		goto err;
+	if (!lite)
+		buf_puts(b, " returning _t0.*");
+	if (rep) {
+		if (write_returning(&g, root) < 0)
+			goto err;
+	} else if (!lite)
+		buf_puts(b, ") select '', count(*) from _w");
+	cJSON_Delete(body);
+	if (buf_failed(b))
+		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+	return write_run(rq, rs, t, p, rep, acc, 0);
+err:
+	cJSON_Delete(body);
+	return rest_error(rs, &e);
+}

@@ -1,0 +1,165 @@
+/*
+ * test_rest_chinook: the nine scenarios of the PostgREST benchmark against the Chinook
+ * database as sql/chinook's seeder makes it (the same rows on both back ends), through the
+ * real stack on SQLite and on a throwaway PostgreSQL: statuses, the same bodies on both,
+ * and the body sizes of the two embed scenarios within 10% of the published ones (11.9 KB
+ * for artist 127's albums with tracks and genres, 0.80 MB for all albums).
+ *
+ * The seeder is build/<rel|san>/sql/chinook-seed, next to the binaries under test.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "http.h"
+#include "pgtmp.h"
+#include "stack.h"
+#include "../lib/harness.h"
+
+static struct stack lite, pgs;
+static struct pgtmp pg;
+static char litepath[128];
+
+static const char employee[] =
+    "{\"employee_id\":1334,\"first_name\":\"Virtual 1234\",\"last_name\":\"User 1234\","
+    "\"title\":\"Load Tester\",\"reports_to\":1,\"birth_date\":\"1920-01-01\","
+    "\"hire_date\":\"2020-01-01\",\"address\":\"666 10 Street SW\",\"city\":\"Calgary\","
+    "\"state\":\"AB\",\"country\":\"Canada\",\"postal_code\":\"T2P 5G\","
+    "\"phone\":\"(403) 246-9887\",\"fax\":\"+1 (403) 246-9899\","
+    "\"email\":\"vu1234@chinookcorp.com\"}";
+
+static const char *
+seeder(void)
+{
+	const char *bin = getenv("SLUICE_BIN");
+
+	return bin != NULL && strstr(bin, "san") != NULL ? "build/san/sql/chinook-seed" :
+	    "build/rel/sql/chinook-seed";
+}
+
+static int
+json_same(const char *a, const char *b)
+{
+	cJSON *ja = cJSON_Parse(a ? a : ""), *jb = cJSON_Parse(b ? b : "");
+	int eq = (ja != NULL && jb != NULL && cJSON_Compare(ja, jb, 1)) ||
+	    strcmp(a ? a : "", b ? b : "") == 0;
+
+	cJSON_Delete(ja);
+	cJSON_Delete(jb);
+	return eq;
+}
+
+/* One scenario on both stacks: status, same body, and returns the SQLite body size. */
+static long
+scenario(const char *name, const char *method, const char *path, const char *body,
+    long want, int compare)
+{
+	static const char *const hdr[] = { "Content-Type: application/json", NULL };
+	struct http_resp a, b;
+	char url[1024];
+	long size = -1;
+
+	http_resp_init(&a);
+	http_resp_init(&b);
+	snprintf(url, sizeof(url), "%s/rest/v1/%s", lite.base, path);
+	CHECK(http_do(method, url, hdr, body, body ? strlen(body) : 0, 30000, &a) == 0);
+	snprintf(url, sizeof(url), "%s/rest/v1/%s", pgs.base, path);
+	CHECK(http_do(method, url, hdr, body, body ? strlen(body) : 0, 30000, &b) == 0);
+	if (a.status != want || b.status != want)
+		harness_fail(__FILE__, __LINE__, "%s: status %ld (sqlite) / %ld (postgresql), "
+		    "want %ld: %.200s %.200s", name, a.status, b.status, want,
+		    a.body.data ? a.body.data : "", b.body.data ? b.body.data : "");
+	if (compare && !json_same(a.body.data, b.body.data))
+		harness_fail(__FILE__, __LINE__, "%s: the back ends differ: %.300s\n%.300s", name,
+		    a.body.data ? a.body.data : "", b.body.data ? b.body.data : "");
+	size = (long)a.body.len;
+	printf("  %-18s %ld  sqlite %ld bytes, postgresql %ld bytes\n", name, a.status,
+	    (long)a.body.len, (long)b.body.len);
+	http_resp_free(&a);
+	http_resp_free(&b);
+	return size;
+}
+
+static void
+test_rest_chinook_scenarios(void)
+{
+	char bulk[16384], path[512];
+	long n;
+	int i;
+
+	n = scenario("GETSingle", "GET", "artist?select=*&artist_id=eq.3", NULL, 200, 1);
+	CHECK(n > 20 && n < 60);
+	n = scenario("GETSingleEmbed", "GET", "album?select=*,track(*,genre(*))"
+	    "&artist_id=eq.127", NULL, 200, 1);
+	CHECK(n > 11900 * 9 / 10 && n < 11900 * 11 / 10);
+	/* Without an order the row order is the database's own: compare an ordered copy. */
+	n = scenario("GETAllEmbed", "GET", "album?select=*,track(*,genre(*))", NULL, 200, 0);
+	CHECK(n > 800000 * 9 / 10 && n < 800000 * 11 / 10);
+	scenario("GETAllEmbedOrdered", "GET", "album?select=*,track(*,genre(*))&order=album_id"
+	    "&track.order=track_id", NULL, 200, 1);
+	scenario("POSTSingle", "POST", "employee", employee, 201, 1);
+	snprintf(bulk, sizeof(bulk), "[");
+	for (i = 0; i < 20; i++)
+		snprintf(bulk + strlen(bulk), sizeof(bulk) - strlen(bulk), "%s%s", i ? "," : "",
+		    employee);
+	snprintf(bulk + strlen(bulk), sizeof(bulk) - strlen(bulk), "]");
+	snprintf(path, sizeof(path), "employee?columns=employee_id,first_name,last_name,title,"
+	    "reports_to,birth_date,hire_date,address,city,state,country,postal_code,phone,fax,"
+	    "email");
+	scenario("POSTBulk", "POST", path, bulk, 201, 1);
+	scenario("RPCSimple", "GET", "rpc/add_them?a=1&b=2&c=3&d=4&e=5", NULL, 200, 1);
+	scenario("RPCGETSingle", "GET", "rpc/ret_artists?select=*&artist_id=eq.3", NULL, 200, 1);
+	n = scenario("RPCGETSingleEmbed", "GET", "rpc/ret_albums?select=*,track(*,genre(*))"
+	    "&artist_id=eq.127", NULL, 200, 1);
+	CHECK(n > 11900 * 9 / 10 && n < 11900 * 11 / 10);
+	scenario("PATCHSingle", "PATCH", "actor?actor_id=eq.1", "{\"first_name\":\"Penelope\","
+	    "\"last_name\":\"Guiness\"}", 204, 1);
+	scenario("GETEmployees", "GET", "employee?select=employee_id,birth_date&title=eq."
+	    "Load%20Tester&limit=2", NULL, 200, 1);
+	scenario("DELETE", "DELETE", "employee?title=eq.Load%20Tester", NULL, 204, 1);
+	scenario("GETPlaylist", "GET", "playlist?select=name,track(name)&playlist_id=eq.1"
+	    "&track.order=track_id&track.limit=3", NULL, 200, 1);
+}
+
+int
+main(void)
+{
+	char conf[512], cmd[1024];
+
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(litepath, sizeof(litepath), "/tmp/sluice-rest-chinook-%d.db", (int)getpid());
+	unlink(litepath);
+	memset(&pg, 0, sizeof(pg));
+	snprintf(cmd, sizeof(cmd), "%s sqlite:%s >/dev/null", seeder(), litepath);
+	if (stack_sh("%s", cmd) != 0 || pgtmp_start(&pg) < 0) {
+		CHECK(!"seeded SQLite and started PostgreSQL");
+		goto out;
+	}
+	if (stack_sh("%s '%s' >/dev/null", seeder(), pg.url) != 0) {
+		CHECK(!"seeded PostgreSQL");
+		goto out;
+	}
+	snprintf(conf, sizeof(conf), "db chinook sqlite:%s\n"
+	    "rest /rest/v1/ workers=2 threads=2 db=chinook\n", litepath);
+	if (stack_start(&lite, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	setenv("SLUICE_DB_CHINOOK", pg.url, 1);
+	if (stack_start(&pgs, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	RUN(test_rest_chinook_scenarios);
+out:
+	unsetenv("SLUICE_DB_CHINOOK");
+	stack_stop(&lite);
+	stack_stop(&pgs);
+	pgtmp_stop(&pg);
+	stack_sh("rm -f %s %s-wal %s-shm", litepath, litepath, litepath);
+	return harness_done();
+}

@@ -1,0 +1,230 @@
+/*
+ * test_rest_hostile: malformed and hostile requests against every parser of the rest
+ * endpoint (select, filters, logic trees, order, limit/offset, Range, columns=, on_conflict=,
+ * JSON bodies, RPC arguments, paths), on SQLite and PostgreSQL: each gets a clear 4xx with
+ * the JSON error body, never a 5xx, and the data is exactly what it was afterwards.  Also
+ * the limits (query length, filters, in-list size, embed depth, logic depth, body size), and
+ * the schema refresh on SIGHUP.
+ */
+#include "rest_fixture.h"
+
+static struct http_resp r;
+
+/* Sends to both, wants status on both and a JSON error body with a code. */
+#define BAD(m_, p_, h_, b_, s_) do { \
+	FX_BOTH(m_, p_, h_, b_, s_, NULL, &r); \
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"code\":") != NULL); \
+} while (0)
+
+static const char *const json[] = { "Content-Type: application/json", NULL };
+
+static const char artists[] = "[{\"artist_id\":1,\"name\":\"AC/DC\"},{\"artist_id\":2,"
+    "\"name\":\"Accept\"},{\"artist_id\":3,\"name\":\"Aerosmith\"},{\"artist_id\":4,"
+    "\"name\":\"O'Brien, \\\"Jr\\\"\"},{\"artist_id\":5,\"name\":null}]";
+
+static void
+test_rest_hostile_select(void)
+{
+	char path[20000];
+	int i;
+
+	FX_BOTH("GET", "artist?select=%22name%22&artist_id=eq.1", NULL, NULL, 200,
+	    "[{\"name\":\"AC/DC\"}]", &r);
+	FX_BOTH("GET", "artist?select=x'y:name&artist_id=eq.1", NULL, NULL, 200,
+	    "[{\"x'y\":\"AC/DC\"}]", &r);
+	FX_BOTH("GET", "artist?select=%22a%22%22b%22:name&artist_id=eq.1", NULL, NULL, 200,
+	    "[{\"a\\\"b\":\"AC/DC\"}]", &r);
+	BAD("GET", "artist?select=%22na%22%22me%22", NULL, NULL, 400);
+	BAD("GET", "artist?select=name;drop%20table%20artist", NULL, NULL, 400);
+	BAD("GET", "artist?select=name)%20from%20artist;--", NULL, NULL, 400);
+	BAD("GET", "artist?select=album!%22x;drop%22(*)", NULL, NULL, 400);
+	BAD("GET", "artist?select=name::text", NULL, NULL, 400);
+	BAD("GET", "artist?select=%FF%FE", NULL, NULL, 400);
+	BAD("GET", "artist?select=a:b:c", NULL, NULL, 400);
+	BAD("GET", "artist?select=(((", NULL, NULL, 400);
+	BAD("GET", "artist?select=%22unterminated", NULL, NULL, 400);
+	BAD("GET", "artist?select=album(*", NULL, NULL, 400);
+	BAD("GET", "artist?select=album(*))", NULL, NULL, 400);
+	/* Nine levels of embeds: past the limit of eight. */
+	snprintf(path, sizeof(path), "artist?select=");
+	for (i = 0; i < 9; i++)
+		strcat(path, "album(artist(");
+	strcat(path, "*");
+	for (i = 0; i < 9; i++)
+		strcat(path, "))");
+	BAD("GET", path, NULL, NULL, 400);
+	/* A column name of 6,000 bytes (nginx itself refuses request lines over 8 KiB). */
+	snprintf(path, sizeof(path), "artist?select=");
+	for (i = 0; i < 3000; i++)
+		strcat(path, "ab");
+	BAD("GET", path, NULL, NULL, 400);
+	FX_BOTH("GET", "artist?order=artist_id", NULL, NULL, 200, artists, &r);
+}
+
+static void
+test_rest_hostile_filters(void)
+{
+	char path[20000];
+	int i;
+
+	FX_BOTH("GET", "artist?name=eq.x';drop%20table%20artist;--", NULL, NULL, 200, "[]", &r);
+	FX_BOTH("GET", "artist?name=like.%25'%20or%201=1%20--", NULL, NULL, 200, "[]", &r);
+	FX_BOTH("GET", "artist?name=in.(%22)%20or%20true%20--%22)", NULL, NULL, 200, "[]", &r);
+	FX_BOTH("GET", "artist?name=eq.%E2%82%AC%F0%9F%98%80", NULL, NULL, 200, "[]", &r);
+	BAD("GET", "artist?name=eq.%00", NULL, NULL, 400);
+	BAD("GET", "artist?name=eq.%FF", NULL, NULL, 400);
+	BAD("GET", "artist?name=eq.%C0%AF", NULL, NULL, 400);
+	BAD("GET", "artist?na%FFme=eq.1", NULL, NULL, 400);
+	BAD("GET", "artist?artist_id=eq.99999999999999999999999", NULL, NULL, 400);
+	BAD("GET", "artist?artist_id=eq.1e400", NULL, NULL, 400);
+	BAD("GET", "artist?artist_id=in.(1,x)", NULL, NULL, 400);
+	BAD("GET", "track?unit_price=gt.1e99999", NULL, NULL, 400);
+	BAD("GET", "artist?limit=99999999999999", NULL, NULL, 400);
+	BAD("GET", "artist?offset=-1", NULL, NULL, 400);
+	BAD("GET", "artist?offset=1e10", NULL, NULL, 400);
+	BAD("GET", "artist?artist_id=eq.1;drop", NULL, NULL, 400);
+	BAD("GET", "artist?order=name;drop%20table%20artist", NULL, NULL, 400);
+	BAD("GET", "artist?order=name.asc.desc.bad", NULL, NULL, 400);
+	BAD("GET", "artist?order=", NULL, NULL, 400);
+	BAD("GET", "artist?order=name,", NULL, NULL, 400);
+	BAD("GET", "artist?or=", NULL, NULL, 400);
+	BAD("GET", "artist?or=()", NULL, NULL, 400);
+	BAD("GET", "artist?or=(name.eq.a,)", NULL, NULL, 400);
+	BAD("GET", "artist?or=(name.eq.a))", NULL, NULL, 400);
+	BAD("GET", "artist?or=(name)", NULL, NULL, 400);
+	BAD("GET", "artist?or=(not.name.eq.a)", NULL, NULL, 400);
+	BAD("GET", "artist?and=(nosuch.eq.1)", NULL, NULL, 400);
+	BAD("GET", "artist?not.eq=1", NULL, NULL, 400);
+	BAD("GET", "artist?name=not.not.eq.1", NULL, NULL, 400);
+	BAD("GET", "artist?name=in.(%22a)", NULL, NULL, 400);
+	BAD("GET", "artist?name=in.a,b", NULL, NULL, 400);
+	BAD("GET", "artist?.name=eq.1", NULL, NULL, 400);
+	BAD("GET", "artist?name.=eq.1", NULL, NULL, 400);
+	/* Ten nested or()s: past the limit of eight. */
+	snprintf(path, sizeof(path), "artist?or=(");
+	for (i = 0; i < 10; i++)
+		strcat(path, "or(");
+	strcat(path, "name.eq.a");
+	for (i = 0; i < 11; i++)
+		strcat(path, ")");
+	BAD("GET", path, NULL, NULL, 400);
+	/* 1001 values in one in-list. */
+	snprintf(path, sizeof(path), "artist?artist_id=in.(");
+	for (i = 0; i < 1001; i++)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%d", i ? "," : "", i);
+	strcat(path, ")");
+	BAD("GET", path, NULL, NULL, 400);
+	/* 65 filters. */
+	snprintf(path, sizeof(path), "artist?");
+	for (i = 0; i < 65; i++)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%sartist_id=gt.%d",
+		    i ? "&" : "", i - 100);
+	BAD("GET", path, NULL, NULL, 400);
+	/* A query string over 8 KiB: 414 from nginx or from the worker. */
+	snprintf(path, sizeof(path), "artist?name=eq.");
+	for (i = 0; i < 9000; i++)
+		strcat(path, "a");
+	FX_BOTH("GET", path, NULL, NULL, 414, NULL, &r);
+	{
+		static const char *const big[] = { "Range: 0-99999999999999999999", NULL };
+		static const char *const neg[] = { "Range: -5", NULL };
+
+		BAD("GET", "artist", big, NULL, 416);
+		BAD("GET", "artist", neg, NULL, 416);
+	}
+	BAD("GET", "artist%3Bdrop", NULL, NULL, 404);
+	BAD("GET", "art%FFist", NULL, NULL, 404);
+	BAD("GET", "rpc/add%27them", NULL, NULL, 404);
+	FX_BOTH("GET", "artist?order=artist_id", NULL, NULL, 200, artists, &r);
+}
+
+static void
+test_rest_hostile_bodies(void)
+{
+	static const char *const text[] = { "Content-Type: text/plain", NULL };
+	static const char *const merge[] = { "Content-Type: application/json",
+		"Prefer: resolution=merge-duplicates", NULL };
+	char *big;
+
+	BAD("POST", "artist", json, "{\"name\\\"); drop table artist; --\":1}", 400);
+	BAD("POST", "artist", json, "{\"artist_id\":60,\"artist_id\":61}", 400);
+	BAD("PATCH", "artist?artist_id=eq.1", json, "{\"name\":\"a\",\"name\":\"b\"}", 400);
+	BAD("POST", "artist", json, "{\"artist_id\":60,\"name\":\"\xff\xfe\"}", 400);
+	BAD("POST", "artist", json, "{\"artist_id\":99999999999999999999999}", 400);
+	BAD("POST", "artist", json, "{\"artist_id\":1e999}", 400);
+	BAD("POST", "artist", json, "null", 400);
+	BAD("POST", "artist", json, "\"artist\"", 400);
+	BAD("POST", "artist", json, "{} {}", 400);
+	BAD("POST", "artist", text, "{\"artist_id\":60}", 415);
+	BAD("POST", "artist?columns=artist_id;drop", json, "{\"artist_id\":60}", 400);
+	BAD("POST", "artist?columns=", json, "{\"artist_id\":60}", 400);
+	BAD("POST", "artist?on_conflict=nosuch", merge, "{\"artist_id\":60}", 400);
+	BAD("POST", "artist?on_conflict=artist_id);drop", merge, "{\"artist_id\":60}", 400);
+	BAD("PATCH", "artist?artist_id=eq.1", json, "{\"nosuch\":1}", 400);
+	BAD("PATCH", "artist?artist_id=eq.1", json, "{\"artist_id\":\"x\"}", 400);
+	BAD("POST", "rpc/add_them", json, "[1,2]", 400);
+	BAD("POST", "rpc/add_them", json, "{\"a\":1,\"b\":\"2;drop\"}", 400);
+	BAD("GET", "rpc/add_them?a=1&b=99999999999999999999", NULL, NULL, 400);
+	/* Two megabytes: past the body cap. */
+	if ((big = malloc(2 * 1024 * 1024 + 1)) != NULL) {
+		memset(big, ' ', 2 * 1024 * 1024);
+		big[0] = '[';
+		big[2 * 1024 * 1024 - 1] = ']';
+		big[2 * 1024 * 1024] = '\0';
+		FX_BOTH("POST", "artist", json, big, 413, NULL, &r);
+		free(big);
+	}
+	FX_BOTH("GET", "artist?order=artist_id", NULL, NULL, 200, artists, &r);
+	FX_BOTH("GET", "album?select=count:album_id&order=album_id&limit=1", NULL, NULL, 200,
+	    "[{\"count\":1}]", &r);
+}
+
+/* A table created under running workers is served after they get a SIGHUP. */
+static void
+test_rest_sighup_reload(void)
+{
+	struct stack *stacks[2] = { &fx.lite, &fx.pgs };
+	char url[200];
+	pid_t pids[8];
+	struct db *db;
+	char err[256];
+	int i, k, n;
+
+	FX_BOTH("GET", "newtab", NULL, NULL, 404, NULL, &r);
+	for (k = 0; k < 2; k++) {
+		snprintf(url, sizeof(url), "sqlite:%s", fx.litepath);
+		if (db_open(&db, k == 0 ? url : fx.pg.url, NULL, err, sizeof(err)) < 0) {
+			CHECK(!"database opened");
+			return;
+		}
+		CHECK(db_exec(db, "create table newtab (id integer primary key, v text);"
+		    "insert into newtab values (1, 'x');") == 0);
+		db_close(db);
+		n = stack_worker_pids(stacks[k], "rest", pids, 8);
+		CHECK(n >= 1);
+		for (i = 0; i < n; i++)
+			kill(pids[i], SIGHUP);
+	}
+	usleep(200 * 1000);
+	/* Both threads of the worker reload on their next request. */
+	for (i = 0; i < 4; i++)
+		FX_BOTH("GET", "newtab", NULL, NULL, 200, "[{\"id\":1,\"v\":\"x\"}]", &r);
+}
+
+int
+main(void)
+{
+	http_resp_init(&r);
+	if (fx_start(NULL) < 0) {
+		CHECK(!"the two stacks started");
+		fx_stop();
+		return harness_done();
+	}
+	RUN(test_rest_hostile_select);
+	RUN(test_rest_hostile_filters);
+	RUN(test_rest_hostile_bodies);
+	RUN(test_rest_sighup_reload);
+	http_resp_free(&r);
+	fx_stop();
+	return harness_done();
+}
