@@ -100,7 +100,9 @@ bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1
 
 # bench_measure SUITE PROFILE DATABASE CONNS TARGET... : warms up, then runs every target
 # BENCH_RUNS times, interleaved so that drift on a shared machine hits all alike.  A target
-# is SCENARIO=PATH.  Fills MEAS[scenario.rps|p99|err] with the medians (errors summed).
+# is SCENARIO=PATH (a GET of PATH) or SCENARIO=lua:NAME (bench/postgrest.lua with
+# SCENARIO=NAME, the API under /rest/v1).  Fills MEAS[scenario.rps|p99|err] with the medians
+# (errors summed).
 declare -A MEAS
 bench_measure() {
 	local suite=$1 profile=$2 database=$3 conns=$4
@@ -108,13 +110,15 @@ bench_measure() {
 	local t scenario path r
 	declare -A rows=()
 	for t in "$@"; do
-		path=${t#*=}
-		taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" -d"${BENCH_WARMUP}s" "http://127.0.0.1:$BENCH_PORT$path" >/dev/null 2>&1 || true
+		bench_target "$t"
+		SCENARIO=$BT_LUA taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" -d"${BENCH_WARMUP}s" \
+		    "${BT_ARGS[@]}" "$BT_URL" >/dev/null 2>&1 || true
 	done
 	for r in $(seq "$BENCH_RUNS"); do
 		for t in "$@"; do
-			scenario=${t%%=*}; path=${t#*=}
-			rows[$scenario]+="$(bench_wrk "$suite" "$scenario" "$profile" "$database" "$conns" "$r" "http://127.0.0.1:$BENCH_PORT$path")"$'\n'
+			scenario=${t%%=*}
+			bench_target "$t"
+			rows[$scenario]+="$(SCENARIO=$BT_LUA bench_wrk "$suite" "$scenario" "$profile" "$database" "$conns" "$r" "$BT_URL" "${BT_ARGS[@]}")"$'\n'
 		done
 	done
 	for t in "$@"; do
@@ -123,6 +127,51 @@ bench_measure() {
 		MEAS[$scenario.p99]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $2 }' | bench_median)
 		MEAS[$scenario.err]=$(printf '%s' "${rows[$scenario]}" | awk '{ s += $3 } END { print s + 0 }')
 	done
+}
+
+# Splits a target into BT_URL, BT_ARGS (extra wrk arguments) and BT_LUA (the Lua scenario).
+bench_target() {
+	local path=${1#*=}
+	BT_ARGS=()
+	BT_LUA=
+	if [ "${path#lua:}" != "$path" ]; then
+		BT_LUA=${path#lua:}
+		BT_ARGS=(-s "$TOP/bench/postgrest.lua")
+		BT_URL=http://127.0.0.1:$BENCH_PORT
+	else
+		BT_URL=http://127.0.0.1:$BENCH_PORT$path
+	fi
+}
+
+# A throwaway PostgreSQL cluster for a suite: initdb in the scratch directory (as the
+# postgres user when root: PostgreSQL refuses root), listening only on a unix socket there,
+# pinned with the server.  Sets BENCH_PG_URL (a sluice db URL for database NAME, created).
+bench_pg_start() {
+	local name=$1 bin
+	bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+	BENCH_PG_DIR=$BENCH_TMP/pg
+	BENCH_PG_PORT=$((BENCH_PORT + 2000))
+	mkdir -p "$BENCH_PG_DIR"
+	local as=()
+	if [ "$(id -u)" -eq 0 ]; then
+		chown postgres "$BENCH_PG_DIR"
+		as=(runuser -u postgres --)
+	fi
+	"${as[@]}" "$bin/initdb" -D "$BENCH_PG_DIR/data" -A trust -U postgres --no-sync >"$BENCH_TMP/pg-init.log" 2>&1 || return 1
+	"${as[@]}" taskset -c "$SERVER_CPUS" "$bin/pg_ctl" -D "$BENCH_PG_DIR/data" -l "$BENCH_PG_DIR/log" -w \
+	    -o "-k $BENCH_PG_DIR -c listen_addresses='' -p $BENCH_PG_PORT -c max_connections=300 -c shared_buffers=256MB" \
+	    start >/dev/null || return 1
+	"${as[@]}" "$bin/createdb" -h "$BENCH_PG_DIR" -p "$BENCH_PG_PORT" -U postgres "$name" || return 1
+	BENCH_PG_BIN=$bin
+	BENCH_PG_URL="postgresql:///$name?host=$BENCH_PG_DIR&port=$BENCH_PG_PORT&user=postgres"
+}
+
+bench_pg_stop() {
+	[ -n "${BENCH_PG_BIN:-}" ] || return 0
+	local as=()
+	[ "$(id -u)" -eq 0 ] && as=(runuser -u postgres --)
+	"${as[@]}" "$BENCH_PG_BIN/pg_ctl" -D "$BENCH_PG_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+	BENCH_PG_BIN=
 }
 
 # Appends markdown to the report.

@@ -1,0 +1,63 @@
+-- bench/postgrest.lua: the PostgREST benchmark's scenarios for wrk.
+--
+-- SCENARIO (environment) picks one: GETSingle, GETSingleEmbed, GETAllEmbed, POSTSingle,
+-- POSTBulk, RPCSimple, RPCGETSingle, RPCGETSingleEmbed, PATCHSingle.  Random ids as in the
+-- benchmark's later scripts: artists 1..275, albums 1..347 (ids above 275 return []),
+-- actors 1..203.  PREFIX (environment) is the API's mount point, /rest/v1 by default.
+
+local scenario = os.getenv("SCENARIO") or "GETSingle"
+local prefix = os.getenv("PREFIX") or "/rest/v1"
+
+local employee = '{"employee_id":1334,"first_name":"Virtual 1234","last_name":"User 1234",' ..
+    '"title":"Load Tester","reports_to":1,"birth_date":"1920-01-01","hire_date":"2020-01-01",' ..
+    '"address":"666 10 Street SW","city":"Calgary","state":"AB","country":"Canada",' ..
+    '"postal_code":"T2P 5G","phone":"(403) 246-9887","fax":"+1 (403) 246-9899",' ..
+    '"email":"vu1234@chinookcorp.com"}'
+local columns = "employee_id,first_name,last_name,title,reports_to,birth_date,hire_date," ..
+    "address,city,state,country,postal_code,phone,fax,email"
+local bulk = "[" .. string.rep(employee .. ",", 19) .. employee .. "]"
+local json = { ["Content-Type"] = "application/json" }
+
+function init(args)
+	math.randomseed(os.time() + math.floor(os.clock() * 1e6))
+end
+
+local requests = {
+	GETSingle = function()
+		return wrk.format("GET", prefix .. "/artist?select=*&artist_id=eq." .. math.random(1, 275))
+	end,
+	GETSingleEmbed = function()
+		return wrk.format("GET", prefix .. "/album?select=*,track(*,genre(*))&artist_id=eq." ..
+		    math.random(1, 347))
+	end,
+	GETAllEmbed = function()
+		return wrk.format("GET", prefix .. "/album?select=*,track(*,genre(*))")
+	end,
+	POSTSingle = function()
+		return wrk.format("POST", prefix .. "/employee", json, employee)
+	end,
+	POSTBulk = function()
+		return wrk.format("POST", prefix .. "/employee?columns=" .. columns, json, bulk)
+	end,
+	RPCSimple = function()
+		return wrk.format("GET", prefix .. "/rpc/add_them?a=" .. math.random(1, 100) ..
+		    "&b=2&c=3&d=4&e=5")
+	end,
+	RPCGETSingle = function()
+		return wrk.format("GET", prefix .. "/rpc/ret_artists?select=*&artist_id=eq." ..
+		    math.random(1, 275))
+	end,
+	RPCGETSingleEmbed = function()
+		return wrk.format("GET", prefix .. "/rpc/ret_albums?select=*,track(*,genre(*))&artist_id=eq." ..
+		    math.random(1, 347))
+	end,
+	PATCHSingle = function()
+		return wrk.format("PATCH", prefix .. "/actor?actor_id=eq." .. math.random(1, 203), json,
+		    '{"first_name":"Patched","last_name":"Actor ' .. math.random(1, 1000) .. '"}')
+	end,
+}
+
+request = requests[scenario]
+if request == nil then
+	error("unknown SCENARIO " .. scenario)
+end

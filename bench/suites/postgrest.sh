@@ -1,0 +1,73 @@
+# bench/suites/postgrest.sh: the PostgREST benchmark on the Chinook database (sourced by
+# bench/run).
+#
+# The nine scenarios of the published benchmark (bench/postgrest.lua: GETSingle,
+# GETSingleEmbed, GETAllEmbed, POSTSingle, POSTBulk, RPCSimple, RPCGETSingle,
+# RPCGETSingleEmbed, PATCHSingle, random ids as in its later scripts), against bin/rest on
+# SQLite and on a throwaway PostgreSQL cluster, both seeded by build/rel/sql/chinook-seed,
+# through each nginx profile, with /health in the same run as the yardstick.  Inserted
+# employees are deleted after each table (the benchmark's teardown).  The published
+# t3a.nano and c5.xlarge figures stand beside, labelled: other hardware, other software.
+#
+# Settings: BENCH_PGRST_PROFILES ("default tuned"), BENCH_PGRST_DBS ("sqlite postgresql"),
+# BENCH_PGRST_CONNS (32).
+
+PGRST_SCENARIOS="GETSingle GETSingleEmbed GETAllEmbed POSTSingle POSTBulk RPCSimple RPCGETSingle RPCGETSingleEmbed PATCHSingle"
+# The published runs (PostgREST, k6), after its GET optimisations: t3a.nano and c5.xlarge.
+declare -A PGRST_NANO=([GETSingle]=2068 [GETSingleEmbed]=805 [GETAllEmbed]=28.4 [POSTSingle]=1547
+    [POSTBulk]=608 [RPCSimple]=2011 [RPCGETSingle]=2166 [RPCGETSingleEmbed]=724 [PATCHSingle]=n/a)
+declare -A PGRST_C5=([GETSingle]=2845 [GETSingleEmbed]=1523 [GETAllEmbed]=69.8 [POSTSingle]=1515
+    [POSTBulk]=629 [RPCSimple]=2756 [RPCGETSingle]=2793 [RPCGETSingleEmbed]=1449 [PATCHSingle]=n/a)
+
+suite_postgrest() {
+	local profiles=${BENCH_PGRST_PROFILES:-default tuned} dbs=${BENCH_PGRST_DBS:-sqlite postgresql}
+	local conns=${BENCH_PGRST_CONNS:-32} seed=$TOP/build/rel/sql/chinook-seed
+	local db url profile targets s size127 sizeall ratio
+	[ "${BENCH_QUICK:-0}" = 1 ] && { profiles=${BENCH_PGRST_PROFILES:-tuned}; }
+	mkdir -p "$BENCH_TMP/pgrst"
+	{
+		echo "## postgrest: the PostgREST benchmark's scenarios on Chinook"
+		echo
+		echo "bin/rest (4 workers x 4 threads) and /health in the same run, $conns connections, median of $BENCH_RUNS; published: PostgREST on AWS t3a.nano and c5.xlarge (k6), other hardware and software, for scale only."
+		echo
+	} | bench_report
+	for db in $dbs; do
+		case $db in
+		sqlite)
+			url=sqlite:$BENCH_TMP/pgrst/chinook.db
+			"$seed" -f "$url" >/dev/null ;;
+		postgresql)
+			bench_pg_start chinook || { echo "PostgreSQL did not start: no $db rows" | bench_report; continue; }
+			url=$BENCH_PG_URL
+			"$seed" -f "$url" >/dev/null ;;
+		esac
+		for profile in $profiles; do
+			bench_stack_start "pgrst-$db" "$profile" "set nginx_workers 2
+db chinook $url
+health =/health workers=8 threads=8
+rest /rest/v1/ workers=4 threads=4 db=chinook"
+			size127=$(curl -s "http://127.0.0.1:$BENCH_PORT/rest/v1/album?select=*,track(*,genre(*))&artist_id=eq.127" | wc -c)
+			sizeall=$(curl -s "http://127.0.0.1:$BENCH_PORT/rest/v1/album?select=*,track(*,genre(*))" | wc -c)
+			targets=(health=/health)
+			for s in $PGRST_SCENARIOS; do targets+=("$s=lua:$s"); done
+			bench_measure "postgrest" "$profile" "$db" "$conns" "${targets[@]}"
+			curl -s -o /dev/null -X DELETE "http://127.0.0.1:$BENCH_PORT/rest/v1/employee?title=eq.Load%20Tester"
+			{
+				echo "### $db, $profile profile (/health: ${MEAS[health.rps]} req/s, p99 ${MEAS[health.p99]} ms)"
+				echo
+				echo "Body sizes: artist 127 embed $size127 bytes (published ~11.9 KB), all albums embed $sizeall bytes (published ~0.80 MB)."
+				echo
+				echo "| scenario | req/s | p99 ms | errors | / health | t3a.nano req/s | c5.xlarge req/s |"
+				echo "|---|---|---|---|---|---|---|"
+			} | bench_report
+			for s in $PGRST_SCENARIOS; do
+				ratio=$(awk -v a="${MEAS[$s.rps]}" -v b="${MEAS[health.rps]}" 'BEGIN { print (b > 0 ? a / b : 0) }')
+				printf '| %s | %.0f | %s | %s | %.2f | %s | %s |\n' "$s" "${MEAS[$s.rps]}" \
+				    "${MEAS[$s.p99]}" "${MEAS[$s.err]}" "$ratio" "${PGRST_NANO[$s]}" "${PGRST_C5[$s]}" | bench_report
+			done
+			echo | bench_report
+			bench_stack_stop
+		done
+		[ "$db" = postgresql ] && bench_pg_stop
+	done
+}
