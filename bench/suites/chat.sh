@@ -1,0 +1,100 @@
+# bench/suites/chat.sh: the Starcord chat benchmark (sourced by bench/run: `bench/run chat`).
+#
+# Reproduces the Litestar+SQLite vs FastAPI+Postgres benchmark on sluice: the chat page and
+# its three writes, driven by bench/chat.lua (read share BENCH_READ_PCT, writes 80/10/10,
+# channel skew BENCH_SKEW), on SQLite and on PostgreSQL at read committed and at
+# serializable.  For each alpha the dataset is seeded once per database by the real seeder
+# (a reduced one that fits this machine: 1/10 of "small" by default).  PostgreSQL is a
+# throwaway cluster (bench_pg_start; fsync on, like SQLite's synchronous=FULL);
+# without PostgreSQL binaries only SQLite is measured.  The report gives req/s, p99 and
+# errors per point and the SQLite / PostgreSQL ratios.
+#
+# Settings: CHAT_CHANNELS (512), CHAT_USERS (1024), CHAT_MSGS (3600000), CHAT_SKEWS
+# ("0.1 0.9"), CHAT_READ_PCTS ("100 95 50"), CHAT_CONNS ("256 1000"), CHAT_DBS
+# ("sqlite pg"), CHAT_ISOLATIONS ("read_committed serializable").  BENCH_QUICK=1 shrinks all
+# of it to a smoke run (tiny dataset, one point per database).
+
+suite_chat() {
+	local channels=${CHAT_CHANNELS:-512} users=${CHAT_USERS:-1024} msgs=${CHAT_MSGS:-3600000}
+	local skews=${CHAT_SKEWS:-0.1 0.9} reads=${CHAT_READ_PCTS:-100 95 50}
+	local conns=${CHAT_CONNS:-256 1000} dbs=${CHAT_DBS:-sqlite pg}
+	local isos=${CHAT_ISOLATIONS:-read_committed serializable}
+	if [ "${BENCH_QUICK:-0}" = 1 ]; then
+		channels=16 users=64 msgs=20000 skews=0.1 reads=95 conns=32
+		isos=serializable
+	fi
+	local seeder=$TOP/build/rel/sql/chat-seed scratch=$BENCH_TMP/chat url conf
+	local skew db iso pct c out rps p99 err label isos_db ww wt
+	declare -A RPS=()
+	mkdir -p "$scratch"
+	chmod 755 "$scratch"
+	# bench/run's exit trap stops the cluster, even when the run is interrupted.
+	if [[ " $dbs " == *" pg "* ]] && ! bench_pg_start chat_setup; then
+		echo "chat: no PostgreSQL cluster (binaries missing or initdb failed): SQLite only" >&2
+		dbs=sqlite
+	fi
+	{
+		echo "## chat (Starcord: Litestar+SQLite vs FastAPI+Postgres)"
+		echo
+		echo "Dataset: $channels channels, $users users, $msgs messages per alpha (seeded by sql/chat/seed.c); bench/chat.lua, every request a random seeded user (bench_sessions=$users); Brotli q3 pages; SQLite synchronous=FULL with group commit, PostgreSQL fsync on."
+		echo
+		echo "| database | isolation | alpha | read % | connections | req/s | p99 ms | errors |"
+		echo "|---|---|---|---|---|---|---|---|"
+	} | bench_report
+	export SEED_CHANNEL_COUNT=$channels SEED_USER_COUNT=$users
+	for skew in $skews; do
+		export BENCH_SKEW=$skew
+		for db in $dbs; do
+			if [ "$db" = sqlite ]; then
+				url=sqlite:$scratch/chat-$skew.db
+				SEED_MSG_COUNT=$msgs "$seeder" -q -f -S "$TOP/sql/chat" "$url"
+				isos_db=none
+			else
+				"$BENCH_PG_BIN/createdb" -h "$BENCH_PG_DIR" -p "$BENCH_PG_PORT" -U postgres "chat_${skew/./_}" 2>/dev/null || true
+				url="postgresql:///chat_${skew/./_}?host=$BENCH_PG_DIR&port=$BENCH_PG_PORT&user=postgres"
+				SEED_MSG_COUNT=$msgs "$seeder" -q -f -S "$TOP/sql/chat" "$url"
+				isos_db=$isos
+			fi
+			for iso in $isos_db; do
+				# SQLite: one 32-thread process per writer (the largest group commits);
+				# PostgreSQL: 2 x 8, 56 server connections with the page's 8 x 2.
+				ww=1 wt=32
+				[ "$db" = pg ] && ww=2 wt=8
+				conf="db chat sqlite:/unused.db
+chat_page =/ workers=8 threads=2 db=chat bench_sessions=$users db_isolation=${iso/none/default}
+chat_message_send =/chat/message-send workers=$ww threads=$wt db=chat bench_sessions=$users db_isolation=${iso/none/default}
+chat_channel_open =/chat/channel-open workers=$ww threads=$wt db=chat bench_sessions=$users db_isolation=${iso/none/default}
+chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt db=chat bench_sessions=$users db_isolation=${iso/none/default}"
+				SLUICE_DB_CHAT=$url bench_stack_start "chat-$db-$iso-$skew" tuned "$conf"
+				for pct in $reads; do
+					export BENCH_READ_PCT=$pct
+					for c in $conns; do
+						taskset -c "$WRK_CPUS" wrk -t2 -c"$c" -d"${BENCH_WARMUP}s" -s "$TOP/bench/chat.lua" "http://127.0.0.1:$BENCH_PORT" >/dev/null 2>&1 || true
+						label="$db-$iso-a$skew-r$pct"
+						out=$(bench_wrk chat "$label" tuned "$db" "$c" 1 "http://127.0.0.1:$BENCH_PORT" -s "$TOP/bench/chat.lua")
+						read -r rps p99 err <<<"$out"
+						RPS[$db.$iso.$skew.$pct.$c]=$rps
+						echo "| $db | $iso | $skew | $pct | $c | $rps | $p99 | $err |" | bench_report
+						echo "chat: $label c$c: $rps req/s, p99 $p99 ms, $err errors" >&2
+					done
+				done
+				bench_stack_stop
+			done
+		done
+	done
+	if [[ " $dbs " == *" pg "* ]]; then
+		{
+			echo
+			echo "SQLite / PostgreSQL req/s ratios (the original found about 2x at read committed, 3-5x at serializable):"
+			echo
+			echo "| isolation | alpha | read % | connections | ratio |"
+			echo "|---|---|---|---|---|"
+			for iso in $isos; do for skew in $skews; do for pct in $reads; do for c in $conns; do
+				awk -v s="${RPS[sqlite.none.$skew.$pct.$c]:-0}" -v p="${RPS[pg.$iso.$skew.$pct.$c]:-0}" \
+				    -v row="| $iso | $skew | $pct | $c |" 'BEGIN { printf "%s %s |\n", row, (p > 0 ? sprintf("%.2f", s / p) : "n/a") }'
+			done; done; done; done
+		} | bench_report
+		bench_pg_stop
+	fi
+	echo | bench_report
+}

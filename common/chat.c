@@ -1,0 +1,603 @@
+/*
+ * chat.c: see chat.h.  Process-wide state (the key, the bench setting) is written once
+ * by chat_init() before the serving threads start and only read afterwards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "arena.h"
+#include "chat.h"
+#include "conf.h"
+#include "json.h"
+#include "log.h"
+#include "req.h"
+#include "resp.h"
+#include "str.h"
+
+#define CHAT_KEY_MAX	64
+#define CHAT_MAC_HEX	64	/* HMAC-SHA256 in hex */
+
+static unsigned char chat_key[CHAT_KEY_MAX];
+static size_t chat_keylen;
+static long long chat_bench_sessions;
+static _Thread_local uint64_t chat_rng;
+
+static const char chat_hexdigits[] = "0123456789abcdef";
+
+static void
+chat_hex(const unsigned char *p, size_t n, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = chat_hexdigits[p[i] >> 4];
+		out[2 * i + 1] = chat_hexdigits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* Parses hex s into out[max]; returns the byte count, or -1 on a malformed string. */
+static long
+chat_unhex(const char *s, unsigned char *out, size_t max)
+{
+	size_t n = strlen(s), i;
+	int hi, lo;
+
+	if (n % 2 != 0 || n / 2 > max)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		const char *a = strchr(chat_hexdigits, s[2 * i] | 0x20);
+		const char *b = strchr(chat_hexdigits, s[2 * i + 1] | 0x20);
+
+		if (a == NULL || b == NULL || s[2 * i] == '\0' || s[2 * i + 1] == '\0')
+			return -1;
+		hi = (int)(a - chat_hexdigits);
+		lo = (int)(b - chat_hexdigits);
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return (long)(n / 2);
+}
+
+/* The key file's path into out[outlen]: SLUICE_SESSION_KEY_FILE, or next to the SQLite
+ * database, or data/chat-session.key.  0 or -1 (too long). */
+static int
+chat_key_path(char *out, size_t outlen)
+{
+	const char *f = conf_env_str("SLUICE_SESSION_KEY_FILE", NULL);
+	const char *url = conf_env_str("SLUICE_DB", ""), *path, *slash;
+	int n;
+
+	if (f != NULL)
+		n = snprintf(out, outlen, "%s", f);
+	else if (strncmp(url, "sqlite:", 7) == 0) {
+		path = url + 7;
+		if (strncmp(path, "//", 2) == 0)
+			path += 2;
+		if ((slash = strrchr(path, '/')) != NULL)
+			n = snprintf(out, outlen, "%.*s/chat-session.key", (int)(slash - path),
+			    path);
+		else
+			n = snprintf(out, outlen, "chat-session.key");
+	} else
+		n = snprintf(out, outlen, "data/chat-session.key");
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+/* Reads the key file; 1 when read, 0 when missing, -1 on error. */
+static int
+chat_key_read(const char *path)
+{
+	char text[2 * CHAT_KEY_MAX + 2];
+	ssize_t n;
+	long k;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	text[n] = '\0';
+	if (n > 0 && text[n - 1] == '\n')
+		text[n - 1] = '\0';
+	if ((k = chat_unhex(text, chat_key, sizeof(chat_key))) < 16)
+		return -1;
+	chat_keylen = (size_t)k;
+	return 1;
+}
+
+/*
+ * Creates the key file once, atomically: the key goes to a private temporary file that
+ * is then hard-linked into place, so that workers starting together all end up reading
+ * the same complete key (link() fails with EEXIST for every one but the first).
+ */
+static int
+chat_key_create(const char *path)
+{
+	unsigned char k[32];
+	char hex[2 * sizeof(k) + 2], tmp[4200];
+	int fd, n, ret = -1;
+
+	n = snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -1;
+	if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k))
+		return -1;
+	chat_hex(k, sizeof(k), hex);
+	hex[2 * sizeof(k)] = '\n';
+	hex[2 * sizeof(k) + 1] = '\0';
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		return -1;
+	if (write(fd, hex, strlen(hex)) == (ssize_t)strlen(hex) && fsync(fd) == 0)
+		ret = 0;
+	close(fd);
+	if (ret == 0 && link(tmp, path) < 0 && errno != EEXIST)
+		ret = -1;
+	unlink(tmp);
+	return ret;
+}
+
+/* On SQLite, the group-commit lock file DB-gcommit next to the database (gcommit.h). */
+static int
+chat_lockfile(void)
+{
+	const char *url = conf_env_str("SLUICE_DB", ""), *path;
+	char lock[4200];
+	int n;
+
+	if (strncmp(url, "sqlite:", 7) != 0)
+		return 0;
+	path = url + 7;
+	if (strncmp(path, "//", 2) == 0)
+		path += 2;
+	n = snprintf(lock, sizeof(lock), "%s-gcommit", path);
+	if (n < 0 || (size_t)n >= sizeof(lock) || gcommit_lockfile(lock) < 0) {
+		fprintf(stderr, "chat: cannot open the lock file %s: %s\n", lock,
+		    n < 0 || (size_t)n >= sizeof(lock) ? "path too long" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+chat_init(void)
+{
+	const char *hex = conf_env_str("SLUICE_SESSION_KEY", NULL);
+	char path[4096];
+	long k;
+	int rc;
+
+	if (conf_env_int("SLUICE_BENCH_SESSIONS", 0, 99999999, 0, &chat_bench_sessions) < 0) {
+		fprintf(stderr, "chat: SLUICE_BENCH_SESSIONS must be 0..99999999\n");
+		return -1;
+	}
+	if (chat_lockfile() < 0)
+		return -1;
+	if (hex != NULL) {
+		if ((k = chat_unhex(hex, chat_key, sizeof(chat_key))) < 16) {
+			fprintf(stderr, "chat: SLUICE_SESSION_KEY must be 32 to 128 hex digits\n");
+			return -1;
+		}
+		chat_keylen = (size_t)k;
+		return 0;
+	}
+	if (chat_key_path(path, sizeof(path)) < 0) {
+		fprintf(stderr, "chat: the session key path is too long\n");
+		return -1;
+	}
+	if ((rc = chat_key_read(path)) == 0 && chat_key_create(path) == 0)
+		rc = chat_key_read(path);
+	if (rc != 1) {
+		fprintf(stderr, "chat: cannot read or create the session key %s: %s\n", path,
+		    rc < 0 ? "malformed or unreadable" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+chat_bench_mode(void)
+{
+	return chat_bench_sessions > 0;
+}
+
+static uint64_t
+chat_random(void)
+{
+	uint64_t x = chat_rng;
+
+	if (x == 0) {
+		if (getrandom(&x, sizeof(x), 0) != (ssize_t)sizeof(x))
+			x = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&x;
+		x |= 1;
+	}
+	/* xorshift64*: plenty for picking a simulated session. */
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	chat_rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void
+chat_mac_hex(const char *sid, size_t len, char out[CHAT_MAC_HEX + 1])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	HMAC(EVP_sha256(), chat_key, (int)chat_keylen, (const unsigned char *)sid, len, md,
+	    &mdlen);
+	chat_hex(md, 32, out);
+}
+
+int
+chat_session(const struct req *rq, char sid[CHAT_SID_MAX])
+{
+	const char *c = req_header(rq, "Cookie"), *v, *dot, *end;
+	char mac[CHAT_MAC_HEX + 1];
+	size_t n, i, namelen = strlen(CHAT_COOKIE);
+
+	if (chat_bench_sessions > 0) {
+		snprintf(sid, CHAT_SID_MAX, "s_%08lld",
+		    1 + (long long)(chat_random() % (uint64_t)chat_bench_sessions));
+		return 1;
+	}
+	while (c != NULL && *c != '\0') {
+		while (*c == ' ' || *c == '\t' || *c == ';')
+			c++;
+		end = strchr(c, ';');
+		if (end == NULL)
+			end = c + strlen(c);
+		if ((size_t)(end - c) > namelen && memcmp(c, CHAT_COOKIE, namelen) == 0 &&
+		    c[namelen] == '=') {
+			v = c + namelen + 1;
+			while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+				end--;
+			dot = memchr(v, '.', (size_t)(end - v));
+			if (dot == NULL || (n = (size_t)(dot - v)) == 0 || n >= CHAT_SID_MAX ||
+			    (size_t)(end - dot - 1) != CHAT_MAC_HEX)
+				return 0;
+			for (i = 0; i < n; i++)
+				if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') ||
+				    v[i] == '_'))
+					return 0;
+			chat_mac_hex(v, n, mac);
+			if (CRYPTO_memcmp(mac, dot + 1, CHAT_MAC_HEX) != 0)
+				return 0;
+			memcpy(sid, v, n);
+			sid[n] = '\0';
+			return 1;
+		}
+		c = end;
+	}
+	return 0;
+}
+
+struct chat_newuser {
+	const char *sid;
+	const char *nickname;
+	double now;
+};
+
+static int
+chat_newuser_write(struct db *db, void *arg)
+{
+	struct chat_newuser *nu = arg;
+	struct db_stmt *st;
+
+	if ((st = db_prepare(db, "INSERT INTO users(nickname, session_id, current_channel_id, "
+	    "created_ts) VALUES ($1, $2, (SELECT id FROM channels WHERE name = 'starcord'), "
+	    "$3)")) == NULL)
+		return -1;
+	db_bind_text(st, 1, nu->nickname, strlen(nu->nickname));
+	db_bind_text(st, 2, nu->sid, strlen(nu->sid));
+	db_bind_double(st, 3, nu->now);
+	if (db_step(st) != DB_DONE)
+		return -1;
+	if ((st = db_prepare(db, "INSERT INTO channel_memberships(user_id, channel_id, "
+	    "created_ts) SELECT id, current_channel_id, $2 FROM users WHERE session_id = $1 "
+	    "AND current_channel_id IS NOT NULL")) == NULL)
+		return -1;
+	db_bind_text(st, 1, nu->sid, strlen(nu->sid));
+	db_bind_double(st, 2, nu->now);
+	return db_step(st) == DB_DONE ? 0 : -1;
+}
+
+int
+chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX])
+{
+	struct chat_newuser nu;
+	unsigned char r[16];
+	char hex[2 * sizeof(r) + 1], nick[16], mac[CHAT_MAC_HEX + 1], cookie[256];
+	int n;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return resp_error(rs, 500, "internal", "no randomness for a session", NULL,
+		    NULL), -1;
+	chat_hex(r, sizeof(r), hex);
+	snprintf(sid, CHAT_SID_MAX, "w_%s", hex);
+	snprintf(nick, sizeof(nick), "guest-%.6s", hex);
+	nu.sid = sid;
+	nu.nickname = nick;
+	nu.now = chat_now();
+	if (chat_write(rq, rs, chat_newuser_write, &nu) < 0)
+		return -1;
+	chat_mac_hex(sid, strlen(sid), mac);
+	n = snprintf(cookie, sizeof(cookie), "%s=%s.%s; Path=/; HttpOnly; SameSite=Lax; "
+	    "Max-Age=31536000", CHAT_COOKIE, sid, mac);
+	if (n < 0 || (size_t)n >= sizeof(cookie) || resp_header(rs, "Set-Cookie", cookie) < 0)
+		return resp_error(rs, 500, "internal", "cannot set the session cookie", NULL,
+		    NULL), -1;
+	return 0;
+}
+
+int
+chat_db_error(struct resp *rs, enum db_err e)
+{
+	const char *code, *msg;
+
+	switch (e) {
+	case DB_ECONSTRAINT:
+		code = "conflict";
+		msg = "the request conflicts with the data (a constraint was violated)";
+		break;
+	case DB_EINPUT:
+		code = "invalid_input";
+		msg = "a value does not fit its column";
+		break;
+	case DB_EBUSY:
+		code = "busy";
+		msg = "the database is busy; retry the request";
+		break;
+	case DB_EUNAVAIL:
+		code = "unavailable";
+		msg = "the database is unavailable";
+		break;
+	case DB_EREADONLY:
+		code = "read_only";
+		msg = "the database is read-only";
+		break;
+	case DB_EFULL:
+		code = "storage_full";
+		msg = "the database is out of space";
+		break;
+	default:
+		code = "internal";
+		msg = "database error";
+		break;
+	}
+	return resp_error(rs, db_err_status(e), code, msg, NULL, NULL);
+}
+
+int
+chat_write(struct req *rq, struct resp *rs, gcommit_fn fn, void *arg)
+{
+	struct db *db = rq->db;
+	enum db_err e = DB_EINTERNAL;
+	int rc, tries;
+
+	if (db_backend(db) == DB_SQLITE) {
+		if ((rc = gcommit_run(db, fn, arg, &e)) < 0)
+			chat_db_error(rs, e);
+		return rc;
+	}
+	for (tries = 0;; tries++) {
+		if (db_begin(db, DB_TXN_WRITE) == 0) {
+			rc = fn(db, arg);
+			if (rc >= 0 && db_commit(db) == 0)
+				return rc;
+		}
+		e = db_errcode(db);
+		if (e == DB_OK)
+			e = DB_EINTERNAL;
+		if (e != DB_EBUSY || tries >= CHAT_PG_RETRIES)
+			log_warn("write failed: %s", db_errmsg(db));
+		db_rollback(db);
+		if (e != DB_EBUSY || tries >= CHAT_PG_RETRIES)
+			break;
+		/*
+		 * Serialization failure or deadlock: back off a random 1..2^k ms (k grows to
+		 * 5) so that the colliding transactions do not meet again, then retry.
+		 */
+		nanosleep(&(struct timespec){ 0, (long)(1 + chat_random() %
+		    (1u << (tries < 5 ? tries + 1 : 5))) * 1000000L }, NULL);
+	}
+	chat_db_error(rs, e);
+	return -1;
+}
+
+double
+chat_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Decodes one code point of valid UTF-8 at s[*i], advancing *i. */
+static uint32_t
+chat_utf8_next(const unsigned char *s, size_t *i)
+{
+	uint32_t c = s[*i];
+
+	if (c < 0x80) {
+		*i += 1;
+		return c;
+	}
+	if (c < 0xE0) {
+		c = (c & 0x1F) << 6 | (s[*i + 1] & 0x3F);
+		*i += 2;
+		return c;
+	}
+	if (c < 0xF0) {
+		c = (c & 0x0F) << 12 | (uint32_t)(s[*i + 1] & 0x3F) << 6 | (s[*i + 2] & 0x3F);
+		*i += 3;
+		return c;
+	}
+	c = (c & 0x07) << 18 | (uint32_t)(s[*i + 1] & 0x3F) << 12 |
+	    (uint32_t)(s[*i + 2] & 0x3F) << 6 | (s[*i + 3] & 0x3F);
+	*i += 4;
+	return c;
+}
+
+size_t
+chat_utf8_len(const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return n;
+}
+
+enum chat_field_err
+chat_field_check(const char *s, size_t len, size_t min, size_t max, enum chat_chars chars)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = chat_utf8_len(s, len), i = 0, k = 0;
+	uint32_t c;
+	int ok;
+
+	if (n < min || n > max)
+		return CHAT_FIELD_LENGTH;
+	while (i < len) {
+		c = chat_utf8_next(u, &i);
+		switch (chars) {
+		case CHAT_CHARS_TEXT:
+			ok = (c >= 0x20 && c != 0x7F && !(c >= 0x80 && c <= 0x9F)) ||
+			    c == '\t' || c == '\n';
+			break;
+		case CHAT_CHARS_CHANNEL:
+			ok = (c >= 'a' && c <= 'z') || c == '_' ||
+			    (k > 0 && ((c >= '0' && c <= '9') || c == '-'));
+			break;
+		default:
+			ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == ' ' || c == '_' || c == '-';
+			break;
+		}
+		if (!ok)
+			return CHAT_FIELD_CHARS;
+		k++;
+	}
+	return CHAT_FIELD_OK;
+}
+
+/*
+ * cJSON ends its strings at a NUL, so "\u0000" inside a value would silently cut it.
+ * Such bodies are refused outright: this finds the escape (outside strings a backslash
+ * cannot occur in valid JSON, and cJSON rejects the body then anyway).
+ */
+static int
+chat_has_nul_escape(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
+			return 1;
+		i++;	/* skip the escaped character */
+	}
+	return 0;
+}
+
+int
+chat_body_string(struct req *rq, struct resp *rs, const char *key, const char **val,
+    size_t *len)
+{
+	static const char *const signals[] = { "messageSend", "channelOpen", "nicknameSet",
+	    NULL };
+	enum json_err jerr = JSON_OK;
+	const cJSON *found = NULL, *m;
+	cJSON *root = NULL;
+	char msg[160];
+	size_t pos = 0, i;
+	int ret = -1;
+
+	if (!req_content_type_is(rq, "application/json")) {
+		resp_error(rs, 415, "unsupported_media_type",
+		    "the body must be JSON (Content-Type: application/json)", NULL, NULL);
+		goto out;
+	}
+	if (rq->body == NULL || rq->body_len == 0) {
+		resp_error(rs, 400, "invalid_body", "the request has no body", NULL, NULL);
+		goto out;
+	}
+	if (chat_has_nul_escape(rq->body, rq->body_len)) {
+		resp_error(rs, 400, "invalid_body", "NUL characters are not allowed", NULL,
+		    NULL);
+		goto out;
+	}
+	if ((root = json_parse(rq->body, rq->body_len, 8, &jerr, &pos)) == NULL) {
+		if (jerr == JSON_ENOMEM) {
+			resp_error(rs, 500, "internal", "out of memory", NULL, NULL);
+			goto out;
+		}
+		snprintf(msg, sizeof(msg), "%s at byte %zu", jerr == JSON_ETOODEEP ?
+		    "nested too deep" : "not valid JSON (or not UTF-8)", pos);
+		resp_error(rs, 400, "invalid_json", "the body is not valid JSON", msg, NULL);
+		goto out;
+	}
+	if (!cJSON_IsObject(root)) {
+		resp_error(rs, 400, "invalid_body", "the body must be a JSON object", NULL, NULL);
+		goto out;
+	}
+	for (m = root->child; m != NULL; m = m->next) {
+		if (m->string != NULL && strcmp(m->string, key) == 0) {
+			if (found != NULL) {
+				resp_error(rs, 400, "invalid_body", "a key appears twice", key, NULL);
+				goto out;
+			}
+			found = m;
+			continue;
+		}
+		for (i = 0; signals[i] != NULL; i++)
+			if (m->string != NULL && strcmp(m->string, signals[i]) == 0)
+				break;
+		if (signals[i] == NULL) {
+			resp_error(rs, 400, "invalid_body", "unexpected key in the body",
+			    m->string, NULL);
+			goto out;
+		}
+	}
+	if (found == NULL) {
+		snprintf(msg, sizeof(msg), "the body must have the key \"%s\"", key);
+		resp_error(rs, 400, "invalid_body", msg, NULL, NULL);
+		goto out;
+	}
+	if (!cJSON_IsString(found) || found->valuestring == NULL) {
+		snprintf(msg, sizeof(msg), "\"%s\" must be a string", key);
+		resp_error(rs, 400, "invalid_type", msg, NULL, NULL);
+		goto out;
+	}
+	*len = strlen(found->valuestring);
+	if (!str_utf8_valid(found->valuestring, *len)) {
+		resp_error(rs, 400, "invalid_body", "the string is not valid UTF-8", NULL, NULL);
+		goto out;
+	}
+	if ((*val = arena_strndup(rq->arena, found->valuestring, *len)) == NULL) {
+		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+		goto out;
+	}
+	ret = 0;
+out:
+	cJSON_Delete(root);
+	return ret;
+}

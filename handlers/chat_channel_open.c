@@ -1,0 +1,119 @@
+/*
+ * chat_channel_open: POST /chat/channel-open, body {"channelOpen":"NAME"} (JSON).
+ *
+ * Opens channel NAME for the current user (common/chat.h): creates the channel when it
+ * does not exist, adds the user's membership when missing, and makes it the user's
+ * current channel, all in one committed transaction (group-committed on SQLite, retried
+ * on serialization failures on PostgreSQL).  NAME is 1 to 32 characters matching
+ * ^[a-z_][a-z0-9_-]*$.
+ *
+ * Statuses: 204 opened; 400 malformed body or a bad NAME; 401 no valid session; 405 not
+ * POST; 409 the session's user is gone; 413; 415 not application/json; 503 database busy
+ * or down.  Nothing is written on any 4xx.  Tables: users (read, current_channel_id
+ * updated), channels and channel_memberships (inserted when missing).
+ */
+#include <string.h>
+
+#include "chat.h"
+#include "db.h"
+#include "serve.h"
+
+#define OPEN_MAX	32
+
+struct open {
+	const char *sid;
+	const char *name;
+	size_t len;
+	double now;
+};
+
+/* 0 done, 1 no such user (nothing written), -1 database failure. */
+static int
+open_write(struct db *db, void *arg)
+{
+	const struct open *o = arg;
+	struct db_stmt *st;
+	int64_t uid;
+	int rc;
+
+	if ((st = db_prepare(db, "SELECT id FROM users WHERE session_id = $1")) == NULL)
+		return -1;
+	db_bind_text(st, 1, o->sid, strlen(o->sid));
+	if ((rc = db_step(st)) == DB_ERROR)
+		return -1;
+	if (rc == DB_DONE)
+		return 1;
+	uid = db_column_int(st, 0);
+	db_reset(st);
+	if ((st = db_prepare(db, "INSERT INTO channels(name, created_ts) VALUES ($1, $2) "
+	    "ON CONFLICT (name) DO NOTHING")) == NULL)
+		return -1;
+	db_bind_text(st, 1, o->name, o->len);
+	db_bind_double(st, 2, o->now);
+	if (db_step(st) != DB_DONE)
+		return -1;
+	if ((st = db_prepare(db, "INSERT INTO channel_memberships(user_id, channel_id, "
+	    "created_ts) SELECT $1, id, $3 FROM channels WHERE name = $2 "
+	    "ON CONFLICT DO NOTHING")) == NULL)
+		return -1;
+	db_bind_int(st, 1, uid);
+	db_bind_text(st, 2, o->name, o->len);
+	db_bind_double(st, 3, o->now);
+	if (db_step(st) != DB_DONE)
+		return -1;
+	if ((st = db_prepare(db, "UPDATE users SET current_channel_id = "
+	    "(SELECT id FROM channels WHERE name = $2) WHERE id = $1")) == NULL)
+		return -1;
+	db_bind_int(st, 1, uid);
+	db_bind_text(st, 2, o->name, o->len);
+	return db_step(st) == DB_DONE ? 0 : -1;
+}
+
+static int
+handle(struct req *rq, struct resp *rs)
+{
+	char sid[CHAT_SID_MAX];
+	struct open o;
+	int rc;
+
+	if (!chat_session(rq, sid))
+		return resp_error(rs, 401, "no_session", "no valid session", NULL,
+		    "load the chat page first: it sets the session cookie");
+	if (chat_body_string(rq, rs, "channelOpen", &o.name, &o.len) < 0)
+		return 0;
+	switch (chat_field_check(o.name, o.len, 1, OPEN_MAX, CHAT_CHARS_CHANNEL)) {
+	case CHAT_FIELD_OK:
+		break;
+	case CHAT_FIELD_LENGTH:
+		return resp_error(rs, 400, "invalid_value",
+		    "channelOpen must be 1 to 32 characters", NULL, NULL);
+	default:
+		return resp_error(rs, 400, "invalid_value",
+		    "channelOpen must match ^[a-z_][a-z0-9_-]*$", NULL,
+		    "lower-case letters, digits, _ and -, not starting with a digit or -");
+	}
+	o.sid = sid;
+	o.now = chat_now();
+	if ((rc = chat_write(rq, rs, open_write, &o)) < 0)
+		return 0;
+	if (rc == 1)
+		return resp_error(rs, 409, "no_user", "the session's user does not exist",
+		    NULL, "reload the chat page");
+	rs->status = 204;
+	return 0;
+}
+
+static const struct endpoint endpoint = {
+	.name = "chat_channel_open",
+	.handle = handle,
+	.methods = REQ_POST,
+	.db = &serve_db,
+};
+
+int
+main(int argc, char **argv)
+{
+	if (chat_init() < 0)
+		return 1;
+	return serve_main(argc, argv, &endpoint);
+}

@@ -1,0 +1,100 @@
+/*
+ * chat_message_send: POST /chat/message-send, body {"messageSend":"TEXT"} (JSON).
+ *
+ * Inserts a message from the current user (session cookie, or a random seeded user in
+ * bench mode: common/chat.h) into the user's current channel.  TEXT is 1 to 500
+ * characters (code points) of text: no control characters but tab and newline.  The
+ * answer comes only after the insert committed: on SQLite the inserts of all threads of
+ * the process are group-committed, one fsync per batch; on PostgreSQL each is its own
+ * transaction, retried on serialization failures.
+ *
+ * Statuses: 204 sent; 400 malformed body (not JSON, not an object, missing or unexpected
+ * key, not a string, NUL) or a TEXT of the wrong length or characters; 401 no valid
+ * session; 405 not POST; 409 the user is gone or has no current channel; 413 body over the
+ * cap; 415 not application/json; 503 database busy or down.  Nothing is written on any
+ * 4xx.  Tables: reads users, inserts into messages.
+ */
+#include <string.h>
+
+#include "chat.h"
+#include "db.h"
+#include "serve.h"
+
+#define SEND_MAX	500
+
+struct send {
+	const char *sid;
+	const char *text;
+	size_t len;
+	double now;
+};
+
+/* The insert, run inside a (group) transaction: 0 inserted, 1 no such user or no current
+ * channel (nothing written), -1 on a database failure. */
+static int
+send_write(struct db *db, void *arg)
+{
+	const struct send *s = arg;
+	struct db_stmt *st;
+
+	if ((st = db_prepare(db, "INSERT INTO messages(channel_id, user_id, content, "
+	    "created_ts) SELECT current_channel_id, id, $2, $3 FROM users "
+	    "WHERE session_id = $1 AND current_channel_id IS NOT NULL")) == NULL)
+		return -1;
+	db_bind_text(st, 1, s->sid, strlen(s->sid));
+	db_bind_text(st, 2, s->text, s->len);
+	db_bind_double(st, 3, s->now);
+	if (db_step(st) != DB_DONE)
+		return -1;
+	return db_changes(st) == 1 ? 0 : 1;
+}
+
+static int
+handle(struct req *rq, struct resp *rs)
+{
+	char sid[CHAT_SID_MAX];
+	struct send s;
+	int rc;
+
+	if (!chat_session(rq, sid))
+		return resp_error(rs, 401, "no_session", "no valid session", NULL,
+		    "load the chat page first: it sets the session cookie");
+	if (chat_body_string(rq, rs, "messageSend", &s.text, &s.len) < 0)
+		return 0;
+	switch (chat_field_check(s.text, s.len, 1, SEND_MAX, CHAT_CHARS_TEXT)) {
+	case CHAT_FIELD_OK:
+		break;
+	case CHAT_FIELD_LENGTH:
+		return resp_error(rs, 400, "invalid_value",
+		    "messageSend must be 1 to 500 characters", NULL, NULL);
+	default:
+		return resp_error(rs, 400, "invalid_value",
+		    "messageSend may not contain control characters", NULL,
+		    "tab and newline are allowed");
+	}
+	s.sid = sid;
+	s.now = chat_now();
+	if ((rc = chat_write(rq, rs, send_write, &s)) < 0)
+		return 0;
+	if (rc == 1)
+		return resp_error(rs, 409, "no_channel",
+		    "the session's user does not exist or has no current channel", NULL,
+		    "open a channel first");
+	rs->status = 204;
+	return 0;
+}
+
+static const struct endpoint endpoint = {
+	.name = "chat_message_send",
+	.handle = handle,
+	.methods = REQ_POST,
+	.db = &serve_db,
+};
+
+int
+main(int argc, char **argv)
+{
+	if (chat_init() < 0)
+		return 1;
+	return serve_main(argc, argv, &endpoint);
+}

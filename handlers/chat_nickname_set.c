@@ -1,0 +1,111 @@
+/*
+ * chat_nickname_set: POST /chat/nickname-set, body {"nicknameSet":"NICK"} (JSON).
+ *
+ * Sets the current user's nickname (common/chat.h) in one committed transaction.  NICK is
+ * 1 to 32 characters matching ^[A-Za-z0-9 _-]*$.  The answer is the Datastar signal
+ * patch of the original application, {"_nicknameSetError":""} on success; a NICK that
+ * breaks the rules gets 422 with the reason in the same key (for the page to show) plus
+ * the usual error fields {code,message,details,hint}.
+ *
+ * Statuses: 200 application/json set; 400 malformed body (not JSON, not an object,
+ * missing or unexpected key, not a string); 401 no valid session; 405 not POST; 409 the
+ * session's user is gone; 413; 415 not application/json; 422 bad NICK; 503 database busy
+ * or down.  Nothing is written on any 4xx.  Tables: users (nickname updated).
+ */
+#include <string.h>
+
+#include "chat.h"
+#include "db.h"
+#include "json.h"
+#include "serve.h"
+
+#define NICK_MAX	32
+
+struct nick {
+	const char *sid;
+	const char *nick;
+	size_t len;
+};
+
+/* 0 updated, 1 no such user, -1 database failure. */
+static int
+nick_write(struct db *db, void *arg)
+{
+	const struct nick *n = arg;
+	struct db_stmt *st;
+
+	if ((st = db_prepare(db, "UPDATE users SET nickname = $2 WHERE session_id = $1")) ==
+	    NULL)
+		return -1;
+	db_bind_text(st, 1, n->sid, strlen(n->sid));
+	db_bind_text(st, 2, n->nick, n->len);
+	if (db_step(st) != DB_DONE)
+		return -1;
+	return db_changes(st) == 1 ? 0 : 1;
+}
+
+/* The 422 answer: the signal the page shows, and the error shape of every sluice API. */
+static int
+nick_refuse(struct resp *rs, const char *msg)
+{
+	struct buf *b = &rs->body;
+
+	rs->status = 422;
+	rs->content_type = "application/json";
+	b->len = 0;
+	buf_puts(b, "{\"_nicknameSetError\":");
+	json_escape(b, msg, strlen(msg));
+	buf_puts(b, ",\"code\":\"invalid_nickname\",\"message\":");
+	json_escape(b, msg, strlen(msg));
+	buf_puts(b, ",\"details\":null,\"hint\":\"1 to 32 characters: letters, digits, "
+	    "space, _ and -\"}");
+	if (buf_failed(b))
+		return resp_error(rs, 422, "invalid_nickname", msg, NULL, NULL);
+	return 0;
+}
+
+static int
+handle(struct req *rq, struct resp *rs)
+{
+	static const char ok[] = "{\"_nicknameSetError\":\"\"}";
+	char sid[CHAT_SID_MAX];
+	struct nick n;
+	int rc;
+
+	if (!chat_session(rq, sid))
+		return resp_error(rs, 401, "no_session", "no valid session", NULL,
+		    "load the chat page first: it sets the session cookie");
+	if (chat_body_string(rq, rs, "nicknameSet", &n.nick, &n.len) < 0)
+		return 0;
+	switch (chat_field_check(n.nick, n.len, 1, NICK_MAX, CHAT_CHARS_NICKNAME)) {
+	case CHAT_FIELD_OK:
+		break;
+	case CHAT_FIELD_LENGTH:
+		return nick_refuse(rs, "The nickname must be 1 to 32 characters.");
+	default:
+		return nick_refuse(rs, "The nickname may contain only letters, digits, "
+		    "spaces, _ and -.");
+	}
+	n.sid = sid;
+	if ((rc = chat_write(rq, rs, nick_write, &n)) < 0)
+		return 0;
+	if (rc == 1)
+		return resp_error(rs, 409, "no_user", "the session's user does not exist",
+		    NULL, "reload the chat page");
+	return resp_set(rs, 200, "application/json", ok, sizeof(ok) - 1);
+}
+
+static const struct endpoint endpoint = {
+	.name = "chat_nickname_set",
+	.handle = handle,
+	.methods = REQ_POST,
+	.db = &serve_db,
+};
+
+int
+main(int argc, char **argv)
+{
+	if (chat_init() < 0)
+		return 1;
+	return serve_main(argc, argv, &endpoint);
+}

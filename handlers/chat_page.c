@@ -1,0 +1,346 @@
+/*
+ * chat_page: GET / (and HEAD): the Starcord chat page, server-rendered.
+ *
+ * The current user is the session cookie's (a new user and cookie are made on the first
+ * visit or when the cookie's user no longer exists), or a random seeded user in bench
+ * mode (bench_sessions=N, see common/chat.h).  In one read transaction three queries run:
+ * the user's channels with the current one flagged, the user's nickname, and the last
+ * 500 messages of the current channel with their authors (read newest first through the
+ * (channel_id, created_ts) index, shown oldest first).  The page is rendered from the
+ * template file SLUICE_TEMPLATE (default handlers/chat_page.html of the source tree the
+ * binary was built in, loaded at start-up) in
+ * which every value is HTML-escaped by tmpl.h; values are only ever placed in text and
+ * quoted attributes, never inside script expressions.  The body is compressed with Brotli
+ * or gzip by Accept-Encoding (common/encode.h), and is never cached (it is per user).
+ *
+ * No parameters.  Statuses: 200 text/html; 405 other methods; 503 database busy or down;
+ * 500 otherwise.  Tables: reads channels, users, channel_memberships, messages; a first
+ * visit inserts into users and channel_memberships.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "chat.h"
+#include "conf.h"
+#include "db.h"
+#include "encode.h"
+#include "log.h"
+#include "serve.h"
+#include "tmpl.h"
+
+#define PAGE_MESSAGES	500
+#define PAGE_TRIES	3
+
+enum page_slot {
+	S_NICKNAME, S_CURRENT, S_CH_NAME, S_CH_CLASS, S_M_ID, S_M_NICK, S_M_INITIAL,
+	S_M_CONTENT, S_M_DATETIME, S_M_TIME, S__MAX
+};
+static const char *const page_slots[] = { "nickname", "current_channel", "ch_name",
+    "ch_class", "m_id", "m_nick", "m_initial", "m_content", "m_datetime", "m_time", NULL };
+enum page_block { B_CHANNELS, B_MESSAGES };
+static const char *const page_blocks[] = { "channels", "messages", NULL };
+
+static const char *const q_channels =
+    "SELECT c.name, CASE WHEN c.id = u.current_channel_id THEN 1 ELSE 0 END "
+    "FROM channels c JOIN users u ON u.session_id = $1 "
+    "JOIN channel_memberships cm ON cm.user_id = u.id "
+    "WHERE c.id = cm.channel_id ORDER BY c.id";
+static const char *const q_nickname = "SELECT nickname FROM users WHERE session_id = $1";
+static const char *const q_messages =
+    "SELECT m.id, u.nickname, m.content, m.created_ts "
+    "FROM messages m JOIN users u ON u.id = m.user_id "
+    "WHERE m.channel_id = (SELECT current_channel_id FROM users WHERE session_id = $1) "
+    "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
+
+static struct tmpl *page_tmpl;
+
+struct page_channel {
+	struct tmpl_val name;
+	int current;
+};
+
+struct page_message {
+	struct tmpl_val id, nick, content;
+	double ts;
+};
+
+struct page {
+	struct tmpl_val nickname;
+	struct page_channel *channels;
+	size_t nchannels;
+	struct page_message msgs[PAGE_MESSAGES];	/* newest first */
+	size_t nmsgs;
+	char datetime[32], time[32], initial[8];
+};
+
+/* Copies the text column col into the arena as a tmpl_val; -1 past the arena's cap. */
+static int
+page_col(struct req *rq, struct db_stmt *st, int col, struct tmpl_val *v)
+{
+	size_t len = 0;
+	const char *s = db_column_text(st, col, &len);
+
+	if (s == NULL) {
+		v->s = "";
+		v->len = 0;
+		return 0;
+	}
+	if ((v->s = arena_strndup(rq->arena, s, len)) == NULL)
+		return -1;
+	v->len = len;
+	return 0;
+}
+
+/*
+ * Runs the three queries in one read transaction into pg.  Returns 1 when done, 0 when
+ * the session's user does not exist, -1 on a database failure (left on rq->db), -2 when
+ * out of request memory.
+ */
+static int
+page_load(struct req *rq, const char *sid, struct page *pg)
+{
+	struct db *db = rq->db;
+	struct db_stmt *st;
+	size_t cap = 0, sidlen = strlen(sid);
+	struct page_channel *nc;
+	int rc, ret = -1;
+	const char *ts;
+
+	pg->nchannels = pg->nmsgs = 0;
+	if (db_begin(db, DB_TXN_READ) < 0)
+		return -1;
+	if ((st = db_prepare(db, q_nickname)) == NULL)
+		goto out;
+	db_bind_text(st, 1, sid, sidlen);
+	if ((rc = db_step(st)) == DB_ERROR)
+		goto out;
+	if (rc == DB_DONE) {
+		ret = 0;
+		goto out;
+	}
+	if (page_col(rq, st, 0, &pg->nickname) < 0) {
+		ret = -2;
+		goto out;
+	}
+	db_reset(st);
+
+	if ((st = db_prepare(db, q_channels)) == NULL)
+		goto out;
+	db_bind_text(st, 1, sid, sidlen);
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (pg->nchannels == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nc = arena_alloc(rq->arena, cap * sizeof(*nc))) == NULL) {
+				ret = -2;
+				goto out;
+			}
+			if (pg->nchannels > 0)
+				memcpy(nc, pg->channels, pg->nchannels * sizeof(*nc));
+			pg->channels = nc;
+		}
+		if (page_col(rq, st, 0, &pg->channels[pg->nchannels].name) < 0) {
+			ret = -2;
+			goto out;
+		}
+		pg->channels[pg->nchannels++].current = db_column_int(st, 1) != 0;
+	}
+	if (rc == DB_ERROR)
+		goto out;
+
+	if ((st = db_prepare(db, q_messages)) == NULL)
+		goto out;
+	db_bind_text(st, 1, sid, sidlen);
+	while ((rc = db_step(st)) == DB_ROW && pg->nmsgs < PAGE_MESSAGES) {
+		struct page_message *m = &pg->msgs[pg->nmsgs];
+
+		if (page_col(rq, st, 0, &m->id) < 0 || page_col(rq, st, 1, &m->nick) < 0 ||
+		    page_col(rq, st, 2, &m->content) < 0) {
+			ret = -2;
+			goto out;
+		}
+		ts = db_column_text(st, 3, NULL);
+		m->ts = ts != NULL ? strtod(ts, NULL) : 0.0;
+		pg->nmsgs++;
+	}
+	if (rc == DB_ERROR)
+		goto out;
+	if (rc == DB_ROW)
+		db_reset(st);
+	if (db_commit(db) < 0)
+		goto out;
+	return 1;
+out:
+	db_rollback(db);
+	return ret;
+}
+
+/* Fills the block slots of row i: channels in order, messages oldest first. */
+static int
+page_row(void *ctx, int block, size_t i, struct tmpl_val *vals)
+{
+	struct page *pg = ctx;
+	const struct page_message *m;
+	struct tm tm;
+	time_t t;
+	int n;
+
+	if (block == B_CHANNELS) {
+		if (i >= pg->nchannels)
+			return 0;
+		vals[S_CH_NAME] = pg->channels[i].name;
+		vals[S_CH_CLASS].s = pg->channels[i].current ? " current" : "";
+		vals[S_CH_CLASS].len = strlen(vals[S_CH_CLASS].s);
+		return 1;
+	}
+	if (i >= pg->nmsgs)
+		return 0;
+	m = &pg->msgs[pg->nmsgs - 1 - i];
+	vals[S_M_ID] = m->id;
+	vals[S_M_NICK] = m->nick;
+	vals[S_M_CONTENT] = m->content;
+	/* The avatar shows the nickname's first character (whole, if it is multi-byte). */
+	n = 1;
+	while (n < (int)m->nick.len && n < 4 && ((unsigned char)m->nick.s[n] & 0xC0) == 0x80)
+		n++;
+	memcpy(pg->initial, m->nick.s, m->nick.len > 0 ? (size_t)n : 0);
+	vals[S_M_INITIAL].s = pg->initial;
+	vals[S_M_INITIAL].len = m->nick.len > 0 ? (size_t)n : 0;
+	t = (time_t)m->ts;
+	if (gmtime_r(&t, &tm) == NULL)
+		memset(&tm, 0, sizeof(tm));
+	vals[S_M_DATETIME].s = pg->datetime;
+	vals[S_M_DATETIME].len = strftime(pg->datetime, sizeof(pg->datetime),
+	    "%Y-%m-%dT%H:%M:%SZ", &tm);
+	vals[S_M_TIME].s = pg->time;
+	vals[S_M_TIME].len = strftime(pg->time, sizeof(pg->time), "%Y-%m-%d %H:%M", &tm);
+	return 1;
+}
+
+static int
+handle(struct req *rq, struct resp *rs)
+{
+	struct tmpl_val vals[S__MAX];
+	char sid[CHAT_SID_MAX];
+	struct page *pg;
+	int have, made = 0, tries, rc = -1;
+	size_t i;
+
+	if ((pg = arena_alloc(rq->arena, sizeof(*pg))) == NULL)
+		return resp_error(rs, 413, "too_large", "out of request memory", NULL, NULL);
+	memset(pg, 0, sizeof(*pg));
+	have = chat_session(rq, sid);
+	for (tries = 0; tries < PAGE_TRIES; tries++) {
+		if (!have) {
+			/* A first visit, or a cookie whose user is gone (a re-seeded database). */
+			if (chat_session_new(rq, rs, sid) < 0)
+				return 0;
+			have = made = 1;
+		}
+		rc = page_load(rq, sid, pg);
+		if (rc == 1)
+			break;
+		if (rc == -2)
+			return resp_error(rs, 413, "too_large", "out of request memory", NULL,
+			    NULL);
+		if (rc == 0) {
+			if (made)
+				return resp_error(rs, 500, "internal", "the new user vanished",
+				    NULL, NULL);
+			if (chat_bench_mode()) {
+				/* Bench mode names a user that was not seeded: a setup error. */
+				log_warn("bench session %s does not exist", sid);
+				return resp_error(rs, 500, "internal",
+				    "bench_sessions exceeds the seeded users", sid, NULL);
+			}
+			have = 0;
+			continue;
+		}
+		/* A read can fail with a serialization failure at SERIALIZABLE: retry it. */
+		if (db_errcode(rq->db) != DB_EBUSY || tries + 1 == PAGE_TRIES)
+			return serve_db_error(rs, rq->db);
+	}
+	if (rc != 1)
+		return resp_error(rs, 503, "busy", "the database is busy; retry the request",
+		    NULL, NULL);
+
+	memset(vals, 0, sizeof(vals));
+	vals[S_NICKNAME] = pg->nickname;
+	vals[S_CURRENT].s = "";
+	for (i = 0; i < pg->nchannels; i++)
+		if (pg->channels[i].current)
+			vals[S_CURRENT] = pg->channels[i].name;
+	rs->status = 200;
+	rs->content_type = "text/html; charset=utf-8";
+	if (tmpl_render(page_tmpl, &rs->body, vals, page_row, pg) < 0)
+		return resp_error(rs, 500, "internal", "the page does not fit the response cap",
+		    NULL, NULL);
+	if (resp_header(rs, "Cache-Control", "no-store") < 0)
+		return -1;
+	if (encode_response(rq, rs) < 0)
+		log_warn("compression failed; sending the page uncompressed");
+	return 0;
+}
+
+static const struct endpoint endpoint = {
+	.name = "chat_page",
+	.handle = handle,
+	.methods = REQ_GET,
+	.db = &serve_db,
+};
+
+/*
+ * Loads the template: SLUICE_TEMPLATE, or else handlers/chat_page.html found from the
+ * binary's own place in the tree (bin/ or build/san/bin/), so that a worker started from
+ * any directory finds it, or else relative to the current directory.
+ */
+static struct tmpl *
+page_load_template(char *err, size_t errlen)
+{
+	static const char *const rel[] = { "/../handlers/chat_page.html",
+	    "/../../../handlers/chat_page.html" };
+	const char *path = conf_env_str("SLUICE_TEMPLATE", NULL);
+	char exe[4096], cand[4200], *slash;
+	struct tmpl *t;
+	ssize_t n;
+	size_t i;
+	int m;
+
+	if (path != NULL)
+		return tmpl_load(path, page_slots, page_blocks, err, errlen);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+		for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			m = snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
+			if (m < 0 || (size_t)m >= sizeof(cand) || access(cand, R_OK) != 0)
+				continue;
+			if ((t = tmpl_load(cand, page_slots, page_blocks, err, errlen)) != NULL)
+				return t;
+			return NULL;	/* found but broken: say so rather than look further */
+		}
+	}
+	return tmpl_load("handlers/chat_page.html", page_slots, page_blocks, err, errlen);
+}
+
+int
+main(int argc, char **argv)
+{
+	char err[256];
+	int rc;
+
+	if (chat_init() < 0)
+		return 1;
+	if ((page_tmpl = page_load_template(err, sizeof(err))) == NULL) {
+		fprintf(stderr, "chat_page: template: %s\n", err);
+		return 1;
+	}
+	rc = serve_main(argc, argv, &endpoint);
+	tmpl_free(page_tmpl);
+	return rc;
+}

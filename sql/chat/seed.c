@@ -1,0 +1,703 @@
+/*
+ * seed.c: the deterministic seeder of the Starcord chat database (build/.../sql/chat-seed).
+ *
+ *   chat-seed [-p tiny|small|large] [-S SCHEMA_DIR] [-f] [-q] URL
+ *
+ * URL is "sqlite:PATH" or a PostgreSQL URL / conninfo.  The schema comes from
+ * SCHEMA_DIR/schema.sqlite.sql or schema.pg.sql (default sql/chat): the part above its
+ * "-- indexes" line runs before loading, the rest after.  A database that already holds
+ * channels is refused unless -f (drop the four tables first).
+ *
+ * Sizes come from the preset (default tiny), then from the environment, which wins:
+ * SEED_CHANNEL_COUNT and SEED_USER_COUNT (powers of two), SEED_MSG_COUNT, BENCH_SKEW
+ * (0 <= alpha < 1, default 0.1).  The rows are a pure function of those four numbers,
+ * computed with splitmix64 and an inverse-CDF Zipf approximation, exactly as the
+ * benchmark's generator specifies them, so SQLite and PostgreSQL seeded with the same parameters hold the same rows:
+ *
+ *   channels  id 1 'starcord'; ids 2..C+1 named c_%08d 1..C
+ *   users     1..U: nickname u_%08d, session_id s_%08d,
+ *             current_channel_id = zipf_rank(id ^ 0x6fd8b0befdacc77a, C, alpha) (a raw id)
+ *   channel_memberships  the current channel and 1+((cur-1+k*977) % C), k = 1..3
+ *             (duplicates, possible only when C is tiny, are kept once)
+ *   messages  g = 0..M-1, id g+1: channel zipf_rank(g ^ 0xa581c28479563caa, C, alpha),
+ *             user 1+(mix64(g ^ 0xdda62d587212b38b) & (U-1)),
+ *             content 'a' x (mix64(g ^ 0xffd9962d6f73449e) & 127),
+ *             created_ts 1787155335-180d + ((g*7919) & 0xFFFFFF) * 180d / 16777215
+ *
+ * Channels, users and memberships are created at the start of the 180 days.  SQLite loads
+ * in one transaction with prepared inserts and the journal off (a crash can leave a
+ * broken file, so seed.sh seeds a temporary file and renames it when done), then switches
+ * to WAL; PostgreSQL loads with COPY in one transaction.  Both build the indexes after loading and run ANALYZE.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#define SEED_TS_END	1787155335.0
+#define SEED_SPAN	(180.0 * 86400.0)
+#define SEED_TS_START	(SEED_TS_END - SEED_SPAN)
+#define SEED_COPY_BUF	(1 << 20)
+
+struct seed_params {
+	int64_t channels;	/* C, a power of two */
+	int64_t users;		/* U, a power of two */
+	int64_t messages;	/* M */
+	double alpha;		/* 0 <= alpha < 1 */
+};
+
+static const struct {
+	const char *name;
+	struct seed_params p;
+} seed_presets[] = {
+	{ "tiny", { 16, 64, 20000, 0.1 } },
+	{ "small", { 4096, 8192, 36000000, 0.1 } },
+	{ "large", { 262144, 524288, 360000000, 0.1 } },
+};
+
+static int seed_quiet;
+
+static uint64_t
+seed_mix64(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ULL;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
+}
+
+static int64_t
+seed_zipf_rank(uint64_t seed, int64_t count, double alpha)
+{
+	double u = (double)(seed_mix64(seed) >> 11) / 9007199254740992.0;
+	double p = 1.0 - alpha;
+	double r = pow(1.0 + u * (pow((double)count, p) - 1.0), 1.0 / p);
+
+	if (r < 1.0)
+		r = 1.0;
+	if (r > (double)count)
+		r = (double)count;
+	return (int64_t)floor(r);
+}
+
+/* The rows, shared by both loaders. */
+static int64_t
+seed_user_channel(const struct seed_params *sp, int64_t uid)
+{
+	return seed_zipf_rank((uint64_t)uid ^ 0x6fd8b0befdacc77aULL, sp->channels, sp->alpha);
+}
+
+/* The user's memberships into ch[4]; returns how many (duplicates dropped). */
+static int
+seed_user_memberships(const struct seed_params *sp, int64_t uid, int64_t ch[4])
+{
+	int64_t cur = seed_user_channel(sp, uid), c;
+	int n = 0, k, i, dup;
+
+	ch[n++] = cur;
+	for (k = 1; k <= 3; k++) {
+		c = 1 + ((cur - 1 + k * 977) % sp->channels);
+		for (dup = 0, i = 0; i < n; i++)
+			dup |= ch[i] == c;
+		if (!dup)
+			ch[n++] = c;
+	}
+	return n;
+}
+
+struct seed_msg {
+	int64_t id, channel, user;
+	int len;
+	double ts;
+};
+
+static void
+seed_message(const struct seed_params *sp, int64_t g, struct seed_msg *m)
+{
+	uint64_t ug = (uint64_t)g;
+
+	m->id = g + 1;
+	m->channel = seed_zipf_rank(ug ^ 0xa581c28479563caaULL, sp->channels, sp->alpha);
+	m->user = 1 + (int64_t)(seed_mix64(ug ^ 0xdda62d587212b38bULL) &
+	    (uint64_t)(sp->users - 1));
+	m->len = (int)(seed_mix64(ug ^ 0xffd9962d6f73449eULL) & 127);
+	m->ts = SEED_TS_START + (double)((ug * 7919) & 0xFFFFFF) * SEED_SPAN / 16777215.0;
+}
+
+static const char seed_a128[] =
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+static double
+seed_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+seed_progress(const char *what, int64_t n, double t0)
+{
+	if (!seed_quiet)
+		fprintf(stderr, "chat-seed: %s: %lld rows in %.2f s\n", what, (long long)n,
+		    seed_now() - t0);
+}
+
+/* Reads SCHEMA_DIR/name whole and splits it at the "-- indexes" line.  Returns the
+ * malloc'd text (caller frees) with *after pointing into it, or NULL. */
+static char *
+seed_schema(const char *dir, const char *name, char **after)
+{
+	char path[4096], *text = NULL, *mark;
+	FILE *f = NULL;
+	long len;
+	int n;
+
+	n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		fprintf(stderr, "chat-seed: schema path too long\n");
+		return NULL;
+	}
+	if ((f = fopen(path, "rb")) == NULL) {
+		fprintf(stderr, "chat-seed: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+	    (text = malloc((size_t)len + 1)) == NULL ||
+	    fread(text, 1, (size_t)len, f) != (size_t)len) {
+		fprintf(stderr, "chat-seed: cannot read %s\n", path);
+		free(text);
+		text = NULL;
+		goto out;
+	}
+	text[len] = '\0';
+	if ((mark = strstr(text, "\n-- indexes\n")) == NULL) {
+		fprintf(stderr, "chat-seed: %s has no \"-- indexes\" line\n", path);
+		free(text);
+		text = NULL;
+		goto out;
+	}
+	mark[1] = '\0';
+	*after = mark + strlen("\n-- indexes\n");
+out:
+	fclose(f);
+	return text;
+}
+
+/* ---- SQLite ---- */
+
+static int
+seed_sqlite_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		fprintf(stderr, "chat-seed: sqlite: %s\n", msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static sqlite3_stmt *
+seed_sqlite_prepare(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "chat-seed: sqlite: %s\n", sqlite3_errmsg(db));
+		return NULL;
+	}
+	return st;
+}
+
+/* Steps an insert and resets it; 0 or -1. */
+static int
+seed_sqlite_step(sqlite3 *db, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		fprintf(stderr, "chat-seed: sqlite insert: %s\n", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+seed_sqlite_has_rows(sqlite3 *db, int *has)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*has = 0;
+	st = NULL;
+	rc = sqlite3_prepare_v2(db, "SELECT 1 FROM channels LIMIT 1", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		/* No table yet: nothing seeded. */
+		sqlite3_finalize(st);
+		return 0;
+	}
+	rc = sqlite3_step(st);
+	*has = rc == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int
+seed_sqlite(const char *path, const char *schema_dir, const struct seed_params *sp, int force)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *ch = NULL, *us = NULL, *mb = NULL, *ms = NULL;
+	char *schema = NULL, *after = NULL, name[32];
+	int64_t i, mch[4];
+	struct seed_msg m;
+	double t0;
+	int ret = -1, has, k, n;
+
+	if ((schema = seed_schema(schema_dir, "schema.sqlite.sql", &after)) == NULL)
+		goto out;
+	if (sqlite3_open(path, &db) != SQLITE_OK) {
+		fprintf(stderr, "chat-seed: %s: %s\n", path, db ? sqlite3_errmsg(db) : "no memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	if (seed_sqlite_has_rows(db, &has) < 0)
+		goto out;
+	if (has && !force) {
+		fprintf(stderr, "chat-seed: %s is already seeded (use -f to replace it)\n", path);
+		goto out;
+	}
+	/*
+	 * A fresh load needs no rollback journal: a crash leaves a file to delete.  The
+	 * workers switch the file to WAL, but it is done here too so that the first of them
+	 * does not have to.
+	 */
+	if (seed_sqlite_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+	    "PRAGMA cache_size=-262144; PRAGMA temp_store=MEMORY; PRAGMA foreign_keys=OFF") < 0)
+		goto out;
+	if (force && seed_sqlite_exec(db, "DROP TABLE IF EXISTS messages; "
+	    "DROP TABLE IF EXISTS channel_memberships; DROP TABLE IF EXISTS users; "
+	    "DROP TABLE IF EXISTS channels") < 0)
+		goto out;
+	if (seed_sqlite_exec(db, "BEGIN") < 0 || seed_sqlite_exec(db, schema) < 0)
+		goto out;
+	if ((ch = seed_sqlite_prepare(db, "INSERT INTO channels(id, name, created_ts) "
+	    "VALUES (?1, ?2, ?3)")) == NULL ||
+	    (us = seed_sqlite_prepare(db, "INSERT INTO users(id, nickname, session_id, "
+	    "current_channel_id, created_ts) VALUES (?1, ?2, ?3, ?4, ?5)")) == NULL ||
+	    (mb = seed_sqlite_prepare(db, "INSERT INTO channel_memberships(user_id, "
+	    "channel_id, created_ts) VALUES (?1, ?2, ?3)")) == NULL ||
+	    (ms = seed_sqlite_prepare(db, "INSERT INTO messages(id, channel_id, user_id, "
+	    "content, created_ts) VALUES (?1, ?2, ?3, ?4, ?5)")) == NULL)
+		goto out;
+
+	t0 = seed_now();
+	sqlite3_bind_int64(ch, 1, 1);
+	sqlite3_bind_text(ch, 2, "starcord", -1, SQLITE_STATIC);
+	sqlite3_bind_double(ch, 3, SEED_TS_START);
+	if (seed_sqlite_step(db, ch) < 0)
+		goto out;
+	for (i = 1; i <= sp->channels; i++) {
+		snprintf(name, sizeof(name), "c_%08lld", (long long)i);
+		sqlite3_bind_int64(ch, 1, i + 1);
+		sqlite3_bind_text(ch, 2, name, -1, SQLITE_TRANSIENT);
+		if (seed_sqlite_step(db, ch) < 0)
+			goto out;
+	}
+	seed_progress("channels", sp->channels + 1, t0);
+
+	t0 = seed_now();
+	for (i = 1; i <= sp->users; i++) {
+		snprintf(name, sizeof(name), "u_%08lld", (long long)i);
+		sqlite3_bind_int64(us, 1, i);
+		sqlite3_bind_text(us, 2, name, -1, SQLITE_TRANSIENT);
+		name[0] = 's';
+		sqlite3_bind_text(us, 3, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(us, 4, seed_user_channel(sp, i));
+		sqlite3_bind_double(us, 5, SEED_TS_START);
+		if (seed_sqlite_step(db, us) < 0)
+			goto out;
+		n = seed_user_memberships(sp, i, mch);
+		for (k = 0; k < n; k++) {
+			sqlite3_bind_int64(mb, 1, i);
+			sqlite3_bind_int64(mb, 2, mch[k]);
+			sqlite3_bind_double(mb, 3, SEED_TS_START);
+			if (seed_sqlite_step(db, mb) < 0)
+				goto out;
+		}
+	}
+	seed_progress("users and memberships", sp->users, t0);
+
+	t0 = seed_now();
+	for (i = 0; i < sp->messages; i++) {
+		seed_message(sp, i, &m);
+		sqlite3_bind_int64(ms, 1, m.id);
+		sqlite3_bind_int64(ms, 2, m.channel);
+		sqlite3_bind_int64(ms, 3, m.user);
+		sqlite3_bind_text(ms, 4, seed_a128, m.len, SQLITE_STATIC);
+		sqlite3_bind_double(ms, 5, m.ts);
+		if (seed_sqlite_step(db, ms) < 0)
+			goto out;
+	}
+	seed_progress("messages", sp->messages, t0);
+
+	t0 = seed_now();
+	if (seed_sqlite_exec(db, after) < 0 || seed_sqlite_exec(db, "COMMIT") < 0)
+		goto out;
+	seed_progress("indexes", 0, t0);
+	if (seed_sqlite_exec(db, "ANALYZE; PRAGMA journal_mode=WAL") < 0)
+		goto out;
+	ret = 0;
+out:
+	sqlite3_finalize(ch);
+	sqlite3_finalize(us);
+	sqlite3_finalize(mb);
+	sqlite3_finalize(ms);
+	sqlite3_close(db);
+	free(schema);
+	return ret;
+}
+
+/* ---- PostgreSQL ---- */
+
+static int
+seed_pg_exec(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+	ExecStatusType st = PQresultStatus(r);
+	int ret = 0;
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		fprintf(stderr, "chat-seed: postgresql: %s", PQerrorMessage(c));
+		ret = -1;
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* A COPY stream: rows are formatted into a buffer sent in 1 MiB pieces. */
+struct seed_copy {
+	PGconn *conn;
+	char *buf;
+	size_t len;
+	int failed;
+};
+
+static void
+seed_copy_flush(struct seed_copy *cp)
+{
+	if (cp->len > 0 && !cp->failed &&
+	    PQputCopyData(cp->conn, cp->buf, (int)cp->len) != 1) {
+		fprintf(stderr, "chat-seed: COPY: %s", PQerrorMessage(cp->conn));
+		cp->failed = 1;
+	}
+	cp->len = 0;
+}
+
+/* Makes room for n bytes and returns where they go. */
+static char *
+seed_copy_room(struct seed_copy *cp, size_t n)
+{
+	if (cp->len + n > SEED_COPY_BUF)
+		seed_copy_flush(cp);
+	return cp->buf + cp->len;
+}
+
+static void
+seed_copy_row(struct seed_copy *cp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+seed_copy_row(struct seed_copy *cp, const char *fmt, ...)
+{
+	va_list ap;
+	char *p = seed_copy_room(cp, 512);
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(p, 512, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= 512) {
+		fprintf(stderr, "chat-seed: COPY row too long\n");
+		cp->failed = 1;
+		return;
+	}
+	cp->len += (size_t)n;
+}
+
+static int
+seed_copy_begin(struct seed_copy *cp, const char *sql)
+{
+	PGresult *r = PQexec(cp->conn, sql);
+	int ok = PQresultStatus(r) == PGRES_COPY_IN;
+
+	if (!ok)
+		fprintf(stderr, "chat-seed: %s: %s", sql, PQerrorMessage(cp->conn));
+	PQclear(r);
+	cp->len = 0;
+	cp->failed = !ok;
+	return ok ? 0 : -1;
+}
+
+static int
+seed_copy_end(struct seed_copy *cp)
+{
+	PGresult *r;
+	int ok;
+
+	seed_copy_flush(cp);
+	if (PQputCopyEnd(cp->conn, cp->failed ? "seeding failed" : NULL) != 1) {
+		fprintf(stderr, "chat-seed: COPY end: %s", PQerrorMessage(cp->conn));
+		return -1;
+	}
+	r = PQgetResult(cp->conn);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		fprintf(stderr, "chat-seed: COPY: %s", PQerrorMessage(cp->conn));
+	PQclear(r);
+	while ((r = PQgetResult(cp->conn)) != NULL)
+		PQclear(r);
+	return ok && !cp->failed ? 0 : -1;
+}
+
+static int
+seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, int force)
+{
+	struct seed_copy cp = { 0 };
+	PGconn *c = NULL;
+	PGresult *r = NULL;
+	char *schema = NULL, *after = NULL, *p;
+	int64_t i, mch[4];
+	struct seed_msg m;
+	double t0;
+	int ret = -1, k, n;
+
+	if ((schema = seed_schema(schema_dir, "schema.pg.sql", &after)) == NULL)
+		goto out;
+	if ((cp.buf = malloc(SEED_COPY_BUF)) == NULL)
+		goto out;
+	c = PQconnectdb(url);
+	if (PQstatus(c) != CONNECTION_OK) {
+		fprintf(stderr, "chat-seed: cannot connect: %s", PQerrorMessage(c));
+		goto out;
+	}
+	cp.conn = c;
+	if (seed_pg_exec(c, "SET client_min_messages=warning") < 0)
+		goto out;
+	r = PQexec(c, "SELECT 1 FROM pg_tables WHERE tablename='channels' "
+	    "AND schemaname=current_schema() AND EXISTS (SELECT 1 FROM channels)");
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		/* The table does not exist: the EXISTS subquery failed to plan. */
+		PQclear(r);
+		r = NULL;
+	} else if (PQntuples(r) > 0 && !force) {
+		fprintf(stderr, "chat-seed: the database is already seeded (use -f to replace "
+		    "it)\n");
+		goto out;
+	}
+	PQclear(r);
+	r = NULL;
+	if (seed_pg_exec(c, "BEGIN") < 0)
+		goto out;
+	if (force && seed_pg_exec(c, "DROP TABLE IF EXISTS messages, channel_memberships, "
+	    "users, channels CASCADE") < 0)
+		goto out;
+	if (seed_pg_exec(c, schema) < 0)
+		goto out;
+
+	t0 = seed_now();
+	if (seed_copy_begin(&cp, "COPY channels(id, name, created_ts) FROM STDIN") < 0)
+		goto out;
+	seed_copy_row(&cp, "1\tstarcord\t%.17g\n", SEED_TS_START);
+	for (i = 1; i <= sp->channels; i++)
+		seed_copy_row(&cp, "%lld\tc_%08lld\t%.17g\n", (long long)(i + 1), (long long)i,
+		    SEED_TS_START);
+	if (seed_copy_end(&cp) < 0)
+		goto out;
+	seed_progress("channels", sp->channels + 1, t0);
+
+	t0 = seed_now();
+	if (seed_copy_begin(&cp, "COPY users(id, nickname, session_id, current_channel_id, "
+	    "created_ts) FROM STDIN") < 0)
+		goto out;
+	for (i = 1; i <= sp->users; i++)
+		seed_copy_row(&cp, "%lld\tu_%08lld\ts_%08lld\t%lld\t%.17g\n", (long long)i,
+		    (long long)i, (long long)i, (long long)seed_user_channel(sp, i),
+		    SEED_TS_START);
+	if (seed_copy_end(&cp) < 0)
+		goto out;
+	if (seed_copy_begin(&cp, "COPY channel_memberships(user_id, channel_id, created_ts) "
+	    "FROM STDIN") < 0)
+		goto out;
+	for (i = 1; i <= sp->users; i++) {
+		n = seed_user_memberships(sp, i, mch);
+		for (k = 0; k < n; k++)
+			seed_copy_row(&cp, "%lld\t%lld\t%.17g\n", (long long)i,
+			    (long long)mch[k], SEED_TS_START);
+	}
+	if (seed_copy_end(&cp) < 0)
+		goto out;
+	seed_progress("users and memberships", sp->users, t0);
+
+	t0 = seed_now();
+	if (seed_copy_begin(&cp, "COPY messages(id, channel_id, user_id, content, created_ts) "
+	    "FROM STDIN") < 0)
+		goto out;
+	for (i = 0; i < sp->messages && !cp.failed; i++) {
+		seed_message(sp, i, &m);
+		seed_copy_row(&cp, "%lld\t%lld\t%lld\t", (long long)m.id, (long long)m.channel,
+		    (long long)m.user);
+		p = seed_copy_room(&cp, 160);
+		memcpy(p, seed_a128, (size_t)m.len);
+		cp.len += (size_t)m.len;
+		seed_copy_row(&cp, "\t%.17g\n", m.ts);
+	}
+	if (seed_copy_end(&cp) < 0)
+		goto out;
+	seed_progress("messages", sp->messages, t0);
+
+	t0 = seed_now();
+	if (seed_pg_exec(c, after) < 0 ||
+	    seed_pg_exec(c, "SELECT setval(pg_get_serial_sequence('channels', 'id'), "
+	    "(SELECT max(id) FROM channels))") < 0 ||
+	    seed_pg_exec(c, "SELECT setval(pg_get_serial_sequence('users', 'id'), "
+	    "(SELECT max(id) FROM users))") < 0 ||
+	    seed_pg_exec(c, "SELECT setval(pg_get_serial_sequence('messages', 'id'), "
+	    "greatest((SELECT max(id) FROM messages), 1))") < 0 ||
+	    seed_pg_exec(c, "COMMIT") < 0)
+		goto out;
+	seed_progress("indexes", 0, t0);
+	if (seed_pg_exec(c, "ANALYZE") < 0)
+		goto out;
+	ret = 0;
+out:
+	PQclear(r);
+	PQfinish(c);
+	free(cp.buf);
+	free(schema);
+	return ret;
+}
+
+/* ---- parameters ---- */
+
+static int
+seed_env_int(const char *name, int64_t *v, int pow2)
+{
+	const char *s = getenv(name);
+	char *end;
+	long long n;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || n < 1 || (pow2 && (n & (n - 1)) != 0)) {
+		fprintf(stderr, "chat-seed: %s=%s is not a positive integer%s\n", name, s,
+		    pow2 ? " power of two" : "");
+		return -1;
+	}
+	*v = n;
+	return 0;
+}
+
+static int
+seed_env_params(struct seed_params *sp)
+{
+	const char *s;
+	char *end;
+	double a;
+
+	if (seed_env_int("SEED_CHANNEL_COUNT", &sp->channels, 1) < 0 ||
+	    seed_env_int("SEED_USER_COUNT", &sp->users, 1) < 0 ||
+	    seed_env_int("SEED_MSG_COUNT", &sp->messages, 0) < 0)
+		return -1;
+	if ((s = getenv("BENCH_SKEW")) != NULL && *s != '\0') {
+		errno = 0;
+		a = strtod(s, &end);
+		if (errno != 0 || *end != '\0' || !(a >= 0.0 && a < 1.0)) {
+			fprintf(stderr, "chat-seed: BENCH_SKEW=%s is not in [0, 1)\n", s);
+			return -1;
+		}
+		sp->alpha = a;
+	}
+	return 0;
+}
+
+static void
+seed_usage(void)
+{
+	fprintf(stderr, "usage: chat-seed [-p tiny|small|large] [-S schema_dir] [-f] [-q] "
+	    "sqlite:PATH|POSTGRESQL_URL\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *preset = getenv("SEED_PRESET"), *schema_dir = "sql/chat", *url;
+	struct seed_params sp;
+	int c, force = 0, rc;
+	size_t i;
+	double t0;
+
+	while ((c = getopt(argc, argv, "p:S:fq")) != -1) {
+		switch (c) {
+		case 'p':
+			preset = optarg;
+			break;
+		case 'S':
+			schema_dir = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'q':
+			seed_quiet = 1;
+			break;
+		default:
+			seed_usage();
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		seed_usage();
+		return 2;
+	}
+	url = argv[optind];
+	if (preset == NULL || *preset == '\0')
+		preset = "tiny";
+	for (i = 0; i < sizeof(seed_presets) / sizeof(seed_presets[0]); i++)
+		if (strcmp(preset, seed_presets[i].name) == 0)
+			break;
+	if (i == sizeof(seed_presets) / sizeof(seed_presets[0])) {
+		fprintf(stderr, "chat-seed: unknown preset \"%s\" (tiny, small, large)\n", preset);
+		return 2;
+	}
+	sp = seed_presets[i].p;
+	if (seed_env_params(&sp) < 0)
+		return 2;
+	if (!seed_quiet)
+		fprintf(stderr, "chat-seed: %lld channels, %lld users, %lld messages, alpha %g\n",
+		    (long long)sp.channels, (long long)sp.users, (long long)sp.messages,
+		    sp.alpha);
+	t0 = seed_now();
+	if (strncmp(url, "sqlite:", 7) == 0)
+		rc = seed_sqlite(url + 7 + (strncmp(url + 7, "//", 2) == 0 ? 2 : 0), schema_dir,
+		    &sp, force);
+	else
+		rc = seed_pg(url, schema_dir, &sp, force);
+	if (rc == 0 && !seed_quiet)
+		fprintf(stderr, "chat-seed: done in %.2f s\n", seed_now() - t0);
+	return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,514 @@
+/*
+ * test_chat: the Starcord chat on SQLite through the whole stack (nginx tuned, sluiced,
+ * bin/chat_*), on a database made by the real seeder: the page (status, headers, size,
+ * structure, sessions), compression negotiation (Brotli decoded with libbrotlidec, gzip
+ * with zlib, identity), every write's status and effect, HTML escaping of hostile values,
+ * bad input (4xx, nothing written), bench mode, concurrent writers (every 204 is a row,
+ * no 5xx, no "database is locked"), and kill -9 of the writers right after their 204s
+ * (no acknowledged message is lost).
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <brotli/decode.h>
+#include <zlib.h>
+
+#include "chatfix.h"
+#include "http.h"
+#include "stack.h"
+#include "../lib/harness.h"
+
+static struct stack st;
+static char dir[64], dburl[128], cookie[256], sid[64];
+static int up;
+
+/* Starts the stack on a freshly seeded database; 0 or -1. */
+static int
+setup(void)
+{
+	char conf[2048 + 2 * PATH_MAX], bin[PATH_MAX];
+	const char *b = getenv("SLUICE_BIN");
+
+	snprintf(dir, sizeof(dir), "/tmp/sluice-chat-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(dburl, sizeof(dburl), "sqlite:%s/chat.db", dir);
+	if (chatfix_seed(dburl, "") != 0) {
+		fprintf(stderr, "seeding failed\n");
+		return -1;
+	}
+	if (realpath(b ? b : "bin", bin) == NULL)
+		return -1;
+	snprintf(conf, sizeof(conf),
+	    "db chat %s\n"
+	    "chat_page =/ workers=2 threads=2 db=chat\n"
+	    "chat_message_send =/chat/message-send workers=2 threads=8 db=chat\n"
+	    "chat_channel_open =/chat/channel-open workers=1 threads=4 db=chat\n"
+	    "chat_nickname_set =/chat/nickname-set workers=1 threads=4 db=chat\n"
+	    "bench_page =/bench workers=1 db=chat binary=%s/chat_page bench_sessions=64\n"
+	    "bench_send =/bench-send workers=2 threads=8 db=chat "
+	    "binary=%s/chat_message_send bench_sessions=64\n",
+	    dburl, bin, bin);
+	if (stack_start(&st, conf, "tuned", 2, NULL) < 0)
+		return -1;
+	up = 1;
+	return 0;
+}
+
+static void
+teardown(void)
+{
+	if (up)
+		stack_stop(&st);
+	stack_sh("rm -rf %s", dir);
+}
+
+static void
+test_page_first_visit(void)
+{
+	struct http_resp r;
+	char v[256], again[256], forged[256];
+	int64_t users = chatfix_int(dburl, "SELECT count(*) FROM users", NULL);
+
+	http_resp_init(&r);
+	CHECK(chatfix_get(st.base, "/", NULL, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(http_header(&r, "Content-Type", v, sizeof(v)) == 0 &&
+	    strcmp(v, "text/html; charset=utf-8") == 0);
+	CHECK(http_header(&r, "Vary", v, sizeof(v)) == 0 && strcmp(v, "Accept-Encoding") == 0);
+	CHECK(http_header(&r, "Cache-Control", v, sizeof(v)) == 0 &&
+	    strcmp(v, "no-store") == 0);
+	CHECK(http_header(&r, "Content-Encoding", v, sizeof(v)) < 0);
+	CHECK(chatfix_cookie(&r, cookie, sizeof(cookie)) == 0);
+	CHECK(http_header(&r, "Set-Cookie", v, sizeof(v)) == 0 && strstr(v, "HttpOnly") &&
+	    strstr(v, "Path=/"));
+	CHECK(chatfix_cookie_sid(cookie, sid, sizeof(sid)) == 0);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users + 1);
+	/* A new user sits in 'starcord', the channel with the most messages: a full page. */
+	CHECK(r.body.len > 15 && memcmp(r.body.data, "<!DOCTYPE html>", 15) == 0);
+	CHECK(strstr(r.body.data, "</html>") != NULL);
+	CHECK_INT(chatfix_count(&r, "<article class=\"message\""), 500);
+	CHECK_INT(chatfix_count(&r, "class=\"channel current\""), 1);
+	CHECK(strstr(r.body.data, "# starcord</h2>") != NULL);
+	CHECK(strstr(r.body.data, "value=\"guest-") != NULL);
+	printf("  page at 500 messages: %zu bytes\n", r.body.len);
+	CHECK(r.body.len > 170000 && r.body.len < 210000);
+
+	/* The cookie brings the same user back, and no new cookie. */
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(chatfix_cookie(&r, again, sizeof(again)) < 0);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users + 1);
+
+	/* An altered signature counts as no cookie: a new user. */
+	snprintf(forged, sizeof(forged), "%s", cookie);
+	forged[strlen(forged) - 1] = forged[strlen(forged) - 1] == '0' ? '1' : '0';
+	CHECK(chatfix_get(st.base, "/", forged, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(chatfix_cookie(&r, again, sizeof(again)) == 0);
+	CHECK(strcmp(again, cookie) != 0);
+	/* A session id of a seeded user with a wrong signature cannot borrow that user. */
+	CHECK(chatfix_post(st.base, "/chat/nickname-set",
+	    "starcord_session=s_00000001.00000000000000000000000000000000"
+	    "00000000000000000000000000000000", NULL, "{\"nicknameSet\":\"x\"}", &r) == 0);
+	CHECK_INT(r.status, 401);
+	http_resp_free(&r);
+}
+
+static void
+test_page_compression(void)
+{
+	struct http_resp plain, r;
+	char v[64];
+	size_t outlen;
+	uint8_t *out;
+	z_stream z;
+
+	http_resp_init(&plain);
+	http_resp_init(&r);
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &plain) == 0);
+	CHECK_INT(plain.status, 200);
+
+	CHECK(chatfix_get(st.base, "/", cookie, "br", &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(http_header(&r, "Content-Encoding", v, sizeof(v)) == 0 && strcmp(v, "br") == 0);
+	CHECK(http_header(&r, "Vary", v, sizeof(v)) == 0);
+	printf("  brotli: %zu -> %zu bytes\n", plain.body.len, r.body.len);
+	CHECK(r.body.len < plain.body.len / 4);
+	outlen = plain.body.len + 1024;
+	out = malloc(outlen);
+	CHECK(BrotliDecoderDecompress(r.body.len, (const uint8_t *)r.body.data, &outlen, out) ==
+	    BROTLI_DECODER_RESULT_SUCCESS);
+	CHECK(outlen == plain.body.len && memcmp(out, plain.body.data, outlen) == 0);
+
+	CHECK(chatfix_get(st.base, "/", cookie, "gzip, deflate", &r) == 0);
+	CHECK(http_header(&r, "Content-Encoding", v, sizeof(v)) == 0 && strcmp(v, "gzip") == 0);
+	printf("  gzip: %zu -> %zu bytes\n", plain.body.len, r.body.len);
+	memset(&z, 0, sizeof(z));
+	CHECK(inflateInit2(&z, 15 + 16) == Z_OK);
+	z.next_in = (Bytef *)r.body.data;
+	z.avail_in = (uInt)r.body.len;
+	z.next_out = out;
+	z.avail_out = (uInt)(plain.body.len + 1024);
+	CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END);
+	CHECK(z.total_out == plain.body.len && memcmp(out, plain.body.data, z.total_out) == 0);
+	inflateEnd(&z);
+
+	CHECK(chatfix_get(st.base, "/", cookie, "br;q=0, gzip", &r) == 0);
+	CHECK(http_header(&r, "Content-Encoding", v, sizeof(v)) == 0 && strcmp(v, "gzip") == 0);
+	CHECK(chatfix_get(st.base, "/", cookie, "identity", &r) == 0);
+	CHECK(http_header(&r, "Content-Encoding", v, sizeof(v)) < 0);
+	CHECK_INT(r.body.len, plain.body.len);
+	/* A small answer (an error) is never compressed. */
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL, "{", &r) == 0);
+	CHECK(http_header(&r, "Content-Encoding", v, sizeof(v)) < 0);
+	free(out);
+	http_resp_free(&plain);
+	http_resp_free(&r);
+}
+
+static void
+test_writes(void)
+{
+	struct http_resp r;
+	char nick[64], v[64];
+	int64_t chans = chatfix_int(dburl, "SELECT count(*) FROM channels", NULL);
+
+	http_resp_init(&r);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL,
+	    "{\"messageSend\":\"hello from the test\"}", &r) == 0);
+	CHECK_INT(r.status, 204);
+	CHECK_INT(r.body.len, 0);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM messages m JOIN users u ON "
+	    "u.id = m.user_id WHERE u.session_id = $1 AND m.content = 'hello from the test' "
+	    "AND m.channel_id = 1", sid), 1);
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
+	CHECK(strstr(r.body.data, "<p class=\"message-content\">hello from the test</p>\n"
+	    "</article>\n</section>") != NULL);	/* the newest, last */
+
+	CHECK(chatfix_post(st.base, "/chat/channel-open", cookie, NULL,
+	    "{\"channelOpen\":\"test_room-1\"}", &r) == 0);
+	CHECK_INT(r.status, 204);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM channels", NULL), chans + 1);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM channel_memberships cm JOIN users u "
+	    "ON u.id = cm.user_id WHERE u.session_id = $1", sid), 2);
+	CHECK_INT(chatfix_int(dburl, "SELECT c.name = 'test_room-1' FROM users u JOIN channels "
+	    "c ON c.id = u.current_channel_id WHERE u.session_id = $1", sid), 1);
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
+	CHECK(strstr(r.body.data, "# test_room-1</h2>") != NULL);
+	CHECK_INT(chatfix_count(&r, "<article class=\"message\""), 0);
+	CHECK_INT(chatfix_count(&r, "class=\"channel current\" value=\"test_room-1\""), 1);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL,
+	    "{\"messageSend\":\"first in the room\"}", &r) == 0);
+	CHECK_INT(r.status, 204);
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
+	CHECK_INT(chatfix_count(&r, "<article class=\"message\""), 1);
+
+	/* Opening an existing channel adds nothing but the switch. */
+	CHECK(chatfix_post(st.base, "/chat/channel-open", cookie, NULL,
+	    "{\"channelOpen\":\"starcord\"}", &r) == 0);
+	CHECK_INT(r.status, 204);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM channels", NULL), chans + 1);
+	CHECK_INT(chatfix_int(dburl, "SELECT current_channel_id FROM users WHERE "
+	    "session_id = $1", sid), 1);
+
+	CHECK(chatfix_post(st.base, "/chat/nickname-set", cookie, NULL,
+	    "{\"nicknameSet\":\"Alice B_-9\"}", &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(http_header(&r, "Content-Type", v, sizeof(v)) == 0 &&
+	    strcmp(v, "application/json") == 0);
+	CHECK_STR(r.body.data, "{\"_nicknameSetError\":\"\"}");
+	CHECK(chatfix_text(dburl, "SELECT nickname FROM users WHERE session_id = $1", sid, nick,
+	    sizeof(nick)) == 0);
+	CHECK_STR(nick, "Alice B_-9");
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
+	CHECK(strstr(r.body.data, "value=\"Alice B_-9\"") != NULL);
+	/* Datastar sends every signal with each action: the others are ignored. */
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL,
+	    "{\"messageSend\":\"with signals\",\"channelOpen\":\"\",\"nicknameSet\":\"x\"}",
+	    &r) == 0);
+	CHECK_INT(r.status, 204);
+	http_resp_free(&r);
+}
+
+static void
+test_escaping(void)
+{
+	struct http_resp r;
+	char sql[256];
+
+	http_resp_init(&r);
+	/* The nickname rules refuse markup, so plant it behind the API's back. */
+	snprintf(sql, sizeof(sql), "UPDATE users SET nickname = "
+	    "'<script>alert(1)</script>' WHERE session_id = '%s'", sid);
+	CHECK(chatfix_exec(dburl, sql) == 0);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL,
+	    "{\"messageSend\":\"\\\"><img src=x onerror=alert(1)> & 'q'\"}", &r) == 0);
+	CHECK_INT(r.status, 204);
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(strstr(r.body.data, "<script>alert") == NULL);
+	CHECK(strstr(r.body.data, "<img") == NULL);
+	CHECK(chatfix_count(&r, "&lt;script&gt;alert(1)&lt;/script&gt;") >= 2);
+	CHECK(strstr(r.body.data, "&quot;&gt;&lt;img src=x onerror=alert(1)&gt; &amp; "
+	    "&#39;q&#39;") != NULL);
+	/* The avatar initial is escaped too. */
+	CHECK(strstr(r.body.data, "aria-hidden=\"true\">&lt;</div>") != NULL);
+	snprintf(sql, sizeof(sql), "UPDATE users SET nickname = 'Alice' WHERE session_id = "
+	    "'%s'", sid);
+	CHECK(chatfix_exec(dburl, sql) == 0);
+	http_resp_free(&r);
+}
+
+static void
+test_bad_input(void)
+{
+	static const struct {
+		const char *path, *ctype, *body;
+		long status;
+		const char *code;
+	} cases[] = {
+		{ "/chat/message-send", NULL, "{", 400, "invalid_json" },
+		{ "/chat/message-send", NULL, "", 400, "invalid_body" },
+		{ "/chat/message-send", NULL, "[\"messageSend\"]", 400, "invalid_body" },
+		{ "/chat/message-send", NULL, "\"x\"", 400, "invalid_body" },
+		{ "/chat/message-send", NULL, "{}", 400, "invalid_body" },
+		{ "/chat/message-send", NULL, "{\"messagesend\":\"x\"}", 400, "invalid_body" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":\"x\",\"evil\":1}", 400,
+		    "invalid_body" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":\"x\",\"messageSend\":\"y\"}",
+		    400, "invalid_body" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":5}", 400, "invalid_type" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":null}", 400, "invalid_type" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":[\"x\"]}", 400, "invalid_type" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":\"\"}", 400, "invalid_value" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":\"a\\u0001b\"}", 400,
+		    "invalid_value" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":\"a\\u0000b\"}", 400,
+		    "invalid_body" },
+		{ "/chat/message-send", NULL, "{\"messageSend\":\"\\ud800\"}", 400, NULL },
+		{ "/chat/message-send", NULL, "{\"messageSend\":\"\xff\"}", 400, "invalid_json" },
+		{ "/chat/message-send", NULL, "[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]", 400,
+		    "invalid_json" },
+		{ "/chat/message-send", "text/plain", "{\"messageSend\":\"x\"}", 415,
+		    "unsupported_media_type" },
+		{ "/chat/message-send", "application/x-www-form-urlencoded", "messageSend=x",
+		    415, NULL },
+		{ "/chat/channel-open", NULL, "{\"channelOpen\":\"\"}", 400, "invalid_value" },
+		{ "/chat/channel-open", NULL, "{\"channelOpen\":\"Bad\"}", 400, "invalid_value" },
+		{ "/chat/channel-open", NULL, "{\"channelOpen\":\"1abc\"}", 400,
+		    "invalid_value" },
+		{ "/chat/channel-open", NULL, "{\"channelOpen\":\"a b\"}", 400, "invalid_value" },
+		{ "/chat/channel-open", NULL, "{\"channelOpen\":\"<x>\"}", 400, "invalid_value" },
+		{ "/chat/channel-open", NULL,
+		    "{\"channelOpen\":\"abcdefghijabcdefghijabcdefghijabc\"}", 400,
+		    "invalid_value" },
+		{ "/chat/channel-open", NULL, "{\"channelOpen\":true}", 400, "invalid_type" },
+		{ "/chat/nickname-set", NULL, "{\"nicknameSet\":\"<script>\"}", 422,
+		    "invalid_nickname" },
+		{ "/chat/nickname-set", NULL, "{\"nicknameSet\":\"\"}", 422, "invalid_nickname" },
+		{ "/chat/nickname-set", NULL,
+		    "{\"nicknameSet\":\"abcdefghijabcdefghijabcdefghijabc\"}", 422,
+		    "invalid_nickname" },
+		{ "/chat/nickname-set", NULL, "{\"nicknameSet\":\"caf\xc3\xa9\"}", 422,
+		    "invalid_nickname" },
+		{ "/chat/nickname-set", NULL, "{\"nicknameSet\":1}", 400, "invalid_type" },
+		{ "/chat/nickname-set", NULL, "nicknameSet", 400, "invalid_json" },
+	};
+	struct http_resp r;
+	char nick[64], want[64], big[2100];
+	int64_t msgs = chatfix_int(dburl, "SELECT count(*) FROM messages", NULL);
+	int64_t chans = chatfix_int(dburl, "SELECT count(*) FROM channels", NULL);
+	int64_t cur = chatfix_int(dburl, "SELECT current_channel_id FROM users WHERE "
+	    "session_id = $1", sid);
+	size_t i, off;
+
+	CHECK(chatfix_text(dburl, "SELECT nickname FROM users WHERE session_id = $1", sid, nick,
+	    sizeof(nick)) == 0);
+	http_resp_init(&r);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK(chatfix_post(st.base, cases[i].path, cookie, cases[i].ctype, cases[i].body,
+		    &r) == 0);
+		if (r.status != cases[i].status)
+			printf("  case %zu (%s %s): %ld %s\n", i, cases[i].path, cases[i].body,
+			    r.status, r.body.data ? r.body.data : "");
+		CHECK_INT(r.status, cases[i].status);
+		if (cases[i].code != NULL) {
+			snprintf(want, sizeof(want), "\"code\":\"%s\"", cases[i].code);
+			CHECK(r.body.data != NULL && strstr(r.body.data, want) != NULL);
+		}
+	}
+	/* The nickname's refusal is also the signal the page shows. */
+	CHECK(chatfix_post(st.base, "/chat/nickname-set", cookie, NULL,
+	    "{\"nicknameSet\":\"a<b\"}", &r) == 0);
+	CHECK(r.body.data && strstr(r.body.data, "{\"_nicknameSetError\":\"The nickname") ==
+	    r.body.data);
+
+	/* Lengths count characters, not bytes: 500 x U+00E9 (1000 bytes) is fine, 501 not. */
+	off = (size_t)snprintf(big, sizeof(big), "{\"messageSend\":\"");
+	for (i = 0; i < 501; i++) {
+		big[off++] = '\xc3';
+		big[off++] = '\xa9';
+	}
+	memcpy(big + off, "\"}", 3);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL, big, &r) == 0);
+	CHECK_INT(r.status, 400);
+	memmove(big + off - 2, big + off, 3);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL, big, &r) == 0);
+	CHECK_INT(r.status, 204);
+	msgs++;
+
+	/* No session, wrong method. */
+	CHECK(chatfix_post(st.base, "/chat/message-send", NULL, NULL, "{\"messageSend\":\"x\"}",
+	    &r) == 0);
+	CHECK_INT(r.status, 401);
+	CHECK(chatfix_get(st.base, "/chat/message-send", cookie, NULL, &r) == 0);
+	CHECK_INT(r.status, 405);
+	CHECK(chatfix_post(st.base, "/", cookie, NULL, "{}", &r) == 0);
+	CHECK_INT(r.status, 405);
+
+	/* Nothing of the above was written. */
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM messages", NULL), msgs);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM channels", NULL), chans);
+	CHECK_INT(chatfix_int(dburl, "SELECT current_channel_id FROM users WHERE "
+	    "session_id = $1", sid), cur);
+	CHECK(chatfix_text(dburl, "SELECT nickname FROM users WHERE session_id = $1", sid, want,
+	    sizeof(want)) == 0);
+	CHECK_STR(want, nick);
+	http_resp_free(&r);
+}
+
+static void
+test_bench_mode(void)
+{
+	struct http_resp r;
+	char v[256];
+
+	http_resp_init(&r);
+	CHECK(chatfix_get(st.base, "/bench", NULL, "br", &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(http_header(&r, "Set-Cookie", v, sizeof(v)) < 0);
+	CHECK(http_header(&r, "Content-Encoding", v, sizeof(v)) == 0);
+	CHECK(chatfix_get(st.base, "/bench", NULL, NULL, &r) == 0);
+	CHECK(r.body.data && strstr(r.body.data, "value=\"u_000000") != NULL);
+	CHECK(chatfix_post(st.base, "/bench-send", NULL, NULL, "{\"messageSend\":\"aaa\"}", &r) ==
+	    0);
+	CHECK_INT(r.status, 204);
+	http_resp_free(&r);
+}
+
+/* Concurrent writers: THREADS x N message-sends at once through two processes. */
+#define CW_THREADS	8
+#define CW_N		200
+
+struct cw {
+	int id;
+	int ok, err5xx, other;
+};
+
+static void *
+cw_run(void *arg)
+{
+	struct cw *c = arg;
+	struct http_resp r;
+	char body[96];
+	int i;
+
+	http_resp_init(&r);
+	for (i = 0; i < CW_N; i++) {
+		snprintf(body, sizeof(body), "{\"messageSend\":\"cw %d %d\"}", c->id, i);
+		if (chatfix_post(st.base, "/bench-send", NULL, NULL, body, &r) < 0 ||
+		    r.status >= 500)
+			c->err5xx++;
+		else if (r.status == 204)
+			c->ok++;
+		else
+			c->other++;
+	}
+	http_resp_free(&r);
+	return NULL;
+}
+
+static void
+test_concurrent_writers(void)
+{
+	pthread_t t[CW_THREADS];
+	struct cw c[CW_THREADS];
+	int i, ok = 0, bad = 0;
+	long long t0 = stack_now_ms();
+
+	for (i = 0; i < CW_THREADS; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].id = i;
+		pthread_create(&t[i], NULL, cw_run, &c[i]);
+	}
+	for (i = 0; i < CW_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		ok += c[i].ok;
+		bad += c[i].err5xx + c[i].other;
+	}
+	printf("  %d sends: %d x 204 in %lld ms, %d others\n", CW_THREADS * CW_N, ok,
+	    stack_now_ms() - t0, bad);
+	CHECK_INT(ok, CW_THREADS * CW_N);
+	CHECK_INT(bad, 0);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM messages WHERE content LIKE 'cw %'",
+	    NULL), ok);
+}
+
+/* Acknowledged means durable: kill -9 every writer right after their 204s. */
+static void
+test_kill9_after_204(void)
+{
+	struct http_resp r;
+	pid_t pids[16];
+	char body[96];
+	int i, n, acked = 0;
+
+	http_resp_init(&r);
+	for (i = 0; i < 20; i++) {
+		snprintf(body, sizeof(body), "{\"messageSend\":\"durable %d\"}", i);
+		CHECK(chatfix_post(st.base, "/bench-send", NULL, NULL, body, &r) == 0);
+		acked += r.status == 204;
+	}
+	CHECK_INT(acked, 20);
+	n = stack_worker_pids(&st, "bench_send", pids, 16);
+	CHECK_INT(n, 2);
+	for (i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	for (i = 0; i < n; i++)
+		stack_sh("while kill -0 %d 2>/dev/null; do sleep 0.01; done", (int)pids[i]);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM messages WHERE content LIKE "
+	    "'durable %'", NULL), acked);
+	/* The pool comes back and writes again. */
+	CHECK(stack_wait_pool(&st, "bench_send", 5000) == 0);
+	CHECK(chatfix_post(st.base, "/bench-send", NULL, NULL, "{\"messageSend\":\"again\"}",
+	    &r) == 0);
+	CHECK_INT(r.status, 204);
+	http_resp_free(&r);
+}
+
+int
+main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (setup() < 0) {
+		CHECK(!"stack started on a seeded database");
+		teardown();
+		return harness_done();
+	}
+	RUN(test_page_first_visit);
+	RUN(test_page_compression);
+	RUN(test_writes);
+	RUN(test_escaping);
+	RUN(test_bad_input);
+	RUN(test_bench_mode);
+	RUN(test_concurrent_writers);
+	RUN(test_kill9_after_204);
+	teardown();
+	return harness_done();
+}

@@ -1,0 +1,246 @@
+/*
+ * test_chatlib: the library pieces under the chat endpoints: the template engine (parse
+ * errors, blocks, escaping that cannot be bypassed), Accept-Encoding negotiation, the
+ * field rules (code points, character classes) and group commit on a real SQLite file
+ * (many threads, every write committed, fewer transactions than writes, one failing
+ * write undone alone).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chat.h"
+#include "db.h"
+#include "encode.h"
+#include "gcommit.h"
+#include "tmpl.h"
+#include "../lib/harness.h"
+
+static const char *const slots[] = { "title", "item", NULL };
+static const char *const blocks[] = { "items", NULL };
+
+static int
+rows(void *ctx, int block, size_t i, struct tmpl_val *vals)
+{
+	const char *const *items = ctx;
+
+	(void)block;
+	if (items[i] == NULL)
+		return 0;
+	vals[1].s = items[i];
+	vals[1].len = strlen(items[i]);
+	return 1;
+}
+
+static void
+test_tmpl_render(void)
+{
+	const char *src = "<h1>{{title}}</h1><ul>{{#items}}<li>{{item}}</li>{{/items}}</ul>";
+	const char *items[] = { "a", "<b>", "\"q\" & 'p'", NULL };
+	const char *none[] = { NULL };
+	struct tmpl_val vals[2] = { { "<script>x</script>", 18 }, { NULL, 0 } };
+	struct tmpl *t;
+	struct buf b;
+	char err[128];
+
+	buf_init(&b, 0);
+	t = tmpl_parse(src, strlen(src), slots, blocks, err, sizeof(err));
+	CHECK(t != NULL);
+	if (t == NULL)
+		return;
+	CHECK(tmpl_render(t, &b, vals, rows, items) == 0);
+	CHECK_STR(b.data, "<h1>&lt;script&gt;x&lt;/script&gt;</h1><ul><li>a</li>"
+	    "<li>&lt;b&gt;</li><li>&quot;q&quot; &amp; &#39;p&#39;</li></ul>");
+	b.len = 0;
+	CHECK(tmpl_render(t, &b, vals, rows, none) == 0);
+	b.data[b.len] = '\0';
+	CHECK_STR(b.data, "<h1>&lt;script&gt;x&lt;/script&gt;</h1><ul></ul>");
+	tmpl_free(t);
+	buf_free(&b);
+}
+
+static void
+test_tmpl_errors(void)
+{
+	static const char *const bad[] = {
+		"{{nope}}", "{{#nope}}{{/nope}}", "{{#items}}", "{{/items}}", "{{title",
+		"{{#items}}{{#items}}{{/items}}{{/items}}", "{{ title }}", "{{}}",
+		"{{{title}}}",
+	};
+	char err[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tmpl *t = tmpl_parse(bad[i], strlen(bad[i]), slots, blocks, err,
+		    sizeof(err));
+
+		if (t != NULL)
+			printf("  accepted: %s\n", bad[i]);
+		CHECK(t == NULL);
+		tmpl_free(t);
+	}
+}
+
+static void
+test_encode_choose(void)
+{
+	static const struct {
+		const char *ae;
+		enum encode_coding want;
+	} cases[] = {
+		{ NULL, ENCODE_IDENTITY }, { "", ENCODE_IDENTITY }, { "br", ENCODE_BR },
+		{ "gzip, deflate, br", ENCODE_BR }, { "gzip", ENCODE_GZIP },
+		{ "br;q=0, gzip", ENCODE_GZIP }, { "br;q=0.0,gzip;q=0", ENCODE_IDENTITY },
+		{ "identity", ENCODE_IDENTITY }, { "*", ENCODE_BR }, { "BR", ENCODE_BR },
+		{ "gzip;q=0.5, br;q=0.001", ENCODE_BR }, { "x-gzip", ENCODE_GZIP },
+		{ "deflate", ENCODE_IDENTITY }, { "brotli", ENCODE_IDENTITY },
+		{ "*;q=0, gzip", ENCODE_GZIP },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (encode_choose(cases[i].ae) != cases[i].want)
+			printf("  case %zu: %s\n", i, cases[i].ae ? cases[i].ae : "(null)");
+		CHECK_INT(encode_choose(cases[i].ae), cases[i].want);
+	}
+}
+
+static void
+test_chat_fields(void)
+{
+	static const struct {
+		const char *s;
+		size_t min, max;
+		enum chat_chars chars;
+		enum chat_field_err want;
+	} cases[] = {
+		{ "hello", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_OK },
+		{ "", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_LENGTH },
+		{ "a\tb\nc", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_OK },
+		{ "a\rb", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_CHARS },
+		{ "a\x01", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_CHARS },
+		{ "a\x7f", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_CHARS },
+		{ "\xc2\x85", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_CHARS },	/* U+0085 */
+		{ "\xc3\xa9\xc3\xa9", 1, 2, CHAT_CHARS_TEXT, CHAT_FIELD_OK },	/* 2 code points */
+		{ "\xc3\xa9\xc3\xa9\xc3\xa9", 1, 2, CHAT_CHARS_TEXT, CHAT_FIELD_LENGTH },
+		{ "<script>", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_OK },
+		{ "c_00000001", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_OK },
+		{ "_x-1", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_OK },
+		{ "1abc", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_CHARS },
+		{ "-abc", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_CHARS },
+		{ "Abc", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_CHARS },
+		{ "a b", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_CHARS },
+		{ "abcdefghijabcdefghijabcdefghijabc", 1, 32, CHAT_CHARS_CHANNEL,
+		    CHAT_FIELD_LENGTH },
+		{ "Alice B_-9", 1, 32, CHAT_CHARS_NICKNAME, CHAT_FIELD_OK },
+		{ "<script>", 1, 32, CHAT_CHARS_NICKNAME, CHAT_FIELD_CHARS },
+		{ "\xc3\xa9", 1, 32, CHAT_CHARS_NICKNAME, CHAT_FIELD_CHARS },
+		{ "", 1, 32, CHAT_CHARS_NICKNAME, CHAT_FIELD_LENGTH },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum chat_field_err e = chat_field_check(cases[i].s, strlen(cases[i].s),
+		    cases[i].min, cases[i].max, cases[i].chars);
+
+		if (e != cases[i].want)
+			printf("  case %zu: \"%s\"\n", i, cases[i].s);
+		CHECK_INT(e, cases[i].want);
+	}
+	CHECK_INT(chat_utf8_len("a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 10), 4);
+}
+
+/* Group commit: THREADS threads with a connection each write N rows through it. */
+#define GC_THREADS	8
+#define GC_N		50
+
+static char gc_path[128];
+
+static int
+gc_insert(struct db *db, void *arg)
+{
+	struct db_stmt *st = db_prepare(db, "INSERT INTO t(v) VALUES ($1)");
+
+	if (st == NULL)
+		return -1;
+	db_bind_int(st, 1, *(int *)arg);
+	return db_step(st) == DB_DONE ? 0 : -1;
+}
+
+static void *
+gc_worker(void *arg)
+{
+	struct db *db = NULL;
+	char err[128];
+	int i, v, *bad = arg;
+
+	if (db_open(&db, gc_path, NULL, err, sizeof(err)) < 0) {
+		(*bad)++;
+		return NULL;
+	}
+	for (i = 0; i < GC_N; i++) {
+		/* Every 10th write violates the CHECK: it alone must be undone. */
+		v = i % 10 == 9 ? -1 : i;
+		if (gcommit_run(db, gc_insert, &v, NULL) != (v < 0 ? -1 : 0))
+			(*bad)++;
+	}
+	db_close(db);
+	return NULL;
+}
+
+static void
+test_gcommit(void)
+{
+	pthread_t tids[GC_THREADS];
+	int bad[GC_THREADS] = { 0 }, i, total = 0;
+	struct db *db = NULL;
+	struct db_stmt *st;
+	long batches, writes;
+	char err[128], file[100];
+
+	snprintf(file, sizeof(file), "/tmp/sluice-gcommit-%d.db", (int)getpid());
+	snprintf(gc_path, sizeof(gc_path), "sqlite:%s", file);
+	CHECK(db_open(&db, gc_path, NULL, err, sizeof(err)) == 0);
+	if (db == NULL)
+		return;
+	CHECK(db_exec(db, "CREATE TABLE t(v integer CHECK (v >= 0))") == 0);
+	/* With the cross-process lock, as the chat endpoints run it. */
+	snprintf(err, sizeof(err), "%s-gcommit", file);
+	CHECK(gcommit_lockfile(err) == 0);
+	for (i = 0; i < GC_THREADS; i++)
+		pthread_create(&tids[i], NULL, gc_worker, &bad[i]);
+	for (i = 0; i < GC_THREADS; i++) {
+		pthread_join(tids[i], NULL);
+		total += bad[i];
+	}
+	CHECK_INT(total, 0);
+	st = db_prepare(db, "SELECT count(*) FROM t");
+	CHECK(st != NULL && db_step(st) == DB_ROW);
+	CHECK_INT(db_column_int(st, 0), GC_THREADS * GC_N * 9 / 10);
+	db_reset(st);
+	gcommit_stats(&batches, &writes);
+	printf("  %ld writes in %ld transactions\n", writes, batches);
+	CHECK_INT(writes, GC_THREADS * GC_N);
+	CHECK(batches <= writes);
+	db_close(db);
+	snprintf(err, sizeof(err), "%s-gcommit", file);
+	unlink(err);
+	snprintf(err, sizeof(err), "%s-wal", file);
+	unlink(err);
+	snprintf(err, sizeof(err), "%s-shm", file);
+	unlink(err);
+	unlink(file);
+}
+
+int
+main(void)
+{
+	RUN(test_tmpl_render);
+	RUN(test_tmpl_errors);
+	RUN(test_encode_choose);
+	RUN(test_chat_fields);
+	RUN(test_gcommit);
+	return harness_done();
+}
