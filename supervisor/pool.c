@@ -86,7 +86,8 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 		m = snprintf(buf, sizeof(buf), "%s/%s", s->bindir, ep->name);
 	if (m < 0 || (size_t)m >= sizeof(buf) || (out->binary = strdup(buf)) == NULL)
 		goto fail;
-	if (pool_env_add(&out->env, &n, "SLUICE_NAME", ep->name) == -1)
+	if (pool_env_add(&out->env, &n, "SLUICE_NAME", ep->name) == -1 ||
+	    pool_env_add(&out->env, &n, "SLUICE_ROUTE", ep->path) == -1)
 		goto fail;
 	(void)snprintf(buf, sizeof(buf), "%d", ep->threads);
 	if (pool_env_add(&out->env, &n, "SLUICE_THREADS", buf) == -1)

@@ -31,6 +31,7 @@
 #include "json.h"
 #include "log.h"
 #include "rest_handler.h"
+#include "conf.h"
 #include "serve.h"
 #include "str.h"
 
@@ -363,11 +364,33 @@ rest_get(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	return rest_answer_read(rq, rs, t, p, root, acc, count, csv);
 }
 
-/* The last path segments: "<table>" or "rpc/<fn>".  Returns 0, or -1 when empty. */
+/*
+ * The resource: "<table>" or "rpc/<fn>" right under the endpoint's route (SLUICE_ROUTE,
+ * set by sluiced: "/rest/v1/x/artist" is not "artist").  Without a route (a binary run
+ * alone) the last segments are taken.  Returns 0, or -1 when there is no resource.
+ */
 static int
 rest_route(const char *path, const char **name, int *rpc)
 {
 	const char *end = path + strlen(path), *s, *prev;
+	const char *route = conf_env_str("SLUICE_ROUTE", NULL);
+	size_t rlen;
+
+	if (route != NULL && *route != '\0') {
+		rlen = strlen(route);
+		if (strncmp(path, route, rlen) != 0)
+			return -1;
+		path += rlen;
+		if (path[0] == '/')
+			path++;
+		*rpc = strncmp(path, "rpc/", 4) == 0;
+		if (*rpc)
+			path += 4;
+		if (*path == '\0' || strchr(path, '/') != NULL)
+			return -1;
+		*name = path;
+		return 0;
+	}
 
 	while (end > path && end[-1] == '/')
 		end--;

@@ -135,6 +135,10 @@ test_rest_hostile_filters(void)
 	BAD("GET", "artist%3Bdrop", NULL, NULL, 404);
 	BAD("GET", "art%FFist", NULL, NULL, 404);
 	BAD("GET", "rpc/add%27them", NULL, NULL, 404);
+	/* Only "<table>" and "rpc/<fn>" right under the route are resources. */
+	BAD("GET", "x/artist", NULL, NULL, 404);
+	BAD("GET", "rpc/x/add_them", NULL, NULL, 404);
+	BAD("GET", "", NULL, NULL, 404);
 	FX_BOTH("GET", "artist?order=artist_id", NULL, NULL, 200, artists, &r);
 }
 
