@@ -10,7 +10,7 @@
 # t3a.nano and c5.xlarge figures stand beside, labelled: other hardware, other software.
 #
 # Settings: BENCH_PGRST_PROFILES ("default tuned"), BENCH_PGRST_DBS ("sqlite postgresql"),
-# BENCH_PGRST_CONNS (32).
+# BENCH_PGRST_CONNS (32), BENCH_PGRST_POOL (the rest pool, "workers=4 threads=4").
 
 PGRST_SCENARIOS="GETSingle GETSingleEmbed GETAllEmbed POSTSingle POSTBulk RPCSimple RPCGETSingle RPCGETSingleEmbed PATCHSingle"
 # The published runs (PostgREST, k6), after its GET optimisations: t3a.nano and c5.xlarge.
@@ -28,7 +28,7 @@ suite_postgrest() {
 	{
 		echo "## postgrest: the PostgREST benchmark's scenarios on Chinook"
 		echo
-		echo "bin/rest (4 workers x 4 threads) and /health in the same run, $conns connections, median of $BENCH_RUNS; published: PostgREST on AWS t3a.nano and c5.xlarge (k6), other hardware and software, for scale only."
+		echo "bin/rest (${BENCH_PGRST_POOL:-workers=4 threads=4}) and /health in the same run, $conns connections, median of $BENCH_RUNS; published: PostgREST on AWS t3a.nano and c5.xlarge (k6), other hardware and software, for scale only."
 		echo
 	} | bench_report
 	for db in $dbs; do
@@ -45,7 +45,7 @@ suite_postgrest() {
 			bench_stack_start "pgrst-$db" "$profile" "set nginx_workers 2
 db chinook $url
 health =/health workers=8 threads=8
-rest /rest/v1/ workers=4 threads=4 db=chinook"
+rest /rest/v1/ ${BENCH_PGRST_POOL:-workers=4 threads=4} db=chinook"
 			size127=$(curl -s "http://127.0.0.1:$BENCH_PORT/rest/v1/album?select=*,track(*,genre(*))&artist_id=eq.127" | wc -c)
 			sizeall=$(curl -s "http://127.0.0.1:$BENCH_PORT/rest/v1/album?select=*,track(*,genre(*))" | wc -c)
 			targets=(health=/health)
