@@ -25,6 +25,7 @@
 #include "log.h"
 #include "req.h"
 #include "resp.h"
+#include "serve.h"
 #include "str.h"
 
 #define CHAT_KEY_MAX	64
@@ -346,44 +347,6 @@ chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX])
 }
 
 int
-chat_db_error(struct resp *rs, enum db_err e)
-{
-	const char *code, *msg;
-
-	switch (e) {
-	case DB_ECONSTRAINT:
-		code = "conflict";
-		msg = "the request conflicts with the data (a constraint was violated)";
-		break;
-	case DB_EINPUT:
-		code = "invalid_input";
-		msg = "a value does not fit its column";
-		break;
-	case DB_EBUSY:
-		code = "busy";
-		msg = "the database is busy; retry the request";
-		break;
-	case DB_EUNAVAIL:
-		code = "unavailable";
-		msg = "the database is unavailable";
-		break;
-	case DB_EREADONLY:
-		code = "read_only";
-		msg = "the database is read-only";
-		break;
-	case DB_EFULL:
-		code = "storage_full";
-		msg = "the database is out of space";
-		break;
-	default:
-		code = "internal";
-		msg = "database error";
-		break;
-	}
-	return resp_error(rs, db_err_status(e), code, msg, NULL, NULL);
-}
-
-int
 chat_write(struct req *rq, struct resp *rs, gcommit_fn fn, void *arg)
 {
 	struct db *db = rq->db;
@@ -392,7 +355,7 @@ chat_write(struct req *rq, struct resp *rs, gcommit_fn fn, void *arg)
 
 	if (db_backend(db) == DB_SQLITE) {
 		if ((rc = gcommit_run(db, fn, arg, &e)) < 0)
-			chat_db_error(rs, e);
+			serve_db_error_class(rs, e);
 		return rc;
 	}
 	for (tries = 0;; tries++) {
@@ -416,7 +379,7 @@ chat_write(struct req *rq, struct resp *rs, gcommit_fn fn, void *arg)
 		nanosleep(&(struct timespec){ 0, (long)(1 + chat_random() %
 		    (1u << (tries < 5 ? tries + 1 : 5))) * 1000000L }, NULL);
 	}
-	chat_db_error(rs, e);
+	serve_db_error_class(rs, e);
 	return -1;
 }
 

@@ -60,10 +60,6 @@ int chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX]);
  */
 int chat_write(struct req *rq, struct resp *rs, gcommit_fn fn, void *arg);
 
-/* An error response for a database failure class (the message itself was logged by
- * whoever saw it).  Returns 0. */
-int chat_db_error(struct resp *rs, enum db_err e);
-
 /* The character rules of the request fields. */
 enum chat_chars {
 	CHAT_CHARS_TEXT,	/* any printable text: no control characters but \t and \n */

@@ -59,6 +59,10 @@ int serve_main(int argc, char **argv, const struct endpoint *ep);
  */
 int serve_db_error(struct resp *rs, struct db *db);
 
+/* The same for an error class (an enum db_err from db.h) known without its connection,
+ * e.g. a write that ran on another thread's connection.  Logs nothing.  Returns 0. */
+int serve_db_error_class(struct resp *rs, int err_class);
+
 /*
  * How many SIGHUPs the worker has received.  A handler that caches what it read from the
  * database at start-up (a schema) compares this with the value it saw then, and reloads

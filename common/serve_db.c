@@ -50,7 +50,18 @@ int
 serve_db_error(struct resp *rs, struct db *db)
 {
 	enum db_err e = db_errcode(db);
-	int status = db_err_status(e);
+
+	if (db_err_status(e) >= 500)
+		log_err("database: %s", db_errmsg(db));
+	else
+		log_debug("database: %s", db_errmsg(db));
+	return serve_db_error_class(rs, e);
+}
+
+int
+serve_db_error_class(struct resp *rs, int err_class)
+{
+	enum db_err e = (enum db_err)err_class;
 	const char *code, *msg;
 
 	switch (e) {
@@ -83,9 +94,5 @@ serve_db_error(struct resp *rs, struct db *db)
 		msg = "database error";
 		break;
 	}
-	if (status >= 500)
-		log_err("database: %s", db_errmsg(db));
-	else
-		log_debug("database: %s", db_errmsg(db));
-	return resp_error(rs, status, code, msg, NULL, NULL);
+	return resp_error(rs, db_err_status(e), code, msg, NULL, NULL);
 }
