@@ -564,3 +564,15 @@ out:
 	cJSON_Delete(root);
 	return ret;
 }
+
+int
+chat_write_input(struct req *rq, struct resp *rs, const char *key, char sid[CHAT_SID_MAX],
+    const char **s, size_t *len)
+{
+	if (!chat_session(rq, sid)) {
+		resp_error(rs, 401, "no_session", "no valid session", NULL,
+		    "load the chat page first: it sets the session cookie");
+		return -1;
+	}
+	return chat_body_string(rq, rs, key, s, len) < 0 ? -1 : 0;
+}

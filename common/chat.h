@@ -58,6 +58,14 @@ int chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX]);
  * Runs fn(db, arg) as a committed write (see above).  Returns fn's value (>= 0) after the
  * commit, or -1 with an error response (503 busy, 409, 500 ...) already in rs.
  */
+/*
+ * What every write starts with: the session (401 without one) and the string field key of
+ * the JSON body (chat_body_string's 4xx).  Returns 0 with sid, *s and *len set, or -1 with
+ * the error response in rs.  *s is borrowed until the request ends.
+ */
+int chat_write_input(struct req *rq, struct resp *rs, const char *key,
+    char sid[CHAT_SID_MAX], const char **s, size_t *len);
+
 int chat_write(struct req *rq, struct resp *rs, gcommit_fn fn, void *arg);
 
 /* The character rules of the request fields. */

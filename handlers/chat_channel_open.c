@@ -76,10 +76,7 @@ handle(struct req *rq, struct resp *rs)
 	struct open o;
 	int rc;
 
-	if (!chat_session(rq, sid))
-		return resp_error(rs, 401, "no_session", "no valid session", NULL,
-		    "load the chat page first: it sets the session cookie");
-	if (chat_body_string(rq, rs, "channelOpen", &o.name, &o.len) < 0)
+	if (chat_write_input(rq, rs, "channelOpen", sid, &o.name, &o.len) < 0)
 		return 0;
 	switch (chat_field_check(o.name, o.len, 1, OPEN_MAX, CHAT_CHARS_CHANNEL)) {
 	case CHAT_FIELD_OK:

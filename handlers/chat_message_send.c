@@ -56,10 +56,7 @@ handle(struct req *rq, struct resp *rs)
 	struct send s;
 	int rc;
 
-	if (!chat_session(rq, sid))
-		return resp_error(rs, 401, "no_session", "no valid session", NULL,
-		    "load the chat page first: it sets the session cookie");
-	if (chat_body_string(rq, rs, "messageSend", &s.text, &s.len) < 0)
+	if (chat_write_input(rq, rs, "messageSend", sid, &s.text, &s.len) < 0)
 		return 0;
 	switch (chat_field_check(s.text, s.len, 1, SEND_MAX, CHAT_CHARS_TEXT)) {
 	case CHAT_FIELD_OK:

@@ -72,10 +72,7 @@ handle(struct req *rq, struct resp *rs)
 	struct nick n;
 	int rc;
 
-	if (!chat_session(rq, sid))
-		return resp_error(rs, 401, "no_session", "no valid session", NULL,
-		    "load the chat page first: it sets the session cookie");
-	if (chat_body_string(rq, rs, "nicknameSet", &n.nick, &n.len) < 0)
+	if (chat_write_input(rq, rs, "nicknameSet", sid, &n.nick, &n.len) < 0)
 		return 0;
 	switch (chat_field_check(n.nick, n.len, 1, NICK_MAX, CHAT_CHARS_NICKNAME)) {
 	case CHAT_FIELD_OK:

@@ -170,32 +170,15 @@ apache_main(const char *conf_path, const char *rundir, const char *bindir,
 			goto out;
 		if (apache_error_files_write(prefix_abs) == -1)
 			goto out;
-		m = snprintf(path, sizeof(path), "%s.tmp", outfile);
-		if (m < 0 || (size_t)m >= sizeof(path)) {
-			fprintf(stderr, "sluiced: %s: path too long\n", outfile);
-			goto out;
-		}
-		if ((out = fopen(path, "w")) == NULL) {
-			fprintf(stderr, "sluiced: %s: %s\n", path, strerror(errno));
+		if ((out = sluiced_out_open(outfile, path, sizeof(path))) == NULL) {
+			out = stdout;
 			goto out;
 		}
 	}
-	if (apache_conf_write(out, c, &o) == -1)
-		goto out;
-	if (outfile != NULL) {
-		m = fclose(out);
-		out = stdout;
-		if (m == EOF || rename(path, outfile) == -1) {
-			fprintf(stderr, "sluiced: %s: %s\n", outfile, strerror(errno));
-			goto out;
-		}
-	}
-	rc = 0;
+	rc = apache_conf_write(out, c, &o) == -1 ? 1 : 0;
 out:
-	if (out != stdout) {
-		fclose(out);
-		unlink(path);
-	}
+	if (out != stdout && sluiced_out_close(out, path, outfile, rc == 0) == -1)
+		rc = 1;
 	conf_free(c);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * paths.c: file-system helpers of the config generators (sluiced nginx, sluiced apache):
- * making the paths they paste into configurations absolute, and creating the servers'
- * prefix directories.
+ * making the paths they paste into configurations absolute, creating the servers'
+ * prefix directories, and writing a generated file atomically (-o FILE).
  */
 #include <errno.h>
 #include <limits.h>
@@ -61,3 +61,32 @@ sluiced_mkdirs(const char *dir)
 	return 0;
 }
 
+
+FILE *
+sluiced_out_open(const char *outfile, char *tmp, size_t len)
+{
+	FILE *f;
+	int m;
+
+	m = snprintf(tmp, len, "%s.tmp", outfile);
+	if (m < 0 || (size_t)m >= len) {
+		fprintf(stderr, "sluiced: %s: path too long\n", outfile);
+		return NULL;
+	}
+	if ((f = fopen(tmp, "w")) == NULL)
+		fprintf(stderr, "sluiced: %s: %s\n", tmp, strerror(errno));
+	return f;
+}
+
+int
+sluiced_out_close(FILE *f, const char *tmp, const char *outfile, int ok)
+{
+	int failed = fclose(f) == EOF;
+
+	if (ok && !failed && rename(tmp, outfile) == 0)
+		return 0;
+	if (ok)
+		fprintf(stderr, "sluiced: %s: %s\n", outfile, strerror(errno));
+	unlink(tmp);
+	return -1;
+}

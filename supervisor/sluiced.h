@@ -139,5 +139,10 @@ int nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 int sluiced_abspath(const char *path, char *buf, size_t len);
 /* mkdir -p dir (mode 0755); 0 or -1 with errno. */
 int sluiced_mkdirs(const char *dir);
+/* -o FILE written atomically: sluiced_out_open() opens FILE.tmp (its path into tmp[len]),
+ * NULL with the reason on stderr; sluiced_out_close() closes it and, when ok, renames it
+ * over FILE, else removes it.  Returns 0, or -1 (reason on stderr when ok). */
+FILE *sluiced_out_open(const char *outfile, char *tmp, size_t len);
+int sluiced_out_close(FILE *f, const char *tmp, const char *outfile, int ok);
 
 #endif /* SLUICED_H */
