@@ -257,6 +257,11 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 		goto out;
 	}
 	sqlite3_extended_result_codes(s->conn, 1);
+	if (db_sqlite_json_register(s->conn) == -1) {
+		db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot register the JSON "
+		    "functions", path);
+		goto fail;
+	}
 	/* Set before the first pragma: switching to WAL itself may have to wait. */
 	sqlite3_busy_timeout(s->conn, opts->sqlite_busy_ms);
 

@@ -32,6 +32,9 @@ struct arena;
 #define REST_LOGIC_DEPTH	8	/* nested and()/or(): 400 */
 #define REST_PARAMS_MAX		256	/* bound values per statement */
 #define REST_SQL_MAX		(256 * 1024)
+/* Members of one sluice_obj() call on SQLite: 1 + 2 x 63 arguments, SQLite's default
+ * SQLITE_MAX_FUNCTION_ARG of 127; wider rows are concatenated instead. */
+#define REST_OBJ_MEMBERS_MAX	63
 
 /* What a column holds, for JSON rendering and comparisons. */
 enum rest_kind {

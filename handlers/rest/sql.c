@@ -6,15 +6,15 @@
  *              ROWS = select _t0."c" as "c", (EMBED) as "rel" from "t" _t0 where ...
  *              to-many EMBED = (select coalesce(json_agg(_r1), '[]') from (ROWS1) _r1)
  *              to-one  EMBED = (select row_to_json(_r1) from (ROWS1) _r1)
- * SQLite:      select '[' || coalesce(group_concat(_j, ','), '') || ']', count(*) from (ROWS)
- *              ROWS = select '{"c":' || json_quote(_t0."c") || ',"rel":' || EMBED || '}' as _j
+ * SQLite:      select sluice_arr(_j), count(*) from (ROWS)
+ *              ROWS = select sluice_obj('vj', '"c"', _t0."c", '"rel"', EMBED) as _j
  *                     from "t" _t0 ...
- *              to-many EMBED = coalesce((select '[' || group_concat(_j, ',') || ']' from
- *                              (ROWS1)), '[]')
- *              to-one  EMBED = coalesce((select _j from (ROWS1) limit 1), 'null')
- * On SQLite the JSON is concatenated text: json_object() would need json() around every
- * nested value (a JSON subtype does not cross a subquery), which parses the whole nested
- * text again at every level; json_quote() renders each value exactly as json_object would.
+ *              to-many EMBED = (select sluice_arr(sluice_obj(...)) from "t1" _t1 where ...)
+ *              to-one  EMBED = (select sluice_obj(...) from "t1" _t1 where ... limit 1)
+ * sluice_obj() and sluice_arr() are C functions registered on every SQLite connection
+ * (common/db_sqlite_json.c): json_object() would need json() around every nested value (a
+ * JSON subtype does not cross a subquery), which parses the whole nested text again at
+ * every level, and it costs several times more per row.
  *
  * Embeds are correlated subqueries on the foreign key; many-to-many goes through the
  * junction with EXISTS; !inner adds an EXISTS on the parent.  SQLite renders timestamps
@@ -651,29 +651,25 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 		buf_printf(g->sql, ") %s)", r);
 		return 0;
 	}
-	/* SQLite: JSON text built by concatenation, so that no level parses its children's
-	 * text again (json() would: subtypes do not cross a subquery). */
+	/* SQLite: sluice_arr() over the rows' objects ('[]' when there are none), or the one
+	 * object (NULL when there is none, which sluice_obj() renders as null). */
 	if (n->norder == 0 && n->limit < 0 && n->offset == 0) {
 		/* Without order or page, aggregate the table directly: no subquery to run
 		 * as a co-routine per parent row. */
-		buf_puts(g->sql, many ? "coalesce((select '[' || group_concat(" :
-		    "coalesce((select ");
+		buf_puts(g->sql, many ? "(select sluice_arr(" : "(select ");
 		if (gen_obj_lite(g, n, a) < 0)
 			return -1;
 		if (many)
-			buf_puts(g->sql, ", ',') || ']'");
+			buf_putc(g->sql, ')');
 		if (gen_from_where(g, n, NULL, a, palias) < 0)
 			return -1;
-		buf_printf(g->sql, "%s), '%s')", many ? "" : " limit 1", many ? "[]" : "null");
+		buf_puts(g->sql, many ? ")" : " limit 1)");
 		return 0;
 	}
-	if (many)
-		buf_puts(g->sql, "coalesce((select '[' || group_concat(_j, ',') || ']' from (");
-	else
-		buf_puts(g->sql, "coalesce((select _j from (");
+	buf_puts(g->sql, many ? "(select sluice_arr(_j) from (" : "(select _j from (");
 	if (gen_rows(g, n, NULL, a, palias, 0) < 0)
 		return -1;
-	buf_printf(g->sql, ") %s%s), '%s')", r, many ? "" : " limit 1", many ? "[]" : "null");
+	buf_printf(g->sql, ") %s%s)", r, many ? "" : " limit 1");
 	return 0;
 }
 
@@ -768,8 +764,16 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 				col_json(g, alias, n->table, rest_schema_col(t, it->name));
 			else
 				col_json_text(g, alias, n->table, rest_schema_col(t, it->name));
-		} else if (gen_embed(g, it->embed, alias) < 0)
-			return -1;
+		} else if (columns) {
+			if (gen_embed(g, it->embed, alias) < 0)
+				return -1;
+		} else {
+			/* A missing to-one row is NULL, which would make the whole text NULL. */
+			buf_puts(g->sql, "coalesce(");
+			if (gen_embed(g, it->embed, alias) < 0)
+				return -1;
+			buf_puts(g->sql, ", 'null')");
+		}
 		if (columns) {
 			buf_puts(g->sql, " as ");
 			rest_quote_ident(g->sql, it->alias ? it->alias : it->name);
@@ -780,69 +784,87 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 	return 0;
 }
 
+/* SQLite: a key as sluice_obj() takes it, a JSON string in an SQL literal: '"key"'. */
+static void
+key_literal(struct rest_gen *g, const char *key)
+{
+	struct buf k;
+
+	buf_init(&k, REST_SQL_MAX);
+	json_escape(&k, key, strlen(key));
+	if (buf_failed(&k))
+		g->sql->failed = 1;
+	else
+		rest_sql_literal(g->sql, k.data);
+	buf_free(&k);
+}
+
+/* SQLite: one member of a sluice_obj() call, ", '"key"', value". */
+static int
+obj_member(struct rest_gen *g, const char *key, const char *alias, int t, int c,
+    struct rest_node *embed)
+{
+	buf_puts(g->sql, ", ");
+	key_literal(g, key);
+	buf_puts(g->sql, ", ");
+	if (embed != NULL)
+		return gen_embed(g, embed, alias);
+	col_json(g, alias, t, c);
+	return 0;
+}
+
 /*
- * SQLite: the row's JSON object as text.  json_object() renders the plain columns (one
- * call, much cheaper than a json_quote() per value); embeds, already JSON text, are spliced
- * in after its closing brace is trimmed: rtrim(j, '}') removes exactly that brace, because
- * no plain value's text ends in '}' (strings end in '"').  Rows that do not fit that shape
- * (no plain column, a JSON column last, more columns than json_object() takes) are
- * concatenated value by value instead.
+ * SQLite: the row's JSON object as text, sluice_obj(kinds, key, value, ...) with the
+ * members in the order of select= (db_sqlite_json.c).  Kind 'j' splices JSON text as it
+ * is: embeds, booleans (col_json() gives true/false) and JSON columns (validated by
+ * json()); kind 'v' renders a plain value.  A row with more members than an SQL function
+ * takes is concatenated value by value instead.
  */
 static int
 gen_obj_lite(struct rest_gen *g, struct rest_node *n, const char *alias)
 {
 	const struct rest_table *t = tab(g, n->table);
-	size_t i;
-	int c, nscalar = 0, nembed = 0, lastjson = 0, star = n->nitems == 0 && n->parent == NULL;
+	char kinds[REST_OBJ_MEMBERS_MAX + 1];
+	size_t i, nk = 0;
+	int c, star = n->nitems == 0 && n->parent == NULL;
 
-	for (i = 0; i < n->nitems + (size_t)star; i++) {
-		const struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
-
-		if (it == NULL || it->kind == REST_I_STAR) {
-			nscalar += t->ncols;
-			if (t->ncols > 0)
-				lastjson = t->cols[t->ncols - 1].kind == REST_K_JSON;
-		} else if (it->kind == REST_I_COL) {
-			nscalar++;
-			lastjson = t->cols[rest_schema_col(t, it->name)].kind == REST_K_JSON;
-		} else
-			nembed++;
-	}
-	if (nscalar == 0 || nscalar > 60 || lastjson)
-		return gen_items(g, n, alias, 0);
-	buf_puts(g->sql, nembed ? "rtrim(json_object(" : "json_object(");
-	nscalar = 0;
 	for (i = 0; i < n->nitems + (size_t)star; i++) {
 		const struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
 
 		if (it == NULL || it->kind == REST_I_STAR) {
 			for (c = 0; c < t->ncols; c++) {
-				buf_puts(g->sql, nscalar++ ? ", " : "");
-				rest_sql_literal(g->sql, t->cols[c].name);
-				buf_puts(g->sql, ", ");
-				col_json(g, alias, n->table, c);
+				if (nk == REST_OBJ_MEMBERS_MAX)
+					return gen_items(g, n, alias, 0);
+				kinds[nk++] = t->cols[c].kind == REST_K_BOOL ||
+				    t->cols[c].kind == REST_K_JSON ? 'j' : 'v';
 			}
-		} else if (it->kind == REST_I_COL) {
-			buf_puts(g->sql, nscalar++ ? ", " : "");
-			rest_sql_literal(g->sql, it->alias ? it->alias : it->name);
-			buf_puts(g->sql, ", ");
-			col_json(g, alias, n->table, rest_schema_col(t, it->name));
+		} else {
+			int k = it->kind == REST_I_COL ?
+			    t->cols[rest_schema_col(t, it->name)].kind : REST_K_JSON;
+
+			if (nk == REST_OBJ_MEMBERS_MAX)
+				return gen_items(g, n, alias, 0);
+			kinds[nk++] = k == REST_K_BOOL || k == REST_K_JSON ? 'j' : 'v';
 		}
 	}
-	buf_putc(g->sql, ')');
-	if (nembed == 0)
+	if (nk == 0) {
+		buf_puts(g->sql, "'{}'");
 		return 0;
-	buf_puts(g->sql, ", '}')");
-	for (i = 0; i < n->nitems; i++) {
-		const struct rest_item *it = &n->items[i];
+	}
+	kinds[nk] = '\0';
+	buf_printf(g->sql, "sluice_obj('%s'", kinds);
+	for (i = 0; i < n->nitems + (size_t)star; i++) {
+		struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
 
-		if (it->kind != REST_I_EMBED)
-			continue;
-		key_text(g, it->alias ? it->alias : it->name, 0);
-		if (gen_embed(g, it->embed, alias) < 0)
+		if (it == NULL || it->kind == REST_I_STAR) {
+			for (c = 0; c < t->ncols; c++)
+				(void)obj_member(g, t->cols[c].name, alias, n->table, c, NULL);
+		} else if (obj_member(g, it->alias ? it->alias : it->name, alias, n->table,
+		    it->kind == REST_I_COL ? rest_schema_col(t, it->name) : -1,
+		    it->kind == REST_I_EMBED ? it->embed : NULL) < 0)
 			return -1;
 	}
-	buf_puts(g->sql, " || '}'");
+	buf_putc(g->sql, ')');
 	return 0;
 }
 
@@ -979,7 +1001,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	} else if (g->be == DB_PG)
 		buf_puts(g->sql, "coalesce(json_agg(_r), '[]')::text, count(*)");
 	else
-		buf_puts(g->sql, "'[' || coalesce(group_concat(_j, ','), '') || ']', count(*)");
+		buf_puts(g->sql, "sluice_arr(_j), count(*)");
 	if (count) {
 		char c[16];
 

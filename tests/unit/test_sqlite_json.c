@@ -1,0 +1,149 @@
+/*
+ * test_sqlite_json.c: sluice_obj() and sluice_arr(), the SQL functions that build JSON
+ * response bodies on SQLite (common/db_sqlite_json.c), on an in-memory database: every
+ * value type, escaping, reals rendered as json_quote() renders them, spliced JSON, empty
+ * aggregates, and the errors for misuse and blobs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "extern.h"
+#include "harness.h"
+
+static sqlite3 *conn;
+
+/* Runs one single-value query; returns its text ("<NULL>", or "<ERROR: msg>"). */
+static const char *
+one(const char *sql)
+{
+	static char out[4096];
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(conn, sql, -1, &st, NULL) != SQLITE_OK) {
+		(void)snprintf(out, sizeof(out), "<ERROR: %s>", sqlite3_errmsg(conn));
+		return out;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL)
+		(void)snprintf(out, sizeof(out), "<NULL>");
+	else if (rc == SQLITE_ROW)
+		(void)snprintf(out, sizeof(out), "%s", (const char *)sqlite3_column_text(st, 0));
+	else
+		(void)snprintf(out, sizeof(out), "<ERROR: %s>", sqlite3_errmsg(conn));
+	sqlite3_finalize(st);
+	return out;
+}
+
+static void
+test_obj_values(void)
+{
+	CHECK_STR(one("select sluice_obj('vvvv', '\"i\"', 42, '\"n\"', null, '\"t\"', 'x', "
+	    "'\"neg\"', -7)"), "{\"i\":42,\"n\":null,\"t\":\"x\",\"neg\":-7}");
+	CHECK_STR(one("select sluice_obj('v', '\"min\"', -9223372036854775807 - 1)"),
+	    "{\"min\":-9223372036854775808}");
+	CHECK_STR(one("select sluice_obj('')"), "{}");
+	/* Keys arrive as JSON strings and are spliced as they are. */
+	CHECK_STR(one("select sluice_obj('v', '\"a\\\"b\"', 1)"), "{\"a\\\"b\":1}");
+}
+
+static void
+test_obj_reals(void)
+{
+	static const char *const v[] = { "0.99", "1.0", "-2.5", "100.25", "1e20", "0.1 + 0.2",
+	    "1.0 / 3", "-0.0", "123456789012.5", "0.001", "-0.07", "5e-324" };
+	char sql[256], want[256];
+	size_t i;
+
+	/* Whatever the shortcut, every real must read exactly as json_quote() renders it. */
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		(void)snprintf(sql, sizeof(sql), "select json_quote(%s)", v[i]);
+		(void)snprintf(want, sizeof(want), "{\"r\":%s}", one(sql));
+		(void)snprintf(sql, sizeof(sql), "select sluice_obj('v', '\"r\"', %s)", v[i]);
+		CHECK_STR(one(sql), want);
+	}
+}
+
+static void
+test_obj_escapes(void)
+{
+	CHECK_STR(one("select sluice_obj('v', '\"s\"', 'q\"b\\' || char(10, 13, 9, 8, 12, 1, "
+	    "31) || 'é')"), "{\"s\":\"q\\\"b\\\\\\n\\r\\t\\b\\f\\u0001\\u001fé\"}");
+	/* The same text as json_quote() gives, byte for byte. */
+	CHECK_STR(one("select sluice_obj('v', '\"s\"', char(0x7f, 0x2028) || '/<>') = "
+	    "'{\"s\":' || json_quote(char(0x7f, 0x2028) || '/<>') || '}'"), "1");
+}
+
+static void
+test_obj_splice(void)
+{
+	CHECK_STR(one("select sluice_obj('jjv', '\"a\"', '[1,2]', '\"b\"', null, '\"c\"', "
+	    "'[1,2]')"), "{\"a\":[1,2],\"b\":null,\"c\":\"[1,2]\"}");
+	CHECK_STR(one("select sluice_obj('j', '\"o\"', sluice_obj('v', '\"x\"', 1))"),
+	    "{\"o\":{\"x\":1}}");
+}
+
+static void
+test_obj_errors(void)
+{
+	CHECK(strncmp(one("select sluice_obj('v', '\"b\"', x'00')"), "<ERROR: JSON cannot hold "
+	    "BLOB", 29) == 0);
+	CHECK(strncmp(one("select sluice_obj('vv', '\"a\"', 1)"), "<ERROR: sluice_obj:", 19) == 0);
+	CHECK(strncmp(one("select sluice_obj('v', 1)"), "<ERROR: sluice_obj(", 19) == 0);
+	CHECK(strncmp(one("select sluice_obj('v', 5, 1)"), "<ERROR: sluice_obj: keys", 24) == 0);
+	CHECK(strncmp(one("select sluice_obj(null, '\"a\"', 1)"), "<ERROR: sluice_obj(", 19) == 0);
+}
+
+static void
+test_arr(void)
+{
+	CHECK_STR(one("select sluice_arr(x) from (select 1 as x where 0)"), "[]");
+	CHECK_STR(one("select sluice_arr(x) from (select '{}' as x union all select 'null' "
+	    "union all select null)"), "[{},null,null]");
+	CHECK_STR(one("select sluice_arr(sluice_obj('v', '\"i\"', value)) from "
+	    "json_each('[3,1,2]')"), "[{\"i\":3},{\"i\":1},{\"i\":2}]");
+	CHECK(strncmp(one("select sluice_arr(x'01')"), "<ERROR: JSON cannot hold BLOB", 29) == 0);
+}
+
+/* A large aggregate: the buffer grows many times and every element arrives intact. */
+static void
+test_arr_large(void)
+{
+	sqlite3_stmt *st = NULL;
+	const char *text;
+	char last[128];
+	size_t n = 0;
+
+	CHECK_INT(sqlite3_prepare_v2(conn, "with recursive c(i) as (select 1 union all select "
+	    "i + 1 from c where i < 100000) select sluice_arr(sluice_obj('vv', '\"i\"', i, "
+	    "'\"s\"', printf('%050d', i))) from c", -1, &st, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+	text = (const char *)sqlite3_column_text(st, 0);
+	n = (size_t)sqlite3_column_bytes(st, 0);
+	/* Each element: {"i":N,"s":"<50 digits>"} = 16 + digits of N + 50 bytes, plus commas. */
+	CHECK(n > 100000 * 66);
+	CHECK(text != NULL && text[0] == '[' && text[n - 1] == ']');
+	(void)snprintf(last, sizeof(last), "{\"i\":100000,\"s\":\"%050d\"}]", 100000);
+	CHECK(text != NULL && n > strlen(last) && strcmp(text + n - strlen(last), last) == 0);
+	sqlite3_finalize(st);
+}
+
+int
+main(void)
+{
+	if (sqlite3_open(":memory:", &conn) != SQLITE_OK || db_sqlite_json_register(conn) != 0) {
+		fprintf(stderr, "cannot open an in-memory database\n");
+		return 1;
+	}
+	RUN(test_obj_values);
+	RUN(test_obj_reals);
+	RUN(test_obj_escapes);
+	RUN(test_obj_splice);
+	RUN(test_obj_errors);
+	RUN(test_arr);
+	RUN(test_arr_large);
+	sqlite3_close(conn);
+	return harness_done();
+}
