@@ -77,7 +77,7 @@ struct fk_killer {
 	pthread_t tid;
 	struct stack *s;
 	volatile int stop;
-	long kills, skipped;
+	long ticks, kills, skipped;
 	unsigned seed;
 	struct {
 		pid_t pid;
@@ -203,12 +203,18 @@ fk_killer_run(void *arg)
 {
 	struct fk_killer *k = arg;
 	pid_t pids[FK_PIDS], old[FK_PIDS];
-	long long now;
+	long long now, next = stack_now_ms();
 	int n, m, i;
 
 	while (!k->stop) {
-		usleep(FK_KILL_MS * 1000);
+		/* One tick every FK_KILL_MS, however long the scan of /proc took. */
+		next += FK_KILL_MS;
+		if ((now = stack_now_ms()) < next)
+			usleep((useconds_t)(next - now) * 1000);
+		else if (now > next + FK_KILL_MS)
+			next = now;
 		now = stack_now_ms();
+		k->ticks++;
 		n = stack_worker_pids(k->s, "rest", pids, FK_PIDS / 2);
 		n += stack_worker_pids(k->s, "chat_message_send", pids + n, FK_PIDS / 2);
 		for (i = m = 0; i < n; i++)
@@ -425,9 +431,10 @@ fk_run(const char *label, const char *conf_url, const char *dburl, const char *p
 	}
 	printf("  %s: %ld requests, %ld GETs (%ld 5xx, %ld other, %ld transport errors), "
 	    "%ld POSTs: %ld acknowledged, %ld errors (%ld failed but present, %ld not JSON, "
-	    "%ld transport), %ld kills (%ld ticks without an old worker), lost %ld, "
+	    "%ld transport), %ld kills in %ld ticks (%ld without an old worker), lost %ld, "
 	    "duplicates %zu, phantoms %ld\n", label, gets + posts, gets, get5xx, get_other,
-	    get_fail, posts, acked, errors, present, nonjson, transport, k->kills, k->skipped,
+	    get_fail, posts, acked, errors, present, nonjson, transport, k->kills, k->ticks,
+	    k->skipped,
 	    lost, fk_dups(rest, nrest) + fk_dups(chat, nchat), phantom);
 	printf("  %s: pool rest crashes=%ld spawns=%ld, chat_message_send crashes=%ld "
 	    "spawns=%ld\n", label, stack_pool_value(&s, "rest", "crashes"),
