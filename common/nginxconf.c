@@ -181,8 +181,13 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 		 * POST is not (no non_idempotent), see FASTCGI-NOTES rule 7.
 		 */
 		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
-		/* No cap of its own: each upstream block's entries bound the tries. */
+		/*
+		 * No cap on the count: each upstream block's entries bound the tries.  The
+		 * time bound, equal to fastcgi_read_timeout (60 s), keeps a request that
+		 * timed out from being sent to the pool again once per entry.
+		 */
 		fprintf(out, "\tfastcgi_next_upstream_tries 0;\n");
+		fprintf(out, "\tfastcgi_next_upstream_timeout 60s;\n");
 		fprintf(out, "\tfastcgi_request_buffering on;\n");
 		/* Sized so that a ~200 kB page is buffered in memory, not in fastcgi_temp. */
 		fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");

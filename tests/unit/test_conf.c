@@ -446,6 +446,7 @@ test_gen_tuned(void)
 	    "\t\t\tfastcgi_keep_conn on;\n\t\t}") != NULL);
 	CHECK(strstr(s, "fastcgi_next_upstream error timeout invalid_header;") != NULL);
 	CHECK(strstr(s, "fastcgi_next_upstream_tries 0;") != NULL);
+	CHECK(strstr(s, "fastcgi_next_upstream_timeout 60s;") != NULL);
 	CHECK(strstr(s, "non_idempotent") == NULL);
 	CHECK(strstr(s, "access_log off;") != NULL);
 	CHECK(strstr(s, "worker_rlimit_nofile 65536;") != NULL);
