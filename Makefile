@@ -113,7 +113,8 @@ $(O)/bench/%: $(O)/bench/%.o
 DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
              libssl-dev libbrotli-dev zlib1g-dev
 DEB_RUN   := nginx-light apache2 libapache2-mod-fcgid
-DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev nodejs npm
+DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev nodejs npm \
+             e2fsprogs
 DEB_BENCH := wrk gnuplot-nox
 deps:
 	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_TEST) $(DEB_BENCH)

@@ -49,6 +49,32 @@ sqst(struct db_stmt *st)
 }
 
 /*
+ * The errno behind an I/O error.  A failed COMMIT leaves none on the connection
+ * (sqlite3_system_errno() is 0): the file whose write failed keeps it, and in WAL mode
+ * that is the WAL, reached through SQLITE_FCNTL_JOURNAL_POINTER; else the database file.
+ * 0 when unknown.
+ */
+static int
+db_sqlite_io_errno(sqlite3 *conn)
+{
+	sqlite3_file *f = NULL;
+	int e;
+
+	if (conn == NULL)
+		return 0;
+	if ((e = sqlite3_system_errno(conn)) != 0)
+		return e;
+	if (sqlite3_file_control(conn, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) ==
+	    SQLITE_OK && f != NULL && f->pMethods != NULL &&
+	    f->pMethods->xFileControl(f, SQLITE_FCNTL_LAST_ERRNO, &e) == SQLITE_OK && e != 0)
+		return e;
+	e = 0;
+	if (sqlite3_file_control(conn, "main", SQLITE_FCNTL_LAST_ERRNO, &e) != SQLITE_OK)
+		return 0;
+	return e;
+}
+
+/*
  * Maps an SQLite (extended) result code to a class.  A file that cannot be opened is
  * "read-only" when the OS said no (permissions, read-only mount) and "unavailable" when it
  * is missing, so that start-up can tell a deployment mistake from a mount not there yet.
@@ -77,6 +103,15 @@ db_sqlite_class(sqlite3 *conn, int rc)
 		return DB_EUNAVAIL;
 	case SQLITE_FULL:
 		return DB_EFULL;
+	case SQLITE_IOERR:
+		/* SQLite reports a write refused by a file system gone read-only (ext4's
+		 * errors=remount-ro) as an I/O error; the errno says what it is. */
+		sys = db_sqlite_io_errno(conn);
+		if (sys == EROFS)
+			return DB_EREADONLY;
+		if (sys == ENOSPC || sys == EDQUOT)
+			return DB_EFULL;
+		return DB_EINTERNAL;
 	case SQLITE_MISMATCH:
 	case SQLITE_RANGE:
 	case SQLITE_TOOBIG:

@@ -181,7 +181,13 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 		 * POST is not (no non_idempotent), see FASTCGI-NOTES rule 7.
 		 */
 		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
-		fprintf(out, "\tfastcgi_next_upstream_tries 3;\n");
+		/*
+		 * No cap on the count: each upstream block's entries bound the tries.  The
+		 * time bound, equal to fastcgi_read_timeout (60 s), keeps a request that
+		 * timed out from being sent to the pool again once per entry.
+		 */
+		fprintf(out, "\tfastcgi_next_upstream_tries 0;\n");
+		fprintf(out, "\tfastcgi_next_upstream_timeout 60s;\n");
 		fprintf(out, "\tfastcgi_request_buffering on;\n");
 		/* Sized so that a ~200 kB page is buffered in memory, not in fastcgi_temp. */
 		fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");
@@ -199,12 +205,29 @@ nginx_write_addr(FILE *out, const struct conf_endpoint *ep, const struct nginx_o
 		fprintf(out, "unix:%s/%s.sock", o->rundir, ep->name);
 }
 
+/*
+ * How many times an upstream block lists its pool, which is how many times nginx may try a
+ * GET (each try takes an entry not yet tried).  When a worker dies, the request it was
+ * serving fails, and so may the next tries: nginx picks kept-alive connections first, and
+ * the dead worker's other idle connections (one per thread, at most K of them cached) can
+ * still look alive until nginx reads their EOF.  min(threads, K) + 1 tries always reach a
+ * connection that is not the dead worker's; at least 2, since without keepalive the one
+ * retry opens a fresh connection, accepted by a live worker.
+ */
+static int
+nginx_upstream_tries(const struct conf_endpoint *ep, int k)
+{
+	int n = (ep->threads < k ? ep->threads : k) + 1;
+
+	return n < 2 ? 2 : n;
+}
+
 /* One upstream block (tuned profile); returns the K used, 0 for none. */
 static int
 nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o,
     int w)
 {
-	int cap = ep->workers * ep->threads, k;
+	int cap = ep->workers * ep->threads, k, n;
 
 	k = o->keepalive >= 0 ? o->keepalive : nginx_keepalive(cap, w);
 	fprintf(out, "\t# %s: capacity C = %d workers x %d threads = %d, W = %d nginx "
@@ -221,13 +244,15 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	if (k < 1)
 		fprintf(out, "\t# K < 1: no keepalive for this endpoint.\n");
 	/*
-	 * The pool is listed twice: with a single server nginx never retries, so a GET
-	 * caught by a worker's death would fail; with two, fastcgi_next_upstream sends it
-	 * again (POST and other non-idempotent requests are still never retried).
-	 * max_fails=0: a failure never takes the pool out of rotation.
+	 * The pool is listed several times: with a single server nginx never retries, so a
+	 * GET caught by a worker's death would fail; with n entries, fastcgi_next_upstream
+	 * sends it again up to n - 1 times (see nginx_upstream_tries(); POST and other
+	 * non-idempotent requests are still never retried).  max_fails=0: a failure never
+	 * takes the pool out of rotation.
 	 */
+	n = nginx_upstream_tries(ep, k);
 	fprintf(out, "\tupstream sluice_%s {\n", ep->name);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < n; i++) {
 		fprintf(out, "\t\tserver ");
 		nginx_write_addr(out, ep, o);
 		fprintf(out, " max_fails=0;\n");

@@ -304,7 +304,8 @@ pgtmp_start_server(struct pgtmp *pg)
 	    pgtmp_fmt(log, sizeof(log), "%s/server.log", pg->dir) == -1 ||
 	    /* Unix socket only, in our directory; no fsync; small, since tests are. */
 	    pgtmp_fmt(opts, sizeof(opts), "-k %s -c listen_addresses='' -p %d -F "
-	    "-c max_connections=20 -c shared_buffers=16MB", pg->dir, pg->port) == -1)
+	    "-c max_connections=%d -c shared_buffers=16MB", pg->dir, pg->port,
+	    pg->max_connections > 0 ? pg->max_connections : 20) == -1)
 		return -1;
 	{
 		const char *const argv[] = { ctl, "-D", data, "-l", log, "-w", "-t", "30", "-s",
@@ -365,6 +366,17 @@ pgtmp_stop_server(struct pgtmp *pg)
 }
 
 int
+pgtmp_kill_server(struct pgtmp *pg)
+{
+	if (!pg->running)
+		return 0;
+	if (pgtmp_ctl_reap(pg, "immediate", 0) == -1)
+		return -1;
+	pg->running = 0;
+	return 0;
+}
+
+int
 pgtmp_restart(struct pgtmp *pg)
 {
 	if (pgtmp_stop_server(pg) == -1)
@@ -375,6 +387,12 @@ pgtmp_restart(struct pgtmp *pg)
 int
 pgtmp_start(struct pgtmp *pg)
 {
+	return pgtmp_start_conns(pg, 20);
+}
+
+int
+pgtmp_start_conns(struct pgtmp *pg, int max_connections)
+{
 	char initdb[300], data[96];
 	struct passwd *pw;
 	int p[2] = { -1, -1 }, i, slot = -1;
@@ -382,6 +400,7 @@ pgtmp_start(struct pgtmp *pg)
 
 	memset(pg, 0, sizeof(*pg));
 	pg->watch_fd = -1;
+	pg->max_connections = max_connections > 0 ? max_connections : 20;
 	for (i = 0; i < PGTMP_MAX; i++)
 		if (pgtmp_live[i] == NULL) {
 			slot = i;

@@ -28,6 +28,7 @@ struct pgtmp {
 	char url[256];		/* for db_open() */
 	char conninfo[256];	/* the same as key=value, for libpq tools */
 	int port;
+	int max_connections;	/* the server's max_connections (20 by pgtmp_start()) */
 	int running;		/* the server is up */
 	int started;		/* the directory exists and the watchdog runs */
 	pid_t watchdog;
@@ -38,9 +39,18 @@ struct pgtmp {
  * cleaning up) when any step fails. */
 int pgtmp_start(struct pgtmp *pg);
 
+/* The same with the server's max_connections set to max_connections (> 0), for tests
+ * whose pools hold more connections than the default 20. */
+int pgtmp_start_conns(struct pgtmp *pg, int max_connections);
+
 /* Stops the server (pg_ctl stop -m fast: connected backends are terminated), keeping the
  * data.  Returns 0 or -1. */
 int pgtmp_stop_server(struct pgtmp *pg);
+
+/* The same with "-m immediate": the postmaster and its backends quit at once, without a
+ * shutdown checkpoint, as after a crash (the next start recovers from the WAL).  Returns 0
+ * or -1. */
+int pgtmp_kill_server(struct pgtmp *pg);
 
 /* Starts the server again on the same socket and data.  Returns 0 or -1. */
 int pgtmp_start_server(struct pgtmp *pg);

@@ -420,8 +420,9 @@ test_gen_tuned(void)
 		return;
 	/* W from the conf (2): health C 8 -> K 2, small C 3 -> none, big C 16 -> K 4. */
 	CHECK(strstr(s, "worker_processes 2;\n") != NULL);
-	/* Each pool twice (so that a GET caught by a dying worker is retried), never marked
-	 * down. */
+	/* Each pool min(threads, K) + 1 times, at least twice (so that a GET caught by a
+	 * dying worker is retried past that worker's other kept-alive connections), never
+	 * marked down. */
 	CHECK(strstr(s, "upstream sluice_health {\n"
 	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
@@ -430,6 +431,9 @@ test_gen_tuned(void)
 	    "\t\tserver unix:/srv/run/small.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/small.sock max_fails=0;\n\t}") != NULL);
 	CHECK(strstr(s, "upstream sluice_big {\n"
+	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
+	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
+	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
 	    "\t\tkeepalive 4;\n\t}") != NULL);
@@ -441,6 +445,8 @@ test_gen_tuned(void)
 	CHECK(strstr(s, "location /big/ {\n\t\t\tfastcgi_pass sluice_big;\n"
 	    "\t\t\tfastcgi_keep_conn on;\n\t\t}") != NULL);
 	CHECK(strstr(s, "fastcgi_next_upstream error timeout invalid_header;") != NULL);
+	CHECK(strstr(s, "fastcgi_next_upstream_tries 0;") != NULL);
+	CHECK(strstr(s, "fastcgi_next_upstream_timeout 60s;") != NULL);
 	CHECK(strstr(s, "non_idempotent") == NULL);
 	CHECK(strstr(s, "access_log off;") != NULL);
 	CHECK(strstr(s, "worker_rlimit_nofile 65536;") != NULL);
