@@ -488,6 +488,14 @@ db_column_int(struct db_stmt *st, int col)
 	return st->db->ops->column_int(st, col);
 }
 
+double
+db_column_double(struct db_stmt *st, int col)
+{
+	if (!db_column_ok(st, col))
+		return 0;
+	return st->db->ops->column_double(st, col);
+}
+
 int
 db_column_isnull(struct db_stmt *st, int col)
 {

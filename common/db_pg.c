@@ -595,6 +595,25 @@ db_pg_column_int(struct db_stmt *st, int col)
 	return n;
 }
 
+/* The text format's real; anything unparsable reads as 0, like a NULL. */
+static double
+db_pg_column_double(struct db_stmt *st, int col)
+{
+	struct db_pg_stmt *s = pgst(st);
+	const char *v;
+	char *end;
+	double d;
+
+	if (PQgetisnull(s->res, s->row, col))
+		return 0;
+	v = PQgetvalue(s->res, s->row, col);
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno != 0 || end == v || *end != '\0')
+		return 0;
+	return d;
+}
+
 static int
 db_pg_column_isnull(struct db_stmt *st, int col)
 {
@@ -623,5 +642,6 @@ static const struct db_ops db_pg_ops = {
 	.column_name = db_pg_column_name,
 	.column_text = db_pg_column_text,
 	.column_int = db_pg_column_int,
+	.column_double = db_pg_column_double,
 	.column_isnull = db_pg_column_isnull,
 };

@@ -562,6 +562,13 @@ db_sqlite_column_int(struct db_stmt *st, int col)
 	return sqlite3_column_int64(sqst(st)->stmt, col);
 }
 
+/* A real without the detour through text that db_column_text() would take. */
+static double
+db_sqlite_column_double(struct db_stmt *st, int col)
+{
+	return sqlite3_column_double(sqst(st)->stmt, col);
+}
+
 static int
 db_sqlite_column_isnull(struct db_stmt *st, int col)
 {
@@ -588,5 +595,6 @@ static const struct db_ops db_sqlite_ops = {
 	.column_name = db_sqlite_column_name,
 	.column_text = db_sqlite_column_text,
 	.column_int = db_sqlite_column_int,
+	.column_double = db_sqlite_column_double,
 	.column_isnull = db_sqlite_column_isnull,
 };

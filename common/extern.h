@@ -67,6 +67,7 @@ struct db_ops {
 	const char *(*column_name)(struct db_stmt *, int col);
 	const char *(*column_text)(struct db_stmt *, int col, size_t *len);
 	int64_t (*column_int)(struct db_stmt *, int col);
+	double (*column_double)(struct db_stmt *, int col);
 	int (*column_isnull)(struct db_stmt *, int col);
 };
 

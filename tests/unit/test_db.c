@@ -271,6 +271,8 @@ test_bind_types(void)
 	CHECK_INT(db_column_int(st, 0), INT64_MAX);
 	CHECK_STR(db_column_text(st, 0, NULL), "9223372036854775807");
 	CHECK_STR(db_column_text(st, 1, NULL), "0.25");
+	CHECK(db_column_double(st, 1) == 0.25);
+	CHECK(db_column_double(st, 4) == -42.0);
 	CHECK_STR(db_column_text(st, 2, &len), "hel");
 	CHECK_INT(len, 3);
 	CHECK_INT(db_column_isnull(st, 2), 0);
@@ -278,10 +280,12 @@ test_bind_types(void)
 	CHECK_INT(len, 0);
 	CHECK_INT(db_column_isnull(st, 3), 1);
 	CHECK_INT(db_column_int(st, 3), 0);
+	CHECK(db_column_double(st, 3) == 0.0);
 	CHECK_INT(db_column_int(st, 4), -42);
 	CHECK_INT(db_column_isnull(st, 5), 1);
 	/* Out of range columns answer "no value". */
 	CHECK(db_column_text(st, 6, NULL) == NULL);
+	CHECK(db_column_double(st, 6) == 0.0);
 	CHECK_INT(db_column_isnull(st, -1), 1);
 	CHECK_INT(db_step(st), DB_DONE);
 
