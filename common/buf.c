@@ -88,7 +88,30 @@ buf_append(struct buf *b, const void *p, size_t len)
 int
 buf_putc(struct buf *b, char c)
 {
+	/* The common case, room already there (the NUL included), without the general path. */
+	if (!b->failed && b->len + 2 <= b->size && b->len < b->cap) {
+		b->data[b->len++] = c;
+		b->data[b->len] = '\0';
+		return 0;
+	}
 	return buf_append(b, &c, 1);
+}
+
+int
+buf_put_int(struct buf *b, long long v)
+{
+	char t[24];
+	size_t n = sizeof(t);
+	/* Through unsigned, so that LLONG_MIN negates without overflow. */
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+
+	do {
+		t[--n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		t[--n] = '-';
+	return buf_append(b, t + n, sizeof(t) - n);
 }
 
 int

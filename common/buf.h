@@ -32,6 +32,8 @@ int buf_append(struct buf *b, const void *p, size_t len);
 int buf_putc(struct buf *b, char c);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A decimal integer, without printf's cost (SQL generation writes many of them). */
+int buf_put_int(struct buf *b, long long v);
 
 /* Makes room for n more bytes; returns a pointer to them (the caller then calls
  * buf_commit(b, n_written)), or NULL past the cap. */

@@ -376,6 +376,14 @@ lite_glob(struct rest_gen *g, const char *v, size_t len, size_t *outlen)
 
 static const char *const sql_cmp[] = { "=", "<>", ">", ">=", "<", "<=" };
 
+/* " $k", a placeholder. */
+static void
+put_param(struct rest_gen *g, int k)
+{
+	buf_puts(g->sql, " $");
+	buf_put_int(g->sql, k);
+}
+
 /*
  * Values compared with integer and numeric columns must look like numbers, on both back
  * ends: PostgreSQL would refuse them (22P02), SQLite would quietly compare them as text.
@@ -436,7 +444,9 @@ gen_leaf(struct rest_gen *g, int t, const char *alias, const struct rest_cond *c
 			break;
 		}
 		col_ref(g, alias, t, c->colidx);
-		buf_printf(g->sql, " %s $%d", sql_cmp[c->op], k);
+		buf_putc(g->sql, ' ');
+		buf_puts(g->sql, sql_cmp[c->op]);
+		put_param(g, k);
 		break;
 	case REST_OP_LIKE:
 	case REST_OP_ILIKE:
@@ -519,10 +529,27 @@ gen_cond(struct rest_gen *g, int t, const char *alias, const struct rest_cond *c
 	return 0;
 }
 
+/* prefix + a number unique in the statement ("_t3"); out holds 16 bytes. */
 static void
 next_alias(struct rest_gen *g, const char *prefix, char *out, size_t len)
 {
-	snprintf(out, len, "%s%d", prefix, ++g->seq);
+	size_t n = strlen(prefix), m;
+	int v = ++g->seq;
+	char t[12];
+
+	m = sizeof(t);
+	do {
+		t[--m] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0 && m > 0);
+	if (n + sizeof(t) - m + 1 > len) {
+		g->sql->failed = 1;	/* cannot happen with the callers' 16 bytes */
+		out[0] = '\0';
+		return;
+	}
+	memcpy(out, prefix, n);
+	memcpy(out + n, t + m, sizeof(t) - m);
+	out[n + sizeof(t) - m] = '\0';
 }
 
 /* The condition joining embed n (alias) to its parent (palias). */
@@ -624,7 +651,9 @@ gen_from_where(struct rest_gen *g, struct rest_node *n, const char *from, const 
 		buf_puts(g->sql, from);
 	else
 		rest_quote_ident(g->sql, tab(g, n->table)->name);
-	buf_printf(g->sql, " %s where ", alias);
+	buf_putc(g->sql, ' ');
+	buf_puts(g->sql, alias);
+	buf_puts(g->sql, " where ");
 	if (palias != NULL)
 		gen_join(g, n, alias, palias);
 	else
@@ -789,7 +818,18 @@ static void
 key_literal(struct rest_gen *g, const char *key)
 {
 	struct buf k;
+	const char *p;
 
+	/* Schema names need no escaping at all, the common case: '"name"' as it is. */
+	for (p = key; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == '"' || *p == '\\' || *p == '\'')
+			break;
+	if (*p == '\0') {
+		buf_puts(g->sql, "'\"");
+		buf_puts(g->sql, key);
+		buf_puts(g->sql, "\"'");
+		return;
+	}
 	buf_init(&k, REST_SQL_MAX);
 	json_escape(&k, key, strlen(key));
 	if (buf_failed(&k))
@@ -852,7 +892,9 @@ gen_obj_lite(struct rest_gen *g, struct rest_node *n, const char *alias)
 		return 0;
 	}
 	kinds[nk] = '\0';
-	buf_printf(g->sql, "sluice_obj('%s'", kinds);
+	buf_puts(g->sql, "sluice_obj('");
+	buf_puts(g->sql, kinds);
+	buf_putc(g->sql, '\'');
 	for (i = 0; i < n->nitems + (size_t)star; i++) {
 		struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
 
@@ -886,13 +928,15 @@ gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias
 	if (n->limit >= 0) {
 		if ((k = rest_param_int(g, n->limit)) < 0)
 			return -1;
-		buf_printf(g->sql, " limit $%d", k);
+		buf_puts(g->sql, " limit");
+		put_param(g, k);
 	} else if (n->offset > 0 && g->be == DB_SQLITE)
 		buf_puts(g->sql, " limit -1");
 	if (n->offset > 0) {
 		if ((k = rest_param_int(g, n->offset)) < 0)
 			return -1;
-		buf_printf(g->sql, " offset $%d", k);
+		buf_puts(g->sql, " offset");
+		put_param(g, k);
 	}
 	return 0;
 }
