@@ -271,7 +271,7 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 {
 	static const char *const syncs[] = { "FULL", "OFF", "NORMAL", "FULL" };
 	struct db_sqlite *s;
-	char sql[128], mode[32];
+	char sql[128], mode[32], enc[32];
 	int rc, n, ret = -1;
 
 	*code = DB_EINTERNAL;
@@ -292,11 +292,6 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 		goto out;
 	}
 	sqlite3_extended_result_codes(s->conn, 1);
-	if (db_sqlite_json_register(s->conn) == -1) {
-		db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot register the JSON "
-		    "functions", path);
-		goto fail;
-	}
 	/* Set before the first pragma: switching to WAL itself may have to wait. */
 	sqlite3_busy_timeout(s->conn, opts->sqlite_busy_ms);
 
@@ -323,6 +318,15 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 		goto fail;
 	if (db_sqlite_pragma(s, "PRAGMA foreign_keys=ON", NULL, 0) == -1)
 		goto fail;
+	/* The schema is read by now, so the text encoding is the database's own (a new,
+	 * empty file reports the UTF-8 it will be created with). */
+	if (db_sqlite_pragma(s, "PRAGMA encoding", enc, sizeof(enc)) == -1)
+		goto fail;
+	if (db_sqlite_json_register(s->conn, strcmp(enc, "UTF-8") == 0) == -1) {
+		db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot register the JSON "
+		    "functions", path);
+		goto fail;
+	}
 	if (sqlite3_db_readonly(s->conn, "main") == 1)
 		log_warn("sqlite %s: opened read-only; writes will fail", path);
 

@@ -99,9 +99,10 @@ int db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts
 int db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts,
     enum db_err *code, char *err, size_t errlen);
 
-/* SQLite: registers sluice_obj() and sluice_arr() (db_sqlite_json.c) on a connection.
- * Returns 0, or -1 when SQLite refused (out of memory). */
+/* SQLite: registers sluice_obj() and sluice_arr() (db_sqlite_json.c) on a connection
+ * whose database text encoding is UTF-8 (utf8 set) or another one.  Returns 0, or -1 when
+ * SQLite refused (out of memory). */
 struct sqlite3;
-int db_sqlite_json_register(struct sqlite3 *conn);
+int db_sqlite_json_register(struct sqlite3 *conn, int utf8);
 
 #endif /* SLUICE_EXTERN_H */

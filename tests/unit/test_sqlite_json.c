@@ -130,10 +130,33 @@ test_arr_large(void)
 	sqlite3_finalize(st);
 }
 
+/* A UTF-16 database: text goes through SQLite's conversion, the output is the same. */
+static void
+test_utf16(void)
+{
+	sqlite3 *main_conn = conn;
+
+	if (sqlite3_open(":memory:", &conn) != SQLITE_OK) {
+		harness_fail(__FILE__, __LINE__, "cannot open an in-memory database");
+		conn = main_conn;
+		return;
+	}
+	CHECK_INT(sqlite3_exec(conn, "PRAGMA encoding='UTF-16le'; CREATE TABLE t(s text); "
+	    "INSERT INTO t VALUES ('h\xc3\xa9\"llo')", NULL, NULL, NULL), SQLITE_OK);
+	CHECK_INT(db_sqlite_json_register(conn, 0), 0);
+	CHECK_STR(one("PRAGMA encoding"), "UTF-16le");
+	CHECK_STR(one("select sluice_arr(sluice_obj('vj', '\"s\"', s, '\"o\"', "
+	    "sluice_obj('v', '\"k\"', s))) from t"),
+	    "[{\"s\":\"h\xc3\xa9\\\"llo\",\"o\":{\"k\":\"h\xc3\xa9\\\"llo\"}}]");
+	sqlite3_close(conn);
+	conn = main_conn;
+}
+
 int
 main(void)
 {
-	if (sqlite3_open(":memory:", &conn) != SQLITE_OK || db_sqlite_json_register(conn) != 0) {
+	if (sqlite3_open(":memory:", &conn) != SQLITE_OK ||
+	    db_sqlite_json_register(conn, 1) != 0) {
 		fprintf(stderr, "cannot open an in-memory database\n");
 		return 1;
 	}
@@ -144,6 +167,7 @@ main(void)
 	RUN(test_obj_errors);
 	RUN(test_arr);
 	RUN(test_arr_large);
+	RUN(test_utf16);
 	sqlite3_close(conn);
 	return harness_done();
 }
