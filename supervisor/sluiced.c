@@ -103,8 +103,9 @@ sluiced_find_pool(struct sluiced *s, const char *name)
 
 /*
  * Socket ownership.  socket_group, when set, is the group of every socket.  When sluiced
- * runs as root the sockets also go to the owner of RUNDIR: the generated nginx.conf runs
- * nginx's workers as that user (supervisor/nginx.c), so the two always agree.
+ * drops root (supervisor/priv.c) the sockets belong to its run user and RUNDIR's group.
+ * When it keeps root (set user root) they go to the owner of RUNDIR: the generated
+ * nginx.conf runs nginx's workers as that user (supervisor/nginx.c).
  */
 static int
 sluiced_sock_owner(struct sluiced *s, const struct conf *c)
@@ -121,8 +122,15 @@ sluiced_sock_owner(struct sluiced *s, const struct conf *c)
 		}
 		s->sock_gid = gr->gr_gid;
 	}
-	if (geteuid() == 0 && stat(s->rundir, &st) == 0 && st.st_uid != 0)
+	if (s->drop) {
+		/* sluiced's run user owns them (to chmod them later); the web server reaches
+		 * them through RUNDIR's group, which priv_rundir() set (supervisor/priv.c). */
+		s->sock_uid = s->run_uid;
+		if (s->sock_gid == (gid_t)-1 && stat(s->rundir, &st) == 0)
+			s->sock_gid = st.st_gid;
+	} else if (geteuid() == 0 && stat(s->rundir, &st) == 0 && st.st_uid != 0) {
 		s->sock_uid = st.st_uid;
+	}
 	return 0;
 }
 
@@ -335,6 +343,8 @@ sluiced_serve(struct sluiced *s)
 		errx(1, "%s/sluiced.ctl: path too long for a unix socket", s->rundir);
 	if (ctl_in_use(s->ctl_path))
 		errx(1, "another sluiced is running on %s", s->rundir);
+	if (priv_resolve(s, s->conf) == -1 || priv_rundir(s, s->conf) == -1)
+		errx(1, "cannot set up the run user");
 	if (sluiced_sock_owner(s, s->conf) == -1)
 		errx(1, "cannot apply socket_group");
 	sluiced_setup_signals();
@@ -351,6 +361,8 @@ sluiced_serve(struct sluiced *s)
 		unlink(s->pid_path);
 		errx(1, "cannot start the endpoints (see above)");
 	}
+	/* Every socket exists: root is not needed any more. */
+	priv_drop(s);
 	log_info("sluiced %ld: %zu endpoints from %s, run dir %s", (long)getpid(),
 	    s->conf->neps, s->conf_path, s->rundir);
 
