@@ -271,3 +271,37 @@ priv_drop(struct sluiced *s)
 	    (long)s->run_gid);
 	priv_check(s);
 }
+
+int
+priv_user_main(const char *conf_path)
+{
+	struct sluiced s;
+	struct conf *c;
+	struct passwd *pw;
+	struct group *gr;
+	char errbuf[512];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+
+	memset(&s, 0, sizeof(s));
+	if ((c = conf_load(conf_path, errbuf, sizeof(errbuf))) == NULL) {
+		fprintf(stderr, "sluiced: %s\n", errbuf);
+		return 1;
+	}
+	if (priv_resolve(&s, c) == -1) {
+		conf_free(c);
+		return 1;
+	}
+	conf_free(c);
+	if (geteuid() == 0) {
+		uid = s.run_uid;
+		gid = s.run_gid;
+	}
+	if ((pw = getpwuid(uid)) == NULL || (gr = getgrgid(gid)) == NULL) {
+		fprintf(stderr, "sluiced: user %ld or group %ld has no name\n", (long)uid,
+		    (long)gid);
+		return 1;
+	}
+	printf("%s:%s\n", pw->pw_name, gr->gr_name);
+	return 0;
+}

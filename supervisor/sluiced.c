@@ -5,6 +5,9 @@
  *       runs in the foreground, logs to stderr; defaults conf/endpoints.conf, run/, bin/,
  *       5000 ms.  Creates RUNDIR, writes RUNDIR/sluiced.pid, one socket RUNDIR/NAME.sock
  *       per endpoint and the control socket RUNDIR/sluiced.ctl.
+ *   sluiced [-c CONF] user
+ *       prints USER:GROUP that sluiced, started now, would run its pools as (the run user
+ *       when root, see priv.c; else the caller's), for scripts that prepare data.
  *   sluiced [-r RUNDIR] ctl status | reload NAME | stop
  *       talks to the running supervisor; prints its answer; exit 0 on success, 1 when the
  *       supervisor refused or is not reachable, 2 on usage errors.
@@ -67,6 +70,7 @@ sluiced_usage(void)
 	fprintf(stderr,
 	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
 	    "       sluiced [-r RUNDIR] ctl status | reload NAME | stop\n"
+	    "       sluiced [-c CONF] user\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
 	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-o FILE]\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid\n"
@@ -505,6 +509,11 @@ main(int argc, char *argv[])
 		if (nginx_opts > 0 || sup_opts > 0)
 			sluiced_usage();
 		return ctl_client(s.rundir, argc - 1, argv + 1);
+	}
+	if (strcmp(argv[0], "user") == 0) {
+		if (argc != 1 || nginx_opts > 0 || sup_opts > 0)
+			sluiced_usage();
+		return priv_user_main(s.conf_path);
 	}
 	if (strcmp(argv[0], "nginx") == 0) {
 		if (argc != 2 || sup_opts > 0)

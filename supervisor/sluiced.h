@@ -137,6 +137,8 @@ struct pool *sluiced_find_pool(struct sluiced *s, const char *name);
 int priv_resolve(struct sluiced *s, const struct conf *c);
 int priv_rundir(struct sluiced *s, const struct conf *c);
 void priv_drop(struct sluiced *s);
+/* `sluiced user`: prints USER:GROUP that sluiced started now would run as; exit status. */
+int priv_user_main(const char *conf_path);
 
 /* apache.c */
 int apache_main(const char *conf_path, const char *rundir, const char *bindir,
