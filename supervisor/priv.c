@@ -9,7 +9,8 @@
  * What root does first, because the run user could not:
  *   - RUNDIR goes to USER (its group stays, or becomes socket_group) and gets the setgid
  *     bit, so that every socket sluiced binds later (a re-added endpoint, a failed pool
- *     started again) inherits the web server's group without a chown;
+ *     started again) inherits the web server's group without a chown; a world-writable
+ *     or sticky RUNDIR (/run itself, /tmp) is refused;
  *   - every endpoint socket is USER's, group socket_group or RUNDIR's group, mode 0660
  *     (sluiced.c, pool.c): the web server reaches it through its group, nobody else can;
  *   - the control socket and the pid file go to USER (it removes them when it stops);
@@ -100,6 +101,13 @@ priv_rundir(struct sluiced *s, const struct conf *c)
 			return -1;
 		}
 		gid = gr->gr_gid;
+	}
+	/* RUNDIR is handed over: never a shared directory such as /run or /tmp. */
+	if (stat(s->rundir, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    (st.st_mode & (S_IWOTH | S_ISVTX)) != 0) {
+		log_err("%s: not a directory of sluiced's own (missing, world-writable or "
+		    "sticky): use e.g. /run/sluice", s->rundir);
+		return -1;
 	}
 	if (chown(s->rundir, s->run_uid, gid) == -1 || stat(s->rundir, &st) == -1 ||
 	    chmod(s->rundir, (st.st_mode & 07777) | S_ISGID) == -1) {
