@@ -4,7 +4,8 @@
  * As root: sluiced and its workers end up as the run user (sluice if it exists, else
  * nobody) with no way back; the sockets are the run user's, mode 0660, group RUNDIR's (or
  * socket_group's); RUNDIR is the run user's and setgid; an SQLite database in a root-owned
- * private directory is handed over and written to, one in a directory tree is not.
+ * private directory is handed over and written to, one in a directory tree is not; an
+ * endpoint added by SIGHUP after the drop gets a socket with the same owner, group, mode.
  * Everywhere: a worker that makes a forbidden system call (the test-only endpoint
  * tests/handlers/forbidden.c calls mount(2)) is killed with SIGSYS, sluiced logs it and
  * starts a new worker that serves the next request; with seccomp=0 the same call only
@@ -176,6 +177,41 @@ test_identity_and_sockets(void)
 	snprintf(path, sizeof(path), "%s/sluiced.log", s.dir);
 	CHECK(!file_has(path, "seccomp filter forbids"));
 	CHECK(!file_has(path, "did not stop within"));
+	stack_stop(&s);
+}
+
+/*
+ * After the drop, SIGHUP adds an endpoint: the unprivileged sluiced re-reads the list,
+ * binds the new socket in RUNDIR and it gets the same owner, group and mode (RUNDIR's
+ * setgid bit gives the group; no chown to a foreign group is needed).
+ */
+static void
+test_sighup_new_endpoint(void)
+{
+	struct stack s;
+	struct stat st, rst;
+	char path[400];
+	FILE *f;
+
+	if (stack_start(&s, "health =/health workers=1\n", "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	if ((f = fopen(s.conf, "a")) == NULL) {
+		CHECK(!"conf opened");
+		stack_stop(&s);
+		return;
+	}
+	fprintf(f, "again =/again workers=1 binary=%s\n", forbidden_bin);
+	fclose(f);
+	CHECK(kill(s.sluiced, SIGHUP) == 0);
+	CHECK(stack_wait_pool(&s, "again", 5000) == 0);
+	snprintf(path, sizeof(path), "%s/again.sock", s.run);
+	CHECK(stat(s.run, &rst) == 0);
+	CHECK(stat(path, &st) == 0 && S_ISSOCK(st.st_mode));
+	CHECK_INT((long)st.st_uid, (long)run_uid);
+	CHECK_INT((long)st.st_gid, (long)rst.st_gid);
+	CHECK_INT(st.st_mode & 0777, 0660);
 	stack_stop(&s);
 }
 
@@ -353,6 +389,7 @@ main(int argc, char **argv)
 	priv_expected();
 	RUN(test_identity_and_sockets);
 	RUN(test_socket_group);
+	RUN(test_sighup_new_endpoint);
 	RUN(test_sqlite_data);
 	RUN(test_seccomp_kills_and_replaces);
 	RUN(test_seccomp_off);
