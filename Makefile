@@ -33,7 +33,7 @@ endif
 
 CFLAGS   += $(WARN) $(OPT) $(SANFLAGS) -pthread
 LDFLAGS  += $(SANFLAGS) -pthread -Wl,--as-needed
-LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lm
+LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lseccomp -lm
 
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o)
@@ -57,6 +57,10 @@ TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(O)/%.o)
 # Seeders: sql/DIR/seed.c -> $(O)/sql/DIR-seed (standalone loaders, run by sql/DIR/seed.sh).
 SEED_SRC   := $(wildcard sql/*/seed.c)
 SEED_BINS  := $(SEED_SRC:sql/%/seed.c=$(O)/sql/%-seed)
+# Test-only endpoints: tests/handlers/NAME.c -> $(O)/tests/handlers/NAME, served by sluiced
+# in integration tests (binary= on the endpoint's line), never built into bin/.
+TESTHANDLER_SRC  := $(wildcard tests/handlers/*.c)
+TESTHANDLER_BINS := $(TESTHANDLER_SRC:tests/handlers/%.c=$(O)/tests/handlers/%)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
@@ -99,6 +103,10 @@ $(O)/tests/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl
 
+$(TESTHANDLER_BINS): $(O)/tests/handlers/%: $(O)/tests/handlers/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 .SECONDARY: $(SEED_SRC:%.c=$(O)/%.o)
 $(O)/sql/%-seed: $(O)/sql/%/seed.o $(LIB)
 	@mkdir -p $(dir $@)
@@ -111,7 +119,7 @@ $(O)/bench/%: $(O)/bench/%.o
 
 # Packages, by Debian name.  nginx-light is enough; an installed nginx of any flavour counts.
 DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
-             libssl-dev libbrotli-dev zlib1g-dev
+             libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev
 DEB_RUN   := nginx-light apache2 libapache2-mod-fcgid
 DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev nodejs npm \
              e2fsprogs
@@ -129,10 +137,10 @@ bench: deps
 	@bash bench/run $(SUITES)
 
 unit: $(UNIT_BINS)
-integration: all $(INTEG_BINS) $(BENCH_BINS)
+integration: all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS)
 
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS) fuzz-build
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
 	@SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) bash tests/run.sh
 
 # Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) over the whole common library, built
@@ -175,4 +183,5 @@ clean:
 
 -include $(FUZZ_LIBOBJ:.o=.d) $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
     $(HANDLERS:%=$(O)/handlers/%.d) $(UNIT_BINS:$(O)/tests/%=$(O)/tests/unit/%.d) \
-    $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d) $(SEED_SRC:%.c=$(O)/%.d)
+    $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d) $(SEED_SRC:%.c=$(O)/%.d) \
+    $(TESTHANDLER_BINS:%=%.d)

@@ -15,7 +15,8 @@
 # nginx runs 2 workers, Apache 2 children (NGINX_WORKERS); everything in one session.
 # Settings (environment): DURATION (10), RUNS (3), CONNS ("32 1000"), SERVER_CPUS (0),
 # WRK_CPUS (1), STACKS, NGINX_WORKERS (2).  Release build only (bin/), never a sanitizer
-# build.  As root, the Apache stacks' run and data directories are given to www-data.
+# build.  As root, the Apache stacks' run and data directories are given to www-data, and
+# sluiced runs as www-data too (set user), so every stack can write the same data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -90,6 +91,7 @@ start_stack() {
 	cat > "$dir/endpoints.conf" <<-EOF
 	set listen 127.0.0.1:$port
 	set nginx_workers $NGINX_WORKERS
+	set user www-data
 	db main sqlite:$dir/data/sluice.db
 	db chinook sqlite:$dir/data/chinook.db
 	health =/health workers=8 threads=8

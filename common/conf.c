@@ -245,6 +245,9 @@ conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
 			conf_error(p, "body_max: want a size like 65536, 512k or 8m (at most 1024m)");
 			return -1;
 		}
+	} else if (strcmp(key, "user") == 0 || strcmp(key, "group") == 0) {
+		/* sluiced's run user and group when started as root (supervisor/priv.c), read
+		 * with conf_get(); sluiced checks that they exist. */
 	} else if (strcmp(key, "crash_loop_tries") == 0) {
 		if (conf_parse_int(val, 1, 1000, &v) == -1) {
 			conf_error(p, "crash_loop_tries: want an integer in [1, 1000]");

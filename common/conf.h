@@ -28,6 +28,9 @@
  *   body_max SIZE          largest request body, bytes with optional k/m suffix (1m); nginx's
  *                          client_max_body_size and SLUICE_BODY_MAX in every worker
  *   crash_loop_tries N     consecutive quick worker deaths before a pool is failed (5)
+ *   user USER              the user sluiced and its workers run as when sluiced starts as
+ *                          root (sluice if that user exists, else nobody; root: no drop)
+ *   group GROUP            their group (USER's primary group)
  *
  * Names (endpoints, dbs, keys) are [a-z0-9_], start with a letter and are shorter than
  * CONF_NAME_MAX; routes and values are limited to characters that need no quoting in

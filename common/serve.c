@@ -41,6 +41,7 @@
 #include "arena.h"
 #include "conf.h"
 #include "log.h"
+#include "sandbox.h"
 #include "serve.h"
 #include "serve_ops.h"
 #include "str.h"
@@ -584,6 +585,9 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 		if (serve_thread_init(&threads[i]) < 0)
 			goto stop;
 	}
+	/* Start-up is over: confine the process before any request (sandbox.h). */
+	if (sandbox_apply() < 0)
+		goto stop;
 	for (i = 0; i < set.threads; i++) {
 		if (pthread_create(&threads[i].tid, NULL, serve_thread_main, &threads[i]) != 0) {
 			log_err("pthread_create failed");

@@ -7,7 +7,8 @@
  * Which user Apache's children run as: the rule of supervisor/nginx.c.  Apache started by
  * a non-root user keeps that user (sluiced's, the sockets' owner): nothing to emit.  Apache
  * started as root switches its children to User/Group, which must reach the 0660 sockets:
- * the owner (and group) of RUNDIR, to whom sluiced, when root, chowns every socket.  Unlike
+ * the owner (and group) of RUNDIR, the sockets' owner (sluiced's run user once it dropped
+ * root, supervisor/priv.c) and group.  Unlike
  * nginx, Apache refuses to run its children as root, so a root-owned RUNDIR is an error
  * here with the fix in the message (chown RUNDIR to an unprivileged user, e.g. www-data).
  * `set nginx_user USER[:GROUP]` (the front server's user) overrides the rule.  In the cgi

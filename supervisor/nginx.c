@@ -14,6 +14,12 @@
  * by root yields `user root root;`, which is what a root-owned test directory asks for, and
  * the config says so in a comment.  `set nginx_user USER[:GROUP]` overrides the rule.  The
  * nginx user must also be able to traverse RUNDIR's parent directories.
+ *
+ * sluiced started as root drops to its run user and gives it RUNDIR, keeping RUNDIR's group
+ * (or making it socket_group) for the sockets (supervisor/priv.c).  A config generated
+ * after that names the run user and RUNDIR's group, which still reach the sockets (as
+ * owner and as group); for production set nginx_user, or keep the distribution's nginx
+ * user and give the sockets its group with socket_group.
  */
 #include <errno.h>
 #include <grp.h>

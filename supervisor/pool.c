@@ -534,6 +534,9 @@ pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
 	w = p->w[i];
 	p->w[i] = p->w[--p->nw];
 	pool_describe_exit(status, how, sizeof(how));
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+		log_err("%s: worker %ld made a system call that its seccomp filter forbids "
+		    "(SIGSYS; common/sandbox.c, SLUICE_SECCOMP=0 to debug)", p->name, (long)pid);
 	if (w.term_at != 0) {
 		log_debug("%s: worker %ld stopped (%s)", p->name, (long)pid, how);
 		return 0;

@@ -9,6 +9,8 @@
 # and nginx's or Apache's prefix (config, logs, temp files); data/ holds the SQLite
 # databases.  As root, Apache's children cannot run as root: run/ (and, for cgi and
 # fcgid, whose processes open the databases themselves, data/) is given to www-data.
+# sluiced started as root gives up root for its run user once its sockets exist
+# (supervisor/priv.c); nginx's master, started here, keeps root for its own user switch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +39,13 @@ chmod 755 "$run"
 for seeder in "$top"/sql/*/seed.sh; do
 	[ -x "$seeder" ] && "$seeder" "$top/data"
 done
+
+# As root, sluiced and its workers run as an unprivileged user (`sluiced user` names it:
+# set user/group in the endpoint list): data/ is theirs, whoever had it before.
+if [ "$(id -u)" -eq 0 ] && [ "$server/$profile" != apache/cgi ] &&
+    [ "$server/$profile" != apache/fcgid ]; then
+	chown -R "$("$bin/sluiced" -c "$conf" user)" "$top/data"
+fi
 
 if [ "$server" = apache ]; then
 	if [ "$(id -u)" -eq 0 ]; then

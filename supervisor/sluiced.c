@@ -5,6 +5,9 @@
  *       runs in the foreground, logs to stderr; defaults conf/endpoints.conf, run/, bin/,
  *       5000 ms.  Creates RUNDIR, writes RUNDIR/sluiced.pid, one socket RUNDIR/NAME.sock
  *       per endpoint and the control socket RUNDIR/sluiced.ctl.
+ *   sluiced [-c CONF] user
+ *       prints USER:GROUP that sluiced, started now, would run its pools as (the run user
+ *       when root, see priv.c; else the caller's), for scripts that prepare data.
  *   sluiced [-r RUNDIR] ctl status | reload NAME | stop
  *       talks to the running supervisor; prints its answer; exit 0 on success, 1 when the
  *       supervisor refused or is not reachable, 2 on usage errors.
@@ -67,6 +70,7 @@ sluiced_usage(void)
 	fprintf(stderr,
 	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
 	    "       sluiced [-r RUNDIR] ctl status | reload NAME | stop\n"
+	    "       sluiced [-c CONF] user\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
 	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-o FILE]\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid\n"
@@ -103,8 +107,9 @@ sluiced_find_pool(struct sluiced *s, const char *name)
 
 /*
  * Socket ownership.  socket_group, when set, is the group of every socket.  When sluiced
- * runs as root the sockets also go to the owner of RUNDIR: the generated nginx.conf runs
- * nginx's workers as that user (supervisor/nginx.c), so the two always agree.
+ * drops root (supervisor/priv.c) the sockets belong to its run user and RUNDIR's group.
+ * When it keeps root (set user root) they go to the owner of RUNDIR: the generated
+ * nginx.conf runs nginx's workers as that user (supervisor/nginx.c).
  */
 static int
 sluiced_sock_owner(struct sluiced *s, const struct conf *c)
@@ -121,8 +126,15 @@ sluiced_sock_owner(struct sluiced *s, const struct conf *c)
 		}
 		s->sock_gid = gr->gr_gid;
 	}
-	if (geteuid() == 0 && stat(s->rundir, &st) == 0 && st.st_uid != 0)
+	if (s->drop) {
+		/* sluiced's run user owns them (to chmod them later); the web server reaches
+		 * them through RUNDIR's group, which priv_rundir() set (supervisor/priv.c). */
+		s->sock_uid = s->run_uid;
+		if (s->sock_gid == (gid_t)-1 && stat(s->rundir, &st) == 0)
+			s->sock_gid = st.st_gid;
+	} else if (geteuid() == 0 && stat(s->rundir, &st) == 0 && st.st_uid != 0) {
 		s->sock_uid = st.st_uid;
+	}
 	return 0;
 }
 
@@ -335,6 +347,8 @@ sluiced_serve(struct sluiced *s)
 		errx(1, "%s/sluiced.ctl: path too long for a unix socket", s->rundir);
 	if (ctl_in_use(s->ctl_path))
 		errx(1, "another sluiced is running on %s", s->rundir);
+	if (priv_resolve(s, s->conf) == -1 || priv_rundir(s, s->conf) == -1)
+		errx(1, "cannot set up the run user");
 	if (sluiced_sock_owner(s, s->conf) == -1)
 		errx(1, "cannot apply socket_group");
 	sluiced_setup_signals();
@@ -351,6 +365,8 @@ sluiced_serve(struct sluiced *s)
 		unlink(s->pid_path);
 		errx(1, "cannot start the endpoints (see above)");
 	}
+	/* Every socket exists: root is not needed any more. */
+	priv_drop(s);
 	log_info("sluiced %ld: %zu endpoints from %s, run dir %s", (long)getpid(),
 	    s->conf->neps, s->conf_path, s->rundir);
 
@@ -493,6 +509,11 @@ main(int argc, char *argv[])
 		if (nginx_opts > 0 || sup_opts > 0)
 			sluiced_usage();
 		return ctl_client(s.rundir, argc - 1, argv + 1);
+	}
+	if (strcmp(argv[0], "user") == 0) {
+		if (argc != 1 || nginx_opts > 0 || sup_opts > 0)
+			sluiced_usage();
+		return priv_user_main(s.conf_path);
 	}
 	if (strcmp(argv[0], "nginx") == 0) {
 		if (argc != 2 || sup_opts > 0)

@@ -7,6 +7,7 @@
  *              detection, generations for reload, graceful stop
  *   ctl.c      the control socket RUNDIR/sluiced.ctl, server and client sides
  *   nginx.c    the `nginx` subcommand around common/nginxconf.c
+ *   priv.c     started as root: sets up what the run user cannot, then drops root
  *   apache.c   the `apache` subcommand around common/apacheconf.c
  *
  * Times are CLOCK_MONOTONIC milliseconds (int64_t).  Everything runs in one thread.
@@ -95,6 +96,10 @@ struct sluiced {
 	char pid_path[4096];
 	int *waiters;		/* ctl clients of `stop`, answered by our exit */
 	size_t nwaiters;
+	int drop;		/* started as root: runs as run_uid/run_gid once set up */
+	uid_t run_uid;
+	gid_t run_gid;
+	char run_user[64];
 };
 
 int64_t sluiced_now(void);
@@ -124,6 +129,16 @@ int ctl_client(const char *rundir, int argc, char **argv);
 /* sluiced.c */
 void sluiced_begin_stop(struct sluiced *s);
 struct pool *sluiced_find_pool(struct sluiced *s, const char *name);
+
+/* priv.c: privilege drop when started as root.  priv_resolve() picks the run user and
+ * group (s->drop), priv_rundir() gives RUNDIR to it (before any socket is bound): 0 or -1
+ * (logged).  priv_drop() gives it the control socket, the pid file and the SQLite data,
+ * then switches for good; it exits or aborts when that fails. */
+int priv_resolve(struct sluiced *s, const struct conf *c);
+int priv_rundir(struct sluiced *s, const struct conf *c);
+void priv_drop(struct sluiced *s);
+/* `sluiced user`: prints USER:GROUP that sluiced started now would run as; exit status. */
+int priv_user_main(const char *conf_path);
 
 /* apache.c */
 int apache_main(const char *conf_path, const char *rundir, const char *bindir,

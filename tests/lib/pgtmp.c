@@ -428,7 +428,8 @@ pgtmp_start_conns(struct pgtmp *pg, int max_connections)
 			pgtmp_rmdir(pg);
 			return -1;
 		}
-		if (chown(pg->dir, pw->pw_uid, pw->pw_gid) == -1) {
+		/* 0711: sluiced's unprivileged workers must reach the socket inside. */
+		if (chown(pg->dir, pw->pw_uid, pw->pw_gid) == -1 || chmod(pg->dir, 0711) == -1) {
 			perror("pgtmp: chown");
 			pgtmp_rmdir(pg);
 			return -1;

@@ -1,0 +1,128 @@
+/*
+ * sandbox.c: the workers' seccomp allow-list (see sandbox.h), built with libseccomp.
+ *
+ * How the list was made: the whole integration suite was run with the filter off and
+ * every process of the stack under `strace -f`; the calls the workers made after start-up
+ * were collected, then grouped below with the reason each group is needed.  Names that do
+ * not exist on the build's architecture are skipped, so the list is written once for
+ * every Linux architecture.  Calls a worker makes only before the filter (execve, bind,
+ * listen, prctl ...) are left out on purpose.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include <seccomp.h>
+
+#include "conf.h"
+#include "log.h"
+#include "sandbox.h"
+
+static const char *const sandbox_names[] = {
+	/* Sockets and files: FastCGI connections, SQLite's database, journal and WAL files
+	 * (locks, syncs, truncation, the journal's removal), templates, the chat's session
+	 * key (written to a temporary file, then renamed into place). */
+	"read", "write", "readv", "writev", "pread64", "pwrite64", "lseek", "close",
+	"openat", "open", "fstat", "newfstatat", "stat", "lstat", "statx", "access",
+	"faccessat", "faccessat2", "readlink", "getcwd", "fcntl", "flock", "fsync",
+	"fdatasync", "ftruncate", "fallocate", "unlink", "unlinkat", "rename", "renameat",
+	"renameat2", "fchown",
+	/* FastCGI accept, and libpq's (re)connections over unix or TCP sockets: non-blocking
+	 * connect, poll, socket options, send and receive; name look-ups for a TCP host. */
+	"accept", "accept4", "socket", "connect", "poll", "ppoll", "getsockopt",
+	"setsockopt", "getsockname", "getpeername", "sendto", "recvfrom", "sendmsg",
+	"recvmsg", "sendmmsg", "recvmmsg", "shutdown",
+	/* Memory: malloc, SQLite's mmap of the database and its WAL index. */
+	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync",
+	/* Threads and their synchronisation. */
+	"clone", "clone3", "futex", "set_robust_list", "get_robust_list", "rseq",
+	"set_tid_address", "sched_yield", "sched_getaffinity", "gettid", "exit", "exit_group",
+	/* Signals: the SIGUSR2 wake-up (tgkill), sigwait, blocked masks, restarts. */
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "rt_sigpending",
+	"rt_sigsuspend", "sigaltstack", "tgkill", "restart_syscall",
+	/* Clocks, sleeps, random bytes (session keys, OpenSSL), identity look-ups (libpq's
+	 * user name), limits. */
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday",
+	"time", "getrandom", "getpid", "getppid", "getuid", "geteuid", "getgid", "getegid",
+	"getgroups", "uname", "sysinfo", "getrlimit", "prlimit64",
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+/*
+ * AddressSanitizer and LeakSanitizer: the exit-time leak check stops the threads from a
+ * helper task that ptraces them (listing /proc/self/task with getdents), and a report
+ * starts the symbolizer (fork, execve, pipes, wait).  Release builds never make these
+ * calls.  A call missing here kills only LeakSanitizer's helper (a process of its own),
+ * and the worker then spins at exit until sluiced's SIGKILL: test_privileges checks that
+ * workers leave on SIGTERM under the filter.
+ */
+static const char *const sandbox_san_names[] = {
+	"ptrace", "wait4", "waitid", "prctl", "getdents", "getdents64", "execve", "fork",
+	"vfork", "kill", "setpgid", "getpgid", "setsid", "process_vm_readv", "setrlimit",
+	"sched_setaffinity", "arch_prctl", "mincore", "pipe", "pipe2", "dup", "dup2", "dup3",
+};
+#endif
+
+const char *const *
+sandbox_allowed(size_t *n)
+{
+	*n = sizeof(sandbox_names) / sizeof(sandbox_names[0]);
+	return sandbox_names;
+}
+
+/* Adds an allow rule for each name that exists here; 0 or -1 (logged). */
+static int
+sandbox_add(scmp_filter_ctx ctx, const char *const *names, size_t n)
+{
+	size_t i;
+	int nr, rc;
+
+	for (i = 0; i < n; i++) {
+		if ((nr = seccomp_syscall_resolve_name(names[i])) == __NR_SCMP_ERROR)
+			continue;
+		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)) < 0) {
+			log_err("seccomp: cannot allow %s: %s", names[i], strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+sandbox_apply(void)
+{
+	scmp_filter_ctx ctx = NULL;
+	const char *v = conf_env_str("SLUICE_SECCOMP", "1");
+	int rc = -1, err;
+
+	if (strcmp(v, "0") == 0) {
+		log_info("seccomp filter off (SLUICE_SECCOMP=0)");
+		return 0;
+	}
+	/* libseccomp sets no_new_privs itself too; doing it first makes the failure plain. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		log_err("prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
+		goto out;
+	}
+	if ((ctx = seccomp_init(SCMP_ACT_KILL_PROCESS)) == NULL) {
+		log_err("seccomp_init failed");
+		goto out;
+	}
+	if (sandbox_add(ctx, sandbox_names, sizeof(sandbox_names) / sizeof(sandbox_names[0]))
+	    == -1)
+		goto out;
+#if defined(__SANITIZE_ADDRESS__)
+	if (sandbox_add(ctx, sandbox_san_names,
+	    sizeof(sandbox_san_names) / sizeof(sandbox_san_names[0])) == -1)
+		goto out;
+#endif
+	if ((err = seccomp_load(ctx)) < 0) {
+		log_err("seccomp_load: %s", strerror(-err));
+		goto out;
+	}
+	rc = 1;
+out:
+	if (ctx != NULL)
+		seccomp_release(ctx);
+	return rc;
+}
