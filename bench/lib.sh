@@ -72,7 +72,8 @@ bench_to_bytes() {
 }
 
 # bench_wrk SUITE SCENARIO PROFILE DATABASE CONNS RUN URL [WRK_ARGS...]: one wrk run, one
-# CSV row; prints "rps p99_ms errors".
+# CSV row; prints "rps p99_ms errors requests avg_ms bytes_received bytes_sent" (sent: only
+# when the Lua script reports it, see bench/postgrest.lua; otherwise n/a).
 bench_wrk() {
 	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 url=$7
 	shift 7
@@ -80,8 +81,13 @@ bench_wrk() {
 	[ "$conns" -lt 2 ] && threads=1
 	log=$(taskset -c "$WRK_CPUS" wrk -t"$threads" -c"$conns" -d"${BENCH_DURATION}s" --latency \
 	    "$@" "$url" 2>&1) || true
-	local rps p50 p90 p99 max reqs bytes c=0 r=0 w=0 t=0 non2xx
+	# The raw output of every run, beside the CSV row made from it.
+	mkdir -p "$BENCH_OUT/raw"
+	printf '%s\n' "$log" > "$BENCH_OUT/raw/$suite-$scenario-${BENCH_STACK:-sluice}-$profile-$database-c$conns-r$run.txt"
+	local rps p50 p90 p99 max reqs bytes c=0 r=0 w=0 t=0 non2xx avg sent
 	rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$log")
+	avg=$(bench_to_ms "$(awk '$1 == "Latency" { print $2; exit }' <<<"$log")")
+	sent=$(awk '/^Sent bytes:/ { print $3 }' <<<"$log")
 	p50=$(bench_to_ms "$(awk '$1 == "50%" { print $2 }' <<<"$log")")
 	p90=$(bench_to_ms "$(awk '$1 == "90%" { print $2 }' <<<"$log")")
 	p99=$(bench_to_ms "$(awk '$1 == "99%" { print $2 }' <<<"$log")")
@@ -93,7 +99,7 @@ bench_wrk() {
 	fi
 	non2xx=$(awk '/Non-2xx/ { print $NF }' <<<"$log")
 	echo "$suite,$scenario,sluice,$profile,$database,$conns,$run,${rps:-0},$p50,$p90,$p99,$max,$c,$r,$w,$t,${non2xx:-0},${reqs:-0},$bytes" >> "$BENCH_OUT/results.csv"
-	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0}))"
+	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a}"
 }
 
 bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
@@ -101,8 +107,8 @@ bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1
 # bench_measure SUITE PROFILE DATABASE CONNS TARGET... : warms up, then runs every target
 # BENCH_RUNS times, interleaved so that drift on a shared machine hits all alike.  A target
 # is SCENARIO=PATH (a GET of PATH) or SCENARIO=lua:NAME (bench/postgrest.lua with
-# SCENARIO=NAME, the API under /rest/v1).  Fills MEAS[scenario.rps|p99|err] with the medians
-# (errors summed).
+# SCENARIO=NAME, the API under /rest/v1).  Fills MEAS[scenario.rps|p99|err|reqs|avg|rx|tx]
+# with the medians (errors summed).
 declare -A MEAS
 bench_measure() {
 	local suite=$1 profile=$2 database=$3 conns=$4
@@ -126,6 +132,10 @@ bench_measure() {
 		MEAS[$scenario.rps]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $1 }' | bench_median)
 		MEAS[$scenario.p99]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $2 }' | bench_median)
 		MEAS[$scenario.err]=$(printf '%s' "${rows[$scenario]}" | awk '{ s += $3 } END { print s + 0 }')
+		MEAS[$scenario.reqs]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $4 }' | bench_median)
+		MEAS[$scenario.avg]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $5 }' | bench_median)
+		MEAS[$scenario.rx]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $6 }' | bench_median)
+		MEAS[$scenario.tx]=$(printf '%s' "${rows[$scenario]}" | awk '$7 != "n/a" { print $7 }' | bench_median)
 	done
 }
 

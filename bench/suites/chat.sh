@@ -72,7 +72,7 @@ chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt db=chat bench_sess
 						taskset -c "$WRK_CPUS" wrk -t2 -c"$c" -d"${BENCH_WARMUP}s" -s "$TOP/bench/chat.lua" "http://127.0.0.1:$BENCH_PORT" >/dev/null 2>&1 || true
 						label="$db-$iso-a$skew-r$pct"
 						out=$(bench_wrk chat "$label" tuned "$db" "$c" 1 "http://127.0.0.1:$BENCH_PORT" -s "$TOP/bench/chat.lua")
-						read -r rps p99 err <<<"$out"
+						read -r rps p99 err _ <<<"$out"
 						RPS[$db.$iso.$skew.$pct.$c]=$rps
 						echo "| $db | $iso | $skew | $pct | $c | $rps | $p99 | $err |" | bench_report
 						echo "chat: $label c$c: $rps req/s, p99 $p99 ms, $err errors" >&2

@@ -22,6 +22,13 @@ declare -A PGRST_NANO=([GETSingle]=2068 [GETSingleEmbed]=805 [GETAllEmbed]=28.4 
 declare -A PGRST_C5=([GETSingle]=2845 [GETSingleEmbed]=1523 [GETAllEmbed]=69.8 [POSTSingle]=1515
     [POSTBulk]=629 [RPCSimple]=2756 [RPCGETSingle]=2793 [RPCGETSingleEmbed]=1449 [PATCHSingle]=n/a)
 
+# Bytes as k6 prints them (kB, MB); 0 (nothing reported) as n/a.
+pgrst_size() {
+	awk -v n="${1:-0}" 'BEGIN {
+		if (n <= 0) print "n/a"; else if (n >= 1e6) printf "%.1f MB\n", n / 1e6;
+		else printf "%.1f kB\n", n / 1e3 }'
+}
+
 suite_postgrest() {
 	local profiles=${BENCH_PGRST_PROFILES:-default tuned} dbs=${BENCH_PGRST_DBS:-sqlite postgresql}
 	local conns=${BENCH_PGRST_CONNS:-32} seed=$TOP/build/rel/sql/chinook-seed
@@ -62,13 +69,17 @@ rest /rest/v1/ $pool db=chinook"
 				echo
 				echo "Body sizes: artist 127 embed $size127 bytes (published ~11.9 KB), all albums embed $sizeall bytes (published ~0.80 MB)."
 				echo
-				echo "| scenario | req/s | p99 ms | errors | / health | t3a.nano req/s | c5.xlarge req/s |"
-				echo "|---|---|---|---|---|---|---|"
+				echo "Columns as in the published table (k6's http_reqs rate and count, http_req_duration avg, data_received, data_sent, vus, failed requests), plus p99 and the ratio to /health; one run of $BENCH_DURATION s, medians of $BENCH_RUNS."
+				echo
+				echo "| scenario | req/s | requests | avg ms | p99 ms | received | sent | connections | failed | / health | t3a.nano req/s | c5.xlarge req/s |"
+				echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 			} | bench_report
 			for s in $PGRST_SCENARIOS; do
 				ratio=$(awk -v a="${MEAS[$s.rps]}" -v b="${MEAS[health.rps]}" 'BEGIN { print (b > 0 ? a / b : 0) }')
-				printf '| %s | %.0f | %s | %s | %.2f | %s | %s |\n' "$s" "${MEAS[$s.rps]}" \
-				    "${MEAS[$s.p99]}" "${MEAS[$s.err]}" "$ratio" "${PGRST_NANO[$s]}" "${PGRST_C5[$s]}" | bench_report
+				printf '| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s |\n' "$s" \
+				    "${MEAS[$s.rps]}" "${MEAS[$s.reqs]}" "${MEAS[$s.avg]}" "${MEAS[$s.p99]}" \
+				    "$(pgrst_size "${MEAS[$s.rx]}")" "$(pgrst_size "${MEAS[$s.tx]}")" "$conns" \
+				    "${MEAS[$s.err]}" "$ratio" "${PGRST_NANO[$s]}" "${PGRST_C5[$s]}" | bench_report
 			done
 			echo | bench_report
 			bench_stack_stop

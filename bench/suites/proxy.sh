@@ -107,7 +107,7 @@ suite_proxy_sweep() {
 				bench_stack_start "sweep-w$w-p$p-k$k" tuned "health =/health workers=$p threads=1" -w "$w" -k "$k"
 				for conns in $BENCH_SWEEP_CONNS; do
 					row=$(bench_wrk sweep "w$w-p$p-k$k" tuned none "$conns" 1 "http://127.0.0.1:$BENCH_PORT/health")
-					read -r rps p99 err <<<"$row"
+					read -r rps p99 err _ <<<"$row"
 					echo "$w $p $k $conns $rps $p99 $err" >> "$data"
 					printf '| %s | %s | %s | %s | %s | %.0f | %s | %s |\n' "$w" "$p" "$k" \
 					    "$([ $((w * k)) -ge "$p" ] && echo yes || echo no)" "$conns" "$rps" "$p99" "$err" | bench_report
