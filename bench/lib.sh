@@ -184,6 +184,46 @@ bench_pg_stop() {
 	BENCH_PG_BIN=
 }
 
+# bench_bar_chart NAME TITLE YLABEL DATA: a clustered bar chart $BENCH_OUT/NAME.png from
+# DATA, a whitespace table whose first line names the series ("scenario sqlite pg") and
+# whose other lines give a label and one value per series; linked from the report.
+bench_bar_chart() {
+	local name=$1 title=$2 ylabel=$3 data=$4 n
+	command -v gnuplot >/dev/null || { echo "gnuplot is missing (make deps): no chart $name" | bench_report; return 0; }
+	n=$(awk 'NR == 1 { print NF; exit }' "$data")
+	[ "${n:-0}" -ge 2 ] || return 0
+	gnuplot <<EOF 2>/dev/null || true
+set terminal png size 900,480
+set output '$BENCH_OUT/$name.png'
+set title '$title'
+set ylabel '$ylabel'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics rotate by -30
+set key outside right
+set yrange [0:*]
+plot for [i=2:$n] '$data' using i:xtic(1) title columnheader(i)
+EOF
+	[ -f "$BENCH_OUT/$name.png" ] && { echo "![$title]($name.png)"; echo; } | bench_report
+}
+
+# Turns "LABEL SERIES VALUE" lines into bench_bar_chart's table (labels and series in the
+# order they first appear; a missing pair is 0).
+bench_pivot() {
+	awk -v head="$1" '
+		{ v[$1, $2] = $3; if (!($2 in ss)) { ss[$2] = 1; s[++ns] = $2 }
+		  if (!($1 in ll)) { ll[$1] = 1; l[++nl] = $1 } }
+		END {
+			printf "%s", head; for (j = 1; j <= ns; j++) printf " %s", s[j]; print ""
+			for (i = 1; i <= nl; i++) {
+				printf "%s", l[i]
+				for (j = 1; j <= ns; j++) printf " %s", ((l[i], s[j]) in v) ? v[l[i], s[j]] : 0
+				print ""
+			}
+		}'
+}
+
 # Appends markdown to the report.
 bench_report() { cat >> "$BENCH_OUT/report.md"; }
 

@@ -75,6 +75,7 @@ rest /rest/v1/ $pool db=chinook"
 				echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 			} | bench_report
 			for s in $PGRST_SCENARIOS; do
+				echo "$s $db ${MEAS[$s.rps]}" >> "$BENCH_TMP/pgrst/chart-$profile.txt"
 				ratio=$(awk -v a="${MEAS[$s.rps]}" -v b="${MEAS[health.rps]}" 'BEGIN { print (b > 0 ? a / b : 0) }')
 				printf '| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s |\n' "$s" \
 				    "${MEAS[$s.rps]}" "${MEAS[$s.reqs]}" "${MEAS[$s.avg]}" "${MEAS[$s.p99]}" \
@@ -85,5 +86,12 @@ rest /rest/v1/ $pool db=chinook"
 			bench_stack_stop
 		done
 		[ "$db" = postgresql ] && bench_pg_stop
+	done
+	# req/s per scenario, a bar per database, a chart per profile.
+	for profile in $profiles; do
+		[ -s "$BENCH_TMP/pgrst/chart-$profile.txt" ] || continue
+		bench_pivot scenario < "$BENCH_TMP/pgrst/chart-$profile.txt" > "$BENCH_TMP/pgrst/chart-$profile.dat"
+		bench_bar_chart "postgrest-$profile" "PostgREST scenarios, $profile profile: req/s" "req/s" \
+		    "$BENCH_TMP/pgrst/chart-$profile.dat"
 	done
 }
