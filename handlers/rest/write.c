@@ -391,6 +391,16 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		rs->status = 201;
 		return 0;
 	}
+	/*
+	 * {} (or [{}]) names no column: one row of column defaults, as PostgREST inserts it.
+	 * Several rows of nothing, or an upsert of nothing, have no statement.
+	 */
+	if (ncols == 0 && (merge || ignore ||
+	    (cJSON_IsArray(body) && cJSON_GetArraySize(body) != 1))) {
+		write_bad_body(&e, "Objects without keys: only one row of defaults can be inserted",
+		    NULL);
+		goto err;
+	}
 	/* One object becomes an array of one, so that both shapes share the statement. */
 	if (cJSON_IsObject(body)) {
 		char *w = arena_alloc(rq->arena, rq->body_len + 3);
@@ -409,7 +419,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	}
 	cJSON_Delete(body);
 	body = NULL;
-	if (rest_param_text(&g, json, jlen) < 0)
+	if (ncols > 0 && rest_param_text(&g, json, jlen) < 0)
 		goto err;
 
 	if (!lite)
@@ -418,20 +428,22 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	rest_quote_ident(b, tb->name);
 	if (lite)
 		buf_puts(b, " as _t0");
-	buf_puts(b, " (");
+	if (ncols == 0)
+		buf_puts(b, " default values");
+	else
+		buf_puts(b, " (");
 	for (i = 0; i < ncols; i++) {
 		if (i)
 			buf_puts(b, ", ");
 		rest_quote_ident(b, tb->cols[cols[i]].name);
 	}
-	buf_puts(b, ") select ");
 	for (i = 0; i < ncols; i++) {
-		if (i)
-			buf_puts(b, ", ");
+		buf_puts(b, i ? ", " : ") select ");
 		write_value(&g, &tb->cols[cols[i]], lite ? "_j.value" : "_j", missing);
 	}
-	buf_puts(b, lite ? " from json_each($1) _j where true" :
-	    " from jsonb_array_elements($1::jsonb) _j");
+	if (ncols > 0)
+		buf_puts(b, lite ? " from json_each($1) _j where true" :
+		    " from jsonb_array_elements($1::jsonb) _j");
 	if (merge || ignore) {
 		int any = 0;
 
