@@ -155,10 +155,15 @@ write_columns(struct req *rq, const struct rest_table *tb, cJSON *body, int *col
 	cJSON_ArrayForEach(o, body) {
 		int n = 0;
 
+		/* Exactly the first object's keys: same case (cJSON_HasObjectItem ignores
+		 * it), each once, so that no value silently becomes NULL. */
 		cJSON_ArrayForEach(it, o) {
 			n++;
-			if (!cJSON_HasObjectItem(first, it->string))
+			if (cJSON_GetObjectItemCaseSensitive(first, it->string) == NULL)
 				return write_bad_body(e, "All object keys must match", NULL);
+			if (cJSON_GetObjectItemCaseSensitive(o, it->string) != it)
+				return write_bad_body(e, "A key appears twice in an object",
+				    it->string);
 		}
 		if (n != cJSON_GetArraySize(first))
 			return write_bad_body(e, "All object keys must match", NULL);

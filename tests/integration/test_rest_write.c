@@ -103,6 +103,20 @@ test_rest_post_empty_object_and_lenient_json(void)
 	FX_BOTH("GET", "artist?artist_id=gte.60", NULL, NULL, 200, "[]", &r);
 }
 
+/* Regression: the later objects' keys were matched ignoring case and counted with their
+ * duplicates, so the second row here silently got a NULL name or artist_id. */
+static void
+test_rest_post_keys_match_exactly(void)
+{
+	FX_BOTH("POST", "artist", json, "[{\"artist_id\":61,\"name\":\"a\"},"
+	    "{\"artist_id\":62,\"Name\":\"b\"}]", 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST102") != NULL);
+	FX_BOTH("POST", "artist", json, "[{\"artist_id\":61,\"name\":\"a\"},"
+	    "{\"name\":\"b\",\"name\":\"c\"}]", 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST102") != NULL);
+	FX_BOTH("GET", "artist?artist_id=gte.60", NULL, NULL, 200, "[]", &r);
+}
+
 static void
 test_rest_upsert(void)
 {
@@ -208,6 +222,7 @@ main(void)
 	RUN(test_rest_post);
 	RUN(test_rest_post_errors);
 	RUN(test_rest_post_empty_object_and_lenient_json);
+	RUN(test_rest_post_keys_match_exactly);
 	RUN(test_rest_upsert);
 	RUN(test_rest_patch_delete);
 	RUN(test_rest_rpc);
