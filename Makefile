@@ -122,7 +122,7 @@ DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-d
              libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev
 DEB_RUN   := nginx-light apache2 libapache2-mod-fcgid
 DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev nodejs npm \
-             e2fsprogs
+             e2fsprogs cppcheck clang-tidy
 DEB_BENCH := wrk gnuplot-nox
 deps:
 	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_TEST) $(DEB_BENCH)
@@ -141,7 +141,8 @@ integration: all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS)
 
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
-	@SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) bash tests/run.sh
+	@SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) LINT_CPPFLAGS="$(CPPFLAGS)" \
+	    bash tests/run.sh
 
 # Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) over the whole common library, built
 # with clang under ASan and UBSan.  `make test` runs each over its committed corpus and then
@@ -165,7 +166,7 @@ $(FUZZ_O)/libsluice.a: $(FUZZ_LIBOBJ)
 
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_O)/libsluice.a
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< \
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
 	    $(FUZZ_O)/libsluice.a $(LDLIBS) -pthread
 
 .PHONY: fuzz fuzz-build
@@ -178,10 +179,16 @@ fuzz: fuzz-build
 	        $$( [ -f tests/fuzz/$$n.dict ] && echo -dict=tests/fuzz/$$n.dict) \
 	        $(FUZZ_O)/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
 
+# Static analysis: cppcheck and clang-tidy (.clang-tidy) over common/, handlers/ and
+# supervisor/ with the build's preprocessor flags; any finding fails (tests/lint/README).
+.PHONY: lint
+lint:
+	@LINT_CPPFLAGS="$(CPPFLAGS)" bash tests/lint/run.sh
+
 clean:
 	rm -rf build bin
 
 -include $(FUZZ_LIBOBJ:.o=.d) $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
     $(HANDLERS:%=$(O)/handlers/%.d) $(UNIT_BINS:$(O)/tests/%=$(O)/tests/unit/%.d) \
     $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d) $(SEED_SRC:%.c=$(O)/%.d) \
-    $(TESTHANDLER_BINS:%=%.d)
+    $(TESTHANDLER_BINS:%=%.d) $(FUZZ_BINS:=.d)

@@ -588,12 +588,14 @@ apache_conf_write(FILE *out, const struct conf *c, const struct apache_opts *o)
 	}
 	if (apache_check(c, o) == -1)
 		goto out;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	if ((order = calloc(c->neps + 1, sizeof(*order))) == NULL) {
 		log_err("apache: out of memory");
 		goto out;
 	}
 	for (i = 0; i < c->neps; i++)
 		order[i] = &c->eps[i];
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	qsort(order, c->neps, sizeof(*order), apache_route_cmp);
 	memset(&keys, 0, sizeof(keys));
 	for (i = 0; i < c->neps; i++) {

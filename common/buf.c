@@ -135,7 +135,7 @@ buf_printf(struct buf *b, const char *fmt, ...)
 		return -1;
 	}
 	va_start(ap, fmt);
-	vsnprintf(dst, (size_t)n + 1, fmt, ap);
+	(void)vsnprintf(dst, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	buf_commit(b, (size_t)n);
 	return 0;

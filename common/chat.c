@@ -253,7 +253,7 @@ chat_session(const struct req *rq, char sid[CHAT_SID_MAX])
 	size_t n, i, namelen = strlen(CHAT_COOKIE);
 
 	if (chat_bench_sessions > 0) {
-		snprintf(sid, CHAT_SID_MAX, "s_%08lld",
+		(void)snprintf(sid, CHAT_SID_MAX, "s_%08lld",
 		    1 + (long long)(chat_random() % (uint64_t)chat_bench_sessions));
 		return 1;
 	}
@@ -330,8 +330,8 @@ chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX])
 		return resp_error(rs, 500, "internal", "no randomness for a session", NULL,
 		    NULL), -1;
 	chat_hex(r, sizeof(r), hex);
-	snprintf(sid, CHAT_SID_MAX, "w_%s", hex);
-	snprintf(nick, sizeof(nick), "guest-%.6s", hex);
+	(void)snprintf(sid, CHAT_SID_MAX, "w_%s", hex);
+	(void)snprintf(nick, sizeof(nick), "guest-%.6s", hex);
 	nu.sid = sid;
 	nu.nickname = nick;
 	nu.now = chat_now();
@@ -513,7 +513,7 @@ chat_body_string(struct req *rq, struct resp *rs, const char *key, const char **
 			resp_error(rs, 500, "internal", "out of memory", NULL, NULL);
 			goto out;
 		}
-		snprintf(msg, sizeof(msg), "%s at byte %zu", jerr == JSON_ETOODEEP ?
+		(void)snprintf(msg, sizeof(msg), "%s at byte %zu", jerr == JSON_ETOODEEP ?
 		    "nested too deep" : "not valid JSON (or not UTF-8)", pos);
 		resp_error(rs, 400, "invalid_json", "the body is not valid JSON", msg, NULL);
 		goto out;
@@ -541,12 +541,12 @@ chat_body_string(struct req *rq, struct resp *rs, const char *key, const char **
 		}
 	}
 	if (found == NULL) {
-		snprintf(msg, sizeof(msg), "the body must have the key \"%s\"", key);
+		(void)snprintf(msg, sizeof(msg), "the body must have the key \"%s\"", key);
 		resp_error(rs, 400, "invalid_body", msg, NULL, NULL);
 		goto out;
 	}
 	if (!cJSON_IsString(found) || found->valuestring == NULL) {
-		snprintf(msg, sizeof(msg), "\"%s\" must be a string", key);
+		(void)snprintf(msg, sizeof(msg), "\"%s\" must be a string", key);
 		resp_error(rs, 400, "invalid_type", msg, NULL, NULL);
 		goto out;
 	}

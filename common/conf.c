@@ -608,7 +608,7 @@ conf_load(const char *path, char *err, size_t errlen)
 	c = NULL;
 out:
 	if (f != NULL)
-		fclose(f);
+		(void)fclose(f);
 	free(line);
 	conf_free(c);
 	return ret;

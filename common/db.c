@@ -331,6 +331,7 @@ db_cache_room(struct db *db)
 	if (db->ncache < db->capcache)
 		return 0;
 	cap = db->capcache == 0 ? 8 : db->capcache * 2;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	if ((n = realloc(db->cache, cap * sizeof(*n))) == NULL) {
 		db_set_err(db, DB_EINTERNAL, "out of memory growing the statement cache");
 		return -1;

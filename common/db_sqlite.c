@@ -94,7 +94,6 @@ db_sqlite_class(sqlite3 *conn, int rc)
 	case SQLITE_CONSTRAINT:
 		return DB_ECONSTRAINT;
 	case SQLITE_READONLY:
-		return DB_EREADONLY;
 	case SQLITE_PERM:
 		return DB_EREADONLY;
 	case SQLITE_CANTOPEN:

@@ -1,8 +1,13 @@
 /*
  * json.c: see json.h.
  *
- * The depth pre-scan walks the bytes once, tracking whether it is inside a string (and
- * after a backslash), and counts open brackets.  It is not a validator; cJSON validates.
+ * A validating pre-scan runs before cJSON: the RFC 8259 grammar, with the nesting limit
+ * counted on the way.  cJSON alone is lenient: it takes "\uZZZZ" as a NUL that silently
+ * cuts the string, control characters inside strings, any byte up to 0x20 as whitespace,
+ * and numbers such as 01 or 1.  A body that passes here is JSON for every other parser
+ * too (SQLite's json_each, PostgreSQL's jsonb), so such bytes are a 400 at the door and
+ * never a database error later.  The scan recurses once per nesting level, at most
+ * max_depth deep.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,72 +16,205 @@
 #include "json.h"
 #include "str.h"
 
-static int
-json_depth_ok(const char *s, size_t len, int max_depth)
+enum json_scan {
+	JSON_SCAN_OK = 0,
+	JSON_SCAN_SYNTAX = -1,
+	JSON_SCAN_DEEP = -2,
+};
+
+static void
+json_ws(const char *s, size_t len, size_t *i)
 {
-	int depth = 0, in_str = 0, esc = 0;
-	size_t i;
+	while (*i < len && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\n' || s[*i] == '\r'))
+		(*i)++;
+}
 
-	for (i = 0; i < len; i++) {
-		char c = s[i];
+static int
+json_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
-		if (in_str) {
-			if (esc)
-				esc = 0;
-			else if (c == '\\')
-				esc = 1;
-			else if (c == '"')
-				in_str = 0;
+static int
+json_digit(const char *s, size_t len, size_t i)
+{
+	return i < len && s[i] >= '0' && s[i] <= '9';
+}
+
+/* A string whose opening quote is at s[*i]; leaves *i after the closing quote. */
+static enum json_scan
+json_scan_string(const char *s, size_t len, size_t *i)
+{
+	size_t k;
+
+	for ((*i)++; *i < len; ) {
+		unsigned char c = (unsigned char)s[*i];
+
+		if (c == '"') {
+			(*i)++;
+			return JSON_SCAN_OK;
+		}
+		if (c < 0x20)
+			return JSON_SCAN_SYNTAX;
+		if (c != '\\') {
+			(*i)++;
 			continue;
 		}
-		if (c == '"')
-			in_str = 1;
-		else if (c == '[' || c == '{') {
-			if (++depth > max_depth)
-				return 0;
-		} else if (c == ']' || c == '}')
-			depth--;
+		if (*i + 1 >= len)
+			return JSON_SCAN_SYNTAX;
+		if (strchr("\"\\/bfnrt", s[*i + 1]) != NULL && s[*i + 1] != '\0') {
+			*i += 2;
+			continue;
+		}
+		if (s[*i + 1] != 'u' || *i + 5 >= len)
+			return JSON_SCAN_SYNTAX;
+		for (k = 2; k < 6; k++)
+			if (!json_hex(s[*i + k]))
+				return JSON_SCAN_SYNTAX;
+		*i += 6;
 	}
-	return 1;
+	return JSON_SCAN_SYNTAX;
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? at s[*i]. */
+static enum json_scan
+json_scan_number(const char *s, size_t len, size_t *i)
+{
+	if (*i < len && s[*i] == '-')
+		(*i)++;
+	if (!json_digit(s, len, *i))
+		return JSON_SCAN_SYNTAX;
+	if (s[(*i)++] != '0')
+		while (json_digit(s, len, *i))
+			(*i)++;
+	if (*i < len && s[*i] == '.') {
+		if (!json_digit(s, len, ++(*i)))
+			return JSON_SCAN_SYNTAX;
+		while (json_digit(s, len, *i))
+			(*i)++;
+	}
+	if (*i < len && (s[*i] == 'e' || s[*i] == 'E')) {
+		(*i)++;
+		if (*i < len && (s[*i] == '+' || s[*i] == '-'))
+			(*i)++;
+		if (!json_digit(s, len, *i))
+			return JSON_SCAN_SYNTAX;
+		while (json_digit(s, len, *i))
+			(*i)++;
+	}
+	return JSON_SCAN_OK;
+}
+
+/* One value at s[*i] (no leading whitespace), depth levels already open. */
+static enum json_scan
+json_scan_value(const char *s, size_t len, size_t *i, int depth, int max_depth)
+{
+	enum json_scan rc;
+	char close;
+
+	if (*i >= len)
+		return JSON_SCAN_SYNTAX;
+	switch (s[*i]) {
+	case '"':
+		return json_scan_string(s, len, i);
+	case 't':
+	case 'f':
+	case 'n': {
+		const char *word = s[*i] == 't' ? "true" : s[*i] == 'f' ? "false" : "null";
+		size_t n = strlen(word);
+
+		if (len - *i < n || memcmp(s + *i, word, n) != 0)
+			return JSON_SCAN_SYNTAX;
+		*i += n;
+		return JSON_SCAN_OK;
+	}
+	case '[':
+	case '{':
+		break;
+	default:
+		return json_scan_number(s, len, i);
+	}
+	if (depth + 1 > max_depth)
+		return JSON_SCAN_DEEP;
+	close = s[*i] == '[' ? ']' : '}';
+	(*i)++;
+	json_ws(s, len, i);
+	if (*i < len && s[*i] == close) {
+		(*i)++;
+		return JSON_SCAN_OK;
+	}
+	for (;;) {
+		if (close == '}') {
+			if (*i >= len || s[*i] != '"')
+				return JSON_SCAN_SYNTAX;
+			if ((rc = json_scan_string(s, len, i)) != JSON_SCAN_OK)
+				return rc;
+			json_ws(s, len, i);
+			if (*i >= len || s[*i] != ':')
+				return JSON_SCAN_SYNTAX;
+			(*i)++;
+			json_ws(s, len, i);
+		}
+		if ((rc = json_scan_value(s, len, i, depth + 1, max_depth)) != JSON_SCAN_OK)
+			return rc;
+		json_ws(s, len, i);
+		if (*i >= len)
+			return JSON_SCAN_SYNTAX;
+		if (s[*i] == close) {
+			(*i)++;
+			return JSON_SCAN_OK;
+		}
+		if (s[*i] != ',')
+			return JSON_SCAN_SYNTAX;
+		(*i)++;
+		json_ws(s, len, i);
+	}
+}
+
+/* The whole of s[0..len): one value between optional whitespace. */
+static enum json_scan
+json_scan(const char *s, size_t len, int max_depth, size_t *pos)
+{
+	enum json_scan rc;
+
+	*pos = 0;
+	json_ws(s, len, pos);
+	if ((rc = json_scan_value(s, len, pos, 0, max_depth)) != JSON_SCAN_OK)
+		return rc;
+	json_ws(s, len, pos);
+	return *pos == len ? JSON_SCAN_OK : JSON_SCAN_SYNTAX;
 }
 
 cJSON *
 json_parse(const char *s, size_t len, int max_depth, enum json_err *err, size_t *errpos)
 {
-	const char *end = NULL;
+	size_t pos = 0;
 	cJSON *v;
 
 	if (errpos != NULL)
 		*errpos = 0;
-	if (!json_depth_ok(s, len, max_depth)) {
+	/* Not UTF-8, or a NUL byte (cJSON would stop there): not JSON either way. */
+	if (!str_utf8_valid(s, len) || memchr(s, '\0', len) != NULL) {
+		*err = JSON_ESYNTAX;
+		return NULL;
+	}
+	switch (json_scan(s, len, max_depth, &pos)) {
+	case JSON_SCAN_OK:
+		break;
+	case JSON_SCAN_DEEP:
 		*err = JSON_ETOODEEP;
 		return NULL;
+	default:
+		*err = JSON_ESYNTAX;
+		if (errpos != NULL)
+			*errpos = pos;
+		return NULL;
 	}
-	if (!str_utf8_valid(s, len)) {
+	/* Valid JSON that cJSON still refuses: an unpaired surrogate escape, or no memory. */
+	if ((v = cJSON_ParseWithLength(s, len)) == NULL) {
 		*err = JSON_ESYNTAX;
 		return NULL;
 	}
-	/* cJSON stops at a NUL inside the length; such a body is not JSON anyway. */
-	if (memchr(s, '\0', len) != NULL) {
-		*err = JSON_ESYNTAX;
-		return NULL;
-	}
-	v = cJSON_ParseWithLengthOpts(s, len, &end, 0);
-	if (v == NULL) {
-		*err = JSON_ESYNTAX;
-		if (errpos != NULL && end != NULL && end >= s)
-			*errpos = (size_t)(end - s);
-		return NULL;
-	}
-	/* Only whitespace may follow the value. */
-	for (size_t i = (size_t)(end - s); i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') {
-			cJSON_Delete(v);
-			*err = JSON_ESYNTAX;
-			if (errpos != NULL)
-				*errpos = i;
-			return NULL;
-		}
 	*err = JSON_OK;
 	return v;
 }

@@ -1,8 +1,9 @@
 /*
  * json.h: JSON helpers over cJSON.
  *
- * Request bodies are parsed with cJSON after a cheap pre-scan that enforces a nesting
- * limit, so a hostile body of 10,000 nested brackets is refused before any recursion.
+ * Request bodies are parsed with cJSON after a validating pre-scan (the RFC 8259 grammar,
+ * stricter than cJSON) that also enforces a nesting limit, so a hostile body of 10,000
+ * nested brackets is refused before any deep recursion.
  * Small responses are built with json_escape() straight into a buf; large ones are built
  * by the database.
  */

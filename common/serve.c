@@ -278,7 +278,7 @@ serve_body_error(struct resp *rs, int status, size_t cap)
 
 	switch (status) {
 	case 413:
-		snprintf(detail, sizeof(detail), "the limit is %zu bytes", cap);
+		(void)snprintf(detail, sizeof(detail), "the limit is %zu bytes", cap);
 		resp_error(rs, 413, "body_too_large", "the request body is too large",
 		    detail, NULL);
 		break;
@@ -381,7 +381,7 @@ serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 	if (ep->handle(&rq, rs) < 0 && rs->status == 0)
 		resp_error(rs, 500, "internal", "internal error", NULL, NULL);
 	/* A handler that failed inside a transaction must not leave it open. */
-	if (t->db != NULL)
+	if (ep->db != NULL && t->db != NULL)
 		ep->db->rollback(t->db);
 out:
 	serve_drain(io);

@@ -121,7 +121,7 @@ tmpl_parse(const char *src, size_t len, const char *const *slots,
 	char kind;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL || (t->src = malloc(len + 1)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		(void)snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	memcpy(t->src, src, len);
@@ -137,7 +137,8 @@ tmpl_parse(const char *src, size_t len, const char *const *slots,
 				break;
 			}
 		if (close == NULL) {
-			snprintf(err, errlen, "line %zu: unclosed {{", tmpl_line(t->src, i));
+			(void)snprintf(err, errlen, "line %zu: unclosed {{",
+			    tmpl_line(t->src, i));
 			goto fail;
 		}
 		if (i > lit) {
@@ -160,24 +161,25 @@ tmpl_parse(const char *src, size_t len, const char *const *slots,
 				break;
 		}
 		if (namelen == 0 || j != namelen) {
-			snprintf(err, errlen, "line %zu: malformed marker", tmpl_line(t->src, i));
+			(void)snprintf(err, errlen, "line %zu: malformed marker",
+			    tmpl_line(t->src, i));
 			goto fail;
 		}
 		memset(&n, 0, sizeof(n));
 		if (kind == '#' || kind == '/') {
 			id = tmpl_lookup(blocks, t->src + name, namelen);
 			if (id < 0) {
-				snprintf(err, errlen, "line %zu: unknown block \"%.*s\"",
+				(void)snprintf(err, errlen, "line %zu: unknown block \"%.*s\"",
 				    tmpl_line(t->src, i), (int)namelen, t->src + name);
 				goto fail;
 			}
 			if (kind == '#' && in_block) {
-				snprintf(err, errlen, "line %zu: blocks do not nest",
+				(void)snprintf(err, errlen, "line %zu: blocks do not nest",
 				    tmpl_line(t->src, i));
 				goto fail;
 			}
 			if (kind == '/' && (!in_block || t->nodes[open].id != id)) {
-				snprintf(err, errlen, "line %zu: {{/%.*s}} closes no open block",
+				(void)snprintf(err, errlen, "line %zu: {{/%.*s}} closes no open block",
 				    tmpl_line(t->src, i), (int)namelen, t->src + name);
 				goto fail;
 			}
@@ -192,7 +194,7 @@ tmpl_parse(const char *src, size_t len, const char *const *slots,
 			}
 		} else {
 			if ((id = tmpl_lookup(slots, t->src + name, namelen)) < 0) {
-				snprintf(err, errlen, "line %zu: unknown slot \"%.*s\"",
+				(void)snprintf(err, errlen, "line %zu: unknown slot \"%.*s\"",
 				    tmpl_line(t->src, i), (int)namelen, t->src + name);
 				goto fail;
 			}
@@ -205,7 +207,8 @@ tmpl_parse(const char *src, size_t len, const char *const *slots,
 		lit = i;
 	}
 	if (in_block) {
-		snprintf(err, errlen, "block \"%s\" is not closed", blocks[t->nodes[open].id]);
+		(void)snprintf(err, errlen, "block \"%s\" is not closed",
+		    blocks[t->nodes[open].id]);
 		goto fail;
 	}
 	if (len > lit) {
@@ -234,19 +237,19 @@ tmpl_load(const char *path, const char *const *slots, const char *const *blocks,
 	long len;
 
 	if ((f = fopen(path, "rb")) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		(void)snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
 	    (text = malloc((size_t)len + 1)) == NULL ||
 	    fread(text, 1, (size_t)len, f) != (size_t)len) {
-		snprintf(err, errlen, "%s: cannot read", path);
+		(void)snprintf(err, errlen, "%s: cannot read", path);
 		goto out;
 	}
 	t = tmpl_parse(text, (size_t)len, slots, blocks, err, errlen);
 out:
 	free(text);
-	fclose(f);
+	(void)fclose(f);
 	return t;
 }
 
@@ -290,7 +293,8 @@ tmpl_render(const struct tmpl *t, struct buf *out, struct tmpl_val *vals, tmpl_r
 				i = n->end;	/* the loop's i++ steps past the end */
 			break;
 		case TMPL_END:
-			rc = row(ctx, n->id, ++row_i, vals);
+			/* Without row() a block is skipped whole, so its end is never reached. */
+			rc = row != NULL ? row(ctx, n->id, ++row_i, vals) : 0;
 			if (rc < 0)
 				return -1;
 			if (rc > 0)

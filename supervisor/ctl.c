@@ -224,7 +224,7 @@ ctl_accept(struct sluiced *s)
 	}
 out:
 	if (out != NULL)
-		fclose(out);
+		(void)fclose(out);
 	free(buf);
 	if (!keep)
 		close(fd);

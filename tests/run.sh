@@ -60,6 +60,10 @@ for f in ${fuzz:+"$fuzz"/fuzz_*}; do
 	rm -rf "$scratch" "$log"
 done
 
+# Static analysis (make lint: cppcheck and clang-tidy, tests/lint/README), one test.
+echo "== lint"
+if bash tests/lint/run.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 # The benchmark suite's smoke run (BENCH_QUICK=1): release binaries only, since benchmarks
 # never run on a sanitizer build; under SANITIZE=1 it is left out and said so (not counted).
 if [ "${SLUICE_BIN:-bin}" = bin ]; then

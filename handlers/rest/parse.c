@@ -32,11 +32,11 @@ rest_err_set(struct rest_err *e, int status, const char *code, const char *detai
 	e->status = status;
 	e->code = code;
 	va_start(ap, fmt);
-	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	(void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
 	va_end(ap);
 	e->details[0] = '\0';
 	if (details != NULL)
-		snprintf(e->details, sizeof(e->details), "%s", details);
+		(void)snprintf(e->details, sizeof(e->details), "%s", details);
 	e->hint = NULL;
 }
 
@@ -45,7 +45,8 @@ parse_fail(struct rest_err *e, const char *what, const char *s, size_t len)
 {
 	char d[200];
 
-	snprintf(d, sizeof(d), "unexpected input in \"%.*s\"", len > 120 ? 120 : (int)len, s);
+	(void)snprintf(d, sizeof(d), "unexpected input in \"%.*s\"", len > 120 ? 120 : (int)len,
+	    s);
 	rest_err_set(e, 400, "PGRST100", d, "\"failed to parse %s\"", what);
 	return -1;
 }
@@ -389,9 +390,11 @@ cond_add(struct arena *a, struct rest_cond *parent, struct rest_cond *kid)
 {
 	struct rest_cond **k;
 
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	if ((k = arena_alloc(a, (parent->nkids + 1) * sizeof(*k))) == NULL)
 		return -1;
 	if (parent->nkids)
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		memcpy(k, parent->kids, parent->nkids * sizeof(*k));
 	k[parent->nkids++] = kid;
 	parent->kids = k;
@@ -615,7 +618,7 @@ rest_parse_param(struct arena *a, struct rest_node *root, const char *key, size_
 		if ((n = parse_find_embed(n, key, n1)) == NULL) {
 			char d[160];
 
-			snprintf(d, sizeof(d), "no embedded resource \"%.*s\" in select",
+			(void)snprintf(d, sizeof(d), "no embedded resource \"%.*s\" in select",
 			    n1 > 100 ? 100 : (int)n1, key);
 			rest_err_set(e, 400, "PGRST108", d,
 			    "'%.*s' is not an embedded resource in this request",

@@ -251,10 +251,10 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 		body = "", len = 0;
 	if (count && off > 0 && off >= total && rows == 0) {
 		db_reset(st);
-		snprintf(range, sizeof(range), "*/%lld", (long long)total);
+		(void)snprintf(range, sizeof(range), "*/%lld", (long long)total);
 		resp_header(rs, "Content-Range", range);
 		rest_err_set(&e, 416, "PGRST103", NULL, "Requested range not satisfiable");
-		snprintf(e.details, sizeof(e.details),
+		(void)snprintf(e.details, sizeof(e.details),
 		    "An offset of %lld was requested, but there are only %lld rows.",
 		    (long long)off, (long long)total);
 		return rest_error(rs, &e);
@@ -263,20 +263,20 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 		db_reset(st);
 		rest_err_set(&e, 406, "PGRST116", NULL,
 		    "JSON object requested, multiple (or no) rows returned");
-		snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
+		(void)snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
 		    (long long)rows);
 		return rest_error(rs, &e);
 	}
 	if (rows > 0)
-		snprintf(range, sizeof(range), "%lld-%lld/", (long long)off,
+		(void)snprintf(range, sizeof(range), "%lld-%lld/", (long long)off,
 		    (long long)(off + rows - 1));
 	else
-		snprintf(range, sizeof(range), "*/");
+		(void)snprintf(range, sizeof(range), "*/");
 	if (count)
-		snprintf(range + strlen(range), sizeof(range) - strlen(range), "%lld",
+		(void)snprintf(range + strlen(range), sizeof(range) - strlen(range), "%lld",
 		    (long long)total);
 	else
-		snprintf(range + strlen(range), sizeof(range) - strlen(range), "*");
+		(void)snprintf(range + strlen(range), sizeof(range) - strlen(range), "*");
 	resp_header(rs, "Content-Range", range);
 	rs->status = count && (off > 0 || rows < total) ? 206 : 200;
 	buf_reset(&rs->body, 1 << 20);
@@ -428,7 +428,7 @@ handle(struct req *rq, struct resp *rs)
 	if (rpc)
 		return rest_rpc(rq, rs, t, name);
 	if ((table = rest_schema_table(t->sc, name)) < 0) {
-		snprintf(d, sizeof(d), "Could not find the table 'public.%.100s' in the schema cache",
+		(void)snprintf(d, sizeof(d), "Could not find the table 'public.%.100s' in the schema cache",
 		    name);
 		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);
 	}

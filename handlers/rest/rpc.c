@@ -30,7 +30,7 @@ rpc_not_found(struct resp *rs, const char *name, const char *why)
 {
 	char m[200];
 
-	snprintf(m, sizeof(m), "Could not find the function public.%.100s in the schema cache",
+	(void)snprintf(m, sizeof(m), "Could not find the function public.%.100s in the schema cache",
 	    name);
 	return resp_error(rs, 404, "PGRST202", m, why, NULL);
 }
@@ -69,7 +69,7 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 				if (strcmp(f->argnames[i], it->string) == 0)
 					break;
 			if (i == f->nargs) {
-				snprintf(d, sizeof(d), "the function has no argument \"%.80s\"",
+				(void)snprintf(d, sizeof(d), "the function has no argument \"%.80s\"",
 				    it->string);
 				rpc_not_found(rs, f->name, d);
 				goto out;
@@ -108,7 +108,8 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 	}
 	for (i = 0; i < f->nargs; i++) {
 		if (vals[i] == NULL) {
-			snprintf(d, sizeof(d), "the argument \"%.80s\" is missing", f->argnames[i]);
+			(void)snprintf(d, sizeof(d), "the argument \"%.80s\" is missing",
+			    f->argnames[i]);
 			rpc_not_found(rs, f->name, d);
 			goto out;
 		}
@@ -118,7 +119,7 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 		}
 		if (!isnull[i] && rest_kind_of(g->be, f->argtypes[i]) == REST_K_INT &&
 		    str_to_int(vals[i], lens[i], INT64_MIN, INT64_MAX, &iv) < 0) {
-			snprintf(d, sizeof(d), "invalid input syntax for type integer: \"%.60s\"",
+			(void)snprintf(d, sizeof(d), "invalid input syntax for type integer: \"%.60s\"",
 			    vals[i]);
 			resp_error(rs, 400, "22P02", d, NULL, NULL);
 			goto out;

@@ -253,6 +253,8 @@ schema_load_cols(struct rest_schema *sc, struct db *db)
 			t->is_view = lite ? strcmp(kind, "view") == 0 : kind[0] == 'v';
 			t->hidden = strncmp(tname, "sluice_", 7) == 0;
 		}
+		/* cppcheck-suppress nullPointerRedundantCheck ; t is set by the first row
+		 * (ntables starts at 0, below SCHEMA_TABLES_MAX). */
 		if (t->ncols == SCHEMA_COLS_MAX)
 			continue;
 		if (t->ncols == capc) {
@@ -320,6 +322,7 @@ schema_load_fks(struct rest_schema *sc, struct db *db)
 			fk->to = ti;
 			memcpy(last, key, strlen(key) + 1);
 		}
+		/* cppcheck-suppress nullPointerRedundantCheck ; the block above sets fk. */
 		if (fk->ncols == REST_FK_COLS)
 			continue;
 		fk->from_cols[fk->ncols] = rest_schema_col(&sc->tables[fi], fc);
@@ -360,7 +363,8 @@ nomem:
 	return -1;
 }
 
-/* Splits s at sep into at most max malloc'd strings; returns the count or -1. */
+/* Splits s at sep into at most max malloc'd strings; returns the count, or -1 with
+ * nothing left allocated. */
 static int
 schema_split(const char *s, char sep, char **out, int max)
 {
@@ -370,8 +374,11 @@ schema_split(const char *s, char sep, char **out, int max)
 		const char *e = strchr(s, sep);
 		size_t len = e ? (size_t)(e - s) : strlen(s);
 
-		if ((out[n] = malloc(len + 1)) == NULL)
+		if ((out[n] = malloc(len + 1)) == NULL) {
+			while (n > 0)
+				free(out[--n]);
 			return -1;
+		}
 		memcpy(out[n], s, len);
 		out[n][len] = '\0';
 		n++;
@@ -500,8 +507,12 @@ schema_add_func(struct rest_schema *sc, int *cap, const char *name, const char *
 			if (sp != NULL)
 				*sp = '\0';
 			f->argnames[f->nargs++] = parts[i];
-			if (f->argtypes[f->nargs - 1] == NULL)
+			if (f->argtypes[f->nargs - 1] == NULL) {
+				/* The parts not handed to f yet are still ours. */
+				while (++i < n)
+					free(parts[i]);
 				return -1;
+			}
 			schema_trim(f->argtypes[f->nargs - 1]);
 		}
 	}

@@ -114,7 +114,7 @@ no_column(struct rest_gen *g, int t, const char *col)
 {
 	char m[200];
 
-	snprintf(m, sizeof(m), "column %s.%s does not exist", tab(g, t)->name, col);
+	(void)snprintf(m, sizeof(m), "column %s.%s does not exist", tab(g, t)->name, col);
 	rest_err_set(g->e, 400, "42703", NULL, "%s", m);
 	return -1;
 }
@@ -199,7 +199,7 @@ resolve_rel(struct rest_gen *g, int p, struct rest_node *n)
 	if (found == 1)
 		return 0;
 	if (found > 1) {
-		snprintf(d, sizeof(d), "more than one relationship was found for '%s' and '%s'",
+		(void)snprintf(d, sizeof(d), "more than one relationship was found for '%s' and '%s'",
 		    tab(g, p)->name, n->name);
 		rest_err_set(g->e, 300, "PGRST201", d,
 		    "Could not embed because more than one relationship was found for '%s' "

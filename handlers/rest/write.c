@@ -57,9 +57,10 @@ write_parse(struct req *rq, struct rest_err *e)
 	}
 	if ((v = json_parse(rq->body, rq->body_len, WRITE_JSON_DEPTH, &err, &pos)) == NULL) {
 		if (err == JSON_ETOODEEP)
-			snprintf(d, sizeof(d), "nested deeper than %d levels", WRITE_JSON_DEPTH);
+			(void)snprintf(d, sizeof(d), "nested deeper than %d levels",
+			    WRITE_JSON_DEPTH);
 		else
-			snprintf(d, sizeof(d), "invalid JSON near byte %zu", pos);
+			(void)snprintf(d, sizeof(d), "invalid JSON near byte %zu", pos);
 		write_bad_body(e, "Empty or invalid json", d);
 		return NULL;
 	}
@@ -149,18 +150,24 @@ write_columns(struct req *rq, const struct rest_table *tb, cJSON *body, int *col
 			cols[(*ncols)++] = k;
 	}
 	/* Every other object must carry the same keys. */
-	if (cJSON_IsArray(body))
-		cJSON_ArrayForEach(o, body) {
-			int n = 0;
+	if (!cJSON_IsArray(body))
+		return 0;
+	cJSON_ArrayForEach(o, body) {
+		int n = 0;
 
-			cJSON_ArrayForEach(it, o) {
-				n++;
-				if (!cJSON_HasObjectItem(first, it->string))
-					return write_bad_body(e, "All object keys must match", NULL);
-			}
-			if (n != cJSON_GetArraySize(first))
+		/* Exactly the first object's keys: same case (cJSON_HasObjectItem ignores
+		 * it), each once, so that no value silently becomes NULL. */
+		cJSON_ArrayForEach(it, o) {
+			n++;
+			if (cJSON_GetObjectItemCaseSensitive(first, it->string) == NULL)
 				return write_bad_body(e, "All object keys must match", NULL);
+			if (cJSON_GetObjectItemCaseSensitive(o, it->string) != it)
+				return write_bad_body(e, "A key appears twice in an object",
+				    it->string);
 		}
+		if (n != cJSON_GetArraySize(first))
+			return write_bad_body(e, "All object keys must match", NULL);
+	}
 	return 0;
 }
 
@@ -240,7 +247,7 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 		db_rollback(t->db);
 		rest_err_set(&e, 406, "PGRST116", NULL,
 		    "JSON object requested, multiple (or no) rows returned");
-		snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
+		(void)snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
 		    (long long)rows);
 		return rest_error(rs, &e);
 	}
@@ -249,9 +256,9 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	if (buf_failed(out))
 		return resp_error(rs, 500, "internal", "the response is too large", NULL, NULL);
 	if (rest_prefer(rq, "count=exact"))
-		snprintf(range, sizeof(range), "*/%lld", (long long)rows);
+		(void)snprintf(range, sizeof(range), "*/%lld", (long long)rows);
 	else
-		snprintf(range, sizeof(range), "*/*");
+		(void)snprintf(range, sizeof(range), "*/*");
 	resp_header(rs, "Content-Range", range);
 	if (!rep) {
 		buf_reset(out, 1 << 20);
@@ -389,6 +396,16 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		rs->status = 201;
 		return 0;
 	}
+	/*
+	 * {} (or [{}]) names no column: one row of column defaults, as PostgREST inserts it.
+	 * Several rows of nothing, or an upsert of nothing, have no statement.
+	 */
+	if (ncols == 0 && (merge || ignore ||
+	    (cJSON_IsArray(body) && cJSON_GetArraySize(body) != 1))) {
+		write_bad_body(&e, "Objects without keys: only one row of defaults can be inserted",
+		    NULL);
+		goto err;
+	}
 	/* One object becomes an array of one, so that both shapes share the statement. */
 	if (cJSON_IsObject(body)) {
 		char *w = arena_alloc(rq->arena, rq->body_len + 3);
@@ -407,7 +424,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	}
 	cJSON_Delete(body);
 	body = NULL;
-	if (rest_param_text(&g, json, jlen) < 0)
+	if (ncols > 0 && rest_param_text(&g, json, jlen) < 0)
 		goto err;
 
 	if (!lite)
@@ -416,20 +433,22 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	rest_quote_ident(b, tb->name);
 	if (lite)
 		buf_puts(b, " as _t0");
-	buf_puts(b, " (");
+	if (ncols == 0)
+		buf_puts(b, " default values");
+	else
+		buf_puts(b, " (");
 	for (i = 0; i < ncols; i++) {
 		if (i)
 			buf_puts(b, ", ");
 		rest_quote_ident(b, tb->cols[cols[i]].name);
 	}
-	buf_puts(b, ") select ");
 	for (i = 0; i < ncols; i++) {
-		if (i)
-			buf_puts(b, ", ");
+		buf_puts(b, i ? ", " : ") select ");
 		write_value(&g, &tb->cols[cols[i]], lite ? "_j.value" : "_j", missing);
 	}
-	buf_puts(b, lite ? " from json_each($1) _j where true" :
-	    " from jsonb_array_elements($1::jsonb) _j");
+	if (ncols > 0)
+		buf_puts(b, lite ? " from json_each($1) _j where true" :
+		    " from jsonb_array_elements($1::jsonb) _j");
 	if (merge || ignore) {
 		int any = 0;
 
@@ -488,7 +507,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	struct rest_node *root = rest_node_new(rq->arena, NULL);
 	struct rest_node *filters = rest_node_new(rq->arena, NULL);
 	int rep = rest_prefer(rq, "return=representation");
-	int del = rq->method == REQ_DELETE, lite = t->sc->be == DB_SQLITE, n = 0, k, b1 = 0;
+	int del = rq->method == REQ_DELETE, lite = t->sc->be == DB_SQLITE, n = 0, b1 = 0;
 	enum rest_accept acc;
 	struct rest_err e;
 	struct rest_gen g;
@@ -517,8 +536,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 		if ((body = write_parse(rq, &e)) == NULL || write_shape(body, 0, &e) < 0)
 			goto err;
 		cJSON_ArrayForEach(it, body) {
-			if ((k = rest_schema_col(tb, it->string)) < 0 ||
-			    !write_plain_name(it->string)) {
+			if (rest_schema_col(tb, it->string) < 0 || !write_plain_name(it->string)) {
 				write_unknown_col(&e, tb->name, it->string);
 				goto err;
 			}
@@ -546,7 +564,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	if (!del) {
 		char src[24];
 
-		snprintf(src, sizeof(src), lite ? "$%d" : "($%d::jsonb)", b1);
+		(void)snprintf(src, sizeof(src), lite ? "$%d" : "($%d::jsonb)", b1);
 		buf_puts(b, " set ");
 		cJSON_ArrayForEach(it, body) {
 			if (n++)

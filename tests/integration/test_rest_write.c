@@ -82,6 +82,41 @@ test_rest_post_errors(void)
 	FX_BOTH("PUT", "artist", json, "{}", 405, NULL, &r);
 }
 
+/*
+ * Regressions found by fuzz_rest_write, both once a 500 "database error": an object
+ * without keys made "insert into t () select from ...", and JSON that cJSON took but the
+ * database did not ("\uZZZZ", 01) reached json_each.  Now {} inserts one row of defaults
+ * (album's title is NOT NULL: 409 on both back ends), several rows of nothing are a 400,
+ * and such JSON is a 400 at the door.
+ */
+static void
+test_rest_post_empty_object_and_lenient_json(void)
+{
+	FX_BOTH("POST", "album", json, "{}", 409, NULL, &r);
+	FX_BOTH("POST", "album", json, "[{}]", 409, NULL, &r);
+	FX_BOTH("POST", "album", json, "[{},{}]", 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST102") != NULL);
+	FX_BOTH("POST", "artist", json, "{\"artist_id\":60,\"name\":\"\\u0tex\"}", 400,
+	    NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST102") != NULL);
+	FX_BOTH("POST", "artist", json, "{\"artist_id\":060}", 400, NULL, &r);
+	FX_BOTH("GET", "artist?artist_id=gte.60", NULL, NULL, 200, "[]", &r);
+}
+
+/* Regression: the later objects' keys were matched ignoring case and counted with their
+ * duplicates, so the second row here silently got a NULL name or artist_id. */
+static void
+test_rest_post_keys_match_exactly(void)
+{
+	FX_BOTH("POST", "artist", json, "[{\"artist_id\":61,\"name\":\"a\"},"
+	    "{\"artist_id\":62,\"Name\":\"b\"}]", 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST102") != NULL);
+	FX_BOTH("POST", "artist", json, "[{\"artist_id\":61,\"name\":\"a\"},"
+	    "{\"name\":\"b\",\"name\":\"c\"}]", 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST102") != NULL);
+	FX_BOTH("GET", "artist?artist_id=gte.60", NULL, NULL, 200, "[]", &r);
+}
+
 static void
 test_rest_upsert(void)
 {
@@ -186,6 +221,8 @@ main(void)
 	}
 	RUN(test_rest_post);
 	RUN(test_rest_post_errors);
+	RUN(test_rest_post_empty_object_and_lenient_json);
+	RUN(test_rest_post_keys_match_exactly);
 	RUN(test_rest_upsert);
 	RUN(test_rest_patch_delete);
 	RUN(test_rest_rpc);

@@ -56,6 +56,50 @@ test_deep_and_nul(void)
 	}
 }
 
+/*
+ * Regression: cJSON on its own took these, and the write then failed in the database
+ * (a 500 "malformed JSON" from SQLite's json_each) or, for "\uZZZZ", silently cut the
+ * string at a NUL.  The pre-scan refuses them all as syntax errors.
+ */
+static void
+test_cjson_lenient_inputs_refused(void)
+{
+	static const char *const bad[] = {
+		"{\"a\":\"\\u0tex\"}", "[\"\\uzzzz\"]", "[\"\\u12\"]", "[\"a\tb\"]",
+		"[\"\x01\"]", "[01]", "[1.]", "[-]", "[1e]", "[.5]", "[+1]", "\x01[1]",
+		"[1]\x0b", "[tru]", "[nul]", "{\"a\" 1}", "{1:2}", "{\"a\":1,}", "[\"\\x\"]",
+	};
+	static const char *const good[] = {
+		"[\"\\u00e9\\uD83D\\ude00\\\"\\\\\\/\\b\\f\\n\\r\\t\"]", "[-0.5e+10, 0, 1E-2, 10]",
+		" {\"a\" : [ true , false , null ] }\r\n", "\"\"", "-1",
+	};
+	size_t i, pos;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		enum json_err err = JSON_OK;
+		cJSON *v = json_parse(bad[i], strlen(bad[i]), 8, &err, &pos);
+
+		CHECK(v == NULL);
+		CHECK_INT(err, JSON_ESYNTAX);
+		cJSON_Delete(v);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		enum json_err err = JSON_ESYNTAX;
+		cJSON *v = json_parse(good[i], strlen(good[i]), 8, &err, NULL);
+
+		CHECK(v != NULL);
+		CHECK_INT(err, JSON_OK);
+		cJSON_Delete(v);
+	}
+	/* The position of the error is reported: the bad escape at byte 6. */
+	{
+		enum json_err err;
+
+		CHECK(json_parse("{\"a\":\"\\u0tex\"}", 14, 8, &err, &pos) == NULL);
+		CHECK_INT(pos, 6);
+	}
+}
+
 static void
 test_escape(void)
 {
@@ -84,6 +128,7 @@ main(void)
 {
 	RUN(test_parse_table);
 	RUN(test_deep_and_nul);
+	RUN(test_cjson_lenient_inputs_refused);
 	RUN(test_escape);
 	return harness_done();
 }
