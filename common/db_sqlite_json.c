@@ -121,7 +121,9 @@ sj_string(struct sj_buf *b, const unsigned char *s, size_t n)
 		case '\r': o[1] = 'r'; b->len += 2; break;
 		case '\t': o[1] = 't'; b->len += 2; break;
 		default:
-			memcpy(o + 1, "u00", 3);
+			o[1] = 'u';
+			o[2] = '0';
+			o[3] = '0';
 			o[4] = hex[c >> 4];
 			o[5] = hex[c & 15];
 			b->len += 6;
