@@ -62,6 +62,7 @@ static const struct {
 	{ 502, 502, "bad_gateway", "endpoint unavailable" },
 	{ 503, 503, "unavailable", "service unavailable" },
 	{ 504, 504, "gateway_timeout", "endpoint timed out" },
+	{ 505, 505, "http_version_not_supported", "HTTP version not supported" },
 };
 
 int

@@ -4,7 +4,9 @@
  * database), against the rest and chat endpoints: a 10 MB body, a 100 KB query string,
  * 10,000 filters, embeds 50 deep, an in-list of 100,000 values, JSON nested 10,000 deep,
  * a 10,000-row insert into a column that does not exist, a 64 KB header, bodies just
- * under the cap, invalid UTF-8 and a wrong content type.
+ * under the cap, invalid UTF-8 and a wrong content type; and requests malformed at the
+ * HTTP level (a garbage request line, a header without a colon, two Hosts, a bad
+ * Content-Length), which nginx refuses itself.
  *
  * Each must get a 4xx with the JSON error body {code,...}, whether nginx refuses it
  * (413, 414, 400 for a header too large: the generated error_page bodies) or a worker
@@ -17,10 +19,14 @@
  * refusing).  The output has a table: input, status, who answered, worst time, and the
  * RSS delta of the pool's workers.
  */
+#include <arpa/inet.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "chatfix.h"
@@ -390,6 +396,91 @@ test_limits_table(void)
 	free(p);
 }
 
+/* Sends raw bytes to the stack's port and reads the answer until the server closes (at
+ * most 5 s) into out; returns the bytes read, or -1. */
+static long
+raw_http(const char *req, size_t len, char *out, size_t outlen)
+{
+	struct sockaddr_in sa;
+	struct timeval tv = { 5, 0 };
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((unsigned short)st.port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	while (got + 1 < outlen && (n = recv(fd, out + got, outlen - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(fd);
+	return (long)got;
+}
+
+/* Requests nginx refuses before any location (malformed request line or header, a
+ * duplicate Host, a request line over 8 KiB): each answers its status with the JSON body
+ * of the generated error pages, not nginx's HTML. */
+static void
+test_limits_malformed(void)
+{
+	static const struct {
+		const char *req;
+		const char *status;
+		const char *code;
+	} cases[] = {
+		{ "GARBAGE\r\n\r\n", "HTTP/1.1 400 ", "bad_request" },
+		{ "GET /rest/v1/artist HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+		    "HTTP/1.1 400 ", "bad_request" },
+		{ "GET /rest/v1/artist HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", "HTTP/1.1 400 ",
+		    "bad_request" },
+		{ "GET /health HTTP/1.1\r\n\r\n", "HTTP/1.1 400 ", "bad_request" },
+		{ "GET /health HTTP/9.9\r\nHost: x\r\n\r\n", "HTTP/1.1 505 ",
+		    "http_version_not_supported" },
+		{ "POST /chat/message-send HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "HTTP/1.1 400 ", "bad_request" },
+		{ "POST /chat/message-send HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+		    "HTTP/1.1 400 ", "bad_request" },
+	};
+	static char out[65536];
+	char *req;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (raw_http(cases[i].req, strlen(cases[i].req), out, sizeof(out)) < 0) {
+			harness_fail(__FILE__, __LINE__, "case %zu: no connection", i);
+			continue;
+		}
+		if (strncmp(out, cases[i].status, strlen(cases[i].status)) != 0)
+			harness_fail(__FILE__, __LINE__, "case %zu: %.60s, want %s", i, out,
+			    cases[i].status);
+		if (cases[i].code != NULL) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "\r\n\r\n{\"code\":\"%s\"", cases[i].code);
+			if (strstr(out, want) == NULL || strstr(out, "application/json") == NULL)
+				harness_fail(__FILE__, __LINE__, "case %zu: not the JSON error: %.400s", i,
+				    out);
+		}
+	}
+	/* A request line of 20 KiB: 414, JSON. */
+	if ((req = repeat("GET /rest/v1/artist?x=", "a", 20 * 1024, " HTTP/1.1\r\nHost: x\r\n\r\n"))
+	    != NULL) {
+		CHECK(raw_http(req, strlen(req), out, sizeof(out)) > 0);
+		CHECK(strncmp(out, "HTTP/1.1 414 ", 13) == 0);
+		CHECK(strstr(out, "\r\n\r\n{\"code\":\"uri_too_long\"") != NULL);
+		free(req);
+	}
+}
+
 /* 1 when pid runs with AddressSanitizer (a SANITIZE=1 build): its quarantine keeps freed
  * memory (up to 256 MB) on purpose, so its RSS says nothing about leaks. */
 static int
@@ -449,6 +540,7 @@ main(void)
 		goto out;
 	}
 	RUN(test_limits_table);
+	RUN(test_limits_malformed);
 	RUN(test_limits_after);
 out:
 	if (up)

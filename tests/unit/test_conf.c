@@ -554,6 +554,7 @@ test_gen_hostile_clients(void)
 		"error_page 400 /.sluice-error/400;", "error_page 408 /.sluice-error/408;",
 		"error_page 411 /.sluice-error/411;", "error_page 413 /.sluice-error/413;",
 		"error_page 414 /.sluice-error/414;", "error_page 494 /.sluice-error/494;",
+		"error_page 505 /.sluice-error/505;",
 		"location = /.sluice-error/414 {\n\t\t\tinternal;\n"
 		    "\t\t\tdefault_type application/json;\n"
 		    "\t\t\treturn 414 '{\"code\":\"uri_too_long\",",
