@@ -21,7 +21,7 @@
 # tables, deep and huge JSON, invalid UTF-8, wrong content type, no session, a body just
 # under the cap, embeds and in-lists past the limits), HEAD and wrong methods.  Each
 # request's status is checked against the one the mix expects: any other fails the run.
-# Takes about 1 minute for valgrind and 1 minute for rss on 2 cores.
+# Takes about 3.5 minutes for valgrind and 3 minutes for rss on 2 cores.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=$top/bin

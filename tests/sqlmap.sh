@@ -14,11 +14,11 @@
 #   POST /rest/v1/artist              JSON body {"name":"x"} (an insert)
 #   POST /chat/message-send, /chat/channel-open, /chat/nickname-set   JSON bodies, with
 #                                     the session cookie (itself a parameter at level 3)
-#   GET  /                            the chat page, with the session cookie
+#   GET  /                            the chat page: its session cookie
 # The run fails when sqlmap reports an injection point or an injectable parameter for any
 # of them; its heuristic hints ("might be injectable") are printed but do not fail it.
 # sqlmap's output for each target is kept in build/sqlmap/BACKEND-TARGET.log.
-# SQLMAP_LEVEL and SQLMAP_RISK override 3 and 2.  Takes about 10 minutes on 2 cores.
+# SQLMAP_LEVEL and SQLMAP_RISK override 3 and 2.  Takes about 12 minutes on 2 cores.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/lib/stack.sh"
@@ -125,7 +125,10 @@ chat_nickname_set =/chat/nickname-set workers=1 threads=8 db=chat $key"
 	    --cookie "$cookie" --data '{"channelOpen":"general"}'
 	scan chat-nickname -u "$base/chat/nickname-set" -H "Content-Type: application/json" \
 	    --cookie "$cookie" --data '{"nicknameSet":"mapper"}'
-	scan chat-page -u "$base/" --cookie "$cookie"
+	# The page is 190 kB, and sqlmap diffing it for every payload took 13 minutes: it
+	# compares lengths only (HEAD), and tries the cookie alone (the page reads no other
+	# header; User-Agent and Referer were tried on every other target).
+	scan chat-page -u "$base/" --cookie "$cookie" -p starcord_session --null-connection
 	stack_stop
 }
 
