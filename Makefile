@@ -6,6 +6,8 @@
 #   make test            install missing packages, build, run unit and integration tests
 #   make SANITIZE=1 test the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps            install the Debian packages sluice needs (apt-get, through sudo when not root)
+#   make leakcheck       valgrind and RSS of every worker over many requests (minutes)
+#   make sqlmap          sqlmap against the rest and chat endpoints (minutes)
 #
 # A release build puts its binaries in bin/; a sanitizer build in build/san/bin/, so the two
 # never mix and tests always know which binaries they drive (SLUICE_BIN).
@@ -66,7 +68,7 @@ BENCH_BINS := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 DEPFLAGS = -MMD -MP
 
-.PHONY: all deps run test unit integration clean check-env bench
+.PHONY: all deps run test unit integration clean check-env bench leakcheck sqlmap
 all: $(LIB) $(HANDLER_BINS) $(BIN)/sluiced $(SEED_BINS)
 
 $(O)/%.o: %.c
@@ -126,6 +128,9 @@ DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-de
 DEB_BENCH := wrk gnuplot-nox
 deps:
 	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_TEST) $(DEB_BENCH)
+# Installed only by their own targets (not by `make deps`: CI does not need them).
+DEB_LEAK   := valgrind python3
+DEB_SQLMAP := sqlmap python3
 
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -135,6 +140,21 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory all build/rel/bench/hello
 	@bash bench/run $(SUITES)
+
+# Memory over many requests through the stack (tests/leakcheck.sh): every worker under
+# valgrind for 5,000 requests, then the release workers' RSS over 100,000.  Minutes, so
+# not part of `make test`.
+leakcheck: deps
+	@bash conf/deps.sh $(DEB_LEAK)
+	@$(MAKE) --no-print-directory SANITIZE= all
+	@bash tests/leakcheck.sh all
+
+# SQL injection probing with sqlmap (tests/sqlmap.sh) against the rest and chat endpoints,
+# on SQLite and on a throwaway PostgreSQL cluster.  Minutes, so not part of `make test`.
+sqlmap: deps
+	@bash conf/deps.sh $(DEB_SQLMAP)
+	@$(MAKE) --no-print-directory SANITIZE= all
+	@bash tests/sqlmap.sh
 
 unit: $(UNIT_BINS)
 integration: all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS)

@@ -39,17 +39,30 @@ static const char *const nginx_params[][2] = {
 	{ "REDIRECT_STATUS", "200" },
 };
 
-/* The JSON bodies nginx itself answers with; no quotes or backslashes inside values. */
+/*
+ * The JSON bodies nginx itself answers with; no quotes or backslashes inside values.
+ * status is what nginx raises, answer what the client gets: nginx raises 494 for a
+ * request header over large_client_header_buffers and answers it as a 400.  The 4xx
+ * cover what nginx refuses before any worker sees the request (a malformed request, a
+ * request line over 8 KiB, a header over 8 KiB, a slow client, a body without a length).
+ */
 static const struct {
 	int status;
+	int answer;
 	const char *code;
 	const char *message;
 } nginx_errors[] = {
-	{ 413, "payload_too_large", "request body too large" },
-	{ 500, "internal_error", "internal error in the proxy" },
-	{ 502, "bad_gateway", "endpoint unavailable" },
-	{ 503, "unavailable", "service unavailable" },
-	{ 504, "gateway_timeout", "endpoint timed out" },
+	{ 400, 400, "bad_request", "malformed request" },
+	{ 408, 408, "request_timeout", "request not received in time" },
+	{ 411, 411, "length_required", "request body without a length" },
+	{ 413, 413, "payload_too_large", "request body too large" },
+	{ 414, 414, "uri_too_long", "request line too long" },
+	{ 494, 400, "header_too_large", "request header too large" },
+	{ 500, 500, "internal_error", "internal error in the proxy" },
+	{ 502, 502, "bad_gateway", "endpoint unavailable" },
+	{ 503, 503, "unavailable", "service unavailable" },
+	{ 504, 504, "gateway_timeout", "endpoint timed out" },
+	{ 505, 505, "http_version_not_supported", "HTTP version not supported" },
 };
 
 int
@@ -159,6 +172,17 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	fprintf(out, "\ttypes_hash_max_size 2048;\n");
 	fprintf(out, "\tdefault_type application/json;\n");
 	fprintf(out, "\tkeepalive_timeout 65;\n");
+	/*
+	 * Slow clients (slowloris) cost nginx one connection each and no worker: a request
+	 * reaches FastCGI only once its header (and, with request buffering, its body) is
+	 * complete.  The header must arrive within 10 s in all (nginx's default, 60 s, lets
+	 * a trickle of one byte a second hold a connection for a minute); the body and the
+	 * response may stall 30 s between two reads or writes.  A timed-out connection is
+	 * reset rather than closed, so its socket buffers and fd are freed at once instead
+	 * of lingering in FIN_WAIT.
+	 */
+	fprintf(out, "\tclient_header_timeout 10s;\n\tclient_body_timeout 30s;\n");
+	fprintf(out, "\tsend_timeout 30s;\n\treset_timedout_connection on;\n");
 	/* No version in Server headers and error pages, in either profile. */
 	fprintf(out, "\tserver_tokens off;\n");
 	if (o->profile == NGINX_TUNED) {
@@ -334,9 +358,14 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 	fprintf(out, "\t\t# The CGI parameters every endpoint receives (inherited by the "
 	    "locations).\n");
 	nginx_write_params(out, "\t\t");
+	/*
+	 * The pages are internal locations with a URI, not named ones: nginx refuses a
+	 * request line too long (414) or malformed (400) before it has a URI, and a redirect
+	 * to a named location then fails with "empty URI" and a 500 in HTML.
+	 */
 	fprintf(out, "\n\t\t# nginx's own errors answer JSON like the endpoints do.\n");
 	for (i = 0; i < sizeof(nginx_errors) / sizeof(nginx_errors[0]); i++)
-		fprintf(out, "\t\terror_page %d @sluice_%d;\n", nginx_errors[i].status,
+		fprintf(out, "\t\terror_page %d /.sluice-error/%d;\n", nginx_errors[i].status,
 		    nginx_errors[i].status);
 	fprintf(out, "\n");
 	for (i = 0; i < c->neps; i++)
@@ -346,9 +375,10 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 		    "\"message\":\"no endpoint for this path\",\"details\":null,"
 		    "\"hint\":null}';\n\t\t}\n");
 	for (i = 0; i < sizeof(nginx_errors) / sizeof(nginx_errors[0]); i++)
-		fprintf(out, "\t\tlocation @sluice_%d {\n\t\t\tdefault_type application/json;\n"
+		fprintf(out, "\t\tlocation = /.sluice-error/%d {\n\t\t\tinternal;\n"
+		    "\t\t\tdefault_type application/json;\n"
 		    "\t\t\treturn %d '{\"code\":\"%s\",\"message\":\"%s\",\"details\":null,"
-		    "\"hint\":null}';\n\t\t}\n", nginx_errors[i].status, nginx_errors[i].status,
+		    "\"hint\":null}';\n\t\t}\n", nginx_errors[i].status, nginx_errors[i].answer,
 		    nginx_errors[i].code, nginx_errors[i].message);
 	fprintf(out, "\t}\n}\n");
 	if (fflush(out) == EOF || ferror(out)) {

@@ -529,7 +529,7 @@ test_gen_default(void)
 	CHECK(strstr(s, "client_max_body_size 65536;") != NULL);
 	CHECK(strstr(s, "fastcgi_param SCRIPT_NAME       $fastcgi_script_name;") != NULL);
 	CHECK(strstr(s, "fastcgi_param HTTPS             $https if_not_empty;") != NULL);
-	CHECK(strstr(s, "error_page 502 @sluice_502;") != NULL);
+	CHECK(strstr(s, "error_page 502 /.sluice-error/502;") != NULL);
 	CHECK(strstr(s, "return 502 '{\"code\":\"bad_gateway\"") != NULL);
 	CHECK(strstr(s, "daemon off;") != NULL);
 	free(s);
@@ -544,6 +544,47 @@ test_gen_default(void)
 	CHECK(s != NULL && strstr(s, "location = / {") != NULL &&
 	    strstr(s, "not_found") != NULL);
 	free(s);
+}
+
+/*
+ * Both profiles: nginx's own refusals (malformed request, request line or header too
+ * large, timeouts) answer the JSON error body, and slow clients are cut off by the
+ * timeouts that tests/integration/test_slowloris.c relies on.
+ */
+static void
+test_gen_hostile_clients(void)
+{
+	static const char *const want[] = {
+		"client_header_timeout 10s;", "client_body_timeout 30s;", "send_timeout 30s;",
+		"reset_timedout_connection on;",
+		"error_page 400 /.sluice-error/400;", "error_page 408 /.sluice-error/408;",
+		"error_page 411 /.sluice-error/411;", "error_page 413 /.sluice-error/413;",
+		"error_page 414 /.sluice-error/414;", "error_page 494 /.sluice-error/494;",
+		"error_page 505 /.sluice-error/505;",
+		"location = /.sluice-error/414 {\n\t\t\tinternal;\n"
+		    "\t\t\tdefault_type application/json;\n"
+		    "\t\t\treturn 414 '{\"code\":\"uri_too_long\",",
+		/* nginx raises 494 for a header too large, and answers it as a 400. */
+		"location = /.sluice-error/494 {\n\t\t\tinternal;\n"
+		    "\t\t\tdefault_type application/json;\n"
+		    "\t\t\treturn 400 '{\"code\":\"header_too_large\",",
+		"return 400 '{\"code\":\"bad_request\",\"message\":\"malformed request\","
+		    "\"details\":null,\"hint\":null}';",
+	};
+	int p;
+	size_t i;
+	char *s;
+
+	for (p = 0; p < NGINX__MAX; p++) {
+		s = gen("health =/health workers=8\n", (enum nginx_profile)p, 0, -1);
+		CHECK(s != NULL);
+		if (s == NULL)
+			continue;
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (strstr(s, want[i]) == NULL)
+				harness_fail(__FILE__, __LINE__, "profile %d: no \"%s\"", p, want[i]);
+		free(s);
+	}
 }
 
 static void
@@ -596,6 +637,7 @@ main(void)
 	RUN(test_gen_tuned);
 	RUN(test_gen_forced_k);
 	RUN(test_gen_default);
+	RUN(test_gen_hostile_clients);
 	RUN(test_gen_bad_opts);
 	RUN(test_gen_tcp);
 	return harness_done();
