@@ -45,6 +45,9 @@ for b in health ready rest chat_page chat_message_send chat_channel_open chat_ni
 	[ -x "$bin/$b" ] || { echo "leakcheck: $bin/$b is missing (run make)" >&2; exit 1; }
 done
 mkdir -p "$tmp/data" "$tmp/bodies" "$tmp/vg"
+# Started as root, sluiced runs its workers as an unprivileged user: they write the
+# valgrind logs.
+chmod 1777 "$tmp/vg"
 bash "$top/sql/chinook/seed.sh" "$tmp/data" >/dev/null
 bash "$top/sql/chat/seed.sh" "$tmp/data" >/dev/null
 port=$(stack_free_port)
@@ -65,7 +68,8 @@ db main sqlite:$tmp/data/main.db"
 			    --log-file=$tmp/vg/$name.%p.log $bin/$name
 			EOF
 			chmod 755 "$tmp/vg-$name"
-			args="$args binary=$tmp/vg-$name"
+			# valgrind's own system calls are not in a worker's seccomp allow-list.
+			args="$args binary=$tmp/vg-$name seccomp=0"
 		fi
 		eps="$eps
 $name $route $args"
