@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -147,7 +148,7 @@ test_fault_sqlite_read_only(void)
 	int up = 0, n, i;
 
 	http_resp_init(&r);
-	snprintf(db, sizeof(db), "%s/ro.db", fs_ro_mnt);
+	snprintf(db, sizeof(db), "%s/data/ro.db", fs_ro_mnt);
 	if (fs_start(&s, db) < 0) {
 		CHECK(!"stack started on the ext4 image");
 		goto out;
@@ -224,7 +225,7 @@ test_fault_sqlite_disk_full(void)
 	int up = 0, i;
 
 	http_resp_init(&r);
-	snprintf(db, sizeof(db), "%s/full.db", fs_full_mnt);
+	snprintf(db, sizeof(db), "%s/data/full.db", fs_full_mnt);
 	snprintf(url, sizeof(url), "sqlite:%s", db);
 	snprintf(filler, sizeof(filler), "%s/filler", fs_full_mnt);
 	if (fs_start(&s, db) < 0) {
@@ -328,6 +329,13 @@ fs_setup(void)
 		goto none;
 	}
 	atexit(fs_teardown);
+	/* Started as root, sluiced runs the workers unprivileged: they must reach the
+	 * mounts, and each database lives in a directory of its own (data/, made below),
+	 * which sluiced hands over to them. */
+	if (chmod(fs_dir, 0755) < 0) {
+		snprintf(why, sizeof(why), "chmod: %s", strerror(errno));
+		goto none;
+	}
 	snprintf(fs_ro_mnt, sizeof(fs_ro_mnt), "%s/ext4", fs_dir);
 	snprintf(fs_full_mnt, sizeof(fs_full_mnt), "%s/tmpfs", fs_dir);
 	if (stack_sh("mkdir -p %s %s", fs_ro_mnt, fs_full_mnt) != 0) {
@@ -351,6 +359,10 @@ fs_setup(void)
 	    "/trigger_fs_error", fs_ro_mnt) != 0)
 		snprintf(fs_skip_ro, sizeof(fs_skip_ro), "this kernel has no "
 		    "/sys/fs/ext4/DEV/trigger_fs_error to make ext4 fail");
+	if (fs_skip_full[0] == '\0' && stack_sh("mkdir -p %s/data", fs_full_mnt) != 0)
+		snprintf(fs_skip_full, sizeof(fs_skip_full), "mkdir on the tmpfs failed");
+	if (fs_skip_ro[0] == '\0' && stack_sh("mkdir -p %s/data", fs_ro_mnt) != 0)
+		snprintf(fs_skip_ro, sizeof(fs_skip_ro), "mkdir on the ext4 image failed");
 	return 0;
 none:
 	snprintf(fs_skip_ro, sizeof(fs_skip_ro), "%s", why);
