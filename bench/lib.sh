@@ -7,6 +7,10 @@
 # (FASTCGI-NOTES rule 15).  Results go to $BENCH_OUT: results.csv (every run) and the
 # suite's fragment of report.md (bench_report).
 
+# Suites that bench/run leaves out unless named (or "all"): they install third-party stacks,
+# which `make test`'s smoke run of bench/run must never do.
+BENCH_OPT_IN_SUITES="peers"
+
 BENCH_CSV_HEADER="suite,scenario,stack,profile,database,connections,run,rps,p50_ms,p90_ms,p99_ms,max_ms,errors_connect,errors_read,errors_write,errors_timeout,non2xx,requests,bytes"
 
 # bench_stack_start NAME PROFILE CONF_TEXT [GENERATOR_ARGS...]: starts sluiced and nginx
@@ -72,7 +76,7 @@ bench_to_bytes() {
 }
 
 # bench_wrk SUITE SCENARIO PROFILE DATABASE CONNS RUN URL [WRK_ARGS...]: one wrk run, one
-# CSV row; prints "rps p99_ms errors".
+# CSV row (stack: BENCH_STACK, sluice by default); prints "rps p99_ms errors".
 bench_wrk() {
 	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 url=$7
 	shift 7
@@ -92,7 +96,7 @@ bench_wrk() {
 		read -r c r w t < <(sed -n 's/.*connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\), timeout \([0-9]*\).*/\1 \2 \3 \4/p' <<<"$log")
 	fi
 	non2xx=$(awk '/Non-2xx/ { print $NF }' <<<"$log")
-	echo "$suite,$scenario,sluice,$profile,$database,$conns,$run,${rps:-0},$p50,$p90,$p99,$max,$c,$r,$w,$t,${non2xx:-0},${reqs:-0},$bytes" >> "$BENCH_OUT/results.csv"
+	echo "$suite,$scenario,${BENCH_STACK:-sluice},$profile,$database,$conns,$run,${rps:-0},$p50,$p90,$p99,$max,$c,$r,$w,$t,${non2xx:-0},${reqs:-0},$bytes" >> "$BENCH_OUT/results.csv"
 	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0}))"
 }
 
