@@ -1,5 +1,5 @@
 -- bench/peers/platformatic.lua: the PostgREST benchmark's GETSingle in @platformatic/db's
--- own URL shape (its automatic REST API: /<entity>?where.<field>.eq=N), random artists
+-- own URL shape (its automatic REST API: /<entity>?where.<camelCaseField>.eq=N), random artists
 -- 1..275 as in bench/postgrest.lua.  The other scenarios have no equivalent there: its
 -- REST API does not embed related rows in one response.
 
@@ -8,5 +8,5 @@ function init(args)
 end
 
 function request()
-	return wrk.format("GET", "/artist?where.id.eq=" .. math.random(1, 275))
+	return wrk.format("GET", "/artist?where.artistId.eq=" .. math.random(1, 275))
 end

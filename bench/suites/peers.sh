@@ -303,7 +303,7 @@ suite_peers() {
 			    "$TOP/build/rel/sql/chat-seed" -q -f -S "$TOP/sql/chat" "$chat"
 			PEERS_ENV=(PEER_DB_KIND=pg PEER_PG_HOST="$BENCH_PG_DIR" PEER_PG_PORT="$BENCH_PG_PORT"
 			    PEER_PG_DB=chinook PEER_PG_CHAT_DB=chat PEER_PG_USER=postgres)
-			PEERS_PLT_URL="postgres://postgres@localhost/chinook?host=$BENCH_PG_DIR&port=$BENCH_PG_PORT"
+			PEERS_PLT_URL="postgres://postgres@localhost/chinook?host=${BENCH_PG_DIR//\//%2F}&port=$BENCH_PG_PORT"
 			;;
 		esac
 		PEERS_ENV+=(PEER_BENCH_SESSIONS="$users")

@@ -84,8 +84,9 @@ if KIND == "pg":
 
     @app.on_event("startup")
     async def open_pools():
-        await chinook.pool.open()
-        await chat.pool.open()
+        # Serve only once every connection is up, like the other stacks.
+        await chinook.pool.open(wait=True)
+        await chat.pool.open(wait=True)
 else:
     class Db:
         """One sqlite3 connection per worker, with a busy timeout."""
