@@ -31,7 +31,9 @@
 # postgresql"), PEERS_CONNS (32), PEERS_SCENARIOS ("health GETSingle GETSingleEmbed chat"),
 # PEERS_PHP_CHILDREN (8), PEERS_NODE_WORKERS (2), PEERS_PY_WORKERS (2), PEERS_PG_POOL (8
 # connections per peer process), PEERS_CHAT_CHANNELS (64), PEERS_CHAT_USERS (1024),
-# PEERS_CHAT_MSGS (200000), PEERS_NO_INSTALL=1 (use what is there).
+# PEERS_CHAT_MSGS (200000), PEERS_NO_INSTALL=1 (use what is there), PEERS_DIRECT=1 (also
+# measure the HTTP peers on their own port, without nginx: a labelled column, profile
+# "tuned-direct" in results.csv).
 
 PEERS_DEBS="php8.2-fpm php8.2-sqlite3 php8.2-pgsql python3-fastapi python3-uvicorn python3-uvloop python3-httptools python3-psycopg python3-psycopg-pool python3-jinja2"
 PEERS_DIR=$TOP/bench/peers
@@ -105,10 +107,12 @@ peers_wait_http() {
 }
 
 # peers_start PEER PROFILE DB: starts the peer and its nginx on PEERS_PORT, pinned with the
-# server.  The database settings are in PEERS_DBENV (chinook) and PEERS_CHATENV (chat).
+# server.  The databases are in PEERS_ENV (PEER_* variables, bench/peers/*/ say which) and
+# PEERS_PLT_URL.  Every process started joins STACK_PIDS at once, so that bench/run's exit
+# trap stops it even when the run is interrupted.
 peers_start() {
 	local peer=$1 profile=$2 db=$3 run=$BENCH_TMP/peer-$1-$2-$3 port=$((BENCH_PORT + 3001))
-	local prefix children k env_lines kv conf
+	local prefix children k env_lines kv
 	prefix=$run/nginx
 	mkdir -p "$prefix/logs"
 	PEER_PIDS=()
@@ -124,7 +128,7 @@ peers_start() {
 		    SOCKET="$run/php.sock" CHILDREN="$children" ENV="$env_lines"
 		taskset -c "$SERVER_CPUS" /usr/sbin/php-fpm8.2 -R -F -y "$run/php-fpm.conf" \
 		    -d "opcache.enable=1" >"$run/php.log" 2>&1 &
-		PEER_PIDS+=($!)
+		PEER_PIDS+=($!) STACK_PIDS+=($!)
 		k=$((children / 4))
 		[ "$k" -lt 1 ] && k=1
 		if [ "$profile" = tuned ]; then
@@ -141,14 +145,14 @@ peers_start() {
 		env "${PEERS_ENV[@]}" PEER_PORT=$port PEER_WORKERS="${PEERS_NODE_WORKERS:-2}" \
 		    PEER_PG_POOL="${PEERS_PG_POOL:-8}" NODE_ENV=production \
 		    taskset -c "$SERVER_CPUS" node "$PEERS_DIR/.cache/fastify/server.js" >"$run/peer.log" 2>&1 &
-		PEER_PIDS+=($!)
+		PEER_PIDS+=($!) STACK_PIDS+=($!)
 		;;
 	fastapi)
-		env "${PEERS_ENV[@]}" PEER_PG_POOL="${PEERS_PG_POOL:-8}" \
+		env "${PEERS_ENV[@]}" PEER_PG_POOL="${PEERS_PG_POOL:-8}" PYTHONDONTWRITEBYTECODE=1 \
 		    taskset -c "$SERVER_CPUS" /usr/bin/python3 -m uvicorn app:app --app-dir "$PEERS_DIR/fastapi" \
 		    --host 127.0.0.1 --port "$port" --workers "${PEERS_PY_WORKERS:-2}" --loop uvloop \
 		    --http httptools --no-access-log --log-level warning >"$run/peer.log" 2>&1 &
-		PEER_PIDS+=($!)
+		PEER_PIDS+=($!) STACK_PIDS+=($!)
 		;;
 	platformatic)
 		# Its database is the chinook one only: an automatic API over one database.
@@ -156,7 +160,7 @@ peers_start() {
 		(cd "$PEERS_DIR/.cache/platformatic" && exec env PLT_PORT=$port \
 		    PLT_DATABASE_URL="$PEERS_PLT_URL" taskset -c "$SERVER_CPUS" node node_modules/@platformatic/db/db.mjs start \
 		    -c platformatic.json) >"$run/peer.log" 2>&1 &
-		PEER_PIDS+=($!)
+		PEER_PIDS+=($!) STACK_PIDS+=($!)
 		;;
 	esac
 	if [ "$peer" != php-fpm ]; then
@@ -170,8 +174,7 @@ peers_start() {
 	fi
 	taskset -c "$SERVER_CPUS" /usr/sbin/nginx -p "$prefix" -c "$prefix/nginx.conf" \
 	    -e "$prefix/logs/error.log" >"$run/nginx.log" 2>&1 &
-	PEER_PIDS+=($!)
-	STACK_PIDS+=("${PEER_PIDS[@]}")
+	PEER_PIDS+=($!) STACK_PIDS+=($!)
 	peers_wait_http "http://127.0.0.1:$PEERS_PORT/nginx-200" || return 1
 	# PHP-FPM answers through nginx only.
 	[ "$peer" != php-fpm ] || peers_wait_http "http://127.0.0.1:$PEERS_PORT/health"
@@ -262,6 +265,7 @@ suite_peers() {
 	local conns=${PEERS_CONNS:-32} scenarios=${PEERS_SCENARIOS:-health GETSingle GETSingleEmbed chat}
 	local channels=${PEERS_CHAT_CHANNELS:-64} users=${PEERS_CHAT_USERS:-1024} msgs=${PEERS_CHAT_MSGS:-200000}
 	local scratch=$BENCH_TMP/peers db peer profile profiles s target chinook chat same targets ratio
+	local direct=${PEERS_DIRECT:-0} dcol
 	if [ "${BENCH_QUICK:-0}" = 1 ]; then
 		channels=16 users=64 msgs=20000
 	fi
@@ -348,13 +352,17 @@ chat_page =/ workers=8 threads=2 db=chat bench_sessions=$users session_key=$(od 
 					*) targets+=("$s@sluice=sluice|$BENCH_PORT|tuned-vs-$peer-$profile|lua:$TOP/bench/postgrest.lua:$s") ;;
 					esac
 					targets+=("$s@peer=$peer|$PEERS_PORT|$profile|$target")
+					[ "$direct" = 1 ] && [ "$peer" != php-fpm ] &&
+					    targets+=("$s@direct=$peer|$((BENCH_PORT + 3001))|$profile-direct|$target")
 				done
+				dcol=
+				[ "$direct" = 1 ] && [ "$peer" != php-fpm ] && dcol="$peer direct req/s (no nginx)"
 				[ ${#targets[@]} -gt 0 ] && peers_measure "$db" "$conns" "${targets[@]}"
 				{
 					echo "JSON: $same."
 					echo
-					echo "| scenario | sluice req/s | $peer req/s | sluice / $peer | sluice p99 ms | $peer p99 ms | errors sluice / $peer | bytes/response sluice / $peer |"
-					echo "|---|---|---|---|---|---|---|---|"
+					echo "| scenario | sluice req/s | $peer req/s | sluice / $peer | sluice p99 ms | $peer p99 ms | errors sluice / $peer | bytes/response sluice / $peer |${dcol:+ $dcol |}"
+					echo "|---|---|---|---|---|---|---|---|${dcol:+---|}"
 				} | bench_report
 				for s in $scenarios; do
 					if [ -z "$(peers_target "$peer" "$s")" ]; then
@@ -363,11 +371,12 @@ chat_page =/ workers=8 threads=2 db=chat bench_sessions=$users session_key=$(od 
 						continue
 					fi
 					ratio=$(awk -v a="${MEAS[$s@sluice.rps]}" -v b="${MEAS[$s@peer.rps]}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-					printf '| %s | %.0f | %.0f | %s | %s | %s | %s / %s | %s / %s |\n' "$s" \
+					printf '| %s | %.0f | %.0f | %s | %s | %s | %s / %s | %s / %s |%s\n' "$s" \
 					    "${MEAS[$s@sluice.rps]}" "${MEAS[$s@peer.rps]}" "$ratio" \
 					    "${MEAS[$s@sluice.p99]}" "${MEAS[$s@peer.p99]}" \
 					    "${MEAS[$s@sluice.err]}" "${MEAS[$s@peer.err]}" \
-					    "${MEAS[$s@sluice.size]}" "${MEAS[$s@peer.size]}" | bench_report
+					    "${MEAS[$s@sluice.size]}" "${MEAS[$s@peer.size]}" \
+					    "${dcol:+ $(printf '%.0f' "${MEAS[$s@direct.rps]:-0}") |}" | bench_report
 					PEERS_SUMMARY+=("$peer|$profile|$db|$s|${MEAS[$s@sluice.rps]}|${MEAS[$s@peer.rps]}|$ratio")
 				done
 				echo | bench_report
