@@ -13,13 +13,14 @@
 #   fastify       Node.js, a cluster of PEERS_NODE_WORKERS (2), pg / better-sqlite3;
 #   fastapi       FastAPI + uvicorn --workers 2 (uvloop, httptools) + psycopg 3, Jinja;
 #   platformatic  @platformatic/db 2.61.0: the automatic REST API, GETSingle only (its own
-#                 URL and JSON shape: camelCase fields), no /health, no embedding, no page.
+#                 URL and JSON shape: camelCase fields), no /health, no embedding, no page;
+#                 one process (`start`; several workers need Platformatic's runtime).
 # Every peer runs behind its own nginx (bench/peers/nginx-*.conf.in: the tuned profile's
 # settings, HTTP/1.1 upstream with keepalive, or FastCGI for PHP-FPM) while sluice's stack
 # (tuned) runs beside it, idle when not measured, and the runs of both are interleaved, so
 # each ratio sluice / peer comes from one stretch of time.  Before measuring, each peer's
 # GETSingle and GETSingleEmbed bodies are compared with sluice's (the report says whether
-# they are the same bytes); the chat page's size is the mean response size wrk saw.
+# they are the same JSON); the chat page's size is the mean response size wrk saw.
 #
 # Installing: the Debian packages (apt-get, when missing) and the npm packages (npm ci into
 # bench/peers/.cache/NAME/, gitignored; better-sqlite3 built with node-gyp against the
@@ -276,7 +277,7 @@ suite_peers() {
 	{
 		echo "## peers: sluice against the stacks a user would pick instead"
 		echo
-		echo "Every stack behind the same nginx (2 workers, the tuned profile's settings; HTTP/1.1 upstream with keepalive 64, or FastCGI for PHP-FPM), pinned alike; sluice's stack (tuned: health 8x8, rest 4x4, chat_page 8x2) runs beside each peer and their runs are interleaved, so each ratio comes from one stretch of time. $conns connections, median of $BENCH_RUNS. Chat page: $channels channels, $users users, $msgs messages, a random seeded user per request, uncompressed. Peers: php-fpm default (pm dynamic, 5 children max, a connection per request, no FastCGI keepalive) and tuned (pm static ${PEERS_PHP_CHILDREN:-8}, persistent connections, keepalive); fastify (${PEERS_NODE_WORKERS:-2}-process cluster, pg / better-sqlite3); fastapi (uvicorn ${PEERS_PY_WORKERS:-2} workers, uvloop, httptools, psycopg 3 / sqlite3, Jinja); platformatic (@platformatic/db 2.61.0: GETSingle only, its own URL and camelCase JSON). n/a: the peer cannot do the scenario (or is not installed). \"JSON\": whether the peer's GETSingle/GETSingleEmbed bodies are sluice's bytes."
+		echo "Every stack behind the same nginx (2 workers, the tuned profile's settings; HTTP/1.1 upstream with keepalive 64, or FastCGI for PHP-FPM), pinned alike; sluice's stack (tuned: health 8x8, rest 4x4, chat_page 8x2) runs beside each peer and their runs are interleaved, so each ratio comes from one stretch of time. $conns connections, median of $BENCH_RUNS. Chat page: $channels channels, $users users, $msgs messages, a random seeded user per request, uncompressed. Peers: php-fpm default (pm dynamic, 5 children max, a connection per request, no FastCGI keepalive) and tuned (pm static ${PEERS_PHP_CHILDREN:-8}, persistent connections, keepalive); fastify (${PEERS_NODE_WORKERS:-2}-process cluster, pg / better-sqlite3); fastapi (uvicorn ${PEERS_PY_WORKERS:-2} workers, uvloop, httptools, psycopg 3 / sqlite3, Jinja); platformatic (@platformatic/db 2.61.0, one process: GETSingle only, its own URL and camelCase JSON). n/a: the peer cannot do the scenario (or is not installed). \"JSON\": whether the peer's GETSingle/GETSingleEmbed bodies are sluice's bytes."
 		echo
 		echo "Versions: $(/usr/sbin/php-fpm8.2 -v 2>/dev/null | head -1 | awk '{ print "PHP", $2 }'); Node $(node -v 2>/dev/null); fastify, pg, better-sqlite3 as pinned in bench/peers/fastify/package-lock.json; FastAPI $(dpkg-query -W -f='${Version}' python3-fastapi 2>/dev/null), uvicorn $(dpkg-query -W -f='${Version}' python3-uvicorn 2>/dev/null), psycopg $(dpkg-query -W -f='${Version}' python3-psycopg 2>/dev/null), Python $(/usr/bin/python3 -V 2>&1 | awk '{ print $2 }')."
 		echo
