@@ -7,6 +7,10 @@
 # (FASTCGI-NOTES rule 15).  Results go to $BENCH_OUT: results.csv (every run) and the
 # suite's fragment of report.md (bench_report).
 
+# Suites that bench/run leaves out unless named (or "all"): they install third-party stacks,
+# which `make test`'s smoke run of bench/run must never do.
+BENCH_OPT_IN_SUITES="peers"
+
 BENCH_CSV_HEADER="suite,scenario,stack,profile,database,connections,run,rps,p50_ms,p90_ms,p99_ms,max_ms,errors_connect,errors_read,errors_write,errors_timeout,non2xx,requests,bytes"
 
 # bench_stack_start NAME PROFILE CONF_TEXT [GENERATOR_ARGS...]: starts sluiced and nginx
@@ -72,8 +76,9 @@ bench_to_bytes() {
 }
 
 # bench_wrk SUITE SCENARIO PROFILE DATABASE CONNS RUN URL [WRK_ARGS...]: one wrk run, one
-# CSV row; prints "rps p99_ms errors requests avg_ms bytes_received bytes_sent" (sent: only
-# when the Lua script reports it, see bench/postgrest.lua; otherwise n/a).
+# CSV row (stack: BENCH_STACK, sluice by default); prints "rps p99_ms errors requests avg_ms
+# bytes_received bytes_sent" (sent: only when the Lua script reports it, see
+# bench/postgrest.lua; otherwise n/a).
 bench_wrk() {
 	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 url=$7
 	shift 7
@@ -83,7 +88,8 @@ bench_wrk() {
 	    "$@" "$url" 2>&1) || true
 	# The raw output of every run, beside the CSV row made from it.
 	mkdir -p "$BENCH_OUT/raw"
-	printf '%s\n' "$log" > "$BENCH_OUT/raw/$suite-$scenario-${BENCH_STACK:-sluice}-$profile-$database-c$conns-r$run.txt"
+	local rawname="$suite-$scenario-${BENCH_STACK:-sluice}-$profile-$database-c$conns-r$run"
+	printf '%s\n' "$log" > "$BENCH_OUT/raw/${rawname//\//_}.txt"
 	local rps p50 p90 p99 max reqs bytes c=0 r=0 w=0 t=0 non2xx avg sent
 	rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$log")
 	avg=$(bench_to_ms "$(awk '$1 == "Latency" { print $2; exit }' <<<"$log")")
@@ -98,7 +104,7 @@ bench_wrk() {
 		read -r c r w t < <(sed -n 's/.*connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\), timeout \([0-9]*\).*/\1 \2 \3 \4/p' <<<"$log")
 	fi
 	non2xx=$(awk '/Non-2xx/ { print $NF }' <<<"$log")
-	echo "$suite,$scenario,sluice,$profile,$database,$conns,$run,${rps:-0},$p50,$p90,$p99,$max,$c,$r,$w,$t,${non2xx:-0},${reqs:-0},$bytes" >> "$BENCH_OUT/results.csv"
+	echo "$suite,$scenario,${BENCH_STACK:-sluice},$profile,$database,$conns,$run,${rps:-0},$p50,$p90,$p99,$max,$c,$r,$w,$t,${non2xx:-0},${reqs:-0},$bytes" >> "$BENCH_OUT/results.csv"
 	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a}"
 }
 
