@@ -165,7 +165,8 @@ bench_target() {
 bench_pg_start() {
 	local name=$1 bin
 	bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-	BENCH_PG_DIR=$BENCH_TMP/pg
+	# A cluster of its own per suite (name): a second initdb into one directory would fail.
+	BENCH_PG_DIR=$BENCH_TMP/pg-$name
 	BENCH_PG_PORT=$((BENCH_PORT + 2000))
 	mkdir -p "$BENCH_PG_DIR"
 	local as=()
@@ -173,7 +174,7 @@ bench_pg_start() {
 		chown postgres "$BENCH_PG_DIR"
 		as=(runuser -u postgres --)
 	fi
-	"${as[@]}" "$bin/initdb" -D "$BENCH_PG_DIR/data" -A trust -U postgres --no-sync >"$BENCH_TMP/pg-init.log" 2>&1 || return 1
+	"${as[@]}" "$bin/initdb" -D "$BENCH_PG_DIR/data" -A trust -U postgres --no-sync >"$BENCH_TMP/pg-init-$name.log" 2>&1 || return 1
 	"${as[@]}" taskset -c "$SERVER_CPUS" "$bin/pg_ctl" -D "$BENCH_PG_DIR/data" -l "$BENCH_PG_DIR/log" -w \
 	    -o "-k $BENCH_PG_DIR -c listen_addresses='' -p $BENCH_PG_PORT -c max_connections=300 -c shared_buffers=256MB" \
 	    start >/dev/null || return 1

@@ -23,7 +23,11 @@ suite_chat() {
 		channels=16 users=64 msgs=20000 skews=0.1 reads=95 conns=32
 		isos=serializable
 	fi
-	local seeder=$TOP/build/rel/sql/chat-seed scratch=$BENCH_TMP/chat url conf
+	local seeder=$TOP/build/rel/sql/chat-seed scratch=$BENCH_TMP/chat url conf key
+	# One session key for every stack, given on the endpoints' lines: on PostgreSQL the
+	# workers would otherwise keep it in data/ of the working directory, which the
+	# unprivileged workers of a root-started sluiced may not be able to read.
+	key=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 	local skew db iso pct c out rps p99 err label isos_db ww wt
 	declare -A RPS=()
 	mkdir -p "$scratch"
@@ -61,10 +65,10 @@ suite_chat() {
 				ww=1 wt=32
 				[ "$db" = pg ] && ww=2 wt=8
 				conf="db chat sqlite:/unused.db
-chat_page =/ workers=8 threads=2 db=chat bench_sessions=$users db_isolation=${iso/none/default}
-chat_message_send =/chat/message-send workers=$ww threads=$wt db=chat bench_sessions=$users db_isolation=${iso/none/default}
-chat_channel_open =/chat/channel-open workers=$ww threads=$wt db=chat bench_sessions=$users db_isolation=${iso/none/default}
-chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt db=chat bench_sessions=$users db_isolation=${iso/none/default}"
+chat_page =/ workers=8 threads=2 db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default}
+chat_message_send =/chat/message-send workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default}
+chat_channel_open =/chat/channel-open workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default}
+chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default}"
 				SLUICE_DB_CHAT=$url bench_stack_start "chat-$db-$iso-$skew" tuned "$conf"
 				for pct in $reads; do
 					export BENCH_READ_PCT=$pct
