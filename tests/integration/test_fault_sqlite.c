@@ -188,6 +188,9 @@ test_fault_sqlite_read_only(void)
 		printf("  POST on the read-only file system: %ld %s\n", r.status, code);
 		CHECK_INT(r.status, 503);
 		CHECK_STR(code, "read_only");
+		/* The error names the failure, not the file: no path, no SQLite text. */
+		CHECK(r.body.data != NULL && strstr(r.body.data, fs_dir) == NULL &&
+		    strstr(r.body.data, "disk I/O") == NULL && strstr(r.body.data, ".db") == NULL);
 		CHECK(fs_read_ok(&s, &r));
 	}
 	/* Workers started now open the file read-only: reads still work, writes are 503. */
@@ -261,6 +264,8 @@ test_fault_sqlite_disk_full(void)
 		fs_code(&r, code, sizeof(code));
 		CHECK_INT(r.status, 507);
 		CHECK_STR(code, "storage_full");
+		CHECK(r.body.data != NULL && strstr(r.body.data, fs_dir) == NULL &&
+		    strstr(r.body.data, "full") != NULL && strstr(r.body.data, ".db") == NULL);
 		CHECK(fs_read_ok(&s, &r));
 	}
 	CHECK(fs_post(&s, id++, 10, &r) == 0);
