@@ -322,6 +322,27 @@ write_select(struct req *rq, struct rest_gen *g, struct rest_node *root, int tab
 	return rest_resolve(g, root, table);
 }
 
+/*
+ * What every write starts with: no values yet, the thread's SQL buffer emptied, the
+ * generator set up, and the Accept header checked (a write never answers CSV).  Returns
+ * 0, or -1 when the error response is already made.
+ */
+static int
+write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_params *p,
+    struct rest_gen *g, struct rest_err *e, enum rest_accept *acc)
+{
+	p->n = 0;
+	buf_reset(&t->sql, 1 << 20);
+	*g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, e, 0 };
+	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV) {
+		if (*acc == REST_ACCEPT_CSV)
+			rest_err_set(e, 406, "PGRST107", NULL, "text/csv is for reads only");
+		(void)rest_error(rs, e);
+		return -1;
+	}
+	return 0;
+}
+
 int
 rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 {
@@ -346,14 +367,8 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 
 	if (p == NULL || root == NULL || cols == NULL || conf == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	p->n = 0;
-	buf_reset(b, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, b, p, &e, 0 };
-	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD || acc == REST_ACCEPT_CSV) {
-		if (acc == REST_ACCEPT_CSV)
-			rest_err_set(&e, 406, "PGRST107", NULL, "text/csv is for reads only");
-		return rest_error(rs, &e);
-	}
+	if (write_start(rq, rs, t, p, &g, &e, &acc) < 0)
+		return 0;
 	if ((body = write_parse(rq, &e)) == NULL || write_shape(body, 1, &e) < 0 ||
 	    write_columns(rq, tb, body, cols, &ncols, &e) < 0 ||
 	    (rep && write_select(rq, &g, root, table) < 0))
@@ -516,14 +531,8 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 
 	if (p == NULL || root == NULL || filters == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	p->n = 0;
-	buf_reset(b, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, b, p, &e, 0 };
-	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD || acc == REST_ACCEPT_CSV) {
-		if (acc == REST_ACCEPT_CSV)
-			rest_err_set(&e, 406, "PGRST107", NULL, "text/csv is for reads only");
-		return rest_error(rs, &e);
-	}
+	if (write_start(rq, rs, t, p, &g, &e, &acc) < 0)
+		return 0;
 	/* Filters apply to the table; select= only shapes the representation. */
 	filters->name = tb->name;
 	if (rest_apply_params(rq, filters, write_skip, NULL, &e) < 0)
