@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "str.h"
 
 void
 buf_init(struct buf *b, size_t cap)
@@ -100,18 +101,9 @@ buf_putc(struct buf *b, char c)
 int
 buf_put_int(struct buf *b, long long v)
 {
-	char t[24];
-	size_t n = sizeof(t);
-	/* Through unsigned, so that LLONG_MIN negates without overflow. */
-	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+	char t[STR_INT_MAX];
 
-	do {
-		t[--n] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (v < 0)
-		t[--n] = '-';
-	return buf_append(b, t + n, sizeof(t) - n);
+	return buf_append(b, t, str_from_int(t, v));
 }
 
 int

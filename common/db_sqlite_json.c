@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "extern.h"
+#include "str.h"
 
 /* A growing output buffer; failed latches an allocation failure. */
 struct sj_buf {
@@ -137,18 +138,9 @@ sj_string(struct sj_buf *b, const unsigned char *s, size_t n)
 static void
 sj_int(struct sj_buf *b, sqlite3_int64 v)
 {
-	char t[24];
-	size_t n = sizeof(t);
-	/* Through unsigned, so that INT64_MIN negates without overflow. */
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	char t[STR_INT_MAX];
 
-	do {
-		t[--n] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (v < 0)
-		t[--n] = '-';
-	sj_put(b, t + n, sizeof(t) - n);
+	sj_put(b, t, str_from_int(t, v));
 }
 
 /*

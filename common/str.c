@@ -131,3 +131,21 @@ str_eq(const char *s, size_t len, const char *lit)
 
 	return n == len && memcmp(s, lit, n) == 0;
 }
+
+size_t
+str_from_int(char out[STR_INT_MAX], int64_t v)
+{
+	char t[STR_INT_MAX];
+	size_t n = sizeof(t);
+	/* Through unsigned, so that INT64_MIN negates without overflow. */
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		t[--n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		t[--n] = '-';
+	memcpy(out, t + n, sizeof(t) - n);
+	return sizeof(t) - n;
+}

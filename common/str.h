@@ -1,7 +1,7 @@
 /*
- * str.h: small string utilities shared by the parsers: strict integer parsing, UTF-8
- * validation and percent-decoding.  Everything takes (pointer, length) and never reads
- * past it; nothing allocates.
+ * str.h: small string utilities shared by the parsers and generators: strict integer
+ * parsing and fast formatting, UTF-8 validation and percent-decoding.  Everything takes
+ * (pointer, length) and never reads past it; nothing allocates.
  */
 #ifndef SLUICE_STR_H
 #define SLUICE_STR_H
@@ -30,5 +30,10 @@ long str_pct_decode(const char *s, size_t len, char *out, int plus_space);
 
 /* Compares s[0..len) with the NUL-terminated lit. */
 int str_eq(const char *s, size_t len, const char *lit);
+
+/* The decimal text of v into out (not NUL-terminated), without printf's cost: SQL and JSON
+ * generation write many integers.  Returns its length. */
+#define STR_INT_MAX	20	/* "-9223372036854775808" */
+size_t str_from_int(char out[STR_INT_MAX], int64_t v);
 
 #endif /* SLUICE_STR_H */

@@ -534,22 +534,17 @@ static void
 next_alias(struct rest_gen *g, const char *prefix, char *out, size_t len)
 {
 	size_t n = strlen(prefix), m;
-	int v = ++g->seq;
-	char t[12];
+	char t[STR_INT_MAX];
 
-	m = sizeof(t);
-	do {
-		t[--m] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0 && m > 0);
-	if (n + sizeof(t) - m + 1 > len) {
+	m = str_from_int(t, ++g->seq);
+	if (n + m + 1 > len) {
 		g->sql->failed = 1;	/* cannot happen with the callers' 16 bytes */
 		out[0] = '\0';
 		return;
 	}
 	memcpy(out, prefix, n);
-	memcpy(out + n, t + m, sizeof(t) - m);
-	out[n + sizeof(t) - m] = '\0';
+	memcpy(out + n, t, m);
+	out[n + m] = '\0';
 }
 
 /* The condition joining embed n (alias) to its parent (palias). */
