@@ -1,23 +1,27 @@
 /*
  * db_sqlite_json.c: two SQL functions that let SQLite build a JSON response body fast.
  *
- *   sluice_obj(kinds, '"key1"', value1, ...)   -> the object {"key1":value1,...}
- *   sluice_arr(x)  (aggregate)                           -> [x,x,...], or [] for no rows
+ *   sluice_obj(template, v1, v2, ...)        -> the template with the values filled in
+ *   sluice_arr(x)  (aggregate)               -> [x,x,...], or [] for no rows
+ *   sluice_arr(template, v1, ...)  (aggregate) -> [obj,obj,...]: each row's object built
+ *                                               in place, or [] for no rows
  *
- kinds is a text of one letter per pair: 'v' renders an SQL value as JSON (NULL as null,
+ * A template is the object's text with a placeholder where each value goes, in order:
+ * '{"album_id":%v,"title":%v,"track":%j}'.  %v renders an SQL value as JSON (NULL as null,
  * integers bare, reals as json_quote() does, text as a quoted string; a blob is an error,
- * as in json_quote()), 'j' splices a value that is already JSON text (NULL as null).
- * sluice_arr's elements are JSON text, spliced as they are.  Keys arrive as JSON strings,
- * quotes included ('"album_id"'), and are spliced as they are: the SQL is generated, its
- * keys are literals escaped once when the statement is built, not once per row.
+ * as in json_quote()), %j splices a value that is already JSON text (NULL as null), %% is
+ * a literal %.  sluice_arr(x)'s elements are JSON text, spliced as they are.  The SQL that
+ * uses them is generated: keys are escaped once, into the template, when the statement is
+ * built, not once per row, and the template is one argument however wide the row.
  *
  * Why not json_object()/json_group_array(): a JSON subtype does not cross a subquery, so an
  * embedded resource built by a subquery would have to go through json() (a full parse of
  * the nested text at every level) or be spliced with string concatenation (|| and rtrim),
  * and SQLite's json_object() itself costs about 2 us per nine-column row.  These two do one
- * pass over the values into one buffer; the SQL that uses them (handlers/rest/sql.c) stays
- * one statement that returns the finished body, and both are registered on every SQLite
- * connection by db_sqlite.c as deterministic and innocuous.
+ * pass over the values into one buffer; the aggregate form writes each object straight
+ * into the array, not into a value of its own that is then copied.  The SQL that uses them
+ * (handlers/rest/sql.c) stays one statement that returns the finished body, and both are
+ * registered on every SQLite connection by db_sqlite.c as deterministic and innocuous.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,7 +74,9 @@ sj_reserve(struct sj_buf *b, size_t more)
 static void
 sj_put(struct sj_buf *b, const char *s, size_t n)
 {
-	if (sj_reserve(b, n) == 0) {
+	/* Empty pieces are common (a template that starts with a value): the buffer may
+	 * still be NULL, and memcpy() must not see it. */
+	if (n > 0 && sj_reserve(b, n) == 0) {
 		memcpy(b->p + b->len, s, n);
 		b->len += n;
 	}
@@ -138,9 +144,9 @@ sj_string(struct sj_buf *b, const unsigned char *s, size_t n)
 static void
 sj_int(struct sj_buf *b, sqlite3_int64 v)
 {
-	char t[STR_INT_MAX];
-
-	sj_put(b, t, str_from_int(t, v));
+	/* Formatted in place: no copy of the digits. */
+	if (sj_reserve(b, STR_INT_MAX) == 0)
+		b->len += str_from_int(b->p + b->len, v);
 }
 
 /*
@@ -219,65 +225,108 @@ sj_value(struct sj_buf *b, sqlite3_value *v, int raw, int utf8)
 	}
 }
 
+/*
+ * Renders a template (text, n bytes) with the values argv[0..argc-1] into b.  Returns 0,
+ * or -1 with *err set: a placeholder without its value or a value without its placeholder,
+ * an unknown placeholder, a blob.
+ */
+static int
+sj_template(struct sj_buf *b, const unsigned char *t, size_t n, int argc, sqlite3_value **argv,
+    int utf8, const char **err)
+{
+	const unsigned char *end = t + n, *pct;
+	int i = 0;
+
+	while ((pct = memchr(t, '%', (size_t)(end - t))) != NULL) {
+		sj_put(b, (const char *)t, (size_t)(pct - t));
+		if (pct + 1 == end)
+			goto bad;
+		t = pct + 2;
+		if (pct[1] == '%') {
+			sj_putc(b, '%');
+			continue;
+		}
+		if ((pct[1] != 'v' && pct[1] != 'j') || i == argc)
+			goto bad;
+		if (sj_value(b, argv[i++], pct[1] == 'j', utf8) < 0) {
+			*err = "JSON cannot hold BLOB values";
+			return -1;
+		}
+	}
+	sj_put(b, (const char *)t, (size_t)(end - t));
+	if (i == argc)
+		return 0;
+bad:
+	*err = "sluice_obj: one value per %v or %j in the template";
+	return -1;
+}
+
+/* The template argument's bytes, or NULL (and an error set) when it is not text. */
+static const unsigned char *
+sj_template_arg(sqlite3_context *ctx, sqlite3_value *v, int utf8, size_t *n)
+{
+	if (sqlite3_value_type(v) != SQLITE_TEXT) {
+		sqlite3_result_error(ctx, "sluice_obj(template, value, ...)", -1);
+		return NULL;
+	}
+	return sj_text(v, utf8, n);
+}
+
 static void
 sj_obj(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	const char *kinds;
-	const unsigned char *key;
 	struct sj_buf b = { NULL, 0, 0, 0 };
-	int i, nkinds, utf8 = sqlite3_user_data(ctx) != NULL;
+	int utf8 = sqlite3_user_data(ctx) != NULL;
+	const unsigned char *t;
+	const char *err;
 	size_t n;
 
-	if (argc < 1 || argc % 2 != 1 || sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
-		sqlite3_result_error(ctx, "sluice_obj(kinds, key, value, ...)", -1);
+	if (argc < 1) {
+		sqlite3_result_error(ctx, "sluice_obj(template, value, ...)", -1);
 		return;
 	}
-	kinds = (const char *)sqlite3_value_text(argv[0]);
-	nkinds = sqlite3_value_bytes(argv[0]);
-	if (nkinds != argc / 2) {
-		sqlite3_result_error(ctx, "sluice_obj: one kind per key and value", -1);
+	if ((t = sj_template_arg(ctx, argv[0], utf8, &n)) == NULL)
+		return;
+	if (sj_template(&b, t, n, argc - 1, argv + 1, utf8, &err) < 0) {
+		sqlite3_result_error(ctx, err, -1);
+		free(b.p);
 		return;
 	}
-	sj_putc(&b, '{');
-	for (i = 1; i < argc; i += 2) {
-		if (sqlite3_value_type(argv[i]) != SQLITE_TEXT) {
-			sqlite3_result_error(ctx, "sluice_obj: keys are text", -1);
-			goto out;
-		}
-		if (i > 1)
-			sj_putc(&b, ',');
-		key = sj_text(argv[i], utf8, &n);
-		sj_put(&b, (const char *)key, n);
-		sj_putc(&b, ':');
-		if (sj_value(&b, argv[i + 1], kinds[i / 2] == 'j', utf8) < 0) {
-			sqlite3_result_error(ctx, "JSON cannot hold BLOB values", -1);
-			goto out;
-		}
-	}
-	sj_putc(&b, '}');
 	if (b.failed) {
 		sqlite3_result_error_nomem(ctx);
-		goto out;
+		free(b.p);
+		return;
 	}
-	sqlite3_result_text64(ctx, b.p, b.len, free, SQLITE_UTF8);
-	return;
-out:
-	free(b.p);
+	sqlite3_result_text64(ctx, b.p ? b.p : "", b.len, b.p ? free : SQLITE_STATIC, SQLITE_UTF8);
 }
 
 static void
 sj_arr_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	struct sj_buf *b = sqlite3_aggregate_context(ctx, (int)sizeof(*b));
+	int utf8 = sqlite3_user_data(ctx) != NULL;
+	const unsigned char *t;
+	const char *err = "JSON cannot hold BLOB values";
+	size_t n;
 
-	(void)argc;
 	if (b == NULL) {
 		sqlite3_result_error_nomem(ctx);
 		return;
 	}
+	if (argc < 1) {
+		sqlite3_result_error(ctx, "sluice_arr(json) or sluice_arr(template, value, ...)", -1);
+		return;
+	}
 	sj_putc(b, b->len == 0 ? '[' : ',');
-	if (sj_value(b, argv[0], 1, sqlite3_user_data(ctx) != NULL) < 0)
-		sqlite3_result_error(ctx, "JSON cannot hold BLOB values", -1);
+	if (argc == 1) {
+		if (sj_value(b, argv[0], 1, utf8) < 0)
+			sqlite3_result_error(ctx, err, -1);
+		return;
+	}
+	if ((t = sj_template_arg(ctx, argv[0], utf8, &n)) == NULL)
+		return;
+	if (sj_template(b, t, n, argc - 1, argv + 1, utf8, &err) < 0)
+		sqlite3_result_error(ctx, err, -1);
 }
 
 static void
@@ -310,7 +359,7 @@ db_sqlite_json_register(sqlite3 *conn, int utf8)
 	if (sqlite3_create_function(conn, "sluice_obj", -1, flags, u, sj_obj, NULL,
 	    NULL) != SQLITE_OK)
 		return -1;
-	if (sqlite3_create_function(conn, "sluice_arr", 1, flags, u, NULL, sj_arr_step,
+	if (sqlite3_create_function(conn, "sluice_arr", -1, flags, u, NULL, sj_arr_step,
 	    sj_arr_final) != SQLITE_OK)
 		return -1;
 	return 0;

@@ -135,17 +135,34 @@ str_eq(const char *s, size_t len, const char *lit)
 size_t
 str_from_int(char out[STR_INT_MAX], int64_t v)
 {
-	char t[STR_INT_MAX];
-	size_t n = sizeof(t);
+	/* Two digits per division, written in place from the end: JSON bodies carry tens
+	 * of thousands of integers. */
+	static const char pairs[] =
+	    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	    "8081828384858687888990919293949596979899";
 	/* Through unsigned, so that INT64_MIN negates without overflow. */
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v, p = 10;
+	size_t n = 1, len;
+	char *e;
 
-	do {
-		t[--n] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u != 0);
+	while (n < 19 && u >= p) {	/* |v| < 10^19 */
+		n++;
+		p *= 10;
+	}
+	len = n + (v < 0);
+	e = out + len;
+	while (u >= 100) {
+		e -= 2;
+		memcpy(e, pairs + 2 * (u % 100), 2);
+		u /= 100;
+	}
+	if (u >= 10) {
+		e -= 2;
+		memcpy(e, pairs + 2 * u, 2);
+	} else
+		*--e = (char)('0' + u);
 	if (v < 0)
-		t[--n] = '-';
-	memcpy(out, t + n, sizeof(t) - n);
-	return sizeof(t) - n;
+		out[0] = '-';
+	return len;
 }

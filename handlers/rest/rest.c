@@ -147,10 +147,9 @@ rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
 	int i;
 
 	(void)rq;
-	if ((st = db_prepare(t->db, t->sql.data)) == NULL) {
-		log_debug("rest: %s", t->sql.data);
+	log_debug("rest: %s", t->sql.data);
+	if ((st = db_prepare(t->db, t->sql.data)) == NULL)
 		return serve_db_error(rs, t->db), -1;
-	}
 	for (i = 0; i < p->n; i++) {
 		if (p->isnull[i])
 			db_bind_null(st, i + 1);

@@ -32,9 +32,9 @@ struct arena;
 #define REST_LOGIC_DEPTH	8	/* nested and()/or(): 400 */
 #define REST_PARAMS_MAX		256	/* bound values per statement */
 #define REST_SQL_MAX		(256 * 1024)
-/* Members of one sluice_obj() call on SQLite: 1 + 2 x 63 arguments, SQLite's default
+/* Members of one sluice_obj() call on SQLite: a template and 126 values, SQLite's default
  * SQLITE_MAX_FUNCTION_ARG of 127; wider rows are concatenated instead. */
-#define REST_OBJ_MEMBERS_MAX	63
+#define REST_OBJ_MEMBERS_MAX	126
 
 /* What a column holds, for JSON rendering and comparisons. */
 enum rest_kind {
@@ -222,6 +222,9 @@ struct rest_gen {
 	struct rest_params *p;
 	struct rest_err *e;
 	int seq;		/* alias counter */
+	/* SQLite: the LEFT JOINs of the FROM whose select list is being generated, where
+	 * to-one embeds go; NULL where that FROM is not generated here (writes). */
+	struct buf *joins;
 };
 
 /* Resolves names in the tree against the schema (table t for the root).  0 or -1. */

@@ -73,6 +73,7 @@ test_put_int(void)
 	    LLONG_MAX, LLONG_MIN };
 	char want[32];
 	struct buf b;
+	long long p;
 	size_t i;
 
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
@@ -81,6 +82,19 @@ test_put_int(void)
 		(void)snprintf(want, sizeof(want), "%lld", v[i]);
 		CHECK_STR(b.data, want);
 		buf_free(&b);
+	}
+	/* Every digit count, on both sides of each power of ten (digits go two at a time). */
+	for (p = 1, i = 0; i < 19; i++, p *= 10) {
+		long long w[] = { p - 1, p, p + 1, -(p - 1), -p, -(p + 1) };
+		size_t j;
+
+		for (j = 0; j < sizeof(w) / sizeof(w[0]); j++) {
+			buf_init(&b, 0);
+			CHECK_INT(buf_put_int(&b, w[j]), 0);
+			(void)snprintf(want, sizeof(want), "%lld", w[j]);
+			CHECK_STR(b.data, want);
+			buf_free(&b);
+		}
 	}
 	buf_init(&b, 3);
 	CHECK_INT(buf_put_int(&b, 1234), -1);

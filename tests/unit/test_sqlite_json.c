@@ -1,8 +1,9 @@
 /*
  * test_sqlite_json.c: sluice_obj() and sluice_arr(), the SQL functions that build JSON
  * response bodies on SQLite (common/db_sqlite_json.c), on an in-memory database: every
- * value type, escaping, reals rendered as json_quote() renders them, spliced JSON, empty
- * aggregates, and the errors for misuse and blobs.
+ * value type, escaping, reals rendered as json_quote() renders them, templates and their
+ * placeholders, spliced JSON, both aggregate forms, empty aggregates, and the errors for
+ * misuse and blobs.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,13 +41,15 @@ one(const char *sql)
 static void
 test_obj_values(void)
 {
-	CHECK_STR(one("select sluice_obj('vvvv', '\"i\"', 42, '\"n\"', null, '\"t\"', 'x', "
-	    "'\"neg\"', -7)"), "{\"i\":42,\"n\":null,\"t\":\"x\",\"neg\":-7}");
-	CHECK_STR(one("select sluice_obj('v', '\"min\"', -9223372036854775807 - 1)"),
+	CHECK_STR(one("select sluice_obj('{\"i\":%v,\"n\":%v,\"t\":%v,\"neg\":%v}', 42, null, "
+	    "'x', -7)"), "{\"i\":42,\"n\":null,\"t\":\"x\",\"neg\":-7}");
+	CHECK_STR(one("select sluice_obj('{\"min\":%v}', -9223372036854775807 - 1)"),
 	    "{\"min\":-9223372036854775808}");
-	CHECK_STR(one("select sluice_obj('')"), "{}");
-	/* Keys arrive as JSON strings and are spliced as they are. */
-	CHECK_STR(one("select sluice_obj('v', '\"a\\\"b\"', 1)"), "{\"a\\\"b\":1}");
+	CHECK_STR(one("select sluice_obj('{}')"), "{}");
+	CHECK_STR(one("select sluice_obj('')"), "");
+	/* The template is copied as it is around the values; %% is a literal %. */
+	CHECK_STR(one("select sluice_obj('{\"a\\\"b%%\":%v}', 1)"), "{\"a\\\"b%\":1}");
+	CHECK_STR(one("select sluice_obj('%v%v%%%v', 1, 'x', null)"), "1\"x\"%null");
 }
 
 static void
@@ -61,7 +64,7 @@ test_obj_reals(void)
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		(void)snprintf(sql, sizeof(sql), "select json_quote(%s)", v[i]);
 		(void)snprintf(want, sizeof(want), "{\"r\":%s}", one(sql));
-		(void)snprintf(sql, sizeof(sql), "select sluice_obj('v', '\"r\"', %s)", v[i]);
+		(void)snprintf(sql, sizeof(sql), "select sluice_obj('{\"r\":%%v}', %s)", v[i]);
 		CHECK_STR(one(sql), want);
 	}
 }
@@ -69,31 +72,45 @@ test_obj_reals(void)
 static void
 test_obj_escapes(void)
 {
-	CHECK_STR(one("select sluice_obj('v', '\"s\"', 'q\"b\\' || char(10, 13, 9, 8, 12, 1, "
+	CHECK_STR(one("select sluice_obj('{\"s\":%v}', 'q\"b\\' || char(10, 13, 9, 8, 12, 1, "
 	    "31) || 'é')"), "{\"s\":\"q\\\"b\\\\\\n\\r\\t\\b\\f\\u0001\\u001fé\"}");
 	/* The same text as json_quote() gives, byte for byte. */
-	CHECK_STR(one("select sluice_obj('v', '\"s\"', char(0x7f, 0x2028) || '/<>') = "
+	CHECK_STR(one("select sluice_obj('{\"s\":%v}', char(0x7f, 0x2028) || '/<>') = "
 	    "'{\"s\":' || json_quote(char(0x7f, 0x2028) || '/<>') || '}'"), "1");
 }
 
 static void
 test_obj_splice(void)
 {
-	CHECK_STR(one("select sluice_obj('jjv', '\"a\"', '[1,2]', '\"b\"', null, '\"c\"', "
+	CHECK_STR(one("select sluice_obj('{\"a\":%j,\"b\":%j,\"c\":%v}', '[1,2]', null, "
 	    "'[1,2]')"), "{\"a\":[1,2],\"b\":null,\"c\":\"[1,2]\"}");
-	CHECK_STR(one("select sluice_obj('j', '\"o\"', sluice_obj('v', '\"x\"', 1))"),
+	CHECK_STR(one("select sluice_obj('{\"o\":%j}', sluice_obj('{\"x\":%v}', 1))"),
 	    "{\"o\":{\"x\":1}}");
 }
 
 static void
 test_obj_errors(void)
 {
-	CHECK(strncmp(one("select sluice_obj('v', '\"b\"', x'00')"), "<ERROR: JSON cannot hold "
+	static const char *const bad[] = {
+		"select sluice_obj('{%v,%v}', 1)",	/* a placeholder without its value */
+		"select sluice_obj('{%v}', 1, 2)",	/* a value without its placeholder */
+		"select sluice_obj('{}', 1)",
+		"select sluice_obj('{%x}', 1)",		/* no such placeholder */
+		"select sluice_obj('{%v%', 1)",		/* a lone % at the end */
+		"select sluice_arr('[%v]', 1, 2)",
+	};
+	size_t i;
+
+	CHECK(strncmp(one("select sluice_obj('{\"b\":%v}', x'00')"), "<ERROR: JSON cannot hold "
 	    "BLOB", 29) == 0);
-	CHECK(strncmp(one("select sluice_obj('vv', '\"a\"', 1)"), "<ERROR: sluice_obj:", 19) == 0);
-	CHECK(strncmp(one("select sluice_obj('v', 1)"), "<ERROR: sluice_obj(", 19) == 0);
-	CHECK(strncmp(one("select sluice_obj('v', 5, 1)"), "<ERROR: sluice_obj: keys", 24) == 0);
-	CHECK(strncmp(one("select sluice_obj(null, '\"a\"', 1)"), "<ERROR: sluice_obj(", 19) == 0);
+	CHECK(strncmp(one("select sluice_arr('{\"b\":%v}', x'00')"), "<ERROR: JSON cannot hold "
+	    "BLOB", 29) == 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(strncmp(one(bad[i]), "<ERROR: sluice_obj: one value", 29) == 0);
+	CHECK(strncmp(one("select sluice_obj()"), "<ERROR: sluice_obj(", 19) == 0);
+	CHECK(strncmp(one("select sluice_obj(5, 1)"), "<ERROR: sluice_obj(", 19) == 0);
+	CHECK(strncmp(one("select sluice_obj(null, 1)"), "<ERROR: sluice_obj(", 19) == 0);
+	CHECK(strncmp(one("select sluice_arr()"), "<ERROR: sluice_arr(", 19) == 0);
 }
 
 static void
@@ -102,8 +119,12 @@ test_arr(void)
 	CHECK_STR(one("select sluice_arr(x) from (select 1 as x where 0)"), "[]");
 	CHECK_STR(one("select sluice_arr(x) from (select '{}' as x union all select 'null' "
 	    "union all select null)"), "[{},null,null]");
-	CHECK_STR(one("select sluice_arr(sluice_obj('v', '\"i\"', value)) from "
+	CHECK_STR(one("select sluice_arr(sluice_obj('{\"i\":%v}', value)) from "
 	    "json_each('[3,1,2]')"), "[{\"i\":3},{\"i\":1},{\"i\":2}]");
+	/* The template form builds each element in place: the same text. */
+	CHECK_STR(one("select sluice_arr('{\"i\":%v,\"o\":%j}', value, '{}') from "
+	    "json_each('[3,1,2]')"), "[{\"i\":3,\"o\":{}},{\"i\":1,\"o\":{}},{\"i\":2,\"o\":{}}]");
+	CHECK_STR(one("select sluice_arr('{\"i\":%v}', 1) where 0"), "[]");
 	CHECK(strncmp(one("select sluice_arr(x'01')"), "<ERROR: JSON cannot hold BLOB", 29) == 0);
 }
 
@@ -117,8 +138,8 @@ test_arr_large(void)
 	size_t n = 0;
 
 	CHECK_INT(sqlite3_prepare_v2(conn, "with recursive c(i) as (select 1 union all select "
-	    "i + 1 from c where i < 100000) select sluice_arr(sluice_obj('vv', '\"i\"', i, "
-	    "'\"s\"', printf('%050d', i))) from c", -1, &st, NULL), SQLITE_OK);
+	    "i + 1 from c where i < 100000) select sluice_arr('{\"i\":%v,\"s\":%v}', i, "
+	    "printf('%050d', i)) from c", -1, &st, NULL), SQLITE_OK);
 	CHECK_INT(sqlite3_step(st), SQLITE_ROW);
 	text = (const char *)sqlite3_column_text(st, 0);
 	n = (size_t)sqlite3_column_bytes(st, 0);
@@ -145,8 +166,8 @@ test_utf16(void)
 	    "INSERT INTO t VALUES ('h\xc3\xa9\"llo')", NULL, NULL, NULL), SQLITE_OK);
 	CHECK_INT(db_sqlite_json_register(conn, 0), 0);
 	CHECK_STR(one("PRAGMA encoding"), "UTF-16le");
-	CHECK_STR(one("select sluice_arr(sluice_obj('vj', '\"s\"', s, '\"o\"', "
-	    "sluice_obj('v', '\"k\"', s))) from t"),
+	CHECK_STR(one("select sluice_arr('{\"s\":%v,\"o\":%j}', s, "
+	    "sluice_obj('{\"k\":%v}', s)) from t"),
 	    "[{\"s\":\"h\xc3\xa9\\\"llo\",\"o\":{\"k\":\"h\xc3\xa9\\\"llo\"}}]");
 	sqlite3_close(conn);
 	conn = main_conn;
