@@ -351,7 +351,7 @@ rest_get(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	p->n = 0;
 	root->name = t->sc->tables[table].name;
 	buf_reset(&t->sql, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, &e, 0 };
+	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, &e, 0, NULL };
 	if (rest_apply_params(rq, root, rest_read_skip, NULL, &e) < 0 ||
 	    rest_range(rq, root, &e) < 0 || rest_resolve(&g, root, table) < 0)
 		return rest_error(rs, &e);

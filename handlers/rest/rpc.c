@@ -186,7 +186,7 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 		return rest_error(rs, &e);
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, &e, 0 };
+	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, &e, 0, NULL };
 	if (rpc_args(rq, rs, f, &g) < 0)
 		return 0;
 	buf_init(&from, REST_SQL_MAX);

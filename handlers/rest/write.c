@@ -333,7 +333,7 @@ write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_
 {
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
-	*g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, e, 0 };
+	*g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, e, 0, NULL };
 	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV) {
 		if (*acc == REST_ACCEPT_CSV)
 			rest_err_set(e, 406, "PGRST107", NULL, "text/csv is for reads only");
