@@ -84,7 +84,7 @@ test_put_int(void)
 		buf_free(&b);
 	}
 	/* Every digit count, on both sides of each power of ten (digits go two at a time). */
-	for (p = 1, i = 0; i < 19; i++, p *= 10) {
+	for (p = 1, i = 0; i < 19; i++, p = i < 19 ? p * 10 : p) {	/* up to 10^18 */
 		long long w[] = { p - 1, p, p + 1, -(p - 1), -p, -(p + 1) };
 		size_t j;
 
