@@ -35,6 +35,7 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 	size_t n;
 
 	db->errcode = code;
+	db->sqlstate[0] = '\0';
 	va_start(ap, fmt);
 	/* Truncation is acceptable: the message only goes to a log line. */
 	(void)vsnprintf(db->errmsg, sizeof(db->errmsg), fmt, ap);
@@ -553,6 +554,12 @@ db_rollback(struct db *db)
 	if (!db->ops->in_txn(db))
 		return 0;
 	return db->ops->exec(db, "ROLLBACK");
+}
+
+const char *
+db_sqlstate(const struct db *db)
+{
+	return db->sqlstate;
 }
 
 enum db_err

@@ -37,8 +37,8 @@ enum db_backend {
 /* Error classes, from the most to the least expected. */
 enum db_err {
 	DB_OK = 0,
-	DB_ECONSTRAINT,	/* unique/foreign key/not null/check violated: 409 */
-	DB_EINPUT,	/* bad value for a type, bad parameter: 400 */
+	DB_ECONSTRAINT,	/* unique or foreign key violated: 409 */
+	DB_EINPUT,	/* bad value for a type, NOT NULL or CHECK violated: 400 */
 	DB_EBUSY,	/* lock timeout, serialization failure, deadlock: 503, retryable */
 	DB_EUNAVAIL,	/* connection lost or server down: 503 */
 	DB_EREADONLY,	/* read-only file system or database: 503 */
@@ -192,6 +192,10 @@ int db_rollback(struct db *db);
  * message is borrowed until the next call on db; it is for logs, not for clients. */
 enum db_err db_errcode(const struct db *db);
 const char *db_errmsg(const struct db *db);
+/* The SQLSTATE of the last failure when it is an integrity or input error: PostgreSQL's
+ * own, and on SQLite its equivalent (23505 unique, 23503 foreign key, 23502 not null,
+ * 23514 check, 22P02 a value of the wrong type in a STRICT table).  "" otherwise. */
+const char *db_sqlstate(const struct db *db);
 
 /* The HTTP status that a failure of this class should produce (409, 400, 503, 507, 500). */
 int db_err_status(enum db_err e);

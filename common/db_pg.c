@@ -87,8 +87,12 @@ db_pg_class(PGconn *conn, const PGresult *res)
 	ss = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	if (ss == NULL || strlen(ss) != 5)
 		return DB_EINTERNAL;
-	if (strncmp(ss, "23", 2) == 0)
+	/* As PostgREST: unique and foreign key violations are conflicts (409); the other
+	 * integrity violations (NOT NULL 23502, CHECK 23514, ...) are bad input (400). */
+	if (strcmp(ss, "23505") == 0 || strcmp(ss, "23503") == 0)
 		return DB_ECONSTRAINT;
+	if (strncmp(ss, "23", 2) == 0)
+		return DB_EINPUT;
 	if (strncmp(ss, "22", 2) == 0)
 		return DB_EINPUT;
 	/* Serialization failure, deadlock, lock_timeout, statement_timeout: retryable. */
@@ -116,6 +120,11 @@ db_pg_err(struct db_pg *p, const PGresult *res, const char *what)
 		msg = PQerrorMessage(p->conn);
 	db_set_err(&p->base, db_pg_class(p->conn, res), "pg %s: %s%s%s", what,
 	    ss != NULL ? ss : "", ss != NULL ? " " : "", msg);
+	/* Data exceptions (class 22: bad syntax for the type, out of range, ...) all read
+	 * 22P02, as SQLite can tell no finer (db_sqlite.c): the back ends answer alike. */
+	if ((p->base.errcode == DB_ECONSTRAINT || p->base.errcode == DB_EINPUT) && ss != NULL &&
+	    strlen(ss) == 5)
+		memcpy(p->base.sqlstate, strncmp(ss, "22", 2) == 0 ? "22P02" : ss, 6);
 }
 
 /* Notices (and the FATAL a dying backend sends to an idle connection) go to the log, not

@@ -85,8 +85,11 @@ db_sqlite_class(sqlite3 *conn, int rc)
 {
 	int sys;
 
-	if (rc == SQLITE_CONSTRAINT_DATATYPE)
-		return DB_EINPUT;	/* STRICT table: like PostgreSQL's 22P02 */
+	/* STRICT table: like PostgreSQL's 22P02; NOT NULL and CHECK: like 23502 and 23514,
+	 * which PostgREST answers with 400, keeping 409 for unique and foreign keys. */
+	if (rc == SQLITE_CONSTRAINT_DATATYPE || rc == SQLITE_CONSTRAINT_NOTNULL ||
+	    rc == SQLITE_CONSTRAINT_CHECK)
+		return DB_EINPUT;
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
@@ -149,11 +152,43 @@ db_sqlite_open_class(sqlite3 *conn, int rc, const char *path)
 	return c;
 }
 
+/*
+ * PostgreSQL's SQLSTATE for an SQLite constraint failure (rc extended, msg SQLite's
+ * message), or NULL.  A CHECK on typeof() is how a non-STRICT schema gives a column a type
+ * (sql/chinook/schema.sqlite.sql): failing it is PostgreSQL's 22P02, a value of the wrong
+ * type, not a failed check.
+ */
+static const char *
+db_sqlite_sqlstate(int rc, const char *msg)
+{
+	switch (rc) {
+	case SQLITE_CONSTRAINT_UNIQUE:
+	case SQLITE_CONSTRAINT_PRIMARYKEY:
+	case SQLITE_CONSTRAINT_ROWID:
+		return "23505";
+	case SQLITE_CONSTRAINT_FOREIGNKEY:
+		return "23503";
+	case SQLITE_CONSTRAINT_NOTNULL:
+		return "23502";
+	case SQLITE_CONSTRAINT_CHECK:
+		return msg != NULL && strstr(msg, "typeof(") != NULL ? "22P02" : "23514";
+	case SQLITE_CONSTRAINT_DATATYPE:
+	case SQLITE_MISMATCH:	/* not an integer, into an INTEGER PRIMARY KEY */
+		return "22P02";
+	default:
+		return NULL;
+	}
+}
+
 static void
 db_sqlite_err(struct db_sqlite *s, int rc, const char *what)
 {
+	const char *ss = db_sqlite_sqlstate(rc, sqlite3_errmsg(s->conn));
+
 	db_set_err(&s->base, db_sqlite_class(s->conn, rc), "sqlite %s: %s (%d)", what,
 	    sqlite3_errmsg(s->conn), rc);
+	if (ss != NULL)
+		memcpy(s->base.sqlstate, ss, 6);
 }
 
 /*

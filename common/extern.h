@@ -77,6 +77,7 @@ struct db {
 	struct db_opts opts;		/* defaults applied: no zero means "default" here */
 	enum db_err errcode;
 	char errmsg[DB_ERRMSG_MAX];
+	char sqlstate[6];		/* of the last failure, "" when none applies */
 
 	struct db_stmt **cache;		/* unordered; LRU by stmt->used */
 	size_t ncache;

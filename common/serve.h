@@ -63,6 +63,10 @@ int serve_db_error(struct resp *rs, struct db *db);
  * e.g. a write that ran on another thread's connection.  Logs nothing.  Returns 0. */
 int serve_db_error_class(struct resp *rs, int err_class);
 
+/* The same with the failure's SQLSTATE (db_sqlstate()): an integrity or input error gets
+ * it as its code ("23505") and a message of its own.  Logs nothing.  Returns 0. */
+int serve_db_error_sqlstate(struct resp *rs, int err_class, const char *sqlstate);
+
 /*
  * How many SIGHUPs the worker has received.  A handler that caches what it read from the
  * database at start-up (a schema) compares this with the value it saw then, and reloads

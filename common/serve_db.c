@@ -55,7 +55,35 @@ serve_db_error(struct resp *rs, struct db *db)
 		log_err("database: %s", db_errmsg(db));
 	else
 		log_debug("database: %s", db_errmsg(db));
-	return serve_db_error_class(rs, e);
+	return serve_db_error_sqlstate(rs, e, db_sqlstate(db));
+}
+
+/*
+ * Integrity and input errors carry PostgreSQL's SQLSTATE as their code, on SQLite too
+ * (db_sqlstate()), as PostgREST's clients expect ("23505" for a duplicate key); the message
+ * is sluice's own, never the database's text.
+ */
+int
+serve_db_error_sqlstate(struct resp *rs, int err_class, const char *sqlstate)
+{
+	static const struct {
+		const char *state, *msg;
+	} known[] = {
+		{ "23505", "a row with the same key already exists" },
+		{ "23503", "the row refers to a row that does not exist, or is referred to" },
+		{ "23502", "a value is missing for a column that requires one" },
+		{ "23514", "a value breaks a check constraint of its column" },
+		{ "22P02", "a value does not fit its column" },
+	};
+	enum db_err e = (enum db_err)err_class;
+	size_t i;
+
+	if (sqlstate != NULL && (e == DB_ECONSTRAINT || e == DB_EINPUT))
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strcmp(sqlstate, known[i].state) == 0)
+				return resp_error(rs, db_err_status(e), known[i].state, known[i].msg,
+				    NULL, NULL);
+	return serve_db_error_class(rs, err_class);
 }
 
 int
@@ -71,7 +99,7 @@ serve_db_error_class(struct resp *rs, int err_class)
 		break;
 	case DB_EINPUT:
 		code = "invalid_input";
-		msg = "a value does not fit its column";
+		msg = "a value does not fit its column or breaks one of its constraints";
 		break;
 	case DB_EBUSY:
 		code = "busy";

@@ -167,6 +167,10 @@ test('bulk insert with differing keys and defaults', async () => {
 test('insert errors', async () => {
   const dup = await db.from('artist').insert({ artist_id: 1, name: 'dup' });
   assert.equal(dup.status, 409);
+  assert.equal(dup.error.code, '23505');
+  const nn = await db.from('album').insert({ album_id: 91, artist_id: 1 });
+  assert.equal(nn.status, 400);
+  assert.equal(nn.error.code, '23502');
   const col = await db.from('artist').insert({ artist_id: 102, nosuch: 1 });
   assert.equal(col.status, 400);
   assert.equal(col.error.code, 'PGRST204');
@@ -209,6 +213,7 @@ test('delete', async () => {
   assert.deepEqual(rep.map((x) => x.artist_id).sort(), [103, 104]);
   const fk = await db.from('artist').delete().eq('artist_id', 1);
   assert.equal(fk.status, 409);
+  assert.equal(fk.error.code, '23503');
 });
 
 test('rpc: scalar, POST and GET', async () => {

@@ -512,7 +512,8 @@ test_errors(void)
 	if ((db = open_db(NULL)) == NULL)
 		return;
 	(void)snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS t_err; CREATE TABLE t_err("
-	    "id integer PRIMARY KEY, name text NOT NULL, n integer)%s", B->strict);
+	    "id integer PRIMARY KEY, name text NOT NULL, n integer CHECK (n IS NULL OR n >= 0), "
+	    "p integer REFERENCES t_err(id))%s", B->strict);
 	if (exec_ok(db, sql) == -1)
 		goto out;
 	st = db_prepare(db, "INSERT INTO t_err(id, name, n) VALUES ($1, $2, $3)");
@@ -532,11 +533,29 @@ test_errors(void)
 	CHECK_INT(db_err_status(db_errcode(db)), 409);
 	CHECK(db_errmsg(db)[0] != '\0');
 
-	/* Not null violation. */
+	/* Not null violation: bad input, not a conflict (as PostgREST answers 23502). */
 	st = db_prepare(db, "INSERT INTO t_err(id, name, n) VALUES ($1, $2, $3)");
 	CHECK_INT(db_bind_int(st, 1, 2), 0);
 	CHECK_INT(db_step(st), DB_ERROR);
+	CHECK_INT(db_errcode(db), DB_EINPUT);
+	CHECK_INT(db_err_status(db_errcode(db)), 400);
+
+	/* CHECK violation: bad input too (23514). */
+	st = db_prepare(db, "INSERT INTO t_err(id, name, n) VALUES ($1, $2, $3)");
+	CHECK_INT(db_bind_int(st, 1, 2), 0);
+	CHECK_INT(db_bind_text(st, 2, "c", 1), 0);
+	CHECK_INT(db_bind_int(st, 3, -1), 0);
+	CHECK_INT(db_step(st), DB_ERROR);
+	CHECK_INT(db_errcode(db), DB_EINPUT);
+
+	/* Foreign key violation: a conflict, 409 (23503). */
+	st = db_prepare(db, "INSERT INTO t_err(id, name, p) VALUES ($1, $2, $3)");
+	CHECK_INT(db_bind_int(st, 1, 2), 0);
+	CHECK_INT(db_bind_text(st, 2, "c", 1), 0);
+	CHECK_INT(db_bind_int(st, 3, 99), 0);
+	CHECK_INT(db_step(st), DB_ERROR);
 	CHECK_INT(db_errcode(db), DB_ECONSTRAINT);
+	CHECK_INT(db_err_status(db_errcode(db)), 409);
 
 	/* Text that is not an integer, into an integer column (SQLite: STRICT table). */
 	st = db_prepare(db, "INSERT INTO t_err(id, name, n) VALUES ($1, $2, $3)");
