@@ -125,6 +125,14 @@ test_arr(void)
 	CHECK_STR(one("select sluice_arr('{\"i\":%v,\"o\":%j}', value, '{}') from "
 	    "json_each('[3,1,2]')"), "[{\"i\":3,\"o\":{}},{\"i\":1,\"o\":{}},{\"i\":2,\"o\":{}}]");
 	CHECK_STR(one("select sluice_arr('{\"i\":%v}', 1) where 0"), "[]");
+	/* A template that changes from row to row is compiled again for each row (a
+	 * constant one only once: the rows above). */
+	CHECK_STR(one("select sluice_arr(sluice_obj(t, v)) from (select '{\"a\":%v}' as t, 1 "
+	    "as v union all select '[%j,%%]', '{}' union all select '%v', 'x')"),
+	    "[{\"a\":1},[{},%],\"x\"]");
+	CHECK_STR(one("select group_concat(x, ' ') from (select sluice_arr(t, v) as x from "
+	    "(select 1 as g, '{\"a\":%v}' as t, 1 as v union all select 2, '[%v]', 2) "
+	    "group by g)"), "[{\"a\":1}] [[2]]");
 	CHECK(strncmp(one("select sluice_arr(x'01')"), "<ERROR: JSON cannot hold BLOB", 29) == 0);
 }
 
