@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -675,6 +676,68 @@ fail:
 	return NULL;
 }
 
+/* A second writer, on its own connection with a 50 ms busy timeout. */
+struct queued {
+	struct db *db;
+	int rc;
+	double waited_ms;
+};
+
+static void *
+queued_main(void *arg)
+{
+	struct queued *q = arg;
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	q->rc = db_begin(q->db, DB_TXN_WRITE);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	q->waited_ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	if (q->rc == 0)
+		q->rc = db_commit(q->db);
+	return NULL;
+}
+
+/*
+ * Writers queue on "<file>-wlock" before BEGIN IMMEDIATE: a writer whose busy timeout is
+ * far shorter than another's transaction still gets in, woken when that one commits, where
+ * SQLite's lock alone would have failed it with "database is locked" after 50 ms.
+ */
+static void
+test_sqlite_writers_queue(void)
+{
+	struct db_opts o;
+	struct db *db;
+	struct queued q = { NULL, -1, 0 };
+	pthread_t th;
+	char path[4200];
+	struct stat sb;
+
+	if ((db = open_db(NULL)) == NULL)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.sqlite_busy_ms = 50;
+	if ((q.db = open_db(&o)) == NULL)
+		goto out;
+	(void)snprintf(path, sizeof(path), "%s-wlock", B->url + strlen("sqlite:"));
+	CHECK_INT(stat(path, &sb), 0);
+	CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
+	CHECK_INT(pthread_create(&th, NULL, queued_main, &q), 0);
+	(void)usleep(300 * 1000);
+	CHECK_INT(db_commit(db), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(q.rc, 0);
+	CHECK(q.waited_ms >= 250);
+	/* Both let the queue go: each can write again at once. */
+	CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
+	CHECK_INT(db_rollback(db), 0);
+	CHECK_INT(db_begin(q.db, DB_TXN_WRITE), 0);
+	CHECK_INT(db_commit(q.db), 0);
+	db_close(q.db);
+out:
+	db_close(db);
+}
+
 static void
 test_sqlite_concurrent_writers(void)
 {
@@ -1204,6 +1267,7 @@ main(void)
 	run_shared();
 	RUNB(test_sqlite_pragmas);
 	RUNB(test_sqlite_concurrent_writers);
+	RUNB(test_sqlite_writers_queue);
 	RUNB(test_sqlite_readonly);
 	RUNB(test_sqlite_url_forms);
 
