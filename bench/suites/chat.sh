@@ -60,15 +60,16 @@ suite_chat() {
 				isos_db=$isos
 			fi
 			for iso in $isos_db; do
-				# SQLite: one 32-thread process per writer (the largest group commits);
+				# SQLite: one 32-thread process per writer (the largest group commits),
+				# no memory map (conf/endpoints.conf: every write remaps it);
 				# PostgreSQL: 2 x 8, 56 server connections with the page's 8 x 2.
 				ww=1 wt=32
 				[ "$db" = pg ] && ww=2 wt=8
 				conf="db chat sqlite:/unused.db
-chat_page =/ workers=8 threads=2 db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default}
-chat_message_send =/chat/message-send workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default}
-chat_channel_open =/chat/channel-open workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default}
-chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default}"
+chat_page =/ workers=8 threads=2 db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0
+chat_message_send =/chat/message-send workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0
+chat_channel_open =/chat/channel-open workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0
+chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0"
 				SLUICE_DB_CHAT=$url bench_stack_start "chat-$db-$iso-$skew" tuned "$conf"
 				for pct in $reads; do
 					export BENCH_READ_PCT=$pct
