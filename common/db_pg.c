@@ -91,9 +91,7 @@ db_pg_class(PGconn *conn, const PGresult *res)
 	 * integrity violations (NOT NULL 23502, CHECK 23514, ...) are bad input (400). */
 	if (strcmp(ss, "23505") == 0 || strcmp(ss, "23503") == 0)
 		return DB_ECONSTRAINT;
-	if (strncmp(ss, "23", 2) == 0)
-		return DB_EINPUT;
-	if (strncmp(ss, "22", 2) == 0)
+	if (strncmp(ss, "23", 2) == 0 || strncmp(ss, "22", 2) == 0)
 		return DB_EINPUT;
 	/* Serialization failure, deadlock, lock_timeout, statement_timeout: retryable. */
 	if (strcmp(ss, "40001") == 0 || strcmp(ss, "40P01") == 0 ||

@@ -291,28 +291,45 @@ out:
 }
 
 /* A forbidden system call kills the worker (SIGSYS); sluiced replaces it. */
+/*
+ * Starts the forbidden endpoint (extra keys on its line), notes its worker's pid (*pid1,
+ * asserting a 200), then asks it to call mount(2) and leaves that answer in *r.  0, or -1
+ * when the stack did not start.
+ */
+static int
+forbidden_mount(struct stack *s, const char *extra, char *url, size_t urlsz, long *pid1,
+    struct http_resp *r)
+{
+	char conf[PATH_MAX + 512], bad[160];
+	long status;
+
+	snprintf(conf, sizeof(conf), "forbidden =/forbidden workers=1 %sbinary=%s\n", extra,
+	    forbidden_bin);
+	if (stack_start(s, conf, "default", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		return -1;
+	}
+	snprintf(url, urlsz, "%s/forbidden", s->base);
+	snprintf(bad, sizeof(bad), "%s/forbidden?do=mount", s->base);
+	*pid1 = get_pid(url, &status);
+	CHECK_INT(status, 200);
+	CHECK(*pid1 > 0);
+	http_resp_init(r);
+	CHECK(http_do("GET", bad, NULL, NULL, 0, 5000, r) == 0);
+	return 0;
+}
+
 static void
 test_seccomp_kills_and_replaces(void)
 {
 	struct http_resp r;
 	struct stack s;
-	char conf[PATH_MAX + 512], url[128], bad[160], log[400], state[32];
+	char url[128], log[400], state[32];
 	long pid1, pid2 = -1, status;
 	long long end;
 
-	snprintf(conf, sizeof(conf), "forbidden =/forbidden workers=1 binary=%s\n",
-	    forbidden_bin);
-	if (stack_start(&s, conf, "default", 1, NULL) < 0) {
-		CHECK(!"stack started");
+	if (forbidden_mount(&s, "", url, sizeof(url), &pid1, &r) < 0)
 		return;
-	}
-	snprintf(url, sizeof(url), "%s/forbidden", s.base);
-	snprintf(bad, sizeof(bad), "%s/forbidden?do=mount", s.base);
-	pid1 = get_pid(url, &status);
-	CHECK_INT(status, 200);
-	CHECK(pid1 > 0);
-	http_resp_init(&r);
-	CHECK(http_do("GET", bad, NULL, NULL, 0, 5000, &r) == 0);
 	CHECK_INT(r.status, 502);
 	http_resp_free(&r);
 	/* The next request waits in the backlog for the replacement (no refusal). */
@@ -340,21 +357,11 @@ test_seccomp_off(void)
 {
 	struct http_resp r;
 	struct stack s;
-	char conf[PATH_MAX + 512], url[128], bad[160];
+	char url[128];
 	long pid1, pid2, status;
 
-	snprintf(conf, sizeof(conf), "forbidden =/forbidden workers=1 seccomp=0 binary=%s\n",
-	    forbidden_bin);
-	if (stack_start(&s, conf, "default", 1, NULL) < 0) {
-		CHECK(!"stack started");
+	if (forbidden_mount(&s, "seccomp=0 ", url, sizeof(url), &pid1, &r) < 0)
 		return;
-	}
-	snprintf(url, sizeof(url), "%s/forbidden", s.base);
-	snprintf(bad, sizeof(bad), "%s/forbidden?do=mount", s.base);
-	pid1 = get_pid(url, &status);
-	CHECK_INT(status, 200);
-	http_resp_init(&r);
-	CHECK(http_do("GET", bad, NULL, NULL, 0, 5000, &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK(r.body.data != NULL && strstr(r.body.data, "\"mount\":") != NULL);
 	CHECK(r.body.data != NULL && strstr(r.body.data, "mounted") == NULL);

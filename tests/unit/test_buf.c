@@ -66,35 +66,39 @@ test_cap(void)
 	buf_free(&b);
 }
 
+/* buf_put_int(v) gives printf's "%lld". */
+static void
+check_put_int(long long v)
+{
+	char want[32];
+	struct buf b;
+
+	buf_init(&b, 0);
+	CHECK_INT(buf_put_int(&b, v), 0);
+	(void)snprintf(want, sizeof(want), "%lld", v);
+	CHECK_STR(b.data, want);
+	buf_free(&b);
+}
+
 static void
 test_put_int(void)
 {
 	static const long long v[] = { 0, 7, -7, 10, 99, 100, 123456789, -1000000,
 	    LLONG_MAX, LLONG_MIN };
-	char want[32];
 	struct buf b;
 	long long p;
 	size_t i;
 
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		buf_init(&b, 0);
-		CHECK_INT(buf_put_int(&b, v[i]), 0);
-		(void)snprintf(want, sizeof(want), "%lld", v[i]);
-		CHECK_STR(b.data, want);
-		buf_free(&b);
-	}
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		check_put_int(v[i]);
 	/* Every digit count, on both sides of each power of ten (digits go two at a time). */
 	for (p = 1, i = 0; i < 19; i++, p = i < 19 ? p * 10 : p) {	/* up to 10^18 */
-		long long w[] = { p - 1, p, p + 1, -(p - 1), -p, -(p + 1) };
-		size_t j;
-
-		for (j = 0; j < sizeof(w) / sizeof(w[0]); j++) {
-			buf_init(&b, 0);
-			CHECK_INT(buf_put_int(&b, w[j]), 0);
-			(void)snprintf(want, sizeof(want), "%lld", w[j]);
-			CHECK_STR(b.data, want);
-			buf_free(&b);
-		}
+		check_put_int(p - 1);
+		check_put_int(p);
+		check_put_int(p + 1);
+		check_put_int(-(p - 1));
+		check_put_int(-p);
+		check_put_int(-(p + 1));
 	}
 	buf_init(&b, 3);
 	CHECK_INT(buf_put_int(&b, 1234), -1);
