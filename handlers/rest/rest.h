@@ -222,8 +222,8 @@ struct rest_gen {
 	struct rest_params *p;
 	struct rest_err *e;
 	int seq;		/* alias counter */
-	/* SQLite: the LEFT JOINs of the FROM whose select list is being generated, where
-	 * to-one embeds go; NULL where that FROM is not generated here (writes). */
+	/* The LEFT JOINs of the FROM whose select list is being generated, where to-one
+	 * embeds go; NULL where that FROM is not generated here (writes). */
 	struct buf *joins;
 };
 
@@ -244,13 +244,13 @@ int rest_param_null(struct rest_gen *g);
 void rest_quote_ident(struct buf *b, const char *name);
 /* The WHERE conditions of node over alias (for PATCH and DELETE).  0 or -1. */
 int rest_sql_where(struct rest_gen *g, struct rest_node *n, const char *alias, int first);
-/* The JSON object of one row of n over alias (SQLite, for RETURNING). */
-int rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias);
+/*
+ * The JSON object of one row of n over alias (SQLite's RETURNING), or with agg the array
+ * of the rows' objects (PostgreSQL's select over the written rows).
+ */
+int rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
 /* Appends 'text' as a SQL string literal (schema names and aliases only). */
 void rest_sql_literal(struct buf *b, const char *s);
 /* The output keys of n in order (CSV header); returns how many were stored in keys. */
 int rest_sql_keys(struct rest_gen *g, struct rest_node *n, const char **keys, int max);
-/* The select list of n over alias, "expr as "key"" (PostgreSQL). */
-int rest_sql_row_cols(struct rest_gen *g, struct rest_node *n, const char *alias);
-
 #endif /* SLUICE_REST_H */

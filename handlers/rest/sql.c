@@ -2,24 +2,32 @@
  * sql.c: one SQL statement per request, built from a parsed tree, that returns the finished
  * response body.
  *
- * PostgreSQL:  select coalesce(json_agg(_r), '[]')::text, count(*) from (ROWS) _r
- *              ROWS = select _t0."c" as "c", (EMBED) as "rel" from "t" _t0 where ...
- *              to-many EMBED = (select coalesce(json_agg(_r1), '[]') from (ROWS1) _r1)
- *              to-one  EMBED = (select row_to_json(_r1) from (ROWS1) _r1)
- * SQLite:      select sluice_arr(_j), count(*) from (ROWS)
- *              ROWS = select sluice_obj('{"c":%v,"rel":%j}', _t0."c", EMBED) as _j
- *                     from "t" _t0 [JOINS] where ... order by ... limit ...
- *              or, without order or page,
- *              select sluice_arr('{"c":%v,"rel":%j}', _t0."c", EMBED), count(*)
- *                     from "t" _t0 [JOINS] where ...
- *              to-many EMBED = (select sluice_arr('{...}', ...) from "t1" _t1 where ...)
- *              to-one  EMBED = case when _t1."k" is null then null else sluice_obj(...) end
+ * The body is built as text by the database, the same bytes on both back ends.  OBJ is a
+ * row's JSON object and ARR(x) the array of the x:
+ *   SQLite      OBJ    = sluice_obj('{"c":%v,"rel":%j}', _t0."c", EMBED)
+ *               ARR(OBJ) = sluice_arr('{"c":%v,"rel":%j}', _t0."c", EMBED), each object
+ *               built in place; ARR(_j) = sluice_arr(_j)
+ *   PostgreSQL  OBJ    = '{"c":' || coalesce(_t0."c"::text, 'null') || ',"rel":' || ... || '}'
+ *               (to_json(v)::text for every kind but integers)
+ *               ARR(x) = '[' || coalesce(string_agg(x, ','), '') || ']'
+ *
+ *   select ARR(_j), count(*) from (ROWS) _r
+ *     ROWS = select OBJ as _j from "t" _t0 [JOINS] where ... order by ... limit ...
+ *   or, without order or page,
+ *   select ARR(OBJ), count(*) from "t" _t0 [JOINS] where ...
+ *     to-many EMBED = (select ARR(OBJ) from "t1" _t1 where ...), or over ROWS1 with its
+ *                     own order or page
+ *     to-one  EMBED = case when _t1."k" is null then null else OBJ end
  *                     with JOINS = left join "t1" _t1 on <key> and <its filters>, when
  *                     its key is the table's primary key; else a subquery with limit 1
+ *
  * sluice_obj() and sluice_arr() are C functions registered on every SQLite connection
  * (common/db_sqlite_json.c): json_object() would need json() around every nested value (a
  * JSON subtype does not cross a subquery), which parses the whole nested text again at
- * every level, and it costs several times more per row.
+ * every level, and it costs several times more per row.  On PostgreSQL, concatenation
+ * costs half what json_agg() over row_to_json() does for the all-albums embed (its
+ * composite_to_json looks up every value's type again), and leaves out the ", " and
+ * newlines json_agg() puts between elements.
  *
  * To-many embeds are correlated subqueries on the foreign key; many-to-many goes through
  * the junction with EXISTS; !inner adds an EXISTS on the parent.  SQLite renders timestamps
@@ -639,7 +647,15 @@ rest_sql_where(struct rest_gen *g, struct rest_node *n, const char *alias, int f
 static int gen_rows(struct rest_gen *g, struct rest_node *n, const char *from,
     const char *alias, const char *palias, int columns);
 static int gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns);
-static int gen_obj_lite(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
+static int gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
+
+/* ARR(_j) of the file's comment: the array of the rows' objects _j. */
+static void
+arr_of_j(struct rest_gen *g)
+{
+	buf_puts(g->sql, g->be == DB_PG ? "'[' || coalesce(string_agg(_j, ','), '') || ']'" :
+	    "sluice_arr(_j)");
+}
 
 /* " from <from> alias where <join to palias> <filters>" */
 static int
@@ -684,8 +700,8 @@ to_one_unique(const struct rest_gen *g, const struct rest_node *n)
 }
 
 /*
- * SQLite: a to-one embed (alias a) as a LEFT JOIN of the parent's FROM, its filters in the
- * ON clause, and the value "case when <key> is null then null else sluice_obj(...) end".
+ * A to-one embed (alias a) as a LEFT JOIN of the parent's FROM, its filters in the ON
+ * clause, and the value "case when <key> is null then null else OBJ end".
  * A correlated subquery would be opened, sought and closed once per parent row: a join
  * costs about half as much (an all-albums embed with tracks and their genres: 15% fewer
  * instructions).  Its own to-one embeds join the same FROM, after it.
@@ -711,7 +727,7 @@ gen_embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const cha
 	buf_puts(sql, "case when ");
 	col_ref(g, a, fk->to, fk->to_cols[0]);
 	buf_puts(sql, " is null then null else ");
-	if (gen_obj_lite(g, n, a, 0) < 0)
+	if (gen_obj(g, n, a, 0) < 0)
 		return -1;
 	buf_puts(sql, " end");
 	return 0;
@@ -727,18 +743,8 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 
 	next_alias(g, "_t", a, sizeof(a));
 	next_alias(g, "_r", r, sizeof(r));
-	if (g->be == DB_PG) {
-		if (many)
-			buf_printf(g->sql, "(select coalesce(json_agg(%s), '[]') from (", r);
-		else
-			buf_printf(g->sql, "(select row_to_json(%s) from (", r);
-		if (gen_rows(g, n, NULL, a, palias, 1) < 0)
-			return -1;
-		buf_printf(g->sql, ") %s)", r);
-		return 0;
-	}
-	/* SQLite: sluice_arr() over the rows' objects ('[]' when there are none), or the one
-	 * object (NULL when there is none, which sluice_obj() renders as null). */
+	/* The array of the rows' objects ('[]' when there are none), or the one object (NULL
+	 * when there is none, which the parent's object renders as null). */
 	if (n->norder == 0 && n->limit < 0 && n->offset == 0) {
 		if (!many && g->joins != NULL && to_one_unique(g, n))
 			return gen_embed_join(g, n, a, palias);
@@ -747,7 +753,7 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 		buf_init(&joins, REST_SQL_MAX);
 		g->joins = &joins;
 		buf_puts(g->sql, "(select ");
-		rc = gen_obj_lite(g, n, a, many);
+		rc = gen_obj(g, n, a, many);
 		g->joins = outer;
 		if (rc == 0)
 			rc = gen_from_where(g, n, NULL, a, palias, &joins);
@@ -757,18 +763,36 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 		buf_puts(g->sql, many ? ")" : " limit 1)");
 		return 0;
 	}
-	buf_puts(g->sql, many ? "(select sluice_arr(_j) from (" : "(select _j from (");
+	buf_puts(g->sql, "(select ");
+	if (many)
+		arr_of_j(g);
+	else
+		buf_puts(g->sql, "_j");
+	buf_puts(g->sql, " from (");
 	if (gen_rows(g, n, NULL, a, palias, 0) < 0)
 		return -1;
 	buf_printf(g->sql, ") %s%s)", r, many ? "" : " limit 1");
 	return 0;
 }
 
-/* SQLite: the column as JSON text (json_quote() renders numbers bare, text quoted). */
+/*
+ * The column as JSON text, 'null' for NULL.  PostgreSQL: an integer's text is its JSON;
+ * to_json() renders everything else as row_to_json() would (numbers bare unless NaN or
+ * infinite, timestamps ISO-8601, text escaped).  SQLite: json_quote() renders numbers
+ * bare, text quoted.
+ */
 static void
 col_json_text(struct rest_gen *g, const char *alias, int t, int c)
 {
-	switch (tab(g, t)->cols[c].kind) {
+	int kind = tab(g, t)->cols[c].kind;
+
+	if (g->be == DB_PG) {
+		buf_puts(g->sql, kind == REST_K_INT ? "coalesce(" : "coalesce(to_json(");
+		col_ref(g, alias, t, c);
+		buf_puts(g->sql, kind == REST_K_INT ? "::text, 'null')" : ")::text, 'null')");
+		return;
+	}
+	switch (kind) {
 	case REST_K_TS:
 		buf_puts(g->sql, "json_quote(strftime('%Y-%m-%dT%H:%M:%S', ");
 		col_ref(g, alias, t, c);
@@ -793,7 +817,7 @@ col_json_text(struct rest_gen *g, const char *alias, int t, int c)
 	}
 }
 
-/* SQLite: the literal '{"key":' (or ',"key":') that starts a member of the object text. */
+/* The literal '{"key":' (or ',"key":') that starts a member of the object text. */
 static void
 key_text(struct rest_gen *g, const char *key, int first)
 {
@@ -815,8 +839,8 @@ key_text(struct rest_gen *g, const char *key, int first)
 }
 
 /*
- * The output of n over alias: with columns, "expr as "key", ..." (PostgreSQL's rows, and
- * CSV); without, one SQLite expression giving the row's JSON object as text.
+ * The output of n over alias: with columns, "expr as "key", ..." (CSV); without, one
+ * concatenation giving the row's JSON object as text.
  */
 static int
 gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns)
@@ -910,21 +934,31 @@ obj_value(struct rest_gen *g, const char *alias, int t, int c, struct rest_node 
 }
 
 /*
- * SQLite: the row's JSON object as text, sluice_obj(template, value, ...) with the members
- * in the order of select= (db_sqlite_json.c); with agg, sluice_arr(template, value, ...),
- * the array of the rows' objects, each built in place.  %j splices JSON text as it is:
- * embeds, booleans (col_json() gives true/false) and JSON columns (validated by json());
- * %v renders a plain value.  A row with more members than an SQL function takes is
- * concatenated value by value instead.
+ * The row's JSON object as text (OBJ of the file's comment), members in the order of
+ * select=; with agg, ARR(OBJ), the array of the rows' objects.
+ * PostgreSQL: a concatenation, inside string_agg() with agg.
+ * SQLite: sluice_obj(template, value, ...) (db_sqlite_json.c); with agg,
+ * sluice_arr(template, value, ...), each object built in place.  %j splices JSON text as
+ * it is: embeds, booleans (col_json() gives true/false) and JSON columns (validated by
+ * json()); %v renders a plain value.  A row with more members than an SQL function takes
+ * is concatenated value by value instead.
  */
 static int
-gen_obj_lite(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
+gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 {
 	const struct rest_table *t = tab(g, n->table);
 	struct buf tpl;
 	size_t i, nk = 0;
 	int c, k, rc, star = n->nitems == 0 && n->parent == NULL;
 
+	if (g->be == DB_PG) {
+		if (agg)
+			buf_puts(g->sql, "'[' || coalesce(string_agg(");
+		rc = gen_items(g, n, alias, 0);
+		if (agg)
+			buf_puts(g->sql, ", ','), '') || ']'");
+		return rc;
+	}
 	buf_init(&tpl, REST_SQL_MAX);
 	buf_putc(&tpl, '{');
 	for (i = 0; i < n->nitems + (size_t)star; i++) {
@@ -1009,7 +1043,7 @@ gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias
 
 /*
  * The rows of n: "select <items> from <from> alias where <join> <filters> order limit".
- * columns: one SQL column per key (PostgreSQL, and CSV); otherwise one JSON text _j.
+ * columns: one SQL column per key (CSV); otherwise one JSON text _j.
  */
 static int
 gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *alias,
@@ -1019,9 +1053,9 @@ gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *
 	int rc;
 
 	buf_init(&joins, REST_SQL_MAX);
-	g->joins = g->be == DB_SQLITE ? &joins : NULL;
+	g->joins = &joins;
 	buf_puts(g->sql, "select ");
-	rc = columns ? gen_items(g, n, alias, 1) : gen_obj_lite(g, n, alias, 0);
+	rc = columns ? gen_items(g, n, alias, 1) : gen_obj(g, n, alias, 0);
 	g->joins = outer;
 	if (rc == 0 && !columns)
 		buf_puts(g->sql, " as _j");
@@ -1034,15 +1068,9 @@ gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *
 }
 
 int
-rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias)
+rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 {
-	return gen_obj_lite(g, n, alias, 0);
-}
-
-int
-rest_sql_row_cols(struct rest_gen *g, struct rest_node *n, const char *alias)
-{
-	return gen_items(g, n, alias, 1);
+	return gen_obj(g, n, alias, agg);
 }
 
 /* One CSV field of column key of _r: quoted when it holds a quote, comma or newline. */
@@ -1100,17 +1128,17 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 {
 	char a[16] = "_t0";
 	struct buf joins;
-	int direct = g->be == DB_SQLITE && shape != REST_SHAPE_CSV && root->norder == 0 &&
+	int direct = shape != REST_SHAPE_CSV && root->norder == 0 &&
 	    root->limit < 0 && root->offset == 0, rc = 0;
 
 	g->seq = 0;
 	buf_puts(g->sql, "select ");
 	buf_init(&joins, REST_SQL_MAX);
 	if (direct) {
-		/* SQLite without order or page: the array straight from the table, each
-		 * object built in place, not as a value of its own copied into the array. */
+		/* Without order or page: the array straight from the table, each object
+		 * built in place, not as a value of its own copied into the array. */
 		g->joins = &joins;
-		rc = gen_obj_lite(g, root, a, 1);
+		rc = gen_obj(g, root, a, 1);
 		g->joins = NULL;
 		buf_puts(g->sql, ", count(*)");
 	} else if (shape == REST_SHAPE_CSV) {
@@ -1127,10 +1155,10 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 			buf_puts(g->sql, "''");
 		buf_puts(g->sql, g->be == DB_PG ? ", chr(10)), ''), count(*)" :
 		    ", char(10)), ''), count(*)");
-	} else if (g->be == DB_PG)
-		buf_puts(g->sql, "coalesce(json_agg(_r), '[]')::text, count(*)");
-	else
-		buf_puts(g->sql, "sluice_arr(_j), count(*)");
+	} else {
+		arr_of_j(g);
+		buf_puts(g->sql, ", count(*)");
+	}
 	if (count) {
 		char c[16];
 
@@ -1152,7 +1180,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		return -1;
 	if (!direct) {
 		buf_puts(g->sql, " from (");
-		if (gen_rows(g, root, from, a, NULL, g->be == DB_PG || shape == REST_SHAPE_CSV) < 0)
+		if (gen_rows(g, root, from, a, NULL, shape == REST_SHAPE_CSV) < 0)
 			return -1;
 		buf_puts(g->sql, ") _r");
 	}

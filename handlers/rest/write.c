@@ -4,7 +4,7 @@
  * The request body goes to the database as one JSON parameter:
  *   PostgreSQL  with _w as (insert into "t" ("a", "b") select (_j->>'a')::integer, ...
  *               from jsonb_array_elements($1::jsonb) _j [on conflict ...] returning *)
- *               select <body>, count(*) from ...
+ *               select <ARR(OBJ) of sql.c>, count(*) from _w _t0
  *   SQLite      insert into "t" as _t0 ("a", "b") select json_extract(_j.value, '$."a"'), ...
  *               from json_each($1) _j where true [on conflict ...] [returning '{"a":' || ...]
  * PATCH sets every key of the body object the same way; DELETE returns what it removed.
@@ -288,11 +288,10 @@ static int
 write_returning(struct rest_gen *g, struct rest_node *root)
 {
 	if (g->be == DB_PG) {
-		buf_puts(g->sql, ") select coalesce(json_agg(_r), '[]')::text, count(*) from "
-		    "(select ");
-		if (rest_sql_row_cols(g, root, "_t0") < 0)
+		buf_puts(g->sql, ") select ");
+		if (rest_sql_row_json(g, root, "_t0", 1) < 0)
 			return -1;
-		buf_puts(g->sql, " from _w _t0) _r");
+		buf_puts(g->sql, ", count(*) from _w _t0");
 		return 0;
 	}
 	/* SQLite's RETURNING does not know the statement's alias: name the table itself. */
@@ -307,7 +306,7 @@ write_returning(struct rest_gen *g, struct rest_node *root)
 		if (alias == NULL)
 			return -1;
 		buf_puts(g->sql, " returning ");
-		return rest_sql_row_json(g, root, alias);
+		return rest_sql_row_json(g, root, alias, 0);
 	}
 }
 
