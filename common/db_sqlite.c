@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +333,7 @@ static int
 db_sqlite_wlock_open(sqlite3 *conn)
 {
 	const char *f = sqlite3_db_filename(conn, "main");
+	static atomic_flag warned = ATOMIC_FLAG_INIT;
 	char path[PATH_MAX];
 	int n, fd;
 
@@ -340,8 +342,10 @@ db_sqlite_wlock_open(sqlite3 *conn)
 	n = snprintf(path, sizeof(path), "%s-wlock", f);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -1;
-	/* flock() needs no write access: read-only, so a file another user made will do. */
-	if ((fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+	/* flock() needs no write access: read-only, so a file another user made will do.  A
+	 * failure is said once per process, not once per connection of a 64-thread pool. */
+	if ((fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644)) < 0 &&
+	    !atomic_flag_test_and_set(&warned))
 		log_warn("sqlite: no writers' queue (%s: %s); writers poll the busy timeout",
 		    path, strerror(errno));
 	return fd;

@@ -738,6 +738,52 @@ out:
 	db_close(db);
 }
 
+/*
+ * Without its "<file>-wlock" (here a directory stands in the way) a connection writes
+ * with the busy timeout alone, and the process says so once, not once per connection.
+ */
+static void
+test_sqlite_no_queue_warns_once(void)
+{
+	char url[4200], path[4200], line[512];
+	struct db *db[3] = { NULL, NULL, NULL };
+	int i, fd, said = 0;
+	FILE *f;
+
+	(void)snprintf(url, sizeof(url), "sqlite:%s/nq.db", tmpdir);
+	(void)snprintf(path, sizeof(path), "%s/nq.db-wlock", tmpdir);
+	CHECK_INT(mkdir(path, 0755), 0);
+	(void)snprintf(path, sizeof(path), "%s/nq.log", tmpdir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1) {
+		harness_fail(__FILE__, __LINE__, "open %s: %s", path, strerror(errno));
+		return;
+	}
+	log_set_level(LOG_WARN);
+	fflush(stderr);
+	saved_stderr = dup(2);
+	(void)dup2(fd, 2);
+	close(fd);
+	for (i = 0; i < 3; i++)
+		CHECK_INT(db_open(&db[i], url, NULL, line, sizeof(line)), 0);
+	stderr_on();
+	log_set_level(LOG_ERR);
+	for (i = 0; i < 3 && db[i] != NULL; i++) {
+		CHECK_INT(db_begin(db[i], DB_TXN_WRITE), 0);
+		CHECK_INT(db_exec(db[i], "CREATE TABLE IF NOT EXISTS t_nq(x integer)"), 0);
+		CHECK_INT(db_commit(db[i]), 0);
+	}
+	for (i = 0; i < 3; i++)
+		db_close(db[i]);
+	if ((f = fopen(path, "r")) == NULL) {
+		harness_fail(__FILE__, __LINE__, "fopen %s: %s", path, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f) != NULL)
+		said += strstr(line, "no writers' queue") != NULL;
+	fclose(f);
+	CHECK_INT(said, 1);
+}
+
 static void
 test_sqlite_concurrent_writers(void)
 {
@@ -1268,6 +1314,7 @@ main(void)
 	RUNB(test_sqlite_pragmas);
 	RUNB(test_sqlite_concurrent_writers);
 	RUNB(test_sqlite_writers_queue);
+	RUNB(test_sqlite_no_queue_warns_once);
 	RUNB(test_sqlite_readonly);
 	RUNB(test_sqlite_url_forms);
 
