@@ -24,6 +24,9 @@
  * Apache uses at most half of each pool at once; give pools the capacity for it (a smax
  * with a ttl cannot lift that safely: connections above smax linger idle for up to ttl,
  * pinning threads meanwhile).  M < 1 (C < 2P) means no reuse for that endpoint.
+ * sluice's own workers bind no thread to a connection (common/serve.c), so for them the
+ * rule only keeps Apache from holding more connections than the pool can serve; it is
+ * kept for any plain fcgi2 program a pool runs (`binary=`, such as bench/hello).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -335,12 +338,12 @@ apache_write_worker(FILE *out, const struct conf_endpoint *ep, const struct apac
 	    "max M = %s%d\n", ep->name, ep->workers, ep->threads, cap, p,
 	    o->reuse >= 0 ? "forced " : "floor(C / 2P) = ", m);
 	if (o->reuse >= 0 && 2 * p * m > cap) {
-		fprintf(out, "# WARNING: P x M = %d > C / 2 = %d: pooled connections can pin "
-		    "every worker\n# and requests will stall (FASTCGI-NOTES rule 2).\n", p * m,
-		    cap / 2);
+		fprintf(out, "# WARNING: P x M = %d > C / 2 = %d: a worker that binds a thread to "
+		    "its connection\n# (plain fcgi2, not sluice's) can have every thread pinned "
+		    "and stall (FASTCGI-NOTES rule 2).\n", p * m, cap / 2);
 		log_warn("apache: %s: forced reuse max %d with %d children: P x M = %d > "
-		    "C / 2 = %d, requests will stall behind pinned workers", ep->name, m, p,
-		    p * m, cap / 2);
+		    "C / 2 = %d, a plain fcgi2 worker would stall behind pinned threads",
+		    ep->name, m, p, p * m, cap / 2);
 	}
 	if (ep->tcp != NULL)
 		fprintf(out, "<Proxy \"fcgi://%s\">\n", ep->tcp);

@@ -233,17 +233,16 @@ nginx_write_addr(FILE *out, const struct conf_endpoint *ep, const struct nginx_o
  * How many times an upstream block lists its pool, which is how many times nginx may try a
  * GET (each try takes an entry not yet tried).  When a worker dies, the request it was
  * serving fails, and so may the next tries: nginx picks kept-alive connections first, and
- * the dead worker's other idle connections (one per thread, at most K of them cached) can
- * still look alive until nginx reads their EOF.  min(threads, K) + 1 tries always reach a
- * connection that is not the dead worker's; at least 2, since without keepalive the one
- * retry opens a fresh connection, accepted by a live worker.
+ * the dead worker's other idle connections can still look alive until nginx reads their
+ * EOF.  A worker holds any number of them (none is bound to a thread: serve.c), but an
+ * nginx worker caches at most K, so K + 1 tries always reach a connection that is not the
+ * dead worker's; at least 2, since without keepalive the one retry opens a fresh
+ * connection, accepted by a live worker.
  */
 static int
-nginx_upstream_tries(const struct conf_endpoint *ep, int k)
+nginx_upstream_tries(int k)
 {
-	int n = (ep->threads < k ? ep->threads : k) + 1;
-
-	return n < 2 ? 2 : n;
+	return k + 1 < 2 ? 2 : k + 1;
 }
 
 /* One upstream block (tuned profile); returns the K used, 0 for none. */
@@ -258,12 +257,12 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	    "workers, K = %s%d\n", ep->name, ep->workers, ep->threads, cap, w,
 	    o->keepalive >= 0 ? "forced " : "floor(C / 2W) = ", k);
 	if (o->keepalive >= 0 && 2 * w * k > cap) {
-		fprintf(out, "\t# WARNING: W x K = %d > C / 2 = %d: kept-alive connections can "
-		    "pin every\n\t# worker and requests will stall (FASTCGI-NOTES rule 2).\n",
-		    w * k, cap / 2);
+		fprintf(out, "\t# WARNING: W x K = %d > C / 2 = %d: a worker that binds a thread "
+		    "to its connection\n\t# (plain fcgi2, not sluice's) can have every thread "
+		    "pinned and stall (FASTCGI-NOTES rule 2).\n", w * k, cap / 2);
 		log_warn("nginx: %s: forced keepalive %d with %d nginx workers: W x K = %d > "
-		    "C / 2 = %d, requests will stall behind pinned workers", ep->name, k, w,
-		    w * k, cap / 2);
+		    "C / 2 = %d, a plain fcgi2 worker would stall behind pinned threads",
+		    ep->name, k, w, w * k, cap / 2);
 	}
 	if (k < 1)
 		fprintf(out, "\t# K < 1: no keepalive for this endpoint.\n");
@@ -274,7 +273,7 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	 * non-idempotent requests are still never retried).  max_fails=0: a failure never
 	 * takes the pool out of rotation.
 	 */
-	n = nginx_upstream_tries(ep, k);
+	n = nginx_upstream_tries(k);
 	fprintf(out, "\tupstream sluice_%s {\n", ep->name);
 	for (int i = 0; i < n; i++) {
 		fprintf(out, "\t\tserver ");

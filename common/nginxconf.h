@@ -9,7 +9,9 @@
  *   fastcgi_keep_conn on.  K is derived so that W x K <= C / 2, where W is the number of
  *   nginx workers and C = workers x threads the pool's connection capacity (FASTCGI-NOTES
  *   rule 2: otherwise requests queue behind connections pinned by idle keepalives).  When K
- *   comes out below 1 the endpoint gets no keepalive at all.
+ *   comes out below 1 the endpoint gets no keepalive at all.  sluice's own workers bind no
+ *   thread to a connection (common/serve.c), so they cannot be pinned; the rule stays for
+ *   any plain fcgi2 program a pool runs (`binary=`, such as bench/hello).
  *
  * Both profiles run without touching /etc: `nginx -p PREFIX -c PREFIX/nginx.conf`, with
  * pid, logs and every temp path under PREFIX (PREFIX/logs must exist; sluiced's -o creates

@@ -27,9 +27,11 @@ static const char *const sandbox_names[] = {
 	"faccessat", "faccessat2", "readlink", "getcwd", "fcntl", "flock", "fsync",
 	"fdatasync", "ftruncate", "fallocate", "unlink", "unlinkat", "rename", "renameat",
 	"renameat2", "fchown",
-	/* FastCGI accept, and libpq's (re)connections over unix or TCP sockets: non-blocking
-	 * connect, poll, socket options, send and receive; name look-ups for a TCP host. */
-	"accept", "accept4", "socket", "connect", "poll", "ppoll", "getsockopt",
+	/* FastCGI accept and the set of waiting connections (serve.c), and libpq's
+	 * (re)connections over unix or TCP sockets: non-blocking connect, poll, socket
+	 * options, send and receive; name look-ups for a TCP host. */
+	"accept", "accept4", "epoll_wait", "epoll_pwait", "epoll_ctl", "socket", "connect",
+	"poll", "ppoll", "getsockopt",
 	"setsockopt", "getsockname", "getpeername", "sendto", "recvfrom", "sendmsg",
 	"recvmsg", "sendmmsg", "recvmmsg", "shutdown",
 	/* Memory: malloc, SQLite's mmap of the database and its WAL index. */

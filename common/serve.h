@@ -10,8 +10,9 @@
  * "-s PATH" when run alone, or plain CGI when started by a CGI server), installs the
  * signal handling that lets a worker leave only between requests, starts SLUICE_THREADS
  * serving threads (each with its own fcgi2 request, arena, response buffers and database
- * connection, and no accept mutex), and for every request parses the parameters, enforces
- * the allowed methods and the body cap, calls the handler, and writes the response.
+ * connection; no connection is bound to a thread: serve.c), and for every request parses
+ * the parameters, enforces the allowed methods and the body cap, calls the handler, and
+ * writes the response.
  *
  * Worker settings, from the environment (sluiced sets them from the endpoint list):
  *   SLUICE_THREADS    serving threads per process (1..256, default 1)

@@ -42,6 +42,8 @@ suite_chat() {
 		echo
 		echo "Dataset: $channels channels, $users users, $msgs messages per alpha (seeded by sql/chat/seed.c); bench/chat.lua, every request a random seeded user (bench_sessions=$users); Brotli q3 pages; SQLite synchronous=FULL with group commit, PostgreSQL fsync on."
 		echo
+		echo "errors: wrk's socket errors and timeouts. wrk counts a timeout when a request completes after more than 2 s; a request still waiting when the run ends is not counted at all. Every client is served in its turn, so a request waits about connections / req/s: past 2 s (1,000 connections here) nearly every answer is a timeout (README, Benchmarks)."
+		echo
 		echo "| database | isolation | alpha | read % | connections | req/s | p99 ms | errors |"
 		echo "|---|---|---|---|---|---|---|---|"
 	} | bench_report

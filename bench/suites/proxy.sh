@@ -5,8 +5,10 @@
 #    the tuned profile, at each of BENCH_CONNS.
 # 2. unix socket vs TCP loopback between nginx and the pool, both profiles.
 # 3. The keepalive sweep: K in BENCH_SWEEP_K x nginx workers x pool sizes (single-threaded
-#    workers) x connections; it shows the pinning cliff where W x K reaches the pool's
-#    capacity (requests stall: timeouts, p99 jumps).  Charts: req/s and p99 against K.
+#    workers) x connections.  W x K >= the pool's capacity is where plain fcgi2 workers
+#    are pinned (requests stall: timeouts, p99 jumps); sluice's workers bind no thread to
+#    a connection (common/serve.c), so /health shows no such cliff.  Charts: req/s and p99
+#    against K.
 # 4. The PostgREST benchmark's own pair, adapted to FastCGI: "default" (a new upstream
 #    connection per request) and "best" (unix socket + keepalive 64, on a pool large enough
 #    that 2 x 64 cached connections stay half of its capacity).
@@ -95,7 +97,7 @@ suite_proxy_sweep() {
 	{
 		echo "## proxy: keepalive sweep"
 		echo
-		echo "Single-threaded workers (capacity = pool size P), nginx workers W, keepalive forced to K (0 = none): the cliff is where W x K >= P. One ${BENCH_SWEEP_DURATION} s run per point; errors include wrk's 2 s timeouts."
+		echo "Single-threaded workers (capacity = pool size P), nginx workers W, keepalive forced to K (0 = none). W x K >= P is where plain fcgi2 workers would be pinned and stall; sluice's workers take any ready connection (common/serve.c), so no cliff is expected. One ${BENCH_SWEEP_DURATION} s run per point; errors include wrk's 2 s timeouts."
 		echo
 		echo "| W | P | K | W x K >= P | connections | req/s | p99 ms | errors |"
 		echo "|---|---|---|---|---|---|---|---|"

@@ -420,10 +420,10 @@ test_gen_tuned(void)
 		return;
 	/* W from the conf (2): health C 8 -> K 2, small C 3 -> none, big C 16 -> K 4. */
 	CHECK(strstr(s, "worker_processes 2;\n") != NULL);
-	/* Each pool min(threads, K) + 1 times, at least twice (so that a GET caught by a
-	 * dying worker is retried past that worker's other kept-alive connections), never
-	 * marked down. */
+	/* Each pool K + 1 times, at least twice (so that a GET caught by a dying worker is
+	 * retried past that worker's other kept-alive connections), never marked down. */
 	CHECK(strstr(s, "upstream sluice_health {\n"
+	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tkeepalive 2;\n\t}") != NULL);
@@ -476,7 +476,8 @@ test_gen_tcp(void)
 	    NGINX_TUNED, 0, -1);
 
 	CHECK(s != NULL && strstr(s, "upstream sluice_h {\n\t\tserver 127.0.0.1:9001 "
-	    "max_fails=0;\n\t\tserver 127.0.0.1:9001 max_fails=0;\n\t\tkeepalive 2;") != NULL &&
+	    "max_fails=0;\n\t\tserver 127.0.0.1:9001 max_fails=0;\n\t\tserver 127.0.0.1:9001 "
+	    "max_fails=0;\n\t\tkeepalive 2;") != NULL &&
 	    strstr(s, "h.sock") == NULL);
 	free(s);
 	s = gen("h =/h workers=4 tcp=127.0.0.1:9001\n", NGINX_DEFAULT, 0, -1);
