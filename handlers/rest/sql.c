@@ -2,8 +2,9 @@
  * sql.c: one SQL statement per request, built from a parsed tree, that returns the finished
  * response body.
  *
- * The body is built as text by the database, the same bytes on both back ends.  OBJ is a
- * row's JSON object and ARR(x) the array of the x:
+ * The body is built as text by the database, the same JSON on both back ends (byte for
+ * byte on Chinook, rows in the same order).  OBJ is a row's JSON object and ARR(x) the
+ * array of the x:
  *   SQLite      OBJ    = sluice_obj('{"c":%v,"rel":%j}', _t0."c", EMBED)
  *               ARR(OBJ) = sluice_arr('{"c":%v,"rel":%j}', _t0."c", EMBED), each object
  *               built in place; ARR(_j) = sluice_arr(_j)
