@@ -282,7 +282,7 @@ test_pinning_apache_tuned(void)
 		return;
 	}
 	CHECK(stack_sh("grep -q 'enablereuse=on max=2 ' %s/apache2.conf", s.prefix) == 0);
-	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000), 0);
+	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000, 0), 0);
 	stack_stop(&s);
 }
 
@@ -299,7 +299,7 @@ test_pinning_apache_forced_max(void)
 		CHECK(!"stack started");
 		return;
 	}
-	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000), 0);
+	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000, 0), 0);
 	stack_stop(&s);
 }
 

@@ -3,9 +3,11 @@
  *
  * Health through both profiles with 2 nginx workers; the pinning test, also with
  * keepalive forced so that W x K reaches the pool's capacity (no connection is bound to a
- * thread: common/serve.c); bad input of every kind, including garbage and a truncated
- * FastCGI record written straight to the endpoint's socket.
+ * thread: common/serve.c), and its negative control, a plain fcgi2 program in the same
+ * place, which stalls; bad input of every kind, including garbage and a truncated FastCGI
+ * record written straight to the endpoint's socket.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +18,9 @@
 #include "http.h"
 #include "stack.h"
 #include "../lib/harness.h"
+
+/* bench/hello, the plain fcgi2 worker, built beside this program's directory. */
+static char hello_bin[PATH_MAX];
 
 static const char health_conf[] =
     "health =/health workers=8 threads=1 body_max=1024\n";
@@ -85,7 +90,7 @@ test_pinning_tuned(void)
 		CHECK(!"stack started");
 		return;
 	}
-	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000), 0);
+	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000, 0), 0);
 	stack_stop(&s);
 }
 
@@ -105,7 +110,28 @@ test_pinning_forced_keepalive(void)
 		CHECK(!"stack started");
 		return;
 	}
-	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000), 0);
+	CHECK_INT(stack_pinning_workload(&s, 1.0, 5000, 0), 0);
+	stack_stop(&s);
+}
+
+/*
+ * The negative control: the same pool and keepalive, served by bench/hello, a plain fcgi2
+ * program whose thread serves only the connection it accepted, must stall, which shows
+ * that the workload above can fail.  Requests give up after 2 s here.
+ */
+static void
+test_pinning_plain_fcgi2_stalls(void)
+{
+	struct stack s;
+	char conf[PATH_MAX + 64];
+
+	snprintf(conf, sizeof(conf), "health =/health workers=4 threads=1 binary=%s\n",
+	    hello_bin);
+	if (stack_start(&s, conf, "tuned", 2, "-k 8") < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK(stack_pinning_workload(&s, 1.0, 2000, 1) > 0);
 	stack_stop(&s);
 }
 
@@ -254,7 +280,23 @@ test_health_over_tcp(void)
 int
 main(void)
 {
+	char exe[PATH_MAX - 32], *slash;
+	ssize_t n;
+
 	signal(SIGPIPE, SIG_IGN);
+	/* build/<mode>/tests/test_http -> build/<mode>/bench/hello */
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return 1;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	snprintf(hello_bin, sizeof(hello_bin), "%s/bench/hello", exe);
+	if (access(hello_bin, X_OK) != 0) {
+		fprintf(stderr, "test_http: %s not built (make integration)\n", hello_bin);
+		return 1;
+	}
 	RUN(test_health_default_profile);
 	RUN(test_health_tuned_profile);
 	RUN(test_health_over_tcp);
@@ -262,5 +304,6 @@ main(void)
 	RUN(test_garbage_on_the_socket);
 	RUN(test_pinning_tuned);
 	RUN(test_pinning_forced_keepalive);
+	RUN(test_pinning_plain_fcgi2_stalls);
 	return harness_done();
 }

@@ -525,7 +525,7 @@ stack_stop(struct stack *s)
 }
 
 int
-stack_pinning_workload(struct stack *s, double limit, long timeout_ms)
+stack_pinning_workload(struct stack *s, double limit, long timeout_ms, int stop_early)
 {
 	struct http_burst b;
 	struct http_resp r;
@@ -541,9 +541,9 @@ stack_pinning_workload(struct stack *s, double limit, long timeout_ms)
 			bad++;
 		printf("  burst %d: ok %d other %d failed %d max %.3f s\n", round, b.ok,
 		    b.other, b.failed, b.max_seconds);
-		if (round == 1)
+		if (round == 1 || (stop_early && bad > 0))
 			break;
-		for (i = 0; i < 200; i++)
+		for (i = 0; i < 200 && !(stop_early && bad > 0); i++)
 			if (http_do("GET", url, NULL, NULL, 0, timeout_ms, &r) < 0 ||
 			    r.status != 200 || r.seconds > limit)
 				bad++;

@@ -76,9 +76,10 @@ int stack_worker_pids(struct stack *s, const char *name, pid_t *pids, int max);
  * The pinning workload of the keepalive tests: a burst of 500 concurrent GETs of
  * s->base + /health (which fills the proxy's idle-connection caches), 200 sequential ones,
  * and a second burst.  Returns the number of requests that failed, got another status
- * than 200 or took longer than limit seconds.
+ * than 200 or took longer than limit seconds; with stop_early (a negative control that
+ * expects stalls) it returns at the first.
  */
-int stack_pinning_workload(struct stack *s, double limit, long timeout_ms);
+int stack_pinning_workload(struct stack *s, double limit, long timeout_ms, int stop_early);
 
 /* A free TCP port on loopback (bound, read and released: a small race, fine for tests),
  * or -1. */
