@@ -26,10 +26,10 @@
  * (FCGX_Request.ipcFd set before FCGX_Accept_r(), which never accepts itself), and after
  * the response a kept connection goes back into the set.  The listening socket is in
  * every worker's set with EPOLLEXCLUSIVE (a new connection wakes one idle worker, not
- * all), edge-triggered (one thread woken per arrival; a thread always tries accept()
- * before it waits, so none is left in the queue) and non-blocking (the worker that loses
- * a race for it gets EAGAIN); a kept connection is armed for one event at a time
- * (EPOLLONESHOT), so one thread reads it.
+ * all), edge-triggered (one thread woken per arrival; a thread always looks for a
+ * waiting connection before it waits, so none is left in the queue) and non-blocking
+ * (the worker that loses a race for it gets EAGAIN); a kept connection is armed for one
+ * event at a time (EPOLLONESHOT), so one thread reads it.
  *
  * Body.  The request body is read whole, up to the cap, before the handler runs, and
  * whatever remains of FCGI_STDIN is drained before FCGX_Finish_r(), so fcgi2 never finds
