@@ -560,6 +560,27 @@ serve_conns_park(struct serve_conns *c, int fd)
 }
 
 /*
+ * A connection just accepted: fd when its request is there to read; else -1, and the
+ * connection waits in the set for it, or is closed if the web server has hung up already.
+ */
+static int
+serve_conns_fresh(struct serve_conns *c, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int one = 1;
+
+	if (c->tcp)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & (POLLHUP | POLLERR)))
+		return fd;
+	if (pfd.revents & (POLLHUP | POLLERR))
+		close(fd);
+	else
+		serve_conns_park(c, fd);
+	return -1;
+}
+
+/*
  * Waits for the next connection with a request to read, and returns its descriptor, or
  * -errno (-EINTR: the wake-up signal).  A new connection comes first: nginx opens one only
  * when none of its kept connections is idle, and a thread that took the next kept request
@@ -579,32 +600,24 @@ serve_conns_next(struct serve_conns *c)
 {
 	struct epoll_event ev;
 	struct pollfd pfd;
-	int fd, one = 1;
+	int fd;
 
 	for (;;) {
 		/* poll() tells whether one is waiting for far less than a failed accept(),
 		 * which sets up a whole socket before it finds the queue empty (about 5 us per
 		 * request behind kept connections). */
 		pfd = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
-		fd = -1;
-		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) &&
-		    (fd = accept(c->listen_fd, NULL, NULL)) < 0 &&
-		    errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED &&
-		    errno != EINTR)
-			return -errno;
-		if (fd >= 0) {
-			if (c->tcp)
-				(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
-			if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & (POLLHUP | POLLERR)))
-				return fd;
-			if (pfd.revents & (POLLHUP | POLLERR))
-				close(fd);
-			else
-				serve_conns_park(c, fd);
-			continue;
+		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN)) {
+			if ((fd = accept(c->listen_fd, NULL, NULL)) >= 0) {
+				if ((fd = serve_conns_fresh(c, fd)) >= 0)
+					return fd;
+				continue;
+			}
+			/* Another worker took it, or it was given up before we got to it. */
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED &&
+			    errno != EINTR)
+				return -errno;
 		}
-		/* None waiting, another worker took it, or it was given up. */
 		if (epoll_wait(c->epfd, &ev, 1, -1) < 0)
 			return -errno;
 		if (ev.data.fd == c->listen_fd)
