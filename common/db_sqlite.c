@@ -358,7 +358,7 @@ db_sqlite_wlock_take(struct db_sqlite *s)
 		return;
 	while (flock(s->wlock, LOCK_EX) < 0)
 		if (errno != EINTR)
-			return;		/* not queued this time: the busy timeout applies */
+			return;	/* not queued this time: the busy timeout applies */
 	s->wlocked = 1;
 }
 

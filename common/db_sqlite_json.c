@@ -10,9 +10,12 @@
  * '{"album_id":%v,"title":%v,"track":%j}'.  %v renders an SQL value as JSON (NULL as null,
  * integers bare, reals as json_quote() does, text as a quoted string; a blob is an error,
  * as in json_quote()), %j splices a value that is already JSON text (NULL as null), %% is
- * a literal %.  sluice_arr(x)'s elements are JSON text, spliced as they are.  The SQL that
- * uses them is generated: keys are escaped once, into the template, when the statement is
- * built, not once per row, and the template is one argument however wide the row.
+ * a literal %.  sluice_arr(x)'s elements are JSON text, spliced as they are.
+ * sluice_arr(template, ...) compiles the template of an array's first row and uses it for
+ * every row: it must not change within a group (the generated SQL passes a literal).  The
+ * SQL that uses them is generated: keys are escaped once, into the template, when the
+ * statement is built, not once per row, and the template is one argument however wide the
+ * row.
  *
  * Why not json_object()/json_group_array(): a JSON subtype does not cross a subquery, so an
  * embedded resource built by a subquery would have to go through json() (a full parse of
@@ -404,15 +407,13 @@ sj_arr_final(sqlite3_context *ctx)
 {
 	struct sj_agg *a = sqlite3_aggregate_context(ctx, 0);
 
+	if (a != NULL)
+		free(a->tp);
 	if (a == NULL || a->b.len == 0) {
-		if (a != NULL) {
-			free(a->b.p);
-			free(a->tp);
-		}
+		free(a != NULL ? a->b.p : NULL);
 		sqlite3_result_text(ctx, "[]", 2, SQLITE_STATIC);
 		return;
 	}
-	free(a->tp);
 	sj_putc(&a->b, ']');
 	if (a->b.failed) {
 		free(a->b.p);

@@ -81,8 +81,8 @@ serve_db_error_sqlstate(struct resp *rs, int err_class, const char *sqlstate)
 	if (sqlstate != NULL && (e == DB_ECONSTRAINT || e == DB_EINPUT))
 		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 			if (strcmp(sqlstate, known[i].state) == 0)
-				return resp_error(rs, db_err_status(e), known[i].state, known[i].msg,
-				    NULL, NULL);
+				return resp_error(rs, db_err_status(e), known[i].state,
+				    known[i].msg, NULL, NULL);
 	return serve_db_error_class(rs, err_class);
 }
 

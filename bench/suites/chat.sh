@@ -28,7 +28,7 @@ suite_chat() {
 	# workers would otherwise keep it in data/ of the working directory, which the
 	# unprivileged workers of a root-started sluiced may not be able to read.
 	key=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
-	local skew db iso pct c out rps p99 err label isos_db ww wt
+	local skew db iso pct c out rps p99 err label isos_db ww wt keys
 	declare -A RPS=()
 	mkdir -p "$scratch"
 	chmod 755 "$scratch"
@@ -62,16 +62,18 @@ suite_chat() {
 				isos_db=$isos
 			fi
 			for iso in $isos_db; do
-				# SQLite: one 32-thread process per writer (the largest group commits),
-				# no memory map (conf/endpoints.conf: every write remaps it);
+				# SQLite: one 32-thread process per writer (the largest group
+				# commits), no memory map (conf/endpoints.conf: every write
+				# remaps it);
 				# PostgreSQL: 2 x 8, 56 server connections with the page's 8 x 2.
 				ww=1 wt=32
 				[ "$db" = pg ] && ww=2 wt=8
+				keys="db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0"
 				conf="db chat sqlite:/unused.db
-chat_page =/ workers=8 threads=2 db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0
-chat_message_send =/chat/message-send workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0
-chat_channel_open =/chat/channel-open workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0
-chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt db=chat session_key=$key bench_sessions=$users db_isolation=${iso/none/default} sqlite_mmap=0"
+chat_page =/ workers=8 threads=2 $keys
+chat_message_send =/chat/message-send workers=$ww threads=$wt $keys
+chat_channel_open =/chat/channel-open workers=$ww threads=$wt $keys
+chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt $keys"
 				SLUICE_DB_CHAT=$url bench_stack_start "chat-$db-$iso-$skew" tuned "$conf"
 				for pct in $reads; do
 					export BENCH_READ_PCT=$pct

@@ -650,12 +650,26 @@ static int gen_rows(struct rest_gen *g, struct rest_node *n, const char *from,
 static int gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns);
 static int gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
 
-/* ARR(_j) of the file's comment: the array of the rows' objects _j. */
+/* ARR(x) of the file's comment, around what is written between the two calls. */
+static void
+arr_open(struct rest_gen *g)
+{
+	buf_puts(g->sql, g->be == DB_PG ? "'[' || coalesce(string_agg(" : "sluice_arr(");
+}
+
+static void
+arr_close(struct rest_gen *g)
+{
+	buf_puts(g->sql, g->be == DB_PG ? ", ','), '') || ']'" : ")");
+}
+
+/* ARR(_j): the array of the rows' objects _j. */
 static void
 arr_of_j(struct rest_gen *g)
 {
-	buf_puts(g->sql, g->be == DB_PG ? "'[' || coalesce(string_agg(_j, ','), '') || ']'" :
-	    "sluice_arr(_j)");
+	arr_open(g);
+	buf_puts(g->sql, "_j");
+	arr_close(g);
 }
 
 /* " from <from> alias where <join to palias> <filters>" */
@@ -934,10 +948,24 @@ obj_value(struct rest_gen *g, const char *alias, int t, int c, struct rest_node 
 	return 0;
 }
 
+/* The row's object as one concatenation (gen_items()); with agg, inside ARR(). */
+static int
+gen_obj_concat(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
+{
+	int rc;
+
+	if (agg)
+		arr_open(g);
+	rc = gen_items(g, n, alias, 0);
+	if (agg)
+		arr_close(g);
+	return rc;
+}
+
 /*
  * The row's JSON object as text (OBJ of the file's comment), members in the order of
  * select=; with agg, ARR(OBJ), the array of the rows' objects.
- * PostgreSQL: a concatenation, inside string_agg() with agg.
+ * PostgreSQL: a concatenation (gen_obj_concat()).
  * SQLite: sluice_obj(template, value, ...) (db_sqlite_json.c); with agg,
  * sluice_arr(template, value, ...), each object built in place.  %j splices JSON text as
  * it is: embeds, booleans (col_json() gives true/false) and JSON columns (validated by
@@ -950,16 +978,10 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 	const struct rest_table *t = tab(g, n->table);
 	struct buf tpl;
 	size_t i, nk = 0;
-	int c, k, rc, star = n->nitems == 0 && n->parent == NULL;
+	int c, k, star = n->nitems == 0 && n->parent == NULL;
 
-	if (g->be == DB_PG) {
-		if (agg)
-			buf_puts(g->sql, "'[' || coalesce(string_agg(");
-		rc = gen_items(g, n, alias, 0);
-		if (agg)
-			buf_puts(g->sql, ", ','), '') || ']'");
-		return rc;
-	}
+	if (g->be == DB_PG)
+		return gen_obj_concat(g, n, alias, agg);
 	buf_init(&tpl, REST_SQL_MAX);
 	buf_putc(&tpl, '{');
 	for (i = 0; i < n->nitems + (size_t)star; i++) {
@@ -1003,12 +1025,7 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 	return 0;
 wide:
 	buf_free(&tpl);
-	if (agg)
-		buf_puts(g->sql, "sluice_arr(");
-	rc = gen_items(g, n, alias, 0);
-	if (agg)
-		buf_putc(g->sql, ')');
-	return rc;
+	return gen_obj_concat(g, n, alias, agg);
 }
 
 static int

@@ -290,7 +290,6 @@ out:
 	stack_sh("rm -rf %s %s", dir, tree);
 }
 
-/* A forbidden system call kills the worker (SIGSYS); sluiced replaces it. */
 /*
  * Starts the forbidden endpoint (extra keys on its line), notes its worker's pid (*pid1,
  * asserting a 200), then asks it to call mount(2) and leaves that answer in *r.  0, or -1
@@ -319,6 +318,7 @@ forbidden_mount(struct stack *s, const char *extra, char *url, size_t urlsz, lon
 	return 0;
 }
 
+/* A forbidden system call kills the worker (SIGSYS); sluiced replaces it. */
 static void
 test_seccomp_kills_and_replaces(void)
 {

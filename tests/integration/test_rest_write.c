@@ -91,8 +91,8 @@ test_rest_post_errors(void)
  * Regressions found by fuzz_rest_write, both once a 500 "database error": an object
  * without keys made "insert into t () select from ...", and JSON that cJSON took but the
  * database did not ("\uZZZZ", 01) reached json_each.  Now {} inserts one row of defaults
- * (album's title is NOT NULL: 400 on both back ends, as PostgREST answers 23502), several rows of nothing are a 400,
- * and such JSON is a 400 at the door.
+ * (album's title is NOT NULL: 400 on both back ends, as PostgREST answers 23502), several
+ * rows of nothing are a 400, and such JSON is a 400 at the door.
  */
 static void
 test_rest_post_empty_object_and_lenient_json(void)

@@ -144,19 +144,26 @@ rm_rf(const char *dir)
 
 static int saved_stderr = -1;
 
-/* Silences stderr around a call whose log lines are expected. */
+/* Sends stderr to path (created or emptied) until stderr_on(). */
 static void
-stderr_off(void)
+stderr_to(const char *path)
 {
 	int fd;
 
 	fflush(stderr);
 	if ((saved_stderr = dup(2)) == -1)
 		return;
-	if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) != -1) {
 		(void)dup2(fd, 2);
 		close(fd);
 	}
+}
+
+/* Silences stderr around a call whose log lines are expected. */
+static void
+stderr_off(void)
+{
+	stderr_to("/dev/null");
 }
 
 static void
@@ -747,22 +754,15 @@ test_sqlite_no_queue_warns_once(void)
 {
 	char url[4200], path[4200], line[512];
 	struct db *db[3] = { NULL, NULL, NULL };
-	int i, fd, said = 0;
+	int i, said = 0;
 	FILE *f;
 
 	(void)snprintf(url, sizeof(url), "sqlite:%s/nq.db", tmpdir);
 	(void)snprintf(path, sizeof(path), "%s/nq.db-wlock", tmpdir);
 	CHECK_INT(mkdir(path, 0755), 0);
 	(void)snprintf(path, sizeof(path), "%s/nq.log", tmpdir);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1) {
-		harness_fail(__FILE__, __LINE__, "open %s: %s", path, strerror(errno));
-		return;
-	}
 	log_set_level(LOG_WARN);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	(void)dup2(fd, 2);
-	close(fd);
+	stderr_to(path);
 	for (i = 0; i < 3; i++)
 		CHECK_INT(db_open(&db[i], url, NULL, line, sizeof(line)), 0);
 	stderr_on();
