@@ -1,9 +1,11 @@
 # sluice: one non-recursive Makefile.
 #
-#   make                 build common/ (build/.../libsluice.a), bin/NAME for every handler, bin/sluiced
+#   make                 build the libraries (common/, apps/*, supervisor/), bin/NAME for every
+#                        handler, bin/sluiced
 #   make run             install missing packages, build, seed, serve on 127.0.0.1:8080 (PROFILE=tuned|default)
 #   make run SERVER=apache   the same behind Apache on 127.0.0.1:8081 (PROFILE=tuned|default|cgi|fcgid)
 #   make test            install missing packages, build, run unit and integration tests
+#   make check           the unit tests alone (seconds); make check-integration: the rest
 #   make SANITIZE=1 test the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps            install the Debian packages sluice needs (apt-get, through sudo when not root)
 #   make leakcheck       valgrind and RSS of every worker over many requests (minutes)
@@ -19,7 +21,10 @@ SERVER   ?= nginx
 
 WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wformat=2 -Wwrite-strings -Wcast-qual -fno-common -Werror
-CPPFLAGS += -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Icommon -Itests/lib -I/usr/include/postgresql
+# Everything sees common/ and, by folder, the applications ("chat/chat.h"); supervisor/
+# headers only the supervisor (its own folder) and the tests.
+CPPFLAGS += -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Icommon -Iapps -I/usr/include/postgresql
+TEST_CPPFLAGS := -Isupervisor -Itests/lib
 
 ifeq ($(SANITIZE),)
 O        := build/rel
@@ -37,18 +42,34 @@ CFLAGS   += $(WARN) $(OPT) $(SANFLAGS) -pthread
 LDFLAGS  += $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lseccomp -lm
 
+# The libraries, one per part; nothing reaches sideways:
+#   common/      $(O)/libsluice.a        what any endpoint binary may use
+#   apps/NAME/   $(O)/libapp_NAME.a      code shared by the binaries of one application
+#   supervisor/  $(O)/libsupervisor.a    sluiced's parts (endpoint list, pools, generators);
+#                                        sluiced.c holds its main()
+#   handlers/NAME/  $(O)/handlers/libNAME.a  a several-file endpoint's parts; its main.c
+#                                        holds main(), so tests and fuzzers link the rest
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o)
 LIB        := $(O)/libsluice.a
+
+APPS       := $(notdir $(patsubst %/,%,$(sort $(dir $(wildcard apps/*/*.c)))))
+APP_LIBS   := $(APPS:%=$(O)/libapp_%.a)
+
+SUPERVISOR_SRC := $(filter-out supervisor/sluiced.c,$(wildcard supervisor/*.c))
+SUPERVISOR_OBJ := $(SUPERVISOR_SRC:%.c=$(O)/%.o)
+SUPERVISOR_LIB := $(O)/libsupervisor.a
 
 # Handlers: handlers/NAME.c or handlers/NAME/*.c -> bin/NAME.
 HANDLER_FILES := $(wildcard handlers/*.c)
 HANDLER_DIRS  := $(patsubst %/,%,$(sort $(dir $(wildcard handlers/*/*.c))))
 HANDLERS      := $(sort $(notdir $(HANDLER_FILES:.c=)) $(notdir $(HANDLER_DIRS)))
 HANDLER_BINS  := $(HANDLERS:%=$(BIN)/%)
+HANDLER_LIBS  := $(foreach d,$(HANDLER_DIRS),$(if $(wildcard $(d)/main.c),$(O)/handlers/lib$(notdir $(d)).a))
 
-SUPERVISOR_SRC := $(wildcard supervisor/*.c)
-SUPERVISOR_OBJ := $(SUPERVISOR_SRC:%.c=$(O)/%.o)
+# What every program links after its own objects: the handler libraries, the applications',
+# then common's (a static library gives only the objects a program uses).
+LINK_LIBS  := $(HANDLER_LIBS) $(APP_LIBS) $(LIB)
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
@@ -68,49 +89,75 @@ BENCH_BINS := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 DEPFLAGS = -MMD -MP
 
-.PHONY: all deps run test unit integration clean check-env bench leakcheck sqlmap
-all: $(LIB) $(HANDLER_BINS) $(BIN)/sluiced $(SEED_BINS)
+.PHONY: all deps run test check check-integration unit integration clean check-env bench leakcheck sqlmap
+all: $(LIB) $(APP_LIBS) $(HANDLER_BINS) $(BIN)/sluiced $(SEED_BINS)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
+$(O)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
 $(LIB): $(COMMON_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+$(SUPERVISOR_LIB): $(SUPERVISOR_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+define app_lib
+$(O)/libapp_$(1).a: $(patsubst %.c,$(O)/%.o,$(wildcard apps/$(1)/*.c))
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach a,$(APPS),$(eval $(call app_lib,$(a))))
+
 # One rule per handler shape: a single file, or a folder of files.
+# A folder with a main.c is a library (everything else) plus main.o; without one, its
+# objects link directly.
 define handler_file
-$(BIN)/$(1): $(O)/handlers/$(1).o $(LIB)
+$(BIN)/$(1): $(O)/handlers/$(1).o $(LINK_LIBS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 define handler_dir
-$(BIN)/$(1): $(patsubst %.c,$(O)/%.o,$(wildcard handlers/$(1)/*.c)) $(LIB)
+ifeq ($(wildcard handlers/$(1)/main.c),)
+$(BIN)/$(1): $(patsubst %.c,$(O)/%.o,$(wildcard handlers/$(1)/*.c)) $(LINK_LIBS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+else
+$(O)/handlers/lib$(1).a: $(patsubst %.c,$(O)/%.o,$(filter-out handlers/$(1)/main.c,$(wildcard handlers/$(1)/*.c)))
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+$(BIN)/$(1): $(O)/handlers/$(1)/main.o $(LINK_LIBS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endif
 endef
 $(foreach f,$(HANDLER_FILES),$(eval $(call handler_file,$(notdir $(f:.c=)))))
 $(foreach d,$(HANDLER_DIRS),$(eval $(call handler_dir,$(notdir $(d)))))
 
-$(BIN)/sluiced: $(SUPERVISOR_OBJ) $(LIB)
+$(BIN)/sluiced: $(O)/supervisor/sluiced.o $(SUPERVISOR_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/tests/%: $(O)/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
+$(O)/tests/%: $(O)/tests/unit/%.o $(TESTLIB_OBJ) $(SUPERVISOR_LIB) $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl
 
-$(O)/tests/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(LIB)
+$(O)/tests/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(SUPERVISOR_LIB) $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl
 
-$(TESTHANDLER_BINS): $(O)/tests/handlers/%: $(O)/tests/handlers/%.o $(LIB)
+$(TESTHANDLER_BINS): $(O)/tests/handlers/%: $(O)/tests/handlers/%.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 .SECONDARY: $(SEED_SRC:%.c=$(O)/%.o)
-$(O)/sql/%-seed: $(O)/sql/%/seed.o $(LIB)
+$(O)/sql/%-seed: $(O)/sql/%/seed.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -159,10 +206,22 @@ sqlmap: deps
 unit: $(UNIT_BINS)
 integration: all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS)
 
+TEST_ENV = SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) \
+           SLUICE_UNIT="$(UNIT_BINS)" LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)"
+
+# make test: everything (the README's test command, and CI's).  make check: the unit tests
+# alone, in seconds, with nothing installed or started.  make check-integration: the rest
+# (the real stack over HTTP, fuzz replay, static analysis, the benchmark smoke run).
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
-	@SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) LINT_CPPFLAGS="$(CPPFLAGS)" \
-	    bash tests/run.sh
+	@$(TEST_ENV) bash tests/run.sh
+
+check: $(UNIT_BINS)
+	@$(TEST_ENV) bash tests/run.sh $(UNIT_BINS)
+
+check-integration: deps
+	@$(MAKE) --no-print-directory all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
+	@$(TEST_ENV) SLUICE_SKIP_UNIT=1 bash tests/run.sh
 
 # Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) over the whole common library, built
 # with clang under ASan and UBSan.  `make test` runs each over its committed corpus and then
@@ -175,8 +234,13 @@ FUZZ_FLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_O)/%)
 FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o)
+FUZZ_LIBS   := $(HANDLER_LIBS:$(O)/%=$(FUZZ_O)/%) $(APP_LIBS:$(O)/%=$(FUZZ_O)/%) \
+               $(FUZZ_O)/libsupervisor.a $(FUZZ_O)/libsluice.a
+FUZZ_ALLOBJ := $(FUZZ_LIBOBJ) $(SUPERVISOR_OBJ:$(O)/%=$(FUZZ_O)/%) \
+               $(foreach a,$(APPS),$(patsubst %.c,$(FUZZ_O)/%.o,$(wildcard apps/$(a)/*.c))) \
+               $(foreach d,$(HANDLER_DIRS),$(if $(wildcard $(d)/main.c),$(patsubst %.c,$(FUZZ_O)/%.o,$(filter-out $(d)/main.c,$(wildcard $(d)/*.c)))))
 
-$(FUZZ_O)/common/%.o: common/%.c
+$(FUZZ_O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 
@@ -184,10 +248,22 @@ $(FUZZ_O)/libsluice.a: $(FUZZ_LIBOBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_O)/libsluice.a
+$(FUZZ_O)/libsupervisor.a: $(SUPERVISOR_OBJ:$(O)/%=$(FUZZ_O)/%)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+define fuzz_lib
+$(FUZZ_O)/$(1): $(2)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach a,$(APPS),$(eval $(call fuzz_lib,libapp_$(a).a,$(patsubst %.c,$(FUZZ_O)/%.o,$(wildcard apps/$(a)/*.c)))))
+$(foreach l,$(HANDLER_LIBS),$(eval $(call fuzz_lib,$(l:$(O)/%=%),$(patsubst %.c,$(FUZZ_O)/%.o,$(filter-out $(patsubst $(O)/handlers/lib%.a,handlers/%/main.c,$(l)),$(wildcard $(patsubst $(O)/handlers/lib%.a,handlers/%/*.c,$(l))))))))
+
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIBS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
-	    $(FUZZ_O)/libsluice.a $(LDLIBS) -pthread
+	$(FUZZ_CC) $(CPPFLAGS) $(TEST_CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
+	    $(FUZZ_LIBS) $(LDLIBS) -pthread
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)
@@ -203,12 +279,13 @@ fuzz: fuzz-build
 # supervisor/ with the build's preprocessor flags; any finding fails (tests/lint/README).
 .PHONY: lint
 lint:
-	@LINT_CPPFLAGS="$(CPPFLAGS)" bash tests/lint/run.sh
+	@LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)" bash tests/lint/run.sh
 
 clean:
 	rm -rf build bin
 
--include $(FUZZ_LIBOBJ:.o=.d) $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
+-include $(FUZZ_ALLOBJ:.o=.d) $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
+    $(O)/supervisor/sluiced.d $(patsubst %.c,$(O)/%.d,$(wildcard apps/*/*.c handlers/*/*.c)) \
     $(HANDLERS:%=$(O)/handlers/%.d) $(UNIT_BINS:$(O)/tests/%=$(O)/tests/unit/%.d) \
     $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d) $(SEED_SRC:%.c=$(O)/%.d) \
     $(TESTHANDLER_BINS:%=%.d) $(FUZZ_BINS:=.d)

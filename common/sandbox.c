@@ -14,7 +14,7 @@
 
 #include <seccomp.h>
 
-#include "conf.h"
+#include "settings.h"
 #include "log.h"
 #include "sandbox.h"
 
@@ -94,7 +94,7 @@ int
 sandbox_apply(void)
 {
 	scmp_filter_ctx ctx = NULL;
-	const char *v = conf_env_str("SLUICE_SECCOMP", "1");
+	const char *v = settings_str("SLUICE_SECCOMP", "1");
 	int rc = -1, err;
 
 	if (strcmp(v, "0") == 0) {

@@ -60,7 +60,7 @@
 #include <fcgiapp.h>
 
 #include "arena.h"
-#include "conf.h"
+#include "settings.h"
 #include "log.h"
 #include "sandbox.h"
 #include "serve.h"
@@ -177,7 +177,7 @@ serve_env_size(const char *name, long long def, long long max, size_t *out)
 {
 	long long v;
 
-	if (conf_env_int(name, 1, max, def, &v) < 0)
+	if (settings_int(name, 1, max, def, &v) < 0)
 		return -1;
 	*out = (size_t)v;
 	return 0;
@@ -188,7 +188,7 @@ serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 {
 	long long threads;
 
-	if (conf_env_int("SLUICE_THREADS", 1, SERVE_THREADS_MAX, 1, &threads) < 0)
+	if (settings_int("SLUICE_THREADS", 1, SERVE_THREADS_MAX, 1, &threads) < 0)
 		return -1;
 	s->threads = (int)threads;
 	if (serve_env_size("SLUICE_BODY_MAX", 1024 * 1024, 1LL << 32, &s->body_max) < 0 ||
@@ -198,7 +198,7 @@ serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 	/* The body lives in the arena, so the arena must hold at least one full body. */
 	if (s->arena_max < s->body_max + 1024 * 1024)
 		s->arena_max = s->body_max + 1024 * 1024;
-	s->db_url = conf_env_str("SLUICE_DB", NULL);
+	s->db_url = settings_str("SLUICE_DB", NULL);
 	if (ep->db != NULL && (s->db_url == NULL || *s->db_url == '\0')) {
 		log_err("this endpoint needs a database: set db= in the endpoint list "
 		    "(SLUICE_DB)");
@@ -772,7 +772,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	int listen_fd = -1, i, started = 0, sig, rc = 1, opt;
 	unsigned long served = 0;
 
-	name = conf_env_str("SLUICE_NAME", ep->name);
+	name = settings_str("SLUICE_NAME", ep->name);
 	if (log_init(name) < 0)
 		log_warn("unknown SLUICE_LOG_LEVEL; using info");
 	while ((opt = getopt(argc, argv, "hs:")) != -1)

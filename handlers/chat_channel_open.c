@@ -1,7 +1,7 @@
 /*
  * chat_channel_open: POST /chat/channel-open, body {"channelOpen":"NAME"} (JSON).
  *
- * Opens channel NAME for the current user (common/chat.h): creates the channel when it
+ * Opens channel NAME for the current user (apps/chat/chat.h): creates the channel when it
  * does not exist, adds the user's membership when missing, and makes it the user's
  * current channel, all in one committed transaction (group-committed on SQLite, retried
  * on serialization failures on PostgreSQL).  NAME is 1 to 32 characters matching
@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "chat.h"
+#include "chat/chat.h"
 #include "db.h"
 #include "serve.h"
 

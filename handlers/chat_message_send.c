@@ -2,7 +2,7 @@
  * chat_message_send: POST /chat/message-send, body {"messageSend":"TEXT"} (JSON).
  *
  * Inserts a message from the current user (session cookie, or a random seeded user in
- * bench mode: common/chat.h) into the user's current channel.  TEXT is 1 to 500
+ * bench mode: apps/chat/chat.h) into the user's current channel.  TEXT is 1 to 500
  * characters (code points) of text: no control characters but tab and newline.  The
  * answer comes only after the insert committed: on SQLite the inserts of all threads of
  * the process are group-committed, one fsync per batch; on PostgreSQL each is its own
@@ -16,7 +16,7 @@
  */
 #include <string.h>
 
-#include "chat.h"
+#include "chat/chat.h"
 #include "db.h"
 #include "serve.h"
 

@@ -1,7 +1,7 @@
 /*
  * chat_nickname_set: POST /chat/nickname-set, body {"nicknameSet":"NICK"} (JSON).
  *
- * Sets the current user's nickname (common/chat.h) in one committed transaction.  NICK is
+ * Sets the current user's nickname (apps/chat/chat.h) in one committed transaction.  NICK is
  * 1 to 32 characters matching ^[A-Za-z0-9 _-]*$.  The answer is the Datastar signal
  * patch of the original application, {"_nicknameSetError":""} on success; a NICK that
  * breaks the rules gets 422 with the reason in the same key (for the page to show) plus
@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "chat.h"
+#include "chat/chat.h"
 #include "db.h"
 #include "json.h"
 #include "serve.h"

@@ -3,7 +3,7 @@
  *
  * The current user is the session cookie's (a new user and cookie are made on the first
  * visit or when the cookie's user no longer exists), or a random seeded user in bench
- * mode (bench_sessions=N, see common/chat.h).  In one read transaction three queries run:
+ * mode (bench_sessions=N, see apps/chat/chat.h).  In one read transaction three queries run:
  * the user's channels with the current one flagged, the user's nickname, and the last
  * 500 messages of the current channel with their authors (read newest first through the
  * (channel_id, created_ts) index, shown oldest first).  The page is rendered from the
@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "arena.h"
-#include "chat.h"
-#include "conf.h"
+#include "chat/chat.h"
+#include "settings.h"
 #include "db.h"
 #include "encode.h"
 #include "log.h"
@@ -341,7 +341,7 @@ page_load_template(char *err, size_t errlen)
 {
 	static const char *const rel[] = { "/../handlers/chat_page.html",
 	    "/../../../handlers/chat_page.html" };
-	const char *path = conf_env_str("SLUICE_TEMPLATE", NULL);
+	const char *path = settings_str("SLUICE_TEMPLATE", NULL);
 	char exe[4096], cand[4200], *slash;
 	struct tmpl *t;
 	ssize_t n;

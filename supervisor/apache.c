@@ -1,6 +1,6 @@
 /*
  * apache.c: `sluiced apache default|tuned|cgi|fcgid`: resolves paths and Apache's user,
- * then lets common/apacheconf.c write the file (to stdout, or atomically to -o FILE after
+ * then lets supervisor/apacheconf.c write the file (to stdout, or atomically to -o FILE after
  * creating PREFIX with its logs, runtime, htdocs, errors and fcgid directories and writing
  * the JSON error documents into PREFIX/errors).
  *

@@ -1,6 +1,6 @@
 /*
  * nginx.c: `sluiced nginx default|tuned`: resolves paths and the nginx user, then lets
- * common/nginxconf.c write the file (to stdout, or atomically to -o FILE after creating
+ * supervisor/nginxconf.c write the file (to stdout, or atomically to -o FILE after creating
  * PREFIX and PREFIX/logs).
  *
  * Which user nginx's workers run as.  nginx started by a non-root user runs its workers as

@@ -6,9 +6,9 @@
  *   pool.c     one pool per endpoint: its socket, its workers, restarts, backoff, crash-loop
  *              detection, generations for reload, graceful stop
  *   ctl.c      the control socket RUNDIR/sluiced.ctl, server and client sides
- *   nginx.c    the `nginx` subcommand around common/nginxconf.c
+ *   nginx.c    the `nginx` subcommand around supervisor/nginxconf.c
  *   priv.c     started as root: sets up what the run user cannot, then drops root
- *   apache.c   the `apache` subcommand around common/apacheconf.c
+ *   apache.c   the `apache` subcommand around supervisor/apacheconf.c
  *
  * Times are CLOCK_MONOTONIC milliseconds (int64_t).  Everything runs in one thread.
  */

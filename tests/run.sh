@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Runs every test program and ends with the suite's line "N passed, N failed", the sum of
-# each program's own line.  A program that dies without printing its line counts as one
-# failed test.  Exits non-zero on any failure.
+# Runs test programs and ends with the suite's line "N passed, N failed", the sum of each
+# program's own line.  A program that dies without printing its line counts as one failed
+# test.  Exits non-zero on any failure.
+#
+#   tests/run.sh PROGRAM...   just those programs (make check: the unit tests, seconds)
+#   tests/run.sh              every test_* program in SLUICE_TESTS, then the fuzz harnesses'
+#                             replay, the static analysis and the benchmark smoke run
+#                             (make test); SLUICE_SKIP_UNIT=1 leaves the unit tests out
+#                             (make check-integration)
 #
 # Sanitizer builds: every process of the stack (workers, sluiced) writes its reports to
 # files under one directory (ASAN_OPTIONS/UBSAN_OPTIONS log_path), because a worker's
@@ -10,13 +16,25 @@
 set -u
 tests=${SLUICE_TESTS:?}
 passed=0 failed=0
+programs=("$@")
+extras=1
+if [ ${#programs[@]} -gt 0 ]; then
+	extras=
+else
+	for t in "$tests"/test_*; do
+		case " ${SLUICE_UNIT:-} " in
+		*" $t "*) [ -n "${SLUICE_SKIP_UNIT:-}" ] && continue ;;
+		esac
+		programs+=("$t")
+	done
+fi
 san_dir=$(mktemp -d /tmp/sluice-san.XXXXXX)
 chmod 777 "$san_dir"
 trap 'rm -rf "$san_dir"' EXIT
 export ASAN_OPTIONS="log_path=$san_dir/asan:detect_leaks=1:abort_on_error=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="log_path=$san_dir/ubsan:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-for t in "$tests"/test_*; do
-	[ -x "$t" ] || continue
+for t in "${programs[@]}"; do
+	[ -x "$t" ] || { echo "FAIL $t: not built"; failed=$((failed + 1)); continue; }
 	name=$(basename "$t")
 	echo "== $name"
 	log=$(mktemp)
@@ -41,6 +59,7 @@ done
 # Fuzz harnesses: each replays its committed corpus, then fuzzes for FUZZ_SECONDS (5) from
 # a scratch copy of it.  A crash, a leak or a sanitizer report fails that harness.
 fuzz=${SLUICE_FUZZ:-}
+[ -n "$extras" ] || fuzz=
 for f in ${fuzz:+"$fuzz"/fuzz_*}; do
 	[ -x "$f" ] || continue
 	name=$(basename "$f"); n=${name#fuzz_}
@@ -61,12 +80,16 @@ for f in ${fuzz:+"$fuzz"/fuzz_*}; do
 done
 
 # Static analysis (make lint: cppcheck and clang-tidy, tests/lint/README), one test.
-echo "== lint"
-if bash tests/lint/run.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+if [ -n "$extras" ]; then
+	echo "== lint"
+	if bash tests/lint/run.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+fi
 
 # The benchmark suite's smoke run (BENCH_QUICK=1): release binaries only, since benchmarks
 # never run on a sanitizer build; under SANITIZE=1 it is left out and said so (not counted).
-if [ "${SLUICE_BIN:-bin}" = bin ]; then
+if [ -z "$extras" ]; then
+	:
+elif [ "${SLUICE_BIN:-bin}" = bin ]; then
 	echo "== bench smoke"
 	if bash tests/bench_smoke.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 else

@@ -31,7 +31,7 @@
 #include "json.h"
 #include "log.h"
 #include "rest_handler.h"
-#include "conf.h"
+#include "settings.h"
 #include "serve.h"
 #include "str.h"
 
@@ -372,7 +372,7 @@ static int
 rest_route(const char *path, const char **name, int *rpc)
 {
 	const char *end = path + strlen(path), *s, *prev;
-	const char *route = conf_env_str("SLUICE_ROUTE", NULL);
+	const char *route = settings_str("SLUICE_ROUTE", NULL);
 	size_t rlen;
 
 	if (route != NULL && *route != '\0') {

@@ -1,5 +1,5 @@
 /*
- * fuzz_chat_body: the chat's write inputs (common/chat.c) as the three write endpoints use
+ * fuzz_chat_body: the chat's write inputs (apps/chat/chat.c) as the three write endpoints use
  * them: chat_body_string() on the JSON body, then chat_field_check() with each endpoint's
  * rules (messageSend: 1..500 characters of text; channelOpen: 1..32 of ^[a-z_][a-z0-9_-]*$;
  * nicknameSet: 1..32 of [A-Za-z0-9 _-]).  No database: nothing here writes.
@@ -19,7 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "arena.h"
-#include "chat.h"
+#include "chat/chat.h"
 #include "json.h"
 #include "req.h"
 #include "resp.h"

@@ -1,5 +1,5 @@
 /*
- * fuzz_session: the signed session cookie (chat_session() in common/chat.c) on hostile
+ * fuzz_session: the signed session cookie (chat_session() in apps/chat/chat.c) on hostile
  * Cookie headers.
  *
  * The input is split at its first NUL: the bytes after it are the Cookie header (cut at the
@@ -22,7 +22,7 @@
 #include <openssl/hmac.h>
 
 #include "arena.h"
-#include "chat.h"
+#include "chat/chat.h"
 #include "req.h"
 
 #define FUZZ_KEY_HEX	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"

@@ -15,7 +15,7 @@
  * latencies seen are printed), the workers never see a slow request (nginx buffers
  * headers and bodies before it passes a request on, so even a rest pool of two
  * connections keeps serving), and nginx cuts off every slowloris connection once
- * client_header_timeout (10 s, common/nginxconf.c) has passed: the test runs RUN_MS
+ * client_header_timeout (10 s, supervisor/nginxconf.c) has passed: the test runs RUN_MS
  * (14 s), and every one of the first wave (opened at the start) must have been closed by
  * the server by then.  The open-file limit is raised to its hard limit for the 1,000
  * sockets (plus curl's).

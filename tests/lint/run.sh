@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Static analysis of common/, handlers/ and supervisor/: cppcheck, then clang-tidy with the
+# Static analysis of common/, apps/, handlers/ and supervisor/: cppcheck, then clang-tidy with the
 # checks chosen in .clang-tidy (see tests/lint/README).  Every finding is printed and makes
 # the run fail (exit 1).  The preprocessor flags are the build's, from the Makefile
 # (LINT_CPPFLAGS); both tools run on every core (LINT_JOBS, default nproc).
@@ -7,9 +7,9 @@
 # Run from the repository root: `make lint`, or `bash tests/lint/run.sh`.
 set -u
 cd "$(dirname "$0")/../.."
-cppflags=${LINT_CPPFLAGS:--D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Icommon -Itests/lib -I/usr/include/postgresql}
+cppflags=${LINT_CPPFLAGS:--D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Icommon -Iapps -Isupervisor -Itests/lib -I/usr/include/postgresql}
 jobs=${LINT_JOBS:-$(nproc 2>/dev/null || echo 2)}
-dirs="common handlers supervisor"
+dirs="common apps handlers supervisor"
 status=0
 start=$SECONDS
 

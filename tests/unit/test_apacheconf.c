@@ -1,5 +1,5 @@
 /*
- * test_apacheconf.c: the Apache configuration generator (common/apacheconf.c).
+ * test_apacheconf.c: the Apache configuration generator (supervisor/apacheconf.c).
  *
  * The reuse rule (P children x max M <= C / 2, M the largest such, M < 1 meaning no reuse)
  * over a grid of pool sizes and child counts, and in the generated tuned file; each

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chat.h"
+#include "chat/chat.h"
 #include "db.h"
 #include "encode.h"
 #include "gcommit.h"

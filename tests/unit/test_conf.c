@@ -1,6 +1,6 @@
 /*
- * test_conf.c: the endpoint list parser (common/conf.c) and the nginx.conf generator
- * (common/nginxconf.c).
+ * test_conf.c: the endpoint list parser (supervisor/conf.c) and the nginx.conf generator
+ * (supervisor/nginxconf.c).
  *
  * Parser tests are tables: good files with the values they must yield, and one bad file
  * per kind of mistake with the line and the words the error must contain.  Generator
@@ -317,35 +317,6 @@ test_bad_file(void)
 	CHECK(c == NULL && strlen(err) == 7);
 }
 
-static void
-test_env_readers(void)
-{
-	long long v = 0;
-
-	unsetenv("SLUICE_T");
-	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), 0);
-	CHECK_INT(v, 4);
-	setenv("SLUICE_T", "7", 1);
-	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), 0);
-	CHECK_INT(v, 7);
-	setenv("SLUICE_T", "-3", 1);
-	CHECK_INT(conf_env_int("SLUICE_T", -5, 10, 4, &v), 0);
-	CHECK_INT(v, -3);
-	setenv("SLUICE_T", "11", 1);
-	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), -1);
-	setenv("SLUICE_T", "7x", 1);
-	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), -1);
-	setenv("SLUICE_T", " 7", 1);
-	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), -1);
-	setenv("SLUICE_T", "+7", 1);
-	CHECK_INT(conf_env_int("SLUICE_T", 1, 10, 4, &v), -1);
-	setenv("SLUICE_T", "-", 1);
-	CHECK_INT(conf_env_int("SLUICE_T", -10, 10, 4, &v), -1);
-	CHECK_STR(conf_env_str("SLUICE_T", "d"), "-");
-	unsetenv("SLUICE_T");
-	CHECK_STR(conf_env_str("SLUICE_T", "d"), "d");
-}
-
 /* Generates nginx.conf for text into a malloc'ed string (caller frees). */
 static char *
 gen(const char *text, enum nginx_profile prof, int w, int k)
@@ -633,7 +604,6 @@ main(void)
 	RUN(test_db_override);
 	RUN(test_bad_lines);
 	RUN(test_bad_file);
-	RUN(test_env_readers);
 	RUN(test_keepalive_rule);
 	RUN(test_gen_tuned);
 	RUN(test_gen_forced_k);

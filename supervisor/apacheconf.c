@@ -622,7 +622,7 @@ apache_conf_write(FILE *out, const struct conf *c, const struct apache_opts *o)
 		break;
 	case APACHE_TUNED:
 		fprintf(out, "# mod_proxy_fcgi with connection reuse: per endpoint, P children x "
-		    "max M <= C / 2\n# (the derivation is at the top of common/apacheconf.c).\n");
+		    "max M <= C / 2\n# (the derivation is at the top of supervisor/apacheconf.c).\n");
 		break;
 	case APACHE_CGI:
 		fprintf(out, "# Plain CGI through mod_cgid: one process per request (fork, "

@@ -20,7 +20,7 @@
 
 #include "arena.h"
 #include "chat.h"
-#include "conf.h"
+#include "settings.h"
 #include "json.h"
 #include "log.h"
 #include "req.h"
@@ -77,8 +77,8 @@ chat_unhex(const char *s, unsigned char *out, size_t max)
 static int
 chat_key_path(char *out, size_t outlen)
 {
-	const char *f = conf_env_str("SLUICE_SESSION_KEY_FILE", NULL);
-	const char *url = conf_env_str("SLUICE_DB", ""), *path, *slash;
+	const char *f = settings_str("SLUICE_SESSION_KEY_FILE", NULL);
+	const char *url = settings_str("SLUICE_DB", ""), *path, *slash;
 	int n;
 
 	if (f != NULL)
@@ -156,7 +156,7 @@ chat_key_create(const char *path)
 static int
 chat_lockfile(void)
 {
-	const char *url = conf_env_str("SLUICE_DB", ""), *path;
+	const char *url = settings_str("SLUICE_DB", ""), *path;
 	char lock[4200];
 	int n;
 
@@ -177,12 +177,12 @@ chat_lockfile(void)
 int
 chat_init(void)
 {
-	const char *hex = conf_env_str("SLUICE_SESSION_KEY", NULL);
+	const char *hex = settings_str("SLUICE_SESSION_KEY", NULL);
 	char path[4096];
 	long k;
 	int rc;
 
-	if (conf_env_int("SLUICE_BENCH_SESSIONS", 0, 99999999, 0, &chat_bench_sessions) < 0) {
+	if (settings_int("SLUICE_BENCH_SESSIONS", 0, 99999999, 0, &chat_bench_sessions) < 0) {
 		fprintf(stderr, "chat: SLUICE_BENCH_SESSIONS must be 0..99999999\n");
 		return -1;
 	}

@@ -1,7 +1,7 @@
 /*
  * conf.h: the endpoint list (conf/endpoints.conf), the single source of truth that the
- * supervisor and the nginx and Apache config generators read, and the worker-side settings
- * that the supervisor passes to each worker through its environment.
+ * supervisor and the nginx and Apache config generators read.  What it gives a worker
+ * reaches it as SLUICE_* environment variables (common/settings.h).
  *
  * The file is line based; '#' starts a comment; fields are separated by blanks:
  *
@@ -101,16 +101,5 @@ const struct conf_endpoint *conf_find(const struct conf *c, const char *name);
 
 /* A global "set KEY VALUE", or def.  Borrowed from c. */
 const char *conf_get(const struct conf *c, const char *key, const char *def);
-
-/*
- * Worker side: reads the integer environment variable name (e.g. "SLUICE_THREADS").
- * Returns def when unset; -1 with a logged message when set but not an integer in
- * [min, max] (strict: no sign tricks, no trailing bytes), so start-up can refuse it.
- */
-int conf_env_int(const char *name, long long min, long long max, long long def,
-    long long *out);
-
-/* Worker side: the string in the environment variable name, or def.  Borrowed. */
-const char *conf_env_str(const char *name, const char *def);
 
 #endif /* SLUICE_CONF_H */

@@ -1,6 +1,5 @@
 /*
- * conf.c: the endpoint list parser (see conf.h for the format) and the workers' strict
- * environment readers.
+ * conf.c: the endpoint list parser (see conf.h for the format).
  *
  * Parsing is strict on purpose: the file names sockets, binaries and nginx locations, so
  * a typo must stop start-up (or a SIGHUP reload) with "path:line: reason" rather than
@@ -653,48 +652,4 @@ conf_get(const struct conf *c, const char *key, const char *def)
 		if (strcmp(c->settings[i].key, key) == 0)
 			return c->settings[i].value;
 	return def;
-}
-
-int
-conf_env_int(const char *name, long long min, long long max, long long def, long long *out)
-{
-	const char *s = getenv(name);
-	long long v = 0;
-	size_t i;
-	int neg = 0;
-
-	if (s == NULL || *s == '\0') {
-		*out = def;
-		return 0;
-	}
-	/* A single leading '-' is allowed so that negative bounds can be expressed. */
-	i = 0;
-	if (s[0] == '-') {
-		neg = 1;
-		i = 1;
-	}
-	if (s[i] == '\0' || strlen(s + i) > 18)
-		goto bad;
-	for (; s[i] != '\0'; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			goto bad;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (neg)
-		v = -v;
-	if (v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	log_err("%s=%s: want an integer in [%lld, %lld]", name, s, min, max);
-	return -1;
-}
-
-const char *
-conf_env_str(const char *name, const char *def)
-{
-	const char *s = getenv(name);
-
-	return s != NULL ? s : def;
 }
