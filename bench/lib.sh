@@ -4,7 +4,7 @@
 # scratch directory, the server pinned to SERVER_CPUS), measures with bench_wrk (wrk pinned
 # to WRK_CPUS; one CSV row per run), and stops them with bench_stack_stop.  Everything is
 # started from this one shell, so every stack shares the same session layout
-# (FASTCGI-NOTES rule 15).  Results go to $BENCH_OUT: results.csv (every run) and the
+# (docs/fastcgi.md rule 15).  Results go to $BENCH_OUT: results.csv (every run) and the
 # suite's fragment of report.md (bench_report).
 
 # Suites that bench/run leaves out unless named (or "all"): they install third-party stacks,

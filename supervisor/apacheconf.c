@@ -10,7 +10,7 @@
  * each request and stays open (no ttl is set, and smax defaults to max, so nothing above a
  * soft limit is reaped): a child holds up to M idle connections to the endpoint.  An fcgi2
  * worker thread that accepted such a connection serves only it until Apache closes it
- * (FASTCGI-NOTES rule 2), so those idle connections pin up to M threads each.  The event
+ * (docs/fastcgi.md rule 2), so those idle connections pin up to M threads each.  The event
  * MPM here runs exactly P children: StartServers = ServerLimit = P, MaxRequestWorkers =
  * P x ThreadsPerChild and MaxSpareThreads at that total, so no child is ever stopped for
  * idling and none is added; a gracefully finishing child keeps its scoreboard slot, which
@@ -340,7 +340,7 @@ apache_write_worker(FILE *out, const struct conf_endpoint *ep, const struct apac
 	if (o->reuse >= 0 && 2 * p * m > cap) {
 		fprintf(out, "# WARNING: P x M = %d > C / 2 = %d: a worker that binds a thread to "
 		    "its connection\n# (plain fcgi2, not sluice's) can have every thread pinned "
-		    "and stall (FASTCGI-NOTES rule 2).\n", p * m, cap / 2);
+		    "and stall (docs/fastcgi.md rule 2).\n", p * m, cap / 2);
 		log_warn("apache: %s: forced reuse max %d with %d children: P x M = %d > "
 		    "C / 2 = %d, a plain fcgi2 worker would stall behind pinned threads",
 		    ep->name, m, p, p * m, cap / 2);

@@ -8,7 +8,7 @@
  *   event MPM settings, access log on.
  * tuned: one mod_proxy worker per endpoint with enablereuse=on and a per-endpoint pool
  *   size max=M, derived so that the connections Apache can keep open never pin the pool
- *   (FASTCGI-NOTES rules 1-2, derivation in apacheconf.c); the event MPM with a fixed
+ *   (docs/fastcgi.md rules 1-2, derivation in apacheconf.c); the event MPM with a fixed
  *   number of children (one per CPU) and threads; access log off.
  * cgi: every route is a CGI script run by mod_cgid (one process per request, serve.c's
  *   CGI mode); the endpoint's SLUICE_* settings reach it through SetEnv.  No sluiced.

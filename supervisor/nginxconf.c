@@ -202,7 +202,7 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	if (o->profile == NGINX_TUNED) {
 		/*
 		 * A GET that hits a cached connection whose worker just exited is retried;
-		 * POST is not (no non_idempotent), see FASTCGI-NOTES rule 7.
+		 * POST is not (no non_idempotent), see docs/fastcgi.md rule 7.
 		 */
 		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
 		/*
@@ -259,7 +259,7 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	if (o->keepalive >= 0 && 2 * w * k > cap) {
 		fprintf(out, "\t# WARNING: W x K = %d > C / 2 = %d: a worker that binds a thread "
 		    "to its connection\n\t# (plain fcgi2, not sluice's) can have every thread "
-		    "pinned and stall (FASTCGI-NOTES rule 2).\n", w * k, cap / 2);
+		    "pinned and stall (docs/fastcgi.md rule 2).\n", w * k, cap / 2);
 		log_warn("nginx: %s: forced keepalive %d with %d nginx workers: W x K = %d > "
 		    "C / 2 = %d, a plain fcgi2 worker would stall behind pinned threads",
 		    ep->name, k, w, w * k, cap / 2);

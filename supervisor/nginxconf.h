@@ -7,7 +7,7 @@
  *   stock settings (worker_processes auto, worker_connections 768, access log on).
  * tuned: an upstream per endpoint with an idle-connection cache of K per nginx worker and
  *   fastcgi_keep_conn on.  K is derived so that W x K <= C / 2, where W is the number of
- *   nginx workers and C = workers x threads the pool's connection capacity (FASTCGI-NOTES
+ *   nginx workers and C = workers x threads the pool's connection capacity (docs/fastcgi.md
  *   rule 2: otherwise requests queue behind connections pinned by idle keepalives).  When K
  *   comes out below 1 the endpoint gets no keepalive at all.  sluice's own workers bind no
  *   thread to a connection (common/serve.c), so they cannot be pinned; the rule stays for

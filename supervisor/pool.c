@@ -2,7 +2,7 @@
  * pool.c: one worker pool per endpoint.
  *
  * The pool owns the endpoint's listening unix socket for its whole life and hands it to
- * every worker on fd 0 (FASTCGI-NOTES rule 8), so a worker restart or a reload never
+ * every worker on fd 0 (docs/fastcgi.md rule 8), so a worker restart or a reload never
  * produces "connection refused": connections wait in the backlog.
  *
  * Workers belong to a generation.  Workers of the current generation that die are

@@ -22,7 +22,7 @@
  * Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP re-reads the endpoint list,
  * SIGCHLD reaps and restarts workers.  Handlers only write the signal number into a
  * self-pipe; all the work happens in the poll() loop, never in a handler.  Workers stay in
- * sluiced's session (no setsid, FASTCGI-NOTES rule 15).
+ * sluiced's session (no setsid, docs/fastcgi.md rule 15).
  */
 #include <err.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  *
  * Parser tests are tables: good files with the values they must yield, and one bad file
  * per kind of mistake with the line and the words the error must contain.  Generator
- * tests check the keepalive rule of FASTCGI-NOTES rule 2 (W x K <= C / 2, K < 1 means no
+ * tests check the keepalive rule of docs/fastcgi.md rule 2 (W x K <= C / 2, K < 1 means no
  * keepalive at all) over a grid of pool and nginx sizes, and that routes become the right
  * kind of location.
  */
