@@ -164,7 +164,7 @@ bench_target() {
 # pinned with the server.  Sets BENCH_PG_URL (a sluice db URL for database NAME, created).
 # random_page_cost 1.1 (the default 4 is for spinning disks): the data sets are in memory,
 # and at 4 the planner reads a 2-page table such as Chinook's artist from end to end for
-# one primary key (a prepared GETSingle statement: 14k -> 22k per second, pgbench).
+# one primary key (a prepared GETSingle statement costs half as much again).
 bench_pg_start() {
 	local name=$1 bin
 	bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)

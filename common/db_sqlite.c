@@ -324,8 +324,8 @@ db_sqlite_global(void)
  * description per connection, so threads of a process queue too) before BEGIN IMMEDIATE,
  * and let go as soon as their transaction is over.  Without it a writer waits for SQLite's
  * lock in the busy handler, which sleeps up to 100 ms between tries while other connections
- * keep taking the lock: under 32 concurrent POSTs, p99 was about 1 s and some writes
- * waited over 2 s.  A blocked flock() is woken as soon as the lock is free, and the kernel
+ * keep taking the lock: under concurrent POSTs some writes wait for seconds.  A blocked
+ * flock() is woken as soon as the lock is free, and the kernel
  * lets it go with a process that dies.  No such file (an in-memory or read-only database,
  * a directory the worker may not write): no queue, the busy timeout alone, as before.
  */

@@ -17,8 +17,8 @@
  * the connection it accepted until nginx closes it, and nginx's `keepalive K` caps only
  * the connections it keeps *idle*: under saturation no kept connection stays idle, every
  * thread ends up bound to one, and the connections waiting in the accept queue are served
- * only once the load drops (1,000 clients on the chat page: the answered requests came
- * back in 30 ms while about 980 clients had no answer after 10 s).  Here the listening
+ * only once the load drops (the clients on kept connections get fast answers while the
+ * others get none until the burst is over).  Here the listening
  * socket and every idle kept connection of the process wait in one epoll set, and a free
  * thread takes a new connection if one is waiting, else the kept connection whose request
  * came first (epoll's ready list is first come, first served; serve_conns_next() says
@@ -585,15 +585,15 @@ serve_conns_fresh(struct serve_conns *c, int fd)
  * -errno (-EINTR: the wake-up signal).  A new connection comes first: nginx opens one only
  * when none of its kept connections is idle, and a thread that took the next kept request
  * instead would leave it in the accept queue behind every request of the kept ones (each
- * worker's set lists the listening socket once): at 1,000 clients the kept connections
- * then served about 170 of them while the others waited.  Each worker takes new
+ * worker's set lists the listening socket once): under saturation the kept connections
+ * would serve a few clients while the others waited.  Each worker takes new
  * connections only as fast as its own threads come free, so they spread over the pool.
  * Once the queue is empty (nginx keeps what it opened while it stays busy), the kept
  * connections' requests are served in the order they came.  A new connection whose
  * request has not arrived yet waits in the set like a kept one.  A connection the web
  * server has closed (a unix socket then hangs up: nginx gave up on the request, its client
- * having gone) is closed unread: nobody would read the answer.  After 1,000 clients left
- * at once, this spared the next ones 2.5 s of pages rendered for nobody.
+ * having gone) is closed unread: nobody would read the answer.  When many clients leave
+ * at once, this spares the next ones the wait for pages rendered for nobody.
  */
 static int
 serve_conns_next(struct serve_conns *c)
@@ -604,8 +604,8 @@ serve_conns_next(struct serve_conns *c)
 
 	for (;;) {
 		/* poll() tells whether one is waiting for far less than a failed accept(),
-		 * which sets up a whole socket before it finds the queue empty (about 5 us per
-		 * request behind kept connections). */
+		 * which sets up a whole socket before it finds the queue empty (a cost every
+		 * request behind kept connections would pay). */
 		pfd = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
 		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN)) {
 			if ((fd = accept(c->listen_fd, NULL, NULL)) >= 0) {

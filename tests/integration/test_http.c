@@ -97,8 +97,8 @@ test_pinning_tuned(void)
 /*
  * The same workload with keepalive forced to W x K >= capacity: 2 nginx workers x 8 idle
  * connections against 4 single-threaded workers.  When each thread was bound to the kept
- * connection it accepted, requests stalled here behind idle connections (2 x 500 at once:
- * 51 and 23 answered within 5 s); a connection now waits for a thread, never a thread for
+ * connection it accepted, requests stalled here behind idle connections (most of a burst
+ * unanswered within the timeout); a connection now waits for a thread, never a thread for
  * it.
  */
 static void
