@@ -275,8 +275,8 @@ fuzz: fuzz-build
 	        $$( [ -f tests/fuzz/$$n.dict ] && echo -dict=tests/fuzz/$$n.dict) \
 	        $(FUZZ_O)/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
 
-# Static analysis: cppcheck and clang-tidy (.clang-tidy) over common/, handlers/ and
-# supervisor/ with the build's preprocessor flags; any finding fails (tests/lint/README).
+# Static analysis: cppcheck and clang-tidy (.clang-tidy) over common/, apps/, handlers/
+# and supervisor/ with the build's preprocessor flags; any finding fails (tests/lint/README).
 .PHONY: lint
 lint:
 	@LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)" bash tests/lint/run.sh

@@ -16,7 +16,7 @@
  * Both profiles run without touching /etc: `nginx -p PREFIX -c PREFIX/nginx.conf`, with
  * pid, logs and every temp path under PREFIX (PREFIX/logs must exist; sluiced's -o creates
  * it).  Unknown paths answer a JSON 404; nginx's own 4xx and 5xx answer JSON too.
- * The generator lives in common/ so that the unit tests link it; sluiced's `nginx`
+ * The generator lives in libsupervisor.a so that the unit tests link it; sluiced's `nginx`
  * subcommand (supervisor/nginx.c) fills the options.
  */
 #ifndef SLUICE_NGINXCONF_H
