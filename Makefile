@@ -211,8 +211,8 @@ TEST_ENV = SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) \
 
 # make test: everything (the README's test command, and CI's).  make check: the unit tests
 # alone, in seconds, installing nothing (test_db starts a throwaway PostgreSQL cluster of its
-# own).  make check-integration: the rest
-# (the real stack over HTTP, fuzz replay, static analysis, the benchmark smoke run).
+# own).  make check-integration: the rest (the real stack over HTTP, fuzz replay, static
+# analysis, the benchmark smoke run).
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
 	@$(TEST_ENV) bash tests/run.sh
