@@ -152,28 +152,6 @@ chat_key_create(const char *path)
 	return ret;
 }
 
-/* On SQLite, the group-commit lock file DB-gcommit next to the database (gcommit.h). */
-static int
-chat_lockfile(void)
-{
-	const char *url = settings_str("SLUICE_DB", ""), *path;
-	char lock[4200];
-	int n;
-
-	if (strncmp(url, "sqlite:", 7) != 0)
-		return 0;
-	path = url + 7;
-	if (strncmp(path, "//", 2) == 0)
-		path += 2;
-	n = snprintf(lock, sizeof(lock), "%s-gcommit", path);
-	if (n < 0 || (size_t)n >= sizeof(lock) || gcommit_lockfile(lock) < 0) {
-		fprintf(stderr, "chat: cannot open the lock file %s: %s\n", lock,
-		    n < 0 || (size_t)n >= sizeof(lock) ? "path too long" : strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 int
 chat_init(void)
 {
@@ -186,8 +164,6 @@ chat_init(void)
 		fprintf(stderr, "chat: SLUICE_BENCH_SESSIONS must be 0..99999999\n");
 		return -1;
 	}
-	if (chat_lockfile() < 0)
-		return -1;
 	if (hex != NULL) {
 		if ((k = chat_unhex(hex, chat_key, sizeof(chat_key))) < 16) {
 			fprintf(stderr, "chat: SLUICE_SESSION_KEY must be 32 to 128 hex digits\n");

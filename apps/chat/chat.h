@@ -15,7 +15,8 @@
  * Writes.  chat_write() runs a write function in a transaction and returns only after it
  * committed.  On SQLite the writes of all threads of a process are group-committed
  * (gcommit.h): one BEGIN IMMEDIATE / COMMIT, hence one fsync, for a whole batch, and the
- * busy timeout serialises processes.  On PostgreSQL each write is its own transaction at
+ * batches of several processes take turns in the file's one writers' queue ("<file>-wlock",
+ * db_sqlite.c): a write takes that one file lock and no other.  On PostgreSQL each write is its own transaction at
  * the configured isolation (SLUICE_DB_ISOLATION), retried a few times on serialization
  * failures and deadlocks.
  */
