@@ -6,7 +6,11 @@
  * (db_begin) instead of failing later with "database is locked".  PRAGMA synchronous is FULL
  * unless configured otherwise: an acknowledged write survives a power cut.  sluice's writers
  * of one file queue on a lock file first (db_sqlite_wlock_open()), so that they are woken
- * in turn instead of polling SQLite's lock.
+ * in turn instead of polling SQLite's lock.  It is the file's one writers' queue: a
+ * group-committed batch (gcommit.h) joins it through the same db_begin(), once per batch.
+ * Lock order: "<file>-wlock" (flock, at db_begin(DB_TXN_WRITE)), then SQLite's write lock
+ * (BEGIN IMMEDIATE); both are let go when the transaction ends, the queue only once
+ * SQLite says no transaction is open.
  *
  * SQL arrives with PostgreSQL placeholders.  SQLite would read "$1" as a *named* parameter
  * numbered by first appearance, so "$2 ... $1" would bind backwards; each $N outside string

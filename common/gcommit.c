@@ -1,16 +1,12 @@
 /*
  * gcommit.c: the leader/follower queue of gcommit.h.  One mutex and one condition
  * variable per process guard a FIFO of pending writes and a "batch in progress" flag; the
- * leader works without the lock held, so threads keep queueing while it writes.  Across
- * processes the batches meet at SQLite's write lock, or first at the optional flock().
+ * leader works without the mutex held, so threads keep queueing while it writes.  Across
+ * processes the batches meet in the SQLite writers' queue that the leader's BEGIN joins
+ * (db_sqlite.c's "<file>-wlock", then SQLite's own lock): the lock order is in gcommit.h.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
-#include <string.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include "gcommit.h"
 #include "log.h"
@@ -29,35 +25,6 @@ static pthread_cond_t gcommit_cv = PTHREAD_COND_INITIALIZER;
 static struct gcommit_item *gcommit_head, *gcommit_tail;
 static int gcommit_busy;
 static long gcommit_batches, gcommit_writes;
-static int gcommit_lockfd = -1;
-
-int
-gcommit_lockfile(const char *path)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return -1;
-	if (gcommit_lockfd >= 0)
-		close(gcommit_lockfd);
-	gcommit_lockfd = fd;
-	return 0;
-}
-
-/* Takes (op LOCK_EX) or releases (LOCK_UN) the cross-process lock, if there is one.  A
- * failure other than EINTR only loses the fairness, not correctness: SQLite still locks. */
-static void
-gcommit_flock(int op)
-{
-	if (gcommit_lockfd < 0)
-		return;
-	while (flock(gcommit_lockfd, op) < 0) {
-		if (errno != EINTR) {
-			log_warn("group commit: flock: %s", strerror(errno));
-			return;
-		}
-	}
-}
 
 /* Marks every write of the batch failed with err. */
 static void
@@ -69,9 +36,13 @@ gcommit_fail_all(struct gcommit_item *batch, enum db_err err)
 	}
 }
 
-/* Runs one batch (a detached list) in one transaction on db; fills every result. */
+/*
+ * Runs one batch (a detached list) in one transaction on db; fills every result.  The
+ * BEGIN queues this process among the file's writers (lock 2 of gcommit.h) and the
+ * COMMIT or ROLLBACK lets the queue go.
+ */
 static void
-gcommit_batch_txn(struct db *db, struct gcommit_item *batch, int n)
+gcommit_batch(struct db *db, struct gcommit_item *batch, int n)
 {
 	struct gcommit_item *it;
 	enum db_err e;
@@ -121,14 +92,6 @@ gcommit_batch_txn(struct db *db, struct gcommit_item *batch, int n)
 		db_rollback(db);
 		gcommit_fail_all(batch, e);
 	}
-}
-
-static void
-gcommit_batch(struct db *db, struct gcommit_item *batch, int n)
-{
-	gcommit_flock(LOCK_EX);
-	gcommit_batch_txn(db, batch, n);
-	gcommit_flock(LOCK_UN);
 }
 
 int

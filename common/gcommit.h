@@ -1,14 +1,26 @@
 /*
- * gcommit.h: group commit of small write transactions inside one worker process.
+ * gcommit.h: group commit of small write transactions inside one worker process, part of
+ * the db layer (db.h) for the writers of an SQLite file.
  *
  * SQLite has one writer at a time, and with synchronous=FULL every COMMIT costs an fsync.
  * When many threads of a process write at once, gcommit_run() queues each write; the
  * first thread to find no batch in progress becomes the leader: it takes the queued
- * writes, runs them all in one write transaction (BEGIN IMMEDIATE, so across processes it
- * waits out SQLite's busy timeout instead of failing with "database is locked"), commits
- * once, and wakes the other threads with their results.  Writes that arrive meanwhile form
- * the next batch.  Each write runs inside its own SAVEPOINT, so one write that fails (a
+ * writes, runs them all in one write transaction (db_begin(DB_TXN_WRITE)), commits once,
+ * and wakes the other threads with their results.  Writes that arrive meanwhile form the
+ * next batch.  Each write runs inside its own SAVEPOINT, so one write that fails (a
  * constraint) is undone alone while the others in the batch commit.
+ *
+ * One writers' queue.  Across processes the batches queue where every other SQLite writer
+ * of the file queues: the leader's BEGIN takes db_sqlite.c's "<file>-wlock" (an exclusive
+ * flock(), woken as soon as it is free) and then SQLite's write lock (BEGIN IMMEDIATE,
+ * within the busy timeout); COMMIT lets both go.  The group commit adds no lock file of
+ * its own, so a write takes one file lock whether it is batched or not (rest's writes
+ * take the same one, one transaction each).  The lock order:
+ *
+ *   1. gcommit's process mutex: held only to queue a write, to take a batch off the
+ *      queue and to hand the results back, never while waiting for 2 or 3;
+ *   2. "<file>-wlock", by the leader's db_begin(), once per batch;
+ *   3. SQLite's WAL write lock, by the same BEGIN IMMEDIATE.
  *
  * A write is reported done only after the COMMIT that contains it returned: what a client
  * was told is on disk.  If BEGIN or COMMIT fails, every write of the batch fails with that
@@ -39,17 +51,6 @@ typedef int (*gcommit_fn)(struct db *db, void *arg);
  * own, or BEGIN's / COMMIT's for the whole batch.
  */
 int gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err);
-
-/*
- * Optionally serialises the batches of every process that calls this with the same path:
- * the leader takes an exclusive flock() on the file (created if missing) before BEGIN and
- * releases it after COMMIT.  A process waiting for SQLite's write lock otherwise polls it
- * from the busy handler with sleeps growing to 100 ms, and under load other processes keep
- * taking the lock in between, so a write can wait for seconds; a blocked flock() is woken
- * as soon as the lock is free.  Call once at start-up, before any gcommit_run().  Returns
- * 0, or -1 with errno set when the file cannot be opened.
- */
-int gcommit_lockfile(const char *path);
 
 /* Statistics for tests and logs: batches committed and writes in them, process-wide. */
 void gcommit_stats(long *batches, long *writes);

@@ -15,10 +15,23 @@
 #include <string.h>
 
 #include "chat/chat.h"
+#include "chat/write.h"
 #include "db.h"
 #include "serve.h"
 
-#define OPEN_MAX	32
+enum open_field { OPEN_NAME, OPEN__MAX };
+
+/* The body's validation table (apps/chat/field.h). */
+static const struct chat_field open_fields[OPEN__MAX] = {
+	[OPEN_NAME] = {
+		.name = "channelOpen", .kind = CHAT_KIND_CHANNEL, .min = 1, .max = 32,
+		.required = 1, .status = 400, .code = "invalid_value",
+		.len_msg = "channelOpen must be 1 to 32 characters",
+		.chars_msg = "channelOpen must match ^[a-z_][a-z0-9_-]*$",
+		.chars_hint = "lower-case letters, digits, _ and -, not starting with a digit "
+		    "or -",
+	},
+};
 
 struct open {
 	const char *sid;
@@ -72,24 +85,16 @@ open_write(struct db *db, void *arg)
 static int
 handle(struct req *rq, struct resp *rs)
 {
+	struct chat_value v[OPEN__MAX];
 	char sid[CHAT_SID_MAX];
 	struct open o;
 	int rc;
 
-	if (chat_write_input(rq, rs, "channelOpen", sid, &o.name, &o.len) < 0)
+	if (chat_write_input(rq, rs, open_fields, OPEN__MAX, sid, v) < 0)
 		return 0;
-	switch (chat_field_check(o.name, o.len, 1, OPEN_MAX, CHAT_CHARS_CHANNEL)) {
-	case CHAT_FIELD_OK:
-		break;
-	case CHAT_FIELD_LENGTH:
-		return resp_error(rs, 400, "invalid_value",
-		    "channelOpen must be 1 to 32 characters", NULL, NULL);
-	default:
-		return resp_error(rs, 400, "invalid_value",
-		    "channelOpen must match ^[a-z_][a-z0-9_-]*$", NULL,
-		    "lower-case letters, digits, _ and -, not starting with a digit or -");
-	}
 	o.sid = sid;
+	o.name = v[OPEN_NAME].s;
+	o.len = v[OPEN_NAME].len;
 	o.now = chat_now();
 	if ((rc = chat_write(rq, rs, open_write, &o)) < 0)
 		return 0;

@@ -17,10 +17,23 @@
 #include <string.h>
 
 #include "chat/chat.h"
+#include "chat/write.h"
 #include "db.h"
 #include "serve.h"
 
-#define SEND_MAX	500
+enum send_field { SEND_TEXT, SEND__MAX };
+
+/* The body's validation table (apps/chat/field.h). */
+static const struct chat_field send_fields[SEND__MAX] = {
+	[SEND_TEXT] = {
+		.name = "messageSend", .kind = CHAT_KIND_TEXT, .min = 1, .max = 500,
+		.ctrl = CHAT_CTRL('\t') | CHAT_CTRL('\n'), .required = 1,
+		.status = 400, .code = "invalid_value",
+		.len_msg = "messageSend must be 1 to 500 characters",
+		.chars_msg = "messageSend may not contain control characters",
+		.chars_hint = "tab and newline are allowed",
+	},
+};
 
 struct send {
 	const char *sid;
@@ -52,24 +65,16 @@ send_write(struct db *db, void *arg)
 static int
 handle(struct req *rq, struct resp *rs)
 {
+	struct chat_value v[SEND__MAX];
 	char sid[CHAT_SID_MAX];
 	struct send s;
 	int rc;
 
-	if (chat_write_input(rq, rs, "messageSend", sid, &s.text, &s.len) < 0)
+	if (chat_write_input(rq, rs, send_fields, SEND__MAX, sid, v) < 0)
 		return 0;
-	switch (chat_field_check(s.text, s.len, 1, SEND_MAX, CHAT_CHARS_TEXT)) {
-	case CHAT_FIELD_OK:
-		break;
-	case CHAT_FIELD_LENGTH:
-		return resp_error(rs, 400, "invalid_value",
-		    "messageSend must be 1 to 500 characters", NULL, NULL);
-	default:
-		return resp_error(rs, 400, "invalid_value",
-		    "messageSend may not contain control characters", NULL,
-		    "tab and newline are allowed");
-	}
 	s.sid = sid;
+	s.text = v[SEND_TEXT].s;
+	s.len = v[SEND_TEXT].len;
 	s.now = chat_now();
 	if ((rc = chat_write(rq, rs, send_write, &s)) < 0)
 		return 0;

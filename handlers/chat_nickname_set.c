@@ -15,11 +15,25 @@
 #include <string.h>
 
 #include "chat/chat.h"
+#include "chat/write.h"
 #include "db.h"
-#include "json.h"
 #include "serve.h"
 
-#define NICK_MAX	32
+enum nick_field { NICK_NICK, NICK__MAX };
+
+/* The body's validation table (apps/chat/field.h): a refusal is 422 and repeats its
+ * reason in the signal the page shows. */
+static const struct chat_field nick_fields[NICK__MAX] = {
+	[NICK_NICK] = {
+		.name = "nicknameSet", .kind = CHAT_KIND_NICKNAME, .min = 1, .max = 32,
+		.required = 1, .status = 422, .code = "invalid_nickname",
+		.signal = "_nicknameSetError",
+		.len_msg = "The nickname must be 1 to 32 characters.",
+		.len_hint = "1 to 32 characters: letters, digits, space, _ and -",
+		.chars_msg = "The nickname may contain only letters, digits, spaces, _ and -.",
+		.chars_hint = "1 to 32 characters: letters, digits, space, _ and -",
+	},
+};
 
 struct nick {
 	const char *sid;
@@ -44,46 +58,20 @@ nick_write(struct db *db, void *arg)
 	return db_changes(st) == 1 ? 0 : 1;
 }
 
-/* The 422 answer: the signal the page shows, and the error shape of every sluice API. */
-static int
-nick_refuse(struct resp *rs, const char *msg)
-{
-	struct buf *b = &rs->body;
-
-	rs->status = 422;
-	rs->content_type = "application/json";
-	b->len = 0;
-	buf_puts(b, "{\"_nicknameSetError\":");
-	json_escape(b, msg, strlen(msg));
-	buf_puts(b, ",\"code\":\"invalid_nickname\",\"message\":");
-	json_escape(b, msg, strlen(msg));
-	buf_puts(b, ",\"details\":null,\"hint\":\"1 to 32 characters: letters, digits, "
-	    "space, _ and -\"}");
-	if (buf_failed(b))
-		return resp_error(rs, 422, "invalid_nickname", msg, NULL, NULL);
-	return 0;
-}
-
 static int
 handle(struct req *rq, struct resp *rs)
 {
 	static const char ok[] = "{\"_nicknameSetError\":\"\"}";
+	struct chat_value v[NICK__MAX];
 	char sid[CHAT_SID_MAX];
 	struct nick n;
 	int rc;
 
-	if (chat_write_input(rq, rs, "nicknameSet", sid, &n.nick, &n.len) < 0)
+	if (chat_write_input(rq, rs, nick_fields, NICK__MAX, sid, v) < 0)
 		return 0;
-	switch (chat_field_check(n.nick, n.len, 1, NICK_MAX, CHAT_CHARS_NICKNAME)) {
-	case CHAT_FIELD_OK:
-		break;
-	case CHAT_FIELD_LENGTH:
-		return nick_refuse(rs, "The nickname must be 1 to 32 characters.");
-	default:
-		return nick_refuse(rs, "The nickname may contain only letters, digits, "
-		    "spaces, _ and -.");
-	}
 	n.sid = sid;
+	n.nick = v[NICK_NICK].s;
+	n.len = v[NICK_NICK].len;
 	if ((rc = chat_write(rq, rs, nick_write, &n)) < 0)
 		return 0;
 	if (rc == 1)

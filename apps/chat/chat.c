@@ -13,20 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "arena.h"
 #include "chat.h"
+#include "chat/body.h"
+#include "chat/write.h"
 #include "settings.h"
-#include "json.h"
-#include "log.h"
 #include "req.h"
 #include "resp.h"
-#include "serve.h"
-#include "str.h"
 
 #define CHAT_KEY_MAX	64
 #define CHAT_MAC_HEX	64	/* HMAC-SHA256 in hex */
@@ -152,28 +148,6 @@ chat_key_create(const char *path)
 	return ret;
 }
 
-/* On SQLite, the group-commit lock file DB-gcommit next to the database (gcommit.h). */
-static int
-chat_lockfile(void)
-{
-	const char *url = settings_str("SLUICE_DB", ""), *path;
-	char lock[4200];
-	int n;
-
-	if (strncmp(url, "sqlite:", 7) != 0)
-		return 0;
-	path = url + 7;
-	if (strncmp(path, "//", 2) == 0)
-		path += 2;
-	n = snprintf(lock, sizeof(lock), "%s-gcommit", path);
-	if (n < 0 || (size_t)n >= sizeof(lock) || gcommit_lockfile(lock) < 0) {
-		fprintf(stderr, "chat: cannot open the lock file %s: %s\n", lock,
-		    n < 0 || (size_t)n >= sizeof(lock) ? "path too long" : strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 int
 chat_init(void)
 {
@@ -186,8 +160,6 @@ chat_init(void)
 		fprintf(stderr, "chat: SLUICE_BENCH_SESSIONS must be 0..99999999\n");
 		return -1;
 	}
-	if (chat_lockfile() < 0)
-		return -1;
 	if (hex != NULL) {
 		if ((k = chat_unhex(hex, chat_key, sizeof(chat_key))) < 16) {
 			fprintf(stderr, "chat: SLUICE_SESSION_KEY must be 32 to 128 hex digits\n");
@@ -346,43 +318,6 @@ chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX])
 	return 0;
 }
 
-int
-chat_write(struct req *rq, struct resp *rs, gcommit_fn fn, void *arg)
-{
-	struct db *db = rq->db;
-	enum db_err e = DB_EINTERNAL;
-	int rc, tries;
-
-	if (db_backend(db) == DB_SQLITE) {
-		if ((rc = gcommit_run(db, fn, arg, &e)) < 0)
-			serve_db_error_class(rs, e);
-		return rc;
-	}
-	for (tries = 0;; tries++) {
-		if (db_begin(db, DB_TXN_WRITE) == 0) {
-			rc = fn(db, arg);
-			if (rc >= 0 && db_commit(db) == 0)
-				return rc;
-		}
-		e = db_errcode(db);
-		if (e == DB_OK)
-			e = DB_EINTERNAL;
-		if (e != DB_EBUSY || tries >= CHAT_PG_RETRIES)
-			log_warn("write failed: %s", db_errmsg(db));
-		db_rollback(db);
-		if (e != DB_EBUSY || tries >= CHAT_PG_RETRIES)
-			break;
-		/*
-		 * Serialization failure or deadlock: back off a random 1..2^k ms (k grows to
-		 * 5) so that the colliding transactions do not meet again, then retry.
-		 */
-		nanosleep(&(struct timespec){ 0, (long)(1 + chat_random() %
-		    (1u << (tries < 5 ? tries + 1 : 5))) * 1000000L }, NULL);
-	}
-	serve_db_error_class(rs, e);
-	return -1;
-}
-
 double
 chat_now(void)
 {
@@ -392,187 +327,14 @@ chat_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Decodes one code point of valid UTF-8 at s[*i], advancing *i. */
-static uint32_t
-chat_utf8_next(const unsigned char *s, size_t *i)
-{
-	uint32_t c = s[*i];
-
-	if (c < 0x80) {
-		*i += 1;
-		return c;
-	}
-	if (c < 0xE0) {
-		c = (c & 0x1F) << 6 | (s[*i + 1] & 0x3F);
-		*i += 2;
-		return c;
-	}
-	if (c < 0xF0) {
-		c = (c & 0x0F) << 12 | (uint32_t)(s[*i + 1] & 0x3F) << 6 | (s[*i + 2] & 0x3F);
-		*i += 3;
-		return c;
-	}
-	c = (c & 0x07) << 18 | (uint32_t)(s[*i + 1] & 0x3F) << 12 |
-	    (uint32_t)(s[*i + 2] & 0x3F) << 6 | (s[*i + 3] & 0x3F);
-	*i += 4;
-	return c;
-}
-
-size_t
-chat_utf8_len(const char *s, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++)
-		n += ((unsigned char)s[i] & 0xC0) != 0x80;
-	return n;
-}
-
-enum chat_field_err
-chat_field_check(const char *s, size_t len, size_t min, size_t max, enum chat_chars chars)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = chat_utf8_len(s, len), i = 0, k = 0;
-	uint32_t c;
-	int ok;
-
-	if (n < min || n > max)
-		return CHAT_FIELD_LENGTH;
-	while (i < len) {
-		c = chat_utf8_next(u, &i);
-		switch (chars) {
-		case CHAT_CHARS_TEXT:
-			ok = (c >= 0x20 && c != 0x7F && !(c >= 0x80 && c <= 0x9F)) ||
-			    c == '\t' || c == '\n';
-			break;
-		case CHAT_CHARS_CHANNEL:
-			ok = (c >= 'a' && c <= 'z') || c == '_' ||
-			    (k > 0 && ((c >= '0' && c <= '9') || c == '-'));
-			break;
-		default:
-			ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			    (c >= '0' && c <= '9') || c == ' ' || c == '_' || c == '-';
-			break;
-		}
-		if (!ok)
-			return CHAT_FIELD_CHARS;
-		k++;
-	}
-	return CHAT_FIELD_OK;
-}
-
-/*
- * cJSON ends its strings at a NUL, so "\u0000" inside a value would silently cut it.
- * Such bodies are refused outright: this finds the escape (outside strings a backslash
- * cannot occur in valid JSON, and cJSON rejects the body then anyway).
- */
-static int
-chat_has_nul_escape(const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i++) {
-		if (s[i] != '\\')
-			continue;
-		if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
-			return 1;
-		i++;	/* skip the escaped character */
-	}
-	return 0;
-}
-
 int
-chat_body_string(struct req *rq, struct resp *rs, const char *key, const char **val,
-    size_t *len)
-{
-	static const char *const signals[] = { "messageSend", "channelOpen", "nicknameSet",
-	    NULL };
-	enum json_err jerr = JSON_OK;
-	const cJSON *found = NULL, *m;
-	cJSON *root = NULL;
-	char msg[160];
-	size_t pos = 0, i;
-	int ret = -1;
-
-	if (!req_content_type_is(rq, "application/json")) {
-		resp_error(rs, 415, "unsupported_media_type",
-		    "the body must be JSON (Content-Type: application/json)", NULL, NULL);
-		goto out;
-	}
-	if (rq->body == NULL || rq->body_len == 0) {
-		resp_error(rs, 400, "invalid_body", "the request has no body", NULL, NULL);
-		goto out;
-	}
-	if (chat_has_nul_escape(rq->body, rq->body_len)) {
-		resp_error(rs, 400, "invalid_body", "NUL characters are not allowed", NULL,
-		    NULL);
-		goto out;
-	}
-	if ((root = json_parse(rq->body, rq->body_len, 8, &jerr, &pos)) == NULL) {
-		if (jerr == JSON_ENOMEM) {
-			resp_error(rs, 500, "internal", "out of memory", NULL, NULL);
-			goto out;
-		}
-		(void)snprintf(msg, sizeof(msg), "%s at byte %zu", jerr == JSON_ETOODEEP ?
-		    "nested too deep" : "not valid JSON (or not UTF-8)", pos);
-		resp_error(rs, 400, "invalid_json", "the body is not valid JSON", msg, NULL);
-		goto out;
-	}
-	if (!cJSON_IsObject(root)) {
-		resp_error(rs, 400, "invalid_body", "the body must be a JSON object", NULL, NULL);
-		goto out;
-	}
-	for (m = root->child; m != NULL; m = m->next) {
-		if (m->string != NULL && strcmp(m->string, key) == 0) {
-			if (found != NULL) {
-				resp_error(rs, 400, "invalid_body", "a key appears twice", key, NULL);
-				goto out;
-			}
-			found = m;
-			continue;
-		}
-		for (i = 0; signals[i] != NULL; i++)
-			if (m->string != NULL && strcmp(m->string, signals[i]) == 0)
-				break;
-		if (signals[i] == NULL) {
-			resp_error(rs, 400, "invalid_body", "unexpected key in the body",
-			    m->string, NULL);
-			goto out;
-		}
-	}
-	if (found == NULL) {
-		(void)snprintf(msg, sizeof(msg), "the body must have the key \"%s\"", key);
-		resp_error(rs, 400, "invalid_body", msg, NULL, NULL);
-		goto out;
-	}
-	if (!cJSON_IsString(found) || found->valuestring == NULL) {
-		(void)snprintf(msg, sizeof(msg), "\"%s\" must be a string", key);
-		resp_error(rs, 400, "invalid_type", msg, NULL, NULL);
-		goto out;
-	}
-	*len = strlen(found->valuestring);
-	if (!str_utf8_valid(found->valuestring, *len)) {
-		resp_error(rs, 400, "invalid_body", "the string is not valid UTF-8", NULL, NULL);
-		goto out;
-	}
-	if ((*val = arena_strndup(rq->arena, found->valuestring, *len)) == NULL) {
-		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-		goto out;
-	}
-	ret = 0;
-out:
-	cJSON_Delete(root);
-	return ret;
-}
-
-int
-chat_write_input(struct req *rq, struct resp *rs, const char *key, char sid[CHAT_SID_MAX],
-    const char **s, size_t *len)
+chat_write_input(struct req *rq, struct resp *rs, const struct chat_field *tbl, size_t n,
+    char sid[CHAT_SID_MAX], struct chat_value *vals)
 {
 	if (!chat_session(rq, sid)) {
 		resp_error(rs, 401, "no_session", "no valid session", NULL,
 		    "load the chat page first: it sets the session cookie");
 		return -1;
 	}
-	return chat_body_string(rq, rs, key, s, len) < 0 ? -1 : 0;
+	return chat_body_read(rq, rs, tbl, n, vals);
 }

@@ -1,16 +1,18 @@
 /*
- * fuzz_chat_body: the chat's write inputs (apps/chat/chat.c) as the three write endpoints use
- * them: chat_body_string() on the JSON body, then chat_field_check() with each endpoint's
- * rules (messageSend: 1..500 characters of text; channelOpen: 1..32 of ^[a-z_][a-z0-9_-]*$;
- * nicknameSet: 1..32 of [A-Za-z0-9 _-]).  No database: nothing here writes.
+ * fuzz_chat_body: the chat's write inputs (apps/chat/body.c, field.c) as the three write
+ * endpoints use them: chat_body_read() on the JSON body through each endpoint's validation
+ * table row (messageSend: 1..500 characters of text; channelOpen: 1..32 of
+ * ^[a-z_][a-z0-9_-]*$; nicknameSet: 1..32 of [A-Za-z0-9 _-]).  No database: nothing here
+ * writes.
  *
  * The first input byte picks the endpoint (mod 3) and the Content-Type (/3 mod 4: JSON,
  * JSON with a charset, text/plain, none); the rest is the request body.
  *
- * Invariants: an accepted value is NUL-terminated at its length, has no NUL inside and is
- * valid UTF-8, and the field check agrees with an independent implementation of the rules
- * here; a refusal leaves a 4xx with a JSON error body {code, message, ...}; a body that is
- * not an object, or has an unknown key, is never accepted.
+ * Invariants: an accepted value is NUL-terminated at its length, has no NUL inside, is
+ * valid UTF-8 and keeps its row's rules; the row's check (chat_field_check()) agrees with
+ * an independent implementation of the rules here on every string value the body holds
+ * for the endpoint's key; a refusal leaves a 4xx with a JSON error body {code, message,
+ * ...}; a body that is not an object, or has an unknown key, is never accepted.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "arena.h"
-#include "chat/chat.h"
+#include "chat/body.h"
 #include "json.h"
 #include "req.h"
 #include "resp.h"
@@ -27,14 +29,22 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const struct {
-	const char *key;
-	size_t max;
-	enum chat_chars chars;
-} fuzz_fields[] = {
-	{ "messageSend", 500, CHAT_CHARS_TEXT },
-	{ "channelOpen", 32, CHAT_CHARS_CHANNEL },
-	{ "nicknameSet", 32, CHAT_CHARS_NICKNAME },
+/* The endpoints' rows, as handlers/chat_*.c hold them. */
+static const struct chat_field fuzz_fields[] = {
+	{ .name = "messageSend", .kind = CHAT_KIND_TEXT, .min = 1, .max = 500,
+	    .ctrl = CHAT_CTRL('\t') | CHAT_CTRL('\n'), .required = 1, .status = 400,
+	    .code = "invalid_value", .len_msg = "messageSend must be 1 to 500 characters",
+	    .chars_msg = "messageSend may not contain control characters",
+	    .chars_hint = "tab and newline are allowed" },
+	{ .name = "channelOpen", .kind = CHAT_KIND_CHANNEL, .min = 1, .max = 32,
+	    .required = 1, .status = 400, .code = "invalid_value",
+	    .len_msg = "channelOpen must be 1 to 32 characters",
+	    .chars_msg = "channelOpen must match ^[a-z_][a-z0-9_-]*$" },
+	{ .name = "nicknameSet", .kind = CHAT_KIND_NICKNAME, .min = 1, .max = 32,
+	    .required = 1, .status = 422, .code = "invalid_nickname",
+	    .signal = "_nicknameSetError",
+	    .len_msg = "The nickname must be 1 to 32 characters.",
+	    .chars_msg = "The nickname may contain only letters, digits, spaces, _ and -." },
 };
 
 static const char *const fuzz_types[] = { "CONTENT_TYPE=application/json",
@@ -57,7 +67,7 @@ fuzz_cp(const unsigned char *s, size_t *i)
 
 /* The rules as the endpoints' documentation states them. */
 static enum chat_field_err
-fuzz_rule(const char *s, size_t len, size_t max, enum chat_chars chars)
+fuzz_rule(const char *s, size_t len, size_t max, enum chat_kind chars)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, n = 0;
@@ -72,11 +82,11 @@ fuzz_rule(const char *s, size_t len, size_t max, enum chat_chars chars)
 	for (i = 0, n = 0; i < len; n++) {
 		c = fuzz_cp(u, &i);
 		switch (chars) {
-		case CHAT_CHARS_TEXT:
+		case CHAT_KIND_TEXT:
 			if ((c < 0x20 && c != '\t' && c != '\n') || (c >= 0x7F && c <= 0x9F))
 				return CHAT_FIELD_CHARS;
 			break;
-		case CHAT_CHARS_CHANNEL:
+		case CHAT_KIND_CHANNEL:
 			if (!((c >= 'a' && c <= 'z') || c == '_' ||
 			    (n > 0 && ((c >= '0' && c <= '9') || c == '-'))))
 				return CHAT_FIELD_CHARS;
@@ -113,6 +123,33 @@ fuzz_must_refuse(const char *body, size_t len)
 	return refuse;
 }
 
+/*
+ * The endpoint's row f checks, like the rules above, the value of f's key wherever cJSON
+ * finds one that is a valid UTF-8 string, accepted body or not.
+ */
+static void
+fuzz_check_agrees(const char *body, size_t len, const struct chat_field *f)
+{
+	const cJSON *m;
+	cJSON *root;
+	size_t n;
+
+	if ((root = cJSON_ParseWithLength(body, len)) == NULL)
+		return;
+	for (m = cJSON_IsObject(root) ? root->child : NULL; m != NULL; m = m->next) {
+		if (m->string == NULL || strcmp(m->string, f->name) != 0 ||
+		    !cJSON_IsString(m) || m->valuestring == NULL)
+			continue;
+		n = strlen(m->valuestring);
+		if (!str_utf8_valid(m->valuestring, n))
+			continue;
+		if (chat_field_check(f, m->valuestring, n) !=
+		    fuzz_rule(m->valuestring, n, f->max, f->kind))
+			abort();
+	}
+	cJSON_Delete(root);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -120,6 +157,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct resp rs;
 	static int ready;
 	char *envp[3], *body;
+	struct chat_value vals[1];
 	const char *val = NULL;
 	size_t len = 0, f;
 	struct req rq;
@@ -150,16 +188,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rq.body = size > 1 ? body : NULL;
 	rq.body_len = size - 1;
 
-	rc = chat_body_string(&rq, &rs, fuzz_fields[f].key, &val, &len);
+	fuzz_check_agrees(rq.body, rq.body_len, &fuzz_fields[f]);
+	rc = chat_body_read(&rq, &rs, &fuzz_fields[f], 1, vals);
 	if (rc == 0) {
+		val = vals[0].s;
+		len = vals[0].len;
 		if (rs.status != 0 || val == NULL || strlen(val) != len ||
 		    !str_utf8_valid(val, len) || envp[1] == NULL ||
 		    fuzz_must_refuse(rq.body, rq.body_len))
 			abort();
 		if (chat_utf8_len(val, len) > len)
 			abort();
-		if (chat_field_check(val, len, 1, fuzz_fields[f].max, fuzz_fields[f].chars) !=
-		    fuzz_rule(val, len, fuzz_fields[f].max, fuzz_fields[f].chars))
+		if (chat_field_check(&fuzz_fields[f], val, len) != CHAT_FIELD_OK ||
+		    fuzz_rule(val, len, fuzz_fields[f].max, fuzz_fields[f].kind) !=
+		    CHAT_FIELD_OK)
 			abort();
 		return 0;
 	}

@@ -4,15 +4,18 @@
  * structure, sessions), compression negotiation (Brotli decoded with libbrotlidec, gzip
  * with zlib, identity), every write's status and effect, HTML escaping of hostile values,
  * bad input (4xx, nothing written), bench mode, concurrent writers (every 204 is a row,
- * no 5xx, no "database is locked"), and kill -9 of the writers right after their 204s
- * (no acknowledged message is lost).
+ * no 5xx, no "database is locked", the writer processes locking no file but the writers'
+ * queue "chat.db-wlock", and no other lock file in the data directory), and kill -9
+ * of the writers right after their 204s (no acknowledged message is lost).
  */
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <brotli/decode.h>
@@ -402,6 +405,63 @@ test_bench_mode(void)
 	http_resp_free(&r);
 }
 
+/*
+ * The flock() locks that the processes pids[0..n) hold, from /proc/locks: *queue counts
+ * those on the inode ino (the writers' queue), *other those on any other file.  Waiters
+ * ("->") hold nothing yet.  A read of /proc/locks longer than a page is not one snapshot
+ * (a lock let go and the next one taken can both show), so what is told apart is the
+ * file locked, not how many locks there are at an instant.
+ */
+static void
+flocks_of(const pid_t *pids, int n, unsigned long ino, long *queue, long *other)
+{
+	char line[256], type[16], dev[64];
+	unsigned long i;
+	long pid;
+	int k;
+	FILE *f;
+
+	if ((f = fopen("/proc/locks", "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "->") != NULL ||
+		    sscanf(line, "%*d: %15s %*s %*s %ld %63s", type, &pid, dev) != 3 ||
+		    strcmp(type, "FLOCK") != 0 || strrchr(dev, ':') == NULL ||
+		    sscanf(strrchr(dev, ':') + 1, "%lu", &i) != 1)
+			continue;
+		for (k = 0; k < n; k++)
+			if (pid == (long)pids[k]) {
+				if (i == ino)
+					(*queue)++;
+				else {
+					(*other)++;
+					printf("  a writer holds a lock on inode %lu\n", i);
+				}
+			}
+	}
+	fclose(f);
+}
+
+struct lockwatch {
+	pid_t pids[16];
+	int n;
+	unsigned long ino;
+	volatile int stop;
+	long queue, other, samples;
+};
+
+static void *
+lockwatch_run(void *arg)
+{
+	struct lockwatch *w = arg;
+
+	while (!w->stop) {
+		flocks_of(w->pids, w->n, w->ino, &w->queue, &w->other);
+		w->samples++;
+	}
+	return NULL;
+}
+
 /* Concurrent writers: THREADS x N message-sends at once through two processes. */
 #define CW_THREADS	8
 #define CW_N		200
@@ -437,11 +497,23 @@ cw_run(void *arg)
 static void
 test_concurrent_writers(void)
 {
-	pthread_t t[CW_THREADS];
+	pthread_t t[CW_THREADS], watcher;
 	struct cw c[CW_THREADS];
+	struct lockwatch w;
+	char path[128];
+	struct stat sb;
 	int i, ok = 0, bad = 0;
 	long long t0 = stack_now_ms();
 
+	/* Meanwhile /proc/locks is read over and over: a group-committed write takes one
+	 * file lock, the writers' queue, so no writer process ever locks another file. */
+	memset(&w, 0, sizeof(w));
+	w.n = stack_worker_pids(&st, "bench_send", w.pids, 16);
+	CHECK_INT(w.n, 2);
+	snprintf(path, sizeof(path), "%s/chat.db-wlock", dir);
+	CHECK_INT(stat(path, &sb), 0);
+	w.ino = (unsigned long)sb.st_ino;
+	CHECK_INT(pthread_create(&watcher, NULL, lockwatch_run, &w), 0);
 	for (i = 0; i < CW_THREADS; i++) {
 		memset(&c[i], 0, sizeof(c[i]));
 		c[i].id = i;
@@ -452,12 +524,54 @@ test_concurrent_writers(void)
 		ok += c[i].ok;
 		bad += c[i].err5xx + c[i].other;
 	}
+	w.stop = 1;
+	pthread_join(watcher, NULL);
 	printf("  %d sends: %d x 204 in %lld ms, %d others\n", CW_THREADS * CW_N, ok,
 	    stack_now_ms() - t0, bad);
+	printf("  /proc/locks read %ld times: the writers held chat.db-wlock %ld times, "
+	    "another file %ld times\n", w.samples, w.queue, w.other);
+	CHECK(w.queue > 0);
+	CHECK_INT(w.other, 0);
 	CHECK_INT(ok, CW_THREADS * CW_N);
 	CHECK_INT(bad, 0);
 	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM messages WHERE content LIKE 'cw %'",
 	    NULL), ok);
+}
+
+/*
+ * The data directory after all those writes: the database, its WAL and shared memory, the
+ * session key, and one lock file, the writers' queue "chat.db-wlock"; the group commit
+ * made none of its own.
+ */
+static void
+test_one_lock_file(void)
+{
+	static const char *const want[] = { "chat.db", "chat.db-wal", "chat.db-shm",
+	    "chat.db-wlock", "chat-session.key" };
+	int found[sizeof(want) / sizeof(want[0])] = { 0 };
+	struct dirent *e;
+	size_t i;
+	DIR *d;
+
+	CHECK((d = opendir(dir)) != NULL);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (strcmp(e->d_name, want[i]) == 0)
+				break;
+		if (i == sizeof(want) / sizeof(want[0]))
+			printf("  unexpected file: %s\n", e->d_name);
+		CHECK(i < sizeof(want) / sizeof(want[0]));
+		if (i < sizeof(want) / sizeof(want[0]))
+			found[i]++;
+	}
+	closedir(d);
+	/* The database and its queue; the WAL files come and go with the connections. */
+	CHECK_INT(found[0], 1);
+	CHECK_INT(found[3], 1);
 }
 
 /* Acknowledged means durable: kill -9 every writer right after their 204s. */
@@ -508,6 +622,7 @@ main(void)
 	RUN(test_bad_input);
 	RUN(test_bench_mode);
 	RUN(test_concurrent_writers);
+	RUN(test_one_lock_file);
 	RUN(test_kill9_after_204);
 	teardown();
 	return harness_done();

@@ -1,20 +1,25 @@
 /*
  * test_chatlib: the library pieces under the chat endpoints: the template engine (parse
  * errors, blocks, escaping that cannot be bypassed), Accept-Encoding negotiation, the
- * field rules (code points, character classes) and group commit on a real SQLite file
+ * field rules (code points, character classes), the validation table's reader and its
+ * refusals, and group commit on a real SQLite file
  * (many threads, every write committed, fewer transactions than writes, one failing
- * write undone alone).
+ * write undone alone, one file lock held while a batch writes: the writers' queue).
  */
+#include <sys/stat.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "chat/chat.h"
 #include "db.h"
 #include "encode.h"
 #include "gcommit.h"
+#include "resp.h"
 #include "tmpl.h"
 #include "../lib/harness.h"
 
@@ -113,43 +118,155 @@ test_chat_fields(void)
 	static const struct {
 		const char *s;
 		size_t min, max;
-		enum chat_chars chars;
+		enum chat_kind chars;
 		enum chat_field_err want;
 	} cases[] = {
-		{ "hello", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_OK },
-		{ "", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_LENGTH },
-		{ "a\tb\nc", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_OK },
-		{ "a\rb", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_CHARS },
-		{ "a\x01", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_CHARS },
-		{ "a\x7f", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_CHARS },
-		{ "\xc2\x85", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_CHARS },	/* U+0085 */
-		{ "\xc3\xa9\xc3\xa9", 1, 2, CHAT_CHARS_TEXT, CHAT_FIELD_OK },	/* 2 code points */
-		{ "\xc3\xa9\xc3\xa9\xc3\xa9", 1, 2, CHAT_CHARS_TEXT, CHAT_FIELD_LENGTH },
-		{ "<script>", 1, 500, CHAT_CHARS_TEXT, CHAT_FIELD_OK },
-		{ "c_00000001", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_OK },
-		{ "_x-1", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_OK },
-		{ "1abc", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_CHARS },
-		{ "-abc", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_CHARS },
-		{ "Abc", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_CHARS },
-		{ "a b", 1, 32, CHAT_CHARS_CHANNEL, CHAT_FIELD_CHARS },
-		{ "abcdefghijabcdefghijabcdefghijabc", 1, 32, CHAT_CHARS_CHANNEL,
+		{ "hello", 1, 500, CHAT_KIND_TEXT, CHAT_FIELD_OK },
+		{ "", 1, 500, CHAT_KIND_TEXT, CHAT_FIELD_LENGTH },
+		{ "a\tb\nc", 1, 500, CHAT_KIND_TEXT, CHAT_FIELD_OK },
+		{ "a\rb", 1, 500, CHAT_KIND_TEXT, CHAT_FIELD_CHARS },
+		{ "a\x01", 1, 500, CHAT_KIND_TEXT, CHAT_FIELD_CHARS },
+		{ "a\x7f", 1, 500, CHAT_KIND_TEXT, CHAT_FIELD_CHARS },
+		{ "\xc2\x85", 1, 500, CHAT_KIND_TEXT, CHAT_FIELD_CHARS },	/* U+0085 */
+		{ "\xc3\xa9\xc3\xa9", 1, 2, CHAT_KIND_TEXT, CHAT_FIELD_OK },	/* 2 code points */
+		{ "\xc3\xa9\xc3\xa9\xc3\xa9", 1, 2, CHAT_KIND_TEXT, CHAT_FIELD_LENGTH },
+		{ "<script>", 1, 500, CHAT_KIND_TEXT, CHAT_FIELD_OK },
+		{ "c_00000001", 1, 32, CHAT_KIND_CHANNEL, CHAT_FIELD_OK },
+		{ "_x-1", 1, 32, CHAT_KIND_CHANNEL, CHAT_FIELD_OK },
+		{ "1abc", 1, 32, CHAT_KIND_CHANNEL, CHAT_FIELD_CHARS },
+		{ "-abc", 1, 32, CHAT_KIND_CHANNEL, CHAT_FIELD_CHARS },
+		{ "Abc", 1, 32, CHAT_KIND_CHANNEL, CHAT_FIELD_CHARS },
+		{ "a b", 1, 32, CHAT_KIND_CHANNEL, CHAT_FIELD_CHARS },
+		{ "abcdefghijabcdefghijabcdefghijabc", 1, 32, CHAT_KIND_CHANNEL,
 		    CHAT_FIELD_LENGTH },
-		{ "Alice B_-9", 1, 32, CHAT_CHARS_NICKNAME, CHAT_FIELD_OK },
-		{ "<script>", 1, 32, CHAT_CHARS_NICKNAME, CHAT_FIELD_CHARS },
-		{ "\xc3\xa9", 1, 32, CHAT_CHARS_NICKNAME, CHAT_FIELD_CHARS },
-		{ "", 1, 32, CHAT_CHARS_NICKNAME, CHAT_FIELD_LENGTH },
+		{ "Alice B_-9", 1, 32, CHAT_KIND_NICKNAME, CHAT_FIELD_OK },
+		{ "<script>", 1, 32, CHAT_KIND_NICKNAME, CHAT_FIELD_CHARS },
+		{ "\xc3\xa9", 1, 32, CHAT_KIND_NICKNAME, CHAT_FIELD_CHARS },
+		{ "", 1, 32, CHAT_KIND_NICKNAME, CHAT_FIELD_LENGTH },
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		enum chat_field_err e = chat_field_check(cases[i].s, strlen(cases[i].s),
-		    cases[i].min, cases[i].max, cases[i].chars);
+		/* Text as the messages take it: tab and newline are its only controls. */
+		struct chat_field f = { .name = "f", .kind = cases[i].chars,
+		    .min = cases[i].min, .max = cases[i].max,
+		    .ctrl = CHAT_CTRL('\t') | CHAT_CTRL('\n') };
+		enum chat_field_err e;
+
+		e = chat_field_check(&f, cases[i].s, strlen(cases[i].s));
 
 		if (e != cases[i].want)
 			printf("  case %zu: \"%s\"\n", i, cases[i].s);
 		CHECK_INT(e, cases[i].want);
 	}
 	CHECK_INT(chat_utf8_len("a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 10), 4);
+}
+
+/* Rows as the write endpoints hold them: a message and a nickname. */
+static const struct chat_field tf_rows[] = {
+	{ .name = "messageSend", .kind = CHAT_KIND_TEXT, .min = 1, .max = 500,
+	    .ctrl = CHAT_CTRL('\t') | CHAT_CTRL('\n'), .required = 1, .status = 400,
+	    .code = "invalid_value", .len_msg = "messageSend must be 1 to 500 characters",
+	    .chars_msg = "messageSend may not contain control characters",
+	    .chars_hint = "tab and newline are allowed" },
+	{ .name = "nicknameSet", .kind = CHAT_KIND_NICKNAME, .min = 1, .max = 32,
+	    .required = 0, .status = 422, .code = "invalid_nickname",
+	    .signal = "_nicknameSetError",
+	    .len_msg = "The nickname must be 1 to 32 characters.",
+	    .len_hint = "1 to 32 characters: letters, digits, space, _ and -",
+	    .chars_msg = "The nickname may contain only letters, digits, spaces, _ and -.",
+	    .chars_hint = "1 to 32 characters: letters, digits, space, _ and -" },
+};
+
+/*
+ * The table's reader on decoded bytes, whatever encoding they came in: NUL and bad UTF-8
+ * in a value, an unknown or repeated name, a missing required field; what is stored.
+ */
+static void
+test_chat_field_read(void)
+{
+	struct chat_value v[2];
+	size_t row = 99;
+
+	memset(v, 0, sizeof(v));
+	CHECK_INT(chat_field_missing(tf_rows, 2, v), 0);
+	CHECK_INT(chat_field_read(tf_rows, 2, v, "nicknameSet", "a\0b", 3, &row),
+	    CHAT_FIELD_NUL);
+	CHECK_INT(row, 1);
+	CHECK_INT(chat_field_read(tf_rows, 2, v, "nicknameSet", "\xc3", 1, NULL),
+	    CHAT_FIELD_UTF8);
+	CHECK_INT(chat_field_read(tf_rows, 2, v, "messageSend", "\xed\xa0\x80", 3, NULL),
+	    CHAT_FIELD_UTF8);	/* a surrogate */
+	CHECK_INT(chat_field_read(tf_rows, 2, v, "nicknameset", "x", 1, &row),
+	    CHAT_FIELD_UNKNOWN);
+	CHECK_INT(row, 2);
+	CHECK_INT(chat_field_read(tf_rows, 2, v, NULL, "x", 1, NULL), CHAT_FIELD_UNKNOWN);
+	CHECK(v[0].s == NULL && v[1].s == NULL);
+	CHECK_INT(chat_field_read(tf_rows, 2, v, "messageSend", "hi\tthere", 8, &row),
+	    CHAT_FIELD_OK);
+	CHECK_INT(row, 0);
+	CHECK(v[0].s != NULL && v[0].len == 8 && memcmp(v[0].s, "hi\tthere", 8) == 0);
+	CHECK_INT(chat_field_read(tf_rows, 2, v, "messageSend", "again", 5, NULL),
+	    CHAT_FIELD_TWICE);
+	CHECK_INT(v[0].len, 8);
+	/* The nickname is optional in this table: nothing is missing now. */
+	CHECK_INT(chat_field_missing(tf_rows, 2, v), 2);
+}
+
+/* The answers: a row's own for its rules (400, or 422 led by the page's signal), else
+ * 400 invalid_body, all of the {code, message, details, hint} shape. */
+static void
+test_chat_field_refuse(void)
+{
+	static const struct {
+		const struct chat_field *f;
+		const char *name;
+		enum chat_field_err e;
+		int status;
+		const char *ctype, *body;
+	} cases[] = {
+		{ &tf_rows[1], "nicknameSet", CHAT_FIELD_LENGTH, 422, "application/json",
+		    "{\"_nicknameSetError\":\"The nickname must be 1 to 32 characters.\","
+		    "\"code\":\"invalid_nickname\",\"message\":\"The nickname must be 1 to 32 "
+		    "characters.\",\"details\":null,\"hint\":\"1 to 32 characters: letters, "
+		    "digits, space, _ and -\"}" },
+		{ &tf_rows[0], "messageSend", CHAT_FIELD_CHARS, 400, NULL,
+		    "{\"code\":\"invalid_value\",\"message\":\"messageSend may not contain "
+		    "control characters\",\"details\":null,\"hint\":\"tab and newline are "
+		    "allowed\"}" },
+		{ &tf_rows[0], "messageSend", CHAT_FIELD_LENGTH, 400, NULL,
+		    "{\"code\":\"invalid_value\",\"message\":\"messageSend must be 1 to 500 "
+		    "characters\",\"details\":null,\"hint\":null}" },
+		{ NULL, "evil", CHAT_FIELD_UNKNOWN, 400, NULL,
+		    "{\"code\":\"invalid_body\",\"message\":\"unexpected key in the body\","
+		    "\"details\":\"evil\",\"hint\":null}" },
+		{ &tf_rows[0], "messageSend", CHAT_FIELD_TWICE, 400, NULL,
+		    "{\"code\":\"invalid_body\",\"message\":\"a key appears twice\","
+		    "\"details\":\"messageSend\",\"hint\":null}" },
+		{ &tf_rows[0], "messageSend", CHAT_FIELD_MISSING, 400, NULL,
+		    "{\"code\":\"invalid_body\",\"message\":\"the body must have the key "
+		    "\\\"messageSend\\\"\",\"details\":null,\"hint\":null}" },
+		{ &tf_rows[1], "nicknameSet", CHAT_FIELD_NUL, 400, NULL,
+		    "{\"code\":\"invalid_body\",\"message\":\"NUL characters are not allowed\","
+		    "\"details\":null,\"hint\":null}" },
+		{ &tf_rows[1], "nicknameSet", CHAT_FIELD_UTF8, 400, NULL,
+		    "{\"code\":\"invalid_body\",\"message\":\"the string is not valid UTF-8\","
+		    "\"details\":null,\"hint\":null}" },
+	};
+	struct resp rs;
+	size_t i;
+
+	resp_init(&rs, 1 << 16);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		resp_reset(&rs);
+		CHECK_INT(chat_field_refuse(&rs, cases[i].f, cases[i].name, cases[i].e), -1);
+		CHECK_INT(rs.status, cases[i].status);
+		if (cases[i].ctype != NULL)
+			CHECK_STR(rs.content_type, cases[i].ctype);
+		buf_putc(&rs.body, '\0');
+		CHECK_STR(rs.body.data, cases[i].body);
+	}
+	resp_free(&rs);
 }
 
 /* Group commit: THREADS threads with a connection each write N rows through it. */
@@ -206,9 +323,9 @@ test_gcommit(void)
 	if (db == NULL)
 		return;
 	CHECK(db_exec(db, "CREATE TABLE t(v integer CHECK (v >= 0))") == 0);
-	/* With the cross-process lock, as the chat endpoints run it. */
-	snprintf(err, sizeof(err), "%s-gcommit", file);
-	CHECK(gcommit_lockfile(err) == 0);
+	/* The batches queue across processes on "<file>-wlock", as the chat endpoints'. */
+	snprintf(err, sizeof(err), "%s-wlock", file);
+	CHECK(access(err, F_OK) == 0);
 	for (i = 0; i < GC_THREADS; i++)
 		pthread_create(&tids[i], NULL, gc_worker, &bad[i]);
 	for (i = 0; i < GC_THREADS; i++) {
@@ -225,12 +342,98 @@ test_gcommit(void)
 	CHECK_INT(writes, GC_THREADS * GC_N);
 	CHECK(batches <= writes);
 	db_close(db);
-	snprintf(err, sizeof(err), "%s-gcommit", file);
+	snprintf(err, sizeof(err), "%s-wlock", file);
 	unlink(err);
 	snprintf(err, sizeof(err), "%s-wal", file);
 	unlink(err);
 	snprintf(err, sizeof(err), "%s-shm", file);
 	unlink(err);
+	unlink(file);
+}
+
+/*
+ * The flock() locks this process holds, from /proc/locks: on the inode ino into *queue,
+ * on any other file into *other (waiters, "->", do not count).  A read of /proc/locks
+ * longer than a page is not one snapshot (other processes lock meanwhile, and a lock can
+ * show twice), so the files locked are told apart, not counted.  Returns 0, or -1 when
+ * /proc/locks cannot be read.
+ */
+static int
+gc_flocks(unsigned long ino, int *queue, int *other)
+{
+	char line[256], type[16], dev[64];
+	unsigned long i;
+	long pid;
+	FILE *f;
+
+	*queue = *other = 0;
+	if ((f = fopen("/proc/locks", "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "->") != NULL ||
+		    sscanf(line, "%*d: %15s %*s %*s %ld %63s", type, &pid, dev) != 3 ||
+		    strcmp(type, "FLOCK") != 0 || pid != (long)getpid() ||
+		    strrchr(dev, ':') == NULL || sscanf(strrchr(dev, ':') + 1, "%lu", &i) != 1)
+			continue;
+		if (i == ino)
+			(*queue)++;
+		else
+			(*other)++;
+	}
+	fclose(f);
+	return 0;
+}
+
+struct gc_locks {
+	unsigned long ino;	/* of "<file>-wlock" */
+	int queue, other;
+};
+
+static int
+gc_count_locks(struct db *db, void *arg)
+{
+	struct gc_locks *l = arg;
+
+	if (gc_flocks(l->ino, &l->queue, &l->other) < 0)
+		return -1;
+	return gc_insert(db, &(int){ 1 });
+}
+
+/*
+ * One lock per write: while a group-committed write runs, the process holds exactly one
+ * file lock, the SQLite writers' queue "<file>-wlock" (db_sqlite.c), taken by the
+ * batch's BEGIN; the group commit adds none of its own.
+ */
+static void
+test_gcommit_one_lock(void)
+{
+	struct gc_locks l = { 0, -1, -1 };
+	struct db *db = NULL;
+	char url[160], file[100], path[140];
+	struct stat sb;
+	int queue, other;
+
+	snprintf(file, sizeof(file), "/tmp/sluice-gcommit1-%d.db", (int)getpid());
+	snprintf(url, sizeof(url), "sqlite:%s", file);
+	CHECK(db_open(&db, url, NULL, path, sizeof(path)) == 0);
+	if (db == NULL)
+		return;
+	CHECK(db_exec(db, "CREATE TABLE t(v integer CHECK (v >= 0))") == 0);
+	snprintf(path, sizeof(path), "%s-wlock", file);
+	CHECK_INT(stat(path, &sb), 0);
+	l.ino = (unsigned long)sb.st_ino;
+	CHECK_INT(gcommit_run(db, gc_count_locks, &l, NULL), 0);
+	CHECK(l.queue >= 1);
+	CHECK_INT(l.other, 0);
+	/* And it is let go with the commit. */
+	CHECK_INT(gc_flocks(l.ino, &queue, &other), 0);
+	CHECK_INT(queue + other, 0);
+	db_close(db);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-wal", file);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-shm", file);
+	unlink(path);
 	unlink(file);
 }
 
@@ -241,6 +444,9 @@ main(void)
 	RUN(test_tmpl_errors);
 	RUN(test_encode_choose);
 	RUN(test_chat_fields);
+	RUN(test_chat_field_read);
+	RUN(test_chat_field_refuse);
 	RUN(test_gcommit);
+	RUN(test_gcommit_one_lock);
 	return harness_done();
 }
