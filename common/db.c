@@ -18,6 +18,7 @@
 #include "db.h"
 #include "extern.h"
 #include "log.h"
+#include "str.h"
 
 #define DB_DEFAULT_BUSY_MS	10000
 #define DB_DEFAULT_MMAP		(256LL * 1024 * 1024)
@@ -53,16 +54,9 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 static int
 db_parse_ll(const char *s, long long min, long long max, long long *out)
 {
-	char *end;
-	long long v;
+	int64_t v;
 
-	/* strtoll() would skip blanks and take a '+'; a setting has neither. */
-	if (s == NULL || (!(s[0] >= '0' && s[0] <= '9') &&
-	    !(s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
+	if (s == NULL || str_to_int(s, strlen(s), min, max, &v) == -1)
 		return -1;
 	*out = v;
 	return 0;

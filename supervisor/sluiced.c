@@ -40,6 +40,7 @@
 
 #include "log.h"
 #include "sluiced.h"
+#include "str.h"
 
 static int sluiced_sig_pipe[2] = { -1, -1 };
 
@@ -82,14 +83,9 @@ sluiced_usage(void)
 static int
 sluiced_opt_int(const char *opt, const char *s, long long min, long long max)
 {
-	char *end;
-	long long v;
+	int64_t v;
 
-	errno = 0;
-	if (s[0] < '0' || s[0] > '9')
-		errx(2, "-%s: want an integer in [%lld, %lld], got '%s'", opt, min, max, s);
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
+	if (str_to_int(s, strlen(s), min, max, &v) == -1)
 		errx(2, "-%s: want an integer in [%lld, %lld], got '%s'", opt, min, max, s);
 	return (int)v;
 }

@@ -42,6 +42,8 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include "str.h"
+
 #define SEED_TS_END	1787155335.0
 #define SEED_SPAN	(180.0 * 86400.0)
 #define SEED_TS_START	(SEED_TS_END - SEED_SPAN)
@@ -596,14 +598,12 @@ static int
 seed_env_int(const char *name, int64_t *v, int pow2)
 {
 	const char *s = getenv(name);
-	char *end;
-	long long n;
+	int64_t n;
 
 	if (s == NULL || *s == '\0')
 		return 0;
-	errno = 0;
-	n = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || n < 1 || (pow2 && (n & (n - 1)) != 0)) {
+	if (str_to_int(s, strlen(s), 1, INT64_MAX, &n) == -1 ||
+	    (pow2 && (n & (n - 1)) != 0)) {
 		fprintf(stderr, "chat-seed: %s=%s is not a positive integer%s\n", name, s,
 		    pow2 ? " power of two" : "");
 		return -1;
