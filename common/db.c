@@ -183,6 +183,7 @@ db_open_code(struct db **out, const char *url, const struct db_opts *opts,
 {
 	struct db_opts o;
 	enum db_err c = DB_EINPUT;
+	enum db_backend be;
 	const char *path;
 	int rc = -1;
 
@@ -195,25 +196,14 @@ db_open_code(struct db **out, const char *url, const struct db_opts *opts,
 		goto out;
 	}
 
-	if (strncmp(url, "sqlite:", 7) == 0) {
-		/* "sqlite://PATH" and "sqlite:PATH" name the same file, so that
-		 * "sqlite:///abs" is /abs and "sqlite://data/x.db" is relative. */
-		path = url + 7;
-		if (strncmp(path, "//", 2) == 0)
-			path += 2;
-		if (*path == '\0') {
-			(void)snprintf(err, errlen, "sqlite URL without a file path");
-			goto out;
-		}
-		rc = db_sqlite_open(out, path, &o, &c, err, errlen);
-	} else if (strncmp(url, "postgresql://", 13) == 0 ||
-	    strncmp(url, "postgres://", 11) == 0 || strchr(url, '=') != NULL) {
-		rc = db_pg_open(out, url, &o, &c, err, errlen);
-	} else {
+	if (db_url_parse(url, &be, &path) == -1)
 		/* The URL itself is not repeated: it may hold a password. */
-		(void)snprintf(err, errlen, "unknown database URL form (want sqlite:PATH, "
-		    "postgresql://..., postgres://... or a libpq key=value string)");
-	}
+		(void)snprintf(err, errlen, "unknown database URL form (want sqlite:PATH with a "
+		    "file path, postgresql://..., postgres://... or a libpq key=value string)");
+	else if (be == DB_SQLITE)
+		rc = db_sqlite_open(out, path, &o, &c, err, errlen);
+	else
+		rc = db_pg_open(out, path, &o, &c, err, errlen);
 out:
 	if (code != NULL)
 		*code = rc == 0 ? DB_OK : c;

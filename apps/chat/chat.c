@@ -79,14 +79,12 @@ chat_key_path(char *out, size_t outlen)
 {
 	const char *f = settings_str("SLUICE_SESSION_KEY_FILE", NULL);
 	const char *url = settings_str("SLUICE_DB", ""), *path, *slash;
+	enum db_backend be;
 	int n;
 
 	if (f != NULL)
 		n = snprintf(out, outlen, "%s", f);
-	else if (strncmp(url, "sqlite:", 7) == 0) {
-		path = url + 7;
-		if (strncmp(path, "//", 2) == 0)
-			path += 2;
+	else if (db_url_parse(url, &be, &path) == 0 && be == DB_SQLITE) {
 		if ((slash = strrchr(path, '/')) != NULL)
 			n = snprintf(out, outlen, "%.*s/chat-session.key", (int)(slash - path),
 			    path);
@@ -157,14 +155,12 @@ static int
 chat_lockfile(void)
 {
 	const char *url = settings_str("SLUICE_DB", ""), *path;
+	enum db_backend be;
 	char lock[4200];
 	int n;
 
-	if (strncmp(url, "sqlite:", 7) != 0)
+	if (db_url_parse(url, &be, &path) == -1 || be != DB_SQLITE)
 		return 0;
-	path = url + 7;
-	if (strncmp(path, "//", 2) == 0)
-		path += 2;
 	n = snprintf(lock, sizeof(lock), "%s-gcommit", path);
 	if (n < 0 || (size_t)n >= sizeof(lock) || gcommit_lockfile(lock) < 0) {
 		fprintf(stderr, "chat: cannot open the lock file %s: %s\n", lock,
