@@ -67,7 +67,6 @@
 #include "serve_ops.h"
 #include "str.h"
 
-#define SERVE_THREADS_MAX	256
 #define SERVE_WAKE_SIGNAL	SIGUSR2
 
 extern char **environ;
@@ -173,32 +172,23 @@ serve_wake_mask(int how)
 }
 
 static int
-serve_env_size(const char *name, long long def, long long max, size_t *out)
-{
-	long long v;
-
-	if (settings_int(name, 1, max, def, &v) < 0)
-		return -1;
-	*out = (size_t)v;
-	return 0;
-}
-
-static int
 serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 {
-	long long threads;
+	long long threads, body, arena, resp;
 
-	if (settings_int("SLUICE_THREADS", 1, SERVE_THREADS_MAX, 1, &threads) < 0)
+	if (settings_int(SETTING_THREADS, &threads) < 0 ||
+	    settings_int(SETTING_BODY_MAX, &body) < 0 ||
+	    settings_int(SETTING_ARENA_MAX, &arena) < 0 ||
+	    settings_int(SETTING_RESP_MAX, &resp) < 0)
 		return -1;
 	s->threads = (int)threads;
-	if (serve_env_size("SLUICE_BODY_MAX", 1024 * 1024, 1LL << 32, &s->body_max) < 0 ||
-	    serve_env_size("SLUICE_ARENA_MAX", 64 * 1024 * 1024, 1LL << 34, &s->arena_max) < 0 ||
-	    serve_env_size("SLUICE_RESP_MAX", 64 * 1024 * 1024, 1LL << 34, &s->resp_max) < 0)
-		return -1;
+	s->body_max = (size_t)body;
+	s->arena_max = (size_t)arena;
+	s->resp_max = (size_t)resp;
 	/* The body lives in the arena, so the arena must hold at least one full body. */
 	if (s->arena_max < s->body_max + 1024 * 1024)
 		s->arena_max = s->body_max + 1024 * 1024;
-	s->db_url = settings_str("SLUICE_DB", NULL);
+	s->db_url = settings_get(SETTING_DB);
 	if (ep->db != NULL && (s->db_url == NULL || *s->db_url == '\0')) {
 		log_err("this endpoint needs a database: set db= in the endpoint list "
 		    "(SLUICE_DB)");
@@ -771,10 +761,14 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	sigset_t waited;
 	int listen_fd = -1, i, started = 0, sig, rc = 1, opt;
 	unsigned long served = 0;
+	long long level;
 
-	name = settings_str("SLUICE_NAME", ep->name);
-	if (log_init(name) < 0)
+	name = settings_get(SETTING_NAME);
+	log_init(name != NULL ? name : ep->name);
+	if (settings_int(SETTING_LOG_LEVEL, &level) < 0)
 		log_warn("unknown SLUICE_LOG_LEVEL; using info");
+	else
+		log_set_level((enum log_level)level);
 	while ((opt = getopt(argc, argv, "hs:")) != -1)
 		switch (opt) {
 		case 's':

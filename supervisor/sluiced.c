@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "settings.h"
 #include "sluiced.h"
 #include "str.h"
 
@@ -431,6 +432,7 @@ main(int argc, char *argv[])
 	char *words[4];
 	size_t nwords = 0;
 	int ch, nginx_workers = 0, keepalive = -1, nginx_opts = 0, sup_opts = 0, grace_opt = 0;
+	long long level;
 
 	memset(&s, 0, sizeof(s));
 	s.conf_path = "conf/endpoints.conf";
@@ -440,6 +442,9 @@ main(int argc, char *argv[])
 	s.ctl_fd = -1;
 	s.crash_loop_tries = 5;
 	log_init("sluiced");
+	/* An unknown level is logged and leaves info. */
+	if (settings_int(SETTING_LOG_LEVEL, &level) == 0)
+		log_set_level((enum log_level)level);
 	/*
 	 * Options may come before, between and after the words of the subcommand: POSIX
 	 * getopt stops at the first word, so words are collected and scanning resumes.

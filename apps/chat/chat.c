@@ -77,8 +77,8 @@ chat_unhex(const char *s, unsigned char *out, size_t max)
 static int
 chat_key_path(char *out, size_t outlen)
 {
-	const char *f = settings_str("SLUICE_SESSION_KEY_FILE", NULL);
-	const char *url = settings_str("SLUICE_DB", ""), *path, *slash;
+	const char *f = settings_get(SETTING_SESSION_KEY_FILE);
+	const char *url = settings_get(SETTING_DB), *path, *slash;
 	enum db_backend be;
 	int n;
 
@@ -154,7 +154,7 @@ chat_key_create(const char *path)
 static int
 chat_lockfile(void)
 {
-	const char *url = settings_str("SLUICE_DB", ""), *path;
+	const char *url = settings_get(SETTING_DB), *path;
 	enum db_backend be;
 	char lock[4200];
 	int n;
@@ -173,12 +173,12 @@ chat_lockfile(void)
 int
 chat_init(void)
 {
-	const char *hex = settings_str("SLUICE_SESSION_KEY", NULL);
+	const char *hex = settings_get(SETTING_SESSION_KEY);
 	char path[4096];
 	long k;
 	int rc;
 
-	if (settings_int("SLUICE_BENCH_SESSIONS", 0, 99999999, 0, &chat_bench_sessions) < 0) {
+	if (settings_int(SETTING_BENCH_SESSIONS, &chat_bench_sessions) < 0) {
 		fprintf(stderr, "chat: SLUICE_BENCH_SESSIONS must be 0..99999999\n");
 		return -1;
 	}
