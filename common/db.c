@@ -18,15 +18,13 @@
 #include "db.h"
 #include "extern.h"
 #include "log.h"
+#include "settings.h"
+#include "str.h"
 
-#define DB_DEFAULT_BUSY_MS	10000
-#define DB_DEFAULT_MMAP		(256LL * 1024 * 1024)
-#define DB_DEFAULT_STMT_CACHE	64
-
-/* Upper bounds for the environment: generous, but they catch a typo of a few digits. */
-#define DB_MAX_BUSY_MS		3600000LL
-#define DB_MAX_MMAP		(1LL << 40)
-#define DB_MAX_STMT_CACHE	100000LL
+/* The defaults of the zero fields of struct db_opts: the settings table's. */
+#define DB_DEFAULT_BUSY_MS	((int)settings_table[SETTING_SQLITE_BUSY_MS].def)
+#define DB_DEFAULT_MMAP		(settings_table[SETTING_SQLITE_MMAP].def)
+#define DB_DEFAULT_STMT_CACHE	((int)settings_table[SETTING_DB_STMT_CACHE].def)
 
 void
 db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
@@ -46,119 +44,27 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 		db->errmsg[--n] = '\0';
 }
 
-/*
- * Strict integer parsing for the environment: the whole string must be a decimal number in
- * [min, max].  Returns 0, or -1 with nothing stored.
- */
-static int
-db_parse_ll(const char *s, long long min, long long max, long long *out)
-{
-	char *end;
-	long long v;
-
-	/* strtoll() would skip blanks and take a '+'; a setting has neither. */
-	if (s == NULL || (!(s[0] >= '0' && s[0] <= '9') &&
-	    !(s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* An unset or empty variable counts as unset, so a blank line in a unit file is harmless. */
-static const char *
-db_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v == NULL || *v == '\0' ? NULL : v;
-}
-
 int
 db_opts_from_env(struct db_opts *o)
 {
-	static const struct {
-		const char *name;
-		enum db_isolation iso;
-	} isos[] = {
-		{ "default", DB_ISO_DEFAULT },
-		{ "read_committed", DB_ISO_READ_COMMITTED },
-		{ "repeatable_read", DB_ISO_REPEATABLE_READ },
-		{ "serializable", DB_ISO_SERIALIZABLE },
-	};
-	static const struct {
-		const char *name;
-		enum db_sync sync;
-	} syncs[] = {
-		{ "off", DB_SYNC_OFF },
-		{ "normal", DB_SYNC_NORMAL },
-		{ "full", DB_SYNC_FULL },
-	};
-	const char *v;
-	long long n;
-	size_t i;
-	int rc = -1;
+	long long iso, sync, busy, mmap, cache;
 
 	memset(o, 0, sizeof(*o));
-	o->isolation = DB_ISO_DEFAULT;
-	o->sqlite_sync = DB_SYNC_FULL;
-	o->sqlite_busy_ms = DB_DEFAULT_BUSY_MS;
-	o->sqlite_mmap = DB_DEFAULT_MMAP;
-	o->stmt_cache = DB_DEFAULT_STMT_CACHE;
-
-	if ((v = db_env("SLUICE_DB_ISOLATION")) != NULL) {
-		for (i = 0; i < sizeof(isos) / sizeof(isos[0]); i++)
-			if (strcasecmp(v, isos[i].name) == 0)
-				break;
-		if (i == sizeof(isos) / sizeof(isos[0])) {
-			log_err("SLUICE_DB_ISOLATION: \"%s\" is not default, read_committed, "
-			    "repeatable_read or serializable", v);
-			goto out;
-		}
-		o->isolation = isos[i].iso;
-	}
-	if ((v = db_env("SLUICE_SQLITE_SYNC")) != NULL) {
-		for (i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++)
-			if (strcasecmp(v, syncs[i].name) == 0)
-				break;
-		if (i == sizeof(syncs) / sizeof(syncs[0])) {
-			log_err("SLUICE_SQLITE_SYNC: \"%s\" is not off, normal or full", v);
-			goto out;
-		}
-		o->sqlite_sync = syncs[i].sync;
-	}
-	if ((v = db_env("SLUICE_SQLITE_BUSY_MS")) != NULL) {
-		if (db_parse_ll(v, 1, DB_MAX_BUSY_MS, &n) == -1) {
-			log_err("SLUICE_SQLITE_BUSY_MS: \"%s\" is not an integer in [1, %lld]",
-			    v, DB_MAX_BUSY_MS);
-			goto out;
-		}
-		o->sqlite_busy_ms = (int)n;
-	}
-	if ((v = db_env("SLUICE_SQLITE_MMAP")) != NULL) {
-		if (db_parse_ll(v, -1, DB_MAX_MMAP, &n) == -1) {
-			log_err("SLUICE_SQLITE_MMAP: \"%s\" is not -1 or an integer in [0, %lld]",
-			    v, DB_MAX_MMAP);
-			goto out;
-		}
-		/* In the environment 0 means what PRAGMA mmap_size=0 means: no mmap.  In
-		 * struct db_opts, 0 means the default, so store the explicit -1. */
-		o->sqlite_mmap = n == 0 ? -1 : n;
-	}
-	if ((v = db_env("SLUICE_DB_STMT_CACHE")) != NULL) {
-		if (db_parse_ll(v, 1, DB_MAX_STMT_CACHE, &n) == -1) {
-			log_err("SLUICE_DB_STMT_CACHE: \"%s\" is not an integer in [1, %lld]",
-			    v, DB_MAX_STMT_CACHE);
-			goto out;
-		}
-		o->stmt_cache = (int)n;
-	}
-	rc = 0;
-out:
-	return rc;
+	if (settings_int(SETTING_DB_ISOLATION, &iso) == -1 ||
+	    settings_int(SETTING_SQLITE_SYNC, &sync) == -1 ||
+	    settings_int(SETTING_SQLITE_BUSY_MS, &busy) == -1 ||
+	    settings_int(SETTING_SQLITE_MMAP, &mmap) == -1 ||
+	    settings_int(SETTING_DB_STMT_CACHE, &cache) == -1)
+		return -1;
+	/* The choices are listed in the order of the enums (settings.c). */
+	o->isolation = (enum db_isolation)(DB_ISO_DEFAULT + iso);
+	o->sqlite_sync = (enum db_sync)(DB_SYNC_OFF + sync);
+	o->sqlite_busy_ms = (int)busy;
+	/* In the environment 0 means what PRAGMA mmap_size=0 means: no mmap.  In struct
+	 * db_opts, 0 means the default, so store the explicit -1. */
+	o->sqlite_mmap = mmap == 0 ? -1 : mmap;
+	o->stmt_cache = (int)cache;
+	return 0;
 }
 
 /* Copies opts (NULL: all defaults) and replaces every "0 means default" with the value. */
@@ -189,6 +95,7 @@ db_open_code(struct db **out, const char *url, const struct db_opts *opts,
 {
 	struct db_opts o;
 	enum db_err c = DB_EINPUT;
+	enum db_backend be;
 	const char *path;
 	int rc = -1;
 
@@ -201,25 +108,14 @@ db_open_code(struct db **out, const char *url, const struct db_opts *opts,
 		goto out;
 	}
 
-	if (strncmp(url, "sqlite:", 7) == 0) {
-		/* "sqlite://PATH" and "sqlite:PATH" name the same file, so that
-		 * "sqlite:///abs" is /abs and "sqlite://data/x.db" is relative. */
-		path = url + 7;
-		if (strncmp(path, "//", 2) == 0)
-			path += 2;
-		if (*path == '\0') {
-			(void)snprintf(err, errlen, "sqlite URL without a file path");
-			goto out;
-		}
-		rc = db_sqlite_open(out, path, &o, &c, err, errlen);
-	} else if (strncmp(url, "postgresql://", 13) == 0 ||
-	    strncmp(url, "postgres://", 11) == 0 || strchr(url, '=') != NULL) {
-		rc = db_pg_open(out, url, &o, &c, err, errlen);
-	} else {
+	if (db_url_parse(url, &be, &path) == -1)
 		/* The URL itself is not repeated: it may hold a password. */
-		(void)snprintf(err, errlen, "unknown database URL form (want sqlite:PATH, "
-		    "postgresql://..., postgres://... or a libpq key=value string)");
-	}
+		(void)snprintf(err, errlen, "unknown database URL form (want sqlite:PATH with a "
+		    "file path, postgresql://..., postgres://... or a libpq key=value string)");
+	else if (be == DB_SQLITE)
+		rc = db_sqlite_open(out, path, &o, &c, err, errlen);
+	else
+		rc = db_pg_open(out, path, &o, &c, err, errlen);
 out:
 	if (code != NULL)
 		*code = rc == 0 ? DB_OK : c;

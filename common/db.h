@@ -76,6 +76,17 @@ enum db_step {
 };
 
 /*
+ * Splits a database URL (borrowed) into its back end and what that back end opens:
+ * "sqlite:PATH" and "sqlite://PATH" (the same file: "sqlite:///abs" is /abs,
+ * "sqlite://data/x.db" is relative to the working directory) give DB_SQLITE and PATH;
+ * "postgresql://...", "postgres://..." and libpq key=value strings (any '=') give DB_PG and
+ * the whole URL as the conninfo.  *path points into url.  Returns 0, or -1 with nothing
+ * stored for NULL, an unknown form or an sqlite: URL without a path.  Every reader of a
+ * URL (db_open(), sluiced, the generators, the seeders, the applications) goes through it.
+ */
+int db_url_parse(const char *url, enum db_backend *backend, const char **path);
+
+/*
  * Options for db_open().  Zero-initialised means the defaults noted on each field.
  * db_opts_from_env() fills them from the worker's environment (SLUICE_DB_ISOLATION,
  * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_DB_STMT_CACHE).

@@ -35,6 +35,7 @@
 #include "db.h"
 #include "extern.h"
 #include "log.h"
+#include "str.h"
 
 /* Enough for "%.17g" of any double and "%lld" of any int64. */
 #define DB_PG_NUMLEN	32
@@ -514,8 +515,7 @@ db_pg_step(struct db_stmt *st)
 	struct db_pg_stmt *s = pgst(st);
 	struct db_pg *p = pg(st->db);
 	const char *ct;
-	char *end;
-	long long n;
+	int64_t n;
 	int i;
 
 	if (st->state == DB_ST_IDLE) {
@@ -537,9 +537,7 @@ db_pg_step(struct db_stmt *st)
 		s->row = -1;
 		/* Empty for statements that change nothing by nature (SELECT, DDL). */
 		ct = PQcmdTuples(s->res);
-		errno = 0;
-		n = *ct != '\0' ? strtoll(ct, &end, 10) : 0;
-		st->changes = *ct != '\0' && errno == 0 && *end == '\0' ? n : 0;
+		st->changes = str_to_int(ct, strlen(ct), 0, INT64_MAX, &n) == 0 ? n : 0;
 	}
 	if (++s->row < s->nrows) {
 		st->state = DB_ST_ROW;
@@ -584,8 +582,7 @@ db_pg_column_int(struct db_stmt *st, int col)
 {
 	struct db_pg_stmt *s = pgst(st);
 	const char *v;
-	char *end;
-	long long n;
+	int64_t n;
 
 	if (PQgetisnull(s->res, s->row, col))
 		return 0;
@@ -595,9 +592,7 @@ db_pg_column_int(struct db_stmt *st, int col)
 		return 1;
 	if (strcmp(v, "f") == 0)
 		return 0;
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0')
+	if (str_to_int(v, strlen(v), INT64_MIN, INT64_MAX, &n) == -1)
 		return 0;
 	return n;
 }

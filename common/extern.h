@@ -6,14 +6,22 @@
  * (db_sqlite.c, db_pg.c) embeds struct db and struct db_stmt as the first member of its own
  * connection and statement structs, fills a struct db_ops table, and never touches the cache
  * itself except through db_cache_drop() when its server forgot every prepared statement.
+ *
+ * Serve loop: serve.c owns the worker's threads, its connections and its signals;
+ * serve_req.c answers one request on a thread (serve_request()).  The thread's state and
+ * the worker's settings are shared between the two, and with the FastCGI fuzzer, which
+ * drives serve_request() over in-memory fcgi2 streams.
  */
 #ifndef SLUICE_EXTERN_H
 #define SLUICE_EXTERN_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "db.h"
+#include "resp.h"
 
 /* Long enough for any database message worth logging; longer ones are cut. */
 #define DB_ERRMSG_MAX	512
@@ -105,5 +113,60 @@ int db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts
  * SQLite refused (out of memory). */
 struct sqlite3;
 int db_sqlite_json_register(struct sqlite3 *conn, int utf8);
+
+/* ---- Serve loop ---- */
+
+struct endpoint;
+struct serve_conns;
+struct FCGX_Request;
+
+/* The worker settings the loop uses (settings.h), read once at start-up. */
+struct serve_settings {
+	int threads;
+	size_t body_max;
+	size_t arena_max;
+	size_t resp_max;
+	const char *db_url;
+};
+
+/* One serving thread: what serve_request() needs, and serve.c's bookkeeping. */
+struct serve_thread {
+	pthread_t tid;
+	const struct endpoint *ep;
+	const struct serve_settings *set;
+	struct serve_conns *conns;
+	struct arena *arena;
+	struct resp rs;
+	struct db *db;
+	int db_later;		/* the server was down: connect before the next request */
+	long long db_retry_ms;	/* not before this (monotonic), to spare a down server */
+	unsigned long served;
+	atomic_int done;
+};
+
+/* The I/O of one request: fcgi2's streams, or (fcgi NULL) the CGI process's stdin and
+ * stdout. */
+struct serve_io {
+	struct FCGX_Request *fcgi;
+};
+
+/*
+ * Answers one request whose parameters are in envp (borrowed) on thread t: parses them,
+ * checks the method, reads the body into t's arena up to the cap, connects to the
+ * database if the thread has none, calls the handler and writes the response to io.
+ * Every failure becomes an error response; the caller resets t's arena and response.
+ */
+void serve_request(struct serve_thread *t, struct serve_io *io, char **envp);
+
+/*
+ * Opens t's database connection.  At start-up an unreachable server is allowed (the
+ * thread connects later, at most every 500 ms); returns 0 when connected, 1 when it will
+ * try again later, -1 on a configuration error (logged).
+ */
+int serve_db_connect(struct serve_thread *t);
+
+/* Writes p[0..len) to the request's output (ctx: a struct serve_io), resp_send()'s writer.
+ * Returns 0, or -1 when the connection failed. */
+int serve_write(void *ctx, const char *p, size_t len);
 
 #endif /* SLUICE_EXTERN_H */

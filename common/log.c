@@ -16,22 +16,11 @@ static enum log_level log_level = LOG_INFO;
 
 static const char *const log_names[LOG__MAX] = { "error", "warn", "info", "debug" };
 
-int
+void
 log_init(const char *name)
 {
-	const char *v;
-	int i;
-
 	if (name != NULL)
 		log_name = name;
-	if ((v = getenv("SLUICE_LOG_LEVEL")) == NULL || *v == '\0')
-		return 0;
-	for (i = 0; i < LOG__MAX; i++)
-		if (strcmp(v, log_names[i]) == 0) {
-			log_level = (enum log_level)i;
-			return 0;
-		}
-	return -1;
 }
 
 void

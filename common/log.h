@@ -3,8 +3,8 @@
  *
  * Workers log start-up, shutdown and failures; nothing is logged per request unless the
  * level is debug.  The supervisor collects its workers' stderr, so a line carries the
- * program name and pid: "sluice health[1234] warn: ...".  The level comes from
- * SLUICE_LOG_LEVEL (error, warn, info, debug; default info).
+ * program name and pid: "sluice health[1234] warn: ...".  The level is info until
+ * log_set_level(); the serve loop and sluiced set it from SLUICE_LOG_LEVEL (settings.h).
  */
 #ifndef SLUICE_LOG_H
 #define SLUICE_LOG_H
@@ -17,9 +17,8 @@ enum log_level {
 	LOG__MAX
 };
 
-/* Sets the name printed in every line (borrowed: keep it alive) and reads SLUICE_LOG_LEVEL.
- * Returns 0, or -1 when SLUICE_LOG_LEVEL holds an unknown level (the level stays info). */
-int log_init(const char *name);
+/* Sets the name printed in every line (borrowed: keep it alive; NULL keeps "sluice"). */
+void log_init(const char *name);
 
 void log_set_level(enum log_level l);
 int log_enabled(enum log_level l);

@@ -94,10 +94,12 @@ int
 sandbox_apply(void)
 {
 	scmp_filter_ctx ctx = NULL;
-	const char *v = settings_str("SLUICE_SECCOMP", "1");
+	long long on;
 	int rc = -1, err;
 
-	if (strcmp(v, "0") == 0) {
+	if (settings_int(SETTING_SECCOMP, &on) == -1)
+		return -1;
+	if (!on) {
 		log_info("seccomp filter off (SLUICE_SECCOMP=0)");
 		return 0;
 	}

@@ -31,74 +31,46 @@
  * (the worker that loses a race for it gets EAGAIN); a kept connection is armed for one
  * event at a time (EPOLLONESHOT), so one thread reads it.
  *
- * Body.  The request body is read whole, up to the cap, before the handler runs, and
- * whatever remains of FCGI_STDIN is drained before FCGX_Finish_r(), so fcgi2 never finds
- * leftover records and drops a kept-alive connection.
+ * Requests.  What happens to one request, from its parameters to its response, is
+ * serve_req.c's serve_request().
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <fastcgi.h>
 #include <fcgiapp.h>
 
 #include "arena.h"
+#include "extern.h"
 #include "settings.h"
 #include "log.h"
 #include "sandbox.h"
 #include "serve.h"
 #include "serve_ops.h"
-#include "str.h"
 
-#define SERVE_THREADS_MAX	256
 #define SERVE_WAKE_SIGNAL	SIGUSR2
 
 extern char **environ;
-
-struct serve_settings {
-	int threads;
-	size_t body_max;
-	size_t arena_max;
-	size_t resp_max;
-	const char *db_url;
-};
 
 /* The process's connections waiting for a thread: see "Connections" above. */
 struct serve_conns {
 	int epfd;
 	int listen_fd;
 	int tcp;		/* the listening socket is TCP: no Nagle on its connections */
-};
-
-struct serve_thread {
-	pthread_t tid;
-	const struct endpoint *ep;
-	const struct serve_settings *set;
-	struct serve_conns *conns;
-	struct arena *arena;
-	struct resp rs;
-	struct db *db;
-	int db_later;		/* the server was down: connect before the next request */
-	long long db_retry_ms;	/* not before this (monotonic), to spare a down server */
-	unsigned long served;
-	atomic_int done;
 };
 
 static atomic_int serve_stopping;
@@ -173,323 +145,29 @@ serve_wake_mask(int how)
 }
 
 static int
-serve_env_size(const char *name, long long def, long long max, size_t *out)
-{
-	long long v;
-
-	if (settings_int(name, 1, max, def, &v) < 0)
-		return -1;
-	*out = (size_t)v;
-	return 0;
-}
-
-static int
 serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 {
-	long long threads;
+	long long threads, body, arena, resp;
 
-	if (settings_int("SLUICE_THREADS", 1, SERVE_THREADS_MAX, 1, &threads) < 0)
+	if (settings_int(SETTING_THREADS, &threads) < 0 ||
+	    settings_int(SETTING_BODY_MAX, &body) < 0 ||
+	    settings_int(SETTING_ARENA_MAX, &arena) < 0 ||
+	    settings_int(SETTING_RESP_MAX, &resp) < 0)
 		return -1;
 	s->threads = (int)threads;
-	if (serve_env_size("SLUICE_BODY_MAX", 1024 * 1024, 1LL << 32, &s->body_max) < 0 ||
-	    serve_env_size("SLUICE_ARENA_MAX", 64 * 1024 * 1024, 1LL << 34, &s->arena_max) < 0 ||
-	    serve_env_size("SLUICE_RESP_MAX", 64 * 1024 * 1024, 1LL << 34, &s->resp_max) < 0)
-		return -1;
+	s->body_max = (size_t)body;
+	s->arena_max = (size_t)arena;
+	s->resp_max = (size_t)resp;
 	/* The body lives in the arena, so the arena must hold at least one full body. */
 	if (s->arena_max < s->body_max + 1024 * 1024)
 		s->arena_max = s->body_max + 1024 * 1024;
-	s->db_url = settings_str("SLUICE_DB", NULL);
+	s->db_url = settings_get(SETTING_DB);
 	if (ep->db != NULL && (s->db_url == NULL || *s->db_url == '\0')) {
 		log_err("this endpoint needs a database: set db= in the endpoint list "
 		    "(SLUICE_DB)");
 		return -1;
 	}
 	return 0;
-}
-
-/* The I/O of one request: fcgi2 streams, or the CGI process's stdin and stdout. */
-struct serve_io {
-	FCGX_Request *fcgi;
-};
-
-static long
-serve_read(struct serve_io *io, char *p, size_t n)
-{
-	ssize_t r;
-	int chunk = n > INT_MAX ? INT_MAX : (int)n;
-
-	if (io->fcgi != NULL)
-		return FCGX_GetStr(p, chunk, io->fcgi->in);
-	do
-		r = read(STDIN_FILENO, p, n);
-	while (r < 0 && errno == EINTR);
-	return r;
-}
-
-/* Writes all of iov[0..n) (n <= SERVE_IOV), through short writes and EINTR. */
-static int
-serve_writev_all(int fd, struct iovec *iov, int n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		if ((w = writev(fd, iov, n)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		while (n > 0 && (size_t)w >= iov->iov_len) {
-			w -= (ssize_t)iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (char *)iov->iov_base + w;
-			iov->iov_len -= (size_t)w;
-		}
-	}
-	return 0;
-}
-
-/*
- * A large body bypasses fcgi2's 8 KB output buffer: once that buffer is flushed, the body
- * goes out as FCGI_STDOUT records of up to 64 KB, several per writev(), straight to the
- * connection.  A 0.8 MB body then costs 2 system calls and one copy instead of about 100
- * writes (each a wake-up of the web server) and a copy into the buffer.  fcgi2 still
- * writes the end of the stream and FCGI_END_REQUEST when the request finishes.
- */
-#define SERVE_DIRECT_MIN	(64 * 1024)
-#define SERVE_RECORD_MAX	65528	/* content bytes per record: a multiple of 8 */
-#define SERVE_IOV		32	/* 16 records per writev() */
-
-static int
-serve_write_records(FCGX_Request *r, const char *p, size_t len)
-{
-	unsigned char head[SERVE_IOV / 2][FCGI_HEADER_LEN];
-	struct iovec iov[SERVE_IOV];
-	int n;
-
-	if (FCGX_FFlush(r->out) < 0)
-		return -1;
-	while (len > 0) {
-		for (n = 0; n < SERVE_IOV && len > 0; n += 2) {
-			size_t c = len > SERVE_RECORD_MAX ? SERVE_RECORD_MAX : len;
-			unsigned char *h = head[n / 2];
-
-			h[0] = FCGI_VERSION_1;
-			h[1] = FCGI_STDOUT;
-			h[2] = (unsigned char)(r->requestId >> 8);
-			h[3] = (unsigned char)r->requestId;
-			h[4] = (unsigned char)(c >> 8);
-			h[5] = (unsigned char)c;
-			h[6] = 0;	/* no padding */
-			h[7] = 0;
-			iov[n].iov_base = h;
-			iov[n].iov_len = FCGI_HEADER_LEN;
-			/* writev() only reads it. */
-			iov[n + 1].iov_base = (void *)(uintptr_t)p;
-			iov[n + 1].iov_len = c;
-			p += c;
-			len -= c;
-		}
-		if (serve_writev_all(r->ipcFd, iov, n) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-serve_write(void *ctx, const char *p, size_t len)
-{
-	struct serve_io *io = ctx;
-	ssize_t w;
-
-	if (io->fcgi != NULL) {
-		if (len >= SERVE_DIRECT_MIN)
-			return serve_write_records(io->fcgi, p, len);
-		while (len > 0) {
-			int chunk = len > INT_MAX ? INT_MAX : (int)len;
-
-			if (FCGX_PutStr(p, chunk, io->fcgi->out) != chunk)
-				return -1;
-			p += chunk;
-			len -= (size_t)chunk;
-		}
-		return 0;
-	}
-	while (len > 0) {
-		if ((w = write(STDOUT_FILENO, p, len)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Reads and throws away whatever is left of the request body. */
-static void
-serve_drain(struct serve_io *io)
-{
-	char scratch[8192];
-
-	while (serve_read(io, scratch, sizeof(scratch)) > 0)
-		continue;
-}
-
-/*
- * Reads the body into the arena.  Returns 0, or the HTTP status to answer: 400 for a
- * malformed or short Content-Length, 413 past the cap, 500 when the arena refuses.
- */
-static int
-serve_read_body(struct req *rq, struct serve_io *io, size_t cap)
-{
-	const char *cl = req_env(rq, "CONTENT_LENGTH");
-	int64_t len;
-	size_t got = 0;
-	char *p;
-	long r;
-
-	if (cl == NULL || *cl == '\0')
-		return 0;
-	if (str_to_int(cl, strlen(cl), 0, INT64_MAX, &len) < 0)
-		return 400;
-	if (len == 0)
-		return 0;
-	if ((uint64_t)len > cap)
-		return 413;
-	if ((p = arena_alloc(rq->arena, (size_t)len + 1)) == NULL)
-		return 500;
-	while (got < (size_t)len) {
-		if ((r = serve_read(io, p + got, (size_t)len - got)) <= 0)
-			return 400;
-		got += (size_t)r;
-	}
-	p[got] = '\0';
-	rq->body = p;
-	rq->body_len = got;
-	return 0;
-}
-
-static void
-serve_body_error(struct resp *rs, int status, size_t cap)
-{
-	char detail[96];
-
-	switch (status) {
-	case 413:
-		(void)snprintf(detail, sizeof(detail), "the limit is %zu bytes", cap);
-		resp_error(rs, 413, "body_too_large", "the request body is too large",
-		    detail, NULL);
-		break;
-	case 400:
-		resp_error(rs, 400, "bad_body",
-		    "the request body does not match its Content-Length", NULL, NULL);
-		break;
-	default:
-		resp_error(rs, 500, "internal", "cannot hold the request body", NULL, NULL);
-	}
-}
-
-static long long
-serve_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Opens the thread's connection.  At start-up an unreachable server is allowed (the
- * thread connects later, at most every 500 ms); returns 0 when connected, 1 when it will
- * try again later, -1 on a configuration error.
- */
-static int
-serve_db_connect(struct serve_thread *t)
-{
-	long long now = serve_now_ms();
-
-	if (t->db_later && now < t->db_retry_ms)
-		return -1;
-	switch (t->ep->db->open(&t->db, t->set->db_url)) {
-	case SERVE_DB_OPEN:
-		if (t->db_later)
-			log_info("connected to the database");
-		t->db_later = 0;
-		return 0;
-	case SERVE_DB_LATER:
-		t->db_later = 1;
-		t->db_retry_ms = now + 500;
-		return 1;
-	default:
-		return -1;
-	}
-}
-
-/* Answers one request whose parameters are in envp. */
-static void
-serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
-{
-	const struct endpoint *ep = t->ep;
-	unsigned allowed = ep->methods ? ep->methods : (REQ_GET | REQ_HEAD);
-	struct resp *rs = &t->rs;
-	struct req rq;
-	char allow[64];
-	int status;
-
-	if (allowed & REQ_GET)
-		allowed |= REQ_HEAD;
-	switch (req_init(&rq, envp, t->arena)) {
-	case REQ_OK:
-		break;
-	case REQ_EQUERY:
-		resp_error(rs, 400, "bad_query",
-		    "malformed percent-encoding in the query string", NULL,
-		    "escape '%' as %25; NUL bytes are not allowed");
-		goto out;
-	case REQ_ETOOMANY:
-		resp_error(rs, 400, "bad_query", "too many query parameters", NULL, NULL);
-		goto out;
-	case REQ_ENOMEM:
-		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-		goto out;
-	}
-	rs->head = rq.method == REQ_HEAD;
-	if (!(rq.method & allowed)) {
-		req_methods_format(allowed, allow, sizeof(allow));
-		resp_header(rs, "Allow", allow);
-		resp_error(rs, 405, "method_not_allowed", "method not allowed", NULL, NULL);
-		goto out;
-	}
-	if ((status = serve_read_body(&rq, io, t->set->body_max)) != 0) {
-		serve_body_error(rs, status, t->set->body_max);
-		goto out;
-	}
-	if (ep->db != NULL) {
-		if (t->db == NULL && serve_db_connect(t) != 0) {
-			resp_error(rs, 503, "unavailable", "the database is unavailable", NULL,
-			    NULL);
-			goto out;
-		}
-		rq.db = t->db;
-		if (ep->db->ready(t->db) < 0) {
-			ep->db->error(rs, t->db);
-			goto out;
-		}
-	}
-	if (ep->handle(&rq, rs) < 0 && rs->status == 0)
-		resp_error(rs, 500, "internal", "internal error", NULL, NULL);
-	/* A handler that failed inside a transaction must not leave it open. */
-	if (ep->db != NULL && t->db != NULL)
-		ep->db->rollback(t->db);
-out:
-	serve_drain(io);
-	if (resp_send(rs, serve_write, io) < 0)
-		log_debug("the client went away before the response was written");
-	t->served++;
 }
 
 static int
@@ -771,10 +449,14 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	sigset_t waited;
 	int listen_fd = -1, i, started = 0, sig, rc = 1, opt;
 	unsigned long served = 0;
+	long long level;
 
-	name = settings_str("SLUICE_NAME", ep->name);
-	if (log_init(name) < 0)
+	name = settings_get(SETTING_NAME);
+	log_init(name != NULL ? name : ep->name);
+	if (settings_int(SETTING_LOG_LEVEL, &level) < 0)
 		log_warn("unknown SLUICE_LOG_LEVEL; using info");
+	else
+		log_set_level((enum log_level)level);
 	while ((opt = getopt(argc, argv, "hs:")) != -1)
 		switch (opt) {
 		case 's':

@@ -14,13 +14,9 @@
  * the parameters, enforces the allowed methods and the body cap, calls the handler, and
  * writes the response.
  *
- * Worker settings, from the environment (sluiced sets them from the endpoint list):
- *   SLUICE_THREADS    serving threads per process (1..256, default 1)
- *   SLUICE_DB         database URL (see db.h), for endpoints that use one
- *   SLUICE_BODY_MAX   request body cap in bytes (default 1 MiB): 413 past it
- *   SLUICE_ARENA_MAX  per-request arena cap in bytes (default 64 MiB)
- *   SLUICE_RESP_MAX   response body cap in bytes (default 64 MiB)
- *   SLUICE_LOG_LEVEL  error, warn, info (default) or debug
+ * Worker settings, from the environment (sluiced sets them from the endpoint list): the
+ * rows of the table in settings.h; the loop reads SLUICE_NAME, SLUICE_LOG_LEVEL,
+ * SLUICE_THREADS, SLUICE_DB, SLUICE_BODY_MAX, SLUICE_ARENA_MAX and SLUICE_RESP_MAX.
  */
 #ifndef SLUICE_SERVE_H
 #define SLUICE_SERVE_H

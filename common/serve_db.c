@@ -22,6 +22,8 @@ serve_db_open(struct db **out, const char *url)
 {
 	struct db_opts opts;
 	enum db_err code = DB_OK;
+	enum db_backend be;
+	const char *path;
 	char err[256];
 
 	if (db_opts_from_env(&opts) < 0) {
@@ -30,7 +32,8 @@ serve_db_open(struct db **out, const char *url)
 	}
 	if (db_open_code(out, url, &opts, &code, err, sizeof(err)) == 0)
 		return SERVE_DB_OPEN;
-	if (code == DB_EUNAVAIL && strncmp(url, "sqlite:", 7) != 0) {
+	/* A server may come back; a missing SQLite file or directory will not. */
+	if (code == DB_EUNAVAIL && db_url_parse(url, &be, &path) == 0 && be == DB_PG) {
 		log_warn("the database is unavailable (%s); retrying per request", err);
 		return SERVE_DB_LATER;
 	}

@@ -1,55 +1,136 @@
 /*
- * settings.c: the worker settings, read from the environment that sluiced sets from the
- * endpoint list.  Strict on purpose: a setting that is present but malformed stops the
- * worker at start-up with a logged reason instead of running with a guess.
+ * settings.c: the worker settings table and its one parser (see settings.h).
  */
-#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "settings.h"
+#include "str.h"
 
-int
-settings_int(const char *name, long long min, long long max, long long def, long long *out)
+static const char *const settings_levels[] = { "error", "warn", "info", "debug", NULL };
+static const char *const settings_isolations[] = { "default", "read_committed",
+    "repeatable_read", "serializable", NULL };
+static const char *const settings_syncs[] = { "off", "normal", "full", NULL };
+
+#define INT(n, lo, hi, d, doc)	{ n, SETTING_INT, lo, hi, d, NULL, doc }
+#define CHOICE(n, c, d, doc)	{ n, SETTING_CHOICE, 0, 0, d, c, doc }
+#define STR(n, doc)		{ n, SETTING_STR, 0, 0, 0, NULL, doc }
+
+const struct setting settings_table[SETTING__MAX] = {
+	[SETTING_NAME] = STR("SLUICE_NAME",
+	    "the endpoint's name in log lines; sluiced sets it (default: the binary's)"),
+	[SETTING_ROUTE] = STR("SLUICE_ROUTE",
+	    "the endpoint's route, from the endpoint list; sluiced sets it"),
+	[SETTING_THREADS] = INT("SLUICE_THREADS", 1, 256, 1,
+	    "serving threads per worker process (threads=)"),
+	[SETTING_BODY_MAX] = INT("SLUICE_BODY_MAX", 1, 1LL << 32, 1024 * 1024,
+	    "request body cap in bytes, 413 past it (set body_max)"),
+	[SETTING_ARENA_MAX] = INT("SLUICE_ARENA_MAX", 1, 1LL << 34, 64LL * 1024 * 1024,
+	    "per-request memory cap in bytes, raised to hold one full body and 1 MiB"),
+	[SETTING_RESP_MAX] = INT("SLUICE_RESP_MAX", 1, 1LL << 34, 64LL * 1024 * 1024,
+	    "response body cap in bytes"),
+	[SETTING_LOG_LEVEL] = CHOICE("SLUICE_LOG_LEVEL", settings_levels, 2,
+	    "log threshold: error, warn, info or debug (an unknown word: info)"),
+	[SETTING_SECCOMP] = INT("SLUICE_SECCOMP", 0, 1, 1,
+	    "1: the system call filter confines the worker after start-up; 0: off, to debug"),
+	[SETTING_DB] = STR("SLUICE_DB",
+	    "the database URL, sqlite:PATH or a PostgreSQL URL or conninfo (db=)"),
+	[SETTING_DB_ISOLATION] = CHOICE("SLUICE_DB_ISOLATION", settings_isolations, 0,
+	    "isolation of every transaction: default, read_committed, repeatable_read or "
+	    "serializable"),
+	[SETTING_DB_STMT_CACHE] = INT("SLUICE_DB_STMT_CACHE", 1, 100000, 64,
+	    "prepared statements kept per database connection"),
+	[SETTING_SQLITE_SYNC] = CHOICE("SLUICE_SQLITE_SYNC", settings_syncs, 2,
+	    "SQLite's PRAGMA synchronous: off, normal or full"),
+	[SETTING_SQLITE_BUSY_MS] = INT("SLUICE_SQLITE_BUSY_MS", 1, 3600000, 10000,
+	    "SQLite's busy timeout in milliseconds"),
+	[SETTING_SQLITE_MMAP] = INT("SLUICE_SQLITE_MMAP", -1, 1LL << 40, 256LL * 1024 * 1024,
+	    "SQLite's mmap_size in bytes; 0 or -1: no memory map"),
+	[SETTING_SESSION_KEY] = STR("SLUICE_SESSION_KEY",
+	    "the chat's session signing key, 32 to 128 hex digits (default: the key file)"),
+	[SETTING_SESSION_KEY_FILE] = STR("SLUICE_SESSION_KEY_FILE",
+	    "the chat's key file, made on first use (default: chat-session.key next to the "
+	    "SQLite database, else data/chat-session.key)"),
+	[SETTING_BENCH_SESSIONS] = INT("SLUICE_BENCH_SESSIONS", 0, 99999999, 0,
+	    "benchmark mode: N > 0 makes every chat request act as a random seeded user "
+	    "s_00000001..N"),
+	[SETTING_TEMPLATE] = STR("SLUICE_TEMPLATE",
+	    "the chat page's template file (default: handlers/chat_page.html in the tree)"),
+};
+
+/* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */
+static int
+settings_parse(const struct setting *s, const char *v, long long *out)
 {
-	const char *s = getenv(name);
-	long long v = 0;
-	size_t i;
-	int neg = 0;
+	char words[256];
+	size_t i, len = 0;
+	int64_t n;
+	int m;
 
-	if (s == NULL || *s == '\0') {
-		*out = def;
+	if (s->kind == SETTING_CHOICE) {
+		for (i = 0; s->choices[i] != NULL; i++) {
+			if (strcasecmp(v, s->choices[i]) == 0) {
+				*out = (long long)i;
+				return 0;
+			}
+			/* Cut short when the words do not fit: only a log line. */
+			m = snprintf(words + len, sizeof(words) - len, "%s%s", i ? ", " : "",
+			    s->choices[i]);
+			if (m > 0 && (size_t)m < sizeof(words) - len)
+				len += (size_t)m;
+		}
+		words[len] = '\0';
+		log_err("%s=%s: want one of %s", s->name, v, words);
+		return -1;
+	}
+	if (str_to_int(v, strlen(v), s->min, s->max, &n) == 0) {
+		*out = n;
 		return 0;
 	}
-	/* A single leading '-' is allowed so that negative bounds can be expressed. */
-	i = 0;
-	if (s[0] == '-') {
-		neg = 1;
-		i = 1;
-	}
-	if (s[i] == '\0' || strlen(s + i) > 18)
-		goto bad;
-	for (; s[i] != '\0'; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			goto bad;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (neg)
-		v = -v;
-	if (v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	log_err("%s=%s: want an integer in [%lld, %lld]", name, s, min, max);
+	log_err("%s=%s: want an integer in [%lld, %lld]", s->name, v, s->min, s->max);
 	return -1;
+}
+
+int
+settings_int(enum setting_key key, long long *out)
+{
+	const struct setting *s = &settings_table[key];
+	const char *v = getenv(s->name);
+
+	if (s->kind == SETTING_STR) {
+		log_err("%s is not a number", s->name);
+		return -1;
+	}
+	if (v == NULL || *v == '\0') {
+		*out = s->def;
+		return 0;
+	}
+	return settings_parse(s, v, out);
+}
+
+const char *
+settings_get(enum setting_key key)
+{
+	return getenv(settings_table[key].name);
 }
 
 const char *
 settings_str(const char *name, const char *def)
 {
-	const char *s = getenv(name);
+	const char *v;
+	size_t i;
 
-	return s != NULL ? s : def;
+	for (i = 0; i < SETTING__MAX; i++)
+		if (strcmp(settings_table[i].name, name) == 0)
+			break;
+	if (i == SETTING__MAX || settings_table[i].kind != SETTING_STR) {
+		log_err("%s is not a string setting of the settings table", name);
+		return NULL;
+	}
+	v = getenv(name);
+	return v != NULL ? v : def;
 }

@@ -1,19 +1,79 @@
 /*
- * settings.h: the worker settings (SLUICE_* environment variables, set by sluiced from the
- * endpoint list), read strictly.
+ * settings.h: the worker settings, one table.
+ *
+ * Every SLUICE_* environment variable that a worker reads (sluiced sets them from the
+ * endpoint list: threads=, db=, set body_max, and any other KEY=VALUE of an endpoint as
+ * SLUICE_KEY) is a row of settings_table: its name, its kind, its bounds or its choices,
+ * its default and one line of documentation.  The common settings and the applications'
+ * (the chat's session key, the page's template, the REST API's route) are rows of the same
+ * table, read by the same parser, and docs/endpoints.conf.5 documents every row (a unit
+ * test holds the two together).
+ *
+ * Reading is strict on purpose: a setting that is present but malformed stops the worker
+ * at start-up with a logged reason instead of running with a guess.  An integer is
+ * str_to_int()'s strict decimal within the row's bounds; a choice is one of the row's words
+ * (any case).  An empty integer or choice counts as unset, so a blank line in a unit file
+ * is harmless; a string is returned as it is.
  */
 #ifndef SLUICE_SETTINGS_H
 #define SLUICE_SETTINGS_H
 
-/*
- * Reads the integer environment variable name (e.g. "SLUICE_THREADS").  Returns 0 with
- * def in *out when unset; -1 with a logged message when set but not an integer in
- * [min, max] (strict: no sign tricks, no trailing bytes), so start-up can refuse it.
- */
-int settings_int(const char *name, long long min, long long max, long long def,
-    long long *out);
+enum setting_kind {
+	SETTING_INT,		/* a decimal integer in [min, max] */
+	SETTING_CHOICE,		/* one of choices[]; read as its index */
+	SETTING_STR,		/* any text */
+};
 
-/* The string in the environment variable name, or def.  Borrowed from the environment. */
+/* The rows, in the table's order. */
+enum setting_key {
+	SETTING_NAME,
+	SETTING_ROUTE,
+	SETTING_THREADS,
+	SETTING_BODY_MAX,
+	SETTING_ARENA_MAX,
+	SETTING_RESP_MAX,
+	SETTING_LOG_LEVEL,
+	SETTING_SECCOMP,
+	SETTING_DB,
+	SETTING_DB_ISOLATION,
+	SETTING_DB_STMT_CACHE,
+	SETTING_SQLITE_SYNC,
+	SETTING_SQLITE_BUSY_MS,
+	SETTING_SQLITE_MMAP,
+	SETTING_SESSION_KEY,		/* the chat (apps/chat/) */
+	SETTING_SESSION_KEY_FILE,
+	SETTING_BENCH_SESSIONS,
+	SETTING_TEMPLATE,		/* the chat page (handlers/chat_page.c) */
+	SETTING__MAX
+};
+
+struct setting {
+	const char *name;		/* the environment variable, "SLUICE_THREADS" */
+	enum setting_kind kind;
+	long long min, max;		/* SETTING_INT: the bounds */
+	long long def;			/* SETTING_INT: the default; SETTING_CHOICE: its index */
+	const char *const *choices;	/* SETTING_CHOICE: the words, NULL-terminated */
+	const char *doc;		/* one line, for the man page and the logs */
+};
+
+/* The table, indexed by enum setting_key. */
+extern const struct setting settings_table[SETTING__MAX];
+
+/*
+ * Reads an integer or choice setting: the value, or for a choice the index of its word in
+ * choices[] (the row's default when unset or empty).  Returns 0 with *out set, or -1 with
+ * a logged reason ("SLUICE_THREADS=0: want an integer in [1, 256]") and *out untouched.
+ */
+int settings_int(enum setting_key key, long long *out);
+
+/* A string setting's value, or NULL when unset.  Borrowed from the environment. */
+const char *settings_get(enum setting_key key);
+
+/*
+ * The string setting called name (which must be a row of the table, else NULL is returned
+ * and a message logged), or def when it is unset.  For callers that still name their
+ * setting by its variable; settings_get() is the way.  Borrowed from the environment.
+ */
 const char *settings_str(const char *name, const char *def);
 
 #endif /* SLUICE_SETTINGS_H */

@@ -341,7 +341,7 @@ page_load_template(char *err, size_t errlen)
 {
 	static const char *const rel[] = { "/../handlers/chat_page.html",
 	    "/../../../handlers/chat_page.html" };
-	const char *path = settings_str("SLUICE_TEMPLATE", NULL);
+	const char *path = settings_get(SETTING_TEMPLATE);
 	char exe[4096], cand[4200], *slash;
 	struct tmpl *t;
 	ssize_t n;

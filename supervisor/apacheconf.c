@@ -38,6 +38,7 @@
 
 #include "apacheconf.h"
 #include "conf.h"
+#include "db.h"
 #include "log.h"
 
 #define APACHE_MODULES	"/usr/lib/apache2/modules"
@@ -187,8 +188,11 @@ apache_binary(char *buf, size_t len, const struct conf_endpoint *ep,
 static void
 apache_write_db(FILE *out, const char *url, const struct apache_opts *o)
 {
-	if (strncmp(url, "sqlite:", 7) == 0 && url[7] != '/' && url[7] != '\0')
-		fprintf(out, "sqlite:%s/%s", o->cwd, url + 7);
+	enum db_backend be;
+	const char *path;
+
+	if (db_url_parse(url, &be, &path) == 0 && be == DB_SQLITE && path[0] != '/')
+		fprintf(out, "sqlite:%s/%s", o->cwd, path);
 	else
 		fprintf(out, "%s", url);
 }

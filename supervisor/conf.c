@@ -17,6 +17,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "str.h"
 
 #define CONF_TOKENS_MAX	(CONF_EXTRA_MAX + 16)
 
@@ -96,7 +97,7 @@ conf_valid_route_path(const char *s)
 	return strstr(s, "//") == NULL && strstr(s, "/../") == NULL;
 }
 
-/* A strict decimal integer in [min, max]: digits only, no sign, no blanks, no suffix. */
+/* A strict decimal integer in [min, max] (str_to_int()): no sign, no blanks, no suffix. */
 static int conf_parse_int(const char *, long long, long long, long long *);
 
 /* "a.b.c.d:port" with a dotted IPv4 address and a port in 1-65535: 0 or -1.  An explicit
@@ -121,17 +122,9 @@ conf_valid_tcp(const char *s)
 static int
 conf_parse_int(const char *s, long long min, long long max, long long *out)
 {
-	long long v = 0;
-	size_t i;
+	int64_t v;
 
-	if (s[0] == '\0' || strlen(s) > 18)
-		return -1;
-	for (i = 0; s[i] != '\0'; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v < min || v > max)
+	if (str_to_int(s, strlen(s), min, max, &v) == -1)
 		return -1;
 	*out = v;
 	return 0;

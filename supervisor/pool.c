@@ -35,6 +35,7 @@
 
 #include "log.h"
 #include "sluiced.h"
+#include "str.h"
 
 static const char *const pool_state_names[POOL__MAX] = { "running", "failed", "stopping" };
 
@@ -167,17 +168,19 @@ pool_socket_tcp(struct sluiced *s, struct pool *p)
 	struct sockaddr_in sin;
 	char host[16];
 	const char *colon = strrchr(p->spec.tcp, ':');
+	int64_t port;
 	int fd, one = 1, m;
 
 	m = snprintf(p->sock_path, sizeof(p->sock_path), "tcp:%s", p->spec.tcp);
 	if (colon == NULL || (size_t)(colon - p->spec.tcp) >= sizeof(host) || m < 0 ||
-	    (size_t)m >= sizeof(p->sock_path))
+	    (size_t)m >= sizeof(p->sock_path) ||
+	    str_to_int(colon + 1, strlen(colon + 1), 1, 65535, &port) == -1)
 		return -1;
 	memcpy(host, p->spec.tcp, (size_t)(colon - p->spec.tcp));
 	host[colon - p->spec.tcp] = '\0';
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
-	sin.sin_port = htons((unsigned short)strtol(colon + 1, NULL, 10));
+	sin.sin_port = htons((unsigned short)port);
 	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
 		return -1;
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {

@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "log.h"
 #include "sluiced.h"
 
@@ -158,18 +159,17 @@ priv_data_dir(struct sluiced *s, const char *dir, int take)
 	return ok;
 }
 
-/* The SQLite file of url (a sqlite: URL, as db.c reads it) into path[len]; 0 or -1. */
+/* The SQLite file of url (a sqlite: URL, db_url_parse()) into path[len]; 0 or -1. */
 static int
 priv_sqlite_path(const char *url, char *path, size_t len)
 {
+	enum db_backend be;
+	const char *file;
 	int m;
 
-	if (url == NULL || strncmp(url, "sqlite:", 7) != 0)
+	if (db_url_parse(url, &be, &file) == -1 || be != DB_SQLITE)
 		return -1;
-	url += 7;
-	if (strncmp(url, "//", 2) == 0)
-		url += 2;
-	m = snprintf(path, len, "%s", url);
+	m = snprintf(path, len, "%s", file);
 	return m <= 0 || (size_t)m >= len ? -1 : 0;
 }
 

@@ -39,7 +39,9 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "settings.h"
 #include "sluiced.h"
+#include "str.h"
 
 static int sluiced_sig_pipe[2] = { -1, -1 };
 
@@ -82,14 +84,9 @@ sluiced_usage(void)
 static int
 sluiced_opt_int(const char *opt, const char *s, long long min, long long max)
 {
-	char *end;
-	long long v;
+	int64_t v;
 
-	errno = 0;
-	if (s[0] < '0' || s[0] > '9')
-		errx(2, "-%s: want an integer in [%lld, %lld], got '%s'", opt, min, max, s);
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
+	if (str_to_int(s, strlen(s), min, max, &v) == -1)
 		errx(2, "-%s: want an integer in [%lld, %lld], got '%s'", opt, min, max, s);
 	return (int)v;
 }
@@ -435,6 +432,7 @@ main(int argc, char *argv[])
 	char *words[4];
 	size_t nwords = 0;
 	int ch, nginx_workers = 0, keepalive = -1, nginx_opts = 0, sup_opts = 0, grace_opt = 0;
+	long long level;
 
 	memset(&s, 0, sizeof(s));
 	s.conf_path = "conf/endpoints.conf";
@@ -444,6 +442,9 @@ main(int argc, char *argv[])
 	s.ctl_fd = -1;
 	s.crash_loop_tries = 5;
 	log_init("sluiced");
+	/* An unknown level is logged and leaves info. */
+	if (settings_int(SETTING_LOG_LEVEL, &level) == 0)
+		log_set_level((enum log_level)level);
 	/*
 	 * Options may come before, between and after the words of the subcommand: POSIX
 	 * getopt stops at the first word, so words are collected and scanning resumes.

@@ -73,16 +73,14 @@ chat_unhex(const char *s, unsigned char *out, size_t max)
 static int
 chat_key_path(char *out, size_t outlen)
 {
-	const char *f = settings_str("SLUICE_SESSION_KEY_FILE", NULL);
-	const char *url = settings_str("SLUICE_DB", ""), *path, *slash;
+	const char *f = settings_get(SETTING_SESSION_KEY_FILE);
+	const char *url = settings_get(SETTING_DB), *path, *slash;
+	enum db_backend be;
 	int n;
 
 	if (f != NULL)
 		n = snprintf(out, outlen, "%s", f);
-	else if (strncmp(url, "sqlite:", 7) == 0) {
-		path = url + 7;
-		if (strncmp(path, "//", 2) == 0)
-			path += 2;
+	else if (db_url_parse(url, &be, &path) == 0 && be == DB_SQLITE) {
 		if ((slash = strrchr(path, '/')) != NULL)
 			n = snprintf(out, outlen, "%.*s/chat-session.key", (int)(slash - path),
 			    path);
@@ -151,12 +149,12 @@ chat_key_create(const char *path)
 int
 chat_init(void)
 {
-	const char *hex = settings_str("SLUICE_SESSION_KEY", NULL);
+	const char *hex = settings_get(SETTING_SESSION_KEY);
 	char path[4096];
 	long k;
 	int rc;
 
-	if (settings_int("SLUICE_BENCH_SESSIONS", 0, 99999999, 0, &chat_bench_sessions) < 0) {
+	if (settings_int(SETTING_BENCH_SESSIONS, &chat_bench_sessions) < 0) {
 		fprintf(stderr, "chat: SLUICE_BENCH_SESSIONS must be 0..99999999\n");
 		return -1;
 	}

@@ -42,6 +42,9 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include "db.h"
+#include "str.h"
+
 #define SEED_TS_END	1787155335.0
 #define SEED_SPAN	(180.0 * 86400.0)
 #define SEED_TS_START	(SEED_TS_END - SEED_SPAN)
@@ -596,14 +599,12 @@ static int
 seed_env_int(const char *name, int64_t *v, int pow2)
 {
 	const char *s = getenv(name);
-	char *end;
-	long long n;
+	int64_t n;
 
 	if (s == NULL || *s == '\0')
 		return 0;
-	errno = 0;
-	n = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || n < 1 || (pow2 && (n & (n - 1)) != 0)) {
+	if (str_to_int(s, strlen(s), 1, INT64_MAX, &n) == -1 ||
+	    (pow2 && (n & (n - 1)) != 0)) {
 		fprintf(stderr, "chat-seed: %s=%s is not a positive integer%s\n", name, s,
 		    pow2 ? " power of two" : "");
 		return -1;
@@ -645,7 +646,8 @@ seed_usage(void)
 int
 main(int argc, char **argv)
 {
-	const char *preset = getenv("SEED_PRESET"), *schema_dir = "sql/chat", *url;
+	const char *preset = getenv("SEED_PRESET"), *schema_dir = "sql/chat", *url, *path;
+	enum db_backend be;
 	struct seed_params sp;
 	int c, force = 0, rc;
 	size_t i;
@@ -692,11 +694,15 @@ main(int argc, char **argv)
 		    (long long)sp.channels, (long long)sp.users, (long long)sp.messages,
 		    sp.alpha);
 	t0 = seed_now();
-	if (strncmp(url, "sqlite:", 7) == 0)
-		rc = seed_sqlite(url + 7 + (strncmp(url + 7, "//", 2) == 0 ? 2 : 0), schema_dir,
-		    &sp, force);
+	if (db_url_parse(url, &be, &path) == -1) {
+		fprintf(stderr, "chat-seed: %s is not a database URL (sqlite:PATH or a "
+		    "PostgreSQL URL or conninfo)\n", url);
+		return 2;
+	}
+	if (be == DB_SQLITE)
+		rc = seed_sqlite(path, schema_dir, &sp, force);
 	else
-		rc = seed_pg(url, schema_dir, &sp, force);
+		rc = seed_pg(path, schema_dir, &sp, force);
 	if (rc == 0 && !seed_quiet)
 		fprintf(stderr, "chat-seed: done in %.2f s\n", seed_now() - t0);
 	return rc == 0 ? 0 : 1;

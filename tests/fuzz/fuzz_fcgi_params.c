@@ -1,5 +1,5 @@
 /*
- * fuzz_fcgi_params: one request through the serve loop (common/serve.c, compiled in) as
+ * fuzz_fcgi_params: one request through the serve loop (common/serve_req.c) as
  * fcgi2 hands it over: the parameters (REQUEST_METHOD, DOCUMENT_URI, QUERY_STRING,
  * CONTENT_TYPE, CONTENT_LENGTH, HTTP_* ...) and the FCGI_STDIN bytes.
  *
@@ -18,13 +18,22 @@
  * positive number the input satisfies, and then the very bytes sent; every decoded
  * parameter is NUL-free and its length is right.
  */
-/* serve.c itself, for its static serve_request(); the library's serve.o is then not
- * linked, as this file defines all its symbols. */
-#include "../../common/serve.c"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
+#include <fcgiapp.h>
 
+#include "arena.h"
+#include "buf.h"
+#include "extern.h"
 #include "json.h"
+#include "log.h"
+#include "req.h"
+#include "resp.h"
+#include "serve.h"
+#include "str.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

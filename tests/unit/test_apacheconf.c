@@ -314,6 +314,23 @@ test_gen_cgi(void)
 	free(s);
 }
 
+/* "sqlite://data/x.db" is relative like "sqlite:data/x.db" (db_url_parse()): Apache's
+ * workers get it made absolute too, and an absolute one unchanged. */
+static void
+test_gen_sqlite_double_slash_relative(void)
+{
+	char *s = gen("db rel sqlite://data/y.db\ndb abs sqlite:///var/z.db\n"
+	    "ready =/ready workers=2 db=rel\nother =/other workers=2 db=abs\n", APACHE_CGI, 2,
+	    -1);
+
+	CHECK(s != NULL);
+	if (s == NULL)
+		return;
+	CHECK(strstr(s, "SetEnv SLUICE_DB \"sqlite:/srv/data/y.db\"\n") != NULL);
+	CHECK(strstr(s, "SetEnv SLUICE_DB \"sqlite:///var/z.db\"\n") != NULL);
+	free(s);
+}
+
 static void
 test_gen_fcgid(void)
 {
@@ -445,6 +462,7 @@ main(void)
 	RUN(test_gen_default);
 	RUN(test_gen_routes);
 	RUN(test_gen_cgi);
+	RUN(test_gen_sqlite_double_slash_relative);
 	RUN(test_gen_fcgid);
 	RUN(test_gen_refused);
 	RUN(test_gen_user);

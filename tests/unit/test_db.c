@@ -716,6 +716,8 @@ test_sqlite_writers_queue(void)
 	struct db_opts o;
 	struct db *db;
 	struct queued q = { NULL, -1, 0 };
+	enum db_backend be;
+	const char *file = "";
 	pthread_t th;
 	char path[4200];
 	struct stat sb;
@@ -726,7 +728,8 @@ test_sqlite_writers_queue(void)
 	o.sqlite_busy_ms = 50;
 	if ((q.db = open_db(&o)) == NULL)
 		goto out;
-	(void)snprintf(path, sizeof(path), "%s-wlock", B->url + strlen("sqlite:"));
+	CHECK_INT(db_url_parse(B->url, &be, &file), 0);
+	(void)snprintf(path, sizeof(path), "%s-wlock", file);
 	CHECK_INT(stat(path, &sb), 0);
 	CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
 	CHECK_INT(pthread_create(&th, NULL, queued_main, &q), 0);
@@ -1143,6 +1146,61 @@ test_bad_url(void)
 	CHECK(strstr(err, "s3cretpw") == NULL);
 }
 
+/* db_url_parse(): the one reader of database URLs, table-driven. */
+static void
+test_url_parse(void)
+{
+	static const struct {
+		const char *url;
+		int ok;
+		enum db_backend be;
+		const char *path;	/* for DB_PG: the whole URL */
+	} cases[] = {
+		{ "sqlite:data/x.db", 1, DB_SQLITE, "data/x.db" },
+		{ "sqlite://data/x.db", 1, DB_SQLITE, "data/x.db" },
+		{ "sqlite:///abs/x.db", 1, DB_SQLITE, "/abs/x.db" },
+		{ "sqlite:/abs/x.db", 1, DB_SQLITE, "/abs/x.db" },
+		{ "sqlite::memory:", 1, DB_SQLITE, ":memory:" },
+		{ "sqlite:a=b.db", 1, DB_SQLITE, "a=b.db" },
+		{ "sqlite:", 0, DB_SQLITE, NULL },
+		{ "sqlite://", 0, DB_SQLITE, NULL },
+		{ "SQLITE:x.db", 0, DB_SQLITE, NULL },
+		{ "sqlite", 0, DB_SQLITE, NULL },
+		{ "postgresql:///chinook?host=/run/pg", 1, DB_PG, NULL },
+		{ "postgres://u@h/db", 1, DB_PG, NULL },
+		{ "host=/tmp dbname=x", 1, DB_PG, NULL },
+		{ "postgresql:/x", 0, DB_PG, NULL },
+		{ "mysql://localhost/x", 0, DB_PG, NULL },
+		{ "data/x.db", 0, DB_PG, NULL },
+		{ "", 0, DB_PG, NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum db_backend be = (enum db_backend)77;
+		const char *path = "untouched";
+		int rc = db_url_parse(cases[i].url, &be, &path);
+
+		CHECK_INT(rc == 0, cases[i].ok);
+		if (!cases[i].ok) {
+			CHECK_INT(be, 77);
+			CHECK_STR(path, "untouched");
+			continue;
+		}
+		CHECK_INT(be, cases[i].be);
+		CHECK_STR(path, cases[i].be == DB_PG ? cases[i].url : cases[i].path);
+		/* The path is borrowed from the URL, not copied. */
+		CHECK(path >= cases[i].url && path < cases[i].url + strlen(cases[i].url));
+	}
+	{
+		enum db_backend be = DB_PG;
+		const char *path = NULL;
+
+		CHECK_INT(db_url_parse(NULL, &be, &path), -1);
+		CHECK(path == NULL);
+	}
+}
+
 static void
 test_sqlite_url_forms(void)
 {
@@ -1307,6 +1365,7 @@ main(void)
 	RUN(test_err_status);
 	RUN(test_opts_from_env);
 	RUN(test_bad_url);
+	RUN(test_url_parse);
 
 	B = &backends[0];
 	(void)snprintf(B->url, sizeof(B->url), "sqlite:%s/test.db", tmpdir);

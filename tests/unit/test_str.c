@@ -44,6 +44,64 @@ test_str_to_int(void)
 	}
 }
 
+/*
+ * The one strict integer parser of the tree (settings, the endpoint list, sluiced's options,
+ * ports, database counts, seeders) against hostile text: every case is (bytes, length,
+ * bounds); a refusal must leave *out untouched.
+ */
+static void
+test_str_to_int_hostile(void)
+{
+	static const struct {
+		const char *in;
+		size_t len;		/* 0: strlen(in) */
+		int64_t min, max;
+		int ok;
+		int64_t want;
+	} cases[] = {
+		{ "-0", 0, 0, 10, 0, 0 },		/* no '-' where no negative is allowed */
+		{ "-00", 0, -10, 10, 0, 0 },
+		{ "00", 0, 0, 10, 0, 0 },
+		{ "+0", 0, 0, 10, 0, 0 },
+		{ "+1", 0, -10, 10, 0, 0 },
+		{ "--1", 0, -10, 10, 0, 0 },
+		{ "-+1", 0, -10, 10, 0, 0 },
+		{ " 1", 0, -10, 10, 0, 0 },
+		{ "1 ", 0, -10, 10, 0, 0 },
+		{ "\t1", 0, 0, 10, 0, 0 },
+		{ "1\n", 0, 0, 10, 0, 0 },
+		{ "1\0" "2", 3, 0, 100, 0, 0 },		/* a NUL inside the given length */
+		{ "", 0, INT64_MIN, INT64_MAX, 0, 0 },
+		{ "-", 0, INT64_MIN, INT64_MAX, 0, 0 },
+		{ "0x10", 0, 0, 100, 0, 0 },
+		{ "1e3", 0, 0, 10000, 0, 0 },
+		{ "1.0", 0, 0, 10, 0, 0 },
+		{ "1_000", 0, 0, 10000, 0, 0 },
+		{ "\xd9\xa3", 0, 0, 10, 0, 0 },		/* ARABIC-INDIC DIGIT THREE */
+		{ "1000000000000000000", 0, 0, INT64_MAX, 1, 1000000000000000000LL },
+		{ "9999999999999999999", 0, 0, INT64_MAX, 0, 0 },	/* 19 digits, too big */
+		{ "-9999999999999999999", 0, INT64_MIN, 0, 0, 0 },
+		{ "18446744073709551616", 0, 0, INT64_MAX, 0, 0 },	/* 2^64 wraps to 0 */
+		{ "18446744073709551617", 0, 0, INT64_MAX, 0, 0 },	/* ... and to 1 */
+		{ "000000000000000000001", 0, 0, INT64_MAX, 0, 0 },
+		{ "65535", 0, 1, 65535, 1, 65535 },
+		{ "65536", 0, 1, 65535, 0, 0 },
+		{ "0", 0, 1, 65535, 0, 0 },
+		{ "-1", 0, -1, -1, 1, -1 },
+		{ "-2", 0, -1, 100, 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t v = 12345;
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].in);
+		int rc = str_to_int(cases[i].in, len, cases[i].min, cases[i].max, &v);
+
+		CHECK_INT(rc == 0, cases[i].ok);
+		CHECK_INT(v, cases[i].ok ? cases[i].want : 12345);
+	}
+}
+
 static void
 test_utf8(void)
 {
@@ -103,6 +161,7 @@ int
 main(void)
 {
 	RUN(test_str_to_int);
+	RUN(test_str_to_int_hostile);
 	RUN(test_utf8);
 	RUN(test_pct_decode);
 	return harness_done();
