@@ -2,10 +2,15 @@
  * ctl.c: the control socket RUNDIR/sluiced.ctl (mode 0600: only sluiced's user talks to
  * it), both sides.
  *
- * Protocol: the client sends one line, "status", "reload NAME" or "stop"; the server
- * answers with a first line "ok" or "error REASON", then the body, then closes.  For
- * "stop" the server answers "ok" at once but closes only by exiting, so the client
- * returns when the supervisor has finished stopping.
+ * Protocol: the client sends one line, "status", "up", "reload NAME" or "stop"; the
+ * server answers with a first line "ok" or "error REASON", then the body, then closes.
+ * For "stop" the server answers "ok" at once but closes only by exiting, so the client
+ * returns when the supervisor has finished stopping.  "up" answers one line per pool,
+ * "NAME up", "NAME starting" or "NAME failed last_exit=HOW": a pool is up when all its
+ * current workers have lived POOL_QUICK_MS (a binary that cannot execute, or dies at
+ * start, has shown it by then).  The client's `ctl wait [SECONDS]` asks "up" until every
+ * pool is up (exit 0) or one failed or the time is over (exit 1, the pools named), which
+ * is how `make run` knows that what it started is serving.
  *
  * The server side runs inside the poll() loop: a client gets short socket timeouts, so a
  * stuck client delays supervision by a fraction of a second at most, and a vanished one
@@ -21,6 +26,8 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -145,6 +152,38 @@ ctl_read_cmd(int fd, char *buf, size_t len)
 	return got > 0 && got < len - 1 ? 0 : -1;
 }
 
+/* The "up" line of pool p: up, starting, or failed with its last exit. */
+static void
+ctl_pool_up(FILE *out, const struct pool *p, int64_t now)
+{
+	size_t i, cur = 0, old = 0;
+	int up = p->state == POOL_RUNNING && !p->reloading && p->quick_fails == 0;
+
+	for (i = 0; i < p->nw; i++) {
+		if (p->w[i].gen != p->gen || p->w[i].term_at != 0) {
+			old++;
+			continue;
+		}
+		cur++;
+		if (now - p->w[i].started < POOL_QUICK_MS)
+			up = 0;
+	}
+	if (cur != (size_t)p->spec.workers)
+		up = 0;
+	if (p->state == POOL_FAILED) {
+		fprintf(out, "%s failed last_exit=", p->name);
+		if (!p->has_exit)
+			fprintf(out, "none");
+		else if (WIFSIGNALED(p->last_status))
+			fprintf(out, "signal:%d", WTERMSIG(p->last_status));
+		else
+			fprintf(out, "exit:%d", WEXITSTATUS(p->last_status));
+		fprintf(out, "%s\n", old > 0 ? " (the previous generation serves)" : "");
+	} else {
+		fprintf(out, "%s %s\n", p->name, up ? "up" : "starting");
+	}
+}
+
 /* Runs one command; the answer goes to out.  Returns 1 when fd must stay open (stop). */
 static int
 ctl_run(struct sluiced *s, char *cmd, FILE *out)
@@ -182,7 +221,13 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 		sluiced_begin_stop(s);
 		return 1;
 	}
-	fprintf(out, "error unknown command (want status, reload NAME or stop)\n");
+	if (strcmp(cmd, "up") == 0 && arg == NULL) {
+		fprintf(out, "ok\n");
+		for (p = s->pools; p != NULL; p = p->next)
+			ctl_pool_up(out, p, sluiced_now());
+		return 0;
+	}
+	fprintf(out, "error unknown command (want status, up, reload NAME or stop)\n");
 	return 0;
 }
 
@@ -230,68 +275,166 @@ out:
 		close(fd);
 }
 
-int
-ctl_client(const char *rundir, int argc, char **argv)
+/*
+ * Sends cmd (len bytes, newline-terminated) to the control socket at path and reads the
+ * whole answer into *resp (caller frees).  Returns 0, or 1 when sluiced is not reachable
+ * or the answer is cut short (said on stderr), or 2 when out of memory.
+ */
+static int
+ctl_ask(const char *path, const char *cmd, size_t len, int rcv_ms, char **resp)
 {
 	struct sockaddr_un sun;
-	char path[SLUICED_SUN_MAX], cmd[CTL_CMD_MAX], buf[4096], *body;
-	char *resp = NULL, *grown;
+	char buf[4096], *grown;
 	size_t rlen = 0;
 	ssize_t n;
-	int fd = -1, m, rc = 2;
+	int fd, rc = 1;
 
-	if (argc == 1 && (strcmp(argv[0], "status") == 0 || strcmp(argv[0], "stop") == 0))
-		m = snprintf(cmd, sizeof(cmd), "%s\n", argv[0]);
-	else if (argc == 2 && strcmp(argv[0], "reload") == 0)
-		m = snprintf(cmd, sizeof(cmd), "reload %s\n", argv[1]);
-	else {
-		fprintf(stderr, "sluiced: ctl wants status, reload NAME or stop\n");
+	*resp = NULL;
+	if (ctl_addr(path, &sun) == -1)
 		return 2;
-	}
-	if (m < 0 || (size_t)m >= sizeof(cmd)) {
-		fprintf(stderr, "sluiced: ctl: argument too long\n");
-		return 2;
-	}
-	m = snprintf(path, sizeof(path), "%s/sluiced.ctl", rundir);
-	if (m < 0 || (size_t)m >= sizeof(path) || ctl_addr(path, &sun) == -1) {
-		fprintf(stderr, "sluiced: %s/sluiced.ctl: path too long\n", rundir);
-		return 2;
-	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
 	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		fprintf(stderr, "sluiced: cannot reach %s: %s (is sluiced running?)\n", path,
 		    strerror(errno));
-		rc = 1;
 		goto out;
 	}
-	/* stop returns when sluiced has exited, which may take the whole grace period. */
-	ctl_timeouts(fd, strcmp(argv[0], "stop") == 0 ? 120000 : 10000, 10000);
-	ctl_write_all(fd, cmd, (size_t)m);
+	ctl_timeouts(fd, rcv_ms, 10000);
+	ctl_write_all(fd, cmd, len);
 	for (;;) {
 		n = read(fd, buf, sizeof(buf));
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
 			fprintf(stderr, "sluiced: ctl: read: %s\n", strerror(errno));
-			rc = 1;
 			goto out;
 		}
 		if (n == 0)
 			break;
-		if ((grown = realloc(resp, rlen + (size_t)n + 1)) == NULL) {
+		if ((grown = realloc(*resp, rlen + (size_t)n + 1)) == NULL) {
 			fprintf(stderr, "sluiced: out of memory\n");
+			rc = 2;
 			goto out;
 		}
-		resp = grown;
-		memcpy(resp + rlen, buf, (size_t)n);
+		*resp = grown;
+		memcpy(*resp + rlen, buf, (size_t)n);
 		rlen += (size_t)n;
-		resp[rlen] = '\0';
+		(*resp)[rlen] = '\0';
 	}
-	if (resp == NULL) {
+	if (*resp == NULL) {
 		fprintf(stderr, "sluiced: ctl: empty answer\n");
-		rc = 1;
 		goto out;
 	}
+	rc = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	if (rc != 0) {
+		free(*resp);
+		*resp = NULL;
+	}
+	return rc;
+}
+
+/*
+ * `ctl wait [SECONDS]` (default 30): asks "up" every 100 ms until every pool is up (exit
+ * 0, "N pools up"), one has failed (exit 1, each failed pool named on stderr) or the time
+ * is over (exit 1, the pools still starting named).  A sluiced that went away fails it.
+ */
+static int
+ctl_wait(const char *path, int seconds)
+{
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	char *resp = NULL, *line, *end, *sp;
+	int64_t deadline = sluiced_now() + (int64_t)seconds * 1000;
+	int pools, up, failed, rc = 1;
+
+	for (;;) {
+		free(resp);
+		if (ctl_ask(path, "up\n", 3, 10000, &resp) != 0)
+			return 1;
+		if (strncmp(resp, "ok\n", 3) != 0) {
+			fprintf(stderr, "sluiced: %s", strncmp(resp, "error ", 6) == 0 ?
+			    resp + 6 : resp);
+			goto out;
+		}
+		pools = up = failed = 0;
+		for (line = resp + 3; *line != '\0'; line = end) {
+			if ((end = strchr(line, '\n')) == NULL)
+				end = line + strlen(line);
+			else
+				*end++ = '\0';
+			if ((sp = strchr(line, ' ')) == NULL)
+				continue;
+			pools++;
+			if (strcmp(sp + 1, "up") == 0)
+				up++;
+			else if (strncmp(sp + 1, "failed", 6) == 0) {
+				failed++;
+				fprintf(stderr, "sluiced: pool %.*s %s\n", (int)(sp - line), line,
+				    sp + 1);
+			} else if (sluiced_now() >= deadline)
+				fprintf(stderr, "sluiced: pool %.*s still starting after %d s\n",
+				    (int)(sp - line), line, seconds);
+		}
+		if (failed > 0 || (up < pools && sluiced_now() >= deadline))
+			goto out;
+		if (up == pools) {
+			printf("%d pools up\n", pools);
+			rc = 0;
+			goto out;
+		}
+		nanosleep(&pause, NULL);
+	}
+out:
+	free(resp);
+	return rc;
+}
+
+int
+ctl_client(const char *rundir, int argc, char **argv)
+{
+	char path[SLUICED_SUN_MAX], cmd[CTL_CMD_MAX], *resp = NULL, *body, *end;
+	size_t rlen;
+	long secs = 30;
+	int m, rc;
+
+	m = snprintf(path, sizeof(path), "%s/sluiced.ctl", rundir);
+	if (m < 0 || (size_t)m >= sizeof(path)) {
+		fprintf(stderr, "sluiced: %s/sluiced.ctl: path too long\n", rundir);
+		return 2;
+	}
+	if ((argc == 1 || argc == 2) && strcmp(argv[0], "wait") == 0) {
+		if (argc == 2) {
+			errno = 0;
+			secs = strtol(argv[1], &end, 10);
+			if (argv[1][0] < '0' || argv[1][0] > '9' || *end != '\0' || errno != 0 ||
+			    secs < 1 || secs > 3600) {
+				fprintf(stderr, "sluiced: ctl wait: want seconds in [1, 3600]\n");
+				return 2;
+			}
+		}
+		return ctl_wait(path, (int)secs);
+	}
+	if (argc == 1 && (strcmp(argv[0], "status") == 0 || strcmp(argv[0], "stop") == 0 ||
+	    strcmp(argv[0], "up") == 0))
+		m = snprintf(cmd, sizeof(cmd), "%s\n", argv[0]);
+	else if (argc == 2 && strcmp(argv[0], "reload") == 0)
+		m = snprintf(cmd, sizeof(cmd), "reload %s\n", argv[1]);
+	else {
+		fprintf(stderr, "sluiced: ctl wants status, up, wait [SECONDS], reload NAME or "
+		    "stop\n");
+		return 2;
+	}
+	if (m < 0 || (size_t)m >= sizeof(cmd)) {
+		fprintf(stderr, "sluiced: ctl: argument too long\n");
+		return 2;
+	}
+	/* stop returns when sluiced has exited, which may take the whole grace period. */
+	rc = ctl_ask(path, cmd, (size_t)m, strcmp(argv[0], "stop") == 0 ? 120000 : 10000,
+	    &resp);
+	if (rc != 0)
+		return rc;
+	rlen = strlen(resp);
 	if (strncmp(resp, "ok\n", 3) == 0) {
 		body = resp + 3;
 		fputs(body, stdout);
@@ -303,9 +446,6 @@ ctl_client(const char *rundir, int argc, char **argv)
 			fputc('\n', stderr);
 		rc = 1;
 	}
-out:
-	if (fd != -1)
-		close(fd);
 	free(resp);
 	return rc;
 }

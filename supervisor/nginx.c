@@ -6,20 +6,20 @@
  * Which user nginx's workers run as.  nginx started by a non-root user runs its workers as
  * that user, which is then also sluiced's user (the sockets' owner, mode 0660): nothing to
  * emit.  nginx started as root would run its workers as `nobody`, who can neither traverse
- * a private RUNDIR nor connect to a 0660 socket.  The rule is therefore: the workers run
- * as the user who owns RUNDIR.  The generator (when run as root) emits `user OWNER GROUP;`
- * for RUNDIR's owner and group, and sluiced (when run as root) chowns every socket to
- * RUNDIR's owner, so proxy and pools always agree without any socket being world-writable.
- * For production, make RUNDIR belong to an unprivileged user (e.g. www-data); a RUNDIR owned
- * by root yields `user root root;`, which is what a root-owned test directory asks for, and
- * the config says so in a comment.  `set nginx_user USER[:GROUP]` overrides the rule.  The
- * nginx user must also be able to traverse RUNDIR's parent directories.
- *
- * sluiced started as root drops to its run user and gives it RUNDIR, keeping RUNDIR's group
- * (or making it socket_group) for the sockets (supervisor/priv.c).  A config generated
- * after that names the run user and RUNDIR's group, which still reach the sockets (as
- * owner and as group); for production set nginx_user, or keep the distribution's nginx
- * user and give the sockets its group with socket_group.
+ * a private RUNDIR nor connect to a 0660 socket, so the generator (run as root) always
+ * names a user, and never root:
+ *   1. -u USER[:GROUP] on the command line (supervisor/run.sh passes www-data, whose group
+ *      it gives RUNDIR, so that the sockets are reached through their group);
+ *   2. `set nginx_user USER[:GROUP]` in the endpoint list;
+ *   3. RUNDIR's owner and group when RUNDIR exists and is not root's: sluiced started as
+ *      root gives RUNDIR to its run user (supervisor/priv.c) and the sockets are that
+ *      user's, group RUNDIR's;
+ *   4. otherwise (RUNDIR missing or still root's, as before sluiced's first start) the run
+ *      user sluiced will drop to (`set user`, else sluice, else nobody) and its group: the
+ *      owner of every socket once sluiced runs.
+ * When the result is root (sluiced keeps root with `set user root`, or a root RUNDIR owner
+ * is named), the generator refuses: nginx's workers parse every request and never run
+ * as root.  The nginx user must also be able to traverse RUNDIR's parent directories.
  */
 #include <errno.h>
 #include <grp.h>
@@ -37,8 +37,10 @@
 
 int
 nginx_main(const char *conf_path, const char *rundir, const char *prefix,
-    const char *profile, const char *listen, int workers, int keepalive, const char *outfile)
+    const char *profile, const char *listen, int workers, int keepalive,
+    const char *nginx_user, const char *outfile)
 {
+	struct sluiced sd;
 	struct nginx_opts o;
 	struct conf *c = NULL;
 	struct passwd *pw;
@@ -50,6 +52,7 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 	int pr, m, rc = 1;
 
 	memset(&o, 0, sizeof(o));
+	memset(&sd, 0, sizeof(sd));
 	if ((pr = nginx_profile_parse(profile)) == -1) {
 		fprintf(stderr, "sluiced: nginx: unknown profile '%s' (want default or tuned)\n",
 		    profile);
@@ -81,10 +84,12 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 	o.keepalive = keepalive;
 
 	/* The nginx user, as described at the top of this file. */
-	if (c->nginx_user != NULL) {
-		m = snprintf(user, sizeof(user), "%s", c->nginx_user);
+	if (nginx_user == NULL)
+		nginx_user = c->nginx_user;
+	if (nginx_user != NULL) {
+		m = snprintf(user, sizeof(user), "%s", nginx_user);
 		if (m < 0 || (size_t)m >= sizeof(user)) {
-			fprintf(stderr, "sluiced: nginx_user too long\n");
+			fprintf(stderr, "sluiced: nginx user too long\n");
 			goto out;
 		}
 		o.user = user;
@@ -93,10 +98,11 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 			o.group = colon + 1;
 		}
 	} else if (geteuid() == 0) {
-		/* A RUNDIR that does not exist yet will be made by sluiced as root. */
-		if (stat(rundir_abs, &st) == -1) {
-			st.st_uid = 0;
-			st.st_gid = 0;
+		if (stat(rundir_abs, &st) == -1 || st.st_uid == 0) {
+			if (priv_resolve(&sd, c) == -1)
+				goto out;
+			st.st_uid = sd.drop ? sd.run_uid : 0;
+			st.st_gid = sd.drop ? sd.run_gid : 0;
 		}
 		if ((pw = getpwuid(st.st_uid)) == NULL || (gr = getgrgid(st.st_gid)) == NULL) {
 			fprintf(stderr, "sluiced: nginx: owner of %s has no user or group name\n",
@@ -112,10 +118,12 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 		}
 		o.user = user;
 		o.group = group;
-		if (st.st_uid == 0) {
-			o.comment = "RUNDIR is owned by root, so nginx's workers run as root: "
-			    "chown RUNDIR to an unprivileged user for production.";
-		}
+	}
+	if (o.user != NULL && geteuid() == 0 &&
+	    ((pw = getpwnam(o.user)) == NULL || pw->pw_uid == 0)) {
+		fprintf(stderr, "sluiced: nginx: %s: nginx's workers must run as an existing "
+		    "unprivileged user (set nginx_user USER, or -u USER)\n", o.user);
+		goto out;
 	}
 
 	if (outfile != NULL) {

@@ -8,12 +8,14 @@
  *   sluiced [-c CONF] user
  *       prints USER:GROUP that sluiced, started now, would run its pools as (the run user
  *       when root, see priv.c; else the caller's), for scripts that prepare data.
- *   sluiced [-r RUNDIR] ctl status | reload NAME | stop
+ *   sluiced [-r RUNDIR] ctl status | up | wait [SECONDS] | reload NAME | stop
  *       talks to the running supervisor; prints its answer; exit 0 on success, 1 when the
- *       supervisor refused or is not reachable, 2 on usage errors.
+ *       supervisor refused or is not reachable, 2 on usage errors.  `wait` returns once
+ *       every pool is up (0) or one failed or SECONDS (30) passed (1), see ctl.c.
  *   sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN] [-w W] [-k K]
- *       [-o FILE]
- *       prints the generated nginx.conf (to FILE with -o, which also creates PREFIX/logs).
+ *       [-u USER[:GROUP]] [-o FILE]
+ *       prints the generated nginx.conf (to FILE with -o, which also creates PREFIX/logs);
+ *       -u names the user of nginx's workers when it is started as root (see nginx.c).
  *   sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid [-p PREFIX]
  *       [-l LISTEN] [-w CHILDREN] [-k REUSE_MAX] [-o FILE]
  *       prints the generated apache2.conf (PREFIX defaults to RUNDIR/apache, LISTEN to
@@ -71,10 +73,10 @@ sluiced_usage(void)
 {
 	fprintf(stderr,
 	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
-	    "       sluiced [-r RUNDIR] ctl status | reload NAME | stop\n"
+	    "       sluiced [-r RUNDIR] ctl status | up | wait [SECONDS] | reload NAME | stop\n"
 	    "       sluiced [-c CONF] user\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
-	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-o FILE]\n"
+	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-u USER[:GROUP]] [-o FILE]\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid\n"
 	    "               [-p PREFIX] [-l LISTEN] [-w CHILDREN] [-k REUSE_MAX] [-o FILE]\n");
 	exit(2);
@@ -429,6 +431,7 @@ main(int argc, char *argv[])
 {
 	struct sluiced s;
 	const char *profile = NULL, *prefix = NULL, *listen = NULL, *outfile = NULL;
+	const char *nginx_user = NULL;
 	char *words[4];
 	size_t nwords = 0;
 	int ch, nginx_workers = 0, keepalive = -1, nginx_opts = 0, sup_opts = 0, grace_opt = 0;
@@ -450,7 +453,7 @@ main(int argc, char *argv[])
 	 * getopt stops at the first word, so words are collected and scanning resumes.
 	 */
 	for (;;) {
-		if ((ch = getopt(argc, argv, "c:r:b:g:p:l:w:k:o:h")) == -1) {
+		if ((ch = getopt(argc, argv, "c:r:b:g:p:l:w:k:o:u:h")) == -1) {
 			if (optind >= argc)
 				break;
 			if (nwords == sizeof(words) / sizeof(words[0]))
@@ -494,6 +497,10 @@ main(int argc, char *argv[])
 			outfile = optarg;
 			nginx_opts++;
 			break;
+		case 'u':
+			nginx_user = optarg;
+			nginx_opts++;
+			break;
 		default:
 			sluiced_usage();
 		}
@@ -521,11 +528,11 @@ main(int argc, char *argv[])
 			sluiced_usage();
 		profile = argv[1];
 		return nginx_main(s.conf_path, s.rundir, prefix, profile, listen, nginx_workers,
-		    keepalive, outfile);
+		    keepalive, nginx_user, outfile);
 	}
 	if (strcmp(argv[0], "apache") == 0) {
 		/* -b names the binaries that the cgi and fcgid profiles run. */
-		if (argc != 2 || grace_opt > 0)
+		if (argc != 2 || grace_opt > 0 || nginx_user != NULL)
 			sluiced_usage();
 		return apache_main(s.conf_path, s.rundir, s.bindir, prefix, argv[1], listen,
 		    nginx_workers, keepalive, outfile);
