@@ -2,6 +2,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -322,7 +324,7 @@ stack_start_sluiced(struct stack *s)
 	argv[i++] = (char *)(unsigned long)"-r";
 	argv[i++] = s->run;
 	argv[i++] = (char *)(unsigned long)"-b";
-	argv[i++] = (char *)(unsigned long)stack_bin();
+	argv[i++] = s->bin;
 	argv[i++] = (char *)(unsigned long)"-g";
 	argv[i++] = (char *)(unsigned long)"3000";
 	argv[i] = NULL;
@@ -358,7 +360,7 @@ stack_start_apache(struct stack *s, const char *profile, int children, const cha
 	int i = 0;
 
 	if (stack_sh("cd %s && %s/sluiced -c %s -r %s -b %s apache %s -p %s -l 127.0.0.1:%d "
-	    "-w %d %s -o %s/apache2.conf", s->dir, stack_bin(), s->conf, s->run, stack_bin(),
+	    "-w %d %s -o %s/apache2.conf", s->dir, stack_bin(), s->conf, s->run, s->bin,
 	    profile, s->prefix, s->port, children, extra ? extra : "", s->prefix) != 0) {
 		fprintf(stderr, "stack: cannot generate the Apache configuration\n");
 		return -1;
@@ -436,11 +438,106 @@ stack_start_nginx(struct stack *s, const char *profile, int nginx_workers, const
 	return 0;
 }
 
+/* 1 when user (uid, gid) can use path with access mode (R_OK, X_OK): a child checks. */
+static int
+stack_reaches(uid_t uid, gid_t gid, const char *path, int mode)
+{
+	pid_t pid;
+	int status;
+
+	if ((pid = fork()) == -1)
+		return 0;
+	if (pid == 0) {
+		if (setgroups(0, NULL) == -1 || setgid(gid) == -1 || setuid(uid) == -1)
+			_exit(2);
+		_exit(access(path, mode) == 0 ? 0 : 1);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
+ * As root, the workers run as sluiced's run user (sluice, else nobody) and nginx's or
+ * Apache's as that user or www-data: a tree under a private directory (root's home is
+ * 0700) is out of their reach.  Then the binaries (SLUICE_BIN), the templates next to them
+ * and every binary= file named in the endpoint list are copied into the stack's directory,
+ * and s->bin and the endpoint list name the copies.  Returns 0, or -1 when copying fails.
+ */
+static int
+stack_stage(struct stack *s, const char *endpoints, char *out, size_t outlen)
+{
+	static const char *const tmpl[] = { "/../handlers", "/../../../handlers" };
+	struct passwd *pw;
+	const char *p, *end;
+	char path[PATH_MAX + 64], copy[PATH_MAX + 64 + 512];
+	size_t used = 0, k;
+	int n, staged = 0;
+
+	n = snprintf(s->bin, sizeof(s->bin), "%s", stack_bin());
+	if (n < 0 || (size_t)n >= sizeof(s->bin))
+		return -1;
+	n = snprintf(out, outlen, "%s", endpoints);
+	if (n < 0 || (size_t)n >= outlen)
+		return -1;
+	if (geteuid() != 0)
+		return 0;
+	if ((pw = getpwnam("sluice")) == NULL && (pw = getpwnam("nobody")) == NULL)
+		return 0;
+	snprintf(path, sizeof(path), "%s/health", stack_bin());
+	if (!stack_reaches(pw->pw_uid, pw->pw_gid, path, X_OK)) {
+		n = snprintf(s->bin, sizeof(s->bin), "%s/bin", s->dir);
+		if (n < 0 || (size_t)n >= sizeof(s->bin) || stack_sh("cp -a '%s' '%s' && mkdir -p '%s/handlers'", stack_bin(), s->bin,
+		    s->dir) != 0)
+			return -1;
+		for (k = 0; k < sizeof(tmpl) / sizeof(tmpl[0]); k++)
+			stack_sh("cp '%s%s'/*.html '%s/handlers/' 2>/dev/null", stack_bin(), tmpl[k],
+			    s->dir);
+		staged = 1;
+	}
+	/* binary=/absolute/path: a copy when out of reach. */
+	out[0] = '\0';
+	for (p = endpoints; *p != '\0'; p = end) {
+		end = strstr(p, "binary=/");
+		if (end == NULL)
+			end = p + strlen(p);
+		else
+			end += 7;
+		n = snprintf(out + used, outlen - used, "%.*s", (int)(end - p), p);
+		if (n < 0 || (size_t)n >= outlen - used)
+			return -1;
+		used += (size_t)n;
+		if (*end != '/')
+			continue;
+		k = strcspn(end, " \t\n");
+		if (k >= PATH_MAX)
+			return -1;
+		snprintf(path, sizeof(path), "%.*s", (int)k, end);
+		if (!stack_reaches(pw->pw_uid, pw->pw_gid, path, X_OK) && strchr(path, '\'') == NULL) {
+			n = snprintf(copy, sizeof(copy), "%s/extra%s", s->dir, path);
+			if (n < 0 || (size_t)n >= sizeof(copy) || stack_sh("mkdir -p \"$(dirname '%s')\" && cp -a '%s' '%s'", copy, path,
+			    copy) != 0)
+				return -1;
+			memcpy(path, copy, strlen(copy) + 1);
+			staged = 1;
+		}
+		n = snprintf(out + used, outlen - used, "%s", path);
+		if (n < 0 || (size_t)n >= outlen - used)
+			return -1;
+		used += (size_t)n;
+		end += k;
+	}
+	if (staged)
+		stack_sh("chmod -R a+rX '%s'", s->dir);
+	return 0;
+}
+
 int
 stack_start_server(struct stack *s, const char *endpoints, const char *server,
     const char *profile, int workers, const char *extra_args)
 {
 	int apache = strcmp(server, "apache") == 0, with_sluiced = 1;
+	char *staged;
 	FILE *f;
 	int i;
 
@@ -465,9 +562,16 @@ stack_start_server(struct stack *s, const char *endpoints, const char *server,
 	if ((s->port = stack_free_port()) < 0)
 		return -1;
 	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%d", s->port);
-	if ((f = fopen(s->conf, "w")) == NULL)
+	if ((staged = malloc(strlen(endpoints) * 2 + 65536)) == NULL)
 		return -1;
-	fprintf(f, "set listen 127.0.0.1:%d\n%s\n", s->port, endpoints);
+	if (stack_stage(s, endpoints, staged, strlen(endpoints) * 2 + 65536) == -1 ||
+	    (f = fopen(s->conf, "w")) == NULL) {
+		fprintf(stderr, "stack: cannot stage the binaries into %s\n", s->dir);
+		free(staged);
+		return -1;
+	}
+	fprintf(f, "set listen 127.0.0.1:%d\n%s\n", s->port, staged);
+	free(staged);
 	fclose(f);
 	if (!atexit_set) {
 		atexit(stack_atexit);

@@ -9,7 +9,9 @@
  * (default, tuned, cgi, fcgid; the cgi and fcgid profiles run no sluiced, Apache starts
  * the binaries itself; as root, RUNDIR is given to www-data, Apache's user).  stack_stop()
  * stops everything,
- * reaps every process and removes the directory; it is also run at exit for any stack still
+ * reaps every process and removes the directory.  As root, when the run user cannot reach
+ * SLUICE_BIN (a tree under a private directory), the binaries, their templates and the
+ * binary= files of the endpoint list are copied into the directory first; it is also run at exit for any stack still
  * up, so a failing test leaves nothing behind.
  */
 #ifndef SLUICE_STACK_H
@@ -33,6 +35,8 @@ struct stack {
 	const char *profile;
 	const char *server;	/* "nginx" or "apache" */
 	char prefix[300];	/* the front server's prefix (config, logs) */
+	char bin[4096];		/* the workers' binaries: SLUICE_BIN, or a copy in dir when
+				 * the run user cannot reach it (root, a private tree) */
 };
 
 /*
