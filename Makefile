@@ -2,12 +2,18 @@
 #
 #   make                 build the libraries (common/, apps/*, supervisor/), bin/NAME for every
 #                        handler, bin/sluiced
-#   make run             install missing packages, build, seed, serve on 127.0.0.1:8080 (PROFILE=tuned|default)
+#   make run             install what running needs, build, seed, serve on 127.0.0.1:8080
+#                        (PROFILE=tuned|default, LISTEN=ADDR:PORT); says so only once its own
+#                        nginx and every pool answer, else exits non-zero with the reason
 #   make run SERVER=apache   the same behind Apache on 127.0.0.1:8081 (PROFILE=tuned|default|cgi|fcgid)
-#   make test            install missing packages, build, run unit and integration tests
+#   make run DB=postgresql   the same on a local PostgreSQL cluster in data/pg, started and
+#                        seeded for it, stopped with it (make pg says the same)
+#   make test            install what testing needs, build, run unit and integration tests
 #   make check           the unit tests alone (seconds); make check-integration: the rest
 #   make SANITIZE=1 test the same under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make deps            install the Debian packages sluice needs (apt-get, through sudo when not root)
+#   make deps            install the Debian packages make run needs (apt-get, through sudo when
+#                        not root) and, as root, the system user sluice; deps-test and
+#                        deps-bench: what make test and make bench need
 #   make leakcheck       valgrind and RSS of every worker over many requests (minutes)
 #   make sqlmap          sqlmap against the rest and chat endpoints (minutes)
 #
@@ -166,39 +172,63 @@ $(O)/bench/%: $(O)/bench/%.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi
 
-# Packages, by Debian name.  nginx-light is enough; an installed nginx of any flavour counts.
-DEB_BUILD := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
-             libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev
-DEB_RUN   := nginx-light apache2 libapache2-mod-fcgid
-DEB_TEST  := postgresql libcurl4-openssl-dev procps curl clang libclang-rt-14-dev nodejs npm \
-             e2fsprogs cppcheck clang-tidy
-DEB_BENCH := wrk gnuplot-nox
+# Packages, by Debian name, by what needs them: `make run` installs the build and run sets
+# (and Apache's with SERVER=apache, PostgreSQL's with DB=postgresql), `make test` everything
+# the tests drive or run (Apache and PostgreSQL too, the linters, wrk for the benchmark's
+# smoke run), `make bench` the benchmark's.  nginx-light is enough; an installed nginx of
+# any flavour counts.  Every deps target also creates the system user sluice that the
+# workers run as when started as root (conf/users.sh).
+DEB_BUILD  := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
+              libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev
+DEB_RUN    := nginx-light curl
+DEB_APACHE := apache2 libapache2-mod-fcgid
+DEB_PG     := postgresql
+DEB_TEST   := $(DEB_APACHE) $(DEB_PG) libcurl4-openssl-dev procps clang libclang-rt-14-dev \
+              nodejs npm e2fsprogs cppcheck clang-tidy wrk
+DEB_BENCH  := $(DEB_APACHE) $(DEB_PG) wrk gnuplot-nox
+DB ?= sqlite
+RUN_DEBS   := $(DEB_BUILD) $(DEB_RUN) $(if $(filter apache,$(SERVER)),$(DEB_APACHE)) \
+              $(if $(filter postgresql,$(DB)),$(DEB_PG))
+
+.PHONY: deps-test deps-bench pg
 deps:
-	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_TEST) $(DEB_BENCH)
+	@bash conf/deps.sh $(RUN_DEBS)
+	@bash conf/users.sh
+deps-test:
+	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_TEST)
+	@bash conf/users.sh
+deps-bench:
+	@bash conf/deps.sh $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH)
+	@bash conf/users.sh
 # Installed only by their own targets (not by `make deps`: CI does not need them).
 DEB_LEAK   := valgrind python3
 DEB_SQLMAP := sqlmap python3
 
+# make run [PROFILE=..] [SERVER=nginx|apache] [LISTEN=ADDR:PORT] [DB=sqlite|postgresql]
+# (supervisor/run.sh); make pg is make run DB=postgresql.
 run: deps
 	@$(MAKE) --no-print-directory all
-	@SERVER=$(SERVER) bash supervisor/run.sh $(PROFILE)
+	@SERVER=$(SERVER) LISTEN=$(LISTEN) DB=$(DB) bash supervisor/run.sh $(PROFILE)
+
+pg:
+	@$(MAKE) --no-print-directory run DB=postgresql
 
 # The benchmark suite (bench/run): every suite, or SUITES="proxy footprint".
-bench: deps
+bench: deps-bench
 	@$(MAKE) --no-print-directory all build/rel/bench/hello
 	@bash bench/run $(SUITES)
 
 # Memory over many requests through the stack (tests/leakcheck.sh): every worker under
 # valgrind for 5,000 requests, then the release workers' RSS over 100,000.  Minutes, so
 # not part of `make test`.
-leakcheck: deps
+leakcheck: deps-test
 	@bash conf/deps.sh $(DEB_LEAK)
 	@$(MAKE) --no-print-directory SANITIZE= all
 	@bash tests/leakcheck.sh all
 
 # SQL injection probing with sqlmap (tests/sqlmap.sh) against the rest and chat endpoints,
 # on SQLite and on a throwaway PostgreSQL cluster.  Minutes, so not part of `make test`.
-sqlmap: deps
+sqlmap: deps-test
 	@bash conf/deps.sh $(DEB_SQLMAP)
 	@$(MAKE) --no-print-directory SANITIZE= all
 	@bash tests/sqlmap.sh
@@ -213,14 +243,14 @@ TEST_ENV = SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) \
 # alone, in seconds, installing nothing (test_db starts a throwaway PostgreSQL cluster of its
 # own).  make check-integration: the rest (the real stack over HTTP, fuzz replay, static
 # analysis, the benchmark smoke run).
-test: deps
+test: deps-test
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
 	@$(TEST_ENV) bash tests/run.sh
 
 check: $(UNIT_BINS)
 	@$(TEST_ENV) bash tests/run.sh $(UNIT_BINS)
 
-check-integration: deps
+check-integration: deps-test
 	@$(MAKE) --no-print-directory all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
 	@$(TEST_ENV) SLUICE_SKIP_UNIT=1 bash tests/run.sh
 
