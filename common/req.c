@@ -93,20 +93,29 @@ req_header(const struct req *rq, const char *name)
 	return req_env(rq, key);
 }
 
+/*
+ * Splits q[0..len) on '&' into percent-decoded "key=value" pairs (a missing '=' gives an
+ * empty value, '+' is a space) in the arena: the one parser of query strings and form
+ * bodies.  *out and *nout are set only on success.
+ */
 static enum req_err
-req_parse_query(struct req *rq, const char *q)
+req_split(struct arena *a, const char *q, size_t len, struct req_param **out,
+    size_t *nout)
 {
-	size_t len = strlen(q), count = 0, i, start;
-	struct req_param *p;
+	size_t count = 0, n = 0, i, start;
+	struct req_param *params, *p;
 
-	if (len == 0)
+	if (len == 0) {
+		*out = NULL;
+		*nout = 0;
 		return REQ_OK;
+	}
 	for (i = 0; i < len; i++)
 		if (q[i] == '&')
 			count++;
 	if (count + 1 > REQ_PARAMS_MAX)
 		return REQ_ETOOMANY;
-	if ((rq->params = arena_alloc(rq->arena, (count + 1) * sizeof(*p))) == NULL)
+	if ((params = arena_alloc(a, (count + 1) * sizeof(*p))) == NULL)
 		return REQ_ENOMEM;
 	for (start = 0; start <= len; start = i + 1) {
 		const char *pair = q + start, *eq;
@@ -120,7 +129,7 @@ req_parse_query(struct req *rq, const char *q)
 			continue;
 		eq = memchr(pair, '=', plen);
 		klen = eq ? (size_t)(eq - pair) : plen;
-		if ((k = arena_alloc(rq->arena, plen + 2)) == NULL)
+		if ((k = arena_alloc(a, plen + 2)) == NULL)
 			return REQ_ENOMEM;
 		if ((kl = str_pct_decode(pair, klen, k, 1)) < 0)
 			return REQ_EQUERY;
@@ -130,12 +139,14 @@ req_parse_query(struct req *rq, const char *q)
 		if (eq != NULL && (vl = str_pct_decode(eq + 1, plen - klen - 1, v, 1)) < 0)
 			return REQ_EQUERY;
 		v[vl] = '\0';
-		p = &rq->params[rq->nparams++];
+		p = &params[n++];
 		p->key = k;
 		p->keylen = (size_t)kl;
 		p->val = v;
 		p->vallen = (size_t)vl;
 	}
+	*out = params;
+	*nout = n;
 	return REQ_OK;
 }
 
@@ -156,7 +167,15 @@ req_init(struct req *rq, char **envp, struct arena *a)
 	if ((v = req_env(rq, "QUERY_STRING")) == NULL)
 		v = "";
 	rq->query = v;
-	return req_parse_query(rq, v);
+	return req_split(a, v, strlen(v), &rq->params, &rq->nparams);
+}
+
+enum req_err
+req_form(const struct req *rq, struct req_param **params, size_t *nparams)
+{
+	if (rq->body == NULL)
+		return req_split(rq->arena, "", 0, params, nparams);
+	return req_split(rq->arena, rq->body, rq->body_len, params, nparams);
 }
 
 const struct req_param *

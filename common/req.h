@@ -74,6 +74,16 @@ const char *req_env(const struct req *rq, const char *name);
  * Borrowed until the request ends. */
 const char *req_header(const struct req *rq, const char *name);
 
+/*
+ * Decodes the body as an HTML form (application/x-www-form-urlencoded) by the query
+ * string's rules: '&'-separated "key=value" pairs, percent-decoded, '+' a space.  Returns
+ * REQ_OK with *params (in the request's arena, borrowed until the request ends; NULL for an
+ * empty body) and *nparams set, REQ_EQUERY for a malformed escape or a NUL, REQ_ETOOMANY
+ * past REQ_PARAMS_MAX pairs, REQ_ENOMEM at the arena's cap.  The caller checks the
+ * Content-Type and the values' UTF-8.
+ */
+enum req_err req_form(const struct req *rq, struct req_param **params, size_t *nparams);
+
 /* The first query parameter called key, or NULL.  Borrowed until the request ends. */
 const struct req_param *req_param(const struct req *rq, const char *key);
 

@@ -116,6 +116,64 @@ test_method_path_headers(void)
 	CHECK(strlen(allow) < 8);
 }
 
+/* Form bodies decode by the query string's rules; a body may hold what a query may not. */
+static void
+test_form_body(void)
+{
+	static const struct {
+		const char *body;
+		size_t len;
+		enum req_err err;
+		size_t n;
+		const char *k0, *v0;
+	} cases[] = {
+		{ "messageSend=hello+world%21", 26, REQ_OK, 1, "messageSend", "hello world!" },
+		{ "a=1&messageSend=%E2%82%AC", 25, REQ_OK, 2, "a", "1" },
+		{ "k=line%0Anext", 13, REQ_OK, 1, "k", "line\nnext" },
+		{ "k=%26%3D%2B", 11, REQ_OK, 1, "k", "&=+" },
+		{ "", 0, REQ_OK, 0, NULL, NULL },
+		{ "k=%00", 5, REQ_EQUERY, 0, NULL, NULL },
+		{ "k=a\0b", 5, REQ_EQUERY, 0, NULL, NULL },	/* a raw NUL in the body */
+		{ "k=%E", 4, REQ_EQUERY, 0, NULL, NULL },
+	};
+	static char env0[] = "REQUEST_METHOD=POST";
+	char *envp[2] = { env0, NULL };
+	struct req_param *p;
+	struct req rq;
+	size_t i, n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		arena_reset(a);
+		CHECK_INT(req_init(&rq, envp, a), REQ_OK);
+		rq.body = cases[i].body;
+		rq.body_len = cases[i].len;
+		p = NULL;
+		n = 99;
+		CHECK_INT(req_form(&rq, &p, &n), cases[i].err);
+		if (cases[i].err != REQ_OK)
+			continue;
+		CHECK_INT(n, cases[i].n);
+		CHECK_INT(rq.nparams, 0);	/* the query's parameters are not touched */
+		if (cases[i].n > 0) {
+			CHECK_STR(p[0].key, cases[i].k0);
+			CHECK_STR(p[0].val, cases[i].v0);
+			CHECK_INT(p[0].vallen, strlen(cases[i].v0));
+		}
+	}
+	/* The second field of case 1: the euro sign's three bytes. */
+	arena_reset(a);
+	CHECK_INT(req_init(&rq, envp, a), REQ_OK);
+	rq.body = "a=1&messageSend=%E2%82%AC";
+	rq.body_len = strlen(rq.body);
+	CHECK_INT(req_form(&rq, &p, &n), REQ_OK);
+	CHECK(n == 2 && p[1].vallen == 3 && memcmp(p[1].val, "\xe2\x82\xac", 3) == 0);
+	/* No body at all is no field. */
+	rq.body = NULL;
+	rq.body_len = 0;
+	CHECK_INT(req_form(&rq, &p, &n), REQ_OK);
+	CHECK_INT(n, 0);
+}
+
 static void
 test_arena_exhaustion(void)
 {
@@ -138,6 +196,7 @@ main(void)
 	a = arena_new(1 << 20);
 	RUN(test_query_table);
 	RUN(test_too_many_params);
+	RUN(test_form_body);
 	RUN(test_method_path_headers);
 	RUN(test_arena_exhaustion);
 	arena_free(a);
