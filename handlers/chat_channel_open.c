@@ -1,5 +1,6 @@
 /*
- * chat_channel_open: POST /chat/channel-open, body {"channelOpen":"NAME"} (JSON).
+ * chat_channel_open: POST /chat/channel-open, body {"channelOpen":"NAME"} (JSON) or the
+ * form channelOpen=NAME (application/x-www-form-urlencoded: the page without script).
  *
  * Opens channel NAME for the current user (apps/chat/chat.h): creates the channel when it
  * does not exist, adds the user's membership when missing, and makes it the user's
@@ -7,9 +8,10 @@
  * on serialization failures on PostgreSQL).  NAME is 1 to 32 characters matching
  * ^[a-z_][a-z0-9_-]*$.
  *
- * Statuses: 204 opened; 400 malformed body or a bad NAME; 401 no valid session; 405 not
- * POST; 409 the session's user is gone; 413; 415 not application/json; 503 database busy
- * or down.  Nothing is written on any 4xx.  Tables: users (read, current_channel_id
+ * Statuses: 204 opened (303 to / for a form post, whose refusals are a small HTML page
+ * for a browser: chat_reply() in apps/chat/chat.h); 400 malformed body or a bad NAME; 401
+ * no valid session; 405 not POST; 409 the session's user is gone; 413; 415 neither JSON
+ * nor a form; 503 database busy or down.  Nothing is written on any 4xx.  Tables: users (read, current_channel_id
  * updated), channels and channel_memberships (inserted when missing).
  */
 #include <string.h>
@@ -82,8 +84,9 @@ open_write(struct db *db, void *arg)
 	return db_step(st) == DB_DONE ? 0 : -1;
 }
 
+/* The write; handle() adapts its answer to a form post. */
 static int
-handle(struct req *rq, struct resp *rs)
+open_handle(struct req *rq, struct resp *rs)
 {
 	struct chat_value v[OPEN__MAX];
 	char sid[CHAT_SID_MAX];
@@ -103,6 +106,12 @@ handle(struct req *rq, struct resp *rs)
 		    NULL, "reload the chat page");
 	rs->status = 204;
 	return 0;
+}
+
+static int
+handle(struct req *rq, struct resp *rs)
+{
+	return chat_reply(rq, rs, open_handle(rq, rs));
 }
 
 static const struct endpoint endpoint = {

@@ -1,5 +1,6 @@
 /*
- * chat_message_send: POST /chat/message-send, body {"messageSend":"TEXT"} (JSON).
+ * chat_message_send: POST /chat/message-send, body {"messageSend":"TEXT"} (JSON) or the
+ * form messageSend=TEXT (application/x-www-form-urlencoded: the page without script).
  *
  * Inserts a message from the current user (session cookie, or a random seeded user in
  * bench mode: apps/chat/chat.h) into the user's current channel.  TEXT is 1 to 500
@@ -8,11 +9,12 @@
  * the process are group-committed, one fsync per batch; on PostgreSQL each is its own
  * transaction, retried on serialization failures.
  *
- * Statuses: 204 sent; 400 malformed body (not JSON, not an object, missing or unexpected
- * key, not a string, NUL) or a TEXT of the wrong length or characters; 401 no valid
- * session; 405 not POST; 409 the user is gone or has no current channel; 413 body over the
- * cap; 415 not application/json; 503 database busy or down.  Nothing is written on any
- * 4xx.  Tables: reads users, inserts into messages.
+ * Statuses: 204 sent (303 to / for a form post, whose refusals are a small HTML page for
+ * a browser: chat_reply() in apps/chat/chat.h); 400 malformed body (not JSON or a form, not
+ * an object, missing or unexpected key, not a string, NUL) or a TEXT of the wrong length
+ * or characters; 401 no valid session; 405 not POST; 409 the user is gone or has no
+ * current channel; 413 body over the cap; 415 neither JSON nor a form; 503 database busy
+ * or down.  Nothing is written on any 4xx.  Tables: reads users, inserts into messages.
  */
 #include <string.h>
 
@@ -62,8 +64,9 @@ send_write(struct db *db, void *arg)
 	return db_changes(st) == 1 ? 0 : 1;
 }
 
+/* The write; handle() adapts its answer to a form post. */
 static int
-handle(struct req *rq, struct resp *rs)
+send_handle(struct req *rq, struct resp *rs)
 {
 	struct chat_value v[SEND__MAX];
 	char sid[CHAT_SID_MAX];
@@ -84,6 +87,12 @@ handle(struct req *rq, struct resp *rs)
 		    "open a channel first");
 	rs->status = 204;
 	return 0;
+}
+
+static int
+handle(struct req *rq, struct resp *rs)
+{
+	return chat_reply(rq, rs, send_handle(rq, rs));
 }
 
 static const struct endpoint endpoint = {

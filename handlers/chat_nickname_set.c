@@ -1,5 +1,6 @@
 /*
- * chat_nickname_set: POST /chat/nickname-set, body {"nicknameSet":"NICK"} (JSON).
+ * chat_nickname_set: POST /chat/nickname-set, body {"nicknameSet":"NICK"} (JSON) or the
+ * form nicknameSet=NICK (application/x-www-form-urlencoded: the page without script).
  *
  * Sets the current user's nickname (apps/chat/chat.h) in one committed transaction.  NICK is
  * 1 to 32 characters matching ^[A-Za-z0-9 _-]*$.  The answer is the Datastar signal
@@ -7,10 +8,11 @@
  * breaks the rules gets 422 with the reason in the same key (for the page to show) plus
  * the usual error fields {code,message,details,hint}.
  *
- * Statuses: 200 application/json set; 400 malformed body (not JSON, not an object,
- * missing or unexpected key, not a string); 401 no valid session; 405 not POST; 409 the
- * session's user is gone; 413; 415 not application/json; 422 bad NICK; 503 database busy
- * or down.  Nothing is written on any 4xx.  Tables: users (nickname updated).
+ * Statuses: 200 application/json set (303 to / for a form post, whose refusals are a
+ * small HTML page for a browser: chat_reply() in apps/chat/chat.h); 400 malformed body
+ * (not JSON or a form, not an object, missing or unexpected key, not a string); 401 no
+ * valid session; 405 not POST; 409 the session's user is gone; 413; 415 neither JSON nor
+ * a form; 422 bad NICK; 503 database busy or down.  Nothing is written on any 4xx.  Tables: users (nickname updated).
  */
 #include <string.h>
 
@@ -58,8 +60,9 @@ nick_write(struct db *db, void *arg)
 	return db_changes(st) == 1 ? 0 : 1;
 }
 
+/* The write; handle() adapts its answer to a form post. */
 static int
-handle(struct req *rq, struct resp *rs)
+nick_handle(struct req *rq, struct resp *rs)
 {
 	static const char ok[] = "{\"_nicknameSetError\":\"\"}";
 	struct chat_value v[NICK__MAX];
@@ -78,6 +81,12 @@ handle(struct req *rq, struct resp *rs)
 		return resp_error(rs, 409, "no_user", "the session's user does not exist",
 		    NULL, "reload the chat page");
 	return resp_set(rs, 200, "application/json", ok, sizeof(ok) - 1);
+}
+
+static int
+handle(struct req *rq, struct resp *rs)
+{
+	return chat_reply(rq, rs, nick_handle(rq, rs));
 }
 
 static const struct endpoint endpoint = {

@@ -1,7 +1,8 @@
 /*
- * body.c: the JSON decoding of body.h.  cJSON parses the body (json_parse(), with its
- * depth limit); the tree is freed before returning, so the accepted values are copied
- * into the request's arena.
+ * body.c: the JSON and form decodings of body.h.  cJSON parses a JSON body (json_parse(),
+ * with its depth limit); the tree is freed before returning, so the accepted values are
+ * copied into the request's arena.  A form is decoded by req_form() straight into the
+ * arena.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -140,6 +141,59 @@ out:
 	return ret;
 }
 
+/*
+ * A form body (body.h): the fields decoded by req_form(), then the same order of
+ * refusals as the JSON members: a field twice or an unknown name, a required field
+ * missing, then field by field through the table's reader.  0, or -1 with the response
+ * in rs.
+ */
+static int
+chat_body_form(struct req *rq, struct resp *rs, const struct chat_field *tbl, size_t n,
+    struct chat_value *vals)
+{
+	const struct req_param *found[CHAT_BODY_FIELDS_MAX] = { NULL };
+	struct req_param *p;
+	enum chat_field_err e;
+	enum req_err re;
+	size_t np, i, k;
+
+	if (rq->body == NULL || rq->body_len == 0) {
+		resp_error(rs, 400, "invalid_body", "the request has no body", NULL, NULL);
+		return -1;
+	}
+	if ((re = req_form(rq, &p, &np)) != REQ_OK) {
+		if (re == REQ_ENOMEM)
+			resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+		else
+			resp_error(rs, 400, "invalid_body", re == REQ_ETOOMANY ?
+			    "too many form fields" : "malformed form encoding (or a NUL)", NULL,
+			    NULL);
+		return -1;
+	}
+	for (k = 0; k < np; k++) {
+		if ((i = chat_field_row(tbl, n, p[k].key)) < n) {
+			if (found[i] != NULL)
+				return chat_field_refuse(rs, &tbl[i], tbl[i].name,
+				    CHAT_FIELD_TWICE);
+			found[i] = &p[k];
+		} else if (!chat_body_is_signal(p[k].key))
+			/* The name is echoed only when it is text (the error is JSON). */
+			return chat_field_refuse(rs, NULL, str_utf8_valid(p[k].key,
+			    p[k].keylen) ? p[k].key : NULL, CHAT_FIELD_UNKNOWN);
+	}
+	for (i = 0; i < n; i++)
+		if (tbl[i].required && found[i] == NULL)
+			return chat_field_refuse(rs, &tbl[i], tbl[i].name, CHAT_FIELD_MISSING);
+	for (i = 0; i < n; i++) {
+		if (found[i] == NULL)
+			continue;
+		if ((e = chat_field_read(tbl, n, vals, tbl[i].name, found[i]->val,
+		    found[i]->vallen, NULL)) != CHAT_FIELD_OK)
+			return chat_field_refuse(rs, &tbl[i], tbl[i].name, e);
+	}
+	return 0;
+}
+
 int
 chat_body_read(struct req *rq, struct resp *rs, const struct chat_field *tbl, size_t n,
     struct chat_value *vals)
@@ -148,7 +202,10 @@ chat_body_read(struct req *rq, struct resp *rs, const struct chat_field *tbl, si
 	memset(vals, 0, n * sizeof(*vals));
 	if (req_content_type_is(rq, "application/json"))
 		return chat_body_json(rq, rs, tbl, n, vals);
-	resp_error(rs, 415, "unsupported_media_type",
-	    "the body must be JSON (Content-Type: application/json)", NULL, NULL);
+	if (req_content_type_is(rq, "application/x-www-form-urlencoded"))
+		return chat_body_form(rq, rs, tbl, n, vals);
+	resp_error(rs, 415, "unsupported_media_type", "the body must be JSON "
+	    "(Content-Type: application/json) or a form (application/x-www-form-urlencoded)",
+	    NULL, NULL);
 	return -1;
 }

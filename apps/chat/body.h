@@ -2,15 +2,18 @@
  * body.h: the chat's write bodies, decoded into their validation table (field.h).
  *
  * A body is JSON (Content-Type application/json): an object whose members are the
- * table's fields, each a string.  Datastar sends every signal of the page with each action,
- * so the members named after the chat's other signals (messageSend, channelOpen,
- * nicknameSet) are allowed and ignored; any other member is refused.  The values go
- * through the table's reader, chat_field_read(), like those of any other encoding.
+ * table's fields, each a string; or an HTML form (application/x-www-form-urlencoded, the
+ * page without its script), decoded by req_form(), whose fields are the table's.  The
+ * page's other fields (messageSend, channelOpen, nicknameSet: Datastar sent every signal
+ * of the page with each action) are allowed and ignored; any other is refused.  The
+ * values go through the table's reader, chat_field_read(), whatever the encoding.
  *
- * The order of the refusals: 415 not JSON; 400 no body, a "\u0000" escape, not JSON (or
- * nested deeper than 8), not an object; then over the members: a field twice, an unknown
- * key; a required field missing; then field by field, in the table's order: not a string
- * (400 invalid_type), not UTF-8, and the row's own length and character rules.
+ * The order of the refusals: 415 neither JSON nor a form; 400 no body, a "\u0000" escape,
+ * not JSON (or nested deeper than 8), not an object, a malformed form escape (or a NUL,
+ * or more than REQ_PARAMS_MAX fields); then over the members or fields: a field twice, an
+ * unknown name; a required field missing; then field by field, in the table's order: not
+ * a string (400 invalid_type, JSON only), NUL, not UTF-8, and the row's own length and
+ * character rules.
  */
 #ifndef SLUICE_CHAT_BODY_H
 #define SLUICE_CHAT_BODY_H

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -20,9 +21,11 @@
 #include "chat.h"
 #include "chat/body.h"
 #include "chat/write.h"
+#include "json.h"
 #include "settings.h"
 #include "req.h"
 #include "resp.h"
+#include "tmpl.h"
 
 #define CHAT_KEY_MAX	64
 #define CHAT_MAC_HEX	64	/* HMAC-SHA256 in hex */
@@ -335,4 +338,53 @@ chat_write_input(struct req *rq, struct resp *rs, const struct chat_field *tbl, 
 		return -1;
 	}
 	return chat_body_read(rq, rs, tbl, n, vals);
+}
+
+int
+chat_is_form(const struct req *rq)
+{
+	return req_content_type_is(rq, "application/x-www-form-urlencoded");
+}
+
+int
+chat_reply(const struct req *rq, struct resp *rs, int rc)
+{
+	enum json_err jerr;
+	const cJSON *m;
+	cJSON *root;
+	char status[8];
+	const char *msg = "The request failed.", *accept;
+	int code = rs->status;
+
+	if (rc < 0 || !chat_is_form(rq))
+		return rc;
+	if (code >= 200 && code < 300) {
+		rs->status = 303;
+		rs->content_type = "text/html; charset=utf-8";
+		rs->body.len = 0;
+		return resp_header(rs, "Location", "/");
+	}
+	/* Only a browser's form navigation asks for HTML; any other client keeps the JSON. */
+	if ((accept = req_header(rq, "Accept")) == NULL || strstr(accept, "text/html") == NULL)
+		return rc;
+	/* Every error body here is resp_error()'s JSON (or a refusal that extends it). */
+	root = json_parse(rs->body.data, rs->body.len, 4, &jerr, NULL);
+	if (root != NULL && cJSON_IsString(m = cJSON_GetObjectItemCaseSensitive(root,
+	    "message")) && m->valuestring != NULL)
+		msg = m->valuestring;
+	(void)snprintf(status, sizeof(status), "%d", code);
+	rs->body.len = 0;
+	rs->content_type = "text/html; charset=utf-8";
+	buf_puts(&rs->body, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+	    "<link rel=\"icon\" href=\"data:,\"><title>Starcord: not sent</title></head>\n"
+	    "<body><h1>Not sent (");
+	buf_puts(&rs->body, status);
+	buf_puts(&rs->body, ")</h1>\n<p class=\"error\">");
+	tmpl_escape(&rs->body, msg, strlen(msg));
+	buf_puts(&rs->body, "</p>\n<p><a href=\"/\">Back to the chat</a></p></body></html>\n");
+	cJSON_Delete(root);
+	if (buf_failed(&rs->body))
+		return -1;
+	return 0;
 }

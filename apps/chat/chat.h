@@ -56,6 +56,21 @@ int chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX]);
 int chat_write_input(struct req *rq, struct resp *rs, const struct chat_field *tbl,
     size_t n, char sid[CHAT_SID_MAX], struct chat_value *vals);
 
+/* 1 when the request's body is an HTML form (application/x-www-form-urlencoded). */
+int chat_is_form(const struct req *rq);
+
+/*
+ * What a write answers a plain HTML form post (the page without its script): called last
+ * by each write's handle() with the value rc it would return.  For a JSON request, or
+ * rc < 0, it changes nothing and returns rc.  For a form: a 2xx becomes 303 See Other to
+ * "/" with an empty body (the page then shows the change); an error keeps its status and,
+ * when the request accepts text/html (a browser's form navigation does), its body becomes
+ * a small HTML page that shows the error's message (HTML-escaped) with a link back to "/";
+ * other clients keep the JSON error.  Returns rc, or -1 when the page does not fit the
+ * body cap.
+ */
+int chat_reply(const struct req *rq, struct resp *rs, int rc);
+
 /* Seconds since the epoch, with a fraction, for created_ts. */
 double chat_now(void);
 

@@ -1,18 +1,19 @@
 /*
  * fuzz_chat_body: the chat's write inputs (apps/chat/body.c, field.c) as the three write
- * endpoints use them: chat_body_read() on the JSON body through each endpoint's validation
- * table row (messageSend: 1..500 characters of text; channelOpen: 1..32 of
+ * endpoints use them: chat_body_read() on the JSON or form body through each endpoint's
+ * validation table row (messageSend: 1..500 characters of text; channelOpen: 1..32 of
  * ^[a-z_][a-z0-9_-]*$; nicknameSet: 1..32 of [A-Za-z0-9 _-]).  No database: nothing here
  * writes.
  *
- * The first input byte picks the endpoint (mod 3) and the Content-Type (/3 mod 4: JSON,
- * JSON with a charset, text/plain, none); the rest is the request body.
+ * The first input byte picks the endpoint (mod 3) and the Content-Type (/3 mod 5: JSON,
+ * JSON with a charset, text/plain, none, an HTML form); the rest is the request body.
  *
  * Invariants: an accepted value is NUL-terminated at its length, has no NUL inside, is
  * valid UTF-8 and keeps its row's rules; the row's check (chat_field_check()) agrees with
  * an independent implementation of the rules here on every string value the body holds
  * for the endpoint's key; a refusal leaves a 4xx with a JSON error body {code, message,
- * ...}; a body that is not an object, or has an unknown key, is never accepted.
+ * ...}; a JSON body that is not an object, or has an unknown key, is never accepted, nor
+ * is a form without the field's name.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,7 +49,8 @@ static const struct chat_field fuzz_fields[] = {
 };
 
 static const char *const fuzz_types[] = { "CONTENT_TYPE=application/json",
-	"CONTENT_TYPE=Application/JSON; charset=utf-8", "CONTENT_TYPE=text/plain", NULL };
+	"CONTENT_TYPE=Application/JSON; charset=utf-8", "CONTENT_TYPE=text/plain", NULL,
+	"CONTENT_TYPE=application/x-www-form-urlencoded" };
 
 /* Decodes one code point of valid UTF-8 (checked by the caller) at s[*i]. */
 static uint32_t
@@ -176,7 +178,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	resp_reset(&rs);
 	f = data[0] % 3;
 	envp[0] = (char *)(uintptr_t)"REQUEST_METHOD=POST";
-	envp[1] = (char *)(uintptr_t)fuzz_types[(data[0] / 3) % 4];
+	envp[1] = (char *)(uintptr_t)fuzz_types[(data[0] / 3) % 5];
 	envp[2] = NULL;
 	if (req_init(&rq, envp, a) != REQ_OK)
 		abort();
@@ -194,7 +196,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		val = vals[0].s;
 		len = vals[0].len;
 		if (rs.status != 0 || val == NULL || strlen(val) != len ||
-		    !str_utf8_valid(val, len) || envp[1] == NULL ||
+		    !str_utf8_valid(val, len) || envp[1] == NULL)
+			abort();
+		if ((data[0] / 3) % 5 == 4 ? strstr(rq.body, fuzz_fields[f].name) == NULL :
 		    fuzz_must_refuse(rq.body, rq.body_len))
 			abort();
 		if (chat_utf8_len(val, len) > len)

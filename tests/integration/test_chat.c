@@ -26,6 +26,8 @@
 #include "stack.h"
 #include "../lib/harness.h"
 
+#define FORM	"application/x-www-form-urlencoded"
+
 static struct stack st;
 static char dir[64], dburl[128], cookie[256], sid[64];
 static int up;
@@ -268,6 +270,96 @@ test_escaping(void)
 	http_resp_free(&r);
 }
 
+/* A browser's form post: the body form-encoded, Accept asking for HTML first. */
+static int
+form_post(const char *path, const char *cookie_hdr, const char *body, struct http_resp *r)
+{
+	char url[256], ch[512];
+	const char *h[4];
+	int n = 0;
+
+	snprintf(url, sizeof(url), "%s%s", st.base, path);
+	h[n++] = "Content-Type: " FORM;
+	h[n++] = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+	if (cookie_hdr != NULL) {
+		snprintf(ch, sizeof(ch), "Cookie: %s", cookie_hdr);
+		h[n++] = ch;
+	}
+	h[n] = NULL;
+	return http_do("POST", url, h, body, strlen(body), 10000, r);
+}
+
+/*
+ * The page's forms without script: each write takes its field form-encoded, answers 303
+ * See Other to / (nothing in a URL), and the page shows the change; a refused value gets
+ * its status and a small HTML page with the reason, escaped, and a link back.
+ */
+static void
+test_form_posts(void)
+{
+	struct http_resp r;
+	char v[256];
+	int64_t msgs;
+
+	http_resp_init(&r);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, FORM,
+	    "messageSend=hello+from+a+form%21+%3Ci%3E+%26+%E2%82%AC", &r) == 0);
+	CHECK_INT(r.status, 303);
+	CHECK(http_header(&r, "Location", v, sizeof(v)) == 0 && strcmp(v, "/") == 0);
+	CHECK_INT(r.body.len, 0);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM messages m JOIN users u ON "
+	    "u.id = m.user_id WHERE u.session_id = $1 AND "
+	    "m.content = 'hello from a form! <i> & \xe2\x82\xac'", sid), 1);
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
+	CHECK(r.body.data && strstr(r.body.data, "<p class=\"message-content\">hello from a "
+	    "form! &lt;i&gt; &amp; \xe2\x82\xac</p>\n</article>\n</section>") != NULL);
+
+	/* The other page fields may come along (a browser sends only the form's own). */
+	CHECK(chatfix_post(st.base, "/chat/channel-open", cookie, FORM,
+	    "channelOpen=form_room&nicknameSet=", &r) == 0);
+	CHECK_INT(r.status, 303);
+	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
+	CHECK(r.body.data && strstr(r.body.data, "# form_room</h2>") != NULL);
+	CHECK(chatfix_post(st.base, "/chat/channel-open", cookie, FORM, "channelOpen=starcord",
+	    &r) == 0);
+	CHECK_INT(r.status, 303);
+	CHECK(chatfix_post(st.base, "/chat/nickname-set", cookie, FORM,
+	    "nicknameSet=Form+User", &r) == 0);
+	CHECK_INT(r.status, 303);
+	CHECK(http_header(&r, "Location", v, sizeof(v)) == 0 && strcmp(v, "/") == 0);
+	CHECK(chatfix_text(dburl, "SELECT nickname FROM users WHERE session_id = $1", sid, v,
+	    sizeof(v)) == 0);
+	CHECK_STR(v, "Form User");
+
+	/* Refusals keep their status; a browser (Accept: text/html) gets a page with the
+	 * reason, any other client the JSON error. */
+	msgs = chatfix_int(dburl, "SELECT count(*) FROM messages", NULL);
+	CHECK(form_post("/chat/nickname-set", cookie, "nicknameSet=%3Cscript%3E", &r) == 0);
+	CHECK_INT(r.status, 422);
+	CHECK(http_header(&r, "Content-Type", v, sizeof(v)) == 0 &&
+	    strcmp(v, "text/html; charset=utf-8") == 0);
+	CHECK(r.body.data && strstr(r.body.data, "<p class=\"error\">The nickname may contain "
+	    "only letters, digits, spaces, _ and -.</p>") != NULL);
+	CHECK(r.body.data && strstr(r.body.data, "<a href=\"/\">") != NULL);
+	CHECK(r.body.data && strstr(r.body.data, "<script>") == NULL);
+	CHECK(form_post("/chat/message-send", cookie, "messageSend=", &r) == 0);
+	CHECK_INT(r.status, 400);
+	CHECK(r.body.data && strstr(r.body.data, "messageSend must be 1 to 500 characters") !=
+	    NULL);
+	CHECK(form_post("/chat/message-send", NULL, "messageSend=x", &r) == 0);
+	CHECK_INT(r.status, 401);
+	CHECK(r.body.data && strstr(r.body.data, "<p class=\"error\">no valid session</p>"));
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, "text/plain", "messageSend=x",
+	    &r) == 0);
+	CHECK_INT(r.status, 415);
+	CHECK(r.body.data && strstr(r.body.data, "\"code\":\"unsupported_media_type\""));
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM messages", NULL), msgs);
+	CHECK(chatfix_text(dburl, "SELECT nickname FROM users WHERE session_id = $1", sid, v,
+	    sizeof(v)) == 0);
+	CHECK_STR(v, "Form User");
+	http_resp_free(&r);
+}
+
 static void
 test_bad_input(void)
 {
@@ -300,8 +392,21 @@ test_bad_input(void)
 		    "invalid_json" },
 		{ "/chat/message-send", "text/plain", "{\"messageSend\":\"x\"}", 415,
 		    "unsupported_media_type" },
-		{ "/chat/message-send", "application/x-www-form-urlencoded", "messageSend=x",
-		    415, NULL },
+		/* Form posts (the page without script): JSON errors unless HTML is asked for. */
+		{ "/chat/message-send", FORM, "messageSend=", 400, "invalid_value" },
+		{ "/chat/message-send", FORM, "messageSend=a%01b", 400, "invalid_value" },
+		{ "/chat/message-send", FORM, "messageSend=a%00b", 400, "invalid_body" },
+		{ "/chat/message-send", FORM, "messageSend=%zz", 400, "invalid_body" },
+		{ "/chat/message-send", FORM, "messageSend=%ff", 400, "invalid_body" },
+		{ "/chat/message-send", FORM, "evil=1&messageSend=x", 400, "invalid_body" },
+		{ "/chat/message-send", FORM, "messageSend=x&messageSend=y", 400,
+		    "invalid_body" },
+		{ "/chat/message-send", FORM, "messagesend=x", 400, "invalid_body" },
+		/* An unknown field name that is not UTF-8 still gets a valid JSON error. */
+		{ "/chat/message-send", FORM, "caf%E9=1&messageSend=x", 400, "invalid_body" },
+		{ "/chat/message-send", FORM, "{\"messageSend\":\"x\"}", 400, "invalid_body" },
+		{ "/chat/channel-open", FORM, "channelOpen=Bad", 400, "invalid_value" },
+		{ "/chat/nickname-set", FORM, "nicknameSet=a%3Cb", 422, "invalid_nickname" },
 		{ "/chat/channel-open", NULL, "{\"channelOpen\":\"\"}", 400, "invalid_value" },
 		{ "/chat/channel-open", NULL, "{\"channelOpen\":\"Bad\"}", 400, "invalid_value" },
 		{ "/chat/channel-open", NULL, "{\"channelOpen\":\"1abc\"}", 400,
@@ -620,6 +725,7 @@ main(void)
 	RUN(test_writes);
 	RUN(test_escaping);
 	RUN(test_bad_input);
+	RUN(test_form_posts);
 	RUN(test_bench_mode);
 	RUN(test_concurrent_writers);
 	RUN(test_one_lock_file);

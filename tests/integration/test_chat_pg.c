@@ -124,10 +124,11 @@ run_endpoints(const char *isolation)
 	struct http_resp r;
 	struct stack st;
 	char conf[3 * 4096 + 2048], bin[4096], cookie[256], sid[64], v[64], nick[64];
+	char idtxt[32];
 	const char *b = getenv("SLUICE_BIN");
 	struct coll c[8];
 	pthread_t t[8];
-	int64_t msgs, chans, n;
+	int64_t msgs, chans, n, id;
 	int i, ok = 0, bad = 0, sent = 0;
 
 	if (realpath(b ? b : "bin", bin) == NULL)
@@ -181,6 +182,14 @@ run_endpoints(const char *isolation)
 	    "u.id = m.user_id WHERE u.session_id = $1 AND m.content = 'pg hello'", sid), 1);
 	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
 	CHECK(r.body.data && strstr(r.body.data, ">pg hello</p>\n</article>\n</section>"));
+	/* A form post (the page without script) on PostgreSQL. */
+	id = chatfix_int(pg.url, "SELECT max(id) FROM messages", NULL);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie,
+	    "application/x-www-form-urlencoded", "messageSend=pg+form", &r) == 0);
+	CHECK_INT(r.status, 303);
+	snprintf(idtxt, sizeof(idtxt), "%lld", (long long)id);
+	CHECK_INT(chatfix_int(pg.url, "SELECT count(*) FROM messages WHERE content = 'pg form' "
+	    "AND id > $1", idtxt), 1);
 	CHECK(chatfix_post(st.base, "/chat/channel-open", cookie, NULL,
 	    "{\"channelOpen\":\"pg_room\"}", &r) == 0);
 	CHECK_INT(r.status, 204);
