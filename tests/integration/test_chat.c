@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <brotli/decode.h>
+#include <cjson/cJSON.h>
 #include <zlib.h>
 
 #include "chatfix.h"
@@ -55,6 +56,7 @@ setup(void)
 	    "chat_message_send =/chat/message-send workers=2 threads=8 db=chat\n"
 	    "chat_channel_open =/chat/channel-open workers=1 threads=4 db=chat\n"
 	    "chat_nickname_set =/chat/nickname-set workers=1 threads=4 db=chat\n"
+	    "chat_messages =/chat/messages workers=1 threads=4 db=chat\n"
 	    "bench_page =/bench workers=1 db=chat binary=%s/chat_page bench_sessions=64\n"
 	    "bench_send =/bench-send workers=2 threads=8 db=chat "
 	    "binary=%s/chat_message_send bench_sessions=64\n",
@@ -357,6 +359,95 @@ test_form_posts(void)
 	CHECK(chatfix_text(dburl, "SELECT nickname FROM users WHERE session_id = $1", sid, v,
 	    sizeof(v)) == 0);
 	CHECK_STR(v, "Form User");
+	http_resp_free(&r);
+}
+
+/*
+ * GET /chat/messages: what the page's script polls for.  The messages of a channel after
+ * a given id, oldest first, as JSON the script puts into text nodes; bad parameters 400.
+ */
+static void
+test_messages_poll(void)
+{
+	static const char *const bad[] = { "", "?channel=starcord", "?after=0",
+	    "?channel=Bad&after=0", "?channel=&after=0", "?channel=starcord&after=-1",
+	    "?channel=starcord&after=1x", "?channel=starcord&after=99999999999999999999",
+	    "?channel=%ff&after=0", "?channel=a%00&after=0" };
+	size_t i;
+	struct http_resp r;
+	char path[256];
+	const cJSON *a, *m;
+	cJSON *root;
+	int64_t last, prev, n = 0, id = 0;
+
+	http_resp_init(&r);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL,
+	    "{\"messageSend\":\"poll one \\\"q\\\" </script>\\n\"}", &r) == 0);
+	CHECK_INT(r.status, 204);
+	CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL,
+	    "{\"messageSend\":\"poll two\"}", &r) == 0);
+	CHECK_INT(r.status, 204);
+	last = chatfix_int(dburl, "SELECT max(id) FROM messages", NULL);
+	prev = chatfix_int(dburl, "SELECT id FROM messages WHERE content LIKE 'poll one%'", NULL);
+
+	snprintf(path, sizeof(path), "/chat/messages?channel=starcord&after=%lld",
+	    (long long)prev - 1);
+	CHECK(chatfix_get(st.base, path, cookie, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(http_header(&r, "Cache-Control", path, sizeof(path)) == 0 &&
+	    strcmp(path, "no-store") == 0);
+	root = r.body.data ? cJSON_Parse(r.body.data) : NULL;
+	CHECK(root != NULL);
+	a = cJSON_GetObjectItemCaseSensitive(root, "messages");
+	CHECK(cJSON_IsArray(a));
+	cJSON_ArrayForEach(m, a) {
+		const cJSON *mid = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+		CHECK(cJSON_IsNumber(mid) && (int64_t)mid->valuedouble > id);
+		id = (int64_t)mid->valuedouble;
+		CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "nick")));
+		CHECK(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(m, "ts")));
+		if (n == 0)
+			CHECK_STR(cJSON_GetObjectItemCaseSensitive(m, "content")->valuestring,
+			    "poll one \"q\" </script>\n");
+		if (n == 1)
+			CHECK_STR(cJSON_GetObjectItemCaseSensitive(m, "content")->valuestring,
+			    "poll two");
+		n++;
+	}
+	CHECK_INT(n, 2);
+	CHECK_INT(id, last);
+	cJSON_Delete(root);
+
+	/* Nothing newer, a channel with no messages, one that does not exist. */
+	snprintf(path, sizeof(path), "/chat/messages?channel=starcord&after=%lld",
+	    (long long)last);
+	CHECK(chatfix_get(st.base, path, cookie, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_STR(r.body.data, "{\"messages\":[]}");
+	CHECK(chatfix_get(st.base, "/chat/messages?channel=no_such_room&after=0", cookie, NULL,
+	    &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_STR(r.body.data, "{\"messages\":[]}");
+	/* At most 100 at once, the oldest first. */
+	CHECK(chatfix_get(st.base, "/chat/messages?channel=starcord&after=0", cookie, NULL,
+	    &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_INT(chatfix_count(&r, "\"nick\":"), 100);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(path, sizeof(path), "/chat/messages%s", bad[i]);
+		CHECK(chatfix_get(st.base, path, cookie, NULL, &r) == 0);
+		if (r.status != 400)
+			printf("  %s: %ld\n", path, r.status);
+		CHECK_INT(r.status, 400);
+	}
+	CHECK(chatfix_get(st.base, "/chat/messages?channel=starcord&after=0", NULL, NULL, &r) ==
+	    0);
+	CHECK_INT(r.status, 401);
+	CHECK(chatfix_post(st.base, "/chat/messages?channel=starcord&after=0", cookie, NULL,
+	    "{}", &r) == 0);
+	CHECK_INT(r.status, 405);
 	http_resp_free(&r);
 }
 
@@ -726,6 +817,7 @@ main(void)
 	RUN(test_escaping);
 	RUN(test_bad_input);
 	RUN(test_form_posts);
+	RUN(test_messages_poll);
 	RUN(test_bench_mode);
 	RUN(test_concurrent_writers);
 	RUN(test_one_lock_file);

@@ -124,7 +124,7 @@ run_endpoints(const char *isolation)
 	struct http_resp r;
 	struct stack st;
 	char conf[3 * 4096 + 2048], bin[4096], cookie[256], sid[64], v[64], nick[64];
-	char idtxt[32];
+	char path[128], idtxt[32];
 	const char *b = getenv("SLUICE_BIN");
 	struct coll c[8];
 	pthread_t t[8];
@@ -142,10 +142,13 @@ run_endpoints(const char *isolation)
 	    "db_isolation=%s session_key=%s\n"
 	    "chat_nickname_set =/chat/nickname-set workers=1 threads=1 db=chat "
 	    "db_isolation=%s session_key=%s\n"
+	    "chat_messages =/chat/messages workers=1 threads=1 db=chat "
+	    "db_isolation=%s session_key=%s\n"
 	    "bench_send =/bench-send workers=1 threads=4 db=chat db_isolation=%s "
 	    "binary=%s/chat_message_send bench_sessions=16 session_key=%s\n"
 	    "bench_open =/bench-open workers=1 threads=4 db=chat db_isolation=%s "
 	    "binary=%s/chat_channel_open bench_sessions=16 session_key=%s\n",
+	    isolation, "00112233445566778899aabbccddeeff",
 	    isolation, "00112233445566778899aabbccddeeff",
 	    isolation, "00112233445566778899aabbccddeeff",
 	    isolation, "00112233445566778899aabbccddeeff",
@@ -182,8 +185,20 @@ run_endpoints(const char *isolation)
 	    "u.id = m.user_id WHERE u.session_id = $1 AND m.content = 'pg hello'", sid), 1);
 	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
 	CHECK(r.body.data && strstr(r.body.data, ">pg hello</p>\n</article>\n</section>"));
-	/* A form post (the page without script) on PostgreSQL. */
-	id = chatfix_int(pg.url, "SELECT max(id) FROM messages", NULL);
+	/* The page script's poll, and a form post, on PostgreSQL. */
+	id = chatfix_int(pg.url, "SELECT max(id) FROM messages WHERE content = 'pg hello'", NULL);
+	snprintf(path, sizeof(path), "/chat/messages?channel=starcord&after=%lld",
+	    (long long)id - 1);
+	CHECK(chatfix_get(st.base, path, cookie, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	snprintf(v, sizeof(v), "{\"messages\":[{\"id\":%lld,\"nick\":\"", (long long)id);
+	CHECK(r.body.data && strncmp(r.body.data, v, strlen(v)) == 0 &&
+	    strstr(r.body.data, "\"content\":\"pg hello\",\"ts\":") != NULL);
+	snprintf(path, sizeof(path), "/chat/messages?channel=starcord&after=%lld",
+	    (long long)id);
+	CHECK(chatfix_get(st.base, path, cookie, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_STR(r.body.data, "{\"messages\":[]}");
 	CHECK(chatfix_post(st.base, "/chat/message-send", cookie,
 	    "application/x-www-form-urlencoded", "messageSend=pg+form", &r) == 0);
 	CHECK_INT(r.status, 303);
