@@ -146,6 +146,9 @@ endef
 $(foreach f,$(HANDLER_FILES),$(eval $(call handler_file,$(notdir $(f:.c=)))))
 $(foreach d,$(HANDLER_DIRS),$(eval $(call handler_dir,$(notdir $(d)))))
 
+# bin/chat_script embeds the page's script (.incbin, which -MMD does not see).
+$(O)/handlers/chat_script.o: handlers/chat_script.js
+
 $(BIN)/sluiced: $(O)/supervisor/sluiced.o $(SUPERVISOR_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

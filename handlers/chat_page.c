@@ -10,7 +10,11 @@
  * template file SLUICE_TEMPLATE (default handlers/chat_page.html of the source tree the
  * binary was built in, loaded at start-up) in
  * which every value is HTML-escaped by tmpl.h; values are only ever placed in text and
- * quoted attributes, never inside script expressions.  The body is compressed with Brotli
+ * quoted attributes, never inside script expressions.  The page's script comes from
+ * /chat/script.js (handlers/chat_script.js, served by bin/chat_script), never from another
+ * host, and the page works without it: its forms post to the write endpoints, which
+ * answer 303 back to /, and its message list, scrolled in column-reverse, opens at the
+ * newest message.  The body is compressed with Brotli
  * or gzip by Accept-Encoding (common/encode.h), and is never cached (it is per user).
  *
  * No parameters.  Statuses: 200 text/html; 405 other methods; 503 database busy or down;
