@@ -187,7 +187,7 @@ DEB_RUN    := nginx-light curl
 DEB_APACHE := apache2 libapache2-mod-fcgid
 DEB_PG     := postgresql
 DEB_TEST   := $(DEB_APACHE) $(DEB_PG) libcurl4-openssl-dev procps clang libclang-rt-14-dev \
-              nodejs npm e2fsprogs cppcheck clang-tidy wrk
+              nodejs npm chromium e2fsprogs cppcheck clang-tidy wrk
 DEB_BENCH  := $(DEB_APACHE) $(DEB_PG) wrk gnuplot-nox
 DB ?= sqlite
 RUN_DEBS   := $(DEB_BUILD) $(DEB_RUN) $(if $(filter apache,$(SERVER)),$(DEB_APACHE)) \

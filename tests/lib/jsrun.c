@@ -1,0 +1,58 @@
+/* jsrun.c: see jsrun.h. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsrun.h"
+#include "stack.h"
+
+int
+jsrun(const char *env, const char *file, const char *name)
+{
+	char cmd[2048], line[4096];
+	long pass = -1, fail = -1, skipped = -1, todo = -1, cancelled = -1;
+	FILE *p;
+	int rc, n, failing = 0;
+
+	n = snprintf(cmd, sizeof(cmd), "cd tests/js && %s node --test --test-reporter=tap "
+	    "%s 2>&1", env, file);
+	if (n < 0 || (size_t)n >= sizeof(cmd) || (p = popen(cmd, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), p) != NULL) {
+		/* Print the summary and the whole report of every failed test. */
+		if (strncmp(line, "not ok", 6) == 0)
+			failing = 1;
+		else if (strncmp(line, "# Subtest", 9) == 0 || strncmp(line, "ok ", 3) == 0)
+			failing = 0;
+		if (failing || (strncmp(line, "# ", 2) == 0 && strncmp(line, "# Subtest", 9) != 0))
+			printf("  [%s] %s", name, line);
+		sscanf(line, "# pass %ld", &pass);
+		sscanf(line, "# fail %ld", &fail);
+		sscanf(line, "# skipped %ld", &skipped);
+		sscanf(line, "# todo %ld", &todo);
+		sscanf(line, "# cancelled %ld", &cancelled);
+	}
+	rc = pclose(p);
+	if (rc != 0 || pass <= 0 || fail != 0 || skipped != 0 || todo != 0 || cancelled != 0) {
+		printf("  [%s] node exited %d: pass %ld fail %ld skipped %ld todo %ld "
+		    "cancelled %ld\n", name, rc, pass, fail, skipped, todo, cancelled);
+		return -1;
+	}
+	return 0;
+}
+
+int
+jsrun_install(const char *pkg)
+{
+	char path[512];
+	int n;
+
+	n = snprintf(path, sizeof(path), "tests/js/node_modules/%s/package.json", pkg);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -1;
+	if (access(path, R_OK) != 0 &&
+	    (stack_sh("cd tests/js && npm ci --no-audit --no-fund >/dev/null 2>&1") != 0 ||
+	    access(path, R_OK) != 0))
+		return -1;
+	return stack_sh("node --version >/dev/null 2>&1") == 0 ? 0 : -1;
+}
