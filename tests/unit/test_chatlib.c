@@ -2,23 +2,27 @@
  * test_chatlib: the library pieces under the chat endpoints: the template engine (parse
  * errors, blocks, escaping that cannot be bypassed), Accept-Encoding negotiation, the
  * field rules (code points, character classes), the validation table's reader and its
- * refusals, and group commit on a real SQLite file
+ * refusals, form bodies read as their JSON twins, and group commit on a real SQLite file
  * (many threads, every write committed, fewer transactions than writes, one failing
  * write undone alone, one file lock held while a batch writes: the writers' queue).
  */
 #include <sys/stat.h>
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "buf.h"
+#include "chat/body.h"
 #include "chat/chat.h"
 #include "db.h"
 #include "encode.h"
 #include "gcommit.h"
+#include "req.h"
 #include "resp.h"
 #include "tmpl.h"
 #include "../lib/harness.h"
@@ -269,6 +273,95 @@ test_chat_field_refuse(void)
 	resp_free(&rs);
 }
 
+/* One body through chat_body_read() with the table tf_rows: its status (0 accepted), the
+ * answer's body or the accepted values ("messageSend|nicknameSet") into out. */
+static int
+body_read(const char *ctype, const char *body, char *out, size_t outlen)
+{
+	static char ct[96];
+	char *envp[3] = { (char *)(uintptr_t)"REQUEST_METHOD=POST", ct, NULL };
+	struct arena *a = arena_new(1 << 16);
+	struct chat_value v[2];
+	struct resp rs;
+	struct req rq;
+	int status = -1;
+
+	snprintf(ct, sizeof(ct), "CONTENT_TYPE=%s", ctype);
+	resp_init(&rs, 1 << 16);
+	if (a == NULL || req_init(&rq, envp, a) != REQ_OK)
+		goto out;
+	rq.body = body;
+	rq.body_len = strlen(body);
+	if (chat_body_read(&rq, &rs, tf_rows, 2, v) == 0) {
+		snprintf(out, outlen, "%.*s|%.*s", (int)v[0].len, v[0].s ? v[0].s : "",
+		    (int)v[1].len, v[1].s ? v[1].s : "");
+		status = 0;
+	} else {
+		buf_putc(&rs.body, '\0');
+		snprintf(out, outlen, "%s", rs.body.data);
+		status = rs.status;
+	}
+out:
+	resp_free(&rs);
+	arena_free(a);
+	return status;
+}
+
+/*
+ * A form body and its JSON twin are read by the same table: the same values, or the same
+ * refusal, byte for byte (the form is the page without its script).
+ */
+static void
+test_chat_body_form(void)
+{
+	static const struct {
+		const char *form, *json;
+		int status;
+	} cases[] = {
+		{ "messageSend=hi+there%21%0A%E2%82%AC", "{\"messageSend\":\"hi there!\\n\u20ac\"}",
+		    0 },
+		{ "messageSend=x&nicknameSet=Bob", "{\"messageSend\":\"x\",\"nicknameSet\":\"Bob\"}",
+		    0 },
+		{ "channelOpen=&messageSend=x", "{\"channelOpen\":\"\",\"messageSend\":\"x\"}", 0 },
+		{ "messageSend=", "{\"messageSend\":\"\"}", 400 },
+		{ "messageSend=a%01b", "{\"messageSend\":\"a\\u0001b\"}", 400 },
+		{ "messageSend=x&nicknameSet=a%3Cb", "{\"messageSend\":\"x\",\"nicknameSet\":\"a<b\"}",
+		    422 },
+		{ "nicknameSet=Bob", "{\"nicknameSet\":\"Bob\"}", 400 },
+		{ "messageSend=x&messageSend=y", "{\"messageSend\":\"x\",\"messageSend\":\"y\"}",
+		    400 },
+		{ "messageSend=x&evil=1", "{\"messageSend\":\"x\",\"evil\":\"1\"}", 400 },
+	};
+	char f[512], j[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(body_read("application/x-www-form-urlencoded", cases[i].form, f,
+		    sizeof(f)), cases[i].status);
+		CHECK_INT(body_read("application/json", cases[i].json, j, sizeof(j)),
+		    cases[i].status);
+		if (strcmp(f, j) != 0)
+			printf("  case %zu: form %s\n  json %s\n", i, f, j);
+		CHECK_STR(f, j);
+	}
+	/* What only a form can get wrong: a bad escape, a NUL, bytes that are not UTF-8 (JSON
+	 * refuses those at parse time), a name that is not text. */
+	CHECK_INT(body_read("application/x-www-form-urlencoded", "messageSend=%C3%28", f,
+	    sizeof(f)), 400);
+	CHECK_STR(f, "{\"code\":\"invalid_body\",\"message\":\"the string is not valid "
+	    "UTF-8\",\"details\":null,\"hint\":null}");
+	CHECK_INT(body_read("application/x-www-form-urlencoded", "messageSend=%zz", f,
+	    sizeof(f)), 400);
+	CHECK(strstr(f, "malformed form encoding") != NULL);
+	CHECK_INT(body_read("application/x-www-form-urlencoded", "messageSend=a%00", f,
+	    sizeof(f)), 400);
+	CHECK_INT(body_read("application/x-www-form-urlencoded", "caf%E9=1&messageSend=x", f,
+	    sizeof(f)), 400);
+	CHECK_STR(f, "{\"code\":\"invalid_body\",\"message\":\"unexpected key in the body\","
+	    "\"details\":null,\"hint\":null}");
+	CHECK_INT(body_read("text/plain", "messageSend=x", f, sizeof(f)), 415);
+}
+
 /* Group commit: THREADS threads with a connection each write N rows through it. */
 #define GC_THREADS	8
 #define GC_N		50
@@ -446,6 +539,7 @@ main(void)
 	RUN(test_chat_fields);
 	RUN(test_chat_field_read);
 	RUN(test_chat_field_refuse);
+	RUN(test_chat_body_form);
 	RUN(test_gcommit);
 	RUN(test_gcommit_one_lock);
 	return harness_done();
