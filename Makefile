@@ -165,7 +165,7 @@ $(TESTHANDLER_BINS): $(O)/tests/handlers/%: $(O)/tests/handlers/%.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-.SECONDARY: $(SEED_SRC:%.c=$(O)/%.o)
+.SECONDARY: $(SEED_SRC:%.c=$(O)/%.o) $(TESTLIB_OBJ) $(UNIT_SRC:%.c=$(O)/%.o) $(INTEG_SRC:%.c=$(O)/%.o)
 $(O)/sql/%-seed: $(O)/sql/%/seed.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
