@@ -105,6 +105,14 @@ struct sluiced {
 int64_t sluiced_now(void);
 
 /* pool.c */
+/* The path of ep's binary (binary= or BINDIR/NAME) into buf[len]: 0, or -1 if too long. */
+int pool_binary(const struct sluiced *s, const struct conf_endpoint *ep, char *buf, size_t len);
+/*
+ * Checks that every endpoint of c has a binary this process may execute.  0, or -1 with
+ * "path:line: endpoint NAME: cannot execute PATH: reason" in err[errlen].
+ */
+int pool_check_binaries(const struct sluiced *s, const struct conf *c, char *err,
+    size_t errlen);
 int pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep,
     struct pool_spec *out);
 void pool_spec_free(struct pool_spec *sp);

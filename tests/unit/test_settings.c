@@ -296,7 +296,8 @@ conf_text(const char *text)
 /*
  * The endpoint list's global settings and endpoint keys, with a value each accepts.  The
  * parser (supervisor/conf.c) knows exactly these: a global it does not know is refused,
- * and an endpoint key it does not know passes through to the workers.
+ * and so is an endpoint key that is neither one of these nor a worker setting (a
+ * handler's own is written env.KEY=VALUE).
  */
 static const struct {
 	const char *key, *value;
