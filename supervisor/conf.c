@@ -238,6 +238,12 @@ conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
 			conf_error(p, "body_max: want a size like 65536, 512k or 8m (at most 1024m)");
 			return -1;
 		}
+	} else if (strcmp(key, "access_log") == 0) {
+		if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0) {
+			conf_error(p, "access_log: want on or off");
+			return -1;
+		}
+		c->access_log = strcmp(val, "on") == 0;
 	} else if (strcmp(key, "user") == 0 || strcmp(key, "group") == 0) {
 		/* sluiced's run user and group when started as root (supervisor/priv.c), read
 		 * with conf_get(); sluiced checks that they exist. */
@@ -711,6 +717,7 @@ conf_load(const char *path, char *err, size_t errlen)
 	}
 	p.c = c;
 	c->crash_loop_tries = 5;
+	c->access_log = -1;
 	c->body_max = CONF_BODY_MAX_DEFAULT;
 	if ((c->path = strdup(path)) == NULL || (c->listen = strdup("127.0.0.1:8080")) == NULL) {
 		conf_error(&p, "out of memory");

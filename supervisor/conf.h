@@ -34,6 +34,9 @@
  *   body_max SIZE          largest request body, bytes with optional k/m suffix (1m); nginx's
  *                          client_max_body_size and SLUICE_BODY_MAX in every worker
  *   crash_loop_tries N     consecutive quick worker deaths before a pool is failed (5)
+ *   access_log on|off      nginx's access log, PREFIX/logs/access.log (unset: on in the
+ *                          default profile, off in the tuned one, where a line per request
+ *                          costs throughput; see supervisor/nginxconf.h)
  *   user USER              the user sluiced and its workers run as when sluiced starts as
  *                          root (sluice if that user exists, else nobody; root: no drop)
  *   group GROUP            their group (USER's primary group)
@@ -83,6 +86,7 @@ struct conf {
 	char *socket_group;	/* set socket_group, or NULL */
 	long long body_max;	/* set body_max in bytes; default CONF_BODY_MAX_DEFAULT */
 	int crash_loop_tries;	/* set crash_loop_tries; default 5 */
+	int access_log;		/* set access_log: 1 on, 0 off, -1 unset (the profile's) */
 	struct conf_kv settings[CONF_EXTRA_MAX];
 	size_t nsettings;
 	struct conf_kv dbs[CONF_EXTRA_MAX];

@@ -415,6 +415,8 @@ sluiced_serve(struct sluiced *s)
 	log_info("all workers gone; removing sockets");
 	while ((p = s->pools) != NULL) {
 		s->pools = p->next;
+		log_info("%s: stopped (%lu workers started, %lu crashed over its life)", p->name,
+		    p->spawns, p->crashes);
 		pool_free(p);
 	}
 	close(s->ctl_fd);

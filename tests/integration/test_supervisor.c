@@ -7,7 +7,8 @@
  * other endpoints keep serving); SIGTERM (workers gone within the grace period, socket
  * files removed), with nginx holding kept-alive connections to every worker.  Mistakes in
  * the endpoint list (an unknown key, an ambiguous route, a missing binary) stop the start
- * and are refused on SIGHUP, each with one line.
+ * and are refused on SIGHUP, each with one line; a pool logs one line at start and one at
+ * stop.
  */
 #include <errno.h>
 #include <limits.h>
@@ -213,6 +214,44 @@ test_sighup_refuses_mistakes(void)
 	stack_stop(&s);
 }
 
+/*
+ * At the default level a pool says one line when it starts and one when it stops, however
+ * many workers it has; the workers' own start and stop lines are debug.
+ */
+static void
+test_one_log_line_per_pool(void)
+{
+	struct stack s;
+	char eps[PATH_MAX + 128], log[400];
+	int status = 0;
+
+	snprintf(eps, sizeof(eps), "health =/health workers=6 threads=2\n"
+	    "other =/other workers=3 binary=%s/health\n", bin_dir());
+	if (stack_start(&s, eps, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK(stack_wait_pool(&s, "health", 3000) == 0);
+	CHECK(stack_wait_pool(&s, "other", 3000) == 0);
+	snprintf(log, sizeof(log), "%s/sluiced.log", s.dir);
+	CHECK(kill(s.sluiced, SIGTERM) == 0);
+	CHECK(waitpid(s.sluiced, &status, 0) == s.sluiced);
+	s.sluiced = 0;
+	CHECK_INT(count_in_file(log, "] info: health: listening on "), 1);
+	CHECK_INT(count_in_file(log, "] info: other: listening on "), 1);
+	CHECK_INT(count_in_file(log, "] info: health: stopped ("), 1);
+	CHECK_INT(count_in_file(log, "] info: other: stopped ("), 1);
+	/* No line from a worker (their name is the endpoint's: "sluice health[PID]"). */
+	CHECK_INT(count_in_file(log, "sluice health["), 0);
+	CHECK_INT(count_in_file(log, "sluice other["), 0);
+	CHECK(count_in_file(log, "] warn:") == 0 && count_in_file(log, "] error:") == 0);
+	/* Two pools, nine workers: a handful of lines in all. */
+	CHECK(lines_in_file(log) <= 10);
+	if (lines_in_file(log) > 10)
+		(void)stack_sh("cat %s 1>&2", log);
+	stack_stop(&s);
+}
+
 static void
 test_kill9_worker_under_load(void)
 {
@@ -398,6 +437,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_start_refuses_mistakes);
 	RUN(test_sighup_refuses_mistakes);
+	RUN(test_one_log_line_per_pool);
 	RUN(test_kill9_worker_under_load);
 	RUN(test_reload_under_load);
 	RUN(test_crash_loop);

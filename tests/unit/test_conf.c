@@ -288,6 +288,8 @@ test_bad_lines(void)
 		{ "set body_max 1025m\n", 1, "body_max" },
 		{ "set body_max k\n", 1, "body_max" },
 		{ "set crash_loop_tries 0\n", 1, "crash_loop_tries" },
+		{ "set access_log yes\n", 1, "access_log: want on or off" },
+		{ "set access_log on\nset access_log off\n", 2, "twice" },
 		{ "db\n", 1, "exactly NAME URL" },
 		{ "db x\n", 1, "exactly NAME URL" },
 		{ "db X sqlite:x\n", 1, "bad db name" },
@@ -479,6 +481,42 @@ test_gen_tcp(void)
 	free(s);
 }
 
+/* set access_log: off by default in the tuned profile, on in the default one, and either
+ * way when the endpoint list says so. */
+static void
+test_gen_access_log(void)
+{
+	static const struct {
+		const char *set;
+		enum nginx_profile prof;
+		int on;
+	} cases[] = {
+		{ "", NGINX_TUNED, 0 },
+		{ "", NGINX_DEFAULT, 1 },
+		{ "set access_log on\n", NGINX_TUNED, 1 },
+		{ "set access_log off\n", NGINX_TUNED, 0 },
+		{ "set access_log on\n", NGINX_DEFAULT, 1 },
+		{ "set access_log off\n", NGINX_DEFAULT, 0 },
+	};
+	char text[256], *s;
+	size_t i;
+	int on, off;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%shealth =/health workers=8\n", cases[i].set);
+		s = gen(text, cases[i].prof, 0, -1);
+		CHECK(s != NULL);
+		if (s == NULL)
+			continue;
+		on = strstr(s, "\taccess_log /srv/run/nginx/logs/access.log;\n") != NULL;
+		off = strstr(s, "\taccess_log off;\n") != NULL;
+		if (on != cases[i].on || off == cases[i].on)
+			harness_fail(__FILE__, __LINE__, "case %zu: access log on %d off %d, want "
+			    "on %d", i, on, off, cases[i].on);
+		free(s);
+	}
+}
+
 static void
 test_gen_forced_k(void)
 {
@@ -629,6 +667,7 @@ main(void)
 	RUN(test_bad_file);
 	RUN(test_keepalive_rule);
 	RUN(test_gen_tuned);
+	RUN(test_gen_access_log);
 	RUN(test_gen_forced_k);
 	RUN(test_gen_default);
 	RUN(test_gen_hostile_clients);
