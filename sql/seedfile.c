@@ -139,6 +139,10 @@ seed_progress_start(struct seed_progress *p, const char *prog, const char *what,
 	p->t0 = seed_now();
 	p->next = p->t0 + 1.0;
 	p->checked = 0;
+	/* A step that cannot be metered (one statement building the indexes) says it began,
+	 * so that a long silence is not taken for a hang. */
+	if (total == 0 && !quiet)
+		fprintf(stderr, "%s: %s ...\n", prog, what);
 }
 
 void

@@ -50,7 +50,8 @@ struct seed_progress {
 	int quiet;		/* no lines at all */
 };
 
-/* Starts timing a step of total rows (0: unknown) called what. */
+/* Starts timing a step of total rows (0: unknown, and then a line says it began) called
+ * what. */
 void seed_progress_start(struct seed_progress *p, const char *prog, const char *what,
     int64_t total, int quiet);
 
