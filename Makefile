@@ -83,7 +83,8 @@ INTEG_SRC  := $(wildcard tests/integration/test_*.c)
 INTEG_BINS := $(INTEG_SRC:tests/integration/%.c=$(O)/tests/%)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(O)/%.o)
-# Seeders: sql/DIR/seed.c -> $(O)/sql/DIR-seed (standalone loaders, run by sql/DIR/seed.sh).
+# Seeders: sql/DIR/seed.c -> $(O)/sql/DIR-seed (standalone loaders, run by sql/DIR/seed.sh),
+# with what they share in sql/seedfile.c (temporary file renamed when complete, progress).
 SEED_SRC   := $(wildcard sql/*/seed.c)
 SEED_BINS  := $(SEED_SRC:sql/%/seed.c=$(O)/sql/%-seed)
 # Test-only endpoints: tests/handlers/NAME.c -> $(O)/tests/handlers/NAME, served by sluiced
@@ -165,8 +166,9 @@ $(TESTHANDLER_BINS): $(O)/tests/handlers/%: $(O)/tests/handlers/%.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-.SECONDARY: $(SEED_SRC:%.c=$(O)/%.o) $(TESTLIB_OBJ) $(UNIT_SRC:%.c=$(O)/%.o) $(INTEG_SRC:%.c=$(O)/%.o)
-$(O)/sql/%-seed: $(O)/sql/%/seed.o $(LINK_LIBS)
+.SECONDARY: $(SEED_SRC:%.c=$(O)/%.o) $(O)/sql/seedfile.o $(TESTLIB_OBJ) $(UNIT_SRC:%.c=$(O)/%.o) \
+            $(INTEG_SRC:%.c=$(O)/%.o)
+$(O)/sql/%-seed: $(O)/sql/%/seed.o $(O)/sql/seedfile.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

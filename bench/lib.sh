@@ -105,6 +105,8 @@ bench_wrk() {
 	fi
 	non2xx=$(awk '/Non-2xx/ { print $NF }' <<<"$log")
 	echo "$suite,$scenario,${BENCH_STACK:-sluice},$profile,$database,$conns,$run,${rps:-0},$p50,$p90,$p99,$max,$c,$r,$w,$t,${non2xx:-0},${reqs:-0},$bytes" >> "$BENCH_OUT/results.csv"
+	bench_point "$suite" "$scenario (${BENCH_STACK:-sluice}, $profile, db $database, $conns connections, run $run)" \
+	    "$(printf '%.0f' "${rps:-0}") req/s, p99 $p99 ms, $((c + r + w + t + ${non2xx:-0})) errors"
 	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a}"
 }
 
@@ -195,43 +197,73 @@ bench_pg_stop() {
 }
 
 # bench_bar_chart NAME TITLE YLABEL DATA: a clustered bar chart $BENCH_OUT/NAME.png from
-# DATA, a whitespace table whose first line names the series ("scenario sqlite pg") and
-# whose other lines give a label and one value per series; linked from the report.
+# DATA, a tab-separated table whose first line names the series ("scenario<TAB>SQLite<TAB>
+# PostgreSQL") and whose other lines give a label (blanks allowed) and one value per
+# series; linked from the report, with NAME.dat and NAME.gp (the table and the gnuplot
+# script) beside it.  When the largest bar is 10 times the smallest or more,
+# the y axis is logarithmic, so that the small bars stay readable (the title says so).
 bench_bar_chart() {
-	local name=$1 title=$2 ylabel=$3 data=$4 n
+	local name=$1 title=$2 ylabel=$3 data=$4 n scale
 	command -v gnuplot >/dev/null || { echo "gnuplot is missing (make deps): no chart $name" | bench_report; return 0; }
-	n=$(awk 'NR == 1 { print NF; exit }' "$data")
+	n=$(awk -F'\t' 'NR == 1 { print NF; exit }' "$data")
 	[ "${n:-0}" -ge 2 ] || return 0
-	gnuplot <<EOF 2>/dev/null || true
-set terminal png size 900,480
+	scale=$(awk -F'\t' 'NR > 1 { for (i = 2; i <= NF; i++) if ($i + 0 > 0) {
+		if (min == "" || $i + 0 < min) min = $i + 0; if ($i + 0 > max) max = $i + 0 } }
+		END { print (min != "" && max >= 10 * min) ? "log" : "linear" }' "$data")
+	[ "$scale" = log ] && title="$title (log scale)"
+	# The table and the script stay beside the chart, to re-plot or restyle it.
+	cp "$data" "$BENCH_OUT/$name.dat"
+	cat > "$BENCH_OUT/$name.gp" <<EOF
+set terminal png size 1000,560
 set output '$BENCH_OUT/$name.png'
-set title '$title'
+$(bench_gnuplot_head "$title")
 set ylabel '$ylabel'
+set datafile separator '\t'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set xtics rotate by -30
+set xtics rotate by 30 right noenhanced
 set key outside right
-set yrange [0:*]
-plot for [i=2:$n] '$data' using i:xtic(1) title columnheader(i)
+set bmargin 10
+set grid ytics
+$( [ "$scale" = log ] && echo "set logscale y" && echo "set yrange [*:*]" || echo "set yrange [0:*]")
+plot for [i=2:$n] '$BENCH_OUT/$name.dat' using i:xtic(1) title columnheader(i)
 EOF
+	gnuplot "$BENCH_OUT/$name.gp" 2>/dev/null || true
 	[ -f "$BENCH_OUT/$name.png" ] && { echo "![$title]($name.png)"; echo; } | bench_report
 }
 
-# Turns "LABEL SERIES VALUE" lines into bench_bar_chart's table (labels and series in the
-# order they first appear; a missing pair is 0).
+# Turns tab-separated "LABEL<TAB>SERIES<TAB>VALUE" lines (labels and series may hold
+# blanks: "95% reads, skew 0.1, 32 clients") into bench_bar_chart's table (labels and
+# series in the order they first appear; a missing pair is 0).
 bench_pivot() {
-	awk -v head="$1" '
+	awk -F'\t' -v head="$1" '
 		{ v[$1, $2] = $3; if (!($2 in ss)) { ss[$2] = 1; s[++ns] = $2 }
 		  if (!($1 in ll)) { ll[$1] = 1; l[++nl] = $1 } }
 		END {
-			printf "%s", head; for (j = 1; j <= ns; j++) printf " %s", s[j]; print ""
+			printf "%s", head; for (j = 1; j <= ns; j++) printf "\t%s", s[j]; print ""
 			for (i = 1; i <= nl; i++) {
 				printf "%s", l[i]
-				for (j = 1; j <= ns; j++) printf " %s", ((l[i], s[j]) in v) ? v[l[i], s[j]] : 0
+				for (j = 1; j <= ns; j++) printf "\t%s", ((l[i], s[j]) in v) ? v[l[i], s[j]] : 0
 				print ""
 			}
 		}'
+}
+
+# bench_point SUITE TARGET FIGURE: one line on stderr as each point is measured, so that a
+# run of many minutes says what it is doing ("bench: chat: ... : 1234 req/s, ...").
+bench_point() { echo "bench: $1: $2: $3" >&2; }
+
+# The gnuplot lines every chart starts with: a smoke run (BENCH_QUICK=1) says on the
+# chart's face that its numbers mean nothing, in its title and across the plot.
+bench_gnuplot_head() {
+	local title=$1
+	if [ "${BENCH_QUICK:-0}" = 1 ]; then
+		echo "set title \"$title\\nSMOKE RUN (BENCH_QUICK=1, 1 s runs): these numbers mean nothing\" noenhanced textcolor rgb '#cc0000'"
+		echo "set label 99 'SMOKE RUN: NUMBERS MEAN NOTHING' at graph 0.5, graph 0.55 center front font ',22' textcolor rgb '#cc0000'"
+	else
+		echo "set title \"$title\" noenhanced"
+	fi
 }
 
 # Appends markdown to the report.

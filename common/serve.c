@@ -509,7 +509,8 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 		}
 		started++;
 	}
-	log_info("serving with %d thread%s%s", set.threads, set.threads == 1 ? "" : "s",
+	/* Per-worker lines are debug: sluiced logs one line per pool at start and stop. */
+	log_debug("serving with %d thread%s%s", set.threads, set.threads == 1 ? "" : "s",
 	    set.db_url && ep->db ? " and a database" : "");
 
 	for (;;) {
@@ -539,7 +540,7 @@ stop:
 		pthread_join(threads[i].tid, NULL);
 		served += threads[i].served;
 	}
-	log_info("stopped after %lu request%s", served, served == 1 ? "" : "s");
+	log_debug("stopped after %lu request%s", served, served == 1 ? "" : "s");
 out:
 	if (threads != NULL)
 		for (i = 0; i < set.threads; i++)

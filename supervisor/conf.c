@@ -17,6 +17,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "settings.h"
 #include "str.h"
 
 #define CONF_TOKENS_MAX	(CONF_EXTRA_MAX + 16)
@@ -237,6 +238,12 @@ conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
 			conf_error(p, "body_max: want a size like 65536, 512k or 8m (at most 1024m)");
 			return -1;
 		}
+	} else if (strcmp(key, "access_log") == 0) {
+		if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0) {
+			conf_error(p, "access_log: want on or off");
+			return -1;
+		}
+		c->access_log = strcmp(val, "on") == 0;
 	} else if (strcmp(key, "user") == 0 || strcmp(key, "group") == 0) {
 		/* sluiced's run user and group when started as root (supervisor/priv.c), read
 		 * with conf_get(); sluiced checks that they exist. */
@@ -308,14 +315,177 @@ conf_do_db(struct conf_parser *p, char **tok, size_t ntok)
 	return 0;
 }
 
-/* Sets one KEY=VALUE of an endpoint; returns -1 with the error reported. */
-static int
-conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *key,
-    const char *val)
+/* The keys of an endpoint line that the supervisor reads itself. */
+static const char *const conf_ep_keys[] = {
+	"workers", "threads", "backlog", "mode", "binary", "db", "tcp"
+};
+
+/*
+ * The worker setting an endpoint line may give as KEY=VALUE: the row of settings_table
+ * (common/settings.h) whose variable is SLUICE_<KEY>, or NULL.  The rows that sluiced
+ * fills from the line itself (name, route, threads=, db=) are not settings of the line.
+ */
+static const struct setting *
+conf_worker_setting(const char *key)
 {
-	long long v;
+	const char *name;
+	size_t i, j;
+
+	for (i = 0; i < SETTING__MAX; i++) {
+		if (i == SETTING_NAME || i == SETTING_ROUTE || i == SETTING_THREADS ||
+		    i == SETTING_DB)
+			continue;
+		name = settings_table[i].name;
+		if (strncmp(name, "SLUICE_", 7) != 0)
+			continue;
+		for (j = 0; key[j] != '\0' && name[7 + j] != '\0'; j++)
+			if (toupper((unsigned char)key[j]) != name[7 + j])
+				break;
+		if (key[j] == '\0' && name[7 + j] == '\0')
+			return &settings_table[i];
+	}
+	return NULL;
+}
+
+/* 1 if key is one of conf_ep_keys. */
+static int
+conf_ep_key(const char *key)
+{
 	size_t i;
 
+	for (i = 0; i < sizeof(conf_ep_keys) / sizeof(conf_ep_keys[0]); i++)
+		if (strcmp(conf_ep_keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+/* The edit distance between a and b when both are shorter than CONF_NAME_MAX. */
+static size_t
+conf_distance(const char *a, const char *b)
+{
+	size_t d[CONF_NAME_MAX + 1], la = strlen(a), lb = strlen(b), i, j, diag, up;
+
+	if (la > CONF_NAME_MAX || lb > CONF_NAME_MAX)
+		return (size_t)-1;
+	for (j = 0; j <= lb; j++)
+		d[j] = j;
+	for (i = 1; i <= la; i++) {
+		diag = d[0];
+		d[0] = i;
+		for (j = 1; j <= lb; j++) {
+			up = d[j];
+			d[j] = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < d[j])
+				d[j] = up + 1;
+			if (d[j - 1] + 1 < d[j])
+				d[j] = d[j - 1] + 1;
+			diag = up;
+		}
+	}
+	return d[lb];
+}
+
+/*
+ * Reports a key that neither the supervisor nor any sluice binary reads: a typo (with
+ * the nearest known key) or a handler's own setting, which is written env.KEY=VALUE.
+ */
+static void
+conf_unknown_key(struct conf_parser *p, const struct conf_endpoint *ep, const char *key)
+{
+	char lower[CONF_NAME_MAX];
+	const char *best = NULL;
+	size_t i, j, d, bestd = 3;
+
+	/* Two edits at most, and fewer for short keys: "name" is no typo of "mode". */
+	for (i = 0; i < sizeof(conf_ep_keys) / sizeof(conf_ep_keys[0]); i++)
+		if ((d = conf_distance(key, conf_ep_keys[i])) < bestd && 3 * d <= strlen(key)) {
+			bestd = d;
+			best = conf_ep_keys[i];
+		}
+	/* A worker setting's key is its variable's name after SLUICE_, in lower case. */
+	for (i = 0; i < SETTING__MAX; i++) {
+		for (j = 0; j + 1 < sizeof(lower) && settings_table[i].name[7 + j] != '\0'; j++)
+			lower[j] = (char)tolower((unsigned char)settings_table[i].name[7 + j]);
+		lower[j] = '\0';
+		if (conf_worker_setting(lower) == NULL)
+			continue;
+		if ((d = conf_distance(key, lower)) < bestd && 3 * d <= strlen(key)) {
+			bestd = d;
+			best = settings_table[i].name;
+		}
+	}
+	if (best != NULL && strncmp(best, "SLUICE_", 7) == 0) {
+		/* best is a worker setting's variable: say it as the key is written. */
+		for (j = 0; j + 1 < sizeof(lower) && best[7 + j] != '\0'; j++)
+			lower[j] = (char)tolower((unsigned char)best[7 + j]);
+		lower[j] = '\0';
+		best = lower;
+	}
+	if (best != NULL)
+		conf_error(p, "endpoint %s: unknown key '%s' (did you mean %s?)", ep->name, key,
+		    best);
+	else
+		conf_error(p, "endpoint %s: unknown key '%s' (the keys are workers, threads, "
+		    "db, backlog, mode, binary, tcp and the worker settings of "
+		    "common/settings.h; a handler's own setting is written env.%s=VALUE)",
+		    ep->name, key, key);
+}
+
+/* Keeps KEY=VALUE for the workers' environment (SLUICE_KEY); -1 with the error reported. */
+static int
+conf_endpoint_extra(struct conf_parser *p, struct conf_endpoint *ep, const char *key,
+    const char *val)
+{
+	size_t i;
+
+	if (ep->nextra == CONF_EXTRA_MAX) {
+		conf_error(p, "%s: too many keys (at most %d extra)", ep->name, CONF_EXTRA_MAX);
+		return -1;
+	}
+	for (i = 0; i < ep->nextra; i++)
+		if (strcmp(ep->extra[i].key, key) == 0) {
+			conf_error(p, "%s: key %s given twice", ep->name, key);
+			return -1;
+		}
+	if (conf_kv_set(&ep->extra[ep->nextra++], key, val) == -1) {
+		conf_error(p, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * env.KEY=VALUE, a handler's own setting: passed on as SLUICE_KEY.  What sluice itself
+ * knows has one spelling, without env., and the names sluiced sets are not for the line.
+ */
+static int
+conf_endpoint_env(struct conf_parser *p, struct conf_endpoint *ep, const char *key,
+    const char *val)
+{
+	if (conf_ep_key(key) || conf_worker_setting(key) != NULL) {
+		conf_error(p, "%s: write %s=%s, without env.", ep->name, key, val);
+		return -1;
+	}
+	if (strcmp(key, "name") == 0 || strcmp(key, "route") == 0) {
+		conf_error(p, "%s: key '%s' is reserved (sluiced sets SLUICE_NAME and "
+		    "SLUICE_ROUTE)", ep->name, key);
+		return -1;
+	}
+	return conf_endpoint_extra(p, ep, key, val);
+}
+
+/*
+ * Sets one KEY=VALUE of an endpoint (env: it was written env.KEY=VALUE, a handler's own
+ * setting); returns -1 with the error reported.
+ */
+static int
+conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *key,
+    const char *val, int env)
+{
+	long long v;
+
+	if (env)
+		return conf_endpoint_env(p, ep, key, val);
 	if (strcmp(key, "workers") == 0) {
 		if (conf_parse_int(val, 1, 1024, &v) == -1)
 			goto range;
@@ -347,29 +517,15 @@ conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *k
 	} else if (strcmp(key, "db") == 0) {
 		if (strcmp(val, "none") != 0 && (ep->db_name = strdup(val)) == NULL)
 			goto nomem;
-	} else {
-		if (strcmp(key, "name") == 0) {
-			conf_error(p, "%s: key 'name' is reserved (SLUICE_NAME)", ep->name);
-			return -1;
-		}
-		if (ep->nextra == CONF_EXTRA_MAX) {
-			conf_error(p, "%s: too many keys (at most %d extra)", ep->name,
-			    CONF_EXTRA_MAX);
-			return -1;
-		}
-		for (i = 0; i < ep->nextra; i++)
-			if (strcmp(ep->extra[i].key, key) == 0)
-				goto twice;
-		if (conf_kv_set(&ep->extra[ep->nextra++], key, val) == -1)
-			goto nomem;
-	}
+	} else if (conf_worker_setting(key) == NULL) {
+		conf_unknown_key(p, ep, key);
+		return -1;
+	} else
+		return conf_endpoint_extra(p, ep, key, val);
 	return 0;
 range:
 	conf_error(p, "%s: %s=%s out of range or not an integer (workers 1-1024, threads "
 	    "1-256, backlog 1-65535)", ep->name, key, val);
-	return -1;
-twice:
-	conf_error(p, "%s: key %s given twice", ep->name, key);
 	return -1;
 nomem:
 	conf_error(p, "out of memory");
@@ -393,10 +549,10 @@ conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
 {
 	struct conf *c = p->c;
 	struct conf_endpoint *ep, *grown;
-	const char *known[] = { "workers", "threads", "backlog", "mode", "binary", "db", "tcp" };
 	char *eq, *key;
 	size_t i, ki;
-	int seen[sizeof(known) / sizeof(known[0])] = { 0 };
+	int seen[sizeof(conf_ep_keys) / sizeof(conf_ep_keys[0])] = { 0 };
+	int env;
 
 	if (!conf_valid_name(tok[0])) {
 		conf_error(p, "unknown directive or bad endpoint name '%s' (want "
@@ -420,6 +576,11 @@ conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
 	if (!conf_valid_route_path(tok[1][0] == '=' ? tok[1] + 1 : tok[1])) {
 		conf_error(p, "endpoint %s: bad route '%s' (want =/exact or /prefix/, "
 		    "characters [A-Za-z0-9/_.~-])", tok[0], tok[1]);
+		return -1;
+	}
+	if (tok[1][0] != '=' && tok[1][strlen(tok[1]) - 1] != '/') {
+		conf_error(p, "endpoint %s: route %s is ambiguous: write =%s for an exact route, "
+		    "%s/ for a prefix", tok[0], tok[1], tok[1], tok[1]);
 		return -1;
 	}
 	if (c->neps == p->cap) {
@@ -455,6 +616,9 @@ conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
 		}
 		*eq = '\0';
 		key = tok[i];
+		env = strncmp(key, "env.", 4) == 0;
+		if (env)
+			key += 4;
 		if (!conf_valid_name(key)) {
 			conf_error(p, "endpoint %s: bad key '%s'", ep->name, key);
 			return -1;
@@ -464,14 +628,14 @@ conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
 			    "allowed", ep->name, key);
 			return -1;
 		}
-		for (ki = 0; ki < sizeof(known) / sizeof(known[0]); ki++)
-			if (strcmp(known[ki], key) == 0) {
+		for (ki = 0; !env && ki < sizeof(conf_ep_keys) / sizeof(conf_ep_keys[0]); ki++)
+			if (strcmp(conf_ep_keys[ki], key) == 0) {
 				if (seen[ki]++) {
 					conf_error(p, "%s: key %s given twice", ep->name, key);
 					return -1;
 				}
 			}
-		if (conf_endpoint_key(p, ep, key, eq + 1) == -1)
+		if (conf_endpoint_key(p, ep, key, eq + 1, env) == -1)
 			return -1;
 	}
 	return 0;
@@ -553,6 +717,7 @@ conf_load(const char *path, char *err, size_t errlen)
 	}
 	p.c = c;
 	c->crash_loop_tries = 5;
+	c->access_log = -1;
 	c->body_max = CONF_BODY_MAX_DEFAULT;
 	if ((c->path = strdup(path)) == NULL || (c->listen = strdup("127.0.0.1:8080")) == NULL) {
 		conf_error(&p, "out of memory");

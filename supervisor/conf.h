@@ -10,14 +10,20 @@
  *                                 overrides URL (NAME upper-cased)
  *   NAME ROUTE [KEY=VALUE ...]    an endpoint: binary bin/NAME, unix socket RUNDIR/NAME.sock
  *
- * ROUTE is "=/path" for an exact location or "/prefix/" for a prefix location.  Endpoint
- * keys known to sluice: workers (default 4), threads (1), db (a db NAME, or none), backlog
- * (4096), mode (socket mode, octal, 0660), binary (bin/NAME), tcp (an IPv4 address and port,
- * e.g. 127.0.0.1:9001: the pool listens there instead of on its unix socket, for proxies
- * on other hosts and for the unix-vs-TCP benchmark).  Any other KEY=VALUE is passed
- * to the endpoint's workers as SLUICE_<KEY>=VALUE (KEY upper-cased), so an endpoint can have
- * settings of its own without touching the supervisor.  The key "name" is refused for that
- * reason (SLUICE_NAME is the endpoint's name).
+ * ROUTE is "=/path" for an exact location or "/prefix/" for a prefix location; a route
+ * that is neither ("/hello3") is refused as ambiguous.  Endpoint keys the supervisor reads:
+ * workers (default 4), threads (1), db (a db NAME, or none), backlog (4096), mode (socket
+ * mode, octal, 0660), binary (bin/NAME; sluiced checks that it exists and is executable
+ * when it reads the list, at start and on SIGHUP), tcp (an IPv4 address and port, e.g.
+ * 127.0.0.1:9001: the pool listens there instead of on its unix socket, for proxies on
+ * other hosts and for the unix-vs-TCP benchmark).  The worker settings of sluice's own
+ * binaries (the table in common/settings.c: sqlite_mmap, db_isolation, session_key,
+ * bench_sessions, template, seccomp, log_level, body_max, ...) are written KEY=VALUE too
+ * and reach the workers as SLUICE_<KEY>=VALUE (KEY upper-cased).  Any other key is an
+ * error with its line, so a typo (workres=2) stops start-up instead of being passed on
+ * unread.  A handler's own setting that sluice does not know is written env.KEY=VALUE and
+ * reaches its workers as SLUICE_<KEY>=VALUE; env. is refused for the keys above (one
+ * spelling each) and for name and route (sluiced sets SLUICE_NAME and SLUICE_ROUTE).
  *
  * Global settings (each at most once; any other key is an error, so typos are caught):
  *   listen ADDR:PORT       where nginx listens (127.0.0.1:8080)
@@ -28,6 +34,9 @@
  *   body_max SIZE          largest request body, bytes with optional k/m suffix (1m); nginx's
  *                          client_max_body_size and SLUICE_BODY_MAX in every worker
  *   crash_loop_tries N     consecutive quick worker deaths before a pool is failed (5)
+ *   access_log on|off      nginx's access log, PREFIX/logs/access.log (unset: on in the
+ *                          default profile, off in the tuned one, where a line per request
+ *                          costs throughput; see supervisor/nginxconf.h)
  *   user USER              the user sluiced and its workers run as when sluiced starts as
  *                          root (sluice if that user exists, else nobody; root: no drop)
  *   group GROUP            their group (USER's primary group)
@@ -64,7 +73,7 @@ struct conf_endpoint {
 	char *tcp;		/* "IPv4:PORT": listen there instead of RUNDIR/NAME.sock */
 	char *db_name;		/* NULL: no database */
 	char *db_url;		/* resolved URL (override applied), or NULL */
-	struct conf_kv extra[CONF_EXTRA_MAX];
+	struct conf_kv extra[CONF_EXTRA_MAX];	/* worker settings and env. keys, without env. */
 	size_t nextra;
 	int line;
 };
@@ -77,6 +86,7 @@ struct conf {
 	char *socket_group;	/* set socket_group, or NULL */
 	long long body_max;	/* set body_max in bytes; default CONF_BODY_MAX_DEFAULT */
 	int crash_loop_tries;	/* set crash_loop_tries; default 5 */
+	int access_log;		/* set access_log: 1 on, 0 off, -1 unset (the profile's) */
 	struct conf_kv settings[CONF_EXTRA_MAX];
 	size_t nsettings;
 	struct conf_kv dbs[CONF_EXTRA_MAX];
@@ -88,9 +98,11 @@ struct conf {
 /*
  * Parses the endpoint list at path.  On success returns a conf that the caller frees with
  * conf_free().  On failure returns NULL and writes "path:line: reason" into err[errlen].
- * Rejected: unknown directives, duplicate names, names that are not [a-z0-9_] (they become
- * file and socket names), routes that do not start with '/' or '=/', out-of-range numbers,
- * an endpoint naming an undeclared db.
+ * Rejected: unknown directives, unknown endpoint keys, duplicate names, names that are not
+ * [a-z0-9_] (they become file and socket names), routes that do not start with '/' or
+ * '=/' and ambiguous routes (neither '=' nor a trailing '/'), out-of-range numbers, an
+ * endpoint naming an undeclared db.  Binaries are not looked for here (the generators
+ * read the list on machines without them); sluiced does that.
  */
 struct conf *conf_load(const char *path, char *err, size_t errlen);
 /* Frees c and everything it owns; NULL is allowed. */

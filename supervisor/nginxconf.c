@@ -185,12 +185,13 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	fprintf(out, "\tsend_timeout 30s;\n\treset_timedout_connection on;\n");
 	/* No version in Server headers and error pages, in either profile. */
 	fprintf(out, "\tserver_tokens off;\n");
-	if (o->profile == NGINX_TUNED) {
+	if (o->profile == NGINX_TUNED)
 		fprintf(out, "\tkeepalive_requests 100000;\n");
-		fprintf(out, "\taccess_log off;\n");
-	} else {
+	/* The tuned profile logs no request unless asked: a line per request costs speed. */
+	if (c->access_log == 1 || (c->access_log == -1 && o->profile != NGINX_TUNED))
 		fprintf(out, "\taccess_log %s/logs/access.log;\n", o->prefix);
-	}
+	else
+		fprintf(out, "\taccess_log off;\n");
 	fprintf(out, "\tclient_max_body_size %lld;\n", c->body_max);
 	fprintf(out, "\tclient_body_temp_path %s/client_body_temp;\n", o->prefix);
 	fprintf(out, "\tfastcgi_temp_path %s/fastcgi_temp;\n", o->prefix);

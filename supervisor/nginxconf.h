@@ -15,7 +15,10 @@
  *
  * Both profiles run without touching /etc: `nginx -p PREFIX -c PREFIX/nginx.conf`, with
  * pid, logs and every temp path under PREFIX (PREFIX/logs must exist; sluiced's -o creates
- * it).  Unknown paths answer a JSON 404; nginx's own 4xx and 5xx answer JSON too.
+ * it).  nginx's errors go to PREFIX/logs/error.log; its access log, a line per request in
+ * PREFIX/logs/access.log, is on in the default profile and off in the tuned one (for
+ * speed), and `set access_log on|off` in the endpoint list says otherwise for either.
+ * Unknown paths answer a JSON 404; nginx's own 4xx and 5xx answer JSON too.
  * The generator lives in libsupervisor.a so that the unit tests link it; sluiced's `nginx`
  * subcommand (supervisor/nginx.c) fills the options.
  */

@@ -68,6 +68,43 @@ pool_env_add(char ***env, size_t *n, const char *key, const char *value)
 }
 
 int
+pool_binary(const struct sluiced *s, const struct conf_endpoint *ep, char *buf, size_t len)
+{
+	int m;
+
+	if (ep->binary != NULL)
+		m = snprintf(buf, len, "%s", ep->binary);
+	else
+		m = snprintf(buf, len, "%s/%s", s->bindir, ep->name);
+	return m < 0 || (size_t)m >= len ? -1 : 0;
+}
+
+int
+pool_check_binaries(const struct sluiced *s, const struct conf *c, char *err, size_t errlen)
+{
+	char path[4096];
+	size_t i;
+
+	for (i = 0; i < c->neps; i++) {
+		if (pool_binary(s, &c->eps[i], path, sizeof(path)) == -1) {
+			(void)snprintf(err, errlen, "%s:%d: endpoint %s: binary path too long",
+			    c->path, c->eps[i].line, c->eps[i].name);
+			return -1;
+		}
+		/* The user that will exec it is the one asking (sluiced has dropped root by
+		 * the time a SIGHUP comes; at start it runs the check as who started it). */
+		if (access(path, X_OK) == -1) {
+			(void)snprintf(err, errlen, "%s:%d: endpoint %s: cannot execute %s: %s%s",
+			    c->path, c->eps[i].line, c->eps[i].name, path, strerror(errno),
+			    c->eps[i].binary == NULL ? " (build it with make, or set binary=)" :
+			    "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
 pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct pool_spec *out)
 {
 	char buf[4096], key[CONF_NAME_MAX + 8];
@@ -81,11 +118,7 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 	out->backlog = ep->backlog;
 	if (ep->tcp != NULL && (out->tcp = strdup(ep->tcp)) == NULL)
 		goto fail;
-	if (ep->binary != NULL)
-		m = snprintf(buf, sizeof(buf), "%s", ep->binary);
-	else
-		m = snprintf(buf, sizeof(buf), "%s/%s", s->bindir, ep->name);
-	if (m < 0 || (size_t)m >= sizeof(buf) || (out->binary = strdup(buf)) == NULL)
+	if (pool_binary(s, ep, buf, sizeof(buf)) == -1 || (out->binary = strdup(buf)) == NULL)
 		goto fail;
 	if (pool_env_add(&out->env, &n, "SLUICE_NAME", ep->name) == -1 ||
 	    pool_env_add(&out->env, &n, "SLUICE_ROUTE", ep->path) == -1)

@@ -177,8 +177,10 @@ sluiced_reread(struct sluiced *s)
 
 	if (s->stopping)
 		return;
-	if ((c = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL) {
+	if ((c = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL ||
+	    pool_check_binaries(s, c, errbuf, sizeof(errbuf)) == -1) {
 		log_err("SIGHUP: %s; keeping the running configuration", errbuf);
+		conf_free(c);
 		return;
 	}
 	log_info("SIGHUP: re-reading %s", s->conf_path);
@@ -336,7 +338,8 @@ sluiced_serve(struct sluiced *s)
 	size_t i, live;
 	int timeout, n, m;
 
-	if ((s->conf = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL)
+	if ((s->conf = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL ||
+	    pool_check_binaries(s, s->conf, errbuf, sizeof(errbuf)) == -1)
 		errx(1, "%s", errbuf);
 	sluiced_apply_globals(s, s->conf);
 	if (mkdir(s->rundir, 0755) == -1 && errno != EEXIST)
@@ -412,6 +415,8 @@ sluiced_serve(struct sluiced *s)
 	log_info("all workers gone; removing sockets");
 	while ((p = s->pools) != NULL) {
 		s->pools = p->next;
+		log_info("%s: stopped (%lu workers started, %lu crashed over its life)", p->name,
+		    p->spawns, p->crashes);
 		pool_free(p);
 	}
 	close(s->ctl_fd);

@@ -11,6 +11,21 @@
  *   apache.c   the `apache` subcommand around supervisor/apacheconf.c
  *
  * Times are CLOCK_MONOTONIC milliseconds (int64_t).  Everything runs in one thread.
+ *
+ * Where the logs go.  sluiced writes to its standard error, and its workers inherit it, so
+ * one stream holds the whole back end: lines of the form "sluice NAME[PID] LEVEL: text"
+ * (common/log.c: one write(2) per line, so concurrent lines never interleave), NAME being
+ * sluiced or the endpoint.  Run by hand or by `make run` that is the terminal; under a
+ * service manager, wherever it sends a service's stderr (systemd: the journal); the
+ * integration tests keep it in DIR/sluiced.log.  SLUICE_LOG_LEVEL (error, warn, info, debug; default info) in sluiced's
+ * environment sets the level for sluiced and every worker, and log_level=LEVEL on an
+ * endpoint's line sets it for that endpoint's workers.  At info a pool says one line when
+ * it starts ("NAME: listening on SOCKET ... N workers of BINARY") and one when it stops
+ * ("NAME: stopped ..."); each worker's own start and stop, and each worker sluiced starts
+ * or reaps in normal operation, are debug lines.  Anything that goes wrong (a worker
+ * that dies unasked, a crash loop, a refused reload) is a warn or error line.  nginx's
+ * error log and its optional access log are files under its prefix (supervisor/nginxconf.h;
+ * `set access_log on|off` in the endpoint list).
  */
 #ifndef SLUICED_H
 #define SLUICED_H
@@ -105,6 +120,14 @@ struct sluiced {
 int64_t sluiced_now(void);
 
 /* pool.c */
+/* The path of ep's binary (binary= or BINDIR/NAME) into buf[len]: 0, or -1 if too long. */
+int pool_binary(const struct sluiced *s, const struct conf_endpoint *ep, char *buf, size_t len);
+/*
+ * Checks that every endpoint of c has a binary this process may execute.  0, or -1 with
+ * "path:line: endpoint NAME: cannot execute PATH: reason" in err[errlen].
+ */
+int pool_check_binaries(const struct sluiced *s, const struct conf *c, char *err,
+    size_t errlen);
 int pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep,
     struct pool_spec *out);
 void pool_spec_free(struct pool_spec *sp);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The benchmark suite's smoke test (run by tests/run.sh in `make test`): every suite runs in
 # BENCH_QUICK mode and writes well-formed results.  Timing is never asserted: only that each
-# suite reported, that results.csv has its header and 19 well-formed fields per row, and
-# that the throughput columns hold positive numbers.  Prints "ok"/"FAIL" lines; exits 0 when
+# suite reported, that results.csv has its header and 19 well-formed fields per row, that
+# the throughput columns hold positive numbers, that the run printed a line per point, and
+# that its charts are marked as a smoke run, labelled in words, on a log scale when one bar
+# dwarfs the rest.  Prints "ok"/"FAIL" lines; exits 0 when
 # all is well.
 set -u
 cd "$(dirname "$0")/.."
@@ -31,6 +33,29 @@ if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 		    { echo "FAIL suite ${s%%:*} has no $(echo "${s#*:}") rows (PostgreSQL did not start?)"; fail=1; }
 	done
 fi
+# A line per measured point as the run goes: one "bench: SUITE: TARGET: FIGURE" per row.
+points=$(grep -c '^bench: [a-z-]*: .*: ' "$out/log")
+[ "$points" -eq "$rows" ] || { echo "FAIL $points progress lines for $rows result rows"; fail=1; }
+# Every chart of a smoke run says on its face that its numbers mean nothing.
+command -v gnuplot >/dev/null || echo "note: gnuplot is missing (make deps): charts not checked"
+command -v gnuplot >/dev/null && for gp in "$out"/*.gp; do
+	[ -e "$gp" ] || { echo "FAIL no chart scripts"; fail=1; break; }
+	grep -q 'these numbers mean nothing' "$gp" && grep -q "set label 99 'SMOKE RUN" "$gp" ||
+	    { echo "FAIL $(basename "$gp"): not marked as a smoke run"; fail=1; }
+done
+# Chart labels are words, not run keys such as a0.1-r95-c32.
+if [ -s "$out/chat.dat" ]; then
+	grep -q '% reads, skew [0-9.]*, [0-9]* clients' "$out/chat.dat" && ! grep -qE 'a[0-9.]+-r[0-9]+' "$out/chat.dat" ||
+	    { echo "FAIL chat chart labels:"; head -3 "$out/chat.dat"; fail=1; }
+fi
+# A log scale when one bar dwarfs the rest, a linear one otherwise (charts of our own).
+printf 'x\ta\tb\none\t100\t20000\ntwo\t150\t90\n' > "$out/dwarf.txt"
+printf 'x\ta\tb\none\t100\t200\ntwo\t150\t90\n' > "$out/even.txt"
+(BENCH_OUT=$out BENCH_QUICK=1; bench_bar_chart dwarf "dwarf" "req/s" "$out/dwarf.txt"
+ bench_bar_chart even "even" "req/s" "$out/even.txt")
+! command -v gnuplot >/dev/null ||
+    grep -q '^set logscale y' "$out/dwarf.gp" && ! grep -q '^set logscale y' "$out/even.gp" ||
+    { echo "FAIL bar charts: log scale not chosen by the spread of the bars"; fail=1; }
 for f in bench/suites/*.sh; do
 	s=$(basename "$f" .sh)
 	# Opt-in suites (peers) are not run by a bare bench/run, hence not here.

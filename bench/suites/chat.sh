@@ -83,9 +83,12 @@ chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt $keys"
 						out=$(bench_wrk chat "$label" tuned "$db" "$c" 1 "http://127.0.0.1:$BENCH_PORT" -s "$TOP/bench/chat.lua")
 						read -r rps p99 err _ <<<"$out"
 						RPS[$db.$iso.$skew.$pct.$c]=$rps
-						echo "a$skew-r$pct-c$c $db-${iso/none/wal} $rps" >> "$scratch/chart.txt"
+						# Chart labels in words: "95% reads, skew 0.1, 32 clients".
+						series="SQLite"
+						[ "$db" = pg ] && series="PostgreSQL ${iso//_/ }"
+						printf '%s%% reads, skew %s, %s clients\t%s\t%s\n' "$pct" "$skew" "$c" \
+						    "$series" "$rps" >> "$scratch/chart.txt"
 						echo "| $db | $iso | $skew | $pct | $c | $rps | $p99 | $err |" | bench_report
-						echo "chat: $label c$c: $rps req/s, p99 $p99 ms, $err errors" >&2
 					done
 				done
 				bench_stack_stop
@@ -110,6 +113,6 @@ chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt $keys"
 	# req/s per point (alpha, read share, connections), a bar per database and isolation.
 	if [ -s "$scratch/chart.txt" ]; then
 		bench_pivot point < "$scratch/chart.txt" > "$scratch/chart.dat"
-		bench_bar_chart chat "chat: req/s per point (alpha, read %, connections)" "req/s" "$scratch/chart.dat"
+		bench_bar_chart chat "Starcord chat: req/s per read share, Zipf skew and client count" "req/s" "$scratch/chart.dat"
 	fi
 }

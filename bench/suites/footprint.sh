@@ -26,6 +26,7 @@ suite_footprint() {
 		size=$(stat -c %s "$scratch/strip/$(basename "$bin")")
 		echo "| $(basename "$bin") | $size |" | bench_report
 		echo "footprint,binary-$(basename "$bin"),sluice,none,none,0,1,0,0,0,0,0,0,0,0,0,0,0,$size" >> "$BENCH_OUT/results.csv"
+		bench_point footprint "$(basename "$bin") stripped" "$size bytes"
 	done
 	echo | bench_report
 
@@ -48,17 +49,21 @@ suite_footprint() {
 		for p in ${pids//,/ }; do total=$((total + $(bench_rss_kib "$p"))); done
 		echo "| one $name worker (pool of $(tr ',' '\n' <<<"$pids" | wc -l): $total KiB) | $rss |" | bench_report
 		echo "footprint,rss-$name,sluice,tuned,none,0,1,0,0,0,0,0,0,0,0,0,0,0,$((rss * 1024))" >> "$BENCH_OUT/results.csv"
+		bench_point footprint "idle RSS of one $name worker" "$rss KiB"
 		echo "$total" >> "$scratch/pools"
 	 done
 	 rss=$(bench_rss_kib "${STACK_PIDS[0]}")
 	 echo "| sluiced | $rss |" | bench_report
 	 echo "footprint,rss-sluiced,sluice,tuned,none,0,1,0,0,0,0,0,0,0,0,0,0,0,$((rss * 1024))" >> "$BENCH_OUT/results.csv"
+	 bench_point footprint "idle RSS of sluiced" "$rss KiB"
 	 line=$(ps -o rss= --ppid "${STACK_PIDS[1]}" -p "${STACK_PIDS[1]}" | awk '{ s += $1 } END { print s + 0 }')
 	 echo "| nginx (master + workers) | $line |" | bench_report
 	 echo "footprint,rss-nginx,sluice,tuned,none,0,1,0,0,0,0,0,0,0,0,0,0,0,$((line * 1024))" >> "$BENCH_OUT/results.csv"
+	 bench_point footprint "idle RSS of nginx" "$line KiB"
 	 total=$(( $(awk '{ s += $1 } END { print s + 0 }' "$scratch/pools") + rss + line ))
 	 echo "| the whole stack (every pool + sluiced + nginx) | $total |" | bench_report
 	 echo "footprint,rss-stack,sluice,tuned,none,0,1,0,0,0,0,0,0,0,0,0,0,0,$((total * 1024))" >> "$BENCH_OUT/results.csv"
+	 bench_point footprint "idle RSS of the whole stack" "$total KiB"
 	 bench_stack_stop)
 	{
 		echo

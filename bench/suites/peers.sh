@@ -331,6 +331,7 @@ chat_page =/ workers=8 threads=2 db=chat bench_sessions=$users session_key=$(od 
 					echo | bench_report
 					for s in $scenarios; do
 						echo "peers,$s,$peer,$profile,$db,$conns,0,n/a,,,,,,,,,,," >> "$BENCH_OUT/results.csv"
+						bench_point peers "$s ($peer, $profile, db $db, $conns connections)" "not measured"
 					done
 					continue
 				fi
@@ -369,6 +370,7 @@ chat_page =/ workers=8 threads=2 db=chat bench_sessions=$users session_key=$(od 
 					if [ -z "$(peers_target "$peer" "$s")" ]; then
 						echo "| $s | n/a | n/a | n/a | | | | |" | bench_report
 						echo "peers,$s,$peer,$profile,$db,$conns,0,n/a,,,,,,,,,,," >> "$BENCH_OUT/results.csv"
+						bench_point peers "$s ($peer, $profile, db $db, $conns connections)" "not measured"
 						continue
 					fi
 					ratio=$(awk -v a="${MEAS[$s@sluice.rps]}" -v b="${MEAS[$s@peer.rps]}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')

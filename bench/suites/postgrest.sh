@@ -75,7 +75,8 @@ rest /rest/v1/ $pool db=chinook"
 				echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 			} | bench_report
 			for s in $PGRST_SCENARIOS; do
-				echo "$s $db ${MEAS[$s.rps]}" >> "$BENCH_TMP/pgrst/chart-$profile.txt"
+				printf '%s\t%s\t%s\n' "$s" "$([ "$db" = sqlite ] && echo SQLite || echo PostgreSQL)" \
+				    "${MEAS[$s.rps]}" >> "$BENCH_TMP/pgrst/chart-$profile.txt"
 				ratio=$(awk -v a="${MEAS[$s.rps]}" -v b="${MEAS[health.rps]}" 'BEGIN { print (b > 0 ? a / b : 0) }')
 				printf '| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s |\n' "$s" \
 				    "${MEAS[$s.rps]}" "${MEAS[$s.reqs]}" "${MEAS[$s.avg]}" "${MEAS[$s.p99]}" \

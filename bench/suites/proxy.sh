@@ -138,16 +138,17 @@ bench_sweep_charts() {
 					plot+="${plot:+, }'$series' using 1:$col with linespoints title 'W=$w P=$p'"
 				done
 			done
-			gnuplot <<EOF 2>/dev/null || true
+			cat > "$BENCH_OUT/sweep-$what-c$conns.gp" <<EOF
 set terminal png size 800,480
 set output '$BENCH_OUT/sweep-$what-c$conns.png'
-set title 'keepalive sweep, $conns connections: $( [ "$what" = rps ] && echo "req/s" || echo "p99 (ms, log)") against K'
+$(bench_gnuplot_head "keepalive sweep, $conns connections: $( [ "$what" = rps ] && echo "req/s" || echo "p99 (ms, log scale)") against K")
 set xlabel 'K (nginx upstream keepalive per worker)'
 set ylabel '$( [ "$what" = rps ] && echo "req/s" || echo "p99 ms")'
 $( [ "$what" = p99 ] && echo "set logscale y")
 set key outside right
 plot $plot
 EOF
+			gnuplot "$BENCH_OUT/sweep-$what-c$conns.gp" 2>/dev/null || true
 			[ -f "$BENCH_OUT/sweep-$what-c$conns.png" ] && echo "![sweep $what c$conns](sweep-$what-c$conns.png)" | bench_report
 		done
 	done

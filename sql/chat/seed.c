@@ -5,8 +5,9 @@
  *
  * URL is "sqlite:PATH" or a PostgreSQL URL / conninfo.  The schema comes from
  * SCHEMA_DIR/schema.sqlite.sql or schema.pg.sql (default sql/chat): the part above its
- * "-- indexes" line runs before loading, the rest after.  A database that already holds
- * channels is refused unless -f (drop the four tables first).
+ * "-- indexes" line runs before loading, the rest after.  A database that is there already
+ * is refused unless -f (SQLite: a new file replaces it; PostgreSQL: the four tables are
+ * dropped first).
  *
  * Sizes come from the preset (default tiny), then from the environment, which wins:
  * SEED_CHANNEL_COUNT and SEED_USER_COUNT (powers of two), SEED_MSG_COUNT, BENCH_SKEW
@@ -25,9 +26,11 @@
  *             created_ts 1787155335-180d + ((g*7919) & 0xFFFFFF) * 180d / 16777215
  *
  * Channels, users and memberships are created at the start of the 180 days.  SQLite loads
- * in one transaction with prepared inserts and the journal off (a crash can leave a
- * broken file, so seed.sh seeds a temporary file and renames it when done), then switches
- * to WAL; PostgreSQL loads with COPY in one transaction.  Both build the indexes after loading and run ANALYZE.
+ * in one transaction with prepared inserts and the journal off into PATH.seeding.PID, a
+ * temporary file renamed over PATH only when complete (sql/seedfile.h: an interrupted
+ * seed never leaves a half-written database at PATH; an existing PATH is refused unless
+ * -f), then switches to WAL; PostgreSQL loads with COPY in one transaction (-f drops
+ * the four tables first).  Long loads print their progress (rows, rate) every second.  Both build the indexes after loading and run ANALYZE.
  */
 #include <errno.h>
 #include <math.h>
@@ -44,6 +47,7 @@
 
 #include "db.h"
 #include "str.h"
+#include "../seedfile.h"
 
 #define SEED_TS_END	1787155335.0
 #define SEED_SPAN	(180.0 * 86400.0)
@@ -138,23 +142,6 @@ seed_message(const struct seed_params *sp, int64_t g, struct seed_msg *m)
 static const char seed_a128[] =
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-
-static double
-seed_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void
-seed_progress(const char *what, int64_t n, double t0)
-{
-	if (!seed_quiet)
-		fprintf(stderr, "chat-seed: %s: %lld rows in %.2f s\n", what, (long long)n,
-		    seed_now() - t0);
-}
 
 /* Reads SCHEMA_DIR/name whole and splits it at the "-- indexes" line.  Returns the
  * malloc'd text (caller frees) with *after pointing into it, or NULL. */
@@ -266,7 +253,7 @@ seed_sqlite(const char *path, const char *schema_dir, const struct seed_params *
 	char *schema = NULL, *after = NULL, name[32];
 	int64_t i, mch[4];
 	struct seed_msg m;
-	double t0;
+	struct seed_progress pr;
 	int ret = -1, has, k, n;
 
 	if ((schema = seed_schema(schema_dir, "schema.sqlite.sql", &after)) == NULL)
@@ -306,7 +293,7 @@ seed_sqlite(const char *path, const char *schema_dir, const struct seed_params *
 	    "content, created_ts) VALUES (?1, ?2, ?3, ?4, ?5)")) == NULL)
 		goto out;
 
-	t0 = seed_now();
+	seed_progress_start(&pr, "chat-seed", "channels", sp->channels + 1, seed_quiet);
 	sqlite3_bind_int64(ch, 1, 1);
 	sqlite3_bind_text(ch, 2, "starcord", -1, SQLITE_STATIC);
 	sqlite3_bind_double(ch, 3, SEED_TS_START);
@@ -318,10 +305,11 @@ seed_sqlite(const char *path, const char *schema_dir, const struct seed_params *
 		sqlite3_bind_text(ch, 2, name, -1, SQLITE_TRANSIENT);
 		if (seed_sqlite_step(db, ch) < 0)
 			goto out;
+		seed_progress_tick(&pr, i);
 	}
-	seed_progress("channels", sp->channels + 1, t0);
+	seed_progress_end(&pr, sp->channels + 1);
 
-	t0 = seed_now();
+	seed_progress_start(&pr, "chat-seed", "users and memberships", sp->users, seed_quiet);
 	for (i = 1; i <= sp->users; i++) {
 		snprintf(name, sizeof(name), "u_%08lld", (long long)i);
 		sqlite3_bind_int64(us, 1, i);
@@ -340,10 +328,11 @@ seed_sqlite(const char *path, const char *schema_dir, const struct seed_params *
 			if (seed_sqlite_step(db, mb) < 0)
 				goto out;
 		}
+		seed_progress_tick(&pr, i);
 	}
-	seed_progress("users and memberships", sp->users, t0);
+	seed_progress_end(&pr, sp->users);
 
-	t0 = seed_now();
+	seed_progress_start(&pr, "chat-seed", "messages", sp->messages, seed_quiet);
 	for (i = 0; i < sp->messages; i++) {
 		seed_message(sp, i, &m);
 		sqlite3_bind_int64(ms, 1, m.id);
@@ -353,13 +342,14 @@ seed_sqlite(const char *path, const char *schema_dir, const struct seed_params *
 		sqlite3_bind_double(ms, 5, m.ts);
 		if (seed_sqlite_step(db, ms) < 0)
 			goto out;
+		seed_progress_tick(&pr, i + 1);
 	}
-	seed_progress("messages", sp->messages, t0);
+	seed_progress_end(&pr, sp->messages);
 
-	t0 = seed_now();
+	seed_progress_start(&pr, "chat-seed", "indexes", 0, seed_quiet);
 	if (seed_sqlite_exec(db, after) < 0 || seed_sqlite_exec(db, "COMMIT") < 0)
 		goto out;
-	seed_progress("indexes", 0, t0);
+	seed_progress_end(&pr, 0);
 	if (seed_sqlite_exec(db, "ANALYZE; PRAGMA journal_mode=WAL") < 0)
 		goto out;
 	ret = 0;
@@ -484,7 +474,7 @@ seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, i
 	char *schema = NULL, *after = NULL, *p;
 	int64_t i, mch[4];
 	struct seed_msg m;
-	double t0;
+	struct seed_progress pr;
 	int ret = -1, k, n;
 
 	if ((schema = seed_schema(schema_dir, "schema.pg.sql", &after)) == NULL)
@@ -520,7 +510,7 @@ seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, i
 	if (seed_pg_exec(c, schema) < 0)
 		goto out;
 
-	t0 = seed_now();
+	seed_progress_start(&pr, "chat-seed", "channels", sp->channels + 1, seed_quiet);
 	if (seed_copy_begin(&cp, "COPY channels(id, name, created_ts) FROM STDIN") < 0)
 		goto out;
 	seed_copy_row(&cp, "1\tstarcord\t%.17g\n", SEED_TS_START);
@@ -529,16 +519,18 @@ seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, i
 		    SEED_TS_START);
 	if (seed_copy_end(&cp) < 0)
 		goto out;
-	seed_progress("channels", sp->channels + 1, t0);
+	seed_progress_end(&pr, sp->channels + 1);
 
-	t0 = seed_now();
+	seed_progress_start(&pr, "chat-seed", "users and memberships", sp->users, seed_quiet);
 	if (seed_copy_begin(&cp, "COPY users(id, nickname, session_id, current_channel_id, "
 	    "created_ts) FROM STDIN") < 0)
 		goto out;
-	for (i = 1; i <= sp->users; i++)
+	for (i = 1; i <= sp->users; i++) {
 		seed_copy_row(&cp, "%lld\tu_%08lld\ts_%08lld\t%lld\t%.17g\n", (long long)i,
 		    (long long)i, (long long)i, (long long)seed_user_channel(sp, i),
 		    SEED_TS_START);
+		seed_progress_tick(&pr, i);
+	}
 	if (seed_copy_end(&cp) < 0)
 		goto out;
 	if (seed_copy_begin(&cp, "COPY channel_memberships(user_id, channel_id, created_ts) "
@@ -552,9 +544,9 @@ seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, i
 	}
 	if (seed_copy_end(&cp) < 0)
 		goto out;
-	seed_progress("users and memberships", sp->users, t0);
+	seed_progress_end(&pr, sp->users);
 
-	t0 = seed_now();
+	seed_progress_start(&pr, "chat-seed", "messages", sp->messages, seed_quiet);
 	if (seed_copy_begin(&cp, "COPY messages(id, channel_id, user_id, content, created_ts) "
 	    "FROM STDIN") < 0)
 		goto out;
@@ -566,12 +558,13 @@ seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, i
 		memcpy(p, seed_a128, (size_t)m.len);
 		cp.len += (size_t)m.len;
 		seed_copy_row(&cp, "\t%.17g\n", m.ts);
+		seed_progress_tick(&pr, i + 1);
 	}
 	if (seed_copy_end(&cp) < 0)
 		goto out;
-	seed_progress("messages", sp->messages, t0);
+	seed_progress_end(&pr, sp->messages);
 
-	t0 = seed_now();
+	seed_progress_start(&pr, "chat-seed", "indexes", 0, seed_quiet);
 	if (seed_pg_exec(c, after) < 0 ||
 	    seed_pg_exec(c, "SELECT setval(pg_get_serial_sequence('channels', 'id'), "
 	    "(SELECT max(id) FROM channels))") < 0 ||
@@ -581,7 +574,7 @@ seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, i
 	    "greatest((SELECT max(id) FROM messages), 1))") < 0 ||
 	    seed_pg_exec(c, "COMMIT") < 0)
 		goto out;
-	seed_progress("indexes", 0, t0);
+	seed_progress_end(&pr, 0);
 	if (seed_pg_exec(c, "ANALYZE") < 0)
 		goto out;
 	ret = 0;
@@ -649,6 +642,7 @@ main(int argc, char **argv)
 	const char *preset = getenv("SEED_PRESET"), *schema_dir = "sql/chat", *url, *path;
 	enum db_backend be;
 	struct seed_params sp;
+	struct seed_file f;
 	int c, force = 0, rc;
 	size_t i;
 	double t0;
@@ -699,10 +693,18 @@ main(int argc, char **argv)
 		    "PostgreSQL URL or conninfo)\n", url);
 		return 2;
 	}
-	if (be == DB_SQLITE)
-		rc = seed_sqlite(path, schema_dir, &sp, force);
-	else
+	if (be == DB_SQLITE) {
+		/* A fresh temporary file, renamed over PATH once complete (sql/seedfile.h). */
+		if (seed_file_begin(&f, "chat-seed", path, force) < 0)
+			return 1;
+		rc = seed_sqlite(f.tmp, schema_dir, &sp, 0);
+		if (rc == 0)
+			rc = seed_file_commit(&f, "chat-seed");
+		else
+			seed_file_abort(&f);
+	} else {
 		rc = seed_pg(path, schema_dir, &sp, force);
+	}
 	if (rc == 0 && !seed_quiet)
 		fprintf(stderr, "chat-seed: done in %.2f s\n", seed_now() - t0);
 	return rc == 0 ? 0 : 1;

@@ -6,9 +6,12 @@
  * URL is any sluice database URL (sqlite:PATH, or a PostgreSQL URL or conninfo).  The
  * seeder applies the schema of that back end (SQLDIR/schema.pg.sql, or
  * SQLDIR/schema.sqlite.sql then SQLDIR/rpc.sqlite.sql), then inserts every row, all in
- * one transaction: a failed run leaves the database as it was.  A database that already
- * has the table artist is refused (exit 1) unless -f is given, which drops the Chinook
- * tables and functions first.  SQLDIR defaults to sql/chinook next to the binary's build
+ * one transaction: a failed run leaves the database as it was.  On SQLite the load goes
+ * into PATH.seeding.PID, renamed over PATH once complete (sql/seedfile.h), so that an
+ * interrupted run leaves no database at PATH at all; a PATH that exists is refused unless
+ * -f is given (a new file replaces it).  On PostgreSQL a database that already has the
+ * table artist is refused (exit 1) unless -f is given, which drops the Chinook tables and
+ * functions first.  SQLDIR defaults to sql/chinook next to the binary's build
  * tree (the binary lives in build/<rel|san>/sql/), else sql/chinook under the current
  * directory.  Exit status: 0 seeded, 1 failure (message on stderr), 2 bad usage.
  *
@@ -37,6 +40,7 @@
 #include "buf.h"
 #include "db.h"
 #include "shape.h"
+#include "../seedfile.h"
 
 #define SEED_MAX_PARAMS		960		/* per statement; both back ends allow more */
 #define SEED_POOL		(256 * 1024)	/* text of the pending rows */
@@ -93,6 +97,10 @@ static const int seed_lines_pattern[] = { 1, 2, 2, 4, 6, 9, 14 };
  * check keeps it that way).  seed_all() refuses to commit then.
  */
 static int seed_truncated;
+
+/* Rows inserted so far, of every table, for the progress lines. */
+static struct seed_progress seed_pr;
+static int64_t seed_pr_rows;
 
 static void
 seed_fmt(int n, size_t len)
@@ -281,6 +289,8 @@ seed_ins_flush(struct seed_ins *in)
 		goto dberr;
 	db_reset(st);
 	in->total += in->rows;
+	seed_pr_rows += in->rows;
+	seed_progress_tick(&seed_pr, seed_pr_rows);
 	in->rows = in->nvals = 0;
 	in->used = 0;
 	rc = 0;
@@ -846,6 +856,7 @@ seed_all(struct db *db, const char *sqldir, int force, long long *rows)
 		goto out;
 
 	*rows = 0;
+	seed_progress_start(&seed_pr, "chinook-seed", "rows", 0, 0);
 #define SEED_STEP(call) do { if ((call) == -1) goto out; *rows += in->total; } while (0)
 	SEED_STEP(seed_named(in, "artist", "artist_id, name", SEED_T_ARTIST,
 	    shape_artist_name_len, SHAPE_ARTISTS));
@@ -903,9 +914,12 @@ seed_usage(void)
 int
 main(int argc, char **argv)
 {
-	char sqldir[SEED_PATH_MAX], err[256];
+	char sqldir[SEED_PATH_MAX], err[256], tmpurl[SEED_FILE_PATH_MAX + 64];
 	struct timespec t0, t1;
+	struct seed_file f;
 	struct db *db = NULL;
+	const char *url, *path;
+	enum db_backend be;
 	long long rows = 0;
 	int c, force = 0, rc = 1, n;
 	const char *dir = NULL;
@@ -937,18 +951,40 @@ main(int argc, char **argv)
 		seed_find_sqldir(sqldir, sizeof(sqldir));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (db_open(&db, argv[optind], NULL, err, sizeof(err)) == -1) {
+	url = argv[optind];
+	f.tmp[0] = '\0';
+	if (db_url_parse(url, &be, &path) == 0 && be == DB_SQLITE) {
+		/* A fresh temporary file, renamed over PATH once complete (sql/seedfile.h). */
+		if (seed_file_begin(&f, "chinook-seed", path, force) == -1)
+			return 1;
+		n = snprintf(tmpurl, sizeof(tmpurl), "sqlite:%s", f.tmp);
+		if (n < 0 || (size_t)n >= sizeof(tmpurl)) {
+			fprintf(stderr, "chinook-seed: database path too long\n");
+			goto out;
+		}
+		url = tmpurl;
+	}
+	if (db_open(&db, url, NULL, err, sizeof(err)) == -1) {
 		fprintf(stderr, "chinook-seed: %s\n", err);
 		goto out;
 	}
 	if (seed_all(db, sqldir, force, &rows) == -1)
 		goto out;
+	be = db_backend(db);
+	/* Closed before the rename: the last connection checkpoints and removes the WAL. */
+	db_close(db);
+	db = NULL;
+	if (f.tmp[0] != '\0' && seed_file_commit(&f, "chinook-seed") == -1)
+		return 1;
+	f.tmp[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("chinook-seed: %lld rows into %s in %lld ms\n", rows,
-	    db_backend(db) == DB_SQLITE ? "SQLite" : "PostgreSQL",
+	    be == DB_SQLITE ? "SQLite" : "PostgreSQL",
 	    (long long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
 	rc = 0;
 out:
 	db_close(db);
+	if (f.tmp[0] != '\0')
+		seed_file_abort(&f);
 	return rc;
 }

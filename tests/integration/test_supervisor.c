@@ -5,9 +5,13 @@
  * endpoint (a new generation on the same socket, zero failed requests); a crash loop (a
  * binary that exits at once is marked failed after R tries, without spinning, while the
  * other endpoints keep serving); SIGTERM (workers gone within the grace period, socket
- * files removed), with nginx holding kept-alive connections to every worker.
+ * files removed), with nginx holding kept-alive connections to every worker.  Mistakes in
+ * the endpoint list (an unknown key, an ambiguous route, a missing binary) stop the start
+ * and are refused on SIGHUP, each with one line; a pool logs one line at start and one at
+ * stop.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,228 @@ static void
 sleep_ms(long ms)
 {
 	usleep((useconds_t)ms * 1000);
+}
+
+/* The absolute path of the binaries under test (SLUICE_BIN, as the stack uses). */
+static const char *
+bin_dir(void)
+{
+	static char path[PATH_MAX];
+	const char *b = getenv("SLUICE_BIN");
+
+	if (path[0] == '\0' && realpath(b != NULL ? b : "bin", path) == NULL)
+		snprintf(path, sizeof(path), "%s", b != NULL ? b : "bin");
+	return path;
+}
+
+/* The whole of a file into a malloc'ed string (caller frees), or NULL. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0, n;
+
+	if (f == NULL)
+		return NULL;
+	for (;;) {
+		char *grown = realloc(buf, len + 4097);
+
+		if (grown == NULL) {
+			free(buf);
+			fclose(f);
+			return NULL;
+		}
+		buf = grown;
+		n = fread(buf + len, 1, 4096, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* How many times needle occurs in the file at path; -1 if it cannot be read. */
+static int
+count_in_file(const char *path, const char *needle)
+{
+	char *text = slurp(path), *at;
+	int n = 0;
+
+	if (text == NULL)
+		return -1;
+	for (at = text; (at = strstr(at, needle)) != NULL; at += strlen(needle))
+		n++;
+	free(text);
+	return n;
+}
+
+/* How many lines the file at path has; -1 if it cannot be read. */
+static int
+lines_in_file(const char *path)
+{
+	return count_in_file(path, "\n");
+}
+
+/* Writes text to path: 0 or -1. */
+static int
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+/*
+ * A mistake in the endpoint list stops sluiced at start with one line that names the
+ * file, the line and the fix: an unknown key (workres=2 was once passed on to the
+ * workers unread), a route that is neither exact nor a prefix, a binary that is not there
+ * (it used to be found out by every worker, one "cannot execute" line each, again at every
+ * restart).
+ */
+static void
+test_start_refuses_mistakes(void)
+{
+	static const struct {
+		const char *line;
+		const char *want;
+	} bad[] = {
+		{ "health =/health workres=2\n", ":2: endpoint health: unknown key 'workres' "
+		    "(did you mean workers?)" },
+		{ "health /health workers=2\n", ":2: endpoint health: route /health is ambiguous: "
+		    "write =/health for an exact route, /health/ for a prefix" },
+		{ "ghost =/ghost workers=2\n", ":2: endpoint ghost: cannot execute " },
+		{ "health =/health binary=/nonexistent/health\n", ":2: endpoint health: cannot "
+		    "execute /nonexistent/health: No such file or directory" },
+	};
+	char dir[] = "/tmp/sluice-conf-XXXXXX", conf[128], errf[128], text[256];
+	size_t i;
+	int rc;
+
+	if (mkdtemp(dir) == NULL) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(conf, sizeof(conf), "%s/endpoints.conf", dir);
+	snprintf(errf, sizeof(errf), "%s/stderr", dir);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "set listen 127.0.0.1:1\n%s", bad[i].line);
+		CHECK(write_file(conf, text) == 0);
+		rc = stack_sh("%s/sluiced -c %s -r %s/run -b %s >%s 2>&1", bin_dir(), conf, dir,
+		    bin_dir(), errf);
+		CHECK_INT(rc, 1);
+		/* Said once, on one line, and nothing started. */
+		if (count_in_file(errf, bad[i].want) != 1 || lines_in_file(errf) != 1) {
+			harness_fail(__FILE__, __LINE__, "case %zu: want one line with '%s'", i,
+			    bad[i].want);
+			(void)stack_sh("cat %s 1>&2", errf);
+		}
+		CHECK(count_in_file(errf, conf) == 1);
+	}
+	/* The missing binary is named by the path sluiced looked for. */
+	CHECK(write_file(conf, "ghost =/ghost\n") == 0);
+	CHECK_INT(stack_sh("%s/sluiced -c %s -r %s/run -b %s >%s 2>&1", bin_dir(), conf, dir,
+	    bin_dir(), errf), 1);
+	snprintf(text, sizeof(text), "cannot execute %s/ghost: No such file or directory",
+	    bin_dir());
+	CHECK_INT(count_in_file(errf, text), 1);
+	stack_sh("rm -rf '%s'", dir);
+}
+
+/*
+ * SIGHUP with a broken list: one error line, and the running configuration stays (the
+ * pool keeps its workers and serves).
+ */
+static void
+test_sighup_refuses_mistakes(void)
+{
+	struct http_resp r;
+	struct stack s;
+	char url[128], log[400], text[512], want[600], state[32];
+	pid_t pids[8];
+
+	if (stack_start(&s, "health =/health workers=2\n", "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK(stack_wait_pool(&s, "health", 3000) == 0);
+	snprintf(log, sizeof(log), "%s/sluiced.log", s.dir);
+	snprintf(url, sizeof(url), "%s/health", s.base);
+
+	/* A new endpoint whose binary was never built. */
+	snprintf(text, sizeof(text), "set listen 127.0.0.1:%d\nhealth =/health workers=2\n"
+	    "ghost =/ghost workers=1\n", s.port);
+	CHECK(write_file(s.conf, text) == 0);
+	CHECK(kill(s.sluiced, SIGHUP) == 0);
+	sleep_ms(500);
+	snprintf(want, sizeof(want), "SIGHUP: %s:3: endpoint ghost: cannot execute %s/ghost: "
+	    "No such file or directory", s.conf, bin_dir());
+	CHECK_INT(count_in_file(log, want), 1);
+	CHECK_INT(count_in_file(log, "cannot execute"), 1);
+	CHECK(stack_pool_state(&s, "ghost", state, sizeof(state)) != 0);
+
+	/* A typo in a key. */
+	snprintf(text, sizeof(text), "set listen 127.0.0.1:%d\nhealth =/health workers=2 "
+	    "workres=3\n", s.port);
+	CHECK(write_file(s.conf, text) == 0);
+	CHECK(kill(s.sluiced, SIGHUP) == 0);
+	sleep_ms(500);
+	snprintf(want, sizeof(want), "SIGHUP: %s:2: endpoint health: unknown key 'workres' "
+	    "(did you mean workers?); keeping the running configuration", s.conf);
+	CHECK_INT(count_in_file(log, want), 1);
+	CHECK_INT(count_in_file(log, "workres"), 1);
+
+	/* Still the same two workers, still serving. */
+	CHECK_INT(stack_worker_pids(&s, "health", pids, 8), 2);
+	CHECK_INT(stack_pool_value(&s, "health", "gen"), 1);
+	http_resp_init(&r);
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 200);
+	http_resp_free(&r);
+	stack_stop(&s);
+}
+
+/*
+ * At the default level a pool says one line when it starts and one when it stops, however
+ * many workers it has; the workers' own start and stop lines are debug.
+ */
+static void
+test_one_log_line_per_pool(void)
+{
+	struct stack s;
+	char eps[PATH_MAX + 128], log[400];
+	int status = 0;
+
+	snprintf(eps, sizeof(eps), "health =/health workers=6 threads=2\n"
+	    "other =/other workers=3 binary=%s/health\n", bin_dir());
+	if (stack_start(&s, eps, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK(stack_wait_pool(&s, "health", 3000) == 0);
+	CHECK(stack_wait_pool(&s, "other", 3000) == 0);
+	snprintf(log, sizeof(log), "%s/sluiced.log", s.dir);
+	CHECK(kill(s.sluiced, SIGTERM) == 0);
+	CHECK(waitpid(s.sluiced, &status, 0) == s.sluiced);
+	s.sluiced = 0;
+	CHECK_INT(count_in_file(log, "] info: health: listening on "), 1);
+	CHECK_INT(count_in_file(log, "] info: other: listening on "), 1);
+	CHECK_INT(count_in_file(log, "] info: health: stopped ("), 1);
+	CHECK_INT(count_in_file(log, "] info: other: stopped ("), 1);
+	/* No line from a worker (their name is the endpoint's: "sluice health[PID]"). */
+	CHECK_INT(count_in_file(log, "sluice health["), 0);
+	CHECK_INT(count_in_file(log, "sluice other["), 0);
+	CHECK(count_in_file(log, "] warn:") == 0 && count_in_file(log, "] error:") == 0);
+	/* Two pools, nine workers: a handful of lines in all. */
+	CHECK(lines_in_file(log) <= 10);
+	if (lines_in_file(log) > 10)
+		(void)stack_sh("cat %s 1>&2", log);
+	stack_stop(&s);
 }
 
 static void
@@ -166,8 +392,12 @@ test_sigterm_with_kept_connections(void)
 	long long t0, took;
 	int status = 0, n, i, alive;
 
-	if (stack_start(&s, "health =/health workers=8 threads=1\n"
-	    "other =/other workers=2 threads=2 binary=health\n", "tuned", 2, NULL) < 0) {
+	char eps[PATH_MAX + 128];
+
+	/* sluiced refuses a list whose binaries it cannot execute: other names the real one. */
+	snprintf(eps, sizeof(eps), "health =/health workers=8 threads=1\n"
+	    "other =/other workers=2 threads=2 binary=%s/health\n", bin_dir());
+	if (stack_start(&s, eps, "tuned", 2, NULL) < 0) {
 		CHECK(!"stack started");
 		return;
 	}
@@ -205,6 +435,9 @@ int
 main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
+	RUN(test_start_refuses_mistakes);
+	RUN(test_sighup_refuses_mistakes);
+	RUN(test_one_log_line_per_pool);
 	RUN(test_kill9_worker_under_load);
 	RUN(test_reload_under_load);
 	RUN(test_crash_loop);

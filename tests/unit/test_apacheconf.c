@@ -284,7 +284,7 @@ static void
 test_gen_cgi(void)
 {
 	char *s = gen("db main sqlite:data/x.db\ndb pg postgresql:///x?host=/run/pg\n"
-	    "health =/health workers=2 body_max=1024 color=blue\n"
+	    "health =/health workers=2 body_max=1024 env.color=blue\n"
 	    "ready =/ready workers=2 db=main\n"
 	    "other =/other workers=2 db=pg binary=tools/other\n", APACHE_CGI, 2, -1);
 	long h, r;

@@ -96,7 +96,7 @@ test_good_full(void)
 	    "db chinook sqlite:data/chinook.db\n"
 	    "db pg postgresql:///x?host=/var/run/postgresql\n"
 	    "rest /rest/v1/ workers=16 threads=2 db=chinook backlog=1024 mode=0600 "
-	    "page_max=200 prefer=on\n"
+	    "env.page_max=200 env.prefer=on sqlite_mmap=0\n"
 	    "\thealth\t=/health\tdb=none binary=/opt/h\n"
 	    "chat =/ db=pg\n"
 	    "late /late/ db=later\n"
@@ -131,10 +131,13 @@ test_good_full(void)
 		CHECK_INT(ep->mode, 0600);
 		CHECK_STR(ep->db_name, "chinook");
 		CHECK_STR(ep->db_url, "sqlite:data/chinook.db");
-		CHECK_INT(ep->nextra, 2);
+		/* env. keys are kept without env.; a known worker setting as written. */
+		CHECK_INT(ep->nextra, 3);
 		CHECK_STR(ep->extra[0].key, "page_max");
 		CHECK_STR(ep->extra[0].value, "200");
 		CHECK_STR(ep->extra[1].key, "prefer");
+		CHECK_STR(ep->extra[2].key, "sqlite_mmap");
+		CHECK_STR(ep->extra[2].value, "0");
 		CHECK(ep->binary == NULL);
 	}
 	ep = conf_find(c, "health");
@@ -219,7 +222,7 @@ test_bad_lines(void)
 		{ "abcdefghijabcdefghijabcdefghijab =/x\n", 1, "bad endpoint name" },
 		{ "x health\n", 1, "bad route" },
 		{ "x =health\n", 1, "bad route" },
-		{ "x /a b\n", 1, "not KEY=VALUE" },
+		{ "x /a/ b\n", 1, "not KEY=VALUE" },
 		{ "x /a;/\n", 1, "bad route" },
 		{ "x /a//b\n", 1, "bad route" },
 		{ "x /a/../b\n", 1, "bad route" },
@@ -245,8 +248,27 @@ test_bad_lines(void)
 		{ "x /x/ tcp=127.0.0.1:65536\n", 1, "IPv4 address and a port" },
 		{ "x /x/ tcp=127.0.0.1:90x\n", 1, "IPv4 address and a port" },
 		{ "x /x/ tcp=1.2.3.4.5:9\n", 1, "IPv4 address and a port" },
-		{ "x /x/ foo=1 foo=2\n", 1, "twice" },
-		{ "x /x/ name=y\n", 1, "reserved" },
+		{ "x /x/ env.foo=1 env.foo=2\n", 1, "twice" },
+		{ "x /x/ sqlite_mmap=0 sqlite_mmap=1\n", 1, "twice" },
+		{ "x /x/ env.name=y\n", 1, "reserved" },
+		{ "x /x/ env.route=/y\n", 1, "reserved" },
+		/* Unknown keys: a typo is caught, with its line and the nearest key. */
+		{ "x /x/ workres=2\n", 1, "unknown key 'workres' (did you mean workers?)" },
+		{ "x /x/\ny =/y threads=2 sqlite_mmpa=0\n", 2,
+		    "unknown key 'sqlite_mmpa' (did you mean sqlite_mmap?)" },
+		{ "x /x/ name=y\n", 1, "unknown key 'name' (the keys are" },
+		{ "x /x/ treads=2\n", 1, "(did you mean threads?)" },
+		{ "x /x/ page_max=200\n", 1, "written env.page_max=VALUE" },
+		/* env. is for a handler's own settings; what sluice knows has one spelling. */
+		{ "x /x/ env.workers=2\n", 1, "write workers=2, without env." },
+		{ "x /x/ env.sqlite_mmap=0\n", 1, "write sqlite_mmap=0, without env." },
+		{ "x /x/ env.Foo=1\n", 1, "bad key" },
+		{ "x /x/ env.=1\n", 1, "bad key" },
+		{ "x /x/ env.foo=a;b\n", 1, "not allowed" },
+		/* A route must say whether it is exact or a prefix. */
+		{ "x /hello3\n", 1, "route /hello3 is ambiguous: write =/hello3 for an exact "
+		    "route, /hello3/ for a prefix" },
+		{ "x /x/\nhello3 /a/b workers=2\n", 2, "=/a/b for an exact route, /a/b/ for" },
 		{ "x /x/ Foo=1\n", 1, "bad key" },
 		{ "x /x/ =1\n", 1, "bad key" },
 		{ "x /x/ foo=a;b\n", 1, "not allowed" },
@@ -266,6 +288,8 @@ test_bad_lines(void)
 		{ "set body_max 1025m\n", 1, "body_max" },
 		{ "set body_max k\n", 1, "body_max" },
 		{ "set crash_loop_tries 0\n", 1, "crash_loop_tries" },
+		{ "set access_log yes\n", 1, "access_log: want on or off" },
+		{ "set access_log on\nset access_log off\n", 2, "twice" },
 		{ "db\n", 1, "exactly NAME URL" },
 		{ "db x\n", 1, "exactly NAME URL" },
 		{ "db X sqlite:x\n", 1, "bad db name" },
@@ -308,8 +332,9 @@ test_bad_file(void)
 	CHECK(c == NULL && strstr(err, ":1: line longer") != NULL);
 	conf_free(c);
 	/* Too many extra keys. */
-	c = load_text("x /x/ a=1 b=1 c=1 d=1 e=1 f=1 g=1 h=1 i=1 j=1 k=1 l=1 m=1 n=1 o=1 "
-	    "p=1 q=1\n", err, sizeof(err));
+	c = load_text("x /x/ env.a=1 env.b=1 env.c=1 env.d=1 env.e=1 env.f=1 env.g=1 env.h=1 "
+	    "env.i=1 env.j=1 env.k=1 env.l=1 env.m=1 env.n=1 env.o=1 env.p=1 env.q=1\n", err,
+	    sizeof(err));
 	CHECK(c == NULL && strstr(err, "too many") != NULL);
 	conf_free(c);
 	/* A tiny error buffer truncates but stays a string. */
@@ -454,6 +479,42 @@ test_gen_tcp(void)
 	s = gen("h =/h workers=4 tcp=127.0.0.1:9001\n", NGINX_DEFAULT, 0, -1);
 	CHECK(s != NULL && strstr(s, "fastcgi_pass 127.0.0.1:9001;") != NULL);
 	free(s);
+}
+
+/* set access_log: off by default in the tuned profile, on in the default one, and either
+ * way when the endpoint list says so. */
+static void
+test_gen_access_log(void)
+{
+	static const struct {
+		const char *set;
+		enum nginx_profile prof;
+		int on;
+	} cases[] = {
+		{ "", NGINX_TUNED, 0 },
+		{ "", NGINX_DEFAULT, 1 },
+		{ "set access_log on\n", NGINX_TUNED, 1 },
+		{ "set access_log off\n", NGINX_TUNED, 0 },
+		{ "set access_log on\n", NGINX_DEFAULT, 1 },
+		{ "set access_log off\n", NGINX_DEFAULT, 0 },
+	};
+	char text[256], *s;
+	size_t i;
+	int on, off;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%shealth =/health workers=8\n", cases[i].set);
+		s = gen(text, cases[i].prof, 0, -1);
+		CHECK(s != NULL);
+		if (s == NULL)
+			continue;
+		on = strstr(s, "\taccess_log /srv/run/nginx/logs/access.log;\n") != NULL;
+		off = strstr(s, "\taccess_log off;\n") != NULL;
+		if (on != cases[i].on || off == cases[i].on)
+			harness_fail(__FILE__, __LINE__, "case %zu: access log on %d off %d, want "
+			    "on %d", i, on, off, cases[i].on);
+		free(s);
+	}
 }
 
 static void
@@ -606,6 +667,7 @@ main(void)
 	RUN(test_bad_file);
 	RUN(test_keepalive_rule);
 	RUN(test_gen_tuned);
+	RUN(test_gen_access_log);
 	RUN(test_gen_forced_k);
 	RUN(test_gen_default);
 	RUN(test_gen_hostile_clients);

@@ -296,14 +296,15 @@ conf_text(const char *text)
 /*
  * The endpoint list's global settings and endpoint keys, with a value each accepts.  The
  * parser (supervisor/conf.c) knows exactly these: a global it does not know is refused,
- * and an endpoint key it does not know passes through to the workers.
+ * and so is an endpoint key that is neither one of these nor a worker setting (a
+ * handler's own is written env.KEY=VALUE).
  */
 static const struct {
 	const char *key, *value;
 } conf_globals[] = {
 	{ "listen", "127.0.0.1:8080" }, { "nginx_workers", "2" }, { "nginx_user", "www-data" },
 	{ "socket_group", "www-data" }, { "body_max", "512k" }, { "crash_loop_tries", "5" },
-	{ "user", "nobody" }, { "group", "nogroup" },
+	{ "user", "nobody" }, { "group", "nogroup" }, { "access_log", "on" },
 }, conf_keys[] = {
 	{ "workers", "2" }, { "threads", "2" }, { "db", "main" }, { "backlog", "16" },
 	{ "mode", "0600" }, { "binary", "/bin/true" }, { "tcp", "127.0.0.1:9001" },
