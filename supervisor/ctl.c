@@ -208,23 +208,23 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 			fprintf(out, "error sluiced is stopping\n");
 			return 0;
 		}
-		if ((p = sluiced_find_pool(s, arg)) == NULL) {
+		if ((p = pool_find(s, arg)) == NULL) {
 			fprintf(out, "error no endpoint named '%s'\n", arg);
 			return 0;
 		}
-		pool_reload(p, NULL, sluiced_now());
+		pool_reload(p, NULL, pool_now());
 		fprintf(out, "ok\n%s reloading gen=%u\n", p->name, p->gen);
 		return 0;
 	}
 	if (strcmp(cmd, "stop") == 0 && arg == NULL) {
 		fprintf(out, "ok\n");
-		sluiced_begin_stop(s);
+		pool_stop_all(s);
 		return 1;
 	}
 	if (strcmp(cmd, "up") == 0 && arg == NULL) {
 		fprintf(out, "ok\n");
 		for (p = s->pools; p != NULL; p = p->next)
-			ctl_pool_up(out, p, sluiced_now());
+			ctl_pool_up(out, p, pool_now());
 		return 0;
 	}
 	fprintf(out, "error unknown command (want status, up, reload NAME or stop)\n");
@@ -345,7 +345,7 @@ ctl_wait(const char *path, int seconds)
 {
 	struct timespec pause = { 0, 100 * 1000 * 1000 };
 	char *resp = NULL, *line, *end, *sp;
-	int64_t deadline = sluiced_now() + (int64_t)seconds * 1000;
+	int64_t deadline = pool_now() + (int64_t)seconds * 1000;
 	int pools, up, failed, rc = 1;
 
 	for (;;) {
@@ -372,11 +372,11 @@ ctl_wait(const char *path, int seconds)
 				failed++;
 				fprintf(stderr, "sluiced: pool %.*s %s\n", (int)(sp - line), line,
 				    sp + 1);
-			} else if (sluiced_now() >= deadline)
+			} else if (pool_now() >= deadline)
 				fprintf(stderr, "sluiced: pool %.*s still starting after %d s\n",
 				    (int)(sp - line), line, seconds);
 		}
-		if (failed > 0 || (up < pools && sluiced_now() >= deadline))
+		if (failed > 0 || (up < pools && pool_now() >= deadline))
 			goto out;
 		if (up == pools) {
 			printf("%d pools up\n", pools);

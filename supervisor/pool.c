@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <ctype.h>
 
@@ -678,4 +679,38 @@ pool_status(FILE *out, const struct pool *p)
 		if (p->w[i].gen == p->gen && p->w[i].term_at == 0)
 			fprintf(out, "%s%ld", n++ > 0 ? "," : "", (long)p->w[i].pid);
 	fprintf(out, "\n");
+}
+
+int64_t
+pool_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct pool *
+pool_find(struct sluiced *s, const char *name)
+{
+	struct pool *p;
+
+	for (p = s->pools; p != NULL; p = p->next)
+		if (!p->removing && strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+void
+pool_stop_all(struct sluiced *s)
+{
+	struct pool *p;
+	int64_t now = pool_now();
+
+	if (s->stopping)
+		return;
+	s->stopping = 1;
+	log_info("stopping: asking all workers to finish (grace %d ms)", s->grace_ms);
+	for (p = s->pools; p != NULL; p = p->next)
+		pool_stop(p, now);
 }

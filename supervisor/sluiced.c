@@ -47,15 +47,6 @@
 
 static int sluiced_sig_pipe[2] = { -1, -1 };
 
-int64_t
-sluiced_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 sluiced_on_signal(int sig)
 {
@@ -91,17 +82,6 @@ sluiced_opt_int(const char *opt, const char *s, long long min, long long max)
 	if (str_to_int(s, strlen(s), min, max, &v) == -1)
 		errx(2, "-%s: want an integer in [%lld, %lld], got '%s'", opt, min, max, s);
 	return (int)v;
-}
-
-struct pool *
-sluiced_find_pool(struct sluiced *s, const char *name)
-{
-	struct pool *p;
-
-	for (p = s->pools; p != NULL; p = p->next)
-		if (!p->removing && strcmp(p->name, name) == 0)
-			return p;
-	return NULL;
 }
 
 /*
@@ -152,7 +132,7 @@ sluiced_start_new(struct sluiced *s, const struct conf *c)
 	int rc = 0;
 
 	for (i = 0; i < c->neps; i++) {
-		if (sluiced_find_pool(s, c->eps[i].name) != NULL)
+		if (pool_find(s, c->eps[i].name) != NULL)
 			continue;
 		if ((p = pool_new(s, &c->eps[i])) == NULL) {
 			rc = -1;
@@ -173,7 +153,7 @@ sluiced_reread(struct sluiced *s)
 	struct pool_spec sp;
 	const struct conf_endpoint *ep;
 	char errbuf[512];
-	int64_t now = sluiced_now();
+	int64_t now = pool_now();
 
 	if (s->stopping)
 		return;
@@ -211,20 +191,6 @@ sluiced_reread(struct sluiced *s)
 		log_err("SIGHUP: some new endpoints could not start (see above)");
 }
 
-void
-sluiced_begin_stop(struct sluiced *s)
-{
-	struct pool *p;
-	int64_t now = sluiced_now();
-
-	if (s->stopping)
-		return;
-	s->stopping = 1;
-	log_info("stopping: asking all workers to finish (grace %d ms)", s->grace_ms);
-	for (p = s->pools; p != NULL; p = p->next)
-		pool_stop(p, now);
-}
-
 static void
 sluiced_reap(struct sluiced *s)
 {
@@ -237,7 +203,7 @@ sluiced_reap(struct sluiced *s)
 			continue;
 		if (pid <= 0)
 			return;
-		if (pool_reap(s, pid, status, sluiced_now()) == -1)
+		if (pool_reap(s, pid, status, pool_now()) == -1)
 			log_debug("reaped unknown child %ld", (long)pid);
 	}
 }
@@ -267,7 +233,7 @@ sluiced_signals(struct sluiced *s)
 	if (chld)
 		sluiced_reap(s);
 	if (stop)
-		sluiced_begin_stop(s);
+		pool_stop_all(s);
 	if (hup)
 		sluiced_reread(s);
 }
@@ -373,7 +339,7 @@ sluiced_serve(struct sluiced *s)
 	    s->conf->neps, s->conf_path, s->rundir);
 
 	for (;;) {
-		now = sluiced_now();
+		now = pool_now();
 		deadline = 0;
 		live = 0;
 		for (pp = &s->pools; (p = *pp) != NULL;) {

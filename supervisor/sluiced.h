@@ -4,8 +4,10 @@
  *
  *   sluiced.c  main, command line, start-up and the poll() loop (signals via a self-pipe)
  *   pool.c     one pool per endpoint: its socket, its workers, restarts, backoff, crash-loop
- *              detection, generations for reload, graceful stop
- *   ctl.c      the control socket RUNDIR/sluiced.ctl, server and client sides
+ *              detection, generations for reload, graceful stop (of one pool or all), and
+ *              the clock every deadline is measured on
+ *   ctl.c      the control socket RUNDIR/sluiced.ctl, server and client sides; it acts on
+ *              pools through pool.c and never calls back into sluiced.c
  *   nginx.c    the `nginx` subcommand around supervisor/nginxconf.c
  *   priv.c     started as root: sets up what the run user cannot, then drops root
  *   apache.c   the `apache` subcommand around supervisor/apacheconf.c
@@ -17,9 +19,9 @@
  * (common/log.c: one write(2) per line, so concurrent lines never interleave), NAME being
  * sluiced or the endpoint.  Run by hand or by `make run` that is the terminal; under a
  * service manager, wherever it sends a service's stderr (systemd: the journal); the
- * integration tests keep it in DIR/sluiced.log.  SLUICE_LOG_LEVEL (error, warn, info, debug; default info) in sluiced's
- * environment sets the level for sluiced and every worker, and log_level=LEVEL on an
- * endpoint's line sets it for that endpoint's workers.  At info a pool says one line when
+ * integration tests keep it in DIR/sluiced.log.  SLUICE_LOG_LEVEL (error, warn, info,
+ * debug; default info) in sluiced's environment sets the level for sluiced and every
+ * worker, and log_level=LEVEL on an endpoint's line sets it for that endpoint's workers.  At info a pool says one line when
  * it starts ("NAME: listening on SOCKET ... N workers of BINARY") and one when it stops
  * ("NAME: stopped ..."); each worker's own start and stop, and each worker sluiced starts
  * or reaps in normal operation, are debug lines.  Anything that goes wrong (a worker
@@ -117,8 +119,6 @@ struct sluiced {
 	char run_user[64];
 };
 
-int64_t sluiced_now(void);
-
 /* pool.c */
 /* The path of ep's binary (binary= or BINDIR/NAME) into buf[len]: 0, or -1 if too long. */
 int pool_binary(const struct sluiced *s, const struct conf_endpoint *ep, char *buf, size_t len);
@@ -142,6 +142,12 @@ void pool_stop(struct pool *p, int64_t now);
 void pool_remove(struct pool *p, int64_t now);
 size_t pool_live(const struct pool *p);
 void pool_status(FILE *out, const struct pool *p);
+/* Milliseconds on the monotonic clock: the time base of every pool deadline. */
+int64_t pool_now(void);
+/* The pool called name that is not being removed, or NULL.  Borrowed from s. */
+struct pool *pool_find(struct sluiced *s, const char *name);
+/* Starts a graceful stop of every pool (once; s->stopping is then set). */
+void pool_stop_all(struct sluiced *s);
 
 /* ctl.c */
 int ctl_listen(struct sluiced *s);
@@ -149,9 +155,6 @@ int ctl_in_use(const char *path);
 void ctl_accept(struct sluiced *s);
 int ctl_client(const char *rundir, int argc, char **argv);
 
-/* sluiced.c */
-void sluiced_begin_stop(struct sluiced *s);
-struct pool *sluiced_find_pool(struct sluiced *s, const char *name);
 
 /* priv.c: privilege drop when started as root.  priv_resolve() picks the run user and
  * group (s->drop), priv_rundir() gives RUNDIR to it (before any socket is bound): 0 or -1
