@@ -168,8 +168,9 @@ int db_step(struct db_stmt *st);
 /* Column accessors for the current row, 0-based.  Text is borrowed until the next
  * db_step()/db_reset(); *len (may be NULL) gets its length.  NULL values: text returns NULL
  * and int (and double) return 0; db_column_isnull() tells them apart.  Out of range
- * columns, or no current row: text NULL, int 0, double 0, isnull 1.  db_column_count() and db_column_name() are
- * known once db_step() returned DB_ROW (on SQLite from db_prepare() on). */
+ * columns, or no current row: text NULL, int 0, double 0, isnull 1.  db_column_count() and
+ * db_column_name() are known once db_step() returned DB_ROW (on SQLite from db_prepare()
+ * on). */
 int db_column_count(struct db_stmt *st);
 const char *db_column_name(struct db_stmt *st, int col);
 const char *db_column_text(struct db_stmt *st, int col, size_t *len);

@@ -8,11 +8,11 @@
  * on serialization failures on PostgreSQL).  NAME is 1 to 32 characters matching
  * ^[a-z_][a-z0-9_-]*$.
  *
- * Statuses: 204 opened (303 to / for a form post, whose refusals are a small HTML page
- * for a browser: chat_reply() in apps/chat/chat.h); 400 malformed body or a bad NAME; 401
- * no valid session; 405 not POST; 409 the session's user is gone; 413; 415 neither JSON
- * nor a form; 503 database busy or down.  Nothing is written on any 4xx.  Tables: users (read, current_channel_id
- * updated), channels and channel_memberships (inserted when missing).
+ * Statuses: 204 opened (303 to / for a form post, whose refusals are a small HTML page for
+ * a browser: chat_reply() in apps/chat/chat.h); 400 malformed body or a bad NAME; 401 no
+ * valid session; 405 not POST; 409 the session's user is gone; 413; 415 neither JSON nor a
+ * form; 503 database busy or down.  Nothing is written on any 4xx.  Tables: users (read,
+ * current_channel_id updated), channels and channel_memberships (inserted when missing).
  */
 #include <string.h>
 

@@ -8,11 +8,12 @@
  * breaks the rules gets 422 with the reason in the same key (for the page to show) plus
  * the usual error fields {code,message,details,hint}.
  *
- * Statuses: 200 application/json set (303 to / for a form post, whose refusals are a
- * small HTML page for a browser: chat_reply() in apps/chat/chat.h); 400 malformed body
- * (not JSON or a form, not an object, missing or unexpected key, not a string); 401 no
- * valid session; 405 not POST; 409 the session's user is gone; 413; 415 neither JSON nor
- * a form; 422 bad NICK; 503 database busy or down.  Nothing is written on any 4xx.  Tables: users (nickname updated).
+ * Statuses: 200 application/json set (303 to / for a form post, whose refusals are a small
+ * HTML page for a browser: chat_reply() in apps/chat/chat.h); 400 malformed body (not JSON
+ * or a form, not an object, missing or unexpected key, not a string); 401 no valid session;
+ * 405 not POST; 409 the session's user is gone; 413; 415 neither JSON nor a form; 422 bad
+ * NICK; 503 database busy or down.  Nothing is written on any 4xx.  Tables: users (nickname
+ * updated).
  */
 #include <string.h>
 

@@ -21,13 +21,13 @@
  * service manager, wherever it sends a service's stderr (systemd: the journal); the
  * integration tests keep it in DIR/sluiced.log.  SLUICE_LOG_LEVEL (error, warn, info,
  * debug; default info) in sluiced's environment sets the level for sluiced and every
- * worker, and log_level=LEVEL on an endpoint's line sets it for that endpoint's workers.  At info a pool says one line when
- * it starts ("NAME: listening on SOCKET ... N workers of BINARY") and one when it stops
- * ("NAME: stopped ..."); each worker's own start and stop, and each worker sluiced starts
- * or reaps in normal operation, are debug lines.  Anything that goes wrong (a worker
- * that dies unasked, a crash loop, a refused reload) is a warn or error line.  nginx's
- * error log and its optional access log are files under its prefix (supervisor/nginxconf.h;
- * `set access_log on|off` in the endpoint list).
+ * worker, and log_level=LEVEL on an endpoint's line sets it for that endpoint's workers.
+ * At info a pool says one line when it starts ("NAME: listening on SOCKET ... N workers of
+ * BINARY") and one when it stops ("NAME: stopped ..."); each worker's own start and stop,
+ * and each worker sluiced starts or reaps in normal operation, are debug lines.  Anything
+ * that goes wrong (a worker that dies unasked, a crash loop, a refused reload) is a warn or
+ * error line.  nginx's error log and its optional access log are files under its prefix
+ * (supervisor/nginxconf.h; `set access_log on|off` in the endpoint list).
  */
 #ifndef SLUICED_H
 #define SLUICED_H
