@@ -22,7 +22,6 @@
  * from the catalogs once per connection (see schema.c), and again after the worker got a
  * SIGHUP (kill -HUP of the workers, or "sluiced ctl reload rest" for new workers).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,56 +34,47 @@
 #include "serve.h"
 #include "str.h"
 
-static pthread_key_t rest_key;
-static pthread_once_t rest_once = PTHREAD_ONCE_INIT;
-
-static void
-rest_thread_free(void *p)
-{
-	struct rest_thread *t = p;
-
-	if (t == NULL)
-		return;
-	rest_schema_free(t->sc);
-	buf_free(&t->sql);
-	free(t);
-}
-
-static void
-rest_key_init(void)
-{
-	if (pthread_key_create(&rest_key, rest_thread_free) != 0)
-		log_err("rest: pthread_key_create failed");
-}
-
-/* The thread's state, with the schema loaded from this connection (once). */
-static struct rest_thread *
-rest_thread_get(struct req *rq, struct resp *rs)
+/* The thread's state (serve.h: thread_init): this connection's schema, read now. */
+static void *
+rest_thread_init(struct db *db)
 {
 	struct rest_thread *t;
 
-	pthread_once(&rest_once, rest_key_init);
-	if ((t = pthread_getspecific(rest_key)) == NULL) {
-		if ((t = calloc(1, sizeof(*t))) == NULL)
-			return NULL;
-		buf_init(&t->sql, REST_SQL_MAX);
-		if (pthread_setspecific(rest_key, t) != 0) {
-			rest_thread_free(t);
-			return NULL;
-		}
-	}
-	/* Read the schema again after a SIGHUP: tables or functions may have changed. */
-	if (t->sc == NULL || t->db != rq->db || t->reloads != serve_reloads()) {
-		rest_schema_free(t->sc);
-		t->sc = NULL;
-		t->db = rq->db;
-		t->reloads = serve_reloads();
-		if ((t->sc = rest_schema_load(rq->db)) == NULL) {
-			serve_db_error(rs, rq->db);
-			return NULL;
-		}
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	buf_init(&t->sql, REST_SQL_MAX);
+	t->db = db;
+	if ((t->sc = rest_schema_load(db)) == NULL) {
+		buf_free(&t->sql);
+		free(t);
+		return NULL;
 	}
 	return t;
+}
+
+/* After a SIGHUP: tables or functions may have changed.  The old schema stays when the
+ * database fails. */
+static int
+rest_thread_reload(void *state, struct db *db)
+{
+	struct rest_thread *t = state;
+	struct rest_schema *sc;
+
+	if ((sc = rest_schema_load(db)) == NULL)
+		return -1;
+	rest_schema_free(t->sc);
+	t->sc = sc;
+	return 0;
+}
+
+static void
+rest_thread_fini(void *state)
+{
+	struct rest_thread *t = state;
+
+	rest_schema_free(t->sc);
+	buf_free(&t->sql);
+	free(t);
 }
 
 int
@@ -422,8 +412,7 @@ handle(struct req *rq, struct resp *rs)
 	if (rest_route(rq->path, &name, &rpc) < 0 || !str_utf8_valid(name, strlen(name)))
 		return resp_error(rs, 404, "PGRST125", "Invalid path specified in request URL",
 		    NULL, NULL);
-	if ((t = rest_thread_get(rq, rs)) == NULL)
-		return rs->status ? 0 : -1;
+	t = rq->thread;
 	if (rpc)
 		return rest_rpc(rq, rs, t, name);
 	if ((table = rest_schema_table(t->sc, name)) < 0) {
@@ -451,6 +440,9 @@ static const struct endpoint endpoint = {
 	.handle = handle,
 	.methods = REQ_GET | REQ_HEAD | REQ_POST | REQ_PATCH | REQ_DELETE,
 	.db = &serve_db,
+	.thread_init = rest_thread_init,
+	.thread_reload = rest_thread_reload,
+	.thread_fini = rest_thread_fini,
 };
 
 int

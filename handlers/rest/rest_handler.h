@@ -9,13 +9,12 @@
 #include "resp.h"
 #include "rest.h"
 
-/* Per serving thread: its connection's schema and a reusable SQL buffer.  Freed when the
- * thread ends (a pthread key destructor). */
+/* Per serving thread (the endpoint's thread_init() state, rq->thread): its connection's
+ * schema and a reusable SQL buffer. */
 struct rest_thread {
 	struct db *db;
 	struct rest_schema *sc;
 	struct buf sql;
-	unsigned reloads;	/* serve_reloads() when the schema was read */
 };
 
 enum rest_accept {

@@ -37,6 +37,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct db *fuzz_db;
+static struct rest_thread *fuzz_thread;	/* the endpoint's per-thread state */
 
 static const char *const fuzz_tables[] = { "artist", "album", "track", "genre",
 	"media_type", "playlist_track", "actor", "invoice_line" };
@@ -99,6 +100,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	fuzz_load("../../sql/chinook/schema.sqlite.sql");
 	fuzz_load("../../sql/chinook/rpc.sqlite.sql");
+	if ((fuzz_thread = rest_thread_init(fuzz_db)) == NULL) {
+		fprintf(stderr, "fuzz_rest_write: schema: %s\n", db_errmsg(fuzz_db));
+		abort();
+	}
 	return 0;
 }
 
@@ -173,11 +178,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rq.body = end > p ? body : NULL;
 	rq.body_len = (size_t)(end - p);
 	rq.db = fuzz_db;
+	rq.thread = fuzz_thread;
 
 	rc = handle(&rq, &rs);
 	db_rollback(fuzz_db);
 	if (rc < 0 || rs.status < 200 || rs.status > 499) {
-		struct rest_thread *t = pthread_getspecific(rest_key);
+		struct rest_thread *t = fuzz_thread;
 
 		fprintf(stderr, "fuzz_rest_write: %s %s ?%s -> %d (rc %d)\nbody: %.*s\n"
 		    "response: %.*s\nsql: %.*s\ndb: %s\n", rq.method_name, rq.path, rq.query,
