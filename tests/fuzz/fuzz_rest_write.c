@@ -2,9 +2,10 @@
  * fuzz_rest_write: the rest endpoint's writes (handlers/rest/write.c: the JSON body ->
  * columns mapping of POST and PATCH, columns=, on_conflict=, Prefer, and DELETE's
  * filters), run for real against the Chinook schema (sql/chinook/schema.sqlite.sql and
- * rpc.sqlite.sql) in an in-memory SQLite database.  The rest sources are compiled in and
- * the request goes through the endpoint's own handle(): routing, the schema read from the
- * database, the statement, the answer.
+ * rpc.sqlite.sql) in an in-memory SQLite database.  It links the endpoint's library
+ * (build/fuzz/handlers/librest.a), and the request goes through the endpoint's own
+ * handle() with its per-thread state: routing, the schema read from the database, the
+ * statement, the answer.
  *
  * Input: the first byte picks the method (mod 5: POST, PATCH, DELETE, GET, POST to an
  * rpc function) and the table (/5 mod 8); then, one per line, the query string, the Prefer
@@ -22,16 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../handlers/rest/parse.c"
-#include "../../handlers/rest/sql.c"
-#include "../../handlers/rest/schema.c"
-/* rest.c's main() under another name: libFuzzer brings its own. */
-int rest_main_unused(int argc, char **argv);
-#define main rest_main_unused
-#include "../../handlers/rest/rest.c"
-#undef main
-#include "../../handlers/rest/write.c"
-#include "../../handlers/rest/rpc.c"
+#include "arena.h"
+#include "db.h"
+#include "log.h"
+#include "rest.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -180,7 +175,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rq.db = fuzz_db;
 	rq.thread = fuzz_thread;
 
-	rc = handle(&rq, &rs);
+	rc = rest_handle(&rq, &rs);
 	db_rollback(fuzz_db);
 	if (rc < 0 || rs.status < 200 || rs.status > 499) {
 		struct rest_thread *t = fuzz_thread;

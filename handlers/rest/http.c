@@ -1,88 +1,29 @@
 /*
- * rest: a PostgREST-compatible API over every table, view and function of a database.
+ * http.c: the HTTP side of the rest endpoint, what a request says besides its resource and
+ * how a read is answered.
  *
- * Route (from conf/endpoints.conf, e.g. "rest /rest/v1/ db=chinook"):
- *   GET|HEAD    PREFIX<table>      select=, filters, or=/and=, order=, limit=, offset=,
- *                                  embeds rel(...) with rel.col=, rel.order=, rel.limit=
- *   POST        PREFIX<table>      one JSON object or an array: 201; columns=, on_conflict=
- *   PATCH       PREFIX<table>      filters, one JSON object: 204 (200 with representation)
- *   DELETE      PREFIX<table>      filters: 204 (200 with representation)
- *   GET|POST    PREFIX rpc/<fn>    named arguments in the query or a JSON object body
- * Headers: Prefer (return=minimal|representation, count=exact, resolution=merge-duplicates|
- * ignore-duplicates, missing=default), Accept (application/json, text/csv,
- * application/vnd.pgrst.object+json), Range: N-M.  Responses carry Content-Range.
- *
- * Statuses: 200, 201, 204, 206 (partial with a count); 400 PGRST100 (parse), 42703
- * (unknown column), PGRST200/PGRST201 (relationship), PGRST102 (body), PGRST204 (unknown
- * column in a body); 404 PGRST205/PGRST202 (unknown table or function); 406 PGRST116 (object
- * requested, not one row) and PGRST107 (Accept); 409 constraint; 414 (query string over
- * REST_QUERY_MAX); 416 PGRST103 (range past the end); 503 database unavailable.
- *
- * Tables touched: any table the database holds, as the request asks; the schema is read
- * from the catalogs once per connection (see schema.c), and again after the worker got a
- * SIGHUP (kill -HUP of the workers, or "sluiced ctl reload rest" for new workers).
+ *   Prefer   comma-separated tokens (return=representation, count=exact, ...)
+ *   Accept   application/json (and any), text/csv, application/vnd.pgrst.object+json;
+ *            anything else is 406 PGRST107
+ *   Range    "N-M" or "items=N-M" as offset and limit, when the query gave neither; a
+ *            bad one is 416 PGRST103
+ *   the query's parameters: select= first, then every other as a filter, order, limit,
+ *            offset or embed parameter (parse.c), the verb's own (columns=, a function's
+ *            arguments) left out; a key or value that is not UTF-8 is 400 PGRST100
+ *   a read's answer: 200, or 206 when a count shows a partial page; Content-Range
+ *            "first-last/total" (an asterisk for an unknown total, or in place of
+ *            first-last for an empty page); 416 PGRST103 for an offset past the end; 406
+ *            PGRST116 when one object was asked for and the rows were not one; the body
+ *            as JSON, CSV (with its header line) or the one object.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "arena.h"
-#include "json.h"
 #include "log.h"
-#include "rest_handler.h"
-#include "settings.h"
+#include "rest.h"
 #include "serve.h"
 #include "str.h"
-
-/* The thread's state (serve.h: thread_init): this connection's schema, read now. */
-static void *
-rest_thread_init(struct db *db)
-{
-	struct rest_thread *t;
-
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		return NULL;
-	buf_init(&t->sql, REST_SQL_MAX);
-	t->db = db;
-	if ((t->sc = rest_schema_load(db)) == NULL) {
-		buf_free(&t->sql);
-		free(t);
-		return NULL;
-	}
-	return t;
-}
-
-/* After a SIGHUP: tables or functions may have changed.  The old schema stays when the
- * database fails. */
-static int
-rest_thread_reload(void *state, struct db *db)
-{
-	struct rest_thread *t = state;
-	struct rest_schema *sc;
-
-	if ((sc = rest_schema_load(db)) == NULL)
-		return -1;
-	rest_schema_free(t->sc);
-	t->sc = sc;
-	return 0;
-}
-
-static void
-rest_thread_fini(void *state)
-{
-	struct rest_thread *t = state;
-
-	rest_schema_free(t->sc);
-	buf_free(&t->sql);
-	free(t);
-}
-
-int
-rest_error(struct resp *rs, const struct rest_err *e)
-{
-	return resp_error(rs, e->status, e->code, e->message,
-	    e->details[0] != '\0' ? e->details : NULL, e->hint);
-}
 
 /* Is token (e.g. "count=exact") one of the comma-separated values of Prefer? */
 int
@@ -136,10 +77,9 @@ rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
 	struct db_stmt *st;
 	int i;
 
-	(void)rq;
 	log_debug("rest: %s", t->sql.data);
-	if ((st = db_prepare(t->db, t->sql.data)) == NULL)
-		return serve_db_error(rs, t->db), -1;
+	if ((st = db_prepare(rq->db, t->sql.data)) == NULL)
+		return serve_db_error(rs, rq->db), -1;
 	for (i = 0; i < p->n; i++) {
 		if (p->isnull[i])
 			db_bind_null(st, i + 1);
@@ -188,7 +128,7 @@ rest_apply_params(struct req *rq, struct rest_node *root, const char *const *ski
 }
 
 /* "Range: 0-9" (items) into offset and limit when the query gave neither. */
-static int
+int
 rest_range(struct req *rq, struct rest_node *root, struct rest_err *e)
 {
 	const char *h = req_header(rq, "Range"), *dash;
@@ -231,7 +171,7 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	if (rest_bind_run(rq, rs, t, p, &st) < 0)
 		return 0;
 	if (db_step(st) != DB_ROW)
-		return serve_db_error(rs, t->db);
+		return serve_db_error(rs, rq->db);
 	body = db_column_text(st, 0, &len);
 	rows = db_column_int(st, 1);
 	if (count)
@@ -320,133 +260,3 @@ rest_csv_header(struct rest_gen *g, struct rest_node *root)
 	return out;
 }
 
-static const char *const rest_read_skip[] = { "select", "columns", "on_conflict", NULL };
-
-static int
-rest_get(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
-{
-	struct rest_params *p;
-	struct rest_err e;
-	struct rest_gen g;
-	struct rest_node *root;
-	enum rest_accept acc;
-	int count = rest_prefer(rq, "count=exact");
-	char *csv = NULL;
-
-	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD)
-		return rest_error(rs, &e);
-	if ((p = arena_alloc(rq->arena, sizeof(*p))) == NULL ||
-	    (root = rest_node_new(rq->arena, NULL)) == NULL)
-		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	p->n = 0;
-	root->name = t->sc->tables[table].name;
-	buf_reset(&t->sql, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, &e, 0, NULL };
-	if (rest_apply_params(rq, root, rest_read_skip, NULL, &e) < 0 ||
-	    rest_range(rq, root, &e) < 0 || rest_resolve(&g, root, table) < 0)
-		return rest_error(rs, &e);
-	if (acc == REST_ACCEPT_CSV && (csv = rest_csv_header(&g, root)) == NULL)
-		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	if (rest_sql_select(&g, root, NULL, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
-	    REST_SHAPE_JSON, count) < 0)
-		return rest_error(rs, &e);
-	return rest_answer_read(rq, rs, t, p, root, acc, count, csv);
-}
-
-/*
- * The resource: "<table>" or "rpc/<fn>" right under the endpoint's route (SLUICE_ROUTE,
- * set by sluiced: "/rest/v1/x/artist" is not "artist").  Without a route (a binary run
- * alone) the last segments are taken.  Returns 0, or -1 when there is no resource.
- */
-static int
-rest_route(const char *path, const char **name, int *rpc)
-{
-	const char *end = path + strlen(path), *s, *prev;
-	const char *route = settings_str("SLUICE_ROUTE", NULL);
-	size_t rlen;
-
-	if (route != NULL && *route != '\0') {
-		rlen = strlen(route);
-		if (strncmp(path, route, rlen) != 0)
-			return -1;
-		path += rlen;
-		if (path[0] == '/')
-			path++;
-		*rpc = strncmp(path, "rpc/", 4) == 0;
-		if (*rpc)
-			path += 4;
-		if (*path == '\0' || strchr(path, '/') != NULL)
-			return -1;
-		*name = path;
-		return 0;
-	}
-
-	while (end > path && end[-1] == '/')
-		end--;
-	for (s = end; s > path && s[-1] != '/'; s--)
-		continue;
-	if (s == end)
-		return -1;
-	*name = s;
-	*rpc = 0;
-	if (*end != '\0')
-		return -1;	/* a trailing slash: not a resource */
-	if (s > path) {
-		for (prev = s - 1; prev > path && prev[-1] != '/'; prev--)
-			continue;
-		*rpc = (size_t)(s - 1 - prev) == 3 && strncmp(prev, "rpc", 3) == 0;
-	}
-	return 0;
-}
-
-static int
-handle(struct req *rq, struct resp *rs)
-{
-	struct rest_thread *t;
-	const char *name;
-	int rpc, table;
-	char d[160];
-
-	if (strlen(rq->query) > REST_QUERY_MAX)
-		return resp_error(rs, 414, "PGRST100", "the query string is too long", NULL, NULL);
-	if (rest_route(rq->path, &name, &rpc) < 0 || !str_utf8_valid(name, strlen(name)))
-		return resp_error(rs, 404, "PGRST125", "Invalid path specified in request URL",
-		    NULL, NULL);
-	t = rq->thread;
-	if (rpc)
-		return rest_rpc(rq, rs, t, name);
-	if ((table = rest_schema_table(t->sc, name)) < 0) {
-		(void)snprintf(d, sizeof(d), "Could not find the table 'public.%.100s' in the schema cache",
-		    name);
-		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);
-	}
-	switch (rq->method) {
-	case REQ_GET:
-	case REQ_HEAD:
-		return rest_get(rq, rs, t, table);
-	case REQ_POST:
-		return rest_insert(rq, rs, t, table);
-	case REQ_PATCH:
-	case REQ_DELETE:
-		return rest_update_delete(rq, rs, t, table);
-	default:
-		resp_header(rs, "Allow", "GET, HEAD, POST, PATCH, DELETE");
-		return resp_error(rs, 405, "method_not_allowed", "method not allowed", NULL, NULL);
-	}
-}
-
-static const struct endpoint endpoint = {
-	.name = "rest",
-	.handle = handle,
-	.methods = REQ_GET | REQ_HEAD | REQ_POST | REQ_PATCH | REQ_DELETE,
-	.db = &serve_db,
-	.thread_init = rest_thread_init,
-	.thread_reload = rest_thread_reload,
-	.thread_fini = rest_thread_fini,
-};
-
-int
-main(int argc, char **argv)
-{
-	return serve_main(argc, argv, &endpoint);
-}
