@@ -20,14 +20,123 @@
  *                      RETURNING one object per row, in a transaction; the body's values
  *                      by jsonb operators / json_extract().
  *   functions          "fn"("a" => $1::type) / the function's SELECT as a subquery.
+ *   the schema         the catalogs (pg_class, pg_attribute, pg_constraint, pg_proc) /
+ *                      sqlite_master, its pragmas and sluice_functions; type names.
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "arena.h"
 #include "json.h"
 #include "rest.h"
 #include "str.h"
+
+static const char schema_pg_cols[] =
+    "select c.relname, c.relkind::text, a.attname, format_type(a.atttypid, null), "
+    "a.attnotnull::int, coalesce(pg_get_expr(d.adbin, d.adrelid), ''), "
+    "coalesce((select k.n from pg_index i cross join unnest(i.indkey) with ordinality "
+    "k(att, n) where i.indrelid = c.oid and i.indisprimary and k.att = a.attnum), 0) "
+    "from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+    "join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
+    "left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum "
+    "where n.nspname = 'public' and c.relkind in ('r', 'v', 'm', 'p', 'f') "
+    "order by c.relname, a.attnum";
+
+static const char schema_pg_fks[] =
+    "select co.conname, c1.relname, c2.relname, a1.attname, a2.attname "
+    "from pg_constraint co join pg_class c1 on c1.oid = co.conrelid "
+    "join pg_class c2 on c2.oid = co.confrelid "
+    "join pg_namespace n on n.oid = c1.relnamespace "
+    "cross join unnest(co.conkey, co.confkey) with ordinality as k(a, b, i) "
+    "join pg_attribute a1 on a1.attrelid = co.conrelid and a1.attnum = k.a "
+    "join pg_attribute a2 on a2.attrelid = co.confrelid and a2.attnum = k.b "
+    "where co.contype = 'f' and n.nspname = 'public' "
+    "order by c1.relname, co.conname, k.i";
+
+/* Arguments as "name<US>type<US>..." so that no character of a type name splits them;
+ * no body. */
+static const char schema_pg_funcs[] =
+    "select p.proname, coalesce((select string_agg(coalesce(p.proargnames[u.i], '') || "
+    "chr(31) || format_type(u.t, null), chr(31) order by u.i) "
+    "from unnest(p.proargtypes::oid[]) with ordinality u(t, i)), ''), "
+    "p.proretset::int, coalesce((select c.relname from pg_type t join pg_class c "
+    "on c.oid = t.typrelid where t.oid = p.prorettype), ''), null::text "
+    "from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
+    "where n.nspname = 'public' and p.prokind = 'f' and p.proargmodes is null "
+    "and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype) "
+    "order by p.proname, p.oid";
+
+static const char schema_lite_cols[] =
+    "select m.name, m.type, p.name, p.type, p.\"notnull\", coalesce(p.dflt_value, ''), p.pk "
+    "from sqlite_master m join pragma_table_info(m.name) p "
+    "where m.type in ('table', 'view') and m.name not like 'sqlite_%' "
+    "order by m.name, p.cid";
+
+static const char schema_lite_fks[] =
+    "select 'fk_' || m.name || '_' || f.id, m.name, f.\"table\", f.\"from\", "
+    "coalesce(f.\"to\", '') from sqlite_master m join pragma_foreign_key_list(m.name) f "
+    "where m.type = 'table' order by m.name, f.id, f.seq";
+
+/* returns: "setof album", "album" or a scalar type name; a body is never NULL. */
+static const char schema_lite_funcs[] =
+    "select name, args, lower(substr(returns, 1, 6)) = 'setof ', "
+    "case when lower(substr(returns, 1, 6)) = 'setof ' then ltrim(substr(returns, 7)) "
+    "else returns end, coalesce(body, '') from sluice_functions order by name";
+
+/* Case-insensitive substring test for declared types. */
+static int
+type_has(const char *type, const char *word)
+{
+	size_t n = strlen(word), i;
+
+	for (i = 0; type[i] != '\0'; i++)
+		if (strncasecmp(type + i, word, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* What a column or argument of this declared type holds: PostgreSQL's type names. */
+static enum rest_kind
+pg_kind_of(const char *type)
+{
+	if (!strcmp(type, "integer") || !strcmp(type, "bigint") || !strcmp(type, "smallint"))
+		return REST_K_INT;
+	if (!strcmp(type, "numeric") || !strcmp(type, "real") ||
+	    !strcmp(type, "double precision"))
+		return REST_K_NUM;
+	if (!strcmp(type, "boolean"))
+		return REST_K_BOOL;
+	if (!strncmp(type, "timestamp", 9))
+		return REST_K_TS;
+	if (!strcmp(type, "date"))
+		return REST_K_DATE;
+	if (!strcmp(type, "json") || !strcmp(type, "jsonb"))
+		return REST_K_JSON;
+	return REST_K_TEXT;
+}
+
+/* SQLite's affinity rules, plus the names that carry a rendering. */
+static enum rest_kind
+lite_kind_of(const char *type)
+{
+	if (type_has(type, "INT"))
+		return REST_K_INT;
+	if (type_has(type, "BOOL"))
+		return REST_K_BOOL;
+	if (type_has(type, "TIMESTAMP") || type_has(type, "DATETIME"))
+		return REST_K_TS;
+	if (type_has(type, "DATE"))
+		return REST_K_DATE;
+	if (type_has(type, "JSON"))
+		return REST_K_JSON;
+	if (type_has(type, "CHAR") || type_has(type, "CLOB") || type_has(type, "TEXT"))
+		return REST_K_TEXT;
+	if (type_has(type, "REAL") || type_has(type, "FLOA") || type_has(type, "DOUB") ||
+	    type_has(type, "NUMERIC") || type_has(type, "DECIMAL"))
+		return REST_K_NUM;
+	return REST_K_TEXT;
+}
 
 /* The column as its JSON value should look: PostgreSQL renders every kind itself. */
 static void
@@ -421,6 +530,12 @@ static const struct rest_dialect rest_dialect_pg = {
 	.call = pg_call,
 	.scalar_open = "select to_json(",
 	.scalar_close = ")::text",
+	.schema_cols = schema_pg_cols,
+	.schema_fks = schema_pg_fks,
+	.schema_funcs = schema_pg_funcs,
+	.schema_funcs_table = NULL,
+	.schema_args_sep = 31,
+	.kind_of = pg_kind_of,
 };
 
 static const struct rest_dialect rest_dialect_sqlite = {
@@ -458,6 +573,12 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.call = lite_call,
 	.scalar_open = "select json_quote((",
 	.scalar_close = "))",
+	.schema_cols = schema_lite_cols,
+	.schema_fks = schema_lite_fks,
+	.schema_funcs = schema_lite_funcs,
+	.schema_funcs_table = "sluice_functions",
+	.schema_args_sep = ',',
+	.kind_of = lite_kind_of,
 };
 
 const struct rest_dialect *

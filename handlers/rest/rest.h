@@ -103,7 +103,6 @@ struct rest_func {
 };
 
 struct rest_schema {
-	enum db_backend be;
 	struct rest_table *tables;
 	int ntables;
 	struct rest_fk *fks;
@@ -112,12 +111,10 @@ struct rest_schema {
 	int nfuncs;
 };
 
-/* Loads the schema through db.  Returns the schema (free with rest_schema_free()) or NULL
- * when the database failed (its error is on db). */
-struct rest_schema *rest_schema_load(struct db *db);
+/* Loads the schema through db, whose dialect is d.  Returns the schema (free with
+ * rest_schema_free()) or NULL when the database failed (its error is on db). */
+struct rest_schema *rest_schema_load(struct db *db, const struct rest_dialect *d);
 void rest_schema_free(struct rest_schema *sc);
-/* What a column or argument of this declared type holds. */
-enum rest_kind rest_kind_of(enum db_backend be, const char *type);
 int rest_schema_table(const struct rest_schema *sc, const char *name);	/* index or -1 */
 int rest_schema_col(const struct rest_table *t, const char *name);	/* index or -1 */
 const struct rest_func *rest_schema_func(const struct rest_schema *sc, const char *name);
@@ -313,6 +310,19 @@ struct rest_dialect {
 	/* The FROM item calling f with $1..$n, and the SELECT around a scalar one. */
 	void (*call)(struct buf *b, const struct rest_func *f);
 	const char *scalar_open, *scalar_close;
+	/*
+	 * Introspection (schema.c).  schema_cols: table, kind ("v..." for a view), column,
+	 * type, not null (0/1), default ('' for none), position in the primary key (0 when
+	 * not in it).  schema_fks: name, from table, to table, from column, to column, one
+	 * row per column pair.  schema_funcs: name, arguments, set-returning (0/1), the
+	 * table returned ('' for a scalar), the SQLite body or NULL.  schema_funcs_table:
+	 * a table that query needs (no functions without it), or NULL.
+	 */
+	const char *schema_cols, *schema_fks, *schema_funcs;
+	const char *schema_funcs_table;
+	char schema_args_sep;	/* ',': "a integer, b text"; else name sep type sep ... */
+	/* What a column or argument of this declared type holds. */
+	enum rest_kind (*kind_of)(const char *type);
 };
 
 /* The dialect of a connection to be; never NULL. */

@@ -29,7 +29,7 @@ rest_thread_init(struct db *db)
 		return NULL;
 	buf_init(&t->sql, REST_SQL_MAX);
 	t->d = rest_dialect_of(db_backend(db));
-	if ((t->sc = rest_schema_load(db)) == NULL) {
+	if ((t->sc = rest_schema_load(db, t->d)) == NULL) {
 		buf_free(&t->sql);
 		free(t);
 		return NULL;
@@ -43,7 +43,7 @@ rest_thread_reload(void *state, struct db *db)
 	struct rest_thread *t = state;
 	struct rest_schema *sc;
 
-	if ((sc = rest_schema_load(db)) == NULL)
+	if ((sc = rest_schema_load(db, t->d)) == NULL)
 		return -1;
 	rest_schema_free(t->sc);
 	t->sc = sc;

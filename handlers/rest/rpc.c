@@ -117,7 +117,7 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 			resp_error(rs, 400, "PGRST100", "an argument is not UTF-8", NULL, NULL);
 			goto out;
 		}
-		if (!isnull[i] && rest_kind_of(g->sc->be, f->argtypes[i]) == REST_K_INT &&
+		if (!isnull[i] && g->d->kind_of(f->argtypes[i]) == REST_K_INT &&
 		    str_to_int(vals[i], lens[i], INT64_MIN, INT64_MAX, &iv) < 0) {
 			(void)snprintf(d, sizeof(d), "invalid input syntax for type integer: \"%.60s\"",
 			    vals[i]);
