@@ -1,6 +1,6 @@
 /*
- * select.c: the SELECT of a read, built from a parsed and resolved tree: one statement whose
- * one row is the finished response body (JSON or CSV), and the JSON of written rows.
+ * select.c: the SELECT of a read, built from a parsed and resolved tree: one statement
+ * whose one row is the finished response body (JSON or CSV); and the JSON of written rows.
  *
  * The body is built as text by the database, the same JSON on both back ends (byte for
  * byte on Chinook, rows in the same order).  OBJ is a row's JSON object and ARR(x) the
