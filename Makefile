@@ -30,7 +30,7 @@ WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 # Everything sees common/ and, by folder, the applications ("chat/chat.h"); supervisor/
 # headers only the supervisor (its own folder) and the tests.
 CPPFLAGS += -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Icommon -Iapps -I/usr/include/postgresql
-TEST_CPPFLAGS := -Isupervisor -Itests/lib
+TEST_CPPFLAGS := -Isupervisor -Itests/lib -Ihandlers/rest
 
 ifeq ($(SANITIZE),)
 O        := build/rel

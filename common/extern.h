@@ -140,6 +140,8 @@ struct serve_thread {
 	struct db *db;
 	int db_later;		/* the server was down: connect before the next request */
 	long long db_retry_ms;	/* not before this (monotonic), to spare a down server */
+	void *state;		/* the endpoint's thread_init() state, or NULL */
+	unsigned hups;		/* serve_reloads() when the state was made or last reloaded */
 	unsigned long served;
 	atomic_int done;
 };
@@ -164,6 +166,10 @@ void serve_request(struct serve_thread *t, struct serve_io *io, char **envp);
  * try again later, -1 on a configuration error (logged).
  */
 int serve_db_connect(struct serve_thread *t);
+
+/* How many SIGHUPs the worker has received (serve.c): serve_request() calls the
+ * endpoint's thread_reload() when the count moved since the thread's state was made. */
+unsigned serve_reloads(void);
 
 /* Writes p[0..len) to the request's output (ctx: a struct serve_io), resp_send()'s writer.
  * Returns 0, or -1 when the connection failed. */

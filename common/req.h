@@ -48,7 +48,7 @@ struct req {
 	const char *body;		/* NUL-terminated copy, NULL when no body */
 	size_t body_len;
 	struct db *db;			/* this thread's connection, NULL without a database */
-	void *user;			/* the endpoint's per-thread state, if any */
+	void *thread;			/* the endpoint's thread_init() state, or NULL (serve.h) */
 	char **envp;			/* the request's "NAME=value" strings (borrowed) */
 };
 

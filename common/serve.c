@@ -11,7 +11,9 @@
  * handler is installed without SA_RESTART, before FCGX_Init() so that fcgi2 leaves it
  * alone) and leaves; a thread in the middle of a request finishes it first; the idle
  * kept-alive connections close with the process.  So a worker leaves only between
- * requests, even behind nginx's keepalive.
+ * requests, even behind nginx's keepalive.  A SIGHUP only counts (serve_reloads()): each
+ * serving thread sees the count move before its next request and calls the endpoint's
+ * thread_reload() (serve_req.c).
  *
  * Connections.  No connection belongs to a thread.  fcgi2 on its own binds a thread to
  * the connection it accepted until nginx closes it, and nginx's `keepalive K` caps only
@@ -184,6 +186,9 @@ serve_thread_init(struct serve_thread *t)
 static void
 serve_thread_fini(struct serve_thread *t)
 {
+	if (t->state != NULL && t->ep->thread_fini != NULL)
+		t->ep->thread_fini(t->state);
+	t->state = NULL;
 	if (t->db != NULL)
 		t->ep->db->close(t->db);
 	t->db = NULL;

@@ -41,6 +41,30 @@ struct endpoint {
 	int (*handle)(struct req *rq, struct resp *rs);
 	unsigned methods;		/* enum req_method bits; 0 means GET|HEAD; GET implies HEAD */
 	const struct serve_db_ops *db;	/* &serve_db to get rq->db, or NULL */
+	/*
+	 * Per-thread state, for an endpoint that keeps something per serving thread (a
+	 * schema read from its connection, a reusable buffer); all three may be NULL.
+	 *
+	 * thread_init(db) runs in the serving thread before the first request that reaches
+	 * handle(), once the thread's connection is open (db is the thread's connection, as
+	 * rq->db; NULL for an endpoint without a database).  It returns the state, which
+	 * every request of that thread then finds as rq->thread, or NULL on failure: that
+	 * request is answered with db's last error (503 when the database is down) or with
+	 * 500 without a database, and the next request calls thread_init again.
+	 *
+	 * thread_reload(state, db) runs before the next request after the worker received
+	 * a SIGHUP (kill -HUP of the workers, "sluiced ctl reload NAME"), to read again what
+	 * the state caches from the database.  Returns 0, or -1 when the database failed:
+	 * the request is answered with db's error and the next request calls it again.
+	 *
+	 * thread_fini(state) frees the state once its thread has ended, before the thread's
+	 * connection is closed.
+	 *
+	 * Only the serving thread touches its state: no locking is needed.
+	 */
+	void *(*thread_init)(struct db *db);
+	int (*thread_reload)(void *state, struct db *db);
+	void (*thread_fini)(void *state);
 };
 
 /*
@@ -63,12 +87,5 @@ int serve_db_error_class(struct resp *rs, int err_class);
 /* The same with the failure's SQLSTATE (db_sqlstate()): an integrity or input error gets
  * it as its code ("23505") and a message of its own.  Logs nothing.  Returns 0. */
 int serve_db_error_sqlstate(struct resp *rs, int err_class, const char *sqlstate);
-
-/*
- * How many SIGHUPs the worker has received.  A handler that caches what it read from the
- * database at start-up (a schema) compares this with the value it saw then, and reloads
- * when it changed; serving threads never see the signal themselves.
- */
-unsigned serve_reloads(void);
 
 #endif /* SLUICE_SERVE_H */

@@ -247,6 +247,38 @@ serve_db_connect(struct serve_thread *t)
 	}
 }
 
+/*
+ * Makes the endpoint's per-thread state, or reloads it after a SIGHUP (serve.h: struct
+ * endpoint).  Returns 0, or -1 after answering the failure in rs.
+ */
+static int
+serve_thread_state(struct serve_thread *t, struct resp *rs)
+{
+	const struct endpoint *ep = t->ep;
+	unsigned hups = serve_reloads();
+
+	if (ep->thread_init == NULL)
+		return 0;
+	if (t->state == NULL) {
+		if ((t->state = ep->thread_init(t->db)) == NULL)
+			goto fail;
+		t->hups = hups;
+		return 0;
+	}
+	if (hups == t->hups || ep->thread_reload == NULL)
+		return 0;
+	if (ep->thread_reload(t->state, t->db) < 0)
+		goto fail;
+	t->hups = hups;
+	return 0;
+fail:
+	if (ep->db != NULL && t->db != NULL)
+		ep->db->error(rs, t->db);
+	else
+		resp_error(rs, 500, "internal", "internal error", NULL, NULL);
+	return -1;
+}
+
 void
 serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 {
@@ -297,8 +329,12 @@ serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 			goto out;
 		}
 	}
+	if (serve_thread_state(t, rs) < 0)
+		goto rollback;
+	rq.thread = t->state;
 	if (ep->handle(&rq, rs) < 0 && rs->status == 0)
 		resp_error(rs, 500, "internal", "internal error", NULL, NULL);
+rollback:
 	/* A handler that failed inside a transaction must not leave it open. */
 	if (ep->db != NULL && t->db != NULL)
 		ep->db->rollback(t->db);

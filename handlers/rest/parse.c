@@ -10,35 +10,17 @@
  *   rel.col=..., rel.or=..., rel.order=..., rel.limit=..., rel.offset=...  (embeds, by
  *   alias or name, nested as a.b.col)
  *
- * Names are only collected here; sql.c matches them against the schema.  Everything
+ * Names are only collected here; names.c matches them against the schema.  Everything
  * parsed lives in the request's arena.  Each failure is a PGRST100 (400) with the offending
  * text in details.
  */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arena.h"
 #include "rest.h"
 #include "str.h"
-
-void
-rest_err_set(struct rest_err *e, int status, const char *code, const char *details,
-    const char *fmt, ...)
-{
-	va_list ap;
-
-	e->status = status;
-	e->code = code;
-	va_start(ap, fmt);
-	(void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
-	va_end(ap);
-	e->details[0] = '\0';
-	if (details != NULL)
-		(void)snprintf(e->details, sizeof(e->details), "%s", details);
-	e->hint = NULL;
-}
 
 static int
 parse_fail(struct rest_err *e, const char *what, const char *s, size_t len)

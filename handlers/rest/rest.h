@@ -1,16 +1,28 @@
 /*
- * rest.h: the internals of the rest endpoint (bin/rest), a PostgREST-compatible table API.
+ * rest.h: the internals of the rest endpoint (bin/rest), a PostgREST-compatible table API;
+ * main.c says what it serves.
  *
- * Four parts, one file each:
- *   schema.c  what the database holds (tables, views, columns, foreign keys, functions),
- *             introspected once per connection and used to accept identifiers;
- *   parse.c   the URL grammar (select, filters, logic trees, order, limit/offset) into a tree
- *             of struct rest_node, one node per relation (the root and each embed);
- *   sql.c     one SQL statement per request from that tree, returning the finished body;
- *   rest.c    the handler: routes, methods, headers, statuses, errors.
+ * Layers, top to bottom: a file calls only files below it, never one above (the types of
+ * this header are shared by all).
+ *   main.c     the endpoint: struct endpoint and a one-line main()
+ *   route.c    the router (the resource from the path, the verb from the method) and the
+ *              per-thread state: schema, SQL dialect, SQL buffer
+ *   read.c     GET and HEAD on a table or view
+ *   write.c    POST, PATCH and DELETE
+ *   rpc.c      functions, by GET or POST
+ *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
+ *              Content-Range, the body as JSON, CSV or one object)
+ *   select.c   SELECT and JSON assembly: one statement whose one row is the body
+ *   where.c    WHERE: filters, and()/or() trees, the joins of embeds, !inner
+ *   names.c    the tree's names resolved against the schema
+ *   dialect.c  what PostgreSQL's and SQLite's SQL do differently: a struct per back end
+ *   gen.c      the SQL writer's primitives: quoting, bound values, aliases
+ *   parse.c    the URL grammar into a tree of struct rest_node
+ *   schema.c   what the database holds, introspected once per connection
+ *   errors.c   struct rest_err and its answer
  *
- * Ownership: the schema is owned by the thread's state and lives until the thread ends;
- * everything a parse produces lives in the request's arena.
+ * Ownership: the schema is owned by the thread's state and lives until the thread ends
+ * or reloads it; everything a request produces lives in the request's arena.
  */
 #ifndef SLUICE_REST_H
 #define SLUICE_REST_H
@@ -20,8 +32,11 @@
 
 #include "buf.h"
 #include "db.h"
+#include "req.h"
+#include "resp.h"
 
 struct arena;
+struct rest_dialect;
 
 /* Limits: each one crossed is a 4xx. */
 #define REST_QUERY_MAX		8192	/* query string bytes: 414 */
@@ -35,6 +50,8 @@ struct arena;
 /* Members of one sluice_obj() call on SQLite: a template and 126 values, SQLite's default
  * SQLITE_MAX_FUNCTION_ARG of 127; wider rows are concatenated instead. */
 #define REST_OBJ_MEMBERS_MAX	126
+
+/* schema.c: what the database holds. */
 
 /* What a column holds, for JSON rendering and comparisons. */
 enum rest_kind {
@@ -86,7 +103,6 @@ struct rest_func {
 };
 
 struct rest_schema {
-	enum db_backend be;
 	struct rest_table *tables;
 	int ntables;
 	struct rest_fk *fks;
@@ -95,17 +111,15 @@ struct rest_schema {
 	int nfuncs;
 };
 
-/* Loads the schema through db.  Returns the schema (free with rest_schema_free()) or NULL
- * when the database failed (its error is on db). */
-struct rest_schema *rest_schema_load(struct db *db);
+/* Loads the schema through db, whose dialect is d.  Returns the schema (free with
+ * rest_schema_free()) or NULL when the database failed (its error is on db). */
+struct rest_schema *rest_schema_load(struct db *db, const struct rest_dialect *d);
 void rest_schema_free(struct rest_schema *sc);
-/* What a column or argument of this declared type holds. */
-enum rest_kind rest_kind_of(enum db_backend be, const char *type);
 int rest_schema_table(const struct rest_schema *sc, const char *name);	/* index or -1 */
 int rest_schema_col(const struct rest_table *t, const char *name);	/* index or -1 */
 const struct rest_func *rest_schema_func(const struct rest_schema *sc, const char *name);
 
-/* A failure to answer, with PostgREST's code. */
+/* errors.c: a failure to answer, with PostgREST's code. */
 struct rest_err {
 	int status;
 	const char *code;
@@ -114,8 +128,13 @@ struct rest_err {
 	const char *hint;
 };
 
+/* Fills e (message from fmt, truncated to fit; details copied when not NULL). */
 void rest_err_set(struct rest_err *e, int status, const char *code, const char *details,
     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Writes e as the response; returns 0. */
+int rest_error(struct resp *rs, const struct rest_err *e);
+
+/* parse.c: the tree of a request. */
 
 enum rest_op {
 	REST_OP_EQ, REST_OP_NEQ, REST_OP_GT, REST_OP_GTE, REST_OP_LT, REST_OP_LTE,
@@ -132,7 +151,7 @@ struct rest_cond {
 	int negate;
 	/* leaf */
 	const char *col;
-	int colidx;		/* resolved by sql.c */
+	int colidx;		/* resolved by names.c */
 	enum rest_op op;
 	const char *val;
 	size_t vallen;
@@ -178,7 +197,7 @@ struct rest_node {
 	size_t norder;
 	int64_t limit;		/* -1: none */
 	int64_t offset;		/* 0 */
-	/* resolved by sql.c */
+	/* resolved by names.c */
 	int table;
 	int fk;			/* relationship to the parent */
 	int fk_forward;		/* 1: parent holds the key (to-one); 0: child does (to-many) */
@@ -208,15 +227,10 @@ int rest_parse_columns(struct arena *a, const char *s, size_t len, const char **
 /* The like pattern with PostgREST's '*' wildcard turned into '%'; in the arena. */
 char *rest_like_pattern(struct arena *a, const char *v, size_t len);
 
-/* sql.c */
-enum rest_shape {
-	REST_SHAPE_JSON,	/* one column: the JSON array; a second: the row count */
-	REST_SHAPE_CSV,
-};
-
+/* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
 struct rest_gen {
 	const struct rest_schema *sc;
-	enum db_backend be;
+	const struct rest_dialect *d;
 	struct arena *a;
 	struct buf *sql;
 	struct rest_params *p;
@@ -227,30 +241,181 @@ struct rest_gen {
 	struct buf *joins;
 };
 
-/* Resolves names in the tree against the schema (table t for the root).  0 or -1. */
-int rest_resolve(struct rest_gen *g, struct rest_node *root, int table);
-/*
- * SELECT for GET: columns (1) body (JSON array or CSV text), (2) rows in the page, and
- * with count (3) the total.  from is the quoted relation or a function call, NULL for the
- * root's table.
- */
-int rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
-    enum rest_shape shape, int count);
-/* Adds a bound text value; returns its number, or -1. */
+/* gen.c.  Every function writes to the buffer it is given (g->sql for g). */
+/* Appends "name" with double quotes doubled. */
+void rest_quote_ident(struct buf *b, const char *name);
+/* Appends 'text' as a SQL string literal (schema names and aliases only). */
+void rest_sql_literal(struct buf *b, const char *s);
+/* Appends alias."name". */
+void rest_col_ref(struct buf *b, const char *alias, const char *name);
+/* Appends alias."name" of column c of table t to g->sql. */
+void rest_gen_col(struct rest_gen *g, const char *alias, int t, int c);
+/* Appends " $k", a placeholder. */
+void rest_put_param(struct buf *b, int k);
+/* Adds a bound value; returns its number ($k), or -1 with g->e set (too many). */
 int rest_param_text(struct rest_gen *g, const char *v, size_t len);
 int rest_param_int(struct rest_gen *g, int64_t v);
 int rest_param_null(struct rest_gen *g);
-/* Appends "name" with double quotes doubled. */
-void rest_quote_ident(struct buf *b, const char *name);
-/* The WHERE conditions of node over alias (for PATCH and DELETE).  0 or -1. */
+/* prefix and a number unique in the statement ("_t3") into out (len bytes; 16 do). */
+void rest_next_alias(struct rest_gen *g, const char *prefix, char *out, size_t len);
+
+/*
+ * dialect.c: every piece of SQL the back ends write differently (see dialect.c).  The
+ * strings are appended as they are ("" where a back end has nothing to add); the
+ * functions write to the buffer given or to g->sql and return 0, or -1 with g->e set.
+ */
+struct rest_dialect {
+	/* The column's value as its JSON should look (a CSV column, a template value). */
+	void (*col_value)(struct buf *b, const char *alias, const struct rest_col *c);
+	/* The column's JSON text, 'null' for NULL. */
+	void (*col_text)(struct buf *b, const char *alias, const struct rest_col *c);
+	/* alias.c op $k, with v bound (op: = <> > >= < <=). */
+	int (*cmp)(struct rest_gen *g, const char *alias, const struct rest_col *c,
+	    const char *op, const char *v, size_t len);
+	/* like.v or ilike.v, '*' as the wildcard. */
+	int (*like)(struct rest_gen *g, const char *alias, const struct rest_col *c, int ilike,
+	    const char *v, size_t len);
+	/* in.(...) with at least one value. */
+	int (*in)(struct rest_gen *g, const char *alias, const struct rest_col *c,
+	    const struct rest_cond *cond);
+	int obj_template;	/* row objects by sluice_obj()/sluice_arr(), else concatenated */
+	const char *arr_open;	/* ARR(x) = arr_open x arr_close: the array of the x */
+	const char *arr_close;
+	const char *limit_none;	/* before an offset without a limit */
+	/* CSV: the aggregate around the lines (through ", count(*)"), and its functions. */
+	const char *csv_agg_open, *csv_agg_close;
+	const char *strpos, *as_text, *chr;
+	/* Writes: written around and into INSERT, UPDATE and DELETE (write.c). */
+	const char *write_open;		/* before the statement */
+	const char *insert_alias;	/* after INSERT's table */
+	const char *write_alias;	/* after UPDATE's and DELETE's table: _t0 */
+	const char *insert_rows;	/* the rows of the body $1, FROM of INSERT's SELECT */
+	const char *insert_row;		/* one of them, for json_value() */
+	const char *patch_open;		/* the PATCH body: patch_open $k patch_close */
+	const char *patch_close;
+	const char *insert_returning, *update_returning;
+	const char *ret_open;		/* the representation: ret_open OBJ ret_close */
+	int ret_agg;			/* its OBJ is ARR(OBJ) over all rows */
+	int ret_table;			/* its alias is the quoted table name, not _t0 */
+	const char *ret_close;
+	const char *write_minimal;	/* after the statement without representation */
+	int write_txn;			/* every write in a transaction of its own */
+	/* The value of column c from the JSON object src; with missing_default, the column's
+	 * default when the key is absent. */
+	void (*json_value)(struct buf *b, const struct rest_col *c, const char *src,
+	    int missing_default);
+	/* Steps through the write's result: the body into out with rep, the row count in
+	 * rows.  0, or -1 when the database failed (its error is on the connection). */
+	int (*write_read)(struct db_stmt *st, int rep, struct buf *out, int64_t *rows);
+	/* The FROM item calling f with $1..$n, and the SELECT around a scalar one. */
+	void (*call)(struct buf *b, const struct rest_func *f);
+	const char *scalar_open, *scalar_close;
+	/*
+	 * Introspection (schema.c).  schema_cols: table, kind ("v..." for a view), column,
+	 * type, not null (0/1), default ('' for none), position in the primary key (0 when
+	 * not in it).  schema_fks: name, from table, to table, from column, to column, one
+	 * row per column pair.  schema_funcs: name, arguments, set-returning (0/1), the
+	 * table returned ('' for a scalar), the SQLite body or NULL.  schema_funcs_table:
+	 * a table that query needs (no functions without it), or NULL.
+	 */
+	const char *schema_cols, *schema_fks, *schema_funcs;
+	const char *schema_funcs_table;
+	char schema_args_sep;	/* ',': "a integer, b text"; else name sep type sep ... */
+	/* What a column or argument of this declared type holds. */
+	enum rest_kind (*kind_of)(const char *type);
+};
+
+/* The dialect of a connection to be; never NULL. */
+const struct rest_dialect *rest_dialect_of(enum db_backend be);
+
+/* names.c */
+/* Resolves names in the tree against the schema (table t for the root).  0 or -1. */
+int rest_resolve(struct rest_gen *g, struct rest_node *root, int table);
+
+/* where.c */
+/* The condition joining embed n (alias) to its parent (palias). */
+void rest_sql_join(struct rest_gen *g, const struct rest_node *n, const char *alias,
+    const char *palias);
+/* " and (filters) and exists(inner embeds)..." for node n over alias.  0 or -1. */
+int rest_sql_filters(struct rest_gen *g, const struct rest_node *n, const char *alias);
+/* The WHERE conditions of node over alias (for PATCH and DELETE), " where true" first
+ * when first.  0 or -1. */
 int rest_sql_where(struct rest_gen *g, struct rest_node *n, const char *alias, int first);
+
+/* select.c */
+enum rest_shape {
+	REST_SHAPE_JSON,	/* one column: the JSON array; a second: the row count */
+	REST_SHAPE_CSV,
+};
+
+/*
+ * SELECT for GET: columns (1) body (JSON array or CSV text), (2) rows in the page, and
+ * with count (3) the total.  from is the quoted relation or a function call, NULL for the
+ * root's table.  0 or -1.
+ */
+int rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
+    enum rest_shape shape, int count);
 /*
  * The JSON object of one row of n over alias (SQLite's RETURNING), or with agg the array
- * of the rows' objects (PostgreSQL's select over the written rows).
+ * of the rows' objects (PostgreSQL's select over the written rows).  0 or -1.
  */
 int rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
-/* Appends 'text' as a SQL string literal (schema names and aliases only). */
-void rest_sql_literal(struct buf *b, const char *s);
 /* The output keys of n in order (CSV header); returns how many were stored in keys. */
 int rest_sql_keys(struct rest_gen *g, struct rest_node *n, const char **keys, int max);
+
+/* route.c: the state of one serving thread (rq->thread; common/serve.h). */
+struct rest_thread {
+	struct rest_schema *sc;		/* its connection's schema */
+	const struct rest_dialect *d;	/* its connection's dialect */
+	struct buf sql;			/* the statement being written, reused */
+};
+
+/* The thread's state with the schema read through db: the endpoint's thread_init().
+ * NULL when the database failed (its error is on db) or memory ran out. */
+void *rest_thread_init(struct db *db);
+/* Reads the schema again (thread_reload); the old one stays when the database fails.
+ * 0 or -1. */
+int rest_thread_reload(void *state, struct db *db);
+void rest_thread_fini(void *state);
+/* The endpoint's handle(): routes the request to its verb.  rq->thread must be set. */
+int rest_handle(struct req *rq, struct resp *rs);
+
+/* http.c */
+enum rest_accept {
+	REST_ACCEPT_BAD = -1,
+	REST_ACCEPT_JSON,
+	REST_ACCEPT_CSV,
+	REST_ACCEPT_OBJECT,
+};
+
+/* 1 when the Prefer header carries token ("return=representation"). */
+int rest_prefer(const struct req *rq, const char *token);
+/* The response type the Accept header asks for, or REST_ACCEPT_BAD with e set. */
+enum rest_accept rest_accept(const struct req *rq, struct rest_err *e);
+/* The Range header into root's offset and limit.  0, or -1 with e set (416). */
+int rest_range(struct req *rq, struct rest_node *root, struct rest_err *e);
+/* Parses select= and every parameter not in skip (NULL-terminated) nor an argument of fn.
+ * 0, or -1 with e set. */
+int rest_apply_params(struct req *rq, struct rest_node *root, const char *const *skip,
+    const struct rest_func *fn, struct rest_err *e);
+/* Prepares t->sql on rq->db and binds p.  0, or -1 after answering the database error. */
+int rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_params *p, struct db_stmt **out);
+/* Runs a statement from rest_sql_select() and writes the response.  Returns 0. */
+int rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_params *p, const struct rest_node *root, enum rest_accept acc,
+    int count, const char *csv_header);
+/* The CSV header line of root's output keys, in g's arena; NULL when it is full. */
+char *rest_csv_header(struct rest_gen *g, struct rest_node *root);
+
+/* The verbs: each answers the request in rs and returns 0 (or -1 on a failure it did not
+ * answer, which the serve loop turns into a 500). */
+/* read.c */
+int rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table);
+/* write.c */
+int rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table);
+int rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int table);
+/* rpc.c */
+int rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name);
+
 #endif /* SLUICE_REST_H */

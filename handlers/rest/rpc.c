@@ -21,7 +21,7 @@
 
 #include "arena.h"
 #include "json.h"
-#include "rest_handler.h"
+#include "rest.h"
 #include "serve.h"
 #include "str.h"
 
@@ -117,7 +117,7 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 			resp_error(rs, 400, "PGRST100", "an argument is not UTF-8", NULL, NULL);
 			goto out;
 		}
-		if (!isnull[i] && rest_kind_of(g->be, f->argtypes[i]) == REST_K_INT &&
+		if (!isnull[i] && g->d->kind_of(f->argtypes[i]) == REST_K_INT &&
 		    str_to_int(vals[i], lens[i], INT64_MIN, INT64_MAX, &iv) < 0) {
 			(void)snprintf(d, sizeof(d), "invalid input syntax for type integer: \"%.60s\"",
 			    vals[i]);
@@ -133,27 +133,6 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 out:
 	cJSON_Delete(body);
 	return rc;
-}
-
-/* The FROM item (or scalar expression) calling f with $1..$n. */
-static void
-rpc_call(struct rest_gen *g, const struct rest_func *f, struct buf *b)
-{
-	int i;
-
-	if (g->be == DB_SQLITE) {
-		buf_printf(b, "(%s)", f->body);
-		return;
-	}
-	rest_quote_ident(b, f->name);
-	buf_putc(b, '(');
-	for (i = 0; i < f->nargs; i++) {
-		if (i)
-			buf_puts(b, ", ");
-		rest_quote_ident(b, f->argnames[i]);
-		buf_printf(b, " => $%d::%s", i + 1, f->argtypes[i]);
-	}
-	buf_putc(b, ')');
 }
 
 static const char *const rpc_skip[] = { "select", "columns", "on_conflict", NULL };
@@ -186,11 +165,11 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 		return rest_error(rs, &e);
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, &e, 0, NULL };
+	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL };
 	if (rpc_args(rq, rs, f, &g) < 0)
 		return 0;
 	buf_init(&from, REST_SQL_MAX);
-	rpc_call(&g, f, &from);
+	t->d->call(&from, f);
 	fromsql = buf_failed(&from) ? NULL : arena_strndup(rq->arena, from.data, from.len);
 	buf_free(&from);
 	if (fromsql == NULL)
@@ -198,14 +177,13 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 
 	if (f->rettable < 0) {
 		/* A scalar: the bare JSON value. */
-		if (g.be == DB_PG)
-			buf_printf(&t->sql, "select to_json(%s)::text", fromsql);
-		else
-			buf_printf(&t->sql, "select json_quote((%s))", fromsql);
+		buf_puts(&t->sql, t->d->scalar_open);
+		buf_puts(&t->sql, fromsql);
+		buf_puts(&t->sql, t->d->scalar_close);
 		if (rest_bind_run(rq, rs, t, p, &st) < 0)
 			return 0;
 		if (db_step(st) != DB_ROW)
-			return serve_db_error(rs, t->db);
+			return serve_db_error(rs, rq->db);
 		v = db_column_text(st, 0, &len);
 		if (v == NULL)
 			v = "null", len = 4;

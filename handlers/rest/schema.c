@@ -9,10 +9,11 @@
  * :name parameters.  A name from a request is only ever used after it matched an entry of
  * this schema.
  *
- * The schema belongs to one connection (one thread), so it needs no locking.
+ * The catalog queries and the reading of declared types are the dialect's (dialect.c);
+ * every query gives its rows in the same shape, so that one loader reads both.  The
+ * schema belongs to one connection (one thread), so it needs no locking.
  */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,54 +23,6 @@
 
 #define SCHEMA_TABLES_MAX	4096
 #define SCHEMA_COLS_MAX		1600
-
-static const char schema_pg_cols[] =
-    "select c.relname, c.relkind::text, a.attname, format_type(a.atttypid, null), "
-    "a.attnotnull::int, coalesce(pg_get_expr(d.adbin, d.adrelid), ''), "
-    "coalesce((select k.n from pg_index i cross join unnest(i.indkey) with ordinality "
-    "k(att, n) where i.indrelid = c.oid and i.indisprimary and k.att = a.attnum), 0) "
-    "from pg_class c join pg_namespace n on n.oid = c.relnamespace "
-    "join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
-    "left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum "
-    "where n.nspname = 'public' and c.relkind in ('r', 'v', 'm', 'p', 'f') "
-    "order by c.relname, a.attnum";
-
-static const char schema_pg_fks[] =
-    "select co.conname, c1.relname, c2.relname, a1.attname, a2.attname "
-    "from pg_constraint co join pg_class c1 on c1.oid = co.conrelid "
-    "join pg_class c2 on c2.oid = co.confrelid "
-    "join pg_namespace n on n.oid = c1.relnamespace "
-    "cross join unnest(co.conkey, co.confkey) with ordinality as k(a, b, i) "
-    "join pg_attribute a1 on a1.attrelid = co.conrelid and a1.attnum = k.a "
-    "join pg_attribute a2 on a2.attrelid = co.confrelid and a2.attnum = k.b "
-    "where co.contype = 'f' and n.nspname = 'public' "
-    "order by c1.relname, co.conname, k.i";
-
-/* Arguments as "name<US>type<US>..." so that no character of a type name splits them. */
-static const char schema_pg_funcs[] =
-    "select p.proname, coalesce((select string_agg(coalesce(p.proargnames[u.i], '') || "
-    "chr(31) || format_type(u.t, null), chr(31) order by u.i) "
-    "from unnest(p.proargtypes::oid[]) with ordinality u(t, i)), ''), "
-    "p.proretset::int, coalesce((select c.relname from pg_type t join pg_class c "
-    "on c.oid = t.typrelid where t.oid = p.prorettype), '') "
-    "from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
-    "where n.nspname = 'public' and p.prokind = 'f' and p.proargmodes is null "
-    "and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype) "
-    "order by p.proname, p.oid";
-
-static const char schema_lite_cols[] =
-    "select m.name, m.type, p.name, p.type, p.\"notnull\", coalesce(p.dflt_value, ''), p.pk "
-    "from sqlite_master m join pragma_table_info(m.name) p "
-    "where m.type in ('table', 'view') and m.name not like 'sqlite_%' "
-    "order by m.name, p.cid";
-
-static const char schema_lite_fks[] =
-    "select 'fk_' || m.name || '_' || f.id, m.name, f.\"table\", f.\"from\", "
-    "coalesce(f.\"to\", '') from sqlite_master m join pragma_foreign_key_list(m.name) f "
-    "where m.type = 'table' order by m.name, f.id, f.seq";
-
-static const char schema_lite_funcs[] =
-    "select name, args, returns, body from sluice_functions order by name";
 
 static char *
 schema_strdup(const char *s)
@@ -88,57 +41,6 @@ schema_text(struct db_stmt *st, int col)
 	const char *s = db_column_text(st, col, NULL);
 
 	return s ? s : "";
-}
-
-/* Case-insensitive substring test for declared types. */
-static int
-schema_has(const char *type, const char *word)
-{
-	size_t n = strlen(word), i;
-
-	for (i = 0; type[i] != '\0'; i++)
-		if (strncasecmp(type + i, word, n) == 0)
-			return 1;
-	return 0;
-}
-
-enum rest_kind
-rest_kind_of(enum db_backend be, const char *type)
-{
-	if (be == DB_PG) {
-		if (!strcmp(type, "integer") || !strcmp(type, "bigint") ||
-		    !strcmp(type, "smallint"))
-			return REST_K_INT;
-		if (!strcmp(type, "numeric") || !strcmp(type, "real") ||
-		    !strcmp(type, "double precision"))
-			return REST_K_NUM;
-		if (!strcmp(type, "boolean"))
-			return REST_K_BOOL;
-		if (!strncmp(type, "timestamp", 9))
-			return REST_K_TS;
-		if (!strcmp(type, "date"))
-			return REST_K_DATE;
-		if (!strcmp(type, "json") || !strcmp(type, "jsonb"))
-			return REST_K_JSON;
-		return REST_K_TEXT;
-	}
-	/* SQLite's affinity rules, plus the names that carry a rendering. */
-	if (schema_has(type, "INT"))
-		return REST_K_INT;
-	if (schema_has(type, "BOOL"))
-		return REST_K_BOOL;
-	if (schema_has(type, "TIMESTAMP") || schema_has(type, "DATETIME"))
-		return REST_K_TS;
-	if (schema_has(type, "DATE"))
-		return REST_K_DATE;
-	if (schema_has(type, "JSON"))
-		return REST_K_JSON;
-	if (schema_has(type, "CHAR") || schema_has(type, "CLOB") || schema_has(type, "TEXT"))
-		return REST_K_TEXT;
-	if (schema_has(type, "REAL") || schema_has(type, "FLOA") || schema_has(type, "DOUB") ||
-	    schema_has(type, "NUMERIC") || schema_has(type, "DECIMAL"))
-		return REST_K_NUM;
-	return REST_K_TEXT;
 }
 
 void
@@ -221,14 +123,13 @@ schema_table_any(const struct rest_schema *sc, const char *name)
 }
 
 static int
-schema_load_cols(struct rest_schema *sc, struct db *db)
+schema_load_cols(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
 {
 	struct db_stmt *st;
 	struct rest_table *t = NULL;
 	int rc, capt = 0, capc = 0;
-	int lite = sc->be == DB_SQLITE;
 
-	if ((st = db_prepare(db, lite ? schema_lite_cols : schema_pg_cols)) == NULL)
+	if ((st = db_prepare(db, d->schema_cols)) == NULL)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
 		const char *tname = schema_text(st, 0), *kind = schema_text(st, 1);
@@ -250,7 +151,7 @@ schema_load_cols(struct rest_schema *sc, struct db *db)
 			capc = 0;
 			if ((t->name = schema_strdup(tname)) == NULL)
 				goto nomem;
-			t->is_view = lite ? strcmp(kind, "view") == 0 : kind[0] == 'v';
+			t->is_view = kind[0] == 'v';
 			t->hidden = strncmp(tname, "sluice_", 7) == 0;
 		}
 		/* cppcheck-suppress nullPointerRedundantCheck ; t is set by the first row
@@ -271,7 +172,7 @@ schema_load_cols(struct rest_schema *sc, struct db *db)
 		c->type = schema_strdup(schema_text(st, 3));
 		if (c->name == NULL || c->type == NULL)
 			goto nomem;
-		c->kind = rest_kind_of(sc->be, c->type);
+		c->kind = d->kind_of(c->type);
 		c->notnull = (int)db_column_int(st, 4);
 		if (*schema_text(st, 5) != '\0' &&
 		    (c->dflt = schema_strdup(schema_text(st, 5))) == NULL)
@@ -285,14 +186,14 @@ nomem:
 }
 
 static int
-schema_load_fks(struct rest_schema *sc, struct db *db)
+schema_load_fks(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
 {
 	struct db_stmt *st;
 	struct rest_fk *fk = NULL;
 	int rc, cap = 0;
 	char last[256] = "";
 
-	if ((st = db_prepare(db, sc->be == DB_SQLITE ? schema_lite_fks : schema_pg_fks)) == NULL)
+	if ((st = db_prepare(db, d->schema_fks)) == NULL)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
 		const char *name = schema_text(st, 0), *from = schema_text(st, 1);
@@ -407,7 +308,7 @@ schema_trim(char *s)
  * String literals, quoted identifiers and comments are copied untouched.
  */
 static char *
-schema_lite_body(const char *body, const struct rest_func *f)
+schema_lite_body(const char *body, const struct rest_func *f, const struct rest_dialect *d)
 {
 	struct buf b;
 	const char *p = body;
@@ -432,12 +333,15 @@ schema_lite_body(const char *body, const struct rest_func *f)
 			while (isalnum((unsigned char)*p) || *p == '_')
 				p++;
 			len = (size_t)(p - s);
+			/* argnames[i] is set for every i below nargs; the analyzer cannot tell
+			 * now that the argument format is the dialect's. */
 			for (i = 0; i < f->nargs; i++)
-				if (strlen(f->argnames[i]) == len && !strncmp(f->argnames[i], s, len))
+				if (f->argnames[i] != NULL && strlen(f->argnames[i]) == len &&
+				    !strncmp(f->argnames[i], s, len))
 					k = i;
 			if (k < 0)
 				goto out;
-			switch (rest_kind_of(DB_SQLITE, f->argtypes[k])) {
+			switch (d->kind_of(f->argtypes[k])) {
 			case REST_K_INT:
 				buf_printf(&b, "cast($%d as integer)", k + 1);
 				break;
@@ -458,8 +362,8 @@ out:
 }
 
 static int
-schema_add_func(struct rest_schema *sc, int *cap, const char *name, const char *args,
-    char argsep, int retset, const char *rettable, const char *body)
+schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
+    const char *name, const char *args, int retset, const char *rettable, const char *body)
 {
 	struct rest_func *f;
 	char *parts[2 * 64];
@@ -484,9 +388,9 @@ schema_add_func(struct rest_schema *sc, int *cap, const char *name, const char *
 	f->argtypes = calloc(64, sizeof(char *));
 	if (f->argnames == NULL || f->argtypes == NULL)
 		return -1;
-	if (argsep == 31) {
+	if (d->schema_args_sep != ',') {
 		/* PostgreSQL: name US type US name US type ... */
-		if ((n = schema_split(args, argsep, parts, 2 * 64)) < 0)
+		if ((n = schema_split(args, d->schema_args_sep, parts, 2 * 64)) < 0)
 			return -1;
 		for (i = 0; i + 1 < n; i += 2) {
 			f->argnames[f->nargs] = parts[i];
@@ -519,7 +423,7 @@ schema_add_func(struct rest_schema *sc, int *cap, const char *name, const char *
 	f->retset = retset;
 	if (*rettable != '\0')
 		f->rettable = schema_table_any(sc, rettable);
-	if (body != NULL && (f->body = schema_lite_body(body, f)) == NULL) {
+	if (body != NULL && (f->body = schema_lite_body(body, f, d)) == NULL) {
 		log_warn("rest: function %s: its body names an unknown parameter", name);
 		sc->nfuncs--;
 		for (i = 0; i < f->nargs; i++) {
@@ -534,38 +438,19 @@ schema_add_func(struct rest_schema *sc, int *cap, const char *name, const char *
 }
 
 static int
-schema_load_funcs(struct rest_schema *sc, struct db *db)
+schema_load_funcs(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
 {
 	struct db_stmt *st;
 	int rc, cap = 0;
 
-	if (sc->be == DB_SQLITE) {
-		if (schema_table_any(sc, "sluice_functions") < 0)
-			return 0;
-		if ((st = db_prepare(db, schema_lite_funcs)) == NULL)
-			return -1;
-		while ((rc = db_step(st)) == DB_ROW) {
-			/* returns: "setof album", "album" or a scalar type name. */
-			const char *ret = schema_text(st, 2);
-			int retset = strncasecmp(ret, "setof ", 6) == 0;
-			const char *rt = retset ? ret + 6 : ret;
-
-			while (*rt == ' ')
-				rt++;
-			if (schema_add_func(sc, &cap, schema_text(st, 0), schema_text(st, 1), ',',
-			    retset, schema_table_any(sc, rt) >= 0 ? rt : "",
-			    schema_text(st, 3)) < 0) {
-				db_reset(st);
-				return -1;
-			}
-		}
-		return rc == DB_DONE ? 0 : -1;
-	}
-	if ((st = db_prepare(db, schema_pg_funcs)) == NULL)
+	if (d->schema_funcs_table != NULL && schema_table_any(sc, d->schema_funcs_table) < 0)
+		return 0;
+	if ((st = db_prepare(db, d->schema_funcs)) == NULL)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW)
-		if (schema_add_func(sc, &cap, schema_text(st, 0), schema_text(st, 1), 31,
-		    (int)db_column_int(st, 2), schema_text(st, 3), NULL) < 0) {
+		if (schema_add_func(sc, d, &cap, schema_text(st, 0), schema_text(st, 1),
+		    (int)db_column_int(st, 2), schema_text(st, 3),
+		    db_column_text(st, 4, NULL)) < 0) {
 			db_reset(st);
 			return -1;
 		}
@@ -573,15 +458,14 @@ schema_load_funcs(struct rest_schema *sc, struct db *db)
 }
 
 struct rest_schema *
-rest_schema_load(struct db *db)
+rest_schema_load(struct db *db, const struct rest_dialect *d)
 {
 	struct rest_schema *sc;
 
 	if ((sc = calloc(1, sizeof(*sc))) == NULL)
 		return NULL;
-	sc->be = db_backend(db);
-	if (schema_load_cols(sc, db) < 0 || schema_load_fks(sc, db) < 0 ||
-	    schema_load_funcs(sc, db) < 0) {
+	if (schema_load_cols(sc, db, d) < 0 || schema_load_fks(sc, db, d) < 0 ||
+	    schema_load_funcs(sc, db, d) < 0) {
 		rest_schema_free(sc);
 		return NULL;
 	}

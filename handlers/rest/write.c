@@ -4,7 +4,7 @@
  * The request body goes to the database as one JSON parameter:
  *   PostgreSQL  with _w as (insert into "t" ("a", "b") select (_j->>'a')::integer, ...
  *               from jsonb_array_elements($1::jsonb) _j [on conflict ...] returning *)
- *               select <ARR(OBJ) of sql.c>, count(*) from _w _t0
+ *               select <ARR(OBJ) of select.c>, count(*) from _w _t0
  *   SQLite      insert into "t" as _t0 ("a", "b") select json_extract(_j.value, '$."a"'), ...
  *               from json_each($1) _j where true [on conflict ...] [returning '{"a":' || ...]
  * PATCH sets every key of the body object the same way; DELETE returns what it removed.
@@ -24,7 +24,7 @@
 #include "arena.h"
 #include "json.h"
 #include "log.h"
-#include "rest_handler.h"
+#include "rest.h"
 #include "serve.h"
 #include "str.h"
 
@@ -83,33 +83,6 @@ write_plain_name(const char *s)
 		if (*s == '"' || *s == '\'' || *s == '\\' || (unsigned char)*s < 0x20)
 			return 0;
 	return 1;
-}
-
-/* The value of column c from the JSON row (PostgreSQL: jsonb _j or $k; SQLite: path). */
-static void
-write_value(struct rest_gen *g, const struct rest_col *c, const char *src, int missing_default)
-{
-	struct buf *b = g->sql;
-
-	if (g->be == DB_PG) {
-		if (missing_default && c->dflt != NULL) {
-			buf_printf(b, "case when %s ? ", src);
-			rest_sql_literal(b, c->name);
-			buf_puts(b, " then ");
-		}
-		buf_printf(b, "(%s%s", src, c->kind == REST_K_JSON ? "->" : "->>");
-		rest_sql_literal(b, c->name);
-		buf_printf(b, ")::%s", c->type);
-		if (missing_default && c->dflt != NULL)
-			buf_printf(b, " else %s end", c->dflt);
-		return;
-	}
-	if (missing_default && c->dflt != NULL)
-		buf_printf(b, "case when json_type(%s, '$.\"%s\"') is null then (%s) else ", src,
-		    c->name, c->dflt);
-	buf_printf(b, "json_extract(%s, '$.\"%s\"')", src, c->name);
-	if (missing_default && c->dflt != NULL)
-		buf_puts(b, " end");
 }
 
 /* The column indexes of the write, from columns= or the first object's keys. */
@@ -189,8 +162,9 @@ write_shape(cJSON *body, int allow_array, struct rest_err *e)
 }
 
 /*
- * Runs the write in t->sql and answers.  PostgreSQL statements return (body, count) in one
- * row; SQLite ones return one JSON object per row (representation) or nothing.
+ * Runs the write in t->sql and answers.  The dialect reads the rows: PostgreSQL's statement
+ * returns (body, count) in one row, SQLite's one JSON object per row (representation) or
+ * nothing.
  */
 static int
 write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_params *p,
@@ -198,61 +172,31 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 {
 	struct db_stmt *st;
 	int64_t rows = 0;
-	int rc, txn = 0;
+	int txn = 0;
 	struct buf *out = &rs->body;
 	char range[64];
 	struct rest_err e;
 
-	if (t->sc->be == DB_SQLITE || acc == REST_ACCEPT_OBJECT) {
-		if (db_begin(t->db, DB_TXN_WRITE) < 0)
-			return serve_db_error(rs, t->db);
+	if (t->d->write_txn || acc == REST_ACCEPT_OBJECT) {
+		if (db_begin(rq->db, DB_TXN_WRITE) < 0)
+			return serve_db_error(rs, rq->db);
 		txn = 1;
 	}
 	if (rest_bind_run(rq, rs, t, p, &st) < 0)
 		goto fail_answered;
 	buf_reset(out, 1 << 20);
-	if (t->sc->be == DB_PG) {
-		const char *body;
-		size_t len;
-
-		if (db_step(st) != DB_ROW)
-			goto fail;
-		rows = db_column_int(st, 1);
-		if (rep && (body = db_column_text(st, 0, &len)) != NULL)
-			buf_append(out, body, len);
-		db_reset(st);
-	} else {
-		if (rep)
-			buf_putc(out, '[');
-		while ((rc = db_step(st)) == DB_ROW) {
-			const char *row;
-			size_t len;
-
-			if (rep) {
-				if (rows)
-					buf_putc(out, ',');
-				if ((row = db_column_text(st, 0, &len)) != NULL)
-					buf_append(out, row, len);
-			}
-			rows++;
-		}
-		if (rc != DB_DONE)
-			goto fail;
-		if (!rep)
-			rows = db_changes(st);
-		if (rep)
-			buf_putc(out, ']');
-	}
+	if (t->d->write_read(st, rep, out, &rows) < 0)
+		goto fail;
 	if (acc == REST_ACCEPT_OBJECT && rows != 1) {
-		db_rollback(t->db);
+		db_rollback(rq->db);
 		rest_err_set(&e, 406, "PGRST116", NULL,
 		    "JSON object requested, multiple (or no) rows returned");
 		(void)snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
 		    (long long)rows);
 		return rest_error(rs, &e);
 	}
-	if (txn && db_commit(t->db) < 0)
-		return serve_db_error(rs, t->db);
+	if (txn && db_commit(rq->db) < 0)
+		return serve_db_error(rs, rq->db);
 	if (buf_failed(out))
 		return resp_error(rs, 500, "internal", "the response is too large", NULL, NULL);
 	if (rest_prefer(rq, "count=exact"))
@@ -276,28 +220,26 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 		rs->content_type = "application/json; charset=utf-8";
 	return 0;
 fail:
-	serve_db_error(rs, t->db);
+	serve_db_error(rs, rq->db);
 fail_answered:
 	if (txn)
-		db_rollback(t->db);
+		db_rollback(rq->db);
 	return 0;
 }
 
-/* The representation's select list over _w (PostgreSQL) or the RETURNING (SQLite). */
+/*
+ * The representation: the rows' JSON over the written rows (PostgreSQL: the array of them,
+ * selected from _w; SQLite: each row's object in RETURNING).
+ */
 static int
 write_returning(struct rest_gen *g, struct rest_node *root)
 {
-	if (g->be == DB_PG) {
-		buf_puts(g->sql, ") select ");
-		if (rest_sql_row_json(g, root, "_t0", 1) < 0)
-			return -1;
-		buf_puts(g->sql, ", count(*) from _w _t0");
-		return 0;
-	}
-	/* SQLite's RETURNING does not know the statement's alias: name the table itself. */
-	{
+	const char *alias = "_t0";
+
+	if (g->d->ret_table) {
+		/* SQLite's RETURNING does not know the statement's alias: name the table
+		 * itself. */
 		struct buf q;
-		char *alias;
 
 		buf_init(&q, 4096);
 		rest_quote_ident(&q, g->sc->tables[root->table].name);
@@ -305,9 +247,12 @@ write_returning(struct rest_gen *g, struct rest_node *root)
 		buf_free(&q);
 		if (alias == NULL)
 			return -1;
-		buf_puts(g->sql, " returning ");
-		return rest_sql_row_json(g, root, alias, 0);
 	}
+	buf_puts(g->sql, g->d->ret_open);
+	if (rest_sql_row_json(g, root, alias, g->d->ret_agg) < 0)
+		return -1;
+	buf_puts(g->sql, g->d->ret_close);
+	return 0;
 }
 
 /* select= for the representation: parsed and resolved, never filters. */
@@ -332,7 +277,7 @@ write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_
 {
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
-	*g = (struct rest_gen){ t->sc, t->sc->be, rq->arena, &t->sql, p, e, 0, NULL };
+	*g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, e, 0, NULL };
 	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV) {
 		if (*acc == REST_ACCEPT_CSV)
 			rest_err_set(e, 406, "PGRST107", NULL, "text/csv is for reads only");
@@ -354,7 +299,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	int merge = rest_prefer(rq, "resolution=merge-duplicates");
 	int ignore = rest_prefer(rq, "resolution=ignore-duplicates");
 	int missing = rest_prefer(rq, "missing=default");
-	int ncols = 0, nconf = 0, i, j, k, lite = t->sc->be == DB_SQLITE;
+	int ncols = 0, nconf = 0, i, j, k;
 	const struct req_param *oc = req_param(rq, "on_conflict");
 	enum rest_accept acc;
 	struct rest_err e;
@@ -441,12 +386,10 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	if (ncols > 0 && rest_param_text(&g, json, jlen) < 0)
 		goto err;
 
-	if (!lite)
-		buf_puts(b, "with _w as (");
+	buf_puts(b, t->d->write_open);
 	buf_puts(b, "insert into ");
 	rest_quote_ident(b, tb->name);
-	if (lite)
-		buf_puts(b, " as _t0");
+	buf_puts(b, t->d->insert_alias);
 	if (ncols == 0)
 		buf_puts(b, " default values");
 	else
@@ -458,11 +401,10 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	}
 	for (i = 0; i < ncols; i++) {
 		buf_puts(b, i ? ", " : ") select ");
-		write_value(&g, &tb->cols[cols[i]], lite ? "_j.value" : "_j", missing);
+		t->d->json_value(b, &tb->cols[cols[i]], t->d->insert_row, missing);
 	}
 	if (ncols > 0)
-		buf_puts(b, lite ? " from json_each($1) _j where true" :
-		    " from jsonb_array_elements($1::jsonb) _j");
+		buf_puts(b, t->d->insert_rows);
 	if (merge || ignore) {
 		int any = 0;
 
@@ -493,13 +435,12 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		} else if (!any)
 			buf_puts(b, " do nothing");
 	}
-	if (!lite)
-		buf_puts(b, " returning *");
+	buf_puts(b, t->d->insert_returning);
 	if (rep) {
 		if (write_returning(&g, root) < 0)
 			goto err;
-	} else if (!lite)
-		buf_puts(b, ") select '', count(*) from _w");
+	} else
+		buf_puts(b, t->d->write_minimal);
 	if (buf_failed(b))
 		goto toolarge;
 	return write_run(rq, rs, t, p, rep, acc, 1);
@@ -521,7 +462,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	struct rest_node *root = rest_node_new(rq->arena, NULL);
 	struct rest_node *filters = rest_node_new(rq->arena, NULL);
 	int rep = rest_prefer(rq, "return=representation");
-	int del = rq->method == REQ_DELETE, lite = t->sc->be == DB_SQLITE, n = 0, b1 = 0;
+	int del = rq->method == REQ_DELETE, n = 0, b1 = 0;
 	enum rest_accept acc;
 	struct rest_err e;
 	struct rest_gen g;
@@ -564,34 +505,33 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 		if ((b1 = rest_param_text(&g, rq->body, rq->body_len)) < 0)
 			goto err;
 	}
-	if (!lite)
-		buf_puts(b, "with _w as (");
+	buf_puts(b, t->d->write_open);
 	buf_puts(b, del ? "delete from " : "update ");
 	rest_quote_ident(b, tb->name);
-	buf_puts(b, lite ? " as _t0" : " _t0");
+	buf_puts(b, t->d->write_alias);
 	if (!del) {
 		char src[24];
 
-		(void)snprintf(src, sizeof(src), lite ? "$%d" : "($%d::jsonb)", b1);
+		(void)snprintf(src, sizeof(src), "%s%d%s", t->d->patch_open, b1,
+		    t->d->patch_close);
 		buf_puts(b, " set ");
 		cJSON_ArrayForEach(it, body) {
 			if (n++)
 				buf_puts(b, ", ");
 			rest_quote_ident(b, it->string);
 			buf_puts(b, " = ");
-			write_value(&g, &tb->cols[rest_schema_col(tb, it->string)], src, 0);
+			t->d->json_value(b, &tb->cols[rest_schema_col(tb, it->string)], src, 0);
 		}
 	}
 	g.seq = 100;
 	if (rest_sql_where(&g, filters, "_t0", 1) < 0)
 		goto err;
-	if (!lite)
-		buf_puts(b, " returning _t0.*");
+	buf_puts(b, t->d->update_returning);
 	if (rep) {
 		if (write_returning(&g, root) < 0)
 			goto err;
-	} else if (!lite)
-		buf_puts(b, ") select '', count(*) from _w");
+	} else
+		buf_puts(b, t->d->write_minimal);
 	cJSON_Delete(body);
 	if (buf_failed(b))
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);

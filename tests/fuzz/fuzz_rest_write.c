@@ -2,9 +2,10 @@
  * fuzz_rest_write: the rest endpoint's writes (handlers/rest/write.c: the JSON body ->
  * columns mapping of POST and PATCH, columns=, on_conflict=, Prefer, and DELETE's
  * filters), run for real against the Chinook schema (sql/chinook/schema.sqlite.sql and
- * rpc.sqlite.sql) in an in-memory SQLite database.  The rest sources are compiled in and
- * the request goes through the endpoint's own handle(): routing, the schema read from the
- * database, the statement, the answer.
+ * rpc.sqlite.sql) in an in-memory SQLite database.  It links the endpoint's library
+ * (build/fuzz/handlers/librest.a), and the request goes through the endpoint's own
+ * handle() with its per-thread state: routing, the schema read from the database, the
+ * statement, the answer.
  *
  * Input: the first byte picks the method (mod 5: POST, PATCH, DELETE, GET, POST to an
  * rpc function) and the table (/5 mod 8); then, one per line, the query string, the Prefer
@@ -22,21 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../handlers/rest/parse.c"
-#include "../../handlers/rest/sql.c"
-#include "../../handlers/rest/schema.c"
-/* rest.c's main() under another name: libFuzzer brings its own. */
-int rest_main_unused(int argc, char **argv);
-#define main rest_main_unused
-#include "../../handlers/rest/rest.c"
-#undef main
-#include "../../handlers/rest/write.c"
-#include "../../handlers/rest/rpc.c"
+#include "arena.h"
+#include "db.h"
+#include "log.h"
+#include "rest.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct db *fuzz_db;
+static struct rest_thread *fuzz_thread;	/* the endpoint's per-thread state */
 
 static const char *const fuzz_tables[] = { "artist", "album", "track", "genre",
 	"media_type", "playlist_track", "actor", "invoice_line" };
@@ -99,6 +95,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	fuzz_load("../../sql/chinook/schema.sqlite.sql");
 	fuzz_load("../../sql/chinook/rpc.sqlite.sql");
+	if ((fuzz_thread = rest_thread_init(fuzz_db)) == NULL) {
+		fprintf(stderr, "fuzz_rest_write: schema: %s\n", db_errmsg(fuzz_db));
+		abort();
+	}
 	return 0;
 }
 
@@ -173,11 +173,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rq.body = end > p ? body : NULL;
 	rq.body_len = (size_t)(end - p);
 	rq.db = fuzz_db;
+	rq.thread = fuzz_thread;
 
-	rc = handle(&rq, &rs);
+	rc = rest_handle(&rq, &rs);
 	db_rollback(fuzz_db);
 	if (rc < 0 || rs.status < 200 || rs.status > 499) {
-		struct rest_thread *t = pthread_getspecific(rest_key);
+		struct rest_thread *t = fuzz_thread;
 
 		fprintf(stderr, "fuzz_rest_write: %s %s ?%s -> %d (rc %d)\nbody: %.*s\n"
 		    "response: %.*s\nsql: %.*s\ndb: %s\n", rq.method_name, rq.path, rq.query,

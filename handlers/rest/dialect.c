@@ -1,0 +1,588 @@
+/*
+ * dialect.c: where PostgreSQL's and SQLite's SQL differ, one struct rest_dialect per back
+ * end, chosen once per connection (rest_dialect_of()).  The generators (select.c, where.c)
+ * and the verbs (write.c, rpc.c) write the same statement for both and take every
+ * back-end-specific piece from here: no file above this one asks which back end it has.
+ *
+ * What differs:
+ *   JSON of a column   PostgreSQL renders every kind itself (to_json()); SQLite needs
+ *                      strftime() for timestamps (ISO-8601 "T"), true/false for booleans
+ *                      (stored 0/1) and json() for JSON columns.
+ *   JSON of a row      PostgreSQL concatenates text; SQLite calls sluice_obj()/sluice_arr()
+ *                      with a template (common/db_sqlite_json.c; select.c writes both).
+ *   arrays             '[' || coalesce(string_agg(x, ','), '') || ']'  /  sluice_arr(x)
+ *   comparisons        SQLite compares timestamps in one spelling and booleans as 0/1.
+ *   like, ilike        like/ilike with % / glob for like and like ... escape for ilike.
+ *   in.(...)           = any($k::type[]) over an array literal / in json_each($k).
+ *   offset alone       SQLite needs "limit -1" before it.
+ *   CSV                strpos/instr, chr/char, string_agg/group_concat, ::text casts.
+ *   writes             PostgreSQL: a CTE _w and one row (body, count) over it; SQLite:
+ *                      RETURNING one object per row, in a transaction; the body's values
+ *                      by jsonb operators / json_extract().
+ *   functions          "fn"("a" => $1::type) / the function's SELECT as a subquery.
+ *   the schema         the catalogs (pg_class, pg_attribute, pg_constraint, pg_proc) /
+ *                      sqlite_master, its pragmas and sluice_functions; type names.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arena.h"
+#include "json.h"
+#include "rest.h"
+#include "str.h"
+
+static const char schema_pg_cols[] =
+    "select c.relname, c.relkind::text, a.attname, format_type(a.atttypid, null), "
+    "a.attnotnull::int, coalesce(pg_get_expr(d.adbin, d.adrelid), ''), "
+    "coalesce((select k.n from pg_index i cross join unnest(i.indkey) with ordinality "
+    "k(att, n) where i.indrelid = c.oid and i.indisprimary and k.att = a.attnum), 0) "
+    "from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+    "join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
+    "left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum "
+    "where n.nspname = 'public' and c.relkind in ('r', 'v', 'm', 'p', 'f') "
+    "order by c.relname, a.attnum";
+
+static const char schema_pg_fks[] =
+    "select co.conname, c1.relname, c2.relname, a1.attname, a2.attname "
+    "from pg_constraint co join pg_class c1 on c1.oid = co.conrelid "
+    "join pg_class c2 on c2.oid = co.confrelid "
+    "join pg_namespace n on n.oid = c1.relnamespace "
+    "cross join unnest(co.conkey, co.confkey) with ordinality as k(a, b, i) "
+    "join pg_attribute a1 on a1.attrelid = co.conrelid and a1.attnum = k.a "
+    "join pg_attribute a2 on a2.attrelid = co.confrelid and a2.attnum = k.b "
+    "where co.contype = 'f' and n.nspname = 'public' "
+    "order by c1.relname, co.conname, k.i";
+
+/* Arguments as "name<US>type<US>..." so that no character of a type name splits them;
+ * no body. */
+static const char schema_pg_funcs[] =
+    "select p.proname, coalesce((select string_agg(coalesce(p.proargnames[u.i], '') || "
+    "chr(31) || format_type(u.t, null), chr(31) order by u.i) "
+    "from unnest(p.proargtypes::oid[]) with ordinality u(t, i)), ''), "
+    "p.proretset::int, coalesce((select c.relname from pg_type t join pg_class c "
+    "on c.oid = t.typrelid where t.oid = p.prorettype), ''), null::text "
+    "from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
+    "where n.nspname = 'public' and p.prokind = 'f' and p.proargmodes is null "
+    "and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype) "
+    "order by p.proname, p.oid";
+
+static const char schema_lite_cols[] =
+    "select m.name, m.type, p.name, p.type, p.\"notnull\", coalesce(p.dflt_value, ''), p.pk "
+    "from sqlite_master m join pragma_table_info(m.name) p "
+    "where m.type in ('table', 'view') and m.name not like 'sqlite_%' "
+    "order by m.name, p.cid";
+
+static const char schema_lite_fks[] =
+    "select 'fk_' || m.name || '_' || f.id, m.name, f.\"table\", f.\"from\", "
+    "coalesce(f.\"to\", '') from sqlite_master m join pragma_foreign_key_list(m.name) f "
+    "where m.type = 'table' order by m.name, f.id, f.seq";
+
+/* returns: "setof album", "album" or a scalar type name; a body is never NULL. */
+static const char schema_lite_funcs[] =
+    "select name, args, lower(substr(returns, 1, 6)) = 'setof ', "
+    "case when lower(substr(returns, 1, 6)) = 'setof ' then ltrim(substr(returns, 7)) "
+    "else returns end, coalesce(body, '') from sluice_functions order by name";
+
+/* Case-insensitive substring test for declared types. */
+static int
+type_has(const char *type, const char *word)
+{
+	size_t n = strlen(word), i;
+
+	for (i = 0; type[i] != '\0'; i++)
+		if (strncasecmp(type + i, word, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* What a column or argument of this declared type holds: PostgreSQL's type names. */
+static enum rest_kind
+pg_kind_of(const char *type)
+{
+	if (!strcmp(type, "integer") || !strcmp(type, "bigint") || !strcmp(type, "smallint"))
+		return REST_K_INT;
+	if (!strcmp(type, "numeric") || !strcmp(type, "real") ||
+	    !strcmp(type, "double precision"))
+		return REST_K_NUM;
+	if (!strcmp(type, "boolean"))
+		return REST_K_BOOL;
+	if (!strncmp(type, "timestamp", 9))
+		return REST_K_TS;
+	if (!strcmp(type, "date"))
+		return REST_K_DATE;
+	if (!strcmp(type, "json") || !strcmp(type, "jsonb"))
+		return REST_K_JSON;
+	return REST_K_TEXT;
+}
+
+/* SQLite's affinity rules, plus the names that carry a rendering. */
+static enum rest_kind
+lite_kind_of(const char *type)
+{
+	if (type_has(type, "INT"))
+		return REST_K_INT;
+	if (type_has(type, "BOOL"))
+		return REST_K_BOOL;
+	if (type_has(type, "TIMESTAMP") || type_has(type, "DATETIME"))
+		return REST_K_TS;
+	if (type_has(type, "DATE"))
+		return REST_K_DATE;
+	if (type_has(type, "JSON"))
+		return REST_K_JSON;
+	if (type_has(type, "CHAR") || type_has(type, "CLOB") || type_has(type, "TEXT"))
+		return REST_K_TEXT;
+	if (type_has(type, "REAL") || type_has(type, "FLOA") || type_has(type, "DOUB") ||
+	    type_has(type, "NUMERIC") || type_has(type, "DECIMAL"))
+		return REST_K_NUM;
+	return REST_K_TEXT;
+}
+
+/* The column as its JSON value should look: PostgreSQL renders every kind itself. */
+static void
+pg_col_value(struct buf *b, const char *alias, const struct rest_col *c)
+{
+	rest_col_ref(b, alias, c->name);
+}
+
+/* SQLite needs help for some kinds. */
+static void
+lite_col_value(struct buf *b, const char *alias, const struct rest_col *c)
+{
+	switch (c->kind) {
+	case REST_K_TS:
+		buf_puts(b, "strftime('%Y-%m-%dT%H:%M:%S', ");
+		rest_col_ref(b, alias, c->name);
+		buf_putc(b, ')');
+		break;
+	case REST_K_BOOL:
+		buf_puts(b, "json(case when ");
+		rest_col_ref(b, alias, c->name);
+		buf_puts(b, " is null then null when ");
+		rest_col_ref(b, alias, c->name);
+		buf_puts(b, " then 'true' else 'false' end)");
+		break;
+	case REST_K_JSON:
+		buf_puts(b, "json(");
+		rest_col_ref(b, alias, c->name);
+		buf_putc(b, ')');
+		break;
+	default:
+		rest_col_ref(b, alias, c->name);
+	}
+}
+
+/*
+ * The column as JSON text, 'null' for NULL.  PostgreSQL: an integer's text is its JSON;
+ * to_json() renders everything else as row_to_json() would (numbers bare unless NaN or
+ * infinite, timestamps ISO-8601, text escaped).  SQLite: json_quote() renders numbers
+ * bare, text quoted.
+ */
+static void
+pg_col_text(struct buf *b, const char *alias, const struct rest_col *c)
+{
+	buf_puts(b, c->kind == REST_K_INT ? "coalesce(" : "coalesce(to_json(");
+	rest_col_ref(b, alias, c->name);
+	buf_puts(b, c->kind == REST_K_INT ? "::text, 'null')" : ")::text, 'null')");
+}
+
+static void
+lite_col_text(struct buf *b, const char *alias, const struct rest_col *c)
+{
+	switch (c->kind) {
+	case REST_K_TS:
+		buf_puts(b, "json_quote(strftime('%Y-%m-%dT%H:%M:%S', ");
+		rest_col_ref(b, alias, c->name);
+		buf_puts(b, "))");
+		break;
+	case REST_K_BOOL:
+		buf_puts(b, "case when ");
+		rest_col_ref(b, alias, c->name);
+		buf_puts(b, " is null then 'null' when ");
+		rest_col_ref(b, alias, c->name);
+		buf_puts(b, " then 'true' else 'false' end");
+		break;
+	case REST_K_JSON:
+		buf_puts(b, "coalesce(");
+		rest_col_ref(b, alias, c->name);
+		buf_puts(b, ", 'null')");
+		break;
+	default:
+		buf_puts(b, "json_quote(");
+		rest_col_ref(b, alias, c->name);
+		buf_putc(b, ')');
+	}
+}
+
+static int
+pg_cmp(struct rest_gen *g, const char *alias, const struct rest_col *c, const char *op,
+    const char *v, size_t len)
+{
+	int k;
+
+	if ((k = rest_param_text(g, v, len)) < 0)
+		return -1;
+	rest_col_ref(g->sql, alias, c->name);
+	buf_putc(g->sql, ' ');
+	buf_puts(g->sql, op);
+	rest_put_param(g->sql, k);
+	return 0;
+}
+
+static int
+lite_cmp(struct rest_gen *g, const char *alias, const struct rest_col *c, const char *op,
+    const char *v, size_t len)
+{
+	int k;
+
+	if (c->kind == REST_K_BOOL && str_eq(v, len, "true"))
+		v = "1", len = 1;
+	else if (c->kind == REST_K_BOOL && str_eq(v, len, "false"))
+		v = "0", len = 1;
+	if (c->kind != REST_K_TS)
+		return pg_cmp(g, alias, c, op, v, len);
+	if ((k = rest_param_text(g, v, len)) < 0)
+		return -1;
+	/* Text timestamps compare in one spelling ("T" or " ", seconds or not), as
+	 * PostgreSQL compares the values. */
+	buf_puts(g->sql, "strftime('%Y-%m-%dT%H:%M:%S', ");
+	rest_col_ref(g->sql, alias, c->name);
+	buf_printf(g->sql, ") %s strftime('%%Y-%%m-%%dT%%H:%%M:%%S', $%d)", op, k);
+	return 0;
+}
+
+static int
+pg_like(struct rest_gen *g, const char *alias, const struct rest_col *c, int ilike,
+    const char *v, size_t len)
+{
+	int k;
+
+	if ((v = rest_like_pattern(g->a, v, len)) == NULL ||
+	    (k = rest_param_text(g, v, len)) < 0)
+		return -1;
+	rest_col_ref(g->sql, alias, c->name);
+	buf_printf(g->sql, "::text %s $%d", ilike ? "ilike" : "like", k);
+	return 0;
+}
+
+/* PostgREST's like pattern ('*' = '%') as a case-sensitive SQLite GLOB pattern. */
+static char *
+lite_glob(struct arena *a, const char *v, size_t len, size_t *outlen)
+{
+	char *o = arena_alloc(a, 3 * len + 1);
+	size_t i, n = 0;
+
+	if (o == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		char ch = v[i];
+
+		if (ch == '\\' && i + 1 < len) {
+			ch = v[++i];
+			if (ch == '*' || ch == '?' || ch == '[') {
+				o[n++] = '[';
+				o[n++] = ch;
+				o[n++] = ']';
+			} else
+				o[n++] = ch;
+		} else if (ch == '*' || ch == '%')
+			o[n++] = '*';
+		else if (ch == '_')
+			o[n++] = '?';
+		else if (ch == '?' || ch == '[') {
+			o[n++] = '[';
+			o[n++] = ch;
+			o[n++] = ']';
+		} else
+			o[n++] = ch;
+	}
+	o[n] = '\0';
+	*outlen = n;
+	return o;
+}
+
+static int
+lite_like(struct rest_gen *g, const char *alias, const struct rest_col *c, int ilike,
+    const char *v, size_t len)
+{
+	size_t n;
+	int k;
+
+	if (!ilike) {
+		if ((v = lite_glob(g->a, v, len, &n)) == NULL ||
+		    (k = rest_param_text(g, v, n)) < 0)
+			return -1;
+		rest_col_ref(g->sql, alias, c->name);
+		buf_printf(g->sql, " glob $%d", k);
+		return 0;
+	}
+	if ((v = rest_like_pattern(g->a, v, len)) == NULL ||
+	    (k = rest_param_text(g, v, len)) < 0)
+		return -1;
+	rest_col_ref(g->sql, alias, c->name);
+	buf_printf(g->sql, " like $%d escape '\\'", k);
+	return 0;
+}
+
+/* Copies b into the arena (NULL when b failed or the arena is full). */
+static char *
+buf_to_arena(struct arena *a, struct buf *b, size_t *len)
+{
+	char *out = NULL;
+
+	if (!buf_failed(b)) {
+		out = arena_strndup(a, b->data, b->len);
+		*len = b->len;
+	}
+	buf_free(b);
+	return out;
+}
+
+/* A PostgreSQL array literal {"a","b"} of the in-list, for = any($k::type[]). */
+static int
+pg_in(struct rest_gen *g, const char *alias, const struct rest_col *c,
+    const struct rest_cond *cond)
+{
+	struct buf b;
+	size_t i, j, len = 0;
+	char *v;
+	int k;
+
+	buf_init(&b, REST_SQL_MAX);
+	buf_putc(&b, '{');
+	for (i = 0; i < cond->nlist; i++) {
+		if (i)
+			buf_putc(&b, ',');
+		buf_putc(&b, '"');
+		for (j = 0; j < cond->listlen[i]; j++) {
+			if (cond->list[i][j] == '"' || cond->list[i][j] == '\\')
+				buf_putc(&b, '\\');
+			buf_putc(&b, cond->list[i][j]);
+		}
+		buf_putc(&b, '"');
+	}
+	buf_putc(&b, '}');
+	if ((v = buf_to_arena(g->a, &b, &len)) == NULL || (k = rest_param_text(g, v, len)) < 0)
+		return -1;
+	rest_col_ref(g->sql, alias, c->name);
+	buf_printf(g->sql, " = any($%d::%s[])", k, c->type);
+	return 0;
+}
+
+/* The in-list as a JSON array of strings (booleans as 0/1), for SQLite's json_each(). */
+static int
+lite_in(struct rest_gen *g, const char *alias, const struct rest_col *c,
+    const struct rest_cond *cond)
+{
+	struct buf b;
+	size_t i, len = 0;
+	int boolcol = c->kind == REST_K_BOOL, k;
+	char *v;
+
+	buf_init(&b, REST_SQL_MAX);
+	buf_putc(&b, '[');
+	for (i = 0; i < cond->nlist; i++) {
+		if (i)
+			buf_putc(&b, ',');
+		if (boolcol && str_eq(cond->list[i], cond->listlen[i], "true"))
+			buf_puts(&b, "1");
+		else if (boolcol && str_eq(cond->list[i], cond->listlen[i], "false"))
+			buf_puts(&b, "0");
+		else
+			json_escape(&b, cond->list[i], cond->listlen[i]);
+	}
+	buf_putc(&b, ']');
+	if ((v = buf_to_arena(g->a, &b, &len)) == NULL || (k = rest_param_text(g, v, len)) < 0)
+		return -1;
+	rest_col_ref(g->sql, alias, c->name);
+	buf_printf(g->sql, " in (select value from json_each($%d))", k);
+	return 0;
+}
+
+/* The value of column c from the JSON row src (PostgreSQL: jsonb). */
+static void
+pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
+{
+	if (missing_default && c->dflt != NULL) {
+		buf_printf(b, "case when %s ? ", src);
+		rest_sql_literal(b, c->name);
+		buf_puts(b, " then ");
+	}
+	buf_printf(b, "(%s%s", src, c->kind == REST_K_JSON ? "->" : "->>");
+	rest_sql_literal(b, c->name);
+	buf_printf(b, ")::%s", c->type);
+	if (missing_default && c->dflt != NULL)
+		buf_printf(b, " else %s end", c->dflt);
+}
+
+/* SQLite: by JSON path; the column name is plain (write.c checks it). */
+static void
+lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
+{
+	if (missing_default && c->dflt != NULL)
+		buf_printf(b, "case when json_type(%s, '$.\"%s\"') is null then (%s) else ", src,
+		    c->name, c->dflt);
+	buf_printf(b, "json_extract(%s, '$.\"%s\"')", src, c->name);
+	if (missing_default && c->dflt != NULL)
+		buf_puts(b, " end");
+}
+
+/* PostgreSQL: one row, (body, count). */
+static int
+pg_write_read(struct db_stmt *st, int rep, struct buf *out, int64_t *rows)
+{
+	const char *body;
+	size_t len;
+
+	if (db_step(st) != DB_ROW)
+		return -1;
+	*rows = db_column_int(st, 1);
+	if (rep && (body = db_column_text(st, 0, &len)) != NULL)
+		buf_append(out, body, len);
+	db_reset(st);
+	return 0;
+}
+
+/* SQLite: one object per written row (representation), or nothing. */
+static int
+lite_write_read(struct db_stmt *st, int rep, struct buf *out, int64_t *rows)
+{
+	int rc;
+
+	*rows = 0;
+	if (rep)
+		buf_putc(out, '[');
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *row;
+		size_t len;
+
+		if (rep) {
+			if (*rows)
+				buf_putc(out, ',');
+			if ((row = db_column_text(st, 0, &len)) != NULL)
+				buf_append(out, row, len);
+		}
+		(*rows)++;
+	}
+	if (rc != DB_DONE)
+		return -1;
+	if (!rep)
+		*rows = db_changes(st);
+	if (rep)
+		buf_putc(out, ']');
+	return 0;
+}
+
+static void
+pg_call(struct buf *b, const struct rest_func *f)
+{
+	int i;
+
+	rest_quote_ident(b, f->name);
+	buf_putc(b, '(');
+	for (i = 0; i < f->nargs; i++) {
+		if (i)
+			buf_puts(b, ", ");
+		rest_quote_ident(b, f->argnames[i]);
+		buf_printf(b, " => $%d::%s", i + 1, f->argtypes[i]);
+	}
+	buf_putc(b, ')');
+}
+
+static void
+lite_call(struct buf *b, const struct rest_func *f)
+{
+	buf_printf(b, "(%s)", f->body);
+}
+
+static const struct rest_dialect rest_dialect_pg = {
+	.col_value = pg_col_value,
+	.col_text = pg_col_text,
+	.cmp = pg_cmp,
+	.like = pg_like,
+	.in = pg_in,
+	.obj_template = 0,
+	.arr_open = "'[' || coalesce(string_agg(",
+	.arr_close = ", ','), '') || ']'",
+	.limit_none = "",
+	.csv_agg_open = "coalesce(string_agg(",
+	.csv_agg_close = ", chr(10)), ''), count(*)",
+	.strpos = "strpos",
+	.as_text = "::text",
+	.chr = "chr",
+	.write_open = "with _w as (",
+	.insert_alias = "",
+	.write_alias = " _t0",
+	.insert_rows = " from jsonb_array_elements($1::jsonb) _j",
+	.insert_row = "_j",
+	.patch_open = "($",
+	.patch_close = "::jsonb)",
+	.insert_returning = " returning *",
+	.update_returning = " returning _t0.*",
+	.ret_open = ") select ",
+	.ret_agg = 1,
+	.ret_table = 0,
+	.ret_close = ", count(*) from _w _t0",
+	.write_minimal = ") select '', count(*) from _w",
+	.write_txn = 0,
+	.json_value = pg_json_value,
+	.write_read = pg_write_read,
+	.call = pg_call,
+	.scalar_open = "select to_json(",
+	.scalar_close = ")::text",
+	.schema_cols = schema_pg_cols,
+	.schema_fks = schema_pg_fks,
+	.schema_funcs = schema_pg_funcs,
+	.schema_funcs_table = NULL,
+	.schema_args_sep = 31,
+	.kind_of = pg_kind_of,
+};
+
+static const struct rest_dialect rest_dialect_sqlite = {
+	.col_value = lite_col_value,
+	.col_text = lite_col_text,
+	.cmp = lite_cmp,
+	.like = lite_like,
+	.in = lite_in,
+	.obj_template = 1,
+	.arr_open = "sluice_arr(",
+	.arr_close = ")",
+	.limit_none = " limit -1",
+	.csv_agg_open = "coalesce(group_concat(",
+	.csv_agg_close = ", char(10)), ''), count(*)",
+	.strpos = "instr",
+	.as_text = "",
+	.chr = "char",
+	.write_open = "",
+	.insert_alias = " as _t0",
+	.write_alias = " as _t0",
+	.insert_rows = " from json_each($1) _j where true",
+	.insert_row = "_j.value",
+	.patch_open = "$",
+	.patch_close = "",
+	.insert_returning = "",
+	.update_returning = "",
+	.ret_open = " returning ",
+	.ret_agg = 0,
+	.ret_table = 1,
+	.ret_close = "",
+	.write_minimal = "",
+	.write_txn = 1,
+	.json_value = lite_json_value,
+	.write_read = lite_write_read,
+	.call = lite_call,
+	.scalar_open = "select json_quote((",
+	.scalar_close = "))",
+	.schema_cols = schema_lite_cols,
+	.schema_fks = schema_lite_fks,
+	.schema_funcs = schema_lite_funcs,
+	.schema_funcs_table = "sluice_functions",
+	.schema_args_sep = ',',
+	.kind_of = lite_kind_of,
+};
+
+const struct rest_dialect *
+rest_dialect_of(enum db_backend be)
+{
+	return be == DB_PG ? &rest_dialect_pg : &rest_dialect_sqlite;
+}

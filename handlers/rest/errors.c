@@ -1,0 +1,34 @@
+/*
+ * errors.c: struct rest_err, a failure to answer with PostgREST's code, and its answer.
+ *
+ * Every layer fills one (rest_err_set()) and returns -1; the verb that gave up answers it
+ * with rest_error(), the only place a struct rest_err becomes a response.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "rest.h"
+
+void
+rest_err_set(struct rest_err *e, int status, const char *code, const char *details,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	e->status = status;
+	e->code = code;
+	va_start(ap, fmt);
+	(void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	e->details[0] = '\0';
+	if (details != NULL)
+		(void)snprintf(e->details, sizeof(e->details), "%s", details);
+	e->hint = NULL;
+}
+
+int
+rest_error(struct resp *rs, const struct rest_err *e)
+{
+	return resp_error(rs, e->status, e->code, e->message,
+	    e->details[0] != '\0' ? e->details : NULL, e->hint);
+}

@@ -1,0 +1,122 @@
+/*
+ * gen.c: the SQL writer's primitives, shared by every file that writes SQL: identifiers
+ * and literals quoted, column references, placeholders and the values bound to them, and
+ * the statement's aliases.
+ *
+ * Only identifiers matched against the schema and aliases made here reach the SQL text;
+ * every value from the request is a bound parameter (rest_param_*()).
+ */
+#include <string.h>
+
+#include "rest.h"
+#include "str.h"
+
+void
+rest_quote_ident(struct buf *b, const char *name)
+{
+	buf_putc(b, '"');
+	for (; *name != '\0'; name++) {
+		if (*name == '"')
+			buf_putc(b, '"');
+		buf_putc(b, *name);
+	}
+	buf_putc(b, '"');
+}
+
+/* A SQL string literal (JSON keys: schema names or request aliases). */
+void
+rest_sql_literal(struct buf *b, const char *s)
+{
+	buf_putc(b, '\'');
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			buf_putc(b, '\'');
+		buf_putc(b, *s);
+	}
+	buf_putc(b, '\'');
+}
+
+void
+rest_col_ref(struct buf *b, const char *alias, const char *name)
+{
+	buf_puts(b, alias);
+	buf_putc(b, '.');
+	rest_quote_ident(b, name);
+}
+
+void
+rest_gen_col(struct rest_gen *g, const char *alias, int t, int c)
+{
+	rest_col_ref(g->sql, alias, g->sc->tables[t].cols[c].name);
+}
+
+void
+rest_put_param(struct buf *b, int k)
+{
+	buf_puts(b, " $");
+	buf_put_int(b, k);
+}
+
+static int
+param_slot(struct rest_gen *g)
+{
+	if (g->p->n == REST_PARAMS_MAX) {
+		rest_err_set(g->e, 400, "PGRST100", NULL, "the request has too many values");
+		return -1;
+	}
+	g->p->isnull[g->p->n] = 0;
+	g->p->isint[g->p->n] = 0;
+	return g->p->n++;
+}
+
+int
+rest_param_text(struct rest_gen *g, const char *v, size_t len)
+{
+	int k = param_slot(g);
+
+	if (k < 0)
+		return -1;
+	g->p->v[k] = v;
+	g->p->len[k] = len;
+	return k + 1;
+}
+
+int
+rest_param_int(struct rest_gen *g, int64_t v)
+{
+	int k = param_slot(g);
+
+	if (k < 0)
+		return -1;
+	g->p->isint[k] = 1;
+	g->p->iv[k] = v;
+	return k + 1;
+}
+
+int
+rest_param_null(struct rest_gen *g)
+{
+	int k = param_slot(g);
+
+	if (k < 0)
+		return -1;
+	g->p->isnull[k] = 1;
+	return k + 1;
+}
+
+void
+rest_next_alias(struct rest_gen *g, const char *prefix, char *out, size_t len)
+{
+	size_t n = strlen(prefix), m;
+	char t[STR_INT_MAX];
+
+	m = str_from_int(t, ++g->seq);
+	if (n + m + 1 > len) {
+		g->sql->failed = 1;	/* cannot happen with the callers' 16 bytes */
+		out[0] = '\0';
+		return;
+	}
+	memcpy(out, prefix, n);
+	memcpy(out + n, t, m);
+	out[n + m] = '\0';
+}

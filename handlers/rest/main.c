@@ -1,0 +1,44 @@
+/*
+ * rest: a PostgREST-compatible API over every table, view and function of a database.
+ *
+ * Route (from conf/endpoints.conf, e.g. "rest /rest/v1/ db=chinook"):
+ *   GET|HEAD    PREFIX<table>      select=, filters, or=/and=, order=, limit=, offset=,
+ *                                  embeds rel(...) with rel.col=, rel.order=, rel.limit=
+ *   POST        PREFIX<table>      one JSON object or an array: 201; columns=, on_conflict=
+ *   PATCH       PREFIX<table>      filters, one JSON object: 204 (200 with representation)
+ *   DELETE      PREFIX<table>      filters: 204 (200 with representation)
+ *   GET|POST    PREFIX rpc/<fn>    named arguments in the query or a JSON object body
+ * Headers: Prefer (return=minimal|representation, count=exact, resolution=merge-duplicates|
+ * ignore-duplicates, missing=default), Accept (application/json, text/csv,
+ * application/vnd.pgrst.object+json), Range: N-M.  Responses carry Content-Range.
+ *
+ * Statuses: 200, 201, 204, 206 (partial with a count); 400 PGRST100 (parse), 42703
+ * (unknown column), PGRST200/PGRST201 (relationship), PGRST102 (body), PGRST204 (unknown
+ * column in a body); 404 PGRST205/PGRST202 (unknown table or function); 406 PGRST116 (object
+ * requested, not one row) and PGRST107 (Accept); 409 constraint; 414 (query string over
+ * REST_QUERY_MAX); 416 PGRST103 (range past the end); 503 database unavailable.
+ *
+ * Tables touched: any table the database holds, as the request asks; the schema is read
+ * from the catalogs once per connection (see schema.c), and again after the worker got a
+ * SIGHUP (kill -HUP of the workers, or "sluiced ctl reload rest" for new workers).
+ *
+ * The endpoint's files and their layers are listed in rest.h.
+ */
+#include "rest.h"
+#include "serve.h"
+
+static const struct endpoint endpoint = {
+	.name = "rest",
+	.handle = rest_handle,
+	.methods = REQ_GET | REQ_HEAD | REQ_POST | REQ_PATCH | REQ_DELETE,
+	.db = &serve_db,
+	.thread_init = rest_thread_init,
+	.thread_reload = rest_thread_reload,
+	.thread_fini = rest_thread_fini,
+};
+
+int
+main(int argc, char **argv)
+{
+	return serve_main(argc, argv, &endpoint);
+}

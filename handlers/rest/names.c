@@ -1,0 +1,149 @@
+/*
+ * names.c: the names of a parsed tree resolved against the schema: each relation's table,
+ * each embed's relationship to its parent (a foreign key either way, or a junction table
+ * for many-to-many, chosen by the !hint when there are several), and every column of
+ * select=, order= and the filters.  An unknown name is a 400 (42703 for a column,
+ * PGRST200 for a relationship, PGRST201 when it is ambiguous); past this point every
+ * identifier the generators write is one the database has.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rest.h"
+
+static const struct rest_table *
+tab(const struct rest_gen *g, int t)
+{
+	return &g->sc->tables[t];
+}
+
+static int
+no_column(struct rest_gen *g, int t, const char *col)
+{
+	char m[200];
+
+	(void)snprintf(m, sizeof(m), "column %s.%s does not exist", tab(g, t)->name, col);
+	rest_err_set(g->e, 400, "42703", NULL, "%s", m);
+	return -1;
+}
+
+static int
+resolve_cond(struct rest_gen *g, int t, struct rest_cond *c)
+{
+	size_t i;
+
+	if (c->kind == REST_C_LEAF) {
+		if ((c->colidx = rest_schema_col(tab(g, t), c->col)) < 0)
+			return no_column(g, t, c->col);
+		return 0;
+	}
+	for (i = 0; i < c->nkids; i++)
+		if (resolve_cond(g, t, c->kids[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Does the hint name this key or one of its columns (in table t)? */
+static int
+hint_fits(const struct rest_gen *g, const struct rest_fk *fk, int t, const char *hint)
+{
+	if (hint == NULL)
+		return 1;
+	if (strcmp(fk->name, hint) == 0)
+		return 1;
+	return fk->ncols == 1 && strcmp(tab(g, t)->cols[fk->from_cols[0]].name, hint) == 0;
+}
+
+/* Finds the relationship from table p to the embed n (by table name). */
+static int
+resolve_rel(struct rest_gen *g, int p, struct rest_node *n)
+{
+	int r = rest_schema_table(g->sc, n->name), i, j, found = 0;
+	char d[200];
+
+	if (r < 0)
+		goto none;
+	n->table = r;
+	for (i = 0; i < g->sc->nfks; i++) {
+		const struct rest_fk *fk = &g->sc->fks[i];
+
+		if (fk->from == p && fk->to == r && hint_fits(g, fk, p, n->hint)) {
+			if (found++ == 0 || (p == r && n->fk_forward == 0)) {
+				n->fk = i;
+				n->fk_forward = 1;
+			}
+		}
+		if (fk->from == r && fk->to == p && hint_fits(g, fk, r, n->hint) &&
+		    !(p == r && n->hint != NULL)) {
+			if (found++ == 0) {
+				n->fk = i;
+				n->fk_forward = 0;
+			}
+		}
+	}
+	if (found == 0) {
+		/* Many-to-many: a junction with a key to each side. */
+		for (i = 0; i < g->sc->nfks; i++) {
+			const struct rest_fk *a = &g->sc->fks[i];
+
+			if (a->to != p || a->from == p || a->from == r)
+				continue;
+			if (n->hint != NULL && strcmp(tab(g, a->from)->name, n->hint) != 0)
+				continue;
+			for (j = 0; j < g->sc->nfks; j++) {
+				const struct rest_fk *b = &g->sc->fks[j];
+
+				if (j == i || b->from != a->from || b->to != r)
+					continue;
+				if (found++ == 0) {
+					n->fk = i;
+					n->fk2 = j;
+					n->junction = a->from;
+					n->fk_forward = 0;
+				}
+			}
+		}
+	}
+	if (found == 1)
+		return 0;
+	if (found > 1) {
+		(void)snprintf(d, sizeof(d), "more than one relationship was found for '%s' and '%s'",
+		    tab(g, p)->name, n->name);
+		rest_err_set(g->e, 300, "PGRST201", d,
+		    "Could not embed because more than one relationship was found for '%s' "
+		    "and '%s'", tab(g, p)->name, n->name);
+		g->e->hint = "Try changing the embedded resource to one of the relationship "
+		    "names, e.g. rel!fk_name(...)";
+		return -1;
+	}
+none:
+	snprintf(d, sizeof(d), "searched for a foreign key relationship between '%s' and '%s'",
+	    tab(g, p)->name, n->name);
+	rest_err_set(g->e, 400, "PGRST200", d,
+	    "Could not find a relationship between '%s' and '%s' in the schema cache",
+	    tab(g, p)->name, n->name);
+	return -1;
+}
+
+int
+rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
+{
+	size_t i;
+
+	n->table = table;
+	for (i = 0; i < n->nitems; i++) {
+		struct rest_item *it = &n->items[i];
+
+		if (it->kind == REST_I_COL && rest_schema_col(tab(g, table), it->name) < 0)
+			return no_column(g, table, it->name);
+		if (it->kind == REST_I_EMBED) {
+			if (resolve_rel(g, table, it->embed) < 0 ||
+			    rest_resolve(g, it->embed, it->embed->table) < 0)
+				return -1;
+		}
+	}
+	for (i = 0; i < n->norder; i++)
+		if (rest_schema_col(tab(g, table), n->order[i].col) < 0)
+			return no_column(g, table, n->order[i].col);
+	return resolve_cond(g, table, n->where);
+}

@@ -1,0 +1,585 @@
+/*
+ * select.c: the SELECT of a read, built from a parsed and resolved tree: one statement
+ * whose one row is the finished response body (JSON or CSV); and the JSON of written rows.
+ *
+ * The body is built as text by the database, the same JSON on both back ends (byte for
+ * byte on Chinook, rows in the same order).  OBJ is a row's JSON object and ARR(x) the
+ * array of the x:
+ *   SQLite      OBJ    = sluice_obj('{"c":%v,"rel":%j}', _t0."c", EMBED)
+ *               ARR(OBJ) = sluice_arr('{"c":%v,"rel":%j}', _t0."c", EMBED), each object
+ *               built in place; ARR(_j) = sluice_arr(_j)
+ *   PostgreSQL  OBJ    = '{"c":' || coalesce(_t0."c"::text, 'null') || ',"rel":' || ... || '}'
+ *               (to_json(v)::text for every kind but integers)
+ *               ARR(x) = '[' || coalesce(string_agg(x, ','), '') || ']'
+ *
+ *   select ARR(_j), count(*) from (ROWS) _r
+ *     ROWS = select OBJ as _j from "t" _t0 [JOINS] where ... order by ... limit ...
+ *   or, without order or page,
+ *   select ARR(OBJ), count(*) from "t" _t0 [JOINS] where ...
+ *     to-many EMBED = (select ARR(OBJ) from "t1" _t1 where ...), or over ROWS1 with its
+ *                     own order or page
+ *     to-one  EMBED = case when _t1."k" is null then null else OBJ end
+ *                     with JOINS = left join "t1" _t1 on <key> and <its filters>, when
+ *                     its key is the table's primary key; else a subquery with limit 1
+ *
+ * sluice_obj() and sluice_arr() are C functions registered on every SQLite connection
+ * (common/db_sqlite_json.c): json_object() would need json() around every nested value (a
+ * JSON subtype does not cross a subquery), which parses the whole nested text again at
+ * every level, and it costs several times more per row.  On PostgreSQL, concatenation
+ * costs half what json_agg() over row_to_json() does for the all-albums embed (its
+ * composite_to_json looks up every value's type again), and leaves out the ", " and
+ * newlines json_agg() puts between elements.
+ *
+ * To-many embeds are correlated subqueries on the foreign key; many-to-many goes through
+ * the junction with EXISTS; !inner adds an EXISTS on the parent.  SQLite renders timestamps
+ * with strftime() and booleans as JSON true/false so that both back ends give the same
+ * JSON.  Every value is a bound parameter; every identifier was matched against the schema
+ * first and is double-quoted.  The SQL text depends only on the shape of the request, so
+ * it is also the key of the connection's prepared statement cache.  The WHERE side
+ * (filters, joins, !inner) is where.c's; each piece the back ends write differently,
+ * dialect.c's.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "rest.h"
+
+static const struct rest_table *
+tab(const struct rest_gen *g, int t)
+{
+	return &g->sc->tables[t];
+}
+
+/* The column as its JSON value should look (a CSV column, a template's value). */
+static void
+col_value(struct rest_gen *g, const char *alias, int t, int c)
+{
+	g->d->col_value(g->sql, alias, &tab(g, t)->cols[c]);
+}
+
+/* The column as JSON text, 'null' for NULL (a member of a concatenated object). */
+static void
+col_text(struct rest_gen *g, const char *alias, int t, int c)
+{
+	g->d->col_text(g->sql, alias, &tab(g, t)->cols[c]);
+}
+
+static int gen_rows(struct rest_gen *g, struct rest_node *n, const char *from,
+    const char *alias, const char *palias, int columns);
+static int gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns);
+static int gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
+
+/* ARR(x) of the file's comment, around what is written between the two calls. */
+static void
+arr_open(struct rest_gen *g)
+{
+	buf_puts(g->sql, g->d->arr_open);
+}
+
+static void
+arr_close(struct rest_gen *g)
+{
+	buf_puts(g->sql, g->d->arr_close);
+}
+
+/* ARR(_j): the array of the rows' objects _j. */
+static void
+arr_of_j(struct rest_gen *g)
+{
+	arr_open(g);
+	buf_puts(g->sql, "_j");
+	arr_close(g);
+}
+
+/* " from <from> alias where <join to palias> <filters>" */
+static int
+gen_from_where(struct rest_gen *g, struct rest_node *n, const char *from, const char *alias,
+    const char *palias, const struct buf *joins)
+{
+	buf_puts(g->sql, " from ");
+	if (from != NULL)
+		buf_puts(g->sql, from);
+	else
+		rest_quote_ident(g->sql, tab(g, n->table)->name);
+	buf_putc(g->sql, ' ');
+	buf_puts(g->sql, alias);
+	if (joins->len > 0)
+		buf_append(g->sql, joins->data, joins->len);
+	buf_puts(g->sql, " where ");
+	if (palias != NULL)
+		rest_sql_join(g, n, alias, palias);
+	else
+		buf_puts(g->sql, "true");
+	return rest_sql_filters(g, n, alias);
+}
+
+/* Whether the to-one embed n's key is its table's whole primary key: at most one row. */
+static int
+to_one_unique(const struct rest_gen *g, const struct rest_node *n)
+{
+	const struct rest_fk *fk = &g->sc->fks[n->fk];
+	const struct rest_table *t = tab(g, n->table);
+	int i, npk = 0;
+
+	if (t->is_view)
+		return 0;
+	for (i = 0; i < t->ncols; i++)
+		npk += t->cols[i].pk > 0;
+	if (npk != fk->ncols)
+		return 0;
+	for (i = 0; i < fk->ncols; i++)
+		if (t->cols[fk->to_cols[i]].pk == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * A to-one embed (alias a) as a LEFT JOIN of the parent's FROM, its filters in the ON
+ * clause, and the value "case when <key> is null then null else OBJ end".
+ * A correlated subquery would be opened, sought and closed once per parent row: a join
+ * costs about half as much (an all-albums embed with tracks and their genres: 15% fewer
+ * instructions).  Its own to-one embeds join the same FROM, after it.
+ */
+static int
+gen_embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const char *palias)
+{
+	const struct rest_fk *fk = &g->sc->fks[n->fk];
+	struct buf *sql = g->sql;
+	int rc;
+
+	buf_puts(g->joins, " left join ");
+	rest_quote_ident(g->joins, tab(g, n->table)->name);
+	buf_printf(g->joins, " %s on ", a);
+	g->sql = g->joins;
+	rest_sql_join(g, n, a, palias);
+	rc = rest_sql_filters(g, n, a);
+	g->sql = sql;
+	if (buf_failed(g->joins))
+		sql->failed = 1;
+	if (rc < 0)
+		return -1;
+	buf_puts(sql, "case when ");
+	rest_gen_col(g, a, fk->to, fk->to_cols[0]);
+	buf_puts(sql, " is null then null else ");
+	if (gen_obj(g, n, a, 0) < 0)
+		return -1;
+	buf_puts(sql, " end");
+	return 0;
+}
+
+/* The JSON value of embed n under parent alias palias. */
+static int
+gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
+{
+	char a[16], r[16];
+	int many = n->junction >= 0 || !n->fk_forward, rc;
+	struct buf joins, *outer = g->joins;
+
+	rest_next_alias(g, "_t", a, sizeof(a));
+	rest_next_alias(g, "_r", r, sizeof(r));
+	/* The array of the rows' objects ('[]' when there are none), or the one object (NULL
+	 * when there is none, which the parent's object renders as null). */
+	if (n->norder == 0 && n->limit < 0 && n->offset == 0) {
+		if (!many && g->joins != NULL && to_one_unique(g, n))
+			return gen_embed_join(g, n, a, palias);
+		/* Without order or page, aggregate the table directly: no subquery to run
+		 * as a co-routine per parent row. */
+		buf_init(&joins, REST_SQL_MAX);
+		g->joins = &joins;
+		buf_puts(g->sql, "(select ");
+		rc = gen_obj(g, n, a, many);
+		g->joins = outer;
+		if (rc == 0)
+			rc = gen_from_where(g, n, NULL, a, palias, &joins);
+		buf_free(&joins);
+		if (rc < 0)
+			return -1;
+		buf_puts(g->sql, many ? ")" : " limit 1)");
+		return 0;
+	}
+	buf_puts(g->sql, "(select ");
+	if (many)
+		arr_of_j(g);
+	else
+		buf_puts(g->sql, "_j");
+	buf_puts(g->sql, " from (");
+	if (gen_rows(g, n, NULL, a, palias, 0) < 0)
+		return -1;
+	buf_printf(g->sql, ") %s%s)", r, many ? "" : " limit 1");
+	return 0;
+}
+
+/* The literal '{"key":' (or ',"key":') that starts a member of the object text. */
+static void
+key_text(struct rest_gen *g, const char *key, int first)
+{
+	struct buf k;
+
+	buf_init(&k, REST_SQL_MAX);
+	buf_putc(&k, first ? '{' : ',');
+	json_escape(&k, key, strlen(key));
+	buf_putc(&k, ':');
+	if (buf_failed(&k))
+		g->sql->failed = 1;
+	else {
+		if (!first)
+			buf_puts(g->sql, " || ");
+		rest_sql_literal(g->sql, k.data);
+		buf_puts(g->sql, " || ");
+	}
+	buf_free(&k);
+}
+
+/*
+ * The output of n over alias: with columns, "expr as "key", ..." (CSV); without, one
+ * concatenation giving the row's JSON object as text.
+ */
+static int
+gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns)
+{
+	const struct rest_table *t = tab(g, n->table);
+	size_t i, nout = 0;
+	int c;
+	int star = n->nitems == 0 && n->parent == NULL ? 1 : 0;
+
+	for (i = 0; i < n->nitems + (size_t)star; i++) {
+		struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
+
+		if (it == NULL || it->kind == REST_I_STAR) {
+			for (c = 0; c < t->ncols; c++) {
+				if (columns) {
+					if (nout)
+						buf_puts(g->sql, ", ");
+					col_value(g, alias, n->table, c);
+					buf_puts(g->sql, " as ");
+					rest_quote_ident(g->sql, t->cols[c].name);
+				} else {
+					key_text(g, t->cols[c].name, nout == 0);
+					col_text(g, alias, n->table, c);
+				}
+				nout++;
+			}
+			continue;
+		}
+		if (columns && nout)
+			buf_puts(g->sql, ", ");
+		if (!columns)
+			key_text(g, it->alias ? it->alias : it->name, nout == 0);
+		nout++;
+		if (it->kind == REST_I_COL) {
+			if (columns)
+				col_value(g, alias, n->table, rest_schema_col(t, it->name));
+			else
+				col_text(g, alias, n->table, rest_schema_col(t, it->name));
+		} else if (columns) {
+			if (gen_embed(g, it->embed, alias) < 0)
+				return -1;
+		} else {
+			/* A missing to-one row is NULL, which would make the whole text NULL. */
+			buf_puts(g->sql, "coalesce(");
+			if (gen_embed(g, it->embed, alias) < 0)
+				return -1;
+			buf_puts(g->sql, ", 'null')");
+		}
+		if (columns) {
+			buf_puts(g->sql, " as ");
+			rest_quote_ident(g->sql, it->alias ? it->alias : it->name);
+		}
+	}
+	if (!columns)
+		buf_puts(g->sql, nout ? " || '}'" : "'{}'");
+	return 0;
+}
+
+/* SQLite: one member's start in a template, ',"key":' (no comma first), with the key's %
+ * doubled: the template's placeholders are %v and %j (db_sqlite_json.c). */
+static void
+tpl_key(struct buf *tpl, const char *key, int first)
+{
+	struct buf k;
+	size_t i;
+
+	buf_init(&k, REST_SQL_MAX);
+	json_escape(&k, key, strlen(key));
+	if (buf_failed(&k))
+		tpl->failed = 1;
+	if (!first)
+		buf_putc(tpl, ',');
+	for (i = 0; i < k.len; i++) {
+		if (k.data[i] == '%')
+			buf_putc(tpl, '%');
+		buf_putc(tpl, k.data[i]);
+	}
+	buf_putc(tpl, ':');
+	buf_free(&k);
+}
+
+/* SQLite: one value of a sluice_obj()/sluice_arr() call, ", value". */
+static int
+obj_value(struct rest_gen *g, const char *alias, int t, int c, struct rest_node *embed)
+{
+	buf_puts(g->sql, ", ");
+	if (embed != NULL)
+		return gen_embed(g, embed, alias);
+	col_value(g, alias, t, c);
+	return 0;
+}
+
+/* The row's object as one concatenation (gen_items()); with agg, inside ARR(). */
+static int
+gen_obj_concat(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
+{
+	int rc;
+
+	if (agg)
+		arr_open(g);
+	rc = gen_items(g, n, alias, 0);
+	if (agg)
+		arr_close(g);
+	return rc;
+}
+
+/*
+ * The row's JSON object as text (OBJ of the file's comment), members in the order of
+ * select=; with agg, ARR(OBJ), the array of the rows' objects.
+ * PostgreSQL: a concatenation (gen_obj_concat()).
+ * SQLite: sluice_obj(template, value, ...) (db_sqlite_json.c); with agg,
+ * sluice_arr(template, value, ...), each object built in place.  %j splices JSON text as
+ * it is: embeds, booleans (col_json() gives true/false) and JSON columns (validated by
+ * json()); %v renders a plain value.  A row with more members than an SQL function takes
+ * is concatenated value by value instead.
+ */
+static int
+gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
+{
+	const struct rest_table *t = tab(g, n->table);
+	struct buf tpl;
+	size_t i, nk = 0;
+	int c, k, star = n->nitems == 0 && n->parent == NULL;
+
+	if (!g->d->obj_template)
+		return gen_obj_concat(g, n, alias, agg);
+	buf_init(&tpl, REST_SQL_MAX);
+	buf_putc(&tpl, '{');
+	for (i = 0; i < n->nitems + (size_t)star; i++) {
+		const struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
+
+		if (it == NULL || it->kind == REST_I_STAR) {
+			for (c = 0; c < t->ncols; c++) {
+				if (nk == REST_OBJ_MEMBERS_MAX)
+					goto wide;
+				k = t->cols[c].kind;
+				tpl_key(&tpl, t->cols[c].name, nk++ == 0);
+				buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
+			}
+			continue;
+		}
+		if (nk == REST_OBJ_MEMBERS_MAX)
+			goto wide;
+		k = it->kind == REST_I_COL ? t->cols[rest_schema_col(t, it->name)].kind :
+		    REST_K_JSON;
+		tpl_key(&tpl, it->alias ? it->alias : it->name, nk++ == 0);
+		buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
+	}
+	buf_putc(&tpl, '}');
+	if (buf_failed(&tpl))
+		g->sql->failed = 1;
+	buf_puts(g->sql, agg ? "sluice_arr(" : "sluice_obj(");
+	rest_sql_literal(g->sql, tpl.data);
+	buf_free(&tpl);
+	for (i = 0; i < n->nitems + (size_t)star; i++) {
+		struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
+
+		if (it == NULL || it->kind == REST_I_STAR) {
+			for (c = 0; c < t->ncols; c++)
+				(void)obj_value(g, alias, n->table, c, NULL);
+		} else if (obj_value(g, alias, n->table,
+		    it->kind == REST_I_COL ? rest_schema_col(t, it->name) : -1,
+		    it->kind == REST_I_EMBED ? it->embed : NULL) < 0)
+			return -1;
+	}
+	buf_putc(g->sql, ')');
+	return 0;
+wide:
+	buf_free(&tpl);
+	return gen_obj_concat(g, n, alias, agg);
+}
+
+static int
+gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < n->norder; i++) {
+		const struct rest_order *o = &n->order[i];
+		int nulls = o->nulls ? o->nulls : (o->desc ? 1 : 2);
+
+		buf_puts(g->sql, i ? ", " : " order by ");
+		rest_gen_col(g, alias, n->table, rest_schema_col(tab(g, n->table), o->col));
+		buf_puts(g->sql, o->desc ? " desc" : " asc");
+		buf_puts(g->sql, nulls == 1 ? " nulls first" : " nulls last");
+	}
+	if (n->limit >= 0) {
+		if ((k = rest_param_int(g, n->limit)) < 0)
+			return -1;
+		buf_puts(g->sql, " limit");
+		rest_put_param(g->sql, k);
+	} else if (n->offset > 0)
+		buf_puts(g->sql, g->d->limit_none);
+	if (n->offset > 0) {
+		if ((k = rest_param_int(g, n->offset)) < 0)
+			return -1;
+		buf_puts(g->sql, " offset");
+		rest_put_param(g->sql, k);
+	}
+	return 0;
+}
+
+/*
+ * The rows of n: "select <items> from <from> alias where <join> <filters> order limit".
+ * columns: one SQL column per key (CSV); otherwise one JSON text _j.
+ */
+static int
+gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *alias,
+    const char *palias, int columns)
+{
+	struct buf joins, *outer = g->joins;
+	int rc;
+
+	buf_init(&joins, REST_SQL_MAX);
+	g->joins = &joins;
+	buf_puts(g->sql, "select ");
+	rc = columns ? gen_items(g, n, alias, 1) : gen_obj(g, n, alias, 0);
+	g->joins = outer;
+	if (rc == 0 && !columns)
+		buf_puts(g->sql, " as _j");
+	if (rc == 0)
+		rc = gen_from_where(g, n, from, alias, palias, &joins);
+	buf_free(&joins);
+	if (rc < 0)
+		return -1;
+	return gen_order_limit(g, n, alias);
+}
+
+int
+rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
+{
+	return gen_obj(g, n, alias, agg);
+}
+
+/* One CSV field of column key of _r: quoted when it holds a quote, comma or newline. */
+static void
+gen_csv_field(struct rest_gen *g, const char *key)
+{
+	struct buf *b = g->sql;
+	const char *pos = g->d->strpos, *txt = g->d->as_text, *chr = g->d->chr;
+
+	buf_puts(b, "coalesce(case when ");
+	buf_printf(b, "%s(_r.", pos);
+	rest_quote_ident(b, key);
+	buf_printf(b, "%s, '\"') > 0 or %s(_r.", txt, pos);
+	rest_quote_ident(b, key);
+	buf_printf(b, "%s, ',') > 0 or %s(_r.", txt, pos);
+	rest_quote_ident(b, key);
+	buf_printf(b, "%s, %s(10)) > 0 or %s(_r.", txt, chr, pos);
+	rest_quote_ident(b, key);
+	buf_printf(b, "%s, %s(13)) > 0 then '\"' || replace(_r.", txt, chr);
+	rest_quote_ident(b, key);
+	buf_printf(b, "%s, '\"', '\"\"') || '\"' else _r.", txt);
+	rest_quote_ident(b, key);
+	buf_printf(b, "%s end, '')", txt);
+}
+
+int
+rest_sql_keys(struct rest_gen *g, struct rest_node *n, const char **keys, int max)
+{
+	const struct rest_table *t = tab(g, n->table);
+	size_t i;
+	int k = 0, c;
+
+	if (n->nitems == 0) {
+		for (c = 0; c < t->ncols && k < max; c++)
+			keys[k++] = t->cols[c].name;
+		return k;
+	}
+	for (i = 0; i < n->nitems; i++) {
+		const struct rest_item *it = &n->items[i];
+
+		if (it->kind == REST_I_STAR)
+			for (c = 0; c < t->ncols && k < max; c++)
+				keys[k++] = t->cols[c].name;
+		else if (k < max)
+			keys[k++] = it->alias ? it->alias : it->name;
+	}
+	return k;
+}
+
+int
+rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
+    enum rest_shape shape, int count)
+{
+	char a[16] = "_t0";
+	struct buf joins;
+	int direct = shape != REST_SHAPE_CSV && root->norder == 0 &&
+	    root->limit < 0 && root->offset == 0, rc = 0;
+
+	g->seq = 0;
+	buf_puts(g->sql, "select ");
+	buf_init(&joins, REST_SQL_MAX);
+	if (direct) {
+		/* Without order or page: the array straight from the table, each object
+		 * built in place, not as a value of its own copied into the array. */
+		g->joins = &joins;
+		rc = gen_obj(g, root, a, 1);
+		g->joins = NULL;
+		buf_puts(g->sql, ", count(*)");
+	} else if (shape == REST_SHAPE_CSV) {
+		const char *keys[1024];
+		int nk = rest_sql_keys(g, root, keys, 1024), i;
+
+		buf_puts(g->sql, g->d->csv_agg_open);
+		for (i = 0; i < nk; i++) {
+			if (i)
+				buf_puts(g->sql, " || ',' || ");
+			gen_csv_field(g, keys[i]);
+		}
+		if (nk == 0)
+			buf_puts(g->sql, "''");
+		buf_puts(g->sql, g->d->csv_agg_close);
+	} else {
+		arr_of_j(g);
+		buf_puts(g->sql, ", count(*)");
+	}
+	if (count) {
+		char c[16];
+
+		rest_next_alias(g, "_c", c, sizeof(c));
+		buf_puts(g->sql, ", (select count(*) from ");
+		if (from != NULL)
+			buf_puts(g->sql, from);
+		else
+			rest_quote_ident(g->sql, tab(g, root->table)->name);
+		buf_printf(g->sql, " %s where true", c);
+		if (rc == 0)
+			rc = rest_sql_filters(g, root, c);
+		buf_putc(g->sql, ')');
+	}
+	if (direct && rc == 0)
+		rc = gen_from_where(g, root, from, a, NULL, &joins);
+	buf_free(&joins);
+	if (rc < 0)
+		return -1;
+	if (!direct) {
+		buf_puts(g->sql, " from (");
+		if (gen_rows(g, root, from, a, NULL, shape == REST_SHAPE_CSV) < 0)
+			return -1;
+		buf_puts(g->sql, ") _r");
+	}
+	if (buf_failed(g->sql)) {
+		rest_err_set(g->e, 400, "PGRST100", NULL, "the request is too complex");
+		return -1;
+	}
+	return 0;
+}
