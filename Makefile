@@ -241,7 +241,7 @@ sqlmap: deps-test
 unit: $(UNIT_BINS)
 integration: all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS)
 
-TEST_ENV = SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) \
+TEST_ENV = SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) SLUICE_OBJ=$(O) \
            SLUICE_UNIT="$(UNIT_BINS)" LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)"
 
 # make test: everything (the README's test command, and CI's).  make check: the unit tests
@@ -314,8 +314,8 @@ fuzz: fuzz-build
 # Static analysis: cppcheck and clang-tidy (.clang-tidy) over common/, apps/, handlers/
 # and supervisor/ with the build's preprocessor flags; any finding fails (tests/lint/README).
 .PHONY: lint
-lint:
-	@LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)" bash tests/lint/run.sh
+lint: all
+	@SLUICE_OBJ=$(O) LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)" bash tests/lint/run.sh
 
 clean:
 	rm -rf build bin

@@ -117,20 +117,3 @@ settings_get(enum setting_key key)
 {
 	return getenv(settings_table[key].name);
 }
-
-const char *
-settings_str(const char *name, const char *def)
-{
-	const char *v;
-	size_t i;
-
-	for (i = 0; i < SETTING__MAX; i++)
-		if (strcmp(settings_table[i].name, name) == 0)
-			break;
-	if (i == SETTING__MAX || settings_table[i].kind != SETTING_STR) {
-		log_err("%s is not a string setting of the settings table", name);
-		return NULL;
-	}
-	v = getenv(name);
-	return v != NULL ? v : def;
-}

@@ -69,11 +69,4 @@ int settings_int(enum setting_key key, long long *out);
 /* A string setting's value, or NULL when unset.  Borrowed from the environment. */
 const char *settings_get(enum setting_key key);
 
-/*
- * The string setting called name (which must be a row of the table, else NULL is returned
- * and a message logged), or def when it is unset.  For callers that still name their
- * setting by its variable; settings_get() is the way.  Borrowed from the environment.
- */
-const char *settings_str(const char *name, const char *def);
-
 #endif /* SLUICE_SETTINGS_H */

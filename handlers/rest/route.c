@@ -69,7 +69,7 @@ static int
 rest_route(const char *path, const char **name, int *rpc)
 {
 	const char *end = path + strlen(path), *s, *prev;
-	const char *route = settings_str("SLUICE_ROUTE", NULL);
+	const char *route = settings_get(SETTING_ROUTE);
 	size_t rlen;
 
 	if (route != NULL && *route != '\0') {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Static analysis of common/, apps/, handlers/ and supervisor/: cppcheck, then clang-tidy with the
-# checks chosen in .clang-tidy (see tests/lint/README).  Every finding is printed and makes
-# the run fail (exit 1).  The preprocessor flags are the build's, from the Makefile
+# Static analysis of common/, apps/, handlers/ and supervisor/: cppcheck, then clang-tidy
+# with the checks chosen in .clang-tidy (see tests/lint/README), then the layering check
+# (layers.sh).  Every finding is printed and makes the run fail (exit 1).  The preprocessor flags are the build's, from the Makefile
 # (LINT_CPPFLAGS); both tools run on every core (LINT_JOBS, default nproc).
 #
 # Run from the repository root: `make lint`, or `bash tests/lint/run.sh`.
@@ -63,5 +63,10 @@ if ! xargs -r -P "$jobs" -n 2 sh -c \
 	status=1
 fi
 grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|^Use -header-filter|^Use -system-headers' "$log"
+
+# The layering: no part reaches sideways, no circle between files of different concepts
+# (tests/lint/layers.sh, over the build's objects in SLUICE_OBJ).
+echo "== layers"
+bash tests/lint/layers.sh || status=1
 echo "lint: $((SECONDS - start)) s, $([ $status -eq 0 ] && echo clean || echo FINDINGS)"
 exit $status

@@ -96,17 +96,10 @@ test_env_readers(void)
 	/* Strings come back as they are, NULL when unset. */
 	setenv("SLUICE_TEMPLATE", "-", 1);
 	CHECK_STR(settings_get(SETTING_TEMPLATE), "-");
-	CHECK_STR(settings_str("SLUICE_TEMPLATE", "d"), "-");
 	setenv("SLUICE_TEMPLATE", "", 1);
 	CHECK_STR(settings_get(SETTING_TEMPLATE), "");
 	unsetenv("SLUICE_TEMPLATE");
 	CHECK(settings_get(SETTING_TEMPLATE) == NULL);
-	CHECK_STR(settings_str("SLUICE_TEMPLATE", "d"), "d");
-	/* The by-name reader knows only the table's string rows. */
-	setenv("SLUICE_NOT_A_ROW", "x", 1);
-	CHECK(settings_str("SLUICE_NOT_A_ROW", "d") == NULL);
-	CHECK(settings_str("SLUICE_THREADS", "d") == NULL);
-	unsetenv("SLUICE_NOT_A_ROW");
 	/* A string row is no number. */
 	CHECK_INT(settings_int(SETTING_DB, &v), -1);
 }
