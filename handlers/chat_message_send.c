@@ -105,7 +105,5 @@ static const struct endpoint endpoint = {
 int
 main(int argc, char **argv)
 {
-	if (chat_init() < 0)
-		return 1;
-	return serve_main(argc, argv, &endpoint);
+	return chat_main(argc, argv, &endpoint);
 }

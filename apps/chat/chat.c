@@ -22,6 +22,7 @@
 #include "chat/body.h"
 #include "chat/write.h"
 #include "json.h"
+#include "serve.h"
 #include "settings.h"
 #include "req.h"
 #include "resp.h"
@@ -181,6 +182,14 @@ chat_init(void)
 		return -1;
 	}
 	return 0;
+}
+
+int
+chat_main(int argc, char **argv, const struct endpoint *ep)
+{
+	if (chat_init() < 0)
+		return 1;
+	return serve_main(argc, argv, ep);
 }
 
 int

@@ -31,6 +31,11 @@ struct resp;
  * Returns 0, or -1 after printing why on stderr. */
 int chat_init(void);
 
+/* A chat endpoint's main(): chat_init(), then serve_main() with ep.  Returns 1 when
+ * chat_init() failed, else serve_main()'s status. */
+struct endpoint;
+int chat_main(int argc, char **argv, const struct endpoint *ep);
+
 /* 1 in bench mode (SLUICE_BENCH_SESSIONS > 0), else 0. */
 int chat_bench_mode(void);
 
