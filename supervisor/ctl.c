@@ -32,6 +32,7 @@
 
 #include "log.h"
 #include "sluiced.h"
+#include "str.h"
 
 #define CTL_CMD_MAX	256
 
@@ -393,9 +394,9 @@ out:
 int
 ctl_client(const char *rundir, int argc, char **argv)
 {
-	char path[SLUICED_SUN_MAX], cmd[CTL_CMD_MAX], *resp = NULL, *body, *end;
+	char path[SLUICED_SUN_MAX], cmd[CTL_CMD_MAX], *resp = NULL, *body;
 	size_t rlen;
-	long secs = 30;
+	int64_t secs = 30;
 	int m, rc;
 
 	m = snprintf(path, sizeof(path), "%s/sluiced.ctl", rundir);
@@ -405,10 +406,7 @@ ctl_client(const char *rundir, int argc, char **argv)
 	}
 	if ((argc == 1 || argc == 2) && strcmp(argv[0], "wait") == 0) {
 		if (argc == 2) {
-			errno = 0;
-			secs = strtol(argv[1], &end, 10);
-			if (argv[1][0] < '0' || argv[1][0] > '9' || *end != '\0' || errno != 0 ||
-			    secs < 1 || secs > 3600) {
+			if (str_to_int(argv[1], strlen(argv[1]), 1, 3600, &secs) < 0) {
 				fprintf(stderr, "sluiced: ctl wait: want seconds in [1, 3600]\n");
 				return 2;
 			}

@@ -19,6 +19,7 @@
 
 #include "http.h"
 #include "stack.h"
+#include "str.h"
 
 #define STACK_MAX	8
 
@@ -244,11 +245,14 @@ stack_wait_pool(struct stack *s, const char *name, int ms)
 {
 	long long end = stack_now_ms() + ms;
 	char v[64], *slash;
+	int64_t have, want;
 
 	while (stack_now_ms() < end) {
 		if (stack_pool_field(s, name, "workers", v, sizeof(v)) == 0 &&
-		    (slash = strchr(v, '/')) != NULL && atoi(v) > 0 &&
-		    atoi(v) == atoi(slash + 1))
+		    (slash = strchr(v, '/')) != NULL &&
+		    str_to_int(v, (size_t)(slash - v), 1, INT32_MAX, &have) == 0 &&
+		    str_to_int(slash + 1, strlen(slash + 1), 1, INT32_MAX, &want) == 0 &&
+		    have == want)
 			return 0;
 		stack_sleep_ms(20);
 	}
