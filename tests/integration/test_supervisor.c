@@ -170,7 +170,7 @@ test_sighup_refuses_mistakes(void)
 {
 	struct http_resp r;
 	struct stack s;
-	char url[128], log[400], text[512], want[600], state[32];
+	char url[128], log[400], text[512], want[PATH_MAX + 1200], state[32];
 	pid_t pids[8];
 
 	if (stack_start(&s, "health =/health workers=2\n", "tuned", 1, NULL) < 0) {
@@ -188,7 +188,7 @@ test_sighup_refuses_mistakes(void)
 	CHECK(kill(s.sluiced, SIGHUP) == 0);
 	sleep_ms(500);
 	snprintf(want, sizeof(want), "SIGHUP: %s:3: endpoint ghost: cannot execute %s/ghost: "
-	    "No such file or directory", s.conf, bin_dir());
+	    "No such file or directory", s.conf, s.bin);
 	CHECK_INT(count_in_file(log, want), 1);
 	CHECK_INT(count_in_file(log, "cannot execute"), 1);
 	CHECK(stack_pool_state(&s, "ghost", state, sizeof(state)) != 0);

@@ -461,6 +461,38 @@ stack_reaches(uid_t uid, gid_t gid, const char *path, int mode)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* The user the stack's workers run as when it starts as root, or NULL (not root). */
+static struct passwd *
+stack_run_user(void)
+{
+	struct passwd *pw;
+
+	if (geteuid() != 0)
+		return NULL;
+	if ((pw = getpwnam("sluice")) == NULL)
+		pw = getpwnam("nobody");
+	return pw;
+}
+
+int
+stack_reachable(const struct stack *s, const char *path, char *out, size_t len)
+{
+	struct passwd *pw = stack_run_user();
+	int n;
+
+	if (pw == NULL || stack_reaches(pw->pw_uid, pw->pw_gid, path, X_OK) ||
+	    strchr(path, '\'') != NULL) {
+		n = snprintf(out, len, "%s", path);
+		return n < 0 || (size_t)n >= len ? -1 : 0;
+	}
+	n = snprintf(out, len, "%s/extra%s", s->dir, path);
+	if (n < 0 || (size_t)n >= len ||
+	    stack_sh("mkdir -p \"$(dirname '%s')\" && cp -a '%s' '%s' && chmod -R a+rX '%s/extra'",
+	    out, path, out, s->dir) != 0)
+		return -1;
+	return 0;
+}
+
 /*
  * As root, the workers run as sluiced's run user (sluice, else nobody) and nginx's or
  * Apache's as that user or www-data: a tree under a private directory (root's home is
@@ -484,9 +516,7 @@ stack_stage(struct stack *s, const char *endpoints, char *out, size_t outlen)
 	n = snprintf(out, outlen, "%s", endpoints);
 	if (n < 0 || (size_t)n >= outlen)
 		return -1;
-	if (geteuid() != 0)
-		return 0;
-	if ((pw = getpwnam("sluice")) == NULL && (pw = getpwnam("nobody")) == NULL)
+	if ((pw = stack_run_user()) == NULL)
 		return 0;
 	snprintf(path, sizeof(path), "%s/health", stack_bin());
 	if (!stack_reaches(pw->pw_uid, pw->pw_gid, path, X_OK)) {
@@ -517,15 +547,10 @@ stack_stage(struct stack *s, const char *endpoints, char *out, size_t outlen)
 		if (k >= PATH_MAX)
 			return -1;
 		snprintf(path, sizeof(path), "%.*s", (int)k, end);
-		if (!stack_reaches(pw->pw_uid, pw->pw_gid, path, X_OK) && strchr(path, '\'') == NULL) {
-			n = snprintf(copy, sizeof(copy), "%s/extra%s", s->dir, path);
-			if (n < 0 || (size_t)n >= sizeof(copy) || stack_sh("mkdir -p \"$(dirname '%s')\" && cp -a '%s' '%s'", copy, path,
-			    copy) != 0)
-				return -1;
-			memcpy(path, copy, strlen(copy) + 1);
-			staged = 1;
-		}
-		n = snprintf(out + used, outlen - used, "%s", path);
+		if (stack_reachable(s, path, copy, sizeof(copy)) == -1)
+			return -1;
+		staged |= strcmp(path, copy) != 0;
+		n = snprintf(out + used, outlen - used, "%s", copy);
 		if (n < 0 || (size_t)n >= outlen - used)
 			return -1;
 		used += (size_t)n;

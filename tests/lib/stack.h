@@ -57,6 +57,13 @@ int stack_start_server(struct stack *s, const char *endpoints, const char *serve
     const char *profile, int workers, const char *extra_args);
 void stack_stop(struct stack *s);
 
+/*
+ * A binary at path that the stack's workers can execute, for an endpoint line added after
+ * the start (a SIGHUP test): path itself, or as root in a private tree a copy under the
+ * stack's directory.  Writes it into out[len]; returns 0, or -1 (too long, copy failed).
+ */
+int stack_reachable(const struct stack *s, const char *path, char *out, size_t len);
+
 /* Runs "sluiced -r RUN ctl ARGS" and returns its exit status; its output goes to out
  * (may be NULL). */
 int stack_ctl(struct stack *s, struct buf *out, const char *args);
