@@ -9,6 +9,7 @@
  * never a database error later.  The scan recurses once per nesting level, at most
  * max_depth deep.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,34 @@ json_parse(const char *s, size_t len, int max_depth, enum json_err *err, size_t 
 	}
 	*err = JSON_OK;
 	return v;
+}
+
+int
+json_has_nul_escape(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
+			return 1;
+		i++;	/* skip the escaped character */
+	}
+	return 0;
+}
+
+int
+json_numbers_finite(const cJSON *v)
+{
+	const cJSON *it;
+
+	if (cJSON_IsNumber(v))
+		return isfinite(v->valuedouble);
+	for (it = v->child; it != NULL; it = it->next)
+		if (!json_numbers_finite(it))
+			return 0;
+	return 1;
 }
 
 int

@@ -33,6 +33,18 @@ enum json_err {
 cJSON *json_parse(const char *s, size_t len, int max_depth, enum json_err *err,
     size_t *errpos);
 
+/*
+ * 1 when the JSON text s[0..len) holds a "\u0000" escape.  cJSON ends its strings at a NUL,
+ * so such a value (or key) would be silently cut: callers that store strings refuse the
+ * body instead.  Meant for text json_parse() took (outside strings a backslash cannot
+ * occur), where it finds exactly the escapes of NUL.
+ */
+int json_has_nul_escape(const char *s, size_t len);
+
+/* 1 when every number in v (a parsed tree) is finite: "1e999" parses as infinity, which no
+ * column holds and no JSON writer can print back. */
+int json_numbers_finite(const cJSON *v);
+
 /* Appends s[0..len) as a quoted JSON string, escaping what JSON requires.  Bytes are
  * copied as they are: validate UTF-8 first where it matters.  0 or -1 (the buf's cap). */
 int json_escape(struct buf *b, const char *s, size_t len);

@@ -23,26 +23,6 @@
 static const char *const chat_body_signals[] = { "messageSend", "channelOpen",
     "nicknameSet", NULL };
 
-/*
- * cJSON ends its strings at a NUL, so "\u0000" inside a value would silently cut it.
- * Such bodies are refused outright: this finds the escape (outside strings a backslash
- * cannot occur in valid JSON, and cJSON rejects the body then anyway).
- */
-static int
-chat_body_has_nul_escape(const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i++) {
-		if (s[i] != '\\')
-			continue;
-		if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
-			return 1;
-		i++;	/* skip the escaped character */
-	}
-	return 0;
-}
-
 static int
 chat_body_is_signal(const char *name)
 {
@@ -116,7 +96,7 @@ chat_body_json(struct req *rq, struct resp *rs, const struct chat_field *tbl, si
 		resp_error(rs, 400, "invalid_body", "the request has no body", NULL, NULL);
 		goto out;
 	}
-	if (chat_body_has_nul_escape(rq->body, rq->body_len)) {
+	if (json_has_nul_escape(rq->body, rq->body_len)) {
 		chat_field_refuse(rs, NULL, NULL, CHAT_FIELD_NUL);
 		goto out;
 	}

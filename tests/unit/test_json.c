@@ -100,6 +100,40 @@ test_cjson_lenient_inputs_refused(void)
 	}
 }
 
+/* The checks behind refusing a body: a \u0000 escape (cJSON would cut the string there)
+ * and a number beyond a double (1e999 parses as infinity). */
+static void
+test_nul_escape_and_finite(void)
+{
+	static const struct {
+		const char *s;
+		int nul, finite;
+	} t[] = {
+		{ "{\"a\":\"x\"}", 0, 1 },
+		{ "{\"a\":\"a\\u0000b\"}", 1, 1 },
+		{ "{\"a\\u0000\":1}", 1, 1 },
+		{ "[\"a\\\\u0000\"]", 0, 1 },	/* an escaped backslash, then text */
+		{ "[\"\\u00000\"]", 1, 1 },
+		{ "[\"\\u0001\"]", 0, 1 },
+		{ "{\"a\":1e999}", 0, 0 },
+		{ "[[-1E+400]]", 0, 0 },
+		{ "{\"a\":{\"b\":[1,2,1e308]}}", 0, 1 },
+		{ "1e999", 0, 0 },
+	};
+	enum json_err err;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		cJSON *v = json_parse(t[i].s, strlen(t[i].s), 8, &err, NULL);
+
+		CHECK(v != NULL);
+		CHECK_INT(json_has_nul_escape(t[i].s, strlen(t[i].s)), t[i].nul);
+		if (v != NULL)
+			CHECK_INT(json_numbers_finite(v), t[i].finite);
+		cJSON_Delete(v);
+	}
+}
+
 static void
 test_escape(void)
 {
@@ -129,6 +163,7 @@ main(void)
 	RUN(test_parse_table);
 	RUN(test_deep_and_nul);
 	RUN(test_cjson_lenient_inputs_refused);
+	RUN(test_nul_escape_and_finite);
 	RUN(test_escape);
 	return harness_done();
 }
