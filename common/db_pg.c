@@ -92,7 +92,10 @@ db_pg_class(PGconn *conn, const PGresult *res)
 	 * integrity violations (NOT NULL 23502, CHECK 23514, ...) are bad input (400). */
 	if (strcmp(ss, "23505") == 0 || strcmp(ss, "23503") == 0)
 		return DB_ECONSTRAINT;
-	if (strncmp(ss, "23", 2) == 0 || strncmp(ss, "22", 2) == 0)
+	/* Also what a request asked that cannot be: an upsert's conflict target without a
+	 * unique constraint (42P10), a value or statement past a limit (class 54). */
+	if (strncmp(ss, "23", 2) == 0 || strncmp(ss, "22", 2) == 0 ||
+	    strcmp(ss, "42P10") == 0 || strncmp(ss, "54", 2) == 0)
 		return DB_EINPUT;
 	/* Serialization failure, deadlock, lock_timeout, statement_timeout: retryable. */
 	if (strcmp(ss, "40001") == 0 || strcmp(ss, "40P01") == 0 ||
@@ -120,10 +123,12 @@ db_pg_err(struct db_pg *p, const PGresult *res, const char *what)
 	db_set_err(&p->base, db_pg_class(p->conn, res), "pg %s: %s%s%s", what,
 	    ss != NULL ? ss : "", ss != NULL ? " " : "", msg);
 	/* Data exceptions (class 22: bad syntax for the type, out of range, ...) all read
-	 * 22P02, as SQLite can tell no finer (db_sqlite.c): the back ends answer alike. */
+	 * 22P02, and limits (class 54) 54000, as SQLite can tell no finer (db_sqlite.c): the
+	 * back ends answer alike. */
 	if ((p->base.errcode == DB_ECONSTRAINT || p->base.errcode == DB_EINPUT) && ss != NULL &&
 	    strlen(ss) == 5)
-		memcpy(p->base.sqlstate, strncmp(ss, "22", 2) == 0 ? "22P02" : ss, 6);
+		memcpy(p->base.sqlstate, strncmp(ss, "22", 2) == 0 ? "22P02" :
+		    strncmp(ss, "54", 2) == 0 ? "54000" : ss, 6);
 }
 
 /* Notices (and the FATAL a dying backend sends to an idle connection) go to the log, not

@@ -164,8 +164,9 @@ db_sqlite_open_class(sqlite3 *conn, int rc, const char *path)
 }
 
 /*
- * PostgreSQL's SQLSTATE for an SQLite constraint failure (rc extended, msg SQLite's
- * message), or NULL.  A CHECK on typeof() is how a non-STRICT schema gives a column a type
+ * PostgreSQL's SQLSTATE for an SQLite failure a request caused (rc extended, msg SQLite's
+ * message): a constraint, a value too big (54000), an upsert without a matching unique
+ * index (42P10); or NULL.  A CHECK on typeof() is how a non-STRICT schema gives a column a type
  * (sql/chinook/schema.sqlite.sql): failing it is PostgreSQL's 22P02, a value of the wrong
  * type, not a failed check.
  */
@@ -186,6 +187,13 @@ db_sqlite_sqlstate(int rc, const char *msg)
 	case SQLITE_CONSTRAINT_DATATYPE:
 	case SQLITE_MISMATCH:	/* not an integer, into an INTEGER PRIMARY KEY */
 		return "22P02";
+	case SQLITE_TOOBIG:	/* a string or blob the statement built grew past its limit */
+		return "54000";
+	case SQLITE_ERROR:
+		/* An upsert's conflict target that no unique index covers: the request's
+		 * mistake, as PostgreSQL's 42P10 says. */
+		return msg != NULL && strstr(msg, "ON CONFLICT clause does not match") != NULL ?
+		    "42P10" : NULL;
 	default:
 		return NULL;
 	}
@@ -196,8 +204,8 @@ db_sqlite_err(struct db_sqlite *s, int rc, const char *what)
 {
 	const char *ss = db_sqlite_sqlstate(rc, sqlite3_errmsg(s->conn));
 
-	db_set_err(&s->base, db_sqlite_class(s->conn, rc), "sqlite %s: %s (%d)", what,
-	    sqlite3_errmsg(s->conn), rc);
+	db_set_err(&s->base, ss != NULL && strcmp(ss, "42P10") == 0 ? DB_EINPUT :
+	    db_sqlite_class(s->conn, rc), "sqlite %s: %s (%d)", what, sqlite3_errmsg(s->conn), rc);
 	if (ss != NULL)
 		memcpy(s->base.sqlstate, ss, 6);
 }

@@ -77,6 +77,10 @@ serve_db_error_sqlstate(struct resp *rs, int err_class, const char *sqlstate)
 		{ "23502", "a value is missing for a column that requires one" },
 		{ "23514", "a value breaks a check constraint of its column" },
 		{ "22P02", "a value does not fit its column" },
+		{ "54000", "the statement grew past a limit of the database (a value it builds "
+		    "is too large, or it is too complex)" },
+		{ "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT "
+		    "specification" },
 	};
 	enum db_err e = (enum db_err)err_class;
 	size_t i;

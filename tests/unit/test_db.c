@@ -574,6 +574,20 @@ test_errors(void)
 	CHECK_INT(db_errcode(db), DB_EINPUT);
 	CHECK_INT(db_err_status(db_errcode(db)), 400);
 
+	/* An upsert's conflict target that no unique constraint covers: the request's
+	 * mistake, 400 42P10 (it was a 500). */
+	CHECK_INT(db_exec(db, "INSERT INTO t_err(id, name) VALUES (9, 'x') ON CONFLICT (name) "
+	    "DO NOTHING"), -1);
+	CHECK_INT(db_errcode(db), DB_EINPUT);
+	CHECK_STR(db_sqlstate(db), "42P10");
+
+	/* A value the statement builds past the database's limit: 400 54000, not "does not
+	 * fit its column". */
+	CHECK_INT(db_exec(db, B->kind == DB_PG ? "SELECT repeat('x', 1100000000)" :
+	    "SELECT zeroblob(2000000000)"), -1);
+	CHECK_INT(db_errcode(db), DB_EINPUT);
+	CHECK_STR(db_sqlstate(db), "54000");
+
 	/* Syntax error: our own SQL, 500. */
 	CHECK(db_prepare(db, "SELEC 1") == NULL);
 	CHECK_INT(db_errcode(db), DB_EINTERNAL);
