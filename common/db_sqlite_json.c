@@ -26,6 +26,7 @@
  * (handlers/rest/select.c) stays one statement that returns the finished body, and both are
  * registered on every SQLite connection by db_sqlite.c as deterministic and innocuous.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +155,7 @@ sj_int(struct sj_buf *b, sqlite3_int64 v)
 
 /*
  * A real as json_quote() renders it ("%!0.15g": 15 significant digits, always a decimal
- * point).  SQLite's printf converts digit by digit; prices and other values with at most
+ * point), but null for an infinity.  SQLite's printf converts digit by digit; prices and other values with at most
  * two decimals, the common case, take a shortcut that gives the same text.
  */
 static void
@@ -164,6 +165,12 @@ sj_real(struct sj_buf *b, double v)
 	long long c;
 	int n;
 
+	/* An infinity (SQLite stores 1e999 as one; NaN it stores as NULL) has no JSON: null,
+	 * where json_quote() would write Inf. */
+	if (!isfinite(v)) {
+		sj_put(b, "null", 4);
+		return;
+	}
 	if (v > -1e12 && v < 1e12 && v != 0) {
 		c = (long long)(v * 100.0 + (v < 0 ? -0.5 : 0.5));
 		if ((double)c / 100.0 == v) {

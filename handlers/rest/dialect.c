@@ -176,7 +176,7 @@ lite_col_value(struct buf *b, const char *alias, const struct rest_col *c)
  * The column as JSON text, 'null' for NULL.  PostgreSQL: an integer's text is its JSON;
  * to_json() renders everything else as row_to_json() would (numbers bare unless NaN or
  * infinite, timestamps ISO-8601, text escaped).  SQLite: json_quote() renders numbers
- * bare, text quoted.
+ * bare (an infinity as null), text quoted.
  */
 static void
 pg_col_text(struct buf *b, const char *alias, const struct rest_col *c)
@@ -206,6 +206,15 @@ lite_col_text(struct buf *b, const char *alias, const struct rest_col *c)
 		buf_puts(b, "coalesce(");
 		rest_col_ref(b, alias, c->name);
 		buf_puts(b, ", 'null')");
+		break;
+	case REST_K_NUM:
+		/* json_quote() writes an infinity as Inf, which is no JSON: null instead, as
+		 * sluice_obj() does (9e999 is SQLite's infinity). */
+		buf_puts(b, "case when abs(");
+		rest_col_ref(b, alias, c->name);
+		buf_puts(b, ") = 9e999 then 'null' else json_quote(");
+		rest_col_ref(b, alias, c->name);
+		buf_puts(b, ") end");
 		break;
 	default:
 		buf_puts(b, "json_quote(");

@@ -69,6 +69,16 @@ test_obj_reals(void)
 	}
 }
 
+/* An infinity (SQLite's 9e999, stored from 1e999) is null: json_quote() writes Inf, which
+ * is not JSON. */
+static void
+test_obj_infinity_is_null(void)
+{
+	CHECK_STR(one("select sluice_obj('{\"a\":%v,\"b\":%v,\"c\":%v}', 9e999, -9e999, 1.5)"),
+	    "{\"a\":null,\"b\":null,\"c\":1.5}");
+	CHECK_STR(one("select sluice_arr(x) from (select 9e999 as x)"), "[null]");
+}
+
 static void
 test_obj_escapes(void)
 {
@@ -191,6 +201,7 @@ main(void)
 	}
 	RUN(test_obj_values);
 	RUN(test_obj_reals);
+	RUN(test_obj_infinity_is_null);
 	RUN(test_obj_escapes);
 	RUN(test_obj_splice);
 	RUN(test_obj_errors);
