@@ -2,7 +2,8 @@
  * names.c: the names of a parsed tree resolved against the schema: each relation's table,
  * each embed's relationship to its parent (a foreign key either way, or a junction table
  * for many-to-many, chosen by the !hint when there are several), and every column of
- * select=, order= and the filters.  An unknown name is a 400 (42703 for a column,
+ * select=, order= and the filters.  More than REST_MEMBERS_MAX keys in one object (a '*'
+ * counts the table's columns) is a 400 PGRST100.  An unknown name is a 400 (42703 for a column,
  * PGRST200 for a relationship, PGRST201 when it is ambiguous); past this point every
  * identifier the generators write is one the database has.
  */
@@ -128,11 +129,20 @@ none:
 int
 rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 {
-	size_t i;
+	size_t i, members = 0;
 
 	n->table = table;
 	for (i = 0; i < n->nitems; i++) {
 		struct rest_item *it = &n->items[i];
+
+		/* Each '*' is all the table's columns: 300 of them would be thousands. */
+		members += it->kind == REST_I_STAR ? (size_t)tab(g, table)->ncols : 1;
+		if (members > REST_MEMBERS_MAX) {
+			rest_err_set(g->e, 400, "PGRST100", NULL, "select= asks for more than %d "
+			    "columns of '%.80s'", REST_MEMBERS_MAX, n->name != NULL ? n->name :
+			    tab(g, table)->name);
+			return -1;
+		}
 
 		if (it->kind == REST_I_COL && rest_schema_col(tab(g, table), it->name) < 0)
 			return no_column(g, table, it->name);

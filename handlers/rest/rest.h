@@ -45,6 +45,7 @@ struct rest_dialect;
 #define REST_EMBED_DEPTH	8	/* nested embeds: 400 */
 #define REST_NODES_MAX		32	/* embeds per request: 400 */
 #define REST_LOGIC_DEPTH	8	/* nested and()/or(): 400 */
+#define REST_MEMBERS_MAX	256	/* keys of one object of select= ('*': all columns): 400 */
 #define REST_PARAMS_MAX		256	/* bound values per statement */
 #define REST_SQL_MAX		(256 * 1024)
 /* Members of one sluice_obj() call on SQLite: a template and 126 values, SQLite's default

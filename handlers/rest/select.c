@@ -232,7 +232,8 @@ key_text(struct rest_gen *g, const char *key, int first)
 }
 
 /*
- * The output of n over alias: with columns, "expr as "key", ..." (CSV); without, one
+ * The output of n over alias: with columns, "expr as _k0, expr as _k1, ..." (CSV: named by
+ * position, since two keys may be the same, select=a:name,a:artist_id); without, one
  * concatenation giving the row's JSON object as text.
  */
 static int
@@ -252,8 +253,7 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 					if (nout)
 						buf_puts(g->sql, ", ");
 					col_value(g, alias, n->table, c);
-					buf_puts(g->sql, " as ");
-					rest_quote_ident(g->sql, t->cols[c].name);
+					buf_printf(g->sql, " as _k%zu", nout);
 				} else {
 					key_text(g, t->cols[c].name, nout == 0);
 					col_text(g, alias, n->table, c);
@@ -282,10 +282,8 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 				return -1;
 			buf_puts(g->sql, ", 'null')");
 		}
-		if (columns) {
-			buf_puts(g->sql, " as ");
-			rest_quote_ident(g->sql, it->alias ? it->alias : it->name);
-		}
+		if (columns)
+			buf_printf(g->sql, " as _k%zu", nout - 1);
 	}
 	if (!columns)
 		buf_puts(g->sql, nout ? " || '}'" : "'{}'");
@@ -469,12 +467,15 @@ rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, in
 	return gen_obj(g, n, alias, agg);
 }
 
-/* One CSV field of column key of _r: quoted when it holds a quote, comma or newline. */
+/* One CSV field, column k of _r (_k<k>): quoted when it holds a quote, comma or newline. */
 static void
-gen_csv_field(struct rest_gen *g, const char *key)
+gen_csv_field(struct rest_gen *g, int k)
 {
 	struct buf *b = g->sql;
 	const char *pos = g->d->strpos, *txt = g->d->as_text, *chr = g->d->chr;
+	char key[24];
+
+	(void)snprintf(key, sizeof(key), "_k%d", k);
 
 	buf_puts(b, "coalesce(case when ");
 	buf_printf(b, "%s(_r.", pos);
@@ -543,7 +544,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		for (i = 0; i < nk; i++) {
 			if (i)
 				buf_puts(g->sql, " || ',' || ");
-			gen_csv_field(g, keys[i]);
+			gen_csv_field(g, i);
 		}
 		if (nk == 0)
 			buf_puts(g->sql, "''");
