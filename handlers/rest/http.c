@@ -20,12 +20,55 @@
 #include <string.h>
 
 #include "arena.h"
+#include "json.h"
 #include "log.h"
 #include "rest.h"
 #include "serve.h"
 #include "str.h"
 
 /* Is token (e.g. "count=exact") one of the comma-separated values of Prefer? */
+cJSON *
+rest_body_json(const struct req *rq, int depth, struct rest_err *e)
+{
+	enum json_err err;
+	size_t pos = 0;
+	cJSON *v;
+	char d[96];
+
+	/* A form or text/plain POST needs no preflight: only JSON may write. */
+	if (!req_content_type_is(rq, "application/json")) {
+		rest_err_set(e, 415, "PGRST107", "a request body must be sent as application/json",
+		    "Content-Type not acceptable");
+		return NULL;
+	}
+	if (rq->body == NULL || rq->body_len == 0) {
+		rest_err_set(e, 400, "PGRST102", NULL, "Empty or invalid json");
+		return NULL;
+	}
+	if ((v = json_parse(rq->body, rq->body_len, depth, &err, &pos)) == NULL) {
+		if (err == JSON_ETOODEEP)
+			(void)snprintf(d, sizeof(d), "nested deeper than %d levels", depth);
+		else
+			(void)snprintf(d, sizeof(d), "invalid JSON near byte %zu", pos);
+		rest_err_set(e, 400, "PGRST102", d, "Empty or invalid json");
+		return NULL;
+	}
+	/* Never stored cut ("a\u0000b" as "a") nor as a number no reader can parse back. */
+	if (json_has_nul_escape(rq->body, rq->body_len)) {
+		rest_err_set(e, 400, "PGRST102", "a string holds \\u0000, which cannot be stored",
+		    "Empty or invalid json");
+		cJSON_Delete(v);
+		return NULL;
+	}
+	if (!json_numbers_finite(v)) {
+		rest_err_set(e, 400, "PGRST102", "a number is too large to be finite (1e999)",
+		    "Empty or invalid json");
+		cJSON_Delete(v);
+		return NULL;
+	}
+	return v;
+}
+
 int
 rest_prefer(const struct req *rq, const char *token)
 {

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "buf.h"
 #include "db.h"
 #include "req.h"
@@ -389,6 +391,14 @@ enum rest_accept {
 	REST_ACCEPT_OBJECT,
 };
 
+/*
+ * The request's body as JSON, for a write or a function call: Content-Type
+ * application/json (415 PGRST107 otherwise, so that a cross-site form cannot write), valid
+ * JSON nested at most depth deep, no "\u0000" escape (cJSON would cut the string there) and
+ * no number beyond a double's range (1e999: stored as infinity, printed as no JSON): 400
+ * PGRST102.  Returns the tree (caller deletes with cJSON_Delete()) or NULL with e set.
+ */
+cJSON *rest_body_json(const struct req *rq, int depth, struct rest_err *e);
 /* 1 when the Prefer header carries token ("return=representation"). */
 int rest_prefer(const struct req *rq, const char *token);
 /* The response type the Accept header asks for, or REST_ACCEPT_BAD with e set. */

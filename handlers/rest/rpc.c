@@ -55,10 +55,13 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 	for (i = 0; i < f->nargs; i++)
 		vals[i] = NULL;
 	if (rq->method == REQ_POST && rq->body != NULL && rq->body_len > 0) {
-		enum json_err err;
+		struct rest_err e;
 
-		if ((body = json_parse(rq->body, rq->body_len, 32, &err, NULL)) == NULL ||
-		    !cJSON_IsObject(body)) {
+		if ((body = rest_body_json(rq, 32, &e)) == NULL) {
+			rest_error(rs, &e);
+			goto out;
+		}
+		if (!cJSON_IsObject(body)) {
 			resp_error(rs, 400, "PGRST102", "Empty or invalid json", NULL, NULL);
 			goto out;
 		}

@@ -9,9 +9,12 @@
  *               from json_each($1) _j where true [on conflict ...] [returning '{"a":' || ...]
  * PATCH sets every key of the body object the same way; DELETE returns what it removed.
  *
- * The body is parsed once with json_parse() (depth limit) only to check it: an object or an
- * array of objects whose keys are all known columns (400 PGRST204 otherwise), the same keys
- * in every object unless columns= says which to take (400 PGRST102).  Prefer:
+ * The body must be application/json (415 otherwise: a cross-site form cannot write) and is
+ * parsed once by rest_body_json() (depth limit; no "\u0000", no non-finite number: 400
+ * PGRST102) only to check it: an object or an array of objects whose keys are all known
+ * columns (400 PGRST204 otherwise), the same keys in every object unless columns= says
+ * which to take (400 PGRST102).  A representation too large for the response is 413 and
+ * the write is rolled back (it runs in a transaction for that).  Prefer:
  * return=minimal (default: 201/204 and no body) or representation (the rows as JSON, with
  * select= and embeds), resolution=merge-duplicates|ignore-duplicates with on_conflict=
  * (default: the primary key), missing=default (absent keys take the column default),
@@ -35,36 +38,6 @@ write_bad_body(struct rest_err *e, const char *msg, const char *details)
 {
 	rest_err_set(e, 400, "PGRST102", details, "%s", msg);
 	return -1;
-}
-
-/* Parses and checks the body.  Returns the cJSON tree (caller deletes) or NULL with e set. */
-static cJSON *
-write_parse(struct req *rq, struct rest_err *e)
-{
-	enum json_err err;
-	size_t pos = 0;
-	cJSON *v;
-	char d[96];
-
-	if (req_env(rq, "CONTENT_TYPE") != NULL && *req_env(rq, "CONTENT_TYPE") != '\0' &&
-	    !req_content_type_is(rq, "application/json")) {
-		rest_err_set(e, 415, "PGRST107", NULL, "Content-Type not acceptable");
-		return NULL;
-	}
-	if (rq->body == NULL || rq->body_len == 0) {
-		write_bad_body(e, "Empty or invalid json", NULL);
-		return NULL;
-	}
-	if ((v = json_parse(rq->body, rq->body_len, WRITE_JSON_DEPTH, &err, &pos)) == NULL) {
-		if (err == JSON_ETOODEEP)
-			(void)snprintf(d, sizeof(d), "nested deeper than %d levels",
-			    WRITE_JSON_DEPTH);
-		else
-			(void)snprintf(d, sizeof(d), "invalid JSON near byte %zu", pos);
-		write_bad_body(e, "Empty or invalid json", d);
-		return NULL;
-	}
-	return v;
 }
 
 static int
@@ -177,7 +150,12 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	char range[64];
 	struct rest_err e;
 
-	if (t->d->write_txn || acc == REST_ACCEPT_OBJECT) {
+	/*
+	 * With a representation the write stays open until its body is known to fit: a
+	 * representation past the buffer rolls the write back (413), so that no client is
+	 * told a committed write failed.  SQLite's writes are in a transaction anyway.
+	 */
+	if (t->d->write_txn || rep || acc == REST_ACCEPT_OBJECT) {
 		if (db_begin(rq->db, DB_TXN_WRITE) < 0)
 			return serve_db_error(rs, rq->db);
 		txn = 1;
@@ -195,10 +173,16 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 		    (long long)rows);
 		return rest_error(rs, &e);
 	}
+	if (buf_failed(out)) {
+		if (txn)
+			db_rollback(rq->db);
+		buf_reset(out, 1 << 20);
+		return resp_error(rs, 413, "too_large", "the representation of the written rows "
+		    "is too large; nothing was written", "ask for fewer columns with select= or "
+		    "for return=minimal", NULL);
+	}
 	if (txn && db_commit(rq->db) < 0)
 		return serve_db_error(rs, rq->db);
-	if (buf_failed(out))
-		return resp_error(rs, 500, "internal", "the response is too large", NULL, NULL);
 	if (rest_prefer(rq, "count=exact"))
 		(void)snprintf(range, sizeof(range), "*/%lld", (long long)rows);
 	else
@@ -313,8 +297,8 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 	if (write_start(rq, rs, t, p, &g, &e, &acc) < 0)
 		return 0;
-	if ((body = write_parse(rq, &e)) == NULL || write_shape(body, 1, &e) < 0 ||
-	    write_columns(rq, tb, body, cols, &ncols, &e) < 0 ||
+	if ((body = rest_body_json(rq, WRITE_JSON_DEPTH, &e)) == NULL ||
+	    write_shape(body, 1, &e) < 0 || write_columns(rq, tb, body, cols, &ncols, &e) < 0 ||
 	    (rep && write_select(rq, &g, root, table) < 0))
 		goto err;
 	for (i = 0; i < ncols; i++)
@@ -482,7 +466,8 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	if (rest_resolve(&g, filters, table) < 0 || (rep && write_select(rq, &g, root, table) < 0))
 		goto err;
 	if (!del) {
-		if ((body = write_parse(rq, &e)) == NULL || write_shape(body, 0, &e) < 0)
+		if ((body = rest_body_json(rq, WRITE_JSON_DEPTH, &e)) == NULL ||
+		    write_shape(body, 0, &e) < 0)
 			goto err;
 		cJSON_ArrayForEach(it, body) {
 			if (rest_schema_col(tb, it->string) < 0 || !write_plain_name(it->string)) {

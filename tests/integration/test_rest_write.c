@@ -186,7 +186,8 @@ test_rest_patch_delete(void)
 static void
 test_rest_rpc(void)
 {
-	static const char *const cnt[] = { "Prefer: count=exact", NULL };
+	static const char *const cnt[] = { "Content-Type: application/json",
+		"Prefer: count=exact", NULL };
 	static const char *const obj[] = { "Accept: application/vnd.pgrst.object+json", NULL };
 
 	FX_BOTH("GET", "rpc/add_them?a=1&b=2", NULL, NULL, 200, "3", &r);
