@@ -60,6 +60,11 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "s_00000001..N"),
 	[SETTING_TEMPLATE] = STR("SLUICE_TEMPLATE",
 	    "the chat page's template file (default: handlers/chat_page.html in the tree)"),
+	[SETTING_REST_UNFILTERED_WRITES] = INT("SLUICE_REST_UNFILTERED_WRITES", 0, 1, 0,
+	    "the REST API: 1 lets a PATCH or DELETE without a filter change every row; 0: 400"),
+	[SETTING_REST_CORS_ORIGINS] = STR("SLUICE_REST_CORS_ORIGINS",
+	    "the REST API: the origins (comma-separated, as browsers send them) that CORS "
+	    "allows; unset: no Access-Control-* headers"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

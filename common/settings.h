@@ -44,6 +44,8 @@ enum setting_key {
 	SETTING_SESSION_KEY_FILE,
 	SETTING_BENCH_SESSIONS,
 	SETTING_TEMPLATE,		/* the chat page (handlers/chat_page.c) */
+	SETTING_REST_UNFILTERED_WRITES,	/* the REST API (handlers/rest/) */
+	SETTING_REST_CORS_ORIGINS,
 	SETTING__MAX
 };
 

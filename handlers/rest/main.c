@@ -8,6 +8,12 @@
  *   PATCH       PREFIX<table>      filters, one JSON object: 204 (200 with representation)
  *   DELETE      PREFIX<table>      filters: 204 (200 with representation)
  *   GET|POST    PREFIX rpc/<fn>    named arguments in the query or a JSON object body
+ *   OPTIONS     any                a CORS preflight: 204 for an origin of rest_cors_origins,
+ *                                  403 otherwise (no Access-Control-* headers at all then)
+ * Writes take Content-Type: application/json only (415 PGRST107); a PATCH or DELETE without
+ * a filter is 400 21000 unless rest_unfiltered_writes=1; bodies with "\u0000" or a
+ * non-finite number (1e999) are 400 PGRST102; a representation too large is 413 and the
+ * write is rolled back.
  * Headers: Prefer (return=minimal|representation, count=exact, resolution=merge-duplicates|
  * ignore-duplicates, missing=default), Accept (application/json, text/csv,
  * application/vnd.pgrst.object+json), Range: N-M.  Responses carry Content-Range.
@@ -30,7 +36,7 @@
 static const struct endpoint endpoint = {
 	.name = "rest",
 	.handle = rest_handle,
-	.methods = REQ_GET | REQ_HEAD | REQ_POST | REQ_PATCH | REQ_DELETE,
+	.methods = REQ_GET | REQ_HEAD | REQ_POST | REQ_PATCH | REQ_DELETE | REQ_OPTIONS,
 	.db = &serve_db,
 	.thread_init = rest_thread_init,
 	.thread_reload = rest_thread_reload,

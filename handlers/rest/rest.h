@@ -371,10 +371,13 @@ struct rest_thread {
 	struct rest_schema *sc;		/* its connection's schema */
 	const struct rest_dialect *d;	/* its connection's dialect */
 	struct buf sql;			/* the statement being written, reused */
+	int unfiltered_writes;		/* rest_unfiltered_writes=1: PATCH/DELETE of all rows */
+	const char *cors_origins;	/* rest_cors_origins, comma-separated; NULL: no CORS */
 };
 
-/* The thread's state with the schema read through db: the endpoint's thread_init().
- * NULL when the database failed (its error is on db) or memory ran out. */
+/* The thread's state with the schema read through db and the endpoint's settings: the
+ * endpoint's thread_init().  NULL when the database failed (its error is on db), a setting
+ * is malformed (logged) or memory ran out. */
 void *rest_thread_init(struct db *db);
 /* Reads the schema again (thread_reload); the old one stays when the database fails.
  * 0 or -1. */

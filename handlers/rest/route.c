@@ -5,7 +5,8 @@
  * picks the verb: GET and HEAD read (read.c), POST inserts and PATCH and DELETE change
  * rows (write.c), a function is called by GET or POST (rpc.c).  A path with no resource
  * is 404 PGRST125, an unknown table 404 PGRST205, a query string over REST_QUERY_MAX
- * 414, another method 405.
+ * 414, another method 405.  CORS (rest_cors()) is answered first: OPTIONS is a preflight,
+ * 204 for an origin of rest_cors_origins and 403 for any other.
  *
  * Each serving thread keeps its connection's schema (schema.c), that connection's SQL
  * dialect (dialect.c) and a reusable SQL buffer in a struct rest_thread, the endpoint's
@@ -25,8 +26,16 @@ rest_thread_init(struct db *db)
 {
 	struct rest_thread *t;
 
+	long long unfiltered;
+
+	if (settings_int(SETTING_REST_UNFILTERED_WRITES, &unfiltered) < 0)
+		return NULL;
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
+	t->unfiltered_writes = unfiltered != 0;
+	t->cors_origins = settings_get(SETTING_REST_CORS_ORIGINS);
+	if (t->cors_origins != NULL && *t->cors_origins == '\0')
+		t->cors_origins = NULL;
 	buf_init(&t->sql, REST_SQL_MAX);
 	t->d = rest_dialect_of(db_backend(db));
 	if ((t->sc = rest_schema_load(db, t->d)) == NULL) {
@@ -106,6 +115,59 @@ rest_route(const char *path, const char **name, int *rpc)
 	return 0;
 }
 
+/* 1 when origin is one of the comma-separated origins of list, byte for byte. */
+static int
+rest_cors_listed(const char *list, const char *origin)
+{
+	size_t n = strlen(origin);
+	const char *s, *e;
+
+	for (s = list; *s != '\0'; s = *e == ',' ? e + 1 : e) {
+		while (*s == ' ')
+			s++;
+		for (e = s; *e != '\0' && *e != ','; e++)
+			continue;
+		if ((size_t)(e - s) == n && n > 0 && memcmp(s, origin, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * CORS, off unless rest_cors_origins lists origins: a listed Origin gets its own origin
+ * back (never "*") on every answer, errors included, so that its page can read them.  A
+ * preflight (OPTIONS) is 204 with the methods and headers the API takes for a listed
+ * origin, 403 without any Access-Control-* header for any other (or without CORS).
+ * Returns 1 when the request was a preflight and is answered, else 0.
+ */
+static int
+rest_cors(struct req *rq, struct resp *rs, const struct rest_thread *t)
+{
+	const char *origin = req_header(rq, "Origin");
+	int ok = t->cors_origins != NULL && origin != NULL &&
+	    rest_cors_listed(t->cors_origins, origin);
+
+	if (t->cors_origins != NULL)
+		resp_header(rs, "Vary", "Origin");
+	if (ok) {
+		resp_header(rs, "Access-Control-Allow-Origin", origin);
+		resp_header(rs, "Access-Control-Expose-Headers", "Content-Range, Range");
+	}
+	if (rq->method != REQ_OPTIONS)
+		return 0;
+	if (!ok || req_header(rq, "Access-Control-Request-Method") == NULL) {
+		resp_error(rs, 403, "cors_forbidden", "cross-origin requests from this origin "
+		    "are not allowed", NULL, NULL);
+		return 1;
+	}
+	resp_header(rs, "Access-Control-Allow-Methods", "GET, HEAD, POST, PATCH, DELETE");
+	resp_header(rs, "Access-Control-Allow-Headers", "Accept, Authorization, Content-Type, "
+	    "Prefer, Range, Accept-Profile, Content-Profile, X-Client-Info");
+	resp_header(rs, "Access-Control-Max-Age", "600");
+	rs->status = 204;
+	return 1;
+}
+
 int
 rest_handle(struct req *rq, struct resp *rs)
 {
@@ -113,6 +175,9 @@ rest_handle(struct req *rq, struct resp *rs)
 	const char *name;
 	int rpc, table;
 	char d[160];
+
+	if (rest_cors(rq, rs, t))
+		return 0;
 
 	if (strlen(rq->query) > REST_QUERY_MAX)
 		return resp_error(rs, 414, "PGRST100", "the query string is too long", NULL, NULL);

@@ -8,6 +8,8 @@
  *   SQLite      insert into "t" as _t0 ("a", "b") select json_extract(_j.value, '$."a"'), ...
  *               from json_each($1) _j where true [on conflict ...] [returning '{"a":' || ...]
  * PATCH sets every key of the body object the same way; DELETE returns what it removed.
+ * Both need a filter (400 21000 without one) unless the endpoint sets
+ * rest_unfiltered_writes=1.
  *
  * The body must be application/json (415 otherwise: a cross-site form cannot write) and is
  * parsed once by rest_body_json() (depth limit; no "\u0000", no non-finite number: 400
@@ -463,6 +465,13 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 		goto err;
 	filters->items = NULL;
 	filters->nitems = 0;
+	/* A forgotten filter must not change every row (pg-safeupdate's answer). */
+	if (!t->unfiltered_writes && (filters->where == NULL || filters->where->nkids == 0)) {
+		rest_err_set(&e, 400, "21000", "set rest_unfiltered_writes=1 on the endpoint to "
+		    "allow it", "%s requires a filter (a WHERE clause)", del ? "DELETE" :
+		    "UPDATE");
+		goto err;
+	}
 	if (rest_resolve(&g, filters, table) < 0 || (rep && write_select(rq, &g, root, table) < 0))
 		goto err;
 	if (!del) {
