@@ -143,10 +143,14 @@ rest_cors_listed(const char *list, const char *origin)
 static int
 rest_cors(struct req *rq, struct resp *rs, const struct rest_thread *t)
 {
-	const char *origin = req_header(rq, "Origin");
-	int ok = t->cors_origins != NULL && origin != NULL &&
-	    rest_cors_listed(t->cors_origins, origin);
+	const char *origin;
+	int ok;
 
+	if (t->cors_origins == NULL && rq->method != REQ_OPTIONS)
+		return 0;	/* the common case: no CORS, nothing to look at */
+	origin = req_header(rq, "Origin");
+	ok = t->cors_origins != NULL && origin != NULL &&
+	    rest_cors_listed(t->cors_origins, origin);
 	if (t->cors_origins != NULL)
 		resp_header(rs, "Vary", "Origin");
 	if (ok) {
