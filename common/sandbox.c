@@ -9,6 +9,7 @@
  * listen, prctl ...) are left out on purpose.
  */
 #include <errno.h>
+#include <linux/sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -36,8 +37,8 @@ static const char *const sandbox_names[] = {
 	"recvmsg", "sendmmsg", "recvmmsg", "shutdown",
 	/* Memory: malloc, SQLite's mmap of the database and its WAL index. */
 	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync",
-	/* Threads and their synchronisation. */
-	"clone", "clone3", "futex", "set_robust_list", "get_robust_list", "rseq",
+	/* Threads and their synchronisation (clone and clone3: see sandbox_threads()). */
+	"futex", "set_robust_list", "get_robust_list", "rseq",
 	"set_tid_address", "sched_yield", "sched_getaffinity", "gettid", "exit", "exit_group",
 	/* Signals: the SIGUSR2 wake-up (tgkill), sigwait, blocked masks, restarts. */
 	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "rt_sigpending",
@@ -64,6 +65,45 @@ static const char *const sandbox_san_names[] = {
 	"sched_setaffinity", "arch_prctl", "mincore", "pipe", "pipe2", "dup", "dup2", "dup3",
 };
 #endif
+
+/*
+ * clone(2) with exactly the flags glibc's pthread_create() passes: a thread, never a new
+ * process.  Any other clone (fork(), vfork(), a raw clone without CLONE_THREAD) falls to
+ * the default action and kills the worker.  clone3(2) takes its flags in a structure that
+ * seccomp cannot read, so it fails with ENOSYS and glibc falls back to clone.
+ */
+#define SANDBOX_THREAD_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
+	CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | \
+	CLONE_CHILD_CLEARTID)
+
+#if defined(__SANITIZE_ADDRESS__)
+/* LeakSanitizer's exit check runs its tracer as a task sharing the worker's memory. */
+#define SANDBOX_LSAN_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED)
+#endif
+
+/* The clone and clone3 rules; 0 or -1 (logged). */
+static int
+sandbox_threads(scmp_filter_ctx ctx)
+{
+	int rc;
+
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+	    SCMP_A0(SCMP_CMP_EQ, SANDBOX_THREAD_FLAGS))) < 0)
+		goto fail;
+#if defined(__SANITIZE_ADDRESS__)
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+	    SCMP_A0(SCMP_CMP_EQ, SANDBOX_LSAN_FLAGS))) < 0)
+		goto fail;
+#endif
+	if (seccomp_syscall_resolve_name("clone3") != __NR_SCMP_ERROR &&
+	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+	    seccomp_syscall_resolve_name("clone3"), 0)) < 0)
+		goto fail;
+	return 0;
+fail:
+	log_err("seccomp: cannot add the clone rules: %s", strerror(-rc));
+	return -1;
+}
 
 const char *const *
 sandbox_allowed(size_t *n)
@@ -113,7 +153,7 @@ sandbox_apply(void)
 		goto out;
 	}
 	if (sandbox_add(ctx, sandbox_names, sizeof(sandbox_names) / sizeof(sandbox_names[0]))
-	    == -1)
+	    == -1 || sandbox_threads(ctx) == -1)
 		goto out;
 #if defined(__SANITIZE_ADDRESS__)
 	if (sandbox_add(ctx, sandbox_san_names,

@@ -5,7 +5,8 @@
  * opened, listening socket found) and before its serving threads start, so the threads
  * inherit it.  From then on the process may only make the system calls that serving
  * requests needs: reading and writing its sockets and database files, SQLite's locks and
- * mmap, libpq's (re)connections over unix or TCP sockets, memory, threads and futexes,
+ * mmap, libpq's (re)connections over unix or TCP sockets, memory, threads (clone with the
+ * flags of pthread_create only: no fork; clone3 fails with ENOSYS) and futexes,
  * signals (the SIGUSR2 wake-up, sigwait), clocks and random bytes.  Any other call kills
  * the whole process with SIGSYS (SECCOMP_RET_KILL_PROCESS): sluiced logs the death and
  * starts a fresh worker, so a compromised worker cannot ptrace, mount, execve, open a

@@ -98,6 +98,45 @@ child_execve(void)
 }
 #endif
 
+/* fork() is a clone without CLONE_THREAD: it must kill the worker, never return. */
+static int
+child_fork(void)
+{
+	pid_t pid;
+
+	if (sandbox_apply() != 1)
+		return 10;
+	if ((pid = fork()) == 0)
+		_exit(0);
+	return pid > 0 ? 5 : 6;
+}
+
+/* The raw system call with only an exit signal (what a hand-written fork would pass). */
+static int
+child_clone_process(void)
+{
+	long rc;
+
+	if (sandbox_apply() != 1)
+		return 10;
+	if ((rc = syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, NULL, NULL, 0UL)) == 0)
+		_exit(0);
+	return rc > 0 ? 5 : 6;
+}
+
+#if defined(SYS_clone3)
+/* clone3 answers ENOSYS (so libc falls back to clone) and nobody dies. */
+static int
+child_clone3(void)
+{
+	if (sandbox_apply() != 1)
+		return 10;
+	if (syscall(SYS_clone3, NULL, (size_t)0) != -1)
+		return 7;
+	return errno == ENOSYS ? 0 : 8;
+}
+#endif
+
 static int
 child_off(void)
 {
@@ -130,6 +169,24 @@ test_forbidden_call_kills(void)
 #endif
 }
 
+/* Regression: the filter allowed clone with any flags, so a worker could fork. */
+static void
+test_fork_under_filter_kills(void)
+{
+	int st = in_child("1", child_fork);
+
+	CHECK(WIFSIGNALED(st));
+	CHECK_INT(WTERMSIG(st), SIGSYS);
+	st = in_child("1", child_clone_process);
+	CHECK(WIFSIGNALED(st));
+	CHECK_INT(WTERMSIG(st), SIGSYS);
+#if defined(SYS_clone3)
+	st = in_child("1", child_clone3);
+	CHECK(WIFEXITED(st));
+	CHECK_INT(WEXITSTATUS(st), 0);
+#endif
+}
+
 static void
 test_off_switch(void)
 {
@@ -145,7 +202,7 @@ test_list(void)
 {
 	const char *const *names;
 	size_t n, i;
-	int accept = 0, futex = 0, bad = 0;
+	int accept = 0, futex = 0, bad = 0, clone = 0;
 
 	names = sandbox_allowed(&n);
 	printf("  %zu system calls allowed\n", n);
@@ -153,6 +210,8 @@ test_list(void)
 	for (i = 0; i < n; i++) {
 		accept += strcmp(names[i], "accept") == 0;
 		futex += strcmp(names[i], "futex") == 0;
+		/* clone is allowed by a rule on its flags, never by name. */
+		clone += strcmp(names[i], "clone") == 0 || strcmp(names[i], "clone3") == 0;
 		bad += strcmp(names[i], "ptrace") == 0 || strcmp(names[i], "execve") == 0 ||
 		    strcmp(names[i], "mount") == 0 || strcmp(names[i], "setuid") == 0 ||
 		    strcmp(names[i], "bind") == 0 || strcmp(names[i], "listen") == 0;
@@ -160,6 +219,7 @@ test_list(void)
 	CHECK_INT(accept, 1);
 	CHECK_INT(futex, 1);
 	CHECK_INT(bad, 0);
+	CHECK_INT(clone, 0);
 }
 
 int
@@ -167,6 +227,7 @@ main(void)
 {
 	RUN(test_allowed_calls_work);
 	RUN(test_forbidden_call_kills);
+	RUN(test_fork_under_filter_kills);
 	RUN(test_off_switch);
 	RUN(test_list);
 	return harness_done();
