@@ -35,6 +35,7 @@
 #include <ctype.h>
 
 #include "log.h"
+#include "settings.h"
 #include "sluiced.h"
 #include "str.h"
 
@@ -330,16 +331,48 @@ pool_free(struct pool *p)
 	free(p);
 }
 
-/* Runs in the child between fork() and execv(): only async-signal-safe calls and setenv
- * (the supervisor is single-threaded, so the environment is not locked by anyone). */
+/*
+ * Whether a worker gets "NAME=value" of sluiced's environment: the worker settings (the
+ * rows of settings_table; not SLUICE_DB_<NAME>, the other endpoints' database URLs),
+ * the program search path, time zone and locale, the PG* defaults libpq reads, and the
+ * sanitizers' options of a test build.  Anything else (an operator's tokens, a CI's
+ * secrets) stays with sluiced: a compromised worker cannot read what it never had.
+ */
+static int
+pool_env_keep(const char *entry)
+{
+	static const char *const names[] = { "PATH=", "TZ=", "LANG=", "LANGUAGE=",
+	    "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=" };
+	static const char *const prefixes[] = { "LC_", "PG" };
+	size_t i, len;
+
+	for (i = 0; i < SETTING__MAX; i++) {
+		len = strlen(settings_table[i].name);
+		if (strncmp(entry, settings_table[i].name, len) == 0 && entry[len] == '=')
+			return 1;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strncmp(entry, names[i], strlen(names[i])) == 0)
+			return 1;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(entry, prefixes[i], strlen(prefixes[i])) == 0 &&
+		    strchr(entry, '=') != NULL)
+			return 1;
+	return 0;
+}
+
+/* Runs in the child between fork() and execve(): only async-signal-safe calls, setenv and
+ * malloc (the supervisor is single-threaded, so no lock is held by anyone). */
 static void __attribute__((noreturn))
 pool_child(const struct pool *p, pid_t parent)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1 };
 	sigset_t none;
 	char msg[512];
+	extern char **environ;
+	char **envp;
 	long maxfd, fd;
-	size_t i;
+	size_t i, n;
 	int null;
 
 	/* A worker outlives a sluiced killed with -9 by one request at most: it gets SIGTERM
@@ -366,7 +399,14 @@ pool_child(const struct pool *p, pid_t parent)
 	unsetenv("SLUICE_DB");
 	for (i = 0; p->spec.env[i] != NULL; i++)
 		putenv(p->spec.env[i]);
-	execv(p->spec.binary, (char *const[]){ p->spec.binary, NULL });
+	for (n = 0; environ[n] != NULL; n++)
+		continue;
+	if ((envp = calloc(n + 1, sizeof(*envp))) == NULL)
+		_exit(126);
+	for (i = n = 0; environ[i] != NULL; i++)
+		if (pool_env_keep(environ[i]))
+			envp[n++] = environ[i];
+	execve(p->spec.binary, (char *const[]){ p->spec.binary, NULL }, envp);
 	/* Say why on the shared stderr; the supervisor only sees exit status 127. */
 	msg[0] = '\0';
 	(void)snprintf(msg, sizeof(msg), "sluiced: %s: cannot execute %s: %s\n", p->name,

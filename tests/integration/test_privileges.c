@@ -9,7 +9,8 @@
  * Everywhere: a worker that makes a forbidden system call (the test-only endpoint
  * tests/handlers/forbidden.c calls mount(2)) is killed with SIGSYS, sluiced logs it and
  * starts a new worker that serves the next request; with seccomp=0 the same call only
- * fails.  Not as root, the identity checks become "nothing changed".
+ * fails.  A worker that forks (tests/handlers/escape.c) is killed the same way, and a
+ * secret in sluiced's environment never reaches a worker.  Not as root, the identity checks become "nothing changed".
  */
 #include <grp.h>
 #include <limits.h>
@@ -25,7 +26,7 @@
 #include "stack.h"
 #include "../lib/harness.h"
 
-static char forbidden_bin[PATH_MAX + 32];
+static char forbidden_bin[PATH_MAX + 32], escape_bin[PATH_MAX + 32];
 static uid_t run_uid;
 static gid_t run_gid;
 
@@ -379,6 +380,103 @@ test_seccomp_off(void)
 	stack_stop(&s);
 }
 
+/* GET base/escape?do=what into *r (initialised here); its status. */
+static long
+escape_get(const struct stack *s, const char *what, struct http_resp *r)
+{
+	char url[160];
+
+	snprintf(url, sizeof(url), "%s/escape?do=%s", s->base, what);
+	http_resp_init(r);
+	if (http_do("GET", url, NULL, NULL, 0, 5000, r) == -1)
+		return -1;
+	return r->status;
+}
+
+/*
+ * Regression: the filter allowed clone with any flags, so a compromised worker could
+ * fork.  Under the real sandbox a thread still starts, fork() kills the worker (SIGSYS,
+ * 502) and sluiced replaces it; with seccomp=0 the same fork succeeds (the endpoint does
+ * what it says).
+ */
+static void
+test_worker_fork_killed(void)
+{
+	struct http_resp r;
+	struct stack s;
+	char conf[2 * PATH_MAX + 512], log[400];
+	long long end;
+	long status = 0;
+
+	snprintf(conf, sizeof(conf), "escape =/escape workers=1 binary=%s\n"
+	    "escape_off =/escape_off workers=1 seccomp=0 binary=%s\n", escape_bin, escape_bin);
+	if (stack_start(&s, conf, "default", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK_INT(escape_get(&s, "thread", &r), 200);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"thread\":\"ok\"") != NULL);
+	http_resp_free(&r);
+	CHECK_INT(escape_get(&s, "fork", &r), 502);
+	CHECK(r.body.data == NULL || strstr(r.body.data, "forked") == NULL);
+	http_resp_free(&r);
+	end = stack_now_ms() + 5000;
+	while (stack_now_ms() < end && status != 200) {
+		status = escape_get(&s, "thread", &r);
+		http_resp_free(&r);
+	}
+	CHECK_INT(status, 200);
+	CHECK_INT(stack_pool_value(&s, "escape", "crashes"), 1);
+	snprintf(log, sizeof(log), "%s/sluiced.log", s.dir);
+	CHECK(file_has(log, "seccomp filter forbids"));
+	{
+		char url[160];
+
+		snprintf(url, sizeof(url), "%s/escape_off?do=fork", s.base);
+		http_resp_init(&r);
+		CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+		CHECK_INT(r.status, 200);
+		CHECK(r.body.data != NULL && strstr(r.body.data, "\"fork\":\"forked\"") != NULL);
+		http_resp_free(&r);
+	}
+	stack_stop(&s);
+}
+
+/*
+ * Regression: workers inherited sluiced's whole environment.  A secret in sluiced's
+ * environment (and another endpoint's database URL) never reaches a worker; its own
+ * settings, PATH and the sanitizers' options do.
+ */
+static void
+test_worker_env_secret_hidden(void)
+{
+	struct http_resp r;
+	struct stack s;
+	char conf[PATH_MAX + 512];
+
+	setenv("SLUICE_TEST_SECRET_TOKEN", "hunter2", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "hunter2", 1);
+	setenv("SLUICE_DB_OTHER", "postgresql://u:hunter2@localhost/x", 1);
+	snprintf(conf, sizeof(conf), "escape =/escape workers=1 binary=%s\n", escape_bin);
+	if (stack_start(&s, conf, "default", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	CHECK_INT(escape_get(&s, "env", &r), 200);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"SLUICE_NAME\"") != NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"PATH\"") != NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "SECRET") == NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "SLUICE_DB_OTHER") == NULL);
+	if (getenv("ASAN_OPTIONS") != NULL)
+		CHECK(r.body.data != NULL && strstr(r.body.data, "\"ASAN_OPTIONS\"") != NULL);
+	http_resp_free(&r);
+	stack_stop(&s);
+out:
+	unsetenv("SLUICE_TEST_SECRET_TOKEN");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	unsetenv("SLUICE_DB_OTHER");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -394,6 +492,7 @@ main(int argc, char **argv)
 	if ((slash = strrchr(exe, '/')) != NULL)
 		*slash = '\0';
 	snprintf(forbidden_bin, sizeof(forbidden_bin), "%s/handlers/forbidden", exe);
+	snprintf(escape_bin, sizeof(escape_bin), "%s/handlers/escape", exe);
 	if (access(forbidden_bin, X_OK) != 0) {
 		fprintf(stderr, "test_privileges: %s not built (make integration)\n",
 		    forbidden_bin);
@@ -406,5 +505,7 @@ main(int argc, char **argv)
 	RUN(test_sqlite_data);
 	RUN(test_seccomp_kills_and_replaces);
 	RUN(test_seccomp_off);
+	RUN(test_worker_fork_killed);
+	RUN(test_worker_env_secret_hidden);
 	return harness_done();
 }
