@@ -47,19 +47,30 @@ static const char *const apache_profile_names[APACHE__MAX] = {
 	"default", "tuned", "cgi", "fcgid"
 };
 
-/* Apache's own error answers; 404 is word for word the body nginx's profiles answer. */
+/* Apache's own error answers, word for word the bodies nginx's profiles answer (a
+ * TRACE is refused with 405, an unknown Transfer-Encoding with 501 ...). */
 static const struct {
 	int status;
 	const char *body;
 } apache_errors[] = {
+	{ 400, "{\"code\":\"bad_request\",\"message\":\"malformed request\","
+	    "\"details\":null,\"hint\":null}" },
 	{ 403, "{\"code\":\"forbidden\",\"message\":\"forbidden\",\"details\":null,"
 	    "\"hint\":null}" },
 	{ 404, "{\"code\":\"not_found\",\"message\":\"no endpoint for this path\","
 	    "\"details\":null,\"hint\":null}" },
+	{ 405, "{\"code\":\"method_not_allowed\",\"message\":\"method not allowed\","
+	    "\"details\":null,\"hint\":null}" },
+	{ 408, "{\"code\":\"request_timeout\",\"message\":\"request not received in "
+	    "time\",\"details\":null,\"hint\":null}" },
 	{ 413, "{\"code\":\"payload_too_large\",\"message\":\"request body too large\","
+	    "\"details\":null,\"hint\":null}" },
+	{ 414, "{\"code\":\"uri_too_long\",\"message\":\"request line too long\","
 	    "\"details\":null,\"hint\":null}" },
 	{ 500, "{\"code\":\"internal_error\",\"message\":\"internal error in the proxy\","
 	    "\"details\":null,\"hint\":null}" },
+	{ 501, "{\"code\":\"not_implemented\",\"message\":\"not implemented by the "
+	    "proxy\",\"details\":null,\"hint\":null}" },
 	{ 502, "{\"code\":\"bad_gateway\",\"message\":\"endpoint unavailable\","
 	    "\"details\":null,\"hint\":null}" },
 	{ 503, "{\"code\":\"unavailable\",\"message\":\"service unavailable\","

@@ -44,7 +44,9 @@ static const char *const nginx_params[][2] = {
  * status is what nginx raises, answer what the client gets: nginx raises 494 for a
  * request header over large_client_header_buffers and answers it as a 400.  The 4xx
  * cover what nginx refuses before any worker sees the request (a malformed request, a
- * request line over 8 KiB, a header over 8 KiB, a slow client, a body without a length).
+ * request line over 8 KiB, a header over 8 KiB, a slow client, a body without a length,
+ * a TRACE (405), a Transfer-Encoding other than chunked (501)): every status nginx can
+ * answer by itself has a row, so no answer is nginx's HTML page.
  */
 static const struct {
 	int status;
@@ -53,12 +55,17 @@ static const struct {
 	const char *message;
 } nginx_errors[] = {
 	{ 400, 400, "bad_request", "malformed request" },
+	{ 403, 403, "forbidden", "forbidden" },
+	{ 405, 405, "method_not_allowed", "method not allowed" },
 	{ 408, 408, "request_timeout", "request not received in time" },
 	{ 411, 411, "length_required", "request body without a length" },
 	{ 413, 413, "payload_too_large", "request body too large" },
 	{ 414, 414, "uri_too_long", "request line too long" },
 	{ 494, 400, "header_too_large", "request header too large" },
+	{ 416, 416, "range_not_satisfiable", "range not satisfiable" },
+	{ 429, 429, "too_many_requests", "too many requests" },
 	{ 500, 500, "internal_error", "internal error in the proxy" },
+	{ 501, 501, "not_implemented", "not implemented by the proxy" },
 	{ 502, 502, "bad_gateway", "endpoint unavailable" },
 	{ 503, 503, "unavailable", "service unavailable" },
 	{ 504, 504, "gateway_timeout", "endpoint timed out" },

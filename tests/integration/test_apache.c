@@ -40,6 +40,8 @@ static const struct probe probes[] = {
 	{ "GET", "/nowhere", 0, 404, 0 },
 	{ "POST", "/health", 1, 405, 1 },
 	{ "DELETE", "/health", 0, 405, 1 },
+	/* Refused by the server itself: the same JSON body from nginx and Apache. */
+	{ "TRACE", "/health", 0, 405, 0 },
 	{ "GET", "/health?a=%zz", 0, 400, 1 },
 	{ "GET", "/health?a=%00", 0, 400, 1 },
 	{ "GET", "/health", 2048, 413, 1 },

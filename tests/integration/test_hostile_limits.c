@@ -493,6 +493,46 @@ test_limits_malformed(void)
 	}
 }
 
+/*
+ * Regression: nginx answered its own 405 (a TRACE) and 501 (an unknown
+ * Transfer-Encoding) with its HTML pages.  Every answer nginx makes by itself has the
+ * JSON error shape and type.
+ */
+static void
+test_nginx_405_501_answer_json(void)
+{
+	static const struct {
+		const char *req;
+		const char *status;
+		const char *code;
+	} cases[] = {
+		{ "TRACE /health HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 405 ",
+		    "method_not_allowed" },
+		{ "TRACE /rest/v1/artist HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+		    "HTTP/1.1 405 ", "method_not_allowed" },
+		{ "POST /chat/message-send HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n"
+		    "\r\n", "HTTP/1.1 501 ", "not_implemented" },
+	};
+	static char out[65536];
+	char want[80];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (raw_http(cases[i].req, strlen(cases[i].req), out, sizeof(out)) < 0) {
+			harness_fail(__FILE__, __LINE__, "case %zu: no connection", i);
+			continue;
+		}
+		if (strncmp(out, cases[i].status, strlen(cases[i].status)) != 0)
+			harness_fail(__FILE__, __LINE__, "case %zu: %.60s, want %s", i, out,
+			    cases[i].status);
+		snprintf(want, sizeof(want), "\r\n\r\n{\"code\":\"%s\"", cases[i].code);
+		if (strstr(out, want) == NULL || strstr(out, "application/json") == NULL ||
+		    strstr(out, "<html") != NULL)
+			harness_fail(__FILE__, __LINE__, "case %zu: not the JSON error: %.400s", i,
+			    out);
+	}
+}
+
 /* 1 when pid runs with AddressSanitizer (a SANITIZE=1 build): its quarantine keeps freed
  * memory (up to 256 MB) on purpose, so its RSS says nothing about leaks. */
 static int
@@ -553,6 +593,7 @@ main(void)
 	}
 	RUN(test_limits_table);
 	RUN(test_limits_malformed);
+	RUN(test_nginx_405_501_answer_json);
 	RUN(test_limits_after);
 out:
 	if (up)

@@ -594,6 +594,7 @@ test_gen_hostile_clients(void)
 		"error_page 411 /.sluice-error/411;", "error_page 413 /.sluice-error/413;",
 		"error_page 414 /.sluice-error/414;", "error_page 494 /.sluice-error/494;",
 		"error_page 505 /.sluice-error/505;",
+		"error_page 405 /.sluice-error/405;", "error_page 501 /.sluice-error/501;",
 		"location = /.sluice-error/414 {\n\t\t\tinternal;\n"
 		    "\t\t\tdefault_type application/json;\n"
 		    "\t\t\treturn 414 '{\"code\":\"uri_too_long\",",
