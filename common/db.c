@@ -64,6 +64,7 @@ db_opts_from_env(struct db_opts *o)
 	 * db_opts, 0 means the default, so store the explicit -1. */
 	o->sqlite_mmap = mmap == 0 ? -1 : mmap;
 	o->stmt_cache = (int)cache;
+	o->sqlite_no_create = 1;
 	return 0;
 }
 
@@ -160,6 +161,29 @@ enum db_backend
 db_backend(const struct db *db)
 {
 	return db->backend;
+}
+
+int
+db_restart_wanted(const struct db *db)
+{
+	return db->restart;
+}
+
+int
+db_state(struct db *db, struct db_state *out)
+{
+	struct db_stmt *st;
+
+	memset(out, 0, sizeof(*out));
+	if ((st = db_prepare(db, db->ops->tables_sql)) == NULL)
+		return -1;
+	if (db_step(st) != DB_ROW) {
+		db_reset(st);
+		return -1;
+	}
+	out->tables = db_column_int(st, 0);
+	db_reset(st);
+	return db->ops->state(db, out);
 }
 
 int

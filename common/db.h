@@ -97,6 +97,9 @@ struct db_opts {
 	int sqlite_busy_ms;		/* busy timeout; 0 means 10000 */
 	int64_t sqlite_mmap;		/* mmap_size in bytes; 0 means 256 MiB, -1 disables */
 	int stmt_cache;			/* prepared statements kept per connection; 0 means 64 */
+	int sqlite_no_create;		/* SQLite: a missing file is an error, never created;
+					 * db_opts_from_env() sets it (a serving worker never
+					 * creates a database, only a seeder does); default 0 */
 };
 
 /*
@@ -122,6 +125,33 @@ int db_open(struct db **out, const char *url, const struct db_opts *opts,
  */
 int db_open_code(struct db **out, const char *url, const struct db_opts *opts,
     enum db_err *code, char *err, size_t errlen);
+
+/*
+ * What a readiness probe must know of a database, beyond "it answers a statement".
+ * writable: a write would be accepted now (SQLite: the connection is read-write, the file
+ * and its directory are writable by this process, the file system is not read-only and
+ * has free space; PostgreSQL: not a standby, not read-only by default).  moved: SQLite's
+ * file was deleted or replaced since the connection opened it (writes would go to a file
+ * nobody will open again).  tables: the user tables in the database (0: an empty one).
+ */
+struct db_state {
+	int writable;
+	int moved;
+	int64_t tables;
+};
+
+/*
+ * Fills *out for db.  Returns 0, or -1 with the error set (a statement failed: the
+ * database is not usable at all).
+ */
+int db_state(struct db *db, struct db_state *out);
+
+/*
+ * 1 when the connection cannot recover within this process and the worker should be
+ * replaced (an SQLite file opened read-only that has become writable: see db_sqlite.c),
+ * else 0.  The serve loop asks after a failed db_ready().
+ */
+int db_restart_wanted(const struct db *db);
 
 /* Closes the connection and finalizes every cached statement.  NULL is allowed. */
 void db_close(struct db *db);

@@ -240,6 +240,24 @@ db_pg_ready(struct db *db)
 	return 0;
 }
 
+/* A standby, or a server whose sessions are read-only by default, refuses writes. */
+static int
+db_pg_state(struct db *db, struct db_state *out)
+{
+	struct db_stmt *st;
+
+	if ((st = db_prepare(db, "SELECT NOT pg_is_in_recovery() AND "
+	    "current_setting('default_transaction_read_only') = 'off'")) == NULL)
+		return -1;
+	if (db_step(st) != DB_ROW) {
+		db_reset(st);
+		return -1;
+	}
+	out->writable = db_column_int(st, 0) != 0;
+	db_reset(st);
+	return 0;
+}
+
 static int
 db_pg_exec(struct db *db, const char *sql)
 {
@@ -632,6 +650,9 @@ db_pg_column_isnull(struct db_stmt *st, int col)
 static const struct db_ops db_pg_ops = {
 	.close = db_pg_close,
 	.ready = db_pg_ready,
+	.tables_sql = "SELECT count(*) FROM information_schema.tables WHERE table_schema "
+	    "NOT IN ('pg_catalog', 'information_schema')",
+	.state = db_pg_state,
 	.exec = db_pg_exec,
 	.begin = db_pg_begin,
 	.commit = db_pg_commit,

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -356,7 +358,7 @@ db_sqlite_wlock_open(sqlite3 *conn)
 		return -1;
 	/* flock() needs no write access: read-only, so a file another user made will do.  A
 	 * failure is said once per process, not once per connection of a 64-thread pool. */
-	if ((fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644)) < 0 &&
+	if ((fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0640)) < 0 &&
 	    !atomic_flag_test_and_set(&warned))
 		log_warn("sqlite: no writers' queue (%s: %s); writers poll the busy timeout",
 		    path, strerror(errno));
@@ -385,6 +387,35 @@ db_sqlite_wlock_drop(struct db_sqlite *s)
 	}
 }
 
+/*
+ * Gives path's -wal and -shm files the database file's mode when this process owns them
+ * and they differ: SQLite creates them with the database's mode of that moment, so a
+ * database that was read-only when they were made leaves a read-only WAL index behind,
+ * and every connection made later would be read-only too.
+ */
+static void
+db_sqlite_side_modes(const char *path)
+{
+	static const char *const sfx[] = { "-wal", "-shm" };
+	char f[PATH_MAX + 8];
+	struct stat st, fst;
+	size_t i;
+	int fd, n;
+
+	if (stat(path, &st) == -1)
+		return;
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		n = snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
+		if (n < 0 || (size_t)n >= sizeof(f) ||
+		    (fd = open(f, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+			continue;
+		if (fstat(fd, &fst) == 0 && fst.st_uid == geteuid() &&
+		    (fst.st_mode & 0777) != (st.st_mode & 0777))
+			(void)fchmod(fd, st.st_mode & 0777);
+		(void)close(fd);
+	}
+}
+
 int
 db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
     enum db_err *code, char *err, size_t errlen)
@@ -406,8 +437,12 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 	s->base.opts = *opts;
 	s->wlock = -1;
 
-	rc = sqlite3_open_v2(path, &s->conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (access(path, W_OK) == 0)
+		db_sqlite_side_modes(path);
+	/* A serving worker never creates the file: a missing database is an error, not an
+	 * empty one in its place (only a seeder creates it). */
+	rc = sqlite3_open_v2(path, &s->conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+	    (opts->sqlite_no_create ? 0 : SQLITE_OPEN_CREATE), NULL);
 	if (rc != SQLITE_OK) {
 		*code = db_sqlite_open_class(s->conn, rc, path);
 		(void)snprintf(err, errlen, "sqlite open %s: %s", path,
@@ -485,11 +520,93 @@ db_sqlite_close(struct db *db)
 	free(s);
 }
 
+/*
+ * 1 when a file can really be made next to path now: access() and statvfs() do not see
+ * every read-only state (ext4's emergency read-only after an error does not show in
+ * either), creating and removing a file does.  0 otherwise.
+ */
+static int
+db_sqlite_dir_writable(const char *path)
+{
+	static atomic_uint seq;
+	char probe[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int n, fd;
+
+	if (slash == NULL)
+		n = snprintf(probe, sizeof(probe), ".sluice-probe-%ld-%u", (long)getpid(),
+		    atomic_fetch_add(&seq, 1));
+	else
+		n = snprintf(probe, sizeof(probe), "%.*s/.sluice-probe-%ld-%u",
+		    (int)(slash - path), path, (long)getpid(), atomic_fetch_add(&seq, 1));
+	if (n < 0 || (size_t)n >= sizeof(probe))
+		return 0;
+	if ((fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		return 0;
+	(void)close(fd);
+	(void)unlink(probe);
+	return 1;
+}
+
+/*
+ * An embedded file has no connection to lose, but one opened read-only (the file or its
+ * file system was read-only when the worker started) stays read-only for its life, and
+ * SQLite shares the file's WAL index between every connection of the process, so no
+ * connection of this process can become writable again.  Once the file is writable, the
+ * request fails (503) and the worker asks to be replaced (db_restart_wanted()): the new
+ * one opens the file read-write, without a reload.
+ */
 static int
 db_sqlite_ready(struct db *db)
 {
-	/* An embedded file has no connection to lose. */
-	(void)db;
+	struct db_sqlite *s = sq(db);
+	const char *path;
+
+	if (db->restart)
+		goto restart;
+	if (sqlite3_db_readonly(s->conn, "main") != 1 || !sqlite3_get_autocommit(s->conn) ||
+	    (path = sqlite3_db_filename(s->conn, "main")) == NULL || path[0] == '\0' ||
+	    access(path, W_OK) == -1 || !db_sqlite_dir_writable(path))
+		return 0;
+	db_sqlite_side_modes(path);
+	log_info("sqlite %s: writable again; the worker restarts to open it read-write",
+	    path);
+	db->restart = 1;
+restart:
+	db_set_err(db, DB_EREADONLY, "sqlite: the database was read-only when the worker "
+	    "opened it; a new worker is starting");
+	return -1;
+}
+
+/* Space below which the file system counts as full for db_state(): a few pages. */
+#define DB_SQLITE_SPACE_MIN	(64 * 1024)
+
+static int
+db_sqlite_state(struct db *db, struct db_state *out)
+{
+	struct db_sqlite *s = sq(db);
+	const char *path = sqlite3_db_filename(s->conn, "main");
+	char dir[PATH_MAX];
+	const char *slash;
+	struct statvfs v;
+	int moved = 0, n;
+
+	out->writable = 1;
+	if (path == NULL || path[0] == '\0')
+		return 0;		/* ":memory:" */
+	if (sqlite3_file_control(s->conn, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK)
+		out->moved = moved != 0;
+	if ((slash = strrchr(path, '/')) == NULL)
+		n = snprintf(dir, sizeof(dir), ".");
+	else
+		n = snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
+		    path);
+	if (out->moved || sqlite3_db_readonly(s->conn, "main") == 1 ||
+	    access(path, W_OK) == -1 || n < 0 || (size_t)n >= sizeof(dir) ||
+	    access(dir, W_OK) == -1 || statvfs(path, &v) == -1 || (v.f_flag & ST_RDONLY) ||
+	    (unsigned long long)v.f_bavail * v.f_frsize < DB_SQLITE_SPACE_MIN ||
+	    !db_sqlite_dir_writable(path))
+		out->writable = 0;
 	return 0;
 }
 
@@ -718,6 +835,9 @@ db_sqlite_column_isnull(struct db_stmt *st, int col)
 static const struct db_ops db_sqlite_ops = {
 	.close = db_sqlite_close,
 	.ready = db_sqlite_ready,
+	.tables_sql = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+	    "name NOT LIKE 'sqlite_%'",
+	.state = db_sqlite_state,
 	.exec = db_sqlite_exec,
 	.begin = db_sqlite_begin,
 	.commit = db_sqlite_commit,

@@ -77,6 +77,12 @@ struct db_ops {
 	int64_t (*column_int)(struct db_stmt *, int col);
 	double (*column_double)(struct db_stmt *, int col);
 	int (*column_isnull)(struct db_stmt *, int col);
+
+	/* The back end's part of db_state(): the SQL that counts the user tables (one row,
+	 * one integer column) and whether a write would be accepted now; fills writable and
+	 * moved.  0 or -1 with the error set. */
+	const char *tables_sql;
+	int (*state)(struct db *, struct db_state *);
 };
 
 struct db {
@@ -86,6 +92,8 @@ struct db {
 	enum db_err errcode;
 	char errmsg[DB_ERRMSG_MAX];
 	char sqlstate[6];		/* of the last failure, "" when none applies */
+
+	int restart;			/* db_restart_wanted() */
 
 	struct db_stmt **cache;		/* unordered; LRU by stmt->used */
 	size_t ncache;
@@ -170,6 +178,10 @@ int serve_db_connect(struct serve_thread *t);
 /* How many SIGHUPs the worker has received (serve.c): serve_request() calls the
  * endpoint's thread_reload() when the count moved since the thread's state was made. */
 unsigned serve_reloads(void);
+
+/* Asks the worker to stop between requests, as SIGTERM does, so that sluiced starts a
+ * fresh one (a database connection that cannot recover in this process).  Any thread. */
+void serve_restart(void);
 
 /* Writes p[0..len) to the request's output (ctx: a struct serve_io), resp_send()'s writer.
  * Returns 0, or -1 when the connection failed. */

@@ -76,12 +76,23 @@ struct serve_conns {
 };
 
 static atomic_int serve_stopping;
+/* The thread that waits for signals (serve_main()), for serve_restart(). */
+static pthread_t serve_main_thread;
+static int serve_main_set;
 static atomic_uint serve_hups;		/* SIGHUPs received: see serve_reloads() */
 
 unsigned
 serve_reloads(void)
 {
 	return atomic_load(&serve_hups);
+}
+
+void
+serve_restart(void)
+{
+	/* SIGUSR1 is a stop signal to the waiting thread like SIGTERM (any but SIGHUP). */
+	if (atomic_exchange(&serve_stopping, 1) == 0 && serve_main_set)
+		(void)pthread_kill(serve_main_thread, SIGUSR1);
 }
 
 /* Runs in whichever serving thread SIGUSR2 interrupts: only async-signal-safe work. */
@@ -495,6 +506,8 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 
 	/* Threads inherit the mask: everything blocked; each unblocks only its wake-up. */
 	serve_block_all();
+	serve_main_thread = pthread_self();
+	serve_main_set = 1;
 	if ((threads = calloc((size_t)set.threads, sizeof(*threads))) == NULL)
 		goto out;
 	for (i = 0; i < set.threads; i++) {

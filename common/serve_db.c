@@ -47,6 +47,7 @@ const struct serve_db_ops serve_db = {
 	.ready = db_ready,
 	.rollback = db_rollback,
 	.error = serve_db_error,
+	.restart_wanted = db_restart_wanted,
 };
 
 int

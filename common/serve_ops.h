@@ -21,6 +21,7 @@ struct serve_db_ops {
 	int (*ready)(struct db *db);			/* 0 or -1 */
 	int (*rollback)(struct db *db);
 	int (*error)(struct resp *rs, struct db *db);
+	int (*restart_wanted)(const struct db *db);	/* 1: replace this worker */
 };
 
 #endif /* SLUICE_SERVE_OPS_H */

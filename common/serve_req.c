@@ -326,6 +326,8 @@ serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 		rq.db = t->db;
 		if (ep->db->ready(t->db) < 0) {
 			ep->db->error(rs, t->db);
+			if (ep->db->restart_wanted(t->db))
+				serve_restart();
 			goto out;
 		}
 	}

@@ -65,6 +65,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_REST_CORS_ORIGINS] = STR("SLUICE_REST_CORS_ORIGINS",
 	    "the REST API: the origins (comma-separated, as browsers send them) that CORS "
 	    "allows; unset: no Access-Control-* headers"),
+	[SETTING_READY_WRITABLE] = INT("SLUICE_READY_WRITABLE", 0, 1, 1,
+	    "ready: 1 when the database must be writable for /ready to answer 200; 0 for a "
+	    "database served read-only on purpose"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

@@ -46,6 +46,7 @@ enum setting_key {
 	SETTING_TEMPLATE,		/* the chat page (handlers/chat_page.c) */
 	SETTING_REST_UNFILTERED_WRITES,	/* the REST API (handlers/rest/) */
 	SETTING_REST_CORS_ORIGINS,
+	SETTING_READY_WRITABLE,		/* the readiness probe (handlers/ready.c) */
 	SETTING__MAX
 };
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chatfix.h"
 #include "http.h"
 #include "pgtmp.h"
 #include "stack.h"
@@ -149,6 +150,9 @@ test_parity_sqlite(void)
 	size_t i;
 
 	snprintf(db, sizeof(db), "/tmp/sluice-apache-%d.db", (int)getpid());
+	/* Workers never create a database, and an empty one is not ready. */
+	snprintf(conf, sizeof(conf), "sqlite:%s", db);
+	CHECK_INT(chatfix_exec(conf, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
 	conf_with_db(conf, sizeof(conf), db);
 	if (stack_start(&ng, conf, "tuned", 2, NULL) < 0) {
 		CHECK(!"nginx stack started");
@@ -191,6 +195,8 @@ test_parity_postgres(void)
 		CHECK(!"PostgreSQL cluster started");
 		return;
 	}
+	/* An empty database is not ready: give it a table. */
+	CHECK_INT(chatfix_exec(pg.url, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
 	setenv("SLUICE_DB_MAIN", pg.url, 1);
 	if (stack_start(&ng, conf, "tuned", 2, NULL) < 0) {
 		CHECK(!"nginx stack started");
@@ -199,7 +205,8 @@ test_parity_postgres(void)
 	http_resp_init(&r);
 	snprintf(url, sizeof(url), "%s/ready", ng.base);
 	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
-	CHECK_STR(r.body.data, "{\"status\":\"ok\",\"database\":\"postgresql\"}");
+	CHECK_STR(r.body.data, "{\"status\":\"ok\",\"database\":\"postgresql\","
+	    "\"writable\":true,\"tables\":1}");
 	http_resp_free(&r);
 	for (i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
 		if (stack_start_server(&ap, conf, "apache", profiles[i], 2, NULL) < 0) {
@@ -225,11 +232,19 @@ test_cgi_subset(void)
 	/* One database per stack: the CGI processes run as Apache's user. */
 	snprintf(db1, sizeof(db1), "/tmp/sluice-apache-%d-n.db", (int)getpid());
 	snprintf(db2, sizeof(db2), "/tmp/sluice-apache-%d-c.db", (int)getpid());
+	/* Workers never create a database, and an empty one is not ready; CGI processes run
+	 * as www-data (when we are root), who must be able to write theirs. */
+	snprintf(conf, sizeof(conf), "sqlite:%s", db1);
+	CHECK_INT(chatfix_exec(conf, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
 	conf_with_db(conf, sizeof(conf), db1);
 	if (stack_start(&ng, conf, "tuned", 2, NULL) < 0) {
 		CHECK(!"nginx stack started");
 		return;
 	}
+	snprintf(conf, sizeof(conf), "sqlite:%s", db2);
+	CHECK_INT(chatfix_exec(conf, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
+	if (geteuid() == 0)
+		CHECK_INT(stack_sh("chown www-data %s", db2), 0);
 	conf_with_db(conf, sizeof(conf), db2);
 	if (stack_start_server(&ap, conf, "apache", "cgi", 2, NULL) < 0) {
 		CHECK(!"apache cgi stack started");

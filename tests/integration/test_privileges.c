@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chatfix.h"
 #include "http.h"
 #include "stack.h"
 #include "../lib/harness.h"
@@ -266,8 +267,13 @@ test_sqlite_data(void)
 		CHECK(!"mkdtemp");
 		return;
 	}
-	/* A file root made there before start (a seeder's), and a subdirectory in tree. */
+	/* Files root made there before start (a seeder's: workers never create a database),
+	 * and a subdirectory in tree. */
 	stack_sh("touch %s/other.key && mkdir %s/sub && chmod 755 %s", dir, tree, tree);
+	snprintf(path, sizeof(path), "sqlite:%s/a.db", dir);
+	CHECK_INT(chatfix_exec(path, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
+	snprintf(path, sizeof(path), "sqlite:%s/b.db", tree);
+	CHECK_INT(chatfix_exec(path, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
 	snprintf(conf, sizeof(conf), "db a sqlite:%s/a.db\ndb b sqlite:%s/b.db\n"
 	    "ready =/ready workers=1 db=a\nready_b =/ready_b workers=1 db=b binary=%s/ready\n",
 	    dir, tree, getenv("SLUICE_BIN") ? getenv("SLUICE_BIN") : "bin");

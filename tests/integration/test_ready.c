@@ -4,12 +4,15 @@
  * restarted under the worker: a request may fail with 503 JSON while the server is gone,
  * and the next ones succeed without restarting any worker.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "chatfix.h"
 #include "http.h"
 #include "pgtmp.h"
 #include "stack.h"
@@ -39,6 +42,8 @@ test_ready_sqlite(void)
 	char conf[512], url[128], path[128];
 
 	snprintf(path, sizeof(path), "/tmp/sluice-ready-%d.db", (int)getpid());
+	snprintf(conf, sizeof(conf), "sqlite:%s", path);
+	CHECK_INT(chatfix_exec(conf, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
 	snprintf(conf, sizeof(conf), "db main sqlite:%s\nready =/ready workers=2 db=main\n",
 	    path);
 	if (stack_start(&s, conf, "tuned", 2, NULL) < 0) {
@@ -49,7 +54,8 @@ test_ready_sqlite(void)
 	snprintf(url, sizeof(url), "%s/ready", s.base);
 	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
 	CHECK_INT(r.status, 200);
-	CHECK_STR(r.body.data, "{\"status\":\"ok\",\"database\":\"sqlite\"}");
+	CHECK_STR(r.body.data, "{\"status\":\"ok\",\"database\":\"sqlite\",\"writable\":true,"
+	    "\"tables\":1}");
 	http_resp_free(&r);
 	stack_stop(&s);
 	stack_sh("rm -f %s %s-wal %s-shm", path, path, path);
@@ -81,6 +87,208 @@ test_ready_sqlite_unopenable(void)
 	stack_stop(&s);
 }
 
+/* GET base/path into *r (initialised here); its status, -1 when no answer. */
+static long
+ready_get(const struct stack *s, const char *path, struct http_resp *r)
+{
+	char url[160];
+
+	snprintf(url, sizeof(url), "%s%s", s->base, path);
+	http_resp_init(r);
+	if (http_do("GET", url, NULL, NULL, 0, 5000, r) == -1)
+		return -1;
+	return r->status;
+}
+
+/* A private directory (handed to the run user by sluiced) with db.db holding sql. */
+static int
+ready_dir(char *dir, size_t dirlen, char *dburl, size_t urllen, const char *sql)
+{
+	snprintf(dir, dirlen, "/tmp/sluice-ready-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(dburl, urllen, "sqlite:%s/db.db", dir);
+	return sql == NULL ? 0 : chatfix_exec(dburl, sql);
+}
+
+/*
+ * Regression: a worker created an empty database where the file was missing.  Now the
+ * pool cannot start (it reports "failed") and no file appears.
+ */
+static void
+test_ready_sqlite_missing_not_created(void)
+{
+	struct stack s;
+	char dir[64], url[128], conf[256], path[128], state[32];
+	struct stat st;
+	long long t0;
+
+	if (ready_dir(dir, sizeof(dir), url, sizeof(url), NULL) == -1) {
+		CHECK(!"temporary directory");
+		return;
+	}
+	snprintf(conf, sizeof(conf), "db main %s\nready =/ready workers=1 db=main\n"
+	    "health =/health workers=1\n", url);
+	if (stack_start(&s, conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	t0 = stack_now_ms();
+	state[0] = '\0';
+	while (stack_now_ms() - t0 < 15000 &&
+	    !(stack_pool_state(&s, "ready", state, sizeof(state)) == 0 &&
+	    strcmp(state, "failed") == 0))
+		usleep(50 * 1000);
+	CHECK_STR(state, "failed");
+	snprintf(path, sizeof(path), "%s/db.db", dir);
+	CHECK(stat(path, &st) == -1);
+	stack_stop(&s);
+out:
+	stack_sh("rm -rf %s", dir);
+}
+
+/*
+ * Regression: deleting the SQLite file while serving left /ready at 200 and the workers
+ * writing to a file nobody would open again.  Now /ready answers 503 (moved) and no new,
+ * empty file appears in its place.  And an empty database (no table) is not ready.
+ */
+static void
+test_ready_sqlite_deleted_or_empty_is_503(void)
+{
+	struct http_resp r;
+	struct stack s;
+	char dir[64], url[128], conf[PATH_MAX + 512], path[128];
+	struct stat st;
+	int i;
+
+	if (ready_dir(dir, sizeof(dir), url, sizeof(url),
+	    "CREATE TABLE item (id integer PRIMARY KEY)") == -1) {
+		CHECK(!"database made");
+		return;
+	}
+	snprintf(conf, sizeof(conf), "db main %s\ndb empty sqlite:%s/empty.db\n"
+	    "ready =/ready workers=1 db=main\n"
+	    "ready_empty =/ready_empty workers=1 db=empty binary=%s/ready\n", url, dir,
+	    getenv("SLUICE_BIN") ? getenv("SLUICE_BIN") : "bin");
+	snprintf(path, sizeof(path), "sqlite:%s/empty.db", dir);
+	CHECK_INT(chatfix_exec(path, "PRAGMA user_version = 1"), 0);
+	if (stack_start(&s, conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	CHECK_INT(ready_get(&s, "/ready", &r), 200);
+	http_resp_free(&r);
+	CHECK_INT(ready_get(&s, "/ready_empty", &r), 503);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"tables\":0") != NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "empty") != NULL);
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/db.db", dir);
+	CHECK(unlink(path) == 0);
+	for (i = 0; i < 3; i++) {
+		CHECK_INT(ready_get(&s, "/ready", &r), 503);
+		CHECK(r.body.data != NULL && strstr(r.body.data, "\"moved\":true") != NULL);
+		CHECK(r.body.data != NULL && strstr(r.body.data, "\"code\":\"unavailable\"") !=
+		    NULL);
+		http_resp_free(&r);
+	}
+	CHECK(stat(path, &st) == -1);
+	stack_stop(&s);
+out:
+	stack_sh("rm -rf %s", dir);
+}
+
+/*
+ * Regression: /ready said 200 on a read-only database file, and a worker that opened the
+ * file while it was read-only kept refusing writes after it was made writable again,
+ * until a reload.  Now /ready says {"writable":false} with 503, and once the file is
+ * writable again both /ready and writes work again without a reload (the worker that
+ * holds a read-only connection is replaced by itself: at most one more 503).
+ */
+static void
+test_ready_sqlite_read_only_then_writable(void)
+{
+	struct http_resp r;
+	struct stack s;
+	char dir[64], url[128], conf[256], path[128], post[160], state[32];
+	pid_t before[2], after[2];
+	int n;
+
+	if (ready_dir(dir, sizeof(dir), url, sizeof(url),
+	    "CREATE TABLE item (id integer PRIMARY KEY, name text)") == -1) {
+		CHECK(!"database made");
+		return;
+	}
+	snprintf(conf, sizeof(conf), "db main %s\nready =/ready workers=1 db=main\n"
+	    "rest /rest/v1/ workers=1 threads=1 db=main\n", url);
+	snprintf(path, sizeof(path), "%s/db.db", dir);
+	if (geteuid() != 0) {
+		/* chmod does not bind root, but the workers run as the run user. */
+		printf("  SKIP: needs root (workers under another user than the file's)\n");
+		stack_sh("rm -rf %s", dir);
+		return;
+	}
+	if (stack_start(&s, conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	CHECK(stack_wait_pool(&s, "rest", 10000) == 0);
+	CHECK_INT(ready_get(&s, "/ready", &r), 200);
+	http_resp_free(&r);
+	/* The file goes read-only: /ready says so.  The rest worker starts again on it. */
+	CHECK(chmod(path, 0440) == 0);
+	CHECK_INT(ready_get(&s, "/ready", &r), 503);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"writable\":false") != NULL);
+	http_resp_free(&r);
+	n = stack_worker_pids(&s, "rest", before, 2);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK(kill(before[0], SIGKILL) == 0);
+	{
+		long long end = stack_now_ms() + 5000;
+
+		while (stack_now_ms() < end && (stack_worker_pids(&s, "rest", after, 2) != 1 ||
+		    after[0] == before[0]))
+			usleep(50 * 1000);
+	}
+	snprintf(post, sizeof(post), "%s/rest/v1/item", s.base);
+	http_resp_init(&r);
+	CHECK(http_do("POST", post, (const char *const[]){ "Content-Type: application/json",
+	    NULL }, "{\"id\":1,\"name\":\"a\"}", 19, 5000, &r) == 0);
+	CHECK_INT(r.status, 503);
+	http_resp_free(&r);
+	/* Writable again: no reload; the write goes through within a few tries. */
+	CHECK(chmod(path, 0640) == 0);
+	CHECK_INT(ready_get(&s, "/ready", &r), 200);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"writable\":true") != NULL);
+	http_resp_free(&r);
+	{
+		long long end = stack_now_ms() + 5000;
+		long status = 0;
+		int tries = 0;
+
+		while (stack_now_ms() < end && status != 201) {
+			http_resp_init(&r);
+			if (http_do("POST", post, (const char *const[]){
+			    "Content-Type: application/json", NULL }, "{\"id\":2,\"name\":\"b\"}",
+			    19, 5000, &r) == 0)
+				status = r.status;
+			http_resp_free(&r);
+			tries++;
+			if (status != 201)
+				usleep(50 * 1000);
+		}
+		printf("  write accepted after %d tries\n", tries);
+		CHECK_INT(status, 201);
+	}
+	CHECK_INT(stack_worker_pids(&s, "rest", before, 2), 1);
+	CHECK(stack_pool_state(&s, "rest", state, sizeof(state)) == 0 &&
+	    strcmp(state, "running") == 0);
+	CHECK_INT(chatfix_int(url, "SELECT count(*) FROM item", NULL), 1);
+	stack_stop(&s);
+out:
+	stack_sh("rm -rf %s", dir);
+}
+
 static void
 test_ready_postgres_restart(void)
 {
@@ -96,6 +304,8 @@ test_ready_postgres_restart(void)
 		CHECK(!"PostgreSQL cluster started");
 		return;
 	}
+	/* An empty database is not ready: give it a table. */
+	CHECK_INT(chatfix_exec(pg.url, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
 	setenv("SLUICE_DB_MAIN", pg.url, 1);
 	if (stack_start(&s, "db main sqlite:/nonexistent.db\n"
 	    "ready =/ready workers=1 threads=1 db=main\n", "tuned", 2, NULL) < 0) {
@@ -109,7 +319,8 @@ test_ready_postgres_restart(void)
 	snprintf(url, sizeof(url), "%s/ready", s.base);
 	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
 	CHECK_INT(r.status, 200);
-	CHECK_STR(r.body.data, "{\"status\":\"ok\",\"database\":\"postgresql\"}");
+	CHECK_STR(r.body.data, "{\"status\":\"ok\",\"database\":\"postgresql\",\"writable\":true,"
+	    "\"tables\":1}");
 	CHECK_INT(stack_worker_pids(&s, "ready", before, 4), 1);
 
 	/* Down: every request is a clean 503 JSON. */
@@ -171,6 +382,8 @@ test_ready_postgres_down_at_start(void)
 		CHECK(!"PostgreSQL cluster started");
 		return;
 	}
+	/* An empty database is not ready: give it a table. */
+	CHECK_INT(chatfix_exec(pg.url, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
 	CHECK(pgtmp_stop_server(&pg) == 0);
 	setenv("SLUICE_DB_MAIN", pg.url, 1);
 	if (stack_start(&s, "db main sqlite:/nonexistent.db\n"
@@ -212,6 +425,9 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_ready_sqlite);
 	RUN(test_ready_sqlite_unopenable);
+	RUN(test_ready_sqlite_missing_not_created);
+	RUN(test_ready_sqlite_deleted_or_empty_is_503);
+	RUN(test_ready_sqlite_read_only_then_writable);
 	RUN(test_ready_postgres_restart);
 	RUN(test_ready_postgres_down_at_start);
 	return harness_done();
