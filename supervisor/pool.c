@@ -396,6 +396,9 @@ pool_child(const struct pool *p, pid_t parent)
 		maxfd = 4096;
 	for (fd = 3; fd < maxfd; fd++)
 		close((int)fd);
+	/* What a worker creates (SQLite's -wal, -shm and -wlock files, the chat's session
+	 * key) is never world-readable. */
+	(void)umask(027);
 	unsetenv("SLUICE_DB");
 	for (i = 0; p->spec.env[i] != NULL; i++)
 		putenv(p->spec.env[i]);

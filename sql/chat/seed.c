@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -647,6 +648,9 @@ main(int argc, char **argv)
 	size_t i;
 	double t0;
 
+	/* The database holds the users' messages: never world-readable (SQLite gives its
+	 * -wal and -shm files the database's mode). */
+	(void)umask(027);
 	while ((c = getopt(argc, argv, "p:S:fq")) != -1) {
 		switch (c) {
 		case 'p':

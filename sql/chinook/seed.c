@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -924,6 +925,9 @@ main(int argc, char **argv)
 	int c, force = 0, rc = 1, n;
 	const char *dir = NULL;
 
+	/* A database is never world-readable (SQLite gives its -wal and -shm files the
+	 * database's mode). */
+	(void)umask(027);
 	while ((c = getopt(argc, argv, "fs:")) != -1) {
 		switch (c) {
 		case 'f':

@@ -802,6 +802,33 @@ test_kill9_after_204(void)
 	http_resp_free(&r);
 }
 
+/*
+ * Regression: the seeder's database and the files the workers make next to it were
+ * world-readable (0644).  After the writes above: the database, its -wal, -shm and
+ * -wlock files and the chat's session key exist and none is readable by others.
+ */
+static void
+test_data_not_world_readable(void)
+{
+	static const char *const names[] = { "chat.db", "chat.db-wal", "chat.db-shm",
+	    "chat.db-wlock", "chat-session.key" };
+	char path[PATH_MAX];
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (stat(path, &sb) == -1) {
+			harness_fail(__FILE__, __LINE__, "%s: missing", path);
+			continue;
+		}
+		printf("  %-18s %04o\n", names[i], (unsigned)(sb.st_mode & 07777));
+		if (sb.st_mode & 0007)
+			harness_fail(__FILE__, __LINE__, "%s: mode %04o, readable by others", path,
+			    (unsigned)(sb.st_mode & 07777));
+	}
+}
+
 int
 main(void)
 {
@@ -822,6 +849,7 @@ main(void)
 	RUN(test_concurrent_writers);
 	RUN(test_one_lock_file);
 	RUN(test_kill9_after_204);
+	RUN(test_data_not_world_readable);
 	teardown();
 	return harness_done();
 }
