@@ -51,6 +51,9 @@ open_write(struct db *db, void *arg)
 	int64_t uid;
 	int rc;
 
+	/* A pending session's user is made by its first write (apps/chat/chat.h). */
+	if (chat_user_ensure(db, o->sid) < 0)
+		return -1;
 	if ((st = db_prepare(db, "SELECT id FROM users WHERE session_id = $1")) == NULL)
 		return -1;
 	db_bind_text(st, 1, o->sid, strlen(o->sid));

@@ -52,6 +52,9 @@ send_write(struct db *db, void *arg)
 	const struct send *s = arg;
 	struct db_stmt *st;
 
+	/* A pending session's user is made by its first write (apps/chat/chat.h). */
+	if (chat_user_ensure(db, s->sid) < 0)
+		return -1;
 	if ((st = db_prepare(db, "INSERT INTO messages(channel_id, user_id, content, "
 	    "created_ts) SELECT current_channel_id, id, $2, $3 FROM users "
 	    "WHERE session_id = $1 AND current_channel_id IS NOT NULL")) == NULL)

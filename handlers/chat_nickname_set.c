@@ -51,6 +51,9 @@ nick_write(struct db *db, void *arg)
 	const struct nick *n = arg;
 	struct db_stmt *st;
 
+	/* A pending session's user is made by its first write (apps/chat/chat.h). */
+	if (chat_user_ensure(db, n->sid) < 0)
+		return -1;
 	if ((st = db_prepare(db, "UPDATE users SET nickname = $2 WHERE session_id = $1")) ==
 	    NULL)
 		return -1;

@@ -1,9 +1,11 @@
 /*
  * chat_page: GET / (and HEAD): the Starcord chat page, server-rendered.
  *
- * The current user is the session cookie's (a new user and cookie are made on the first
- * visit or when the cookie's user no longer exists), or a random seeded user in bench
- * mode (bench_sessions=N, see apps/chat/chat.h).  In one read transaction three queries run:
+ * The current user is the session cookie's, or a random seeded user in bench mode
+ * (bench_sessions=N, see apps/chat/chat.h).  A first visit gets a new pending session:
+ * a signed cookie and nothing written; until its first write (which inserts its user),
+ * a session without a user row sees the guest nickname, the 'starcord' channel and its
+ * messages.  So an anonymous GET never writes (a full disk still serves the page).  In one read transaction three queries run:
  * the user's channels with the current one flagged, the user's nickname, and the last
  * 500 messages of the current channel with their authors (read newest first through the
  * (channel_id, created_ts) index, shown oldest first).  The page is rendered from the
@@ -18,8 +20,8 @@
  * or gzip by Accept-Encoding (common/encode.h), and is never cached (it is per user).
  *
  * No parameters.  Statuses: 200 text/html; 405 other methods; 503 database busy or down;
- * 500 otherwise.  Tables: reads channels, users, channel_memberships, messages; a first
- * visit inserts into users and channel_memberships.
+ * 500 otherwise.  Tables: reads channels, users, channel_memberships, messages; writes
+ * nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,13 @@ static const char *const q_messages =
     "FROM messages m JOIN users u ON u.id = m.user_id "
     "WHERE m.channel_id = (SELECT current_channel_id FROM users WHERE session_id = $1) "
     "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
+/* A pending session (no user row yet) sees the channel its user will start in. */
+static const char *const q_messages_guest =
+    "SELECT m.id, u.nickname, m.content, m.created_ts "
+    "FROM messages m JOIN users u ON u.id = m.user_id "
+    "WHERE m.channel_id = (SELECT id FROM channels WHERE name = 'starcord') "
+    "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
+#define PAGE_GUEST_CHANNEL	"starcord"
 
 static struct tmpl *page_tmpl;
 
@@ -100,18 +109,21 @@ page_col(struct req *rq, struct db_stmt *st, int col, struct tmpl_val *v)
 }
 
 /*
- * Runs the three queries in one read transaction into pg.  Returns 1 when done, 0 when
- * the session's user does not exist, -1 on a database failure (left on rq->db), -2 when
- * out of request memory.
+ * Runs the three queries in one read transaction into pg.  A session whose user does not
+ * exist yet is a pending one (apps/chat/chat.h) when guest_ok is set: its page has the
+ * guest nickname, the 'starcord' channel and that channel's messages.  Returns 1 when
+ * done, 0 when the session's user does not exist and guest_ok is 0, -1 on a database
+ * failure (left on rq->db), -2 when out of request memory.
  */
 static int
-page_load(struct req *rq, const char *sid, struct page *pg)
+page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 {
 	struct db *db = rq->db;
 	struct db_stmt *st;
 	size_t cap = 0, sidlen = strlen(sid);
 	struct page_channel *nc;
-	int rc, ret = -1;
+	char nick[CHAT_NICK_GUEST];
+	int rc, ret = -1, guest = 0;
 
 	pg->nchannels = pg->nmsgs = 0;
 	if (db_begin(db, DB_TXN_READ) < 0)
@@ -121,9 +133,24 @@ page_load(struct req *rq, const char *sid, struct page *pg)
 	db_bind_text(st, 1, sid, sidlen);
 	if ((rc = db_step(st)) == DB_ERROR)
 		goto out;
-	if (rc == DB_DONE) {
+	if (rc == DB_DONE && !guest_ok) {
 		ret = 0;
 		goto out;
+	}
+	if (rc == DB_DONE) {
+		guest = 1;
+		chat_guest_nickname(sid, nick);
+		if ((pg->nickname.s = arena_strndup(rq->arena, nick, strlen(nick))) == NULL ||
+		    (pg->channels = arena_alloc(rq->arena, sizeof(*pg->channels))) == NULL) {
+			ret = -2;
+			goto out;
+		}
+		pg->nickname.len = strlen(nick);
+		pg->channels[0].name.s = PAGE_GUEST_CHANNEL;
+		pg->channels[0].name.len = sizeof(PAGE_GUEST_CHANNEL) - 1;
+		pg->channels[0].current = 1;
+		pg->nchannels = 1;
+		goto messages;
 	}
 	if (page_col(rq, st, 0, &pg->nickname) < 0) {
 		ret = -2;
@@ -154,9 +181,11 @@ page_load(struct req *rq, const char *sid, struct page *pg)
 	if (rc == DB_ERROR)
 		goto out;
 
-	if ((st = db_prepare(db, q_messages)) == NULL)
+messages:
+	if ((st = db_prepare(db, guest ? q_messages_guest : q_messages)) == NULL)
 		goto out;
-	db_bind_text(st, 1, sid, sidlen);
+	if (!guest)
+		db_bind_text(st, 1, sid, sidlen);
 	while ((rc = db_step(st)) == DB_ROW && pg->nmsgs < PAGE_MESSAGES) {
 		struct page_message *m = &pg->msgs[pg->nmsgs];
 
@@ -269,38 +298,27 @@ handle(struct req *rq, struct resp *rs)
 	struct tmpl_val vals[S__MAX];
 	char sid[CHAT_SID_MAX];
 	struct page *pg;
-	int have, made = 0, tries, rc = -1;
+	int tries, rc = -1;
 	size_t i;
 
 	if ((pg = arena_alloc(rq->arena, sizeof(*pg))) == NULL)
 		return resp_error(rs, 413, "too_large", "out of request memory", NULL, NULL);
 	memset(pg, 0, sizeof(*pg));
-	have = chat_session(rq, sid);
+	/* A first visit gets a pending session: a signed cookie, no write (chat.h). */
+	if (!chat_session(rq, sid) && chat_session_new(rq, rs, sid) < 0)
+		return 0;
 	for (tries = 0; tries < PAGE_TRIES; tries++) {
-		if (!have) {
-			/* A first visit, or a cookie whose user is gone (a re-seeded database). */
-			if (chat_session_new(rq, rs, sid) < 0)
-				return 0;
-			have = made = 1;
-		}
-		rc = page_load(rq, sid, pg);
+		rc = page_load(rq, sid, !chat_bench_mode(), pg);
 		if (rc == 1)
 			break;
 		if (rc == -2)
 			return resp_error(rs, 413, "too_large", "out of request memory", NULL,
 			    NULL);
 		if (rc == 0) {
-			if (made)
-				return resp_error(rs, 500, "internal", "the new user vanished",
-				    NULL, NULL);
-			if (chat_bench_mode()) {
-				/* Bench mode names a user that was not seeded: a setup error. */
-				log_warn("bench session %s does not exist", sid);
-				return resp_error(rs, 500, "internal",
-				    "bench_sessions exceeds the seeded users", sid, NULL);
-			}
-			have = 0;
-			continue;
+			/* Bench mode names a user that was not seeded: a setup error. */
+			log_warn("bench session %s does not exist", sid);
+			return resp_error(rs, 500, "internal",
+			    "bench_sessions exceeds the seeded users", sid, NULL);
 		}
 		/* A read can fail with a serialization failure at SERIALIZABLE: retry it. */
 		if (db_errcode(rq->db) != DB_EBUSY || tries + 1 == PAGE_TRIES)

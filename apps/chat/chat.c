@@ -270,55 +270,56 @@ chat_session(const struct req *rq, char sid[CHAT_SID_MAX])
 	return 0;
 }
 
-struct chat_newuser {
-	const char *sid;
-	const char *nickname;
-	double now;
-};
-
-static int
-chat_newuser_write(struct db *db, void *arg)
+void
+chat_guest_nickname(const char *sid, char nick[CHAT_NICK_GUEST])
 {
-	struct chat_newuser *nu = arg;
-	struct db_stmt *st;
+	/* "w_" + hex for the sessions chat_session_new() makes. */
+	if (strncmp(sid, "w_", 2) == 0)
+		sid += 2;
+	(void)snprintf(nick, CHAT_NICK_GUEST, "guest-%.6s", sid);
+}
 
+int
+chat_user_ensure(struct db *db, const char *sid)
+{
+	char nick[CHAT_NICK_GUEST];
+	struct db_stmt *st;
+	double now = chat_now();
+
+	chat_guest_nickname(sid, nick);
 	if ((st = db_prepare(db, "INSERT INTO users(nickname, session_id, current_channel_id, "
 	    "created_ts) VALUES ($1, $2, (SELECT id FROM channels WHERE name = 'starcord'), "
-	    "$3)")) == NULL)
+	    "$3) ON CONFLICT (session_id) DO NOTHING")) == NULL)
 		return -1;
-	db_bind_text(st, 1, nu->nickname, strlen(nu->nickname));
-	db_bind_text(st, 2, nu->sid, strlen(nu->sid));
-	db_bind_double(st, 3, nu->now);
+	db_bind_text(st, 1, nick, strlen(nick));
+	db_bind_text(st, 2, sid, strlen(sid));
+	db_bind_double(st, 3, now);
 	if (db_step(st) != DB_DONE)
 		return -1;
+	if (db_changes(st) == 0)
+		return 0;	/* the user exists: the common case, one statement */
 	if ((st = db_prepare(db, "INSERT INTO channel_memberships(user_id, channel_id, "
 	    "created_ts) SELECT id, current_channel_id, $2 FROM users WHERE session_id = $1 "
 	    "AND current_channel_id IS NOT NULL")) == NULL)
 		return -1;
-	db_bind_text(st, 1, nu->sid, strlen(nu->sid));
-	db_bind_double(st, 2, nu->now);
+	db_bind_text(st, 1, sid, strlen(sid));
+	db_bind_double(st, 2, now);
 	return db_step(st) == DB_DONE ? 0 : -1;
 }
 
 int
 chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX])
 {
-	struct chat_newuser nu;
 	unsigned char r[16];
-	char hex[2 * sizeof(r) + 1], nick[16], mac[CHAT_MAC_HEX + 1], cookie[256];
+	char hex[2 * sizeof(r) + 1], mac[CHAT_MAC_HEX + 1], cookie[256];
 	int n;
 
+	(void)rq;
 	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return resp_error(rs, 500, "internal", "no randomness for a session", NULL,
 		    NULL), -1;
 	chat_hex(r, sizeof(r), hex);
 	(void)snprintf(sid, CHAT_SID_MAX, "w_%s", hex);
-	(void)snprintf(nick, sizeof(nick), "guest-%.6s", hex);
-	nu.sid = sid;
-	nu.nickname = nick;
-	nu.now = chat_now();
-	if (chat_write(rq, rs, chat_newuser_write, &nu) < 0)
-		return -1;
 	chat_mac_hex(sid, strlen(sid), mac);
 	n = snprintf(cookie, sizeof(cookie), "%s=%s.%s; Path=/; HttpOnly; SameSite=Lax; "
 	    "Max-Age=31536000", CHAT_COOKIE, sid, mac);

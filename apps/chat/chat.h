@@ -9,7 +9,8 @@
  * SLUICE_SESSION_KEY (hex, at least 32 digits), or the file SLUICE_SESSION_KEY_FILE, or
  * chat-session.key next to the SQLite database (data/chat-session.key for PostgreSQL),
  * created with 32 random bytes by the first worker that needs it.  A forged or altered
- * cookie is ignored as if absent.
+ * cookie is ignored as if absent.  A new visitor's cookie is made without writing anything
+ * (chat_session_new()); its user row is inserted at its first write (chat_user_ensure()).
  *
  * A write endpoint starts with chat_write_input(): the session, then the body read into
  * the endpoint's validation table (body.h, field.h); it writes with chat_write() (write.h).
@@ -46,11 +47,28 @@ int chat_bench_mode(void);
 int chat_session(const struct req *rq, char sid[CHAT_SID_MAX]);
 
 /*
- * Makes a new user (nickname "guest-XXXXXX", in the 'starcord' channel) with a fresh
- * random session id into sid[CHAT_SID_MAX], and adds its Set-Cookie header to rs.
- * Returns 0, or -1 with an error response already in rs.
+ * Makes a new pending session: a fresh random session id into sid[CHAT_SID_MAX] and its
+ * signed Set-Cookie header in rs.  Nothing is written: the signed cookie carries the
+ * pending identity, and its user row (nickname "guest-XXXXXX", in the 'starcord'
+ * channel) is inserted by chat_user_ensure() at the session's first write, so an
+ * anonymous read never costs a durable write.  Returns 0, or -1 with an error response
+ * already in rs.
  */
 int chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX]);
+
+#define CHAT_NICK_GUEST	16	/* "guest-XXXXXX" and its NUL, with room */
+
+/* The nickname of a session whose user is not written yet: "guest-" and six characters
+ * of its id. */
+void chat_guest_nickname(const char *sid, char nick[CHAT_NICK_GUEST]);
+
+/*
+ * Inside a write's transaction, before it touches the user: inserts the user of a
+ * pending session (chat_session_new()) and its 'starcord' membership, or does nothing
+ * when the user exists.  Returns 0, or -1 on a database failure (error on db).
+ */
+struct db;
+int chat_user_ensure(struct db *db, const char *sid);
 
 /*
  * What every write starts with: the session (401 without one), then the body read into

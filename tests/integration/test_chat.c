@@ -95,7 +95,8 @@ test_page_first_visit(void)
 	CHECK(http_header(&r, "Set-Cookie", v, sizeof(v)) == 0 && strstr(v, "HttpOnly") &&
 	    strstr(v, "Path=/"));
 	CHECK(chatfix_cookie_sid(cookie, sid, sizeof(sid)) == 0);
-	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users + 1);
+	/* A first visit writes nothing: the cookie carries the pending user. */
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users);
 	/* A new user sits in 'starcord', the channel with the most messages: a full page. */
 	CHECK(r.body.len > 15 && memcmp(r.body.data, "<!DOCTYPE html>", 15) == 0);
 	CHECK(strstr(r.body.data, "</html>") != NULL);
@@ -110,7 +111,7 @@ test_page_first_visit(void)
 	CHECK(chatfix_get(st.base, "/", cookie, NULL, &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK(chatfix_cookie(&r, again, sizeof(again)) < 0);
-	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users + 1);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users);
 
 	/* An altered signature counts as no cookie: a new user. */
 	snprintf(forged, sizeof(forged), "%s", cookie);
@@ -803,6 +804,55 @@ test_kill9_after_204(void)
 }
 
 /*
+ * Regression: every anonymous GET / wrote a new user row (100 GETs = 100 users, and a
+ * full disk answered a read with 507).  Now 100 first visits write nothing; the first
+ * write of one of those sessions inserts its user (the guest nickname the page showed,
+ * in 'starcord'), once.
+ */
+static void
+test_anonymous_get_writes_nothing(void)
+{
+	struct http_resp r;
+	char c[256], s[64], nick[32], want[64];
+	int64_t users, members;
+	int i, ok = 0;
+
+	users = chatfix_int(dburl, "SELECT count(*) FROM users", NULL);
+	members = chatfix_int(dburl, "SELECT count(*) FROM channel_memberships", NULL);
+	http_resp_init(&r);
+	c[0] = '\0';
+	for (i = 0; i < 100; i++)
+		if (chatfix_get(st.base, "/", NULL, NULL, &r) == 0 && r.status == 200 &&
+		    chatfix_cookie(&r, c, sizeof(c)) == 0)
+			ok++;
+	CHECK_INT(ok, 100);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM channel_memberships", NULL),
+	    members);
+	/* The last visitor's page shows its guest nickname; its first write makes it. */
+	CHECK(chatfix_cookie_sid(c, s, sizeof(s)) == 0);
+	snprintf(nick, sizeof(nick), "guest-%.6s", strncmp(s, "w_", 2) == 0 ? s + 2 : s);
+	snprintf(want, sizeof(want), "value=\"%s\"", nick);
+	CHECK(r.body.data != NULL && strstr(r.body.data, want) != NULL);
+	CHECK(chatfix_post(st.base, "/chat/message-send", c, NULL,
+	    "{\"messageSend\":\"hello from a new visitor\"}", &r) == 0);
+	CHECK_INT(r.status, 204);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users + 1);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users WHERE session_id = $1 AND "
+	    "nickname = 'guest-' || substr($1, 3, 6)", s), 1);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM channel_memberships m JOIN users u "
+	    "ON u.id = m.user_id WHERE u.session_id = $1", s), 1);
+	/* A second write adds no user. */
+	CHECK(chatfix_post(st.base, "/chat/nickname-set", c, NULL,
+	    "{\"nicknameSet\":\"newcomer\"}", &r) == 0);
+	CHECK(r.status >= 200 && r.status < 300);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users", NULL), users + 1);
+	CHECK_INT(chatfix_int(dburl, "SELECT count(*) FROM users WHERE session_id = $1 AND "
+	    "nickname = 'newcomer'", s), 1);
+	http_resp_free(&r);
+}
+
+/*
  * Regression: the seeder's database and the files the workers make next to it were
  * world-readable (0644).  After the writes above: the database, its -wal, -shm and
  * -wlock files and the chat's session key exist and none is readable by others.
@@ -849,6 +899,7 @@ main(void)
 	RUN(test_concurrent_writers);
 	RUN(test_one_lock_file);
 	RUN(test_kill9_after_204);
+	RUN(test_anonymous_get_writes_nothing);
 	RUN(test_data_not_world_readable);
 	teardown();
 	return harness_done();
