@@ -46,6 +46,8 @@ enum setting_key {
 	SETTING_TEMPLATE,		/* the chat page (handlers/chat_page.c) */
 	SETTING_REST_UNFILTERED_WRITES,	/* the REST API (handlers/rest/) */
 	SETTING_REST_CORS_ORIGINS,
+	SETTING_BCRYPT_COST,		/* the records API (handlers/records/) */
+	SETTING_RECORDS_SECRET_FILE,
 	SETTING__MAX
 };
 
