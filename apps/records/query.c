@@ -34,7 +34,7 @@ query_item(const char **p, const char *end, const char **s, size_t *len)
 
 int
 query_sort(struct sqlq *q, const struct coll *c, const char *alias, const char *s,
-    size_t len, char *err, size_t errlen)
+    size_t len, int hide_email, char *err, size_t errlen)
 {
 	const char *p = s, *end = s + len, *it;
 	size_t n;
@@ -61,7 +61,8 @@ query_sort(struct sqlq *q, const struct coll *c, const char *alias, const char *
 			buf_puts(q->sql, "random()");
 			continue;
 		}
-		if ((f = coll_field(c, it, n)) == NULL || f->hidden) {
+		if ((f = coll_field(c, it, n)) == NULL || f->hidden ||
+		    (hide_email && c->auth && strcmp(f->name, "email") == 0)) {
 			(void)snprintf(err, errlen, "cannot sort by \"%.*s\"", (int)(n > 64 ? 64 : n),
 			    it);
 			return -1;

@@ -26,10 +26,12 @@ struct arena;
 
 /*
  * Appends " ORDER BY ..." for sort s[0..len) on collection c (alias t) to q->sql, or
- * nothing for an empty sort.  Returns 0, or -1 with the client's message in err (400).
+ * nothing for an empty sort.  With hide_email (a request that is not a superuser's), an
+ * auth collection's email is refused: its order would tell what the response hides.
+ * Returns 0, or -1 with the client's message in err (400).
  */
 int query_sort(struct sqlq *q, const struct coll *c, const char *alias, const char *s,
-    size_t len, char *err, size_t errlen);
+    size_t len, int hide_email, char *err, size_t errlen);
 
 /* One node of an expand tree: a relation of the parent collection, or a back-relation. */
 struct query_expand {

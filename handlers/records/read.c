@@ -677,7 +677,7 @@ rec_list(struct rec_ctx *x)
 		return 0;
 	if (r == 0) {
 		p = req_param(x->rq, "sort");
-		if (p != NULL && query_sort(&x->t->q, x->c, "t", p->val, p->vallen, err,
+		if (p != NULL && query_sort(&x->t->q, x->c, "t", p->val, p->vallen, !x->superuser, err,
 		    sizeof(err)) < 0)
 			return rec_error(x->rs, 400, err, NULL);
 		buf_puts(x->t->q.sql, " LIMIT ");

@@ -104,7 +104,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			assert(err[0] != '\0' && filter_status(e) >= 400);
 		sqlq_init(q, &sql, fa, pass % 2 ? DB_PG : DB_SQLITE);
-		if (query_sort(q, &fz.c[1], "t", in, size, err, sizeof(err)) == 0)
+		if (query_sort(q, &fz.c[pass % 2], "t", in, size, pass < 2, err, sizeof(err)) == 0)
 			fz_check(q);
 	}
 	if (query_expand_parse(&ex, &fz.c[1], in, size, err, sizeof(err)) == 0)

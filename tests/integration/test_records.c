@@ -226,6 +226,8 @@ test_records_same_json(void)
 	    "\"totalItems\":2");
 	RX_CHECK("GET", "/api/collections/users/records?filter=email%3D'user0004@example.com'",
 	    NULL, NULL, 200, "\"totalItems\":1");
+	RX_CHECK("GET", "/api/collections/users/records?sort=email", NULL, NULL, 400,
+	    "\"status\":400");
 }
 
 static void

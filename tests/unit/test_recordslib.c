@@ -362,15 +362,21 @@ test_sort_expand_fields(void)
 	for (i = 0; i < sizeof(sorts) / sizeof(sorts[0]); i++) {
 		sqlq_init(&q, &sql, ta, DB_PG);
 		buf_puts(&sql, "");
-		CHECK(query_sort(&q, &tc.c[1], "t", sorts[i].s, strlen(sorts[i].s), err,
+		CHECK(query_sort(&q, &tc.c[1], "t", sorts[i].s, strlen(sorts[i].s), 1, err,
 		    sizeof(err)) == 0);
 		CHECK_STR(sql.data ? sql.data : "", sorts[i].sql);
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		sqlq_init(&q, &sql, ta, DB_PG);
-		if (query_sort(&q, &tc.c[1], "t", bad[i], strlen(bad[i]), err, sizeof(err)) == 0)
+		if (query_sort(&q, &tc.c[1], "t", bad[i], strlen(bad[i]), 1, err, sizeof(err)) == 0)
 			harness_fail(__FILE__, __LINE__, "sort \"%s\" accepted", bad[i]);
 	}
+	/* An auth collection's email: a superuser's sort only. */
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(query_sort(&q, &tc.c[0], "t", "-email", 6, 1, err, sizeof(err)) < 0);
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(query_sort(&q, &tc.c[0], "t", "-email", 6, 0, err, sizeof(err)) == 0);
+	CHECK_STR(sql.data, " ORDER BY t.\"email\" DESC");
 	buf_free(&sql);
 	/* expand: nodes parents first, back-relations, unknowns skipped, depth 6. */
 	CHECK(query_expand_parse(&ex, &tc.c[1], "author,comments_via_post.post.author,nope",
