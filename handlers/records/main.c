@@ -11,6 +11,8 @@
  *   DELETE   /api/collections/C/records/ID                delete: 204
  *   POST     /api/collections/C/auth-with-password        {"identity","password"}: 200
  *            {"record","token"}; 400 when wrong
+ *   POST     /api/collections/C/auth-refresh              with a valid token of C: 200
+ *            {"record","token"} with a new token; 401 otherwise
  *
  * Bodies: JSON or application/x-www-form-urlencoded.
  *
@@ -130,7 +132,8 @@ bad:
 }
 
 /* Splits the route below /api/collections/: 0 with x->c and x->id set and *what the
- * last part ("records" or "auth-with-password"), -1 unknown (404 answered). */
+ * last part ("records", "auth-with-password" or "auth-refresh"), -1 unknown (404
+ * answered). */
 static int
 rec_route(struct rec_ctx *x, const char **what)
 {
@@ -149,7 +152,8 @@ rec_route(struct rec_ctx *x, const char **what)
 	if ((x->c = colls_find(&x->t->colls, name, n)) == NULL)
 		goto notfound;
 	p = slash + 1;
-	if (strcmp(p, "auth-with-password") == 0 && x->c->auth) {
+	if ((strcmp(p, "auth-with-password") == 0 || strcmp(p, "auth-refresh") == 0) &&
+	    x->c->auth) {
 		*what = p;
 		return 0;
 	}
@@ -284,11 +288,11 @@ handle(struct req *rq, struct resp *rs)
 		return 0;
 	if (rec_authorize(&x) < 0)
 		return 0;
-	if (strcmp(what, "auth-with-password") == 0) {
+	if (strncmp(what, "auth-", 5) == 0) {
 		if (rq->method != REQ_POST)
 			return rec_error(rs, 405, "Method not allowed.", NULL);
 		if (rec_body(&x) == 0)
-			rc = rec_auth_password(&x);
+			rc = what[5] == 'w' ? rec_auth_password(&x) : rec_auth_refresh(&x);
 	} else if (rq->method & (REQ_GET | REQ_HEAD))
 		rc = x.id ? rec_view(&x) : rec_list(&x);
 	else if (rq->method == REQ_POST && x.id == NULL) {

@@ -102,6 +102,7 @@ int rec_create(struct rec_ctx *x);
 int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
 int rec_auth_password(struct rec_ctx *x);
+int rec_auth_refresh(struct rec_ctx *x);
 
 /* Answers 200 with the record id of x->c as it is now, with the request's fields= and
  * expand= (a create's or an update's answer; no view rule).  Returns 0. */

@@ -727,17 +727,16 @@ rec_delete(struct rec_ctx *x)
 	return resp_set(x->rs, 204, NULL, "", 0);
 }
 
+static int rec_auth_answer(struct rec_ctx *x, struct rec_row *row);
+
 int
 rec_auth_password(struct rec_ctx *x)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(x->body, "identity");
 	const cJSON *pw = cJSON_GetObjectItemCaseSensitive(x->body, "password");
-	char token[TOKEN_MAX];
 	struct rec_row *row = NULL;
-	struct rec_out o;
-	struct buf *b = &x->rs->body;
 	size_t hi, ki;
-	int r, n;
+	int r;
 
 	if (!cJSON_IsString(id) || !cJSON_IsString(pw) || id->valuestring[0] == '\0' ||
 	    pw->valuestring[0] == '\0') {
@@ -760,6 +759,30 @@ rec_auth_password(struct rec_ctx *x)
 	/* No timing oracle: an unknown identity costs one bcrypt comparison too. */
 	if (!pass_check(pw->valuestring, strlen(pw->valuestring), r ? row->v[hi] : NULL,
 	    rec_bcrypt_cost) || r == 0 || row->v[ki] == NULL)
+		return rec_error(x->rs, 400, "Failed to authenticate.", NULL);
+	return rec_auth_answer(x, row);
+}
+
+int
+rec_auth_refresh(struct rec_ctx *x)
+{
+	if (x->auth != x->c)
+		return rec_error(x->rs, 401, "The request requires valid record authorization token.",
+		    NULL);
+	return rec_auth_answer(x, x->auth_row);
+}
+
+/* Answers 200 {"record":{...},"token":"..."} for the auth record row of x->c. */
+static int
+rec_auth_answer(struct rec_ctx *x, struct rec_row *row)
+{
+	size_t ki = coll_field_index(x->c, coll_field(x->c, "tokenKey", 8));
+	char token[TOKEN_MAX];
+	struct buf *b = &x->rs->body;
+	struct rec_out o;
+	int n;
+
+	if (row->v[ki] == NULL)
 		return rec_error(x->rs, 400, "Failed to authenticate.", NULL);
 	n = token_make(token, sizeof(token), x->c->id, row->v[0], row->v[ki], row->len[ki],
 	    (int64_t)x->f.now + REC_TOKEN_TTL);

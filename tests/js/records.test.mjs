@@ -7,7 +7,7 @@
 //
 // Covers: health.check, getList with filter, sort, expand (relation and back-relation,
 // nested), fields and skipTotal, getFullList, getFirstListItem (found and 404), getOne
-// with expand, create, update, delete, authWithPassword (right and wrong), requests with
+// with expand, create, update, delete, authWithPassword (right and wrong), authRefresh, requests with
 // the token, an expired token (401), rules that hide records (404) or refuse (403, 400),
 // the field+ / +field / field- modifiers, expand on a write, a password change.
 import { test } from 'node:test';
@@ -166,6 +166,12 @@ test('authWithPassword: token, record with its email; wrong password 400', async
   assert.deepEqual(Object.keys(claims), ['collectionId', 'exp', 'id', 'refreshable', 'type']);
   assert.equal(claims.id, auth.record.id);
   assert.ok(claims.exp > Date.now() / 1000 + 4 * 86400);
+  // authRefresh: a new token for the same record.
+  const refreshed = await pb.collection('users').authRefresh();
+  assert.equal(refreshed.record.id, auth.record.id);
+  assert.equal(refreshed.record.email, 'user0001@example.com');
+  assert.ok(pb.authStore.isValid);
+  await rejects(client().collection('users').authRefresh(), 401);
   // The owner sees its own email in a plain read.
   const me = await pb.collection('users').getOne(auth.record.id);
   assert.equal(me.email, 'user0001@example.com');
