@@ -256,7 +256,10 @@ rec_body(struct rec_ctx *x)
 		return -1;
 	}
 	x->body = json_parse(x->rq->body, x->rq->body_len, 32, &je, NULL);
-	if (x->body == NULL || !cJSON_IsObject(x->body)) {
+	/* A \u0000 would cut a string where cJSON ends it, and 1e999 is no number a column
+	 * holds: both are refused, not stored altered. */
+	if (x->body == NULL || !cJSON_IsObject(x->body) ||
+	    json_has_nul_escape(x->rq->body, x->rq->body_len) || !json_numbers_finite(x->body)) {
 		rec_error(x->rs, 400, "Failed to load the submitted data due to invalid formatting.",
 		    NULL);
 		return -1;

@@ -324,6 +324,11 @@ test_records_hostile_params(void)
 	RX_CHECK("POST", "/api/collections/posts/records", NULL, "{\"title\":", 400,
 	    "\"status\":400");
 	RX_CHECK("POST", "/api/collections/posts/records", NULL, "[1]", 400, "\"status\":400");
+	RX_CHECK("POST", "/api/collections/users/auth-with-password", NULL,
+	    "{\"identity\":\"user0001@example.com\\u0000x\",\"password\":\"password123\"}", 400,
+	    "\"status\":400");
+	RX_CHECK("POST", "/api/collections/users/auth-with-password", NULL,
+	    "{\"identity\":\"x\",\"password\":\"y\",\"n\":1e999}", 400, "\"status\":400");
 	RX_CHECK("POST", "/api/collections/users/auth-with-password", NULL, "{}", 400,
 	    "\"identity\":{\"code\":\"validation_required\"");
 	RX_CHECK("POST", "/api/collections/posts/auth-with-password", NULL, "{}", 404, NULL);
