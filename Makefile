@@ -46,7 +46,7 @@ endif
 
 CFLAGS   += $(WARN) $(OPT) $(SANFLAGS) -pthread
 LDFLAGS  += $(SANFLAGS) -pthread -Wl,--as-needed
-LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lseccomp -lm
+LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lcrypt -lseccomp -lm
 
 # The libraries, one per part; nothing reaches sideways:
 #   common/      $(O)/libsluice.a        what any endpoint binary may use

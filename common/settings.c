@@ -68,6 +68,11 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_READY_WRITABLE] = INT("SLUICE_READY_WRITABLE", 0, 1, 1,
 	    "ready: 1 when the database must be writable for /ready to answer 200; 0 for a "
 	    "database served read-only on purpose"),
+	[SETTING_BCRYPT_COST] = INT("SLUICE_BCRYPT_COST", 4, 31, 10,
+	    "the records API's bcrypt cost for new password hashes"),
+	[SETTING_RECORDS_SECRET_FILE] = STR("SLUICE_RECORDS_SECRET_FILE",
+	    "the records API's token secret file, made on first use (default: "
+	    "records-secret.key next to the SQLite database, else data/records-secret.key)"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

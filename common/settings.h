@@ -47,6 +47,8 @@ enum setting_key {
 	SETTING_REST_UNFILTERED_WRITES,	/* the REST API (handlers/rest/) */
 	SETTING_REST_CORS_ORIGINS,
 	SETTING_READY_WRITABLE,		/* the readiness probe (handlers/ready.c) */
+	SETTING_BCRYPT_COST,		/* the records API (handlers/records/) */
+	SETTING_RECORDS_SECRET_FILE,
 	SETTING__MAX
 };
 

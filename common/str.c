@@ -98,6 +98,23 @@ hexval(unsigned char c)
 }
 
 long
+str_unhex(const char *s, size_t len, unsigned char *out, size_t outlen)
+{
+	size_t i;
+
+	if (len % 2 != 0 || len / 2 > outlen)
+		return -1;
+	for (i = 0; i < len / 2; i++) {
+		int hi = hexval((unsigned char)s[2 * i]), lo = hexval((unsigned char)s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return (long)(len / 2);
+}
+
+long
 str_pct_decode(const char *s, size_t len, char *out, int plus_space)
 {
 	size_t i, o = 0;

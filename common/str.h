@@ -28,6 +28,13 @@ int str_utf8_valid(const char *s, size_t len);
  */
 long str_pct_decode(const char *s, size_t len, char *out, int plus_space);
 
+/*
+ * Decodes the hex digits s[0..len) (either case, an even count) into out[outlen].  Returns
+ * the number of bytes, or -1 for an odd count, a byte that is not a hex digit, or more
+ * bytes than outlen.
+ */
+long str_unhex(const char *s, size_t len, unsigned char *out, size_t outlen);
+
 /* Compares s[0..len) with the NUL-terminated lit. */
 int str_eq(const char *s, size_t len, const char *lit);
 

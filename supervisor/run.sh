@@ -195,17 +195,18 @@ if [ "$db" = postgresql ]; then
 	    start >/dev/null || { tail -20 "$pg_sock/server.log" >&2; pg_data=; fail "PostgreSQL did not start (log: $pg_sock/server.log)"; }
 	pg_url() { echo "postgresql:///$1?host=$pg_sock&user=postgres"; }
 	psql_() { "$pg_bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$pg_sock" -U postgres "$@"; }
-	for name in main chat chinook; do
+	for name in main chat chinook records; do
 		if [ "$(psql_ -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$name'")" != 1 ]; then
 			echo "sluice: seeding the PostgreSQL database $name"
 			psql_ -d postgres -c "CREATE DATABASE $name" || fail "cannot create the database $name"
 			case $name in
 			chat) "$tree/build/rel/sql/chat-seed" -q -p "${SEED_PRESET:-tiny}" -S "$tree/sql/chat" "$(pg_url chat)" ;;
 			chinook) "$tree/build/rel/sql/chinook-seed" -s "$tree/sql/chinook" "$(pg_url chinook)" >/dev/null ;;
+			records) "$tree/build/rel/sql/records-seed" -q -S "$tree/sql/records" "$(pg_url records)" ;;
 			esac || { psql_ -d postgres -c "DROP DATABASE $name" || true; fail "seeding $name failed"; }
 		fi
 	done
-	export SLUICE_DB_MAIN=$(pg_url main) SLUICE_DB_CHAT=$(pg_url chat) SLUICE_DB_CHINOOK=$(pg_url chinook)
+	export SLUICE_DB_MAIN=$(pg_url main) SLUICE_DB_CHAT=$(pg_url chat) SLUICE_DB_CHINOOK=$(pg_url chinook) SLUICE_DB_RECORDS=$(pg_url records)
 else
 	# Seed what the endpoint list needs (each application adds its seeder to this script).
 	for seeder in "$tree"/sql/*/seed.sh; do

@@ -157,6 +157,20 @@ test_pct_decode(void)
 	}
 }
 
+static void
+test_unhex(void)
+{
+	unsigned char out[4];
+
+	CHECK(str_unhex("00fFa9", 6, out, sizeof(out)) == 3 && out[0] == 0 && out[1] == 0xff &&
+	    out[2] == 0xa9);
+	CHECK(str_unhex("", 0, out, sizeof(out)) == 0);
+	CHECK(str_unhex("abc", 3, out, sizeof(out)) < 0);
+	CHECK(str_unhex("0g", 2, out, sizeof(out)) < 0);
+	CHECK(str_unhex("0\0", 2, out, sizeof(out)) < 0);
+	CHECK(str_unhex("0011223344", 10, out, sizeof(out)) < 0);
+}
+
 int
 main(void)
 {
@@ -164,5 +178,6 @@ main(void)
 	RUN(test_str_to_int_hostile);
 	RUN(test_utf8);
 	RUN(test_pct_decode);
+	RUN(test_unhex);
 	return harness_done();
 }

@@ -1,0 +1,148 @@
+/*
+ * coll.h: the records API's collections (PocketBase's dialect).
+ *
+ * A collection is a table plus its field definitions and its five API rules.  Collections
+ * are declared in one SQL file of the application (sql/records/collections.sql) that holds
+ * rows of the table _collections, the same text on SQLite and PostgreSQL:
+ *
+ *   _collections (id, name, type, fields, list_rule, view_rule, create_rule, update_rule,
+ *                 delete_rule)
+ *
+ * type is 'base' or 'auth'; a rule is NULL (superusers only), '' (anyone) or a filter
+ * expression.  fields is a list of declarations separated by ';' or new lines:
+ *
+ *   NAME TYPE [OPTION ...]
+ *   TYPE:   text number bool email url date autodate select relation json
+ *   OPTION: required, unique, index, multiple (select, relation), values=a|b|c (select),
+ *           to=COLLECTION (relation), onupdate (autodate: set on update too)
+ *
+ * Every collection has the system field id (15 characters of [a-z0-9]); an auth collection
+ * also has email, emailVisibility, verified, password and tokenKey.  coll_ddl() turns a
+ * collection into each back end's CREATE TABLE (SQLite: TEXT, REAL, BOOLEAN and JSON text
+ * columns; PostgreSQL: text, double precision, boolean and jsonb), so that one declaration
+ * serves both.  Workers read _collections at start-up and after a SIGHUP (coll_load()).
+ */
+#ifndef SLUICE_RECORDS_COLL_H
+#define SLUICE_RECORDS_COLL_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "db.h"
+
+#define COLL_NAME_MAX	64	/* names: [A-Za-z_][A-Za-z0-9_]*, shorter than this */
+#define COLL_FIELDS_MAX	64	/* fields of one collection, system fields included */
+#define COLL_VALUES_MAX	32	/* values of one select field */
+#define COLL_MAX	64	/* collections */
+#define COLL_ID_LEN	15	/* record ids: 15 characters of [a-z0-9] */
+
+enum coll_type {
+	COLL_TEXT,
+	COLL_NUMBER,
+	COLL_BOOL,
+	COLL_EMAIL,
+	COLL_URL,
+	COLL_DATE,
+	COLL_AUTODATE,
+	COLL_SELECT,
+	COLL_RELATION,
+	COLL_JSON,
+	COLL_PASSWORD,
+	COLL_TYPE__MAX,
+};
+
+enum coll_rule {
+	COLL_RULE_LIST,
+	COLL_RULE_VIEW,
+	COLL_RULE_CREATE,
+	COLL_RULE_UPDATE,
+	COLL_RULE_DELETE,
+	COLL_RULE__MAX,
+};
+
+struct coll;
+struct colls;
+
+struct coll_field {
+	char name[COLL_NAME_MAX];
+	enum coll_type type;
+	int multiple;		/* select or relation holding a JSON array of strings */
+	int required;
+	int unique;
+	int index;
+	int onupdate;		/* autodate: also set by every update */
+	int hidden;		/* password and tokenKey: never in a response */
+	int system;		/* id and the auth fields */
+	char target[COLL_NAME_MAX];	/* relation: the target collection's name */
+	struct coll *tcoll;	/* relation: the target, resolved by coll_load() */
+	char values[COLL_VALUES_MAX][COLL_NAME_MAX];	/* select */
+	size_t nvalues;
+};
+
+struct coll {
+	char id[COLL_NAME_MAX];
+	char name[COLL_NAME_MAX];
+	int auth;
+	struct coll_field fields[COLL_FIELDS_MAX];	/* fields[0] is id */
+	size_t nfields;
+	char *rules[COLL_RULE__MAX];	/* malloc'ed; NULL: superusers only */
+	/* The response's key order (bytewise, as PocketBase's JSON): field indexes, and
+	 * COLL_KEY_* for the keys that are not columns. */
+	int keys[COLL_FIELDS_MAX + 3];
+	size_t nkeys;
+	const struct colls *all;	/* every collection (back-relations), set by
+					 * coll_resolve() */
+};
+
+#define COLL_KEY_COLLID		-1	/* "collectionId" */
+#define COLL_KEY_COLLNAME	-2	/* "collectionName" */
+#define COLL_KEY_EXPAND		-3	/* "expand" */
+
+struct colls {
+	struct coll *c;		/* malloc'ed array */
+	size_t n;
+};
+
+/*
+ * Parses one collection's declaration (the columns of a _collections row) into *c.
+ * rules[i] may be NULL.  Returns 0, or -1 with a message in err[errlen].  Relations are
+ * resolved later (coll_resolve()).  The caller frees with coll_free().
+ */
+int coll_parse(struct coll *c, const char *id, const char *name, const char *type,
+    const char *fields, const char *const rules[COLL_RULE__MAX], char *err, size_t errlen);
+
+/* Resolves every relation's target and computes the key order.  0, or -1 with err set. */
+int coll_resolve(struct colls *cs, char *err, size_t errlen);
+
+/*
+ * Reads every collection from the _collections table of db into *cs (caller frees with
+ * colls_free()).  Returns 0, or -1 with a message in err[errlen] (the database's own
+ * message for the log).
+ */
+int colls_load(struct colls *cs, struct db *db, char *err, size_t errlen);
+void colls_free(struct colls *cs);
+void coll_free(struct coll *c);
+
+/* The collection called name (or with that id), or NULL.  Borrowed from cs. */
+struct coll *colls_find(const struct colls *cs, const char *name, size_t len);
+
+/* The field called name[0..len) of c, or NULL. */
+const struct coll_field *coll_field(const struct coll *c, const char *name, size_t len);
+
+/* The index of f in c's fields. */
+size_t coll_field_index(const struct coll *c, const struct coll_field *f);
+
+/* 1 when f's column holds text (its "no value" is ''), 0 for numbers, bools, JSON and
+ * multiple values. */
+int coll_textual(const struct coll_field *f);
+
+/* Appends the CREATE TABLE and CREATE INDEX statements of c for backend to b.  0 or -1. */
+int coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b);
+
+/* 1 when s[0..len) is a valid name: [A-Za-z_][A-Za-z0-9_]*, shorter than COLL_NAME_MAX. */
+int coll_name_valid(const char *s, size_t len);
+
+/* Appends the quoted identifier "name" (names are valid, so nothing needs escaping). */
+int coll_quote(struct buf *b, const char *name);
+
+#endif /* SLUICE_RECORDS_COLL_H */

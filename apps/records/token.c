@@ -1,0 +1,417 @@
+/*
+ * token.c: see token.h.  The server secret is process-wide, written once by token_init()
+ * before the serving threads start, and only read afterwards.
+ */
+#include <crypt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "db.h"
+#include "json.h"
+#include "settings.h"
+#include "str.h"
+#include "token.h"
+
+#define TOKEN_SECRET_LEN	32
+
+static unsigned char token_secret[64];
+static size_t token_secret_len;
+
+static const char token_b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* base64url without padding of p[0..len) into out; returns the length or -1. */
+static int
+b64_enc(const unsigned char *p, size_t len, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+
+	if ((len + 2) / 3 * 4 + 1 > outlen)
+		return -1;
+	for (i = 0; i + 2 < len; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
+
+		out[o++] = token_b64[v >> 18 & 63];
+		out[o++] = token_b64[v >> 12 & 63];
+		out[o++] = token_b64[v >> 6 & 63];
+		out[o++] = token_b64[v & 63];
+	}
+	if (i < len) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0);
+
+		out[o++] = token_b64[v >> 18 & 63];
+		out[o++] = token_b64[v >> 12 & 63];
+		if (i + 1 < len)
+			out[o++] = token_b64[v >> 6 & 63];
+	}
+	out[o] = '\0';
+	return (int)o;
+}
+
+static int
+b64_val(int ch)
+{
+	const char *p = ch != '\0' ? strchr(token_b64, ch) : NULL;
+
+	return p ? (int)(p - token_b64) : -1;
+}
+
+/* Decodes base64url (no padding) s[0..len) into out; returns the length or -1. */
+static int
+b64_dec(const char *s, size_t len, unsigned char *out, size_t outlen)
+{
+	size_t i, o = 0;
+	unsigned acc = 0;
+	int bits = 0;
+
+	if (len % 4 == 1)
+		return -1;
+	for (i = 0; i < len; i++) {
+		int v = b64_val((unsigned char)s[i]);
+
+		if (v < 0)
+			return -1;
+		acc = acc << 6 | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o == outlen)
+				return -1;
+			out[o++] = (unsigned char)(acc >> bits & 0xff);
+		}
+	}
+	return (int)o;
+}
+
+static void
+hex(const unsigned char *p, size_t len, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = d[p[i] >> 4];
+		out[2 * i + 1] = d[p[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+void
+token_set_secret(const unsigned char *key, size_t len)
+{
+	if (len > sizeof(token_secret))
+		len = sizeof(token_secret);
+	memcpy(token_secret, key, len);
+	token_secret_len = len;
+}
+
+/* The default path of the secret file into out[outlen].  0 or -1. */
+static int
+token_path(char *out, size_t outlen)
+{
+	const char *url = settings_get(SETTING_DB), *path, *slash;
+	enum db_backend be;
+	int n;
+
+	if (db_url_parse(url, &be, &path) == 0 && be == DB_SQLITE) {
+		slash = strrchr(path, '/');
+		n = slash ? snprintf(out, outlen, "%.*s/records-secret.key", (int)(slash - path),
+		    path) : snprintf(out, outlen, "records-secret.key");
+	} else
+		n = snprintf(out, outlen, "data/records-secret.key");
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+/* Reads the hex secret file: 1 read, 0 missing, -1 broken. */
+static int
+token_read(const char *path)
+{
+	char text[160];
+	unsigned char key[64];
+	ssize_t n;
+	long k;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
+		n--;
+	if (n < 32 || (k = str_unhex(text, (size_t)n, key, sizeof(key))) < 16)
+		return -1;
+	token_set_secret(key, (size_t)k);
+	return 1;
+}
+
+/* Writes a new secret to a private temporary file and links it in place: of several
+ * workers starting at once, the first link wins and every one reads the same secret. */
+static int
+token_create(const char *path)
+{
+	unsigned char key[TOKEN_SECRET_LEN];
+	char tmp[4200], text[2 * TOKEN_SECRET_LEN + 2];
+	int fd, rc = -1;
+
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		return -1;
+	hex(key, sizeof(key), text);
+	text[2 * TOKEN_SECRET_LEN] = '\n';
+	text[2 * TOKEN_SECRET_LEN + 1] = '\0';
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -1;
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		return -1;
+	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text) && fsync(fd) == 0 &&
+	    (link(tmp, path) == 0 || errno == EEXIST))
+		rc = 0;
+	close(fd);
+	unlink(tmp);
+	return rc;
+}
+
+int
+token_init(const char *path)
+{
+	char def[4096];
+	int rc;
+
+	if (path == NULL)
+		path = settings_get(SETTING_RECORDS_SECRET_FILE);
+	if (path == NULL) {
+		if (token_path(def, sizeof(def)) < 0) {
+			fprintf(stderr, "records: the secret's path is too long\n");
+			return -1;
+		}
+		path = def;
+	}
+	if ((rc = token_read(path)) == 0 && token_create(path) == 0)
+		rc = token_read(path);
+	if (rc <= 0) {
+		fprintf(stderr, "records: cannot read or create the secret %s: %s\n", path,
+		    rc < 0 ? "malformed or unreadable" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void
+token_coll_secret(const char *coll_id, char out[TOKEN_SECRET_HEX])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char msg[128];
+	int n = snprintf(msg, sizeof(msg), "collection:%s", coll_id);
+
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = (int)sizeof(msg) - 1;
+	HMAC(EVP_sha256(), token_secret, (int)token_secret_len, (const unsigned char *)msg,
+	    (size_t)n, md, &mdlen);
+	hex(md, 32, out);
+}
+
+/* The signature of data[0..len) into out (base64url, 43 characters + NUL). */
+static void
+token_sign(const char *data, size_t len, const char *coll_id, const char *token_key,
+    size_t keylen, char out[48])
+{
+	unsigned char key[512], md[EVP_MAX_MD_SIZE];
+	char secret[TOKEN_SECRET_HEX];
+	unsigned int mdlen = 0;
+	size_t klen;
+
+	token_coll_secret(coll_id, secret);
+	if (keylen > sizeof(key) - TOKEN_SECRET_HEX)
+		keylen = sizeof(key) - TOKEN_SECRET_HEX;
+	memcpy(key, token_key, keylen);
+	memcpy(key + keylen, secret, TOKEN_SECRET_HEX - 1);
+	klen = keylen + TOKEN_SECRET_HEX - 1;
+	HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)data, len, md, &mdlen);
+	(void)b64_enc(md, 32, out, 48);
+}
+
+int
+token_make(char *out, size_t outlen, const char *coll_id, const char *id,
+    const char *token_key, size_t keylen, int64_t exp)
+{
+	static const char head[] = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";	/* HS256, JWT */
+	char claims[512], sig[48];
+	int n, m;
+
+	n = snprintf(claims, sizeof(claims), "{\"collectionId\":\"%s\",\"exp\":%lld,\"id\":\"%s\","
+	    "\"refreshable\":true,\"type\":\"auth\"}", coll_id, (long long)exp, id);
+	if (n < 0 || (size_t)n >= sizeof(claims) || outlen < sizeof(head) + 1)
+		return -1;
+	memcpy(out, head, sizeof(head) - 1);
+	out[sizeof(head) - 1] = '.';
+	m = b64_enc((const unsigned char *)claims, (size_t)n, out + sizeof(head),
+	    outlen - sizeof(head));
+	if (m < 0)
+		return -1;
+	n = (int)sizeof(head) + m;
+	token_sign(out, (size_t)n, coll_id, token_key, keylen, sig);
+	if ((size_t)n + 1 + strlen(sig) + 1 > outlen)
+		return -1;
+	out[n] = '.';
+	memcpy(out + n + 1, sig, strlen(sig) + 1);
+	return n + 1 + (int)strlen(sig);
+}
+
+/* Copies the string member key of o into out[outlen]; 0 or -1. */
+static int
+token_str(const cJSON *o, const char *key, char *out, size_t outlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= outlen ||
+	    v->valuestring[0] == '\0')
+		return -1;
+	memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
+	return 0;
+}
+
+int
+token_parse(const char *tok, size_t len, struct token_claims *c)
+{
+	const char *d1, *d2;
+	unsigned char buf[768];
+	cJSON *h = NULL, *p = NULL;
+	const cJSON *v;
+	enum json_err je;
+	int n, rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (len > TOKEN_MAX || (d1 = memchr(tok, '.', len)) == NULL ||
+	    (d2 = memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - tok))) == NULL ||
+	    memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - tok)) != NULL)
+		return -1;
+	if ((n = b64_dec(tok, (size_t)(d1 - tok), buf, sizeof(buf))) < 0 ||
+	    (h = json_parse((const char *)buf, (size_t)n, 4, &je, NULL)) == NULL)
+		goto out;
+	v = cJSON_GetObjectItemCaseSensitive(h, "alg");
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, "HS256") != 0)
+		goto out;
+	if ((n = b64_dec(d1 + 1, (size_t)(d2 - d1 - 1), buf, sizeof(buf))) < 0 ||
+	    (p = json_parse((const char *)buf, (size_t)n, 4, &je, NULL)) == NULL)
+		goto out;
+	v = cJSON_GetObjectItemCaseSensitive(p, "type");
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, "auth") != 0)
+		goto out;
+	v = cJSON_GetObjectItemCaseSensitive(p, "exp");
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e15)
+		goto out;
+	c->exp = (int64_t)v->valuedouble;
+	if (token_str(p, "collectionId", c->coll_id, sizeof(c->coll_id)) < 0 ||
+	    token_str(p, "id", c->id, sizeof(c->id)) < 0)
+		goto out;
+	rc = 0;
+out:
+	cJSON_Delete(h);
+	cJSON_Delete(p);
+	return rc;
+}
+
+int
+token_verify(const char *tok, size_t len, const char *coll_id, const char *token_key,
+    size_t keylen)
+{
+	const char *d2 = NULL, *p;
+	char sig[48];
+	size_t slen;
+
+	for (p = tok; p < tok + len; p++)
+		if (*p == '.')
+			d2 = p;
+	if (d2 == NULL)
+		return 0;
+	token_sign(tok, (size_t)(d2 - tok), coll_id, token_key, keylen, sig);
+	slen = len - (size_t)(d2 + 1 - tok);
+	return slen == strlen(sig) && CRYPTO_memcmp(sig, d2 + 1, slen) == 0;
+}
+
+int
+token_random_text(char *out, size_t len)
+{
+	static const char alpha[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[64];
+	size_t i = 0, j;
+
+	while (i < len) {
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return -1;
+		/* 252 = 7 x 36: bytes past it are dropped, so every character is as likely. */
+		for (j = 0; j < sizeof(r) && i < len; j++)
+			if (r[j] < 252)
+				out[i++] = alpha[r[j] % 36];
+	}
+	return 0;
+}
+
+int
+pass_hash(const char *password, size_t len, int cost, char out[PASS_HASH_MAX])
+{
+	char setting[CRYPT_GENSALT_OUTPUT_SIZE], pw[128];
+	struct crypt_data *cd;
+	const char *h;
+	int rc = -1;
+
+	if (len >= sizeof(pw) || memchr(password, '\0', len) != NULL)
+		return -1;
+	memcpy(pw, password, len);
+	pw[len] = '\0';
+	if (crypt_gensalt_rn("$2b$", (unsigned long)cost, NULL, 0, setting,
+	    (int)sizeof(setting)) == NULL)
+		return -1;
+	if ((cd = calloc(1, sizeof(*cd))) == NULL)
+		return -1;
+	h = crypt_rn(pw, setting, cd, (int)sizeof(*cd));
+	if (h != NULL && h[0] == '$' && strlen(h) < PASS_HASH_MAX) {
+		memcpy(out, h, strlen(h) + 1);
+		rc = 0;
+	}
+	OPENSSL_cleanse(pw, sizeof(pw));
+	free(cd);
+	return rc;
+}
+
+int
+pass_check(const char *password, size_t len, const char *hash, int cost)
+{
+	char dummy[CRYPT_GENSALT_OUTPUT_SIZE], pw[128];
+	struct crypt_data *cd;
+	const char *h;
+	int ok = 0, real = hash != NULL && strncmp(hash, "$2", 2) == 0;
+
+	if (!real) {
+		/* Any well-formed setting of the same cost takes as long as a real hash. */
+		if (crypt_gensalt_rn("$2b$", (unsigned long)cost, "sluice-dummy-key", 16, dummy,
+		    (int)sizeof(dummy)) == NULL)
+			return 0;
+		hash = dummy;
+	}
+	if (len >= sizeof(pw))
+		len = sizeof(pw) - 1;
+	memcpy(pw, password, len);
+	pw[len] = '\0';
+	if ((cd = calloc(1, sizeof(*cd))) == NULL)
+		return 0;
+	h = crypt_rn(pw, hash, cd, (int)sizeof(*cd));
+	if (h != NULL && h[0] == '$' && strlen(h) == strlen(hash) && real)
+		ok = CRYPTO_memcmp(h, hash, strlen(h)) == 0;
+	OPENSSL_cleanse(pw, sizeof(pw));
+	free(cd);
+	return ok;
+}

@@ -1,0 +1,75 @@
+/*
+ * token.h: the records API's sign-in: bcrypt password hashes (libcrypt's $2b$) and HS256
+ * tokens (JWT) in PocketBase's form.
+ *
+ * A token's claims are {"collectionId","exp","id","refreshable":true,"type":"auth"}; it
+ * is signed with HMAC-SHA256 under the record's tokenKey followed by the collection's
+ * secret, so changing a record's tokenKey (a new password) revokes its tokens.  A
+ * collection's secret is HMAC-SHA256(server secret, "collection:" + collection id) in hex;
+ * the server secret is 32 random bytes kept in hex in the file SLUICE_RECORDS_SECRET_FILE,
+ * or records-secret.key next to the SQLite database (data/records-secret.key for
+ * PostgreSQL), created by the first worker that needs it.
+ */
+#ifndef SLUICE_RECORDS_TOKEN_H
+#define SLUICE_RECORDS_TOKEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TOKEN_MAX		1024	/* a token's length, at most */
+#define TOKEN_SECRET_HEX	65	/* a collection secret in hex, with its NUL */
+#define PASS_HASH_MAX		128	/* a bcrypt hash: 60 characters */
+
+/*
+ * Reads (or creates) the server secret from path (NULL: the default place, see above).
+ * Returns 0, or -1 after printing why on stderr.  Call once from main().
+ */
+int token_init(const char *path);
+
+/* Sets the server secret directly (tests, fuzzers).  len > 0. */
+void token_set_secret(const unsigned char *key, size_t len);
+
+/* The secret of the collection with this id into out. */
+void token_coll_secret(const char *coll_id, char out[TOKEN_SECRET_HEX]);
+
+/*
+ * Makes a token for record id of collection coll_id, valid until exp (seconds since the
+ * epoch), signed with token_key and the collection's secret, into out[outlen].  Returns
+ * its length, or -1 when it does not fit.
+ */
+int token_make(char *out, size_t outlen, const char *coll_id, const char *id,
+    const char *token_key, size_t keylen, int64_t exp);
+
+/* What a token claims (before its signature is checked against the record's key). */
+struct token_claims {
+	char coll_id[64];
+	char id[64];
+	int64_t exp;
+};
+
+/*
+ * Decodes tok[0..len) (the Authorization header without "Bearer "): three base64url
+ * parts, an HS256 header, the claims above with type "auth".  Returns 0 with *c set, or
+ * -1 when the token is malformed.
+ */
+int token_parse(const char *tok, size_t len, struct token_claims *c);
+
+/* 1 when tok's signature is right for token_key and its collection's secret, else 0. */
+int token_verify(const char *tok, size_t len, const char *coll_id, const char *token_key,
+    size_t keylen);
+
+/* Random text of [a-z0-9] into out[0..len) (ids, token keys), not NUL-terminated.  0, or
+ * -1 when the system has no randomness to give. */
+int token_random_text(char *out, size_t len);
+
+/*
+ * Hashes password with bcrypt at cost (4..31) into out[PASS_HASH_MAX].  0 or -1.  The
+ * work area (about 32 KiB) is allocated per call.
+ */
+int pass_hash(const char *password, size_t len, int cost, char out[PASS_HASH_MAX]);
+
+/* 1 when password matches hash, else 0.  With hash NULL (unknown identity), compares
+ * with a dummy hash of the same cost all the same, so both take the same time. */
+int pass_check(const char *password, size_t len, const char *hash, int cost);
+
+#endif /* SLUICE_RECORDS_TOKEN_H */

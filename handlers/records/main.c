@@ -1,0 +1,336 @@
+/*
+ * records: PocketBase's records API (its dialect: docs/records.md), mounted at /api/.
+ *
+ *   GET|HEAD /api/health                                  200 {"message","code","data"}
+ *   GET      /api/collections/C/records                   list: page (>= 1), perPage
+ *            (1..1000, default 30), sort, filter (3,500 characters, 200 comparisons),
+ *            expand (6 levels), fields, skipTotal
+ *   GET      /api/collections/C/records/ID                view; 404 when absent or hidden
+ *   POST     /api/collections/C/records                   create: 200 with the record
+ *   PATCH    /api/collections/C/records/ID                update: 200 with the record
+ *   DELETE   /api/collections/C/records/ID                delete: 204
+ *   POST     /api/collections/C/auth-with-password        {"identity","password"}: 200
+ *            {"record","token"}; 400 when wrong
+ *   POST     /api/collections/C/auth-refresh              with a valid token of C: 200
+ *            {"record","token"} with a new token; 401 otherwise
+ *
+ * Bodies: JSON or application/x-www-form-urlencoded.
+ *
+ * Statuses: 400 (malformed parameters or body, failed validation), 401 (an invalid or
+ * expired Authorization token), 403 (a superusers-only rule, @request in a filter), 404
+ * (unknown collection or record, or a rule that hides it), 503 (database unavailable).
+ * Errors are {"data":{},"message":"...","status":N}.
+ *
+ * Tables touched: _collections (read at start-up and after SIGHUP) and every collection's
+ * table it declares (sql/records/collections.sql).  Settings: SLUICE_BCRYPT_COST (4..31,
+ * default 10; the endpoint key bcrypt_cost), SLUICE_RECORDS_SECRET_FILE (token.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arena.h"
+#include "json.h"
+#include "log.h"
+#include "records.h"
+#include "records/token.h"
+#include "serve.h"
+#include "settings.h"
+#include "str.h"
+
+
+/* The thread's state: the collections as this thread's connection reads them. */
+static void *
+rec_thread_init(struct db *db)
+{
+	struct rec_thread *t;
+	char err[256];
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	buf_init(&t->sql, REC_SQL_MAX);
+	if (colls_load(&t->colls, db, err, sizeof(err)) < 0) {
+		log_err("records: %s", err);
+		buf_free(&t->sql);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* After a SIGHUP: _collections again (the old ones stay when the new ones fail). */
+static int
+rec_thread_reload(void *state, struct db *db)
+{
+	struct rec_thread *t = state;
+	struct colls cs;
+	char err[256];
+
+	if (colls_load(&cs, db, err, sizeof(err)) < 0) {
+		log_err("records: %s", err);
+		return -1;
+	}
+	colls_free(&t->colls);
+	t->colls = cs;
+	/* The collections point to their set: resolve them where it now lives. */
+	return coll_resolve(&t->colls, err, sizeof(err));
+}
+
+static void
+rec_thread_fini(void *state)
+{
+	struct rec_thread *t = state;
+
+	colls_free(&t->colls);
+	buf_free(&t->sql);
+	free(t);
+}
+
+/* Checks the Authorization header, if any: 0 (none, or a valid one: x->auth set), or -1
+ * with a 401 (or a database error) answered. */
+static int
+rec_authorize(struct rec_ctx *x)
+{
+	const char *h = req_header(x->rq, "Authorization");
+	struct token_claims cl;
+	const struct coll *c;
+	struct rec_row *row;
+	const struct coll_field *tk;
+	size_t len, i;
+	int rc;
+
+	if (h == NULL)
+		return 0;
+	if (strncasecmp(h, "Bearer ", 7) == 0)
+		h += 7;
+	while (*h == ' ')
+		h++;
+	if ((len = strlen(h)) == 0)
+		return 0;
+	if (token_parse(h, len, &cl) < 0 || cl.exp <= (int64_t)x->f.now ||
+	    (c = colls_find(&x->t->colls, cl.coll_id, strlen(cl.coll_id))) == NULL || !c->auth ||
+	    strcmp(c->id, cl.coll_id) != 0)
+		goto bad;
+	if ((rc = rec_get(x, c, cl.id, strlen(cl.id), "id", &row)) < 0)
+		return -1;
+	tk = coll_field(c, "tokenKey", 8);
+	i = coll_field_index(c, tk);
+	if (rc == 0 || row->v[i] == NULL || !token_verify(h, len, c->id, row->v[i], row->len[i]))
+		goto bad;
+	x->auth = c;
+	x->auth_row = row;
+	x->superuser = strcmp(c->name, "_superusers") == 0;
+	x->f.superuser = x->superuser;
+	x->f.auth = c;
+	x->f.auth_vals = row->v;
+	x->f.auth_lens = row->len;
+	return 0;
+bad:
+	rec_error(x->rs, 401, "The request requires valid record authorization token.", NULL);
+	return -1;
+}
+
+/* Splits the route below /api/collections/: 0 with x->c and x->id set and *what the
+ * last part ("records", "auth-with-password" or "auth-refresh"), -1 unknown (404
+ * answered). */
+static int
+rec_route(struct rec_ctx *x, const char **what)
+{
+	const char *p = x->rq->path, *name, *slash;
+	size_t n;
+
+	if (strncmp(p, "/api/", 5) != 0)
+		goto notfound;
+	p += 5;
+	if (strncmp(p, "collections/", 12) != 0)
+		goto notfound;
+	name = p + 12;
+	if ((slash = strchr(name, '/')) == NULL)
+		goto notfound;
+	n = (size_t)(slash - name);
+	if ((x->c = colls_find(&x->t->colls, name, n)) == NULL)
+		goto notfound;
+	p = slash + 1;
+	if ((strcmp(p, "auth-with-password") == 0 || strcmp(p, "auth-refresh") == 0) &&
+	    x->c->auth) {
+		*what = p;
+		return 0;
+	}
+	if (strncmp(p, "records", 7) != 0 || (p[7] != '\0' && p[7] != '/'))
+		goto notfound;
+	*what = "records";
+	if (p[7] == '/') {
+		x->id = p + 8;
+		if (*x->id == '\0' || strlen(x->id) > 64 || strchr(x->id, '/') != NULL)
+			goto notfound;
+	}
+	return 0;
+notfound:
+	rec_error(x->rs, 404, NULL, NULL);
+	return -1;
+}
+
+/*
+ * Reads a form body (a=1&b=x&b=y) into x->body as an object of strings, a key given more
+ * than once as an array of them; rec_value() then reads each by its field's type.  0, or
+ * -1 with a 400 answered (a malformed escape, a NUL, text that is not UTF-8).
+ */
+static int
+rec_form(struct rec_ctx *x)
+{
+	const char *p = x->rq->body, *end = p + x->rq->body_len;
+	char *buf = arena_alloc(x->rq->arena, x->rq->body_len + 1);
+
+	x->form = 1;
+	if (buf == NULL || (x->body = cJSON_CreateObject()) == NULL) {
+		rec_error(x->rs, 413, NULL, NULL);
+		return -1;
+	}
+	x->f.body = x->body;
+	while (p < end) {
+		const char *amp = memchr(p, '&', (size_t)(end - p)), *eq;
+		const char *stop = amp ? amp : end;
+		long kl, vl;
+		cJSON *old, *v;
+
+		eq = memchr(p, '=', (size_t)(stop - p));
+		if (stop == p) {
+			p = stop + 1;
+			continue;
+		}
+		kl = str_pct_decode(p, (size_t)((eq ? eq : stop) - p), buf, 1);
+		if (kl < 0 || !str_utf8_valid(buf, (size_t)kl))
+			goto bad;
+		buf[kl] = '\0';
+		old = cJSON_GetObjectItemCaseSensitive(x->body, buf);
+		{
+			char *key = arena_strndup(x->rq->arena, buf, (size_t)kl);
+
+			vl = eq ? str_pct_decode(eq + 1, (size_t)(stop - eq - 1), buf, 1) : 0;
+			if (key == NULL || vl < 0 || !str_utf8_valid(buf, (size_t)vl))
+				goto bad;
+			buf[vl] = '\0';
+			if ((v = cJSON_CreateString(buf)) == NULL)
+				goto bad;
+			if (old == NULL)
+				cJSON_AddItemToObject(x->body, key, v);
+			else if (cJSON_IsArray(old))
+				cJSON_AddItemToArray(old, v);
+			else {
+				cJSON *arr = cJSON_CreateArray();
+
+				if (arr == NULL) {
+					cJSON_Delete(v);
+					goto bad;
+				}
+				cJSON_AddItemToArray(arr, cJSON_Duplicate(old, 1));
+				cJSON_AddItemToArray(arr, v);
+				cJSON_ReplaceItemInObjectCaseSensitive(x->body, key, arr);
+			}
+		}
+		p = stop + (amp != NULL);
+	}
+	return 0;
+bad:
+	rec_error(x->rs, 400, "Failed to load the submitted data due to invalid formatting.",
+	    NULL);
+	return -1;
+}
+
+/* Parses a JSON object body into x->body; 0, or -1 with a 400 answered. */
+static int
+rec_body(struct rec_ctx *x)
+{
+	enum json_err je;
+
+	if (x->rq->body == NULL || x->rq->body_len == 0) {
+		x->body = cJSON_CreateObject();
+		return x->body == NULL ? -1 : 0;
+	}
+	if (req_content_type_is(x->rq, "application/x-www-form-urlencoded"))
+		return rec_form(x);
+	if (!req_content_type_is(x->rq, "application/json") &&
+	    req_header(x->rq, "Content-Type") != NULL) {
+		rec_error(x->rs, 400, "Only JSON and form bodies are supported.", NULL);
+		return -1;
+	}
+	x->body = json_parse(x->rq->body, x->rq->body_len, 32, &je, NULL);
+	/* A \u0000 would cut a string where cJSON ends it, and 1e999 is no number a column
+	 * holds: both are refused, not stored altered. */
+	if (x->body == NULL || !cJSON_IsObject(x->body) ||
+	    json_has_nul_escape(x->rq->body, x->rq->body_len) || !json_numbers_finite(x->body)) {
+		rec_error(x->rs, 400, "Failed to load the submitted data due to invalid formatting.",
+		    NULL);
+		return -1;
+	}
+	x->f.body = x->body;
+	return 0;
+}
+
+static int
+handle(struct req *rq, struct resp *rs)
+{
+	static const char health[] = "{\"message\":\"API is healthy.\",\"code\":200,\"data\":{}}";
+	struct rec_ctx x;
+	const char *what = "";
+	int rc = 0;
+
+	memset(&x, 0, sizeof(x));
+	x.rq = rq;
+	x.rs = rs;
+	x.f.now = time(NULL);
+	x.f.rule = 1;
+	if (strcmp(rq->path, "/api/health") == 0) {
+		if (!(rq->method & (REQ_GET | REQ_HEAD)))
+			return rec_error(rs, 405, "Method not allowed.", NULL);
+		return resp_set(rs, 200, "application/json", health, sizeof(health) - 1);
+	}
+	x.t = rq->thread;
+	if (rec_route(&x, &what) < 0)
+		return 0;
+	if (rec_authorize(&x) < 0)
+		return 0;
+	if (strncmp(what, "auth-", 5) == 0) {
+		if (rq->method != REQ_POST)
+			return rec_error(rs, 405, "Method not allowed.", NULL);
+		if (rec_body(&x) == 0)
+			rc = what[5] == 'w' ? rec_auth_password(&x) : rec_auth_refresh(&x);
+	} else if (rq->method & (REQ_GET | REQ_HEAD))
+		rc = x.id ? rec_view(&x) : rec_list(&x);
+	else if (rq->method == REQ_POST && x.id == NULL) {
+		if (rec_body(&x) == 0)
+			rc = rec_create(&x);
+	} else if (rq->method == REQ_PATCH && x.id != NULL) {
+		if (rec_body(&x) == 0)
+			rc = rec_update(&x);
+	} else if (rq->method == REQ_DELETE && x.id != NULL)
+		rc = rec_delete(&x);
+	else
+		rc = rec_error(rs, 405, "Method not allowed.", NULL);
+	cJSON_Delete(x.body);
+	return rc;
+}
+
+static const struct endpoint endpoint = {
+	.name = "records",
+	.handle = handle,
+	.methods = REQ_GET | REQ_HEAD | REQ_POST | REQ_PATCH | REQ_DELETE,
+	.db = &serve_db,
+	.thread_init = rec_thread_init,
+	.thread_reload = rec_thread_reload,
+	.thread_fini = rec_thread_fini,
+};
+
+int
+main(int argc, char **argv)
+{
+	long long cost;
+
+	if (settings_int(SETTING_BCRYPT_COST, &cost) < 0)
+		return 1;
+	rec_bcrypt_cost = (int)cost;
+	if (token_init(NULL) < 0)
+		return 1;
+	return serve_main(argc, argv, &endpoint);
+}

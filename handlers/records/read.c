@@ -1,0 +1,791 @@
+/*
+ * read.c: the records API's reads: list and view, the expand of relations (one query per
+ * expand node for the whole page), and the record's JSON (see records.h).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "json.h"
+#include "log.h"
+#include "records.h"
+#include "str.h"
+
+void
+rec_columns(struct buf *b, const struct coll *c, const char *alias)
+{
+	size_t i;
+
+	for (i = 0; i < c->nfields; i++) {
+		if (i > 0)
+			buf_puts(b, ", ");
+		sqlq_col(b, alias, c->fields[i].name);
+	}
+}
+
+int
+rec_truthy(const char *v)
+{
+	return v != NULL && (v[0] == 't' || v[0] == '1');
+}
+
+int
+rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
+{
+	struct sqlq *q = &x->t->q;
+	struct db_stmt *st;
+	struct arena *a = x->rq->arena;
+	size_t cap = 0, i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (buf_failed(q->sql))
+		return rec_error(x->rs, 400, "The query is too large.", NULL), -1;
+	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlq_bind_all(q, st) < 0)
+		return rec_db_error(x), -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct rec_row *r;
+
+		if (out->n == cap) {
+			struct rec_row **nr;
+
+			cap = cap ? cap * 2 : 32;
+			if ((nr = arena_alloc(a, cap * sizeof(struct rec_row *))) == NULL)
+				goto nomem;
+			if (out->n > 0)
+				memcpy(nr, out->r, out->n * sizeof(struct rec_row *));
+			out->r = nr;
+		}
+		if ((r = arena_alloc(a, sizeof(*r))) == NULL ||
+		    (r->v = arena_alloc(a, c->nfields * sizeof(*r->v))) == NULL ||
+		    (r->len = arena_alloc(a, c->nfields * sizeof(*r->len))) == NULL)
+			goto nomem;
+		r->ex = NULL;
+		for (i = 0; i < c->nfields; i++) {
+			size_t n = 0;
+			const char *v = db_column_text(st, (int)i, &n);
+
+			r->len[i] = n;
+			r->v[i] = NULL;
+			if (v != NULL && (r->v[i] = arena_strndup(a, v, n)) == NULL)
+				goto nomem;
+		}
+		out->r[out->n++] = r;
+	}
+	if (rc == DB_ERROR)
+		return rec_db_error(x), -1;
+	return 0;
+nomem:
+	db_reset(st);
+	rec_error(x->rs, 413, "The response is too large.", NULL);
+	return -1;
+}
+
+int
+rec_get(struct rec_ctx *x, const struct coll *c, const char *id, size_t idlen,
+    const char *by, struct rec_row **row)
+{
+	struct sqlq *q = &x->t->q;
+	struct rec_rows rows;
+
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "SELECT ");
+	rec_columns(q->sql, c, "t");
+	buf_puts(q->sql, " FROM ");
+	coll_quote(q->sql, c->name);
+	buf_puts(q->sql, " AS t WHERE ");
+	sqlq_col(q->sql, "t", by);
+	buf_puts(q->sql, " = ");
+	sqlq_text(q, id, idlen);
+	if (rec_fetch(x, c, &rows) < 0)
+		return -1;
+	if (rows.n == 0)
+		return 0;
+	*row = rows.r[0];
+	return 1;
+}
+
+int
+rec_rule(struct rec_ctx *x, const struct coll *c, enum coll_rule r, const char *alias)
+{
+	const char *rule = c->rules[r];
+	char err[256];
+	enum filter_err e;
+
+	if (x->superuser)
+		return 0;
+	if (rule == NULL)
+		return 1;
+	if (*rule == '\0')
+		return 0;
+	buf_puts(x->t->q.sql, " AND ");
+	x->f.rule = 1;
+	if ((e = filter_compile(&x->t->q, c, alias, rule, strlen(rule), &x->f, err,
+	    sizeof(err))) != FILTER_OK) {
+		log_err("records: the rule %d of %s: %s", (int)r, c->name, err);
+		rec_error(x->rs, e == FILTER_ENOMEM ? 500 : 400, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* Appends a number column's text as JSON (the shortest form that reads back the same). */
+static void
+rec_number(struct buf *b, const char *v)
+{
+	double d = v != NULL ? strtod(v, NULL) : 0;
+	char out[40];
+
+	if (!isfinite(d))
+		d = 0;
+	if (d == floor(d) && fabs(d) < 1e15)
+		(void)snprintf(out, sizeof(out), "%lld", (long long)d);
+	else {
+		(void)snprintf(out, sizeof(out), "%.15g", d);
+		if (strtod(out, NULL) != d)
+			(void)snprintf(out, sizeof(out), "%.17g", d);
+	}
+	buf_puts(b, out);
+}
+
+/* Appends JSON text without the blanks outside its strings (PostgreSQL's jsonb prints
+ * `["a", "b"]`; SQLite keeps what was stored, already compact). */
+static void
+rec_minify(struct buf *b, const char *v, size_t len)
+{
+	size_t i, start = 0;
+	int in = 0;
+
+	for (i = 0; i < len; i++) {
+		char ch = v[i];
+
+		if (in) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in = 0;
+		} else if (ch == '"')
+			in = 1;
+		else if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') {
+			buf_append(b, v + start, i - start);
+			start = i + 1;
+		}
+	}
+	if (start < len)
+		buf_append(b, v + start, len - start);
+}
+
+/* An excerpt: tags dropped, blanks folded, the first n characters (UTF-8). */
+static void
+rec_excerpt(struct buf *b, const char *v, size_t len, int n, int ellipsis)
+{
+	struct buf t;
+	size_t i, chars = 0;
+	int tag = 0, space = 0;
+
+	buf_init(&t, len + 8);
+	for (i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)v[i];
+
+		if (ch == '<')
+			tag = 1;
+		else if (ch == '>' && tag)
+			tag = 0;
+		else if (!tag) {
+			if (isspace(ch)) {
+				space = t.len > 0;
+				continue;
+			}
+			if ((ch & 0xc0) != 0x80) {
+				if ((int)chars == n) {
+					if (ellipsis)
+						buf_puts(&t, "...");
+					break;
+				}
+				chars++;
+				if (space && (int)chars < n) {
+					buf_putc(&t, ' ');
+					chars++;
+				}
+				space = 0;
+			}
+			buf_putc(&t, (char)ch);
+		}
+	}
+	json_escape(b, t.data ? t.data : "", t.len);
+	buf_free(&t);
+}
+
+/* The expand nodes below node parent, sorted by name, into out; returns their count. */
+static int
+rec_children(const struct query_expands *ex, int parent, int out[QUERY_EXPAND_MAX])
+{
+	int i, j, n = 0;
+
+	if (ex == NULL)
+		return 0;
+	for (i = 0; i < ex->count; i++) {
+		if (ex->n[i].parent != parent)
+			continue;
+		for (j = n; j > 0 && strcmp(ex->n[out[j - 1]].name, ex->n[i].name) > 0; j--)
+			out[j] = out[j - 1];
+		out[j] = i;
+		n++;
+	}
+	return n;
+}
+
+int
+rec_write(struct rec_ctx *x, struct buf *b, const struct coll *c, const struct rec_row *row,
+    const struct rec_out *o, int node, const char *prefix, size_t plen, int whole)
+{
+	static const struct query_fields none;
+	const struct query_fields *fs = whole || o->fields == NULL ? &none : o->fields;
+	int kids[QUERY_EXPAND_MAX], nkids = rec_children(o->ex, node, kids);
+	size_t k;
+	int first = 1;
+
+	buf_putc(b, '{');
+	for (k = 0; k < c->nkeys; k++) {
+		int key = c->keys[k], keep;
+		const struct query_field *qf;
+		const char *name = key == COLL_KEY_COLLID ? "collectionId" : key == COLL_KEY_COLLNAME ?
+		    "collectionName" : key == COLL_KEY_EXPAND ? "expand" : c->fields[key].name;
+
+		if (key == COLL_KEY_EXPAND && o->ex == NULL)
+			continue;
+		if ((keep = query_fields_keep(fs, prefix, plen, name, &qf)) == 0)
+			continue;
+		if (key >= 0 && c->auth && strcmp(name, "email") == 0 && !o->show_email &&
+		    !x->superuser && !rec_truthy(row->v[coll_field_index(c,
+		    coll_field(c, "emailVisibility", 15))]) &&
+		    !(x->auth == c && strcmp(x->auth_row->v[0], row->v[0]) == 0))
+			continue;
+		if (!first)
+			buf_putc(b, ',');
+		first = 0;
+		json_escape(b, name, strlen(name));
+		buf_putc(b, ':');
+		if (key == COLL_KEY_COLLID)
+			json_escape(b, c->id, strlen(c->id));
+		else if (key == COLL_KEY_COLLNAME)
+			json_escape(b, c->name, strlen(c->name));
+		else if (key == COLL_KEY_EXPAND) {
+			int i, efirst = 1;
+
+			buf_putc(b, '{');
+			for (i = 0; i < nkids; i++) {
+				const struct query_expand *e = &o->ex->n[kids[i]];
+				const struct rec_rows *rr = row->ex ? &row->ex[kids[i]] : NULL;
+				const struct query_field *q2;
+				char pre[512];
+				int n, keep2;
+				size_t j;
+
+				n = snprintf(pre, sizeof(pre), "%.*sexpand.", (int)plen, prefix);
+				if (rr == NULL || rr->n == 0 || n < 0 || (size_t)n >= sizeof(pre))
+					continue;
+				keep2 = keep == 1 ? 1 : query_fields_keep(fs, pre, (size_t)n, e->name, &q2);
+				if (keep2 == 0)
+					continue;
+				n += snprintf(pre + n, sizeof(pre) - (size_t)n, "%s.", e->name);
+				if ((size_t)n >= sizeof(pre))
+					continue;
+				if (!efirst)
+					buf_putc(b, ',');
+				efirst = 0;
+				json_escape(b, e->name, strlen(e->name));
+				buf_putc(b, ':');
+				if (e->many)
+					buf_putc(b, '[');
+				for (j = 0; j < (e->many ? rr->n : 1); j++) {
+					if (j > 0)
+						buf_putc(b, ',');
+					rec_write(x, b, e->coll, rr->r[j], o, kids[i], pre, (size_t)n,
+					    keep2 == 1);
+				}
+				if (e->many)
+					buf_putc(b, ']');
+			}
+			buf_putc(b, '}');
+		} else {
+			const struct coll_field *f = &c->fields[key];
+			const char *v = row->v[key];
+			size_t len = row->len[key];
+
+			if ((f->multiple || f->type == COLL_JSON) && v != NULL)
+				rec_minify(b, v, len);
+			else if (f->multiple)
+				buf_puts(b, "[]");
+			else if (f->type == COLL_JSON)
+				buf_puts(b, "null");
+			else if (f->type == COLL_NUMBER)
+				rec_number(b, v);
+			else if (f->type == COLL_BOOL)
+				buf_puts(b, rec_truthy(v) ? "true" : "false");
+			else if (qf != NULL)
+				rec_excerpt(b, v ? v : "", v ? len : 0, qf->excerpt, qf->ellipsis);
+			else
+				json_escape(b, v ? v : "", v ? len : 0);
+		}
+	}
+	buf_putc(b, '}');
+	return buf_failed(b) ? -1 : 0;
+}
+
+/* Compares two rows by id (qsort, bsearch). */
+static int
+rec_cmp_id(const void *a, const void *b)
+{
+	const struct rec_row *const *x = a, *const *y = b;
+
+	return strcmp((*x)->v[0], (*y)->v[0]);
+}
+
+/* The row with this id among rows sorted by id, or NULL. */
+static struct rec_row *
+rec_find(const struct rec_rows *rows, const char *id)
+{
+	const char *vals[1] = { id };
+	struct rec_row key = { .v = vals }, *kp = &key, **hit;
+
+	if (rows->n == 0)
+		return NULL;
+	hit = bsearch(&kp, rows->r, rows->n, sizeof(struct rec_row *), rec_cmp_id);
+	return hit ? *hit : NULL;
+}
+
+/* The ids a relation value holds: a single id, or a JSON array's strings. */
+static int
+rec_ids(const struct coll_field *f, const char *v, size_t len, cJSON **arr)
+{
+	enum json_err je;
+
+	*arr = NULL;
+	if (v == NULL || len == 0)
+		return 0;
+	if (!f->multiple) {
+		*arr = cJSON_CreateArray();
+		return *arr != NULL && cJSON_AddItemToArray(*arr, cJSON_CreateString(v)) ? 0 : -1;
+	}
+	*arr = json_parse(v, len, 4, &je, NULL);
+	return 0;
+}
+
+/* Appends id to the JSON array text b (ids hold [a-z0-9] only, but are escaped all the
+ * same). */
+static void
+rec_id_json(struct buf *b, const char *id, int *first)
+{
+	if (!*first)
+		buf_putc(b, ',');
+	*first = 0;
+	json_escape(b, id, strlen(id));
+}
+
+/* Runs one expand node for the parent rows: one query, results attached to each parent. */
+static int
+rec_expand_node(struct rec_ctx *x, const struct query_expands *ex, int ni,
+    struct rec_rows *parents, const struct coll *pc, struct rec_rows *got)
+{
+	const struct query_expand *e = &ex->n[ni];
+	struct sqlq *q = &x->t->q;
+	struct arena *a = x->rq->arena;
+	struct buf ids;
+	size_t i, j;
+	int first = 1, rc = -1, r;
+	cJSON *arr, *it;
+
+	memset(got, 0, sizeof(*got));
+	buf_init(&ids, 1 << 24);
+	buf_putc(&ids, '[');
+	for (i = 0; i < parents->n; i++) {
+		if (e->back)
+			rec_id_json(&ids, parents->r[i]->v[0], &first);
+		else {
+			size_t fi = coll_field_index(pc, e->field);
+
+			if (rec_ids(e->field, parents->r[i]->v[fi], parents->r[i]->len[fi], &arr) < 0)
+				goto out;
+			cJSON_ArrayForEach(it, arr)
+				if (cJSON_IsString(it))
+					rec_id_json(&ids, it->valuestring, &first);
+			cJSON_Delete(arr);
+		}
+	}
+	buf_putc(&ids, ']');
+	if (first) {
+		rc = 0;
+		goto out;
+	}
+	sqlq_init(q, &x->t->sql, a, db_backend(x->rq->db));
+	buf_puts(q->sql, "SELECT ");
+	rec_columns(q->sql, e->coll, "t");
+	buf_puts(q->sql, " FROM ");
+	coll_quote(q->sql, e->coll->name);
+	buf_puts(q->sql, " AS t WHERE ");
+	if (!e->back) {
+		buf_puts(q->sql, "t.\"id\" IN ");
+		sqlq_in_json(q, ids.data, ids.len);
+	} else if (!e->field->multiple) {
+		sqlq_col(q->sql, "t", e->field->name);
+		buf_puts(q->sql, " IN ");
+		sqlq_in_json(q, ids.data, ids.len);
+	} else {
+		buf_puts(q->sql, "EXISTS (SELECT 1 FROM ");
+		buf_puts(q->sql, q->d->each_open);
+		sqlq_col(q->sql, "t", e->field->name);
+		buf_puts(q->sql, q->d->each_close);
+		buf_puts(q->sql, "e");
+		buf_puts(q->sql, q->d->each_alias);
+		buf_puts(q->sql, " WHERE e.value IN ");
+		sqlq_in_json(q, ids.data, ids.len);
+		buf_putc(q->sql, ')');
+	}
+	if ((r = rec_rule(x, e->coll, COLL_RULE_VIEW, "t")) != 0) {
+		rc = r < 0 ? -1 : 0;
+		goto out;
+	}
+	if (e->back) {
+		const struct coll_field *cr = coll_field(e->coll, "created", 7);
+
+		buf_puts(q->sql, " ORDER BY ");
+		if (cr != NULL && cr->type == COLL_AUTODATE) {
+			sqlq_col(q->sql, "t", "created");
+			buf_puts(q->sql, ", ");
+		}
+		buf_puts(q->sql, "t.\"id\"");
+		buf_puts(q->sql, q->d->collate);
+	}
+	if (rec_fetch(x, e->coll, got) < 0)
+		goto out;
+	/* Attach: each parent gets its records, in the order its field lists them (a
+	 * relation) or in the query's order (a back-relation). */
+	for (i = 0; i < parents->n; i++) {
+		struct rec_row *p = parents->r[i];
+
+		if (p->ex == NULL) {
+			if ((p->ex = arena_alloc(a, QUERY_EXPAND_MAX * sizeof(*p->ex))) == NULL)
+				goto nomem;
+			memset(p->ex, 0, QUERY_EXPAND_MAX * sizeof(*p->ex));
+		}
+	}
+	if (!e->back) {
+		struct rec_rows sorted = *got;
+		size_t fi = coll_field_index(pc, e->field);
+
+		if ((sorted.r = arena_alloc(a, (got->n + 1) * sizeof(struct rec_row *))) == NULL)
+			goto nomem;
+		if (got->n > 0)
+			memcpy(sorted.r, got->r, got->n * sizeof(struct rec_row *));
+		qsort(sorted.r, sorted.n, sizeof(struct rec_row *), rec_cmp_id);
+		for (i = 0; i < parents->n; i++) {
+			struct rec_row *p = parents->r[i];
+			struct rec_rows *dst = &p->ex[ni];
+			int n;
+
+			if (rec_ids(e->field, p->v[fi], p->len[fi], &arr) < 0)
+				goto out;
+			n = cJSON_GetArraySize(arr);
+			dst->n = 0;
+			if (n > 0 && (dst->r = arena_alloc(a, (size_t)n * sizeof(struct rec_row *))) == NULL) {
+				cJSON_Delete(arr);
+				goto nomem;
+			}
+			cJSON_ArrayForEach(it, arr) {
+				struct rec_row *hit = cJSON_IsString(it) ?
+				    rec_find(&sorted, it->valuestring) : NULL;
+
+				if (hit != NULL)
+					dst->r[dst->n++] = hit;
+			}
+			cJSON_Delete(arr);
+		}
+	} else {
+		struct rec_rows byid = *parents;
+		size_t fi = coll_field_index(e->coll, e->field);
+
+		if ((byid.r = arena_alloc(a, (parents->n + 1) * sizeof(struct rec_row *))) == NULL)
+			goto nomem;
+		memcpy(byid.r, parents->r, parents->n * sizeof(struct rec_row *));
+		qsort(byid.r, byid.n, sizeof(struct rec_row *), rec_cmp_id);
+		/* Two passes: count each parent's records, then fill. */
+		for (j = 0; j < 2; j++) {
+			for (i = 0; i < parents->n; i++) {
+				struct rec_rows *dst = &parents->r[i]->ex[ni];
+
+				if (j == 1 && dst->n > 0 &&
+				    (dst->r = arena_alloc(a, dst->n * sizeof(struct rec_row *))) == NULL)
+					goto nomem;
+				dst->n = 0;
+			}
+			for (i = 0; i < got->n; i++) {
+				struct rec_row *ch = got->r[i];
+
+				if (rec_ids(e->field, ch->v[fi], ch->len[fi], &arr) < 0)
+					goto out;
+				cJSON_ArrayForEach(it, arr) {
+					struct rec_row *p = cJSON_IsString(it) ?
+					    rec_find(&byid, it->valuestring) : NULL;
+
+					if (p == NULL)
+						continue;
+					if (j == 1)
+						p->ex[ni].r[p->ex[ni].n] = ch;
+					p->ex[ni].n++;
+				}
+				cJSON_Delete(arr);
+			}
+		}
+	}
+	rc = 0;
+	goto out;
+nomem:
+	rec_error(x->rs, 413, "The response is too large.", NULL);
+out:
+	buf_free(&ids);
+	return rc;
+}
+
+/* Runs every expand node in order (parents first).  0, or -1 answered. */
+static int
+rec_expand(struct rec_ctx *x, const struct query_expands *ex, struct rec_rows *top)
+{
+	struct rec_rows got[QUERY_EXPAND_MAX];
+	int i;
+
+	for (i = 0; i < ex->count; i++) {
+		int p = ex->n[i].parent;
+		struct rec_rows *parents = p < 0 ? top : &got[p];
+		const struct coll *pc = p < 0 ? x->c : ex->n[p].coll;
+
+		if (rec_expand_node(x, ex, i, parents, pc, &got[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The fields= and expand= parameters.  0, or -1 answered (400). */
+static int
+rec_out_params(struct rec_ctx *x, struct query_fields *fs, struct query_expands *ex,
+    struct rec_out *o)
+{
+	const struct req_param *p;
+	char err[256];
+
+	memset(o, 0, sizeof(*o));
+	if ((p = req_param(x->rq, "fields")) != NULL) {
+		if (query_fields_parse(fs, x->rq->arena, p->val, p->vallen, err, sizeof(err)) < 0)
+			return rec_error(x->rs, 400, err, NULL), -1;
+		o->fields = fs;
+	}
+	if ((p = req_param(x->rq, "expand")) != NULL && p->vallen > 0) {
+		if (query_expand_parse(ex, x->c, p->val, p->vallen, err, sizeof(err)) < 0)
+			return rec_error(x->rs, 400, err, NULL), -1;
+		o->ex = ex;
+	}
+	return 0;
+}
+
+/* Compiles the client's filter= into q (after " AND ").  0, or -1 answered. */
+static int
+rec_filter(struct rec_ctx *x)
+{
+	const struct req_param *p = req_param(x->rq, "filter");
+	char err[256];
+	enum filter_err e;
+
+	if (p == NULL || p->vallen == 0)
+		return 0;
+	buf_puts(x->t->q.sql, " AND ");
+	x->f.rule = 0;
+	e = filter_compile(&x->t->q, x->c, "t", p->val, p->vallen, &x->f, err, sizeof(err));
+	x->f.rule = 1;
+	if (e != FILTER_OK) {
+		char data[400], *w;
+		struct buf b;
+
+		buf_init(&b, sizeof(data));
+		buf_puts(&b, "{\"filter\":{\"code\":\"validation_invalid_filter\",\"message\":");
+		json_escape(&b, err, strlen(err));
+		buf_puts(&b, "}}");
+		w = buf_failed(&b) ? NULL : b.data;
+		rec_error(x->rs, filter_status(e), e == FILTER_EFORBIDDEN ? NULL :
+		    "Invalid filter parameters.", w);
+		buf_free(&b);
+		return -1;
+	}
+	return 0;
+}
+
+/* "SELECT <what> FROM c AS t WHERE 1=1 AND filter AND rule": 0, 1 (the rule is null:
+ * nothing to see) or -1 answered. */
+static int
+rec_where(struct rec_ctx *x, const char *what)
+{
+	struct sqlq *q = &x->t->q;
+	int r;
+
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "SELECT ");
+	if (what != NULL)
+		buf_puts(q->sql, what);
+	else
+		rec_columns(q->sql, x->c, "t");
+	buf_puts(q->sql, " FROM ");
+	coll_quote(q->sql, x->c->name);
+	buf_puts(q->sql, " AS t WHERE 1=1");
+	if (rec_filter(x) < 0)
+		return -1;
+	if ((r = rec_rule(x, x->c, COLL_RULE_LIST, "t")) != 0)
+		return r;
+	return 0;
+}
+
+int
+rec_list(struct rec_ctx *x)
+{
+	const struct req_param *p;
+	struct query_fields fs;
+	struct query_expands ex;
+	struct rec_out o;
+	struct rec_rows rows;
+	struct buf *b = &x->rs->body;
+	int64_t page, per, total = -1;
+	char err[256];
+	int skip = 0, r;
+	size_t i;
+
+	memset(&rows, 0, sizeof(rows));
+	if (req_param_int(x->rq, "page", -1000000000, 1000000000, 1, &page) < 0 ||
+	    req_param_int(x->rq, "perPage", -1000000000, 1000000000, REC_PER_PAGE, &per) < 0)
+		return rec_error(x->rs, 400, "page and perPage must be integers.", NULL);
+	if (page <= 0)
+		page = 1;
+	if (per <= 0)
+		per = REC_PER_PAGE;
+	if (per > REC_PER_PAGE_MAX)
+		per = REC_PER_PAGE_MAX;
+	if ((p = req_param(x->rq, "skipTotal")) != NULL)
+		skip = str_eq(p->val, p->vallen, "1") || str_eq(p->val, p->vallen, "true");
+	if (rec_out_params(x, &fs, &ex, &o) < 0)
+		return 0;
+	if ((r = rec_where(x, NULL)) < 0)
+		return 0;
+	if (r == 0) {
+		p = req_param(x->rq, "sort");
+		if (p != NULL && query_sort(&x->t->q, x->c, "t", p->val, p->vallen, !x->superuser, err,
+		    sizeof(err)) < 0)
+			return rec_error(x->rs, 400, err, NULL);
+		buf_puts(x->t->q.sql, " LIMIT ");
+		sqlq_int(&x->t->q, per);
+		buf_puts(x->t->q.sql, " OFFSET ");
+		sqlq_int(&x->t->q, (page - 1) * per);
+		if (rec_fetch(x, x->c, &rows) < 0)
+			return 0;
+		if (o.ex != NULL && rec_expand(x, o.ex, &rows) < 0)
+			return 0;
+		if (!skip) {
+			struct db_stmt *st;
+
+			if (rec_where(x, "count(*)") != 0)
+				return 0;
+			if ((st = db_prepare(x->rq->db, x->t->sql.data)) == NULL ||
+			    sqlq_bind_all(&x->t->q, st) < 0 || db_step(st) != DB_ROW)
+				return rec_db_error(x);
+			total = db_column_int(st, 0);
+			db_reset(st);
+		}
+	} else if (!skip)
+		total = 0;
+	x->rs->status = 200;
+	x->rs->content_type = "application/json";
+	buf_reset(b, 1 << 20);
+	buf_puts(b, "{\"items\":[");
+	for (i = 0; i < rows.n; i++) {
+		if (i > 0)
+			buf_putc(b, ',');
+		rec_write(x, b, x->c, rows.r[i], &o, -1, "", 0, 0);
+	}
+	buf_printf(b, "],\"page\":%lld,\"perPage\":%lld,\"totalItems\":%lld,\"totalPages\":%lld}",
+	    (long long)page, (long long)per, (long long)total,
+	    (long long)(total < 0 ? -1 : (total + per - 1) / per));
+	if (buf_failed(b))
+		return rec_error(x->rs, 500, "The response is too large.", NULL);
+	return 0;
+}
+
+/* Answers 200 with the first of rows, expanded and trimmed as the request asks. */
+static int
+rec_answer_row(struct rec_ctx *x, struct rec_rows *rows, const struct rec_out *o)
+{
+	struct buf *b = &x->rs->body;
+
+	if (o->ex != NULL && rec_expand(x, o->ex, rows) < 0)
+		return 0;
+	x->rs->status = 200;
+	x->rs->content_type = "application/json";
+	buf_reset(b, 1 << 20);
+	rec_write(x, b, x->c, rows->r[0], o, -1, "", 0, 0);
+	if (buf_failed(b))
+		return rec_error(x->rs, 500, "The response is too large.", NULL);
+	return 0;
+}
+
+/* SELECT the columns of x->c for the record id (its view rule added when rule). */
+static int
+rec_select_id(struct rec_ctx *x, const char *id, int rule)
+{
+	struct sqlq *q = &x->t->q;
+
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "SELECT ");
+	rec_columns(q->sql, x->c, "t");
+	buf_puts(q->sql, " FROM ");
+	coll_quote(q->sql, x->c->name);
+	buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
+	sqlq_text(q, id, strlen(id));
+	return rule ? rec_rule(x, x->c, COLL_RULE_VIEW, "t") : 0;
+}
+
+int
+rec_view(struct rec_ctx *x)
+{
+	struct query_fields fs;
+	struct query_expands ex;
+	struct rec_out o;
+	struct rec_rows rows;
+	int r;
+
+	if (rec_out_params(x, &fs, &ex, &o) < 0)
+		return 0;
+	if ((r = rec_select_id(x, x->id, 1)) != 0)
+		return r < 0 ? 0 : rec_error(x->rs, 403, "Only superusers can perform this action.",
+		    NULL);
+	if (rec_fetch(x, x->c, &rows) < 0)
+		return 0;
+	if (rows.n == 0)
+		return rec_error(x->rs, 404, NULL, NULL);
+	return rec_answer_row(x, &rows, &o);
+}
+
+int
+rec_show(struct rec_ctx *x, const char *id)
+{
+	struct query_fields fs;
+	struct query_expands ex;
+	struct rec_out o;
+	struct rec_rows rows;
+
+	if (rec_out_params(x, &fs, &ex, &o) < 0)
+		return 0;
+	rec_select_id(x, id, 0);
+	if (rec_fetch(x, x->c, &rows) < 0)
+		return 0;
+	if (rows.n == 0)
+		return rec_error(x->rs, 404, NULL, NULL);
+	return rec_answer_row(x, &rows, &o);
+}

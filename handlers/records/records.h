@@ -1,0 +1,118 @@
+/*
+ * records.h: internal to handlers/records/: what the routes share (the thread's state, the
+ * request's context, the rows read, the response helpers).
+ */
+#ifndef SLUICE_RECORDS_HANDLER_H
+#define SLUICE_RECORDS_HANDLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "records/coll.h"
+#include "records/filter.h"
+#include "records/query.h"
+#include "records/sqlq.h"
+#include "req.h"
+#include "resp.h"
+
+#define REC_SQL_MAX	(4 << 20)
+#define REC_PER_PAGE	30
+#define REC_PER_PAGE_MAX	1000
+#define REC_TOKEN_TTL	(5 * 86400)
+
+/* The per-thread state: the collections as this connection read them, and scratch. */
+struct rec_thread {
+	struct colls colls;
+	struct buf sql;
+	struct sqlq q;
+};
+
+/* One record read from the database: its columns as text, by field index. */
+struct rec_row {
+	const char **v;			/* NULL: SQL NULL */
+	size_t *len;
+	struct rec_rows *ex;		/* expanded records, by expand node; NULL: none */
+};
+
+struct rec_rows {
+	struct rec_row **r;
+	size_t n;
+};
+
+/* One request's context. */
+struct rec_ctx {
+	struct req *rq;
+	struct resp *rs;
+	struct rec_thread *t;
+	struct coll *c;			/* the collection of the route, or NULL */
+	const char *id;			/* the record id of the route, or NULL */
+	const struct coll *auth;	/* the signed-in record's collection, or NULL */
+	struct rec_row *auth_row;
+	int superuser;
+	struct filter_ctx f;
+	cJSON *body;			/* the parsed body (write routes); freed by main.c */
+	int form;			/* it came as a form: its values are all strings */
+};
+
+/* Settings read at start-up (main.c). */
+extern int rec_bcrypt_cost;
+
+/* Answers an error in PocketBase's shape {"data":{...},"message":...,"status":N}; data is
+ * a JSON object's text or NULL ({}); message NULL means the status's standard one.
+ * Returns 0. */
+int rec_error(struct resp *rs, int status, const char *message, const char *data);
+
+/* Answers the error of a failed database call (logged, never shown).  Returns 0. */
+int rec_db_error(struct rec_ctx *x);
+
+/* Appends the columns of c as "t.\"id\", t.\"title\", ..." to b. */
+void rec_columns(struct buf *b, const struct coll *c, const char *alias);
+
+/*
+ * Runs q (the statement text in q->sql) and reads every row of collection c into *out
+ * (arena memory).  Returns 0, or -1 with the error response in x->rs.
+ */
+int rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out);
+
+/*
+ * Appends the API rule r of collection c (alias t) to q as " AND (...)".  Returns 0,
+ * 1 when the rule is null and the request is not a superuser's (the caller answers), or
+ * -1 with the error response set.
+ */
+int rec_rule(struct rec_ctx *x, const struct coll *c, enum coll_rule r, const char *alias);
+
+/* Writes one record as JSON (key order, hidden fields, email visibility, fields=,
+ * expand).  show_email: the auth response.  0 or -1 (the buf's cap). */
+struct rec_out {
+	const struct query_fields *fields;
+	const struct query_expands *ex;
+	int show_email;
+};
+int rec_write(struct rec_ctx *x, struct buf *b, const struct coll *c,
+    const struct rec_row *row, const struct rec_out *o, int node, const char *prefix,
+    size_t plen, int whole);
+
+/* The routes (read.c, write.c). */
+int rec_list(struct rec_ctx *x);
+int rec_view(struct rec_ctx *x);
+int rec_create(struct rec_ctx *x);
+int rec_update(struct rec_ctx *x);
+int rec_delete(struct rec_ctx *x);
+int rec_auth_password(struct rec_ctx *x);
+int rec_auth_refresh(struct rec_ctx *x);
+
+/* Answers 200 with the record id of x->c as it is now, with the request's fields= and
+ * expand= (a create's or an update's answer; no view rule).  Returns 0. */
+int rec_show(struct rec_ctx *x, const char *id);
+
+/* Reads one record of c by id (no rule) into *row.  1 found, 0 not, -1 error (answered). */
+int rec_get(struct rec_ctx *x, const struct coll *c, const char *id, size_t idlen,
+    const char *by, struct rec_row **row);
+
+/* 1 when the text value of a bool column is true. */
+int rec_truthy(const char *v);
+
+#endif /* SLUICE_RECORDS_HANDLER_H */

@@ -1,0 +1,802 @@
+/*
+ * write.c: the records API's writes (create, update, delete) and sign-in
+ * (auth-with-password): the body's validation by field type, the API rules checked in
+ * SQL, bcrypt and the token.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arena.h"
+#include "json.h"
+#include "log.h"
+#include "records.h"
+#include "records/token.h"
+#include "str.h"
+
+#define REC_PASS_MIN	8
+#define REC_PASS_MAX	71	/* bcrypt reads 72 bytes */
+#define REC_TOKENKEY_LEN	50
+
+/* Set by main() from SLUICE_BCRYPT_COST before the serving threads start. */
+int rec_bcrypt_cost = 10;
+
+/* One column to write. */
+struct rec_set {
+	const struct coll_field *f;
+	int null;
+	const char *s;
+	size_t len;
+};
+
+struct rec_sets {
+	struct rec_set v[COLL_FIELDS_MAX];
+	int n;
+	struct buf errs;	/* the validation errors, "name":{...},... */
+	const char *id;		/* create: the record's id */
+};
+
+static void
+rec_invalid(struct rec_sets *s, const char *name, const char *code, const char *msg)
+{
+	if (s->errs.len > 0)
+		buf_putc(&s->errs, ',');
+	json_escape(&s->errs, name, strlen(name));
+	buf_printf(&s->errs, ":{\"code\":\"%s\",\"message\":", code);
+	json_escape(&s->errs, msg, strlen(msg));
+	buf_putc(&s->errs, '}');
+}
+
+static int
+rec_add(struct rec_sets *s, struct arena *a, const struct coll_field *f, const char *v,
+    size_t len)
+{
+	struct rec_set *d = &s->v[s->n++];
+
+	d->f = f;
+	d->null = v == NULL;
+	d->s = v ? arena_strndup(a, v, len) : NULL;
+	d->len = len;
+	return v != NULL && d->s == NULL ? -1 : 0;
+}
+
+/* The current time as PocketBase's date text. */
+static void
+rec_now(char out[25])
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	filter_date(out, ts.tv_sec, (int)(ts.tv_nsec / 1000000));
+}
+
+/* 1 when s is one of f's select values. */
+static int
+rec_select_ok(const struct coll_field *f, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < f->nvalues; i++)
+		if (strcmp(f->values[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+/* Checks one string element of a select or relation; 0 or -1 (error recorded). */
+static int
+rec_elem_ok(struct rec_sets *s, const struct coll_field *f, const char *v)
+{
+	size_t i, n = strlen(v);
+
+	if (f->type == COLL_SELECT && !rec_select_ok(f, v)) {
+		rec_invalid(s, f->name, "validation_invalid_value", "Invalid value.");
+		return -1;
+	}
+	if (f->type == COLL_RELATION) {
+		for (i = 0; i < n; i++)
+			if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9')))
+				break;
+		if (n == 0 || n > 64 || i < n) {
+			rec_invalid(s, f->name, "validation_invalid_value", "Invalid record id.");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A form's string for a number, bool or json field, as JSON: *out (caller deletes) and 1;
+ * 0 when the string stays a string (other types, or text that is not a number, a bool or
+ * JSON: the type check then refuses it); -1 out of memory.
+ */
+static int
+rec_form_value(const struct coll_field *f, const cJSON *v, cJSON **out)
+{
+	const char *t = v->valuestring;
+	enum json_err je;
+	char *end;
+	double d;
+
+	*out = NULL;
+	if (f->type == COLL_NUMBER && !f->multiple) {
+		d = t[0] != '\0' ? strtod(t, &end) : 0;
+		if (t[0] != '\0' && *end != '\0')
+			return 0;
+		*out = cJSON_CreateNumber(d);
+	} else if (f->type == COLL_BOOL) {
+		if (strcmp(t, "true") == 0 || strcmp(t, "1") == 0 || strcmp(t, "on") == 0)
+			*out = cJSON_CreateTrue();
+		else if (strcmp(t, "false") == 0 || strcmp(t, "0") == 0 || t[0] == '\0')
+			*out = cJSON_CreateFalse();
+		else
+			return 0;
+	} else if (f->type == COLL_JSON) {
+		if ((*out = json_parse(t, strlen(t), 32, &je, NULL)) == NULL)
+			*out = cJSON_CreateString(t);
+	} else
+		return 0;
+	return *out == NULL ? -1 : 1;
+}
+
+/* Validates the value v of field f into s.  0, or -1 out of memory. */
+static int
+rec_value(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f, const cJSON *v,
+    int create)
+{
+	struct arena *a = x->rq->arena;
+	char num[40];
+	cJSON *conv = NULL;
+	int rc;
+
+	/* A form's values are strings: read them as the field's type. */
+	if (x->form && cJSON_IsString(v) && (rc = rec_form_value(f, v, &conv)) != 0) {
+		if (rc < 0)
+			return -1;
+		rc = rec_value(x, s, f, conv, create);
+		cJSON_Delete(conv);
+		return rc;
+	}
+	if (f->type == COLL_JSON) {
+		char *t;
+
+		if (cJSON_IsNull(v))
+			return rec_add(s, a, f, NULL, 0);
+		if ((t = cJSON_PrintUnformatted(v)) == NULL)
+			return -1;
+		rc = rec_add(s, a, f, t, strlen(t));
+		cJSON_free(t);
+		return rc;
+	}
+	if (f->multiple) {
+		struct buf b;
+		const cJSON *it;
+		int n = 0, bad = 0;
+
+		buf_init(&b, 1 << 20);
+		buf_putc(&b, '[');
+		if (cJSON_IsString(v) && v->valuestring[0] != '\0') {
+			bad = rec_elem_ok(s, f, v->valuestring);
+			json_escape(&b, v->valuestring, strlen(v->valuestring));
+			n = 1;
+		} else if (cJSON_IsArray(v)) {
+			cJSON_ArrayForEach(it, v) {
+				if (!cJSON_IsString(it) || rec_elem_ok(s, f, it->valuestring) < 0) {
+					if (!cJSON_IsString(it))
+						rec_invalid(s, f->name, "validation_invalid_value",
+						    "Invalid value.");
+					bad = -1;
+					break;
+				}
+				if (n++ > 0)
+					buf_putc(&b, ',');
+				json_escape(&b, it->valuestring, strlen(it->valuestring));
+			}
+		} else if (!cJSON_IsNull(v) && !cJSON_IsString(v)) {
+			rec_invalid(s, f->name, "validation_invalid_value", "Invalid value.");
+			bad = -1;
+		}
+		buf_putc(&b, ']');
+		if (bad == 0 && n == 0 && f->required)
+			rec_invalid(s, f->name, "validation_required", "Missing required value.");
+		rc = bad < 0 ? 0 : rec_add(s, a, f, b.data, b.len);
+		buf_free(&b);
+		(void)create;
+		return rc;
+	}
+	switch (f->type) {
+	case COLL_NUMBER:
+		if (cJSON_IsNull(v))
+			return rec_add(s, a, f, "0", 1);
+		if (!cJSON_IsNumber(v)) {
+			rec_invalid(s, f->name, "validation_invalid_number", "Must be a number.");
+			return 0;
+		}
+		(void)snprintf(num, sizeof(num), "%.17g", v->valuedouble);
+		return rec_add(s, a, f, num, strlen(num));
+	case COLL_BOOL:
+		if (!cJSON_IsBool(v) && !cJSON_IsNull(v)) {
+			rec_invalid(s, f->name, "validation_invalid_bool", "Must be a bool.");
+			return 0;
+		}
+		return rec_add(s, a, f, cJSON_IsTrue(v) ? "1" : "0", 1);
+	default:
+		break;
+	}
+	if (!cJSON_IsString(v) && !cJSON_IsNull(v)) {
+		rec_invalid(s, f->name, "validation_invalid_value", "Must be a string.");
+		return 0;
+	}
+	{
+		const char *t = cJSON_IsString(v) ? v->valuestring : "";
+		size_t n = strlen(t);
+
+		if (n == 0 && f->required) {
+			rec_invalid(s, f->name, "validation_required", "Missing required value.");
+			return 0;
+		}
+		if (n > 0 && f->type == COLL_EMAIL && (strchr(t, '@') == NULL ||
+		    strpbrk(t, " \t\r\n<>") != NULL || n > 255)) {
+			rec_invalid(s, f->name, "validation_is_email", "Must be a valid email address.");
+			return 0;
+		}
+		if (n > 0 && (f->type == COLL_SELECT || f->type == COLL_RELATION) &&
+		    rec_elem_ok(s, f, t) < 0)
+			return 0;
+		return rec_add(s, a, f, t, n);
+	}
+}
+
+/* Checks that every related id exists: one query per relation field written. */
+static int
+rec_relations_exist(struct rec_ctx *x, struct rec_sets *s)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct rec_set *d = &s->v[i];
+		struct sqlq *q = &x->t->q;
+		struct db_stmt *st;
+		cJSON *arr = NULL;
+		enum json_err je;
+		int want;
+		char *ids;
+		struct buf b;
+
+		if (d->f->type != COLL_RELATION || d->null || d->len == 0 ||
+		    str_eq(d->s, d->len, "[]"))
+			continue;
+		buf_init(&b, 1 << 20);
+		if (d->f->multiple)
+			buf_append(&b, d->s, d->len);
+		else {
+			buf_putc(&b, '[');
+			json_escape(&b, d->s, d->len);
+			buf_putc(&b, ']');
+		}
+		ids = arena_strndup(x->rq->arena, b.data, b.len);
+		buf_free(&b);
+		if (ids == NULL || (arr = json_parse(ids, strlen(ids), 4, &je, NULL)) == NULL)
+			return rec_error(x->rs, 500, NULL, NULL), -1;
+		want = cJSON_GetArraySize(arr);
+		cJSON_Delete(arr);
+		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+		buf_puts(q->sql, "SELECT count(DISTINCT t.\"id\") FROM ");
+		coll_quote(q->sql, d->f->tcoll->name);
+		buf_puts(q->sql, " AS t WHERE t.\"id\" IN ");
+		sqlq_in_json(q, ids, strlen(ids));
+		if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL ||
+		    sqlq_bind_all(q, st) < 0 || db_step(st) != DB_ROW)
+			return rec_db_error(x), -1;
+		if (db_column_int(st, 0) != want)
+			rec_invalid(s, d->f->name, "validation_missing_rel_records",
+			    "Failed to find all relation records with the provided ids.");
+		db_reset(st);
+	}
+	return 0;
+}
+
+/* Adds the strings of v (a string or an array of them) to a, or removes them from a
+ * (del).  Returns 0, or -1 when v is neither. */
+static int
+rec_modify(cJSON *a, const cJSON *v, int prepend, int del)
+{
+	const cJSON *it, *one = v;
+	int i, n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 1;
+
+	if (!cJSON_IsString(v) && !cJSON_IsArray(v))
+		return -1;
+	for (i = 0; i < n; i++) {
+		cJSON *e, *next;
+
+		it = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, prepend ? n - 1 - i : i) : one;
+		if (!cJSON_IsString(it))
+			return -1;
+		/* Each value once: an existing one is removed before it is added again. */
+		for (e = a->child; e != NULL; e = next) {
+			next = e->next;
+			if (cJSON_IsString(e) && strcmp(e->valuestring, it->valuestring) == 0)
+				cJSON_Delete(cJSON_DetachItemViaPointer(a, e));
+		}
+		if (del)
+			continue;
+		e = cJSON_CreateString(it->valuestring);
+		if (e == NULL)
+			return -1;
+		if (prepend && a->child != NULL)
+			cJSON_InsertItemInArray(a, 0, e);
+		else
+			cJSON_AddItemToArray(a, e);
+	}
+	return 0;
+}
+
+/*
+ * The modifiers of a multiple field f: "f+" appends, "+f" prepends, "f-" removes, applied
+ * to the body's "f" if it has one, else to the record's current value (an update) or [].
+ * Returns 0 when the body has none, 1 when the field's value is set in s, -1 answered.
+ */
+static int
+rec_modifiers(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f,
+    const cJSON *v, int create)
+{
+	char key[COLL_NAME_MAX + 2];
+	const cJSON *app, *pre, *del;
+	cJSON *a = NULL;
+	enum json_err je;
+	int rc = -1;
+
+	(void)snprintf(key, sizeof(key), "%s+", f->name);
+	app = cJSON_GetObjectItemCaseSensitive(x->body, key);
+	(void)snprintf(key, sizeof(key), "+%s", f->name);
+	pre = cJSON_GetObjectItemCaseSensitive(x->body, key);
+	(void)snprintf(key, sizeof(key), "%s-", f->name);
+	del = cJSON_GetObjectItemCaseSensitive(x->body, key);
+	if (app == NULL && pre == NULL && del == NULL)
+		return 0;
+	if (v != NULL)
+		a = cJSON_IsArray(v) ? cJSON_Duplicate(v, 1) : cJSON_CreateArray();
+	else if (!create) {
+		struct rec_row *row;
+		size_t fi = coll_field_index(x->c, f);
+		int r = rec_get(x, x->c, x->id, strlen(x->id), "id", &row);
+
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return rec_error(x->rs, 404, NULL, NULL), -1;
+		a = row->v[fi] ? json_parse(row->v[fi], row->len[fi], 4, &je, NULL) : NULL;
+		if (a == NULL || !cJSON_IsArray(a)) {
+			cJSON_Delete(a);
+			a = cJSON_CreateArray();
+		}
+	} else
+		a = cJSON_CreateArray();
+	if (a == NULL)
+		return rec_error(x->rs, 500, NULL, NULL), -1;
+	if (v != NULL && cJSON_IsString(v) && v->valuestring[0] != '\0')
+		cJSON_AddItemToArray(a, cJSON_CreateString(v->valuestring));
+	if ((pre != NULL && rec_modify(a, pre, 1, 0) < 0) ||
+	    (app != NULL && rec_modify(a, app, 0, 0) < 0) ||
+	    (del != NULL && rec_modify(a, del, 0, 1) < 0)) {
+		rec_invalid(s, f->name, "validation_invalid_value", "Invalid value.");
+		rc = 1;
+	} else
+		rc = rec_value(x, s, f, a, create) < 0 ? (rec_error(x->rs, 500, NULL, NULL), -1) : 1;
+	cJSON_Delete(a);
+	return rc;
+}
+
+/* A password change by the record itself needs the old one: 0 when oldPassword matches,
+ * 1 when it does not (the error is in s), -1 answered. */
+static int
+rec_old_password(struct rec_ctx *x, struct rec_sets *s)
+{
+	const cJSON *old = cJSON_GetObjectItemCaseSensitive(x->body, "oldPassword");
+	struct rec_row *row;
+	size_t hi = coll_field_index(x->c, coll_field(x->c, "password", 8));
+	int r;
+
+	if (old == NULL || !cJSON_IsString(old) || old->valuestring[0] == '\0') {
+		rec_invalid(s, "oldPassword", "validation_required", "Missing required value.");
+		return 1;
+	}
+	if ((r = rec_get(x, x->c, x->id, strlen(x->id), "id", &row)) < 0)
+		return -1;
+	if (!pass_check(old->valuestring, strlen(old->valuestring), r ? row->v[hi] : NULL,
+	    rec_bcrypt_cost) || r == 0) {
+		rec_invalid(s, "oldPassword", "validation_invalid_old_password",
+		    "Missing or invalid old password.");
+		return 1;
+	}
+	return 0;
+}
+
+/* Reads the body into s: 0 (s->errs may hold validation errors), -1 answered. */
+static int
+rec_values(struct rec_ctx *x, struct rec_sets *s, int create)
+{
+	const struct coll *c = x->c;
+	const cJSON *v, *pw, *pw2;
+	char now[25];
+	size_t i;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	buf_init(&s->errs, 1 << 16);
+	rec_now(now);
+	for (i = 1; i < c->nfields; i++) {
+		const struct coll_field *f = &c->fields[i];
+
+		if (f->type == COLL_AUTODATE) {
+			if (create || f->onupdate)
+				rec_add(s, x->rq->arena, f, now, 24);
+			continue;
+		}
+		if (f->type == COLL_PASSWORD || f->hidden ||
+		    (strcmp(f->name, "verified") == 0 && c->auth && !x->superuser))
+			continue;
+		v = cJSON_GetObjectItemCaseSensitive(x->body, f->name);
+		if (f->multiple && (r = rec_modifiers(x, s, f, v, create)) != 0) {
+			if (r < 0)
+				return -1;
+			continue;
+		}
+		if (v == NULL) {
+			if (create && (f->required || (c->auth && strcmp(f->name, "email") == 0)))
+				rec_invalid(s, f->name, "validation_required", "Missing required value.");
+			continue;
+		}
+		if (rec_value(x, s, f, v, create) < 0)
+			return rec_error(x->rs, 500, NULL, NULL), -1;
+	}
+	if (create) {
+		v = cJSON_GetObjectItemCaseSensitive(x->body, "id");
+		if (v != NULL && cJSON_IsString(v) && v->valuestring[0] != '\0') {
+			size_t n = strlen(v->valuestring);
+
+			for (i = 0; i < n; i++)
+				if (!((v->valuestring[i] >= 'a' && v->valuestring[i] <= 'z') ||
+				    (v->valuestring[i] >= '0' && v->valuestring[i] <= '9')))
+					break;
+			if (n != COLL_ID_LEN || i < n)
+				rec_invalid(s, "id", "validation_invalid_id",
+				    "Must be 15 characters of a-z and 0-9.");
+			s->id = v->valuestring;
+		} else {
+			char *id = arena_alloc(x->rq->arena, COLL_ID_LEN + 1);
+
+			if (id == NULL || token_random_text(id, COLL_ID_LEN) < 0)
+				return rec_error(x->rs, 500, NULL, NULL), -1;
+			id[COLL_ID_LEN] = '\0';
+			s->id = id;
+		}
+	}
+	if (!c->auth)
+		return 0;
+	pw = cJSON_GetObjectItemCaseSensitive(x->body, "password");
+	pw2 = cJSON_GetObjectItemCaseSensitive(x->body, "passwordConfirm");
+	if (pw == NULL && !create)
+		return 0;
+	if (pw == NULL || !cJSON_IsString(pw) || strlen(pw->valuestring) < REC_PASS_MIN ||
+	    strlen(pw->valuestring) > REC_PASS_MAX)
+		rec_invalid(s, "password", pw == NULL ? "validation_required" :
+		    "validation_length_out_of_range", pw == NULL ? "Missing required value." :
+		    "The length must be between 8 and 71.");
+	else if (pw2 == NULL || !cJSON_IsString(pw2) ||
+	    strcmp(pw->valuestring, pw2->valuestring) != 0)
+		rec_invalid(s, "passwordConfirm", "validation_values_mismatch",
+		    "Values don't match.");
+	else if (!create && !x->superuser && (r = rec_old_password(x, s)) != 0) {
+		if (r < 0)
+			return -1;
+	} else if (s->errs.len == 0) {
+		char hash[PASS_HASH_MAX], key[REC_TOKENKEY_LEN];
+
+		if (pass_hash(pw->valuestring, strlen(pw->valuestring), rec_bcrypt_cost, hash) < 0 ||
+		    token_random_text(key, sizeof(key)) < 0)
+			return rec_error(x->rs, 500, NULL, NULL), -1;
+		rec_add(s, x->rq->arena, coll_field(c, "password", 8), hash, strlen(hash));
+		rec_add(s, x->rq->arena, coll_field(c, "tokenKey", 8), key, sizeof(key));
+	}
+	return 0;
+}
+
+/* Answers the validation errors collected in s (400).  Returns 1 when it did. */
+static int
+rec_invalid_answer(struct rec_ctx *x, struct rec_sets *s, const char *msg)
+{
+	struct buf d;
+
+	if (s->errs.len == 0)
+		return 0;
+	buf_init(&d, 1 << 17);
+	buf_putc(&d, '{');
+	buf_append(&d, s->errs.data, s->errs.len);
+	buf_putc(&d, '}');
+	rec_error(x->rs, 400, msg, buf_failed(&d) ? NULL : d.data);
+	buf_free(&d);
+	return 1;
+}
+
+/* Binds the values of s in order. */
+static int
+rec_bind_sets(struct sqlq *q, const struct rec_sets *s, int i)
+{
+	const struct rec_set *d = &s->v[i];
+
+	return d->null ? sqlq_null(q) : sqlq_text(q, d->s, d->len);
+}
+
+/* Runs the statement in x->t->q; returns the rows changed, or -1 answered. */
+static int64_t
+rec_exec(struct rec_ctx *x)
+{
+	struct db_stmt *st;
+	int rc;
+
+	if ((st = db_prepare(x->rq->db, x->t->q.sql->data)) == NULL ||
+	    sqlq_bind_all(&x->t->q, st) < 0)
+		return rec_db_error(x), -1;
+	while ((rc = db_step(st)) == DB_ROW)
+		;
+	if (rc == DB_ERROR) {
+		const char *state = db_sqlstate(x->rq->db);
+
+		if (strcmp(state, "23505") == 0) {
+			log_warn("records: %s", db_errmsg(x->rq->db));
+			rec_error(x->rs, 400, "Failed to save the record: a value must be unique.",
+			    NULL);
+			return -1;
+		}
+		return rec_db_error(x), -1;
+	}
+	return db_changes(st);
+}
+
+int
+rec_create(struct rec_ctx *x)
+{
+	struct rec_sets s;
+	struct sqlq *q = &x->t->q;
+	const char *rule = x->c->rules[COLL_RULE_CREATE];
+	int i, checked = !x->superuser && rule != NULL && *rule != '\0', rc = 0, r;
+
+	if (!x->superuser && rule == NULL)
+		return rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
+	if (rec_values(x, &s, 1) < 0)
+		goto out;
+	if (s.errs.len == 0 && rec_relations_exist(x, &s) < 0)
+		goto out;
+	if (rec_invalid_answer(x, &s, "Failed to create record."))
+		goto out;
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "INSERT INTO ");
+	coll_quote(q->sql, x->c->name);
+	buf_puts(q->sql, " (\"id\"");
+	for (i = 0; i < s.n; i++) {
+		buf_puts(q->sql, ", ");
+		coll_quote(q->sql, s.v[i].f->name);
+	}
+	buf_puts(q->sql, ") VALUES (");
+	sqlq_text(q, s.id, strlen(s.id));
+	for (i = 0; i < s.n; i++) {
+		buf_puts(q->sql, ", ");
+		rec_bind_sets(q, &s, i);
+	}
+	buf_putc(q->sql, ')');
+	if (checked && db_begin(x->rq->db, DB_TXN_WRITE) < 0) {
+		rec_db_error(x);
+		goto out;
+	}
+	if (rec_exec(x) < 0)
+		goto rollback;
+	if (checked) {
+		/* The rule sees the new record as it was stored, in the same transaction. */
+		struct db_stmt *st;
+
+		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+		buf_puts(q->sql, "SELECT 1 FROM ");
+		coll_quote(q->sql, x->c->name);
+		buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
+		sqlq_text(q, s.id, strlen(s.id));
+		if (rec_rule(x, x->c, COLL_RULE_CREATE, "t") < 0)
+			goto rollback;
+		if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL ||
+		    sqlq_bind_all(q, st) < 0) {
+			rec_db_error(x);
+			goto rollback;
+		}
+		r = db_step(st);
+		db_reset(st);
+		if (r == DB_ERROR) {
+			rec_db_error(x);
+			goto rollback;
+		}
+		if (r != DB_ROW) {
+			rec_error(x->rs, 400, "Failed to create record.", NULL);
+			goto rollback;
+		}
+		if (db_commit(x->rq->db) < 0) {
+			rec_db_error(x);
+			goto rollback;
+		}
+	}
+	rc = rec_show(x, s.id);
+	goto out;
+rollback:
+	if (checked)
+		db_rollback(x->rq->db);
+out:
+	buf_free(&s.errs);
+	return rc;
+}
+
+/* 0 when the update rule lets the request change record x->id, 1 when not (404), -1
+ * answered (403 for a superusers-only rule). */
+static int
+rec_may_update(struct rec_ctx *x)
+{
+	const char *rule = x->c->rules[COLL_RULE_UPDATE];
+	struct sqlq *q = &x->t->q;
+	struct db_stmt *st;
+	int r;
+
+	if (x->superuser || (rule != NULL && *rule == '\0'))
+		return 0;
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "SELECT 1 FROM ");
+	coll_quote(q->sql, x->c->name);
+	buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
+	sqlq_text(q, x->id, strlen(x->id));
+	if ((r = rec_rule(x, x->c, COLL_RULE_UPDATE, "t")) != 0)
+		return r < 0 ? -1 : (rec_error(x->rs, 403, "Only superusers can perform this action.",
+		    NULL), -1);
+	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlq_bind_all(q, st) < 0)
+		return rec_db_error(x), -1;
+	r = db_step(st);
+	db_reset(st);
+	if (r == DB_ERROR)
+		return rec_db_error(x), -1;
+	return r == DB_ROW ? 0 : 1;
+}
+
+int
+rec_update(struct rec_ctx *x)
+{
+	struct rec_sets s;
+	struct sqlq *q = &x->t->q;
+	int i, r, rc = 0;
+	int64_t n;
+
+	/* The rule first: nothing about a record the request may not change (its current
+	 * values, its old password) may decide the answer. */
+	memset(&s, 0, sizeof(s));
+	if ((r = rec_may_update(x)) != 0)
+		return r < 0 ? 0 : rec_error(x->rs, 404, NULL, NULL);
+	if (rec_values(x, &s, 0) < 0)
+		goto out;
+	if (s.errs.len == 0 && rec_relations_exist(x, &s) < 0)
+		goto out;
+	if (rec_invalid_answer(x, &s, "Failed to update record."))
+		goto out;
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "UPDATE ");
+	coll_quote(q->sql, x->c->name);
+	buf_puts(q->sql, " AS t SET \"id\" = t.\"id\"");
+	for (i = 0; i < s.n; i++) {
+		buf_puts(q->sql, ", ");
+		coll_quote(q->sql, s.v[i].f->name);
+		buf_puts(q->sql, " = ");
+		rec_bind_sets(q, &s, i);
+	}
+	buf_puts(q->sql, " WHERE t.\"id\" = ");
+	sqlq_text(q, x->id, strlen(x->id));
+	if ((r = rec_rule(x, x->c, COLL_RULE_UPDATE, "t")) != 0) {
+		if (r > 0)
+			rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
+		goto out;
+	}
+	if ((n = rec_exec(x)) < 0)
+		goto out;
+	rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show(x, x->id);
+out:
+	buf_free(&s.errs);
+	return rc;
+}
+
+int
+rec_delete(struct rec_ctx *x)
+{
+	struct sqlq *q = &x->t->q;
+	int64_t n;
+	int r;
+
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "DELETE FROM ");
+	coll_quote(q->sql, x->c->name);
+	buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
+	sqlq_text(q, x->id, strlen(x->id));
+	if ((r = rec_rule(x, x->c, COLL_RULE_DELETE, "t")) != 0)
+		return r < 0 ? 0 : rec_error(x->rs, 403, "Only superusers can perform this action.",
+		    NULL);
+	if ((n = rec_exec(x)) < 0)
+		return 0;
+	if (n == 0)
+		return rec_error(x->rs, 404, NULL, NULL);
+	return resp_set(x->rs, 204, NULL, "", 0);
+}
+
+static int rec_auth_answer(struct rec_ctx *x, struct rec_row *row);
+
+int
+rec_auth_password(struct rec_ctx *x)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(x->body, "identity");
+	const cJSON *pw = cJSON_GetObjectItemCaseSensitive(x->body, "password");
+	struct rec_row *row = NULL;
+	size_t hi, ki;
+	int r;
+
+	if (!cJSON_IsString(id) || !cJSON_IsString(pw) || id->valuestring[0] == '\0' ||
+	    pw->valuestring[0] == '\0') {
+		char data[256];
+
+		(void)snprintf(data, sizeof(data), "{%s%s%s}",
+		    cJSON_IsString(id) && id->valuestring[0] ? "" :
+		    "\"identity\":{\"code\":\"validation_required\",\"message\":\"Missing required "
+		    "value.\"}", (cJSON_IsString(id) && id->valuestring[0]) ||
+		    (cJSON_IsString(pw) && pw->valuestring[0]) ? "" : ",",
+		    cJSON_IsString(pw) && pw->valuestring[0] ? "" :
+		    "\"password\":{\"code\":\"validation_required\",\"message\":\"Missing required "
+		    "value.\"}");
+		return rec_error(x->rs, 400, NULL, data);
+	}
+	if ((r = rec_get(x, x->c, id->valuestring, strlen(id->valuestring), "email", &row)) < 0)
+		return 0;
+	hi = coll_field_index(x->c, coll_field(x->c, "password", 8));
+	ki = coll_field_index(x->c, coll_field(x->c, "tokenKey", 8));
+	/* No timing oracle: an unknown identity costs one bcrypt comparison too. */
+	if (!pass_check(pw->valuestring, strlen(pw->valuestring), r ? row->v[hi] : NULL,
+	    rec_bcrypt_cost) || r == 0 || row->v[ki] == NULL)
+		return rec_error(x->rs, 400, "Failed to authenticate.", NULL);
+	return rec_auth_answer(x, row);
+}
+
+int
+rec_auth_refresh(struct rec_ctx *x)
+{
+	if (x->auth != x->c)
+		return rec_error(x->rs, 401, "The request requires valid record authorization token.",
+		    NULL);
+	return rec_auth_answer(x, x->auth_row);
+}
+
+/* Answers 200 {"record":{...},"token":"..."} for the auth record row of x->c. */
+static int
+rec_auth_answer(struct rec_ctx *x, struct rec_row *row)
+{
+	size_t ki = coll_field_index(x->c, coll_field(x->c, "tokenKey", 8));
+	char token[TOKEN_MAX];
+	struct buf *b = &x->rs->body;
+	struct rec_out o;
+	int n;
+
+	if (row->v[ki] == NULL)
+		return rec_error(x->rs, 400, "Failed to authenticate.", NULL);
+	n = token_make(token, sizeof(token), x->c->id, row->v[0], row->v[ki], row->len[ki],
+	    (int64_t)x->f.now + REC_TOKEN_TTL);
+	if (n < 0)
+		return rec_error(x->rs, 500, NULL, NULL);
+	memset(&o, 0, sizeof(o));
+	o.show_email = 1;
+	x->rs->status = 200;
+	x->rs->content_type = "application/json";
+	buf_reset(b, 1 << 20);
+	buf_puts(b, "{\"record\":");
+	rec_write(x, b, x->c, row, &o, -1, "", 0, 0);
+	buf_puts(b, ",\"token\":");
+	json_escape(b, token, (size_t)n);
+	buf_putc(b, '}');
+	return 0;
+}

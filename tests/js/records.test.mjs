@@ -1,0 +1,281 @@
+// records.test.mjs: sluice's records API driven by the real PocketBase JavaScript SDK
+// (npm "pocketbase"), unchanged, the way a PocketBase application would use it.  Run by
+// tests/integration/test_records.c once per back end, with RECORDS_URL set to the stack's
+// base URL (http://127.0.0.1:PORT) over the seeded demo (sql/records/seed.c: 20 users,
+// 200 posts, 400 comments, password123), and RECORDS_EXPIRED set to a well-signed token of
+// user0001 that expired.  Every test runs, none is skipped.
+//
+// Covers: health.check, getList with filter, sort, expand (relation and back-relation,
+// nested), fields and skipTotal, getFullList, getFirstListItem (found and 404), getOne
+// with expand, create, update, delete, authWithPassword (right and wrong), authRefresh, requests with
+// the token, an expired token (401), rules that hide records (404) or refuse (403, 400),
+// the field+ / +field / field- modifiers, expand on a write, a password change.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import PocketBase from 'pocketbase';
+
+const url = process.env.RECORDS_URL;
+if (!url) throw new Error('RECORDS_URL is not set');
+
+function client() {
+  const pb = new PocketBase(url);
+  pb.autoCancellation(false);
+  return pb;
+}
+
+async function signIn(n) {
+  const pb = client();
+  const auth = await pb.collection('users').authWithPassword(
+    `user${String(n).padStart(4, '0')}@example.com`, 'password123');
+  return { pb, auth };
+}
+
+async function rejects(promise, status) {
+  try {
+    await promise;
+  } catch (e) {
+    assert.equal(e.status, status, JSON.stringify(e.response));
+    return e;
+  }
+  assert.fail(`expected a ${status}`);
+}
+
+test('health.check', async () => {
+  const h = await client().health.check();
+  assert.equal(h.code, 200);
+  assert.equal(h.message, 'API is healthy.');
+});
+
+test('getList: envelope, perPage, totals', async () => {
+  const r = await client().collection('posts').getList(1, 30);
+  assert.equal(r.page, 1);
+  assert.equal(r.perPage, 30);
+  assert.equal(r.totalItems, 200);
+  assert.equal(r.totalPages, 7);
+  assert.equal(r.items.length, 30);
+  const p = r.items[0];
+  assert.equal(p.collectionName, 'posts');
+  assert.equal(p.collectionId, 'pbc_1125843985');
+  assert.match(p.id, /^[a-z0-9]{15}$/);
+  assert.match(p.created, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.ok(Array.isArray(p.tags));
+  assert.equal(p.expand, undefined);
+  const last = await client().collection('posts').getList(7, 30);
+  assert.equal(last.items.length, 20);
+});
+
+test('getList: filter on an indexed select, sort, skipTotal', async () => {
+  const pb = client();
+  const all = await pb.collection('posts').getFullList({ filter: "status = 'published'" });
+  const r = await pb.collection('posts').getList(1, 10, {
+    filter: "status = 'published'", sort: '-created', skipTotal: true,
+  });
+  assert.equal(r.totalItems, -1);
+  assert.equal(r.totalPages, -1);
+  assert.equal(r.items.length, 10);
+  for (const p of r.items) assert.equal(p.status, 'published');
+  const sorted = [...all].sort((a, b) => (a.created < b.created ? 1 : -1)).slice(0, 10);
+  assert.deepEqual(r.items.map((p) => p.id), sorted.map((p) => p.id));
+});
+
+test('getList: filter operators, any-of, null and contains', async () => {
+  const pb = client();
+  const all = await pb.collection('posts').getFullList();
+  const count = async (filter) => (await pb.collection('posts').getList(1, 1, { filter })).totalItems;
+  assert.equal(await count("tags ?= 'tech'"), all.filter((p) => p.tags.includes('tech')).length);
+  assert.equal(await count("tags = ''"), all.filter((p) => p.tags.length === 0).length);
+  assert.equal(await count('tags != null'), all.filter((p) => p.tags.length > 0).length);
+  assert.equal(await count("title ~ 'POST 1'"), all.filter((p) => p.title.startsWith('Post 1')).length);
+  assert.equal(await count("title !~ 'post 1'"), all.filter((p) => !p.title.startsWith('Post 1')).length);
+  assert.equal(await count("status != 'draft' && (status = 'archived' || title = 'Post 3')"),
+    all.filter((p) => p.status === 'archived' || (p.status !== 'draft' && p.title === 'Post 3')).length);
+  assert.equal(await count("created >= '2025-01-01 00:30:00.000Z'"),
+    all.filter((p) => p.created >= '2025-01-01 00:30:00.000Z').length);
+  const u1 = await pb.collection('users').getFirstListItem("name = 'User 1'");
+  assert.equal(await count("author.name = 'User 1'"), all.filter((p) => p.author === u1.id).length);
+  assert.equal(await count('created > @now'), 0);
+  // Through back-relations: any comment (?~) or every comment (~) of the post.
+  const comments = await pb.collection('comments').getFullList();
+  const zebra = new Set(comments.filter((c) => /zebra/i.test(c.text)).map((c) => c.post));
+  assert.ok(zebra.size > 0);
+  assert.equal(await count("comments_via_post.text ?~ 'zebra'"), zebra.size);
+  const allZebra = all.filter((p) => {
+    const cs = comments.filter((c) => c.post === p.id);
+    return cs.length > 0 && cs.every((c) => /zebra/i.test(c.text));
+  });
+  assert.equal(await count("comments_via_post.text ~ 'zebra'"), allZebra.length);
+  assert.equal(await count('tags:length >= 2'), all.filter((p) => p.tags.length >= 2).length);
+  await rejects(pb.collection('posts').getList(1, 1, { filter: 'nope = 1' }), 400);
+  await rejects(pb.collection('posts').getList(1, 1, { filter: "title = 'x" }), 400);
+  await rejects(pb.collection('posts').getList(1, 1, { filter: "@request.auth.id = ''" }), 403);
+});
+
+test('getList: expand a relation, a back-relation and a nested path; fields', async () => {
+  const pb = client();
+  const r = await pb.collection('posts').getList(1, 5, {
+    expand: 'author,comments_via_post.author', sort: 'created',
+  });
+  for (const p of r.items) {
+    assert.equal(p.expand.author.id, p.author);
+    assert.equal(p.expand.author.collectionName, 'users');
+    assert.equal(p.expand.author.email, undefined);
+    for (const c of p.expand.comments_via_post ?? []) {
+      assert.equal(c.post, p.id);
+      assert.equal(c.expand.author.id, c.author);
+    }
+  }
+  assert.ok(r.items.some((p) => (p.expand.comments_via_post ?? []).length > 0));
+  const f = await pb.collection('posts').getList(1, 2, {
+    expand: 'author', fields: 'id,title,expand.author.name', sort: 'created',
+  });
+  assert.deepEqual(Object.keys(f.items[0]), ['expand', 'id', 'title']);
+  assert.deepEqual(Object.keys(f.items[0].expand.author), ['name']);
+  const e = await pb.collection('posts').getList(1, 1, { fields: 'body:excerpt(10,true)' });
+  assert.ok(e.items[0].body.length <= 13);
+});
+
+test('getFullList and getFirstListItem', async () => {
+  const pb = client();
+  const users = await pb.collection('users').getFullList({ sort: 'name' });
+  assert.equal(users.length, 20);
+  const visible = users.filter((u) => u.email !== undefined);
+  assert.equal(visible.length, 5);
+  for (const u of visible) assert.equal(u.emailVisibility, true);
+  const p = await pb.collection('posts').getFirstListItem("title = 'Post 3'");
+  assert.equal(p.title, 'Post 3');
+  await rejects(pb.collection('posts').getFirstListItem("title = 'none'"), 404);
+});
+
+test('getOne with expand; unknown id 404', async () => {
+  const pb = client();
+  const first = await pb.collection('posts').getFirstListItem("title = 'Post 7'");
+  const p = await pb.collection('posts').getOne(first.id, { expand: 'author' });
+  assert.deepEqual({ ...p, expand: undefined }, { ...first, expand: undefined });
+  assert.equal(p.expand.author.id, p.author);
+  await rejects(pb.collection('posts').getOne('aaaaaaaaaaaaaaa'), 404);
+});
+
+test('authWithPassword: token, record with its email; wrong password 400', async () => {
+  const { pb, auth } = await signIn(1);
+  assert.ok(pb.authStore.isValid);
+  assert.equal(auth.record.email, 'user0001@example.com');
+  assert.equal(auth.record.password, undefined);
+  assert.equal(auth.record.tokenKey, undefined);
+  assert.equal(auth.token.split('.').length, 3);
+  const claims = JSON.parse(Buffer.from(auth.token.split('.')[1], 'base64url'));
+  assert.deepEqual(Object.keys(claims), ['collectionId', 'exp', 'id', 'refreshable', 'type']);
+  assert.equal(claims.id, auth.record.id);
+  assert.ok(claims.exp > Date.now() / 1000 + 4 * 86400);
+  // authRefresh: a new token for the same record.
+  const refreshed = await pb.collection('users').authRefresh();
+  assert.equal(refreshed.record.id, auth.record.id);
+  assert.equal(refreshed.record.email, 'user0001@example.com');
+  assert.ok(pb.authStore.isValid);
+  await rejects(client().collection('users').authRefresh(), 401);
+  // The owner sees its own email in a plain read.
+  const me = await pb.collection('users').getOne(auth.record.id);
+  assert.equal(me.email, 'user0001@example.com');
+  await rejects(client().collection('users').authWithPassword('user0001@example.com', 'nope'), 400);
+  await rejects(client().collection('users').authWithPassword('nobody@example.com', 'password123'), 400);
+});
+
+test('create, update, delete with the token; rules hide and refuse', async () => {
+  const { pb, auth } = await signIn(2);
+  const other = (await signIn(3)).pb;
+  await rejects(client().collection('posts').create({ title: 'anon', author: auth.record.id }), 400);
+  const p = await pb.collection('posts').create({
+    title: 'Hello', body: 'from the SDK', status: 'draft', author: auth.record.id, tags: ['tech'],
+  });
+  assert.match(p.id, /^[a-z0-9]{15}$/);
+  assert.equal(p.title, 'Hello');
+  assert.deepEqual(p.tags, ['tech']);
+  assert.equal(p.created, p.updated);
+  await rejects(pb.collection('posts').create({ title: 'x', status: 'nope', author: auth.record.id }), 400);
+  await rejects(pb.collection('posts').create({ body: 'no title', author: auth.record.id }), 400);
+  await rejects(pb.collection('posts').create({ title: 'x', author: 'aaaaaaaaaaaaaaa' }), 400);
+  const u = await pb.collection('posts').update(p.id, { title: 'Changed', status: 'published' });
+  assert.equal(u.title, 'Changed');
+  assert.equal(u.status, 'published');
+  assert.ok(u.updated >= p.updated);
+  // Another user's update and delete find nothing: the rule hides the record.
+  await rejects(other.collection('posts').update(p.id, { title: 'stolen' }), 404);
+  await rejects(other.collection('posts').delete(p.id), 404);
+  await rejects(client().collection('posts').delete(p.id), 404);
+  assert.equal(await pb.collection('posts').delete(p.id), true);
+  await rejects(pb.collection('posts').getOne(p.id), 404);
+});
+
+test('sign up: create a user with password and passwordConfirm, then sign in', async () => {
+  const pb = client();
+  const email = `new${Date.now()}@example.com`;
+  const u = await pb.collection('users').create({
+    email, password: 'secret-pass-1', passwordConfirm: 'secret-pass-1', name: 'New',
+  });
+  assert.equal(u.email, undefined);
+  assert.equal(u.name, 'New');
+  await rejects(pb.collection('users').create({
+    email: `x${email}`, password: 'secret-pass-1', passwordConfirm: 'other-pass-1',
+  }), 400);
+  const auth = await pb.collection('users').authWithPassword(email, 'secret-pass-1');
+  assert.equal(auth.record.id, u.id);
+  assert.equal(await pb.collection('users').delete(u.id), true);
+});
+
+test('an expired or forged token is 401; superusers-only collections', async () => {
+  const pb = client();
+  pb.authStore.save(process.env.RECORDS_EXPIRED, null);
+  await rejects(pb.collection('posts').getList(1, 1), 401);
+  const { auth } = await signIn(4);
+  const forged = auth.token.slice(0, -2) + (auth.token.endsWith('AA') ? 'BB' : 'AA');
+  pb.authStore.save(forged, null);
+  await rejects(pb.collection('posts').getList(1, 1), 401);
+  const guest = await client().collection('_superusers').getList(1, 10);
+  assert.equal(guest.totalItems, 0);
+  const admin = client();
+  await admin.collection('_superusers').authWithPassword('admin@example.com', 'password123');
+  const seen = await admin.collection('_superusers').getList(1, 10);
+  assert.equal(seen.totalItems, 1);
+  const users = await admin.collection('users').getList(1, 1, { sort: 'name' });
+  assert.equal(users.items[0].email, 'user0001@example.com');
+});
+
+test('multiple values: field+, +field and field- modifiers; expand on a write', async () => {
+  const { pb, auth } = await signIn(5);
+  const p = await pb.collection('posts').create(
+    { title: 'Tags', author: auth.record.id, tags: ['tech'] }, { expand: 'author' });
+  assert.equal(p.expand.author.id, auth.record.id);
+  let u = await pb.collection('posts').update(p.id, { 'tags+': ['food', 'tech'] });
+  assert.deepEqual(u.tags, ['food', 'tech']);
+  u = await pb.collection('posts').update(p.id, { '+tags': 'music' });
+  assert.deepEqual(u.tags, ['music', 'food', 'tech']);
+  u = await pb.collection('posts').update(p.id, { 'tags-': ['food', 'nope'] });
+  assert.deepEqual(u.tags, ['music', 'tech']);
+  await rejects(pb.collection('posts').update(p.id, { 'tags+': 'bad' }), 400);
+  await pb.collection('posts').delete(p.id);
+});
+
+test('a password change needs the old one and revokes the old tokens', async () => {
+  const pb = client();
+  const email = `pw${Date.now()}@example.com`;
+  const u = await pb.collection('users').create(
+    { email, password: 'first-pass-1', passwordConfirm: 'first-pass-1' });
+  const auth = await pb.collection('users').authWithPassword(email, 'first-pass-1');
+  const oldToken = auth.token;
+  await rejects(pb.collection('users').update(u.id,
+    { password: 'second-pass-2', passwordConfirm: 'second-pass-2' }), 400);
+  await rejects(pb.collection('users').update(u.id,
+    { oldPassword: 'wrong-pass', password: 'second-pass-2', passwordConfirm: 'second-pass-2' }), 400);
+  // Another user learns nothing about it: 404 before any password is looked at.
+  const other = (await signIn(6)).pb;
+  await rejects(other.collection('users').update(u.id,
+    { oldPassword: 'first-pass-1', password: 'x-pass-333', passwordConfirm: 'x-pass-333' }), 404);
+  await pb.collection('users').update(u.id,
+    { oldPassword: 'first-pass-1', password: 'second-pass-2', passwordConfirm: 'second-pass-2' });
+  const stale = client();
+  stale.authStore.save(oldToken, null);
+  await rejects(stale.collection('posts').getList(1, 1), 401);
+  await rejects(client().collection('users').authWithPassword(email, 'first-pass-1'), 400);
+  const again = client();
+  await again.collection('users').authWithPassword(email, 'second-pass-2');
+  assert.equal(await again.collection('users').delete(u.id), true);
+});

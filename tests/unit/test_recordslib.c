@@ -1,0 +1,476 @@
+/*
+ * test_records: the records API's parsers and compilers (apps/records/), table-driven:
+ * collection declarations, the filter language to SQL on both back ends (text and bound
+ * values), its refusals (malformed, hostile, over the limits), sort, expand and fields,
+ * tokens (made, parsed, verified, tampered with) and bcrypt.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "records/coll.h"
+#include "records/filter.h"
+#include "records/query.h"
+#include "records/sqlq.h"
+#include "records/token.h"
+#include "../lib/harness.h"
+
+static struct colls tc;
+static struct arena *ta;
+
+static void
+tc_load(void)
+{
+	static const char *const users_rules[COLL_RULE__MAX] = { "", "", "",
+	    "id = @request.auth.id", "id = @request.auth.id" };
+	static const char *const posts_rules[COLL_RULE__MAX] = { "", "", "@request.auth.id != ''",
+	    "author = @request.auth.id", NULL };
+	char err[256];
+
+	tc.c = calloc(COLL_MAX, sizeof(*tc.c));
+	tc.n = 0;
+	CHECK(coll_parse(&tc.c[tc.n++], "_pb_users_auth_", "users", "auth",
+	    "name text; age number; created autodate", users_rules, err, sizeof(err)) == 0);
+	CHECK(coll_parse(&tc.c[tc.n++], "pbc_posts", "posts", "base",
+	    "title text required; status select values=draft|published index;\n"
+	    "author relation to=users; tags select multiple values=a|b|c; meta json; "
+	    "hot bool; created autodate; updated autodate onupdate; editors relation multiple "
+	    "to=users", posts_rules, err,
+	    sizeof(err)) == 0);
+	CHECK(coll_parse(&tc.c[tc.n++], "pbc_comments", "comments", "base",
+	    "post relation to=posts; text text", posts_rules, err, sizeof(err)) == 0);
+	CHECK(coll_resolve(&tc, err, sizeof(err)) == 0);
+	ta = arena_new(1 << 24);
+}
+
+static void
+test_coll_parse(void)
+{
+	static const struct { const char *type, *fields; int ok; } cases[] = {
+		{ "base", "a text", 1 },
+		{ "base", "a text;; b number\n\n c bool", 1 },
+		{ "base", "a nope", 0 },
+		{ "base", "a", 0 },
+		{ "base", "a text; a text", 0 },
+		{ "base", "1a text", 0 },
+		{ "base", "a-b text", 0 },
+		{ "base", "a select", 0 },
+		{ "base", "a relation", 0 },
+		{ "base", "a text multiple", 0 },
+		{ "base", "a select values=x||y", 0 },
+		{ "base", "a select values=x|y multiple required unique index", 1 },
+		{ "base", "a password", 0 },
+		{ "base", "id text", 0 },
+		{ "auth", "email text", 0 },
+		{ "view", "a text", 0 },
+	};
+	static const char *const rules[COLL_RULE__MAX] = { NULL };
+	struct coll c;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = coll_parse(&c, "x1", "x", cases[i].type, cases[i].fields, rules, err,
+		    sizeof(err));
+
+		if ((rc == 0) != cases[i].ok)
+			harness_fail(__FILE__, __LINE__, "coll_parse(%s) = %d", cases[i].fields, rc);
+		if (rc == 0)
+			coll_free(&c);
+	}
+	CHECK(coll_parse(&c, "x1", "x; DROP", "base", "", rules, err, sizeof(err)) < 0);
+	/* The key order is bytewise, as PocketBase's JSON. */
+	{
+		const struct coll *u = &tc.c[0];
+		const char *prev = "";
+		size_t k;
+
+		for (k = 0; k < u->nkeys; k++) {
+			const char *n = u->keys[k] == COLL_KEY_COLLID ? "collectionId" :
+			    u->keys[k] == COLL_KEY_COLLNAME ? "collectionName" :
+			    u->keys[k] == COLL_KEY_EXPAND ? "expand" : u->fields[u->keys[k]].name;
+
+			CHECK(strcmp(prev, n) < 0);
+			CHECK(strcmp(n, "password") != 0 && strcmp(n, "tokenKey") != 0);
+			prev = n;
+		}
+	}
+}
+
+static void
+test_coll_ddl(void)
+{
+	struct buf b;
+
+	buf_init(&b, 1 << 20);
+	CHECK(coll_ddl(&tc.c[1], DB_SQLITE, &b) == 0);
+	CHECK(strstr(b.data, "\"tags\" JSON NOT NULL DEFAULT '[]'") != NULL);
+	CHECK(strstr(b.data, "\"hot\" BOOLEAN NOT NULL DEFAULT 0") != NULL);
+	CHECK(strstr(b.data, "CREATE INDEX \"idx_posts_status\" ON \"posts\" (\"status\")") != NULL);
+	buf_reset(&b, 0);
+	CHECK(coll_ddl(&tc.c[1], DB_PG, &b) == 0);
+	CHECK(strstr(b.data, "\"tags\" jsonb NOT NULL DEFAULT '[]'") != NULL);
+	CHECK(strstr(b.data, "\"meta\" jsonb") != NULL);
+	buf_reset(&b, 0);
+	CHECK(coll_ddl(&tc.c[0], DB_PG, &b) == 0);
+	CHECK(strstr(b.data, "\"age\" double precision NOT NULL DEFAULT 0") != NULL);
+	CHECK(strstr(b.data, "CREATE UNIQUE INDEX \"idx_users_email\" ON \"users\" (\"email\") "
+	    "WHERE \"email\" <> ''") != NULL);
+	buf_free(&b);
+}
+
+/* Compiles f on posts; returns the status (0 for OK) and the SQL in sql. */
+static int
+tf(const char *f, enum db_backend be, const struct filter_ctx *ctx, struct sqlq *q,
+    struct buf *sql)
+{
+	char err[256];
+	enum filter_err e;
+
+	sqlq_init(q, sql, ta, be);
+	arena_reset(ta);
+	e = filter_compile(q, &tc.c[1], "t", f, strlen(f), ctx, err, sizeof(err));
+	return e == FILTER_OK ? 0 : filter_status(e);
+}
+
+static void
+test_filter_sql(void)
+{
+	static const struct { const char *f, *sqlite, *pg; int binds; } cases[] = {
+		{ "title = 'x'", "(((t.\"title\" = $1)))", NULL, 1 },
+		{ "title != \"x\"", "(((t.\"title\" IS NOT $1)))",
+		    "(((t.\"title\" IS DISTINCT FROM $1)))", 1 },
+		{ "title = ''", "((((t.\"title\" IS NULL OR t.\"title\" = ''))))", NULL, 0 },
+		{ "null != title", "(((NOT (t.\"title\" IS NULL OR t.\"title\" = ''))))", NULL, 0 },
+		{ "title ~ 'a%b'", "(((t.\"title\" LIKE $1 ESCAPE '\\')))",
+		    "(((t.\"title\" ILIKE $1 ESCAPE '\\')))", 1 },
+		{ "hot = true && created > @yesterday || status ?= 'draft'",
+		    "(((t.\"hot\" = $1) AND (t.\"created\" > $2)) OR ((t.\"status\" = $3)))", NULL, 3 },
+		{ "author.name = 'u'", "((((SELECT r1.\"name\" FROM \"users\" AS r1 WHERE r1.\"id\" = "
+		    "t.\"author\") = $1)))", NULL, 1 },
+		{ "tags ?= 'a'", "((EXISTS (SELECT 1 FROM json_each(t.\"tags\") AS j1 WHERE "
+		    "(j1.value = $1))))", "((EXISTS (SELECT 1 FROM jsonb_array_elements_text("
+		    "t.\"tags\") AS j1(value) WHERE (j1.value = $1))))", 1 },
+		{ "tags = ''", "((((t.\"tags\" IS NULL OR t.\"tags\" = '[]'))))", NULL, 0 },
+		{ "'a' = 'a' && 1 < 2", "(((1=1) AND (1=1)))", NULL, 0 },
+		{ "'a' ~ 'B'", "(((1=0)))", NULL, 0 },
+		{ "// a comment\n title = 'x' // another", "(((t.\"title\" = $1)))", NULL, 1 },
+		{ "comments_via_post.text ?~ 'x'", "((EXISTS (SELECT 1 FROM \"comments\" AS r1 WHERE "
+		    "r1.\"post\" = t.\"id\" AND (r1.\"text\" LIKE $1 ESCAPE '\\'))))",
+		    "((EXISTS (SELECT 1 FROM \"comments\" AS r1 WHERE r1.\"post\" = t.\"id\" AND "
+		    "(r1.\"text\" ILIKE $1 ESCAPE '\\'))))", 1 },
+		{ "comments_via_post.post.title = 'x'", "(((EXISTS (SELECT 1 FROM \"comments\" AS r1 "
+		    "WHERE r1.\"post\" = t.\"id\" AND 1=1) AND NOT EXISTS (SELECT 1 FROM \"comments\" "
+		    "AS r1 WHERE r1.\"post\" = t.\"id\" AND ((SELECT r2.\"title\" FROM \"posts\" AS r2 "
+		    "WHERE r2.\"id\" = r1.\"post\") = $1) IS NOT TRUE))))", NULL, 1 },
+		{ "editors.name ?= 'x'", "((EXISTS (SELECT 1 FROM \"users\" AS r1 WHERE r1.\"id\" IN "
+		    "(SELECT value FROM json_each(t.\"editors\") AS e1) AND (r1.\"name\" = $1))))",
+		    "((EXISTS (SELECT 1 FROM \"users\" AS r1 WHERE r1.\"id\" IN (SELECT value FROM "
+		    "jsonb_array_elements_text(t.\"editors\") AS e1(value)) AND (r1.\"name\" = $1))))",
+		    1 },
+		{ "title:lower = 'x'", "(((LOWER(t.\"title\") = $1)))", NULL, 1 },
+		{ "tags:length > 1", "(((json_array_length(t.\"tags\") > $1)))",
+		    "(((jsonb_array_length(t.\"tags\") > $1)))", 1 },
+		{ "title:length < 3", "(((length(t.\"title\") < $1)))", NULL, 1 },
+		{ "tags:each != 'a'", "(((NOT EXISTS (SELECT 1 FROM json_each(t.\"tags\") AS j1 WHERE "
+		    "(j1.value IS NOT $1) IS NOT TRUE))))", "(((NOT EXISTS (SELECT 1 FROM "
+		    "jsonb_array_elements_text(t.\"tags\") AS j1(value) WHERE (j1.value IS DISTINCT "
+		    "FROM $1) IS NOT TRUE))))", 1 },
+	};
+	struct sqlq q;
+	struct buf sql;
+	size_t i;
+
+	buf_init(&sql, 1 << 20);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(tf(cases[i].f, DB_SQLITE, NULL, &q, &sql), 0);
+		CHECK_STR(sql.data, cases[i].sqlite);
+		CHECK_INT(q.nbinds, cases[i].binds);
+		CHECK_INT(tf(cases[i].f, DB_PG, NULL, &q, &sql), 0);
+		CHECK_STR(sql.data, cases[i].pg ? cases[i].pg : cases[i].sqlite);
+	}
+	/* '~' wraps and escapes a literal without '%'. */
+	CHECK_INT(tf("title ~ 'a_b\\c'", DB_SQLITE, NULL, &q, &sql), 0);
+	CHECK(q.nbinds == 1 && q.binds[0].len == 9 && memcmp(q.binds[0].s, "%a\\_b\\\\c%", 9) == 0);
+	/* Only the enclosing quote is escapable; the value is bound whole. */
+	CHECK_INT(tf("title = 'it\\'s \" OR 1=1 --'", DB_SQLITE, NULL, &q, &sql), 0);
+	CHECK(q.nbinds == 1 && strcmp(q.binds[0].s, "it's \" OR 1=1 --") == 0);
+	CHECK(strstr(sql.data, "OR 1=1") == NULL);
+	buf_free(&sql);
+}
+
+static void
+test_filter_refusals(void)
+{
+	static const struct { const char *f; int status; } cases[] = {
+		{ "", 400 }, { "title", 400 }, { "title =", 400 }, { "= 'x'", 400 },
+		{ "title = 'x", 400 }, { "title == 'x'", 400 }, { "(title = 'x'", 400 },
+		{ "title = 'x')", 400 }, { "title = 'x' &&", 400 }, { "title = 'x' | 1 = 1", 400 },
+		{ "nope = 1", 400 }, { "author.nope = 1", 400 }, { "title.x = 1", 400 },
+		{ "tags.x = 1", 400 }, { "tags = tags", 400 }, { "'x' ~ tags", 400 },
+		{ "1x = 1", 400 }, { "- = 1", 400 }, { "@unknown = 1", 400 },
+		{ "@request.auth.id = ''", 403 }, { "@collection.posts.id = 1", 403 },
+		{ "title = 'x'; DROP TABLE posts", 400 }, { "title = 'a\0b'", 400 },
+		{ "title:nope = 1", 400 }, { "hot:lower = 1", 400 }, { "title:each = 1", 400 },
+		{ "title: = 1", 400 }, { "@request.auth.id:lower = 1", 403 },
+		{ "comments_via_post.post.comments_via_post.text = 'x'", 400 },
+		{ "comments_via_title.text = 'x'", 400 }, { "nope_via_post.text = 'x'", 400 },
+		{ "comments_via_post = 'x'", 400 }, { "comments_via_post.nope = 1", 400 },
+	};
+	struct sqlq q;
+	struct buf sql;
+	struct buf big;
+	char err[256];
+	size_t i;
+
+	buf_init(&sql, 1 << 20);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (tf(cases[i].f, DB_SQLITE, NULL, &q, &sql) != cases[i].status)
+			harness_fail(__FILE__, __LINE__, "filter \"%s\": want %d", cases[i].f,
+			    cases[i].status);
+	/* A NUL inside the length. */
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(filter_compile(&q, &tc.c[1], "t", "title = 'a\0'", 12, NULL, err, sizeof(err)) ==
+	    FILTER_ESYNTAX);
+	/* 200 comparisons pass, 201 do not; 3,500 characters pass, 3,501 do not. */
+	buf_init(&big, 1 << 20);
+	for (i = 0; i < 200; i++)
+		buf_puts(&big, i ? " || id = 'a'" : "id = 'a'");
+	CHECK_INT(tf(big.data, DB_SQLITE, NULL, &q, &sql), big.len <= 3500 ? 0 : 400);
+	buf_reset(&big, 0);
+	for (i = 0; i < 201; i++)
+		buf_puts(&big, i ? "||id='a'" : "id='a'");
+	CHECK(big.len <= 3500);
+	CHECK_INT(tf(big.data, DB_SQLITE, NULL, &q, &sql), 400);
+	buf_reset(&big, 0);
+	buf_puts(&big, "id = 'a'");
+	while (big.len < 3500)
+		buf_putc(&big, ' ');
+	CHECK_INT(tf(big.data, DB_SQLITE, NULL, &q, &sql), 0);
+	buf_putc(&big, ' ');
+	CHECK_INT(tf(big.data, DB_SQLITE, NULL, &q, &sql), 400);
+	/* Nesting past 32 parentheses: 400 (no deep recursion). */
+	buf_reset(&big, 0);
+	for (i = 0; i < 1000; i++)
+		buf_putc(&big, '(');
+	CHECK_INT(tf(big.data, DB_SQLITE, NULL, &q, &sql), 400);
+	buf_free(&big);
+	buf_free(&sql);
+}
+
+/* A client's filter sees an auth record's email only where the response would show it. */
+static void
+test_filter_hidden_email(void)
+{
+	const char *vals[16] = { "abcdefghijklmno" };
+	size_t lens[16] = { 15 };
+	struct filter_ctx ctx = { .rule = 0 };
+	struct sqlq q;
+	struct buf sql;
+	char err[256];
+
+	buf_init(&sql, 1 << 20);
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
+	    FILTER_OK);
+	CHECK_STR(sql.data, "((((CASE WHEN t.\"emailVisibility\" OR t.\"id\" = $1 THEN "
+	    "t.\"email\" ELSE '' END) = $2)))");
+	CHECK(q.nbinds == 2 && q.binds[0].len == 0);
+	ctx.auth = &tc.c[0];
+	ctx.auth_vals = vals;
+	ctx.auth_lens = lens;
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
+	    FILTER_OK);
+	CHECK(q.nbinds == 2 && q.binds[0].len == 15);
+	/* A superuser's filter and a rule see the column itself. */
+	ctx.superuser = 1;
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
+	    FILTER_OK);
+	CHECK_STR(sql.data, "(((t.\"email\" = $1)))");
+	ctx.superuser = 0;
+	ctx.rule = 1;
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
+	    FILTER_OK);
+	CHECK_STR(sql.data, "(((t.\"email\" = $1)))");
+	buf_free(&sql);
+}
+
+static void
+test_filter_rules(void)
+{
+	const char *vals[16] = { "abcdefghijklmno", "me@x.com", "1", "0", "h", "k", "Me",
+	    "42", "2025" };
+	size_t lens[16] = { 15, 8, 1, 1, 1, 1, 2, 2, 4 };
+	struct filter_ctx ctx = { .rule = 1 };
+	struct sqlq q;
+	struct buf sql;
+
+	buf_init(&sql, 1 << 20);
+	/* Not signed in: @request.auth.id is empty, so the rule folds to false. */
+	CHECK_INT(tf("@request.auth.id != ''", DB_PG, &ctx, &q, &sql), 0);
+	CHECK_STR(sql.data, "(((1=0)))");
+	ctx.auth = &tc.c[0];
+	ctx.auth_vals = vals;
+	ctx.auth_lens = lens;
+	CHECK_INT(tf("@request.auth.id != ''", DB_PG, &ctx, &q, &sql), 0);
+	CHECK_STR(sql.data, "(((1=1)))");
+	CHECK_INT(tf("author = @request.auth.id", DB_SQLITE, &ctx, &q, &sql), 0);
+	CHECK(q.nbinds == 1 && strcmp(q.binds[0].s, "abcdefghijklmno") == 0);
+	CHECK_INT(tf("@request.auth.emailVisibility = true && @request.auth.age > 40",
+	    DB_SQLITE, &ctx, &q, &sql), 0);
+	CHECK_STR(sql.data, "(((1=1) AND (1=1)))");
+	CHECK_INT(tf("@request.auth.password = ''", DB_SQLITE, &ctx, &q, &sql), 400);
+	CHECK_INT(tf("@request.auth.collectionName = 'users'", DB_SQLITE, &ctx, &q, &sql), 0);
+	CHECK_STR(sql.data, "(((1=1)))");
+	{
+		cJSON *body = cJSON_Parse("{\"title\":\"t\",\"n\":3,\"b\":true,\"o\":{}}");
+
+		ctx.body = body;
+		CHECK_INT(tf("@request.body.title = title && @request.body.n = 3 && "
+		    "@request.body.b = true && @request.body.none = null", DB_SQLITE, &ctx, &q,
+		    &sql), 0);
+		CHECK_INT(q.nbinds, 1);
+		CHECK_INT(tf("@request.body.o = 1", DB_SQLITE, &ctx, &q, &sql), 400);
+		cJSON_Delete(body);
+	}
+	buf_free(&sql);
+}
+
+static void
+test_sort_expand_fields(void)
+{
+	static const struct { const char *s; const char *sql; } sorts[] = {
+		{ "", "" }, { "title", " ORDER BY t.\"title\" COLLATE \"C\" ASC" },
+		{ "-created,+hot", " ORDER BY t.\"created\" COLLATE \"C\" DESC, t.\"hot\" ASC" },
+		{ "@random", " ORDER BY random()" }, { " title , ", " ORDER BY t.\"title\" COLLATE \"C\" ASC" },
+	};
+	static const char *const bad[] = { "nope", "-", "author.name", "a,b,c,d,e,f,g,h,i",
+	    "title;DROP", "title,title,title,title,title,title,title,title,title" };
+	struct query_expands ex;
+	struct query_fields fs;
+	const struct query_field *qf;
+	struct sqlq q;
+	struct buf sql;
+	char err[256];
+	size_t i;
+
+	buf_init(&sql, 1 << 20);
+	for (i = 0; i < sizeof(sorts) / sizeof(sorts[0]); i++) {
+		sqlq_init(&q, &sql, ta, DB_PG);
+		buf_puts(&sql, "");
+		CHECK(query_sort(&q, &tc.c[1], "t", sorts[i].s, strlen(sorts[i].s), 1, err,
+		    sizeof(err)) == 0);
+		CHECK_STR(sql.data ? sql.data : "", sorts[i].sql);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sqlq_init(&q, &sql, ta, DB_PG);
+		if (query_sort(&q, &tc.c[1], "t", bad[i], strlen(bad[i]), 1, err, sizeof(err)) == 0)
+			harness_fail(__FILE__, __LINE__, "sort \"%s\" accepted", bad[i]);
+	}
+	/* An auth collection's email: a superuser's sort only. */
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(query_sort(&q, &tc.c[0], "t", "-email", 6, 1, err, sizeof(err)) < 0);
+	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	CHECK(query_sort(&q, &tc.c[0], "t", "-email", 6, 0, err, sizeof(err)) == 0);
+	CHECK_STR(sql.data, " ORDER BY t.\"email\" DESC");
+	buf_free(&sql);
+	/* expand: nodes parents first, back-relations, unknowns skipped, depth 6. */
+	CHECK(query_expand_parse(&ex, &tc.c[1], "author,comments_via_post.post.author,nope",
+	    40, err, sizeof(err)) == 0);
+	CHECK_INT(ex.count, 4);
+	CHECK_STR(ex.n[1].name, "comments_via_post");
+	CHECK(ex.n[1].back && ex.n[1].many && ex.n[1].coll == &tc.c[2]);
+	CHECK(ex.n[2].parent == 1 && ex.n[3].parent == 2 && ex.n[3].coll == &tc.c[0]);
+	CHECK(query_expand_parse(&ex, &tc.c[1], "a.b.c.d.e.f.g", 13, err, sizeof(err)) < 0);
+	CHECK(query_expand_parse(&ex, &tc.c[1], "posts_via_title", 15, err, sizeof(err)) == 0);
+	CHECK_INT(ex.count, 0);
+	/* fields */
+	CHECK(query_fields_parse(&fs, ta, "id, expand.author.name,body:excerpt(20,true)", 44,
+	    err, sizeof(err)) == 0);
+	CHECK_INT(fs.count, 3);
+	CHECK(fs.f[2].excerpt == 20 && fs.f[2].ellipsis == 1);
+	CHECK_INT(query_fields_keep(&fs, "", 0, "id", &qf), 1);
+	CHECK_INT(query_fields_keep(&fs, "", 0, "title", &qf), 0);
+	CHECK_INT(query_fields_keep(&fs, "", 0, "expand", &qf), 2);
+	CHECK_INT(query_fields_keep(&fs, "expand.", 7, "author", &qf), 2);
+	CHECK_INT(query_fields_keep(&fs, "expand.author.", 14, "name", &qf), 1);
+	CHECK_INT(query_fields_keep(&fs, "", 0, "body", &qf), 1);
+	CHECK(qf != NULL && qf->excerpt == 20);
+	{
+		static const char *const badf[] = { "a b", "x:excerpt(0)", "x:excerpt(5,maybe)",
+		    "x:excerpt(", "x:nope(1)", "x;y", "x:excerpt(1)y" };
+
+		for (i = 0; i < sizeof(badf) / sizeof(badf[0]); i++)
+			if (query_fields_parse(&fs, ta, badf[i], strlen(badf[i]), err, sizeof(err)) == 0)
+				harness_fail(__FILE__, __LINE__, "fields \"%s\" accepted", badf[i]);
+	}
+}
+
+static void
+test_tokens(void)
+{
+	static const unsigned char key[32] = { 1, 2, 3 };
+	static const char *const bad[] = { "", "a", "a.b", "a.b.c", "a.b.c.d", "....",
+	    "eyJhbGciOiJub25lIn0.eyJ0eXBlIjoiYXV0aCJ9.", "e30.e30.e30" };
+	struct token_claims cl;
+	char tok[TOKEN_MAX], t2[TOKEN_MAX], id[16] = "";
+	int n;
+	size_t i;
+
+	token_set_secret(key, sizeof(key));
+	n = token_make(tok, sizeof(tok), "_pb_users_auth_", "abcdefghijklmno", "tk", 2, 1900000000);
+	CHECK(n > 0 && (size_t)n == strlen(tok));
+	CHECK(token_parse(tok, (size_t)n, &cl) == 0);
+	CHECK_STR(cl.coll_id, "_pb_users_auth_");
+	CHECK_STR(cl.id, "abcdefghijklmno");
+	CHECK_INT(cl.exp, 1900000000);
+	CHECK(token_verify(tok, (size_t)n, "_pb_users_auth_", "tk", 2) == 1);
+	CHECK(token_verify(tok, (size_t)n, "_pb_users_auth_", "tk2", 3) == 0);
+	CHECK(token_verify(tok, (size_t)n, "other", "tk", 2) == 0);
+	memcpy(t2, tok, (size_t)n + 1);
+	t2[n - 1] = t2[n - 1] == 'A' ? 'B' : 'A';
+	CHECK(token_verify(t2, (size_t)n, "_pb_users_auth_", "tk", 2) == 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (token_parse(bad[i], strlen(bad[i]), &cl) == 0)
+			harness_fail(__FILE__, __LINE__, "token \"%s\" parsed", bad[i]);
+	CHECK(token_random_text(id, 15) == 0);
+	for (i = 0; i < 15; i++)
+		CHECK((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9'));
+}
+
+static void
+test_bcrypt(void)
+{
+	char h[PASS_HASH_MAX];
+
+	CHECK(pass_hash("password123", 11, 4, h) == 0);
+	CHECK(strncmp(h, "$2b$04$", 7) == 0 && strlen(h) == 60);
+	CHECK(pass_check("password123", 11, h, 4) == 1);
+	CHECK(pass_check("password124", 11, h, 4) == 0);
+	CHECK(pass_check("password123", 11, NULL, 4) == 0);
+	CHECK(pass_check("password123", 11, "", 4) == 0);
+	CHECK(pass_check("password123", 11, "*0", 4) == 0);
+	CHECK(pass_hash("a\0b", 3, 4, h) < 0);
+}
+
+int
+main(void)
+{
+	tc_load();
+	RUN(test_coll_parse);
+	RUN(test_coll_ddl);
+	RUN(test_filter_sql);
+	RUN(test_filter_refusals);
+	RUN(test_filter_rules);
+	RUN(test_filter_hidden_email);
+	RUN(test_sort_expand_fields);
+	RUN(test_tokens);
+	RUN(test_bcrypt);
+	colls_free(&tc);
+	arena_free(ta);
+	return harness_done();
+}
