@@ -11,9 +11,9 @@
 #   DB=sqlite|postgresql           postgresql: a local cluster in data/pg (initdb on the
 #                                  first run, as the postgres user when root), listening
 #                                  only on a unix socket in run/pg (its log there too),
-#                                  the demo databases
-#                                  (main, chat, chinook) seeded into it, SLUICE_DB_MAIN,
-#                                  _CHAT and _CHINOOK pointing at it; stopped with the rest
+#                                  the demo databases (chat, chinook, records) seeded
+#                                  into it, SLUICE_DB_CHAT, _CHINOOK and _RECORDS pointing
+#                                  at it; stopped with the rest
 #   SLUICE_CONF=FILE               another endpoint list (conf/endpoints.conf)
 #
 # Everything lives in the checkout: run/ holds the sockets, the control socket, sluiced's
@@ -195,7 +195,7 @@ if [ "$db" = postgresql ]; then
 	    start >/dev/null || { tail -20 "$pg_sock/server.log" >&2; pg_data=; fail "PostgreSQL did not start (log: $pg_sock/server.log)"; }
 	pg_url() { echo "postgresql:///$1?host=$pg_sock&user=postgres"; }
 	psql_() { "$pg_bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$pg_sock" -U postgres "$@"; }
-	for name in main chat chinook records; do
+	for name in chat chinook records; do
 		if [ "$(psql_ -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$name'")" != 1 ]; then
 			echo "sluice: seeding the PostgreSQL database $name"
 			psql_ -d postgres -c "CREATE DATABASE $name" || fail "cannot create the database $name"
@@ -206,7 +206,8 @@ if [ "$db" = postgresql ]; then
 			esac || { psql_ -d postgres -c "DROP DATABASE $name" || true; fail "seeding $name failed"; }
 		fi
 	done
-	export SLUICE_DB_MAIN=$(pg_url main) SLUICE_DB_CHAT=$(pg_url chat) SLUICE_DB_CHINOOK=$(pg_url chinook) SLUICE_DB_RECORDS=$(pg_url records)
+	export SLUICE_DB_CHAT=$(pg_url chat) SLUICE_DB_CHINOOK=$(pg_url chinook) \
+	    SLUICE_DB_RECORDS=$(pg_url records)
 else
 	# Seed what the endpoint list needs (each application adds its seeder to this script).
 	for seeder in "$tree"/sql/*/seed.sh; do
