@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "db.h"
 #include "extern.h"
@@ -47,14 +48,16 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 int
 db_opts_from_env(struct db_opts *o)
 {
-	long long iso, sync, busy, mmap, cache;
+	long long iso, sync, busy, mmap, cache, budget, resp;
 
 	memset(o, 0, sizeof(*o));
 	if (settings_int(SETTING_DB_ISOLATION, &iso) == -1 ||
 	    settings_int(SETTING_SQLITE_SYNC, &sync) == -1 ||
 	    settings_int(SETTING_SQLITE_BUSY_MS, &busy) == -1 ||
 	    settings_int(SETTING_SQLITE_MMAP, &mmap) == -1 ||
-	    settings_int(SETTING_DB_STMT_CACHE, &cache) == -1)
+	    settings_int(SETTING_DB_STMT_CACHE, &cache) == -1 ||
+	    settings_int(SETTING_STMT_TIMEOUT_MS, &budget) == -1 ||
+	    settings_int(SETTING_RESP_MAX, &resp) == -1)
 		return -1;
 	/* The choices are listed in the order of the enums (settings.c). */
 	o->isolation = (enum db_isolation)(DB_ISO_DEFAULT + iso);
@@ -65,6 +68,9 @@ db_opts_from_env(struct db_opts *o)
 	o->sqlite_mmap = mmap == 0 ? -1 : mmap;
 	o->stmt_cache = (int)cache;
 	o->sqlite_no_create = 1;
+	o->stmt_timeout_ms = (int)budget;
+	/* No text a statement builds may be longer than the response that carries it. */
+	o->value_max = resp;
 	return 0;
 }
 
@@ -191,6 +197,8 @@ db_ready(struct db *db)
 {
 	size_t i;
 
+	db->deadline_ms = db->opts.stmt_timeout_ms > 0 ?
+	    db_now_ms() + db->opts.stmt_timeout_ms : 0;
 	if (db->ops->ready(db) == -1)
 		return -1;
 	/* A previous request may have left a statement half-read (on SQLite that pins an
@@ -206,6 +214,22 @@ db_ready(struct db *db)
 			return -1;
 	}
 	return 0;
+}
+
+void
+db_deadline_clear(struct db *db)
+{
+	if (db != NULL)
+		db->deadline_ms = 0;
+}
+
+long long
+db_now_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* FNV-1a: cheap and good enough to skip almost every strcmp() on a cache miss. */
@@ -471,9 +495,17 @@ db_rollback(struct db *db)
 {
 	/* No transaction (never begun, already ended by the server, or a lost connection,
 	 * which ended it too): nothing to undo, and the earlier error stays readable. */
+	long long deadline = db->deadline_ms;
+	int rc;
+
 	if (!db->ops->in_txn(db))
 		return 0;
-	return db->ops->exec(db, "ROLLBACK");
+	/* Undoing is never cut short by the time budget: that is how a request past its
+	 * budget lets go of its locks. */
+	db->deadline_ms = 0;
+	rc = db->ops->exec(db, "ROLLBACK");
+	db->deadline_ms = deadline;
+	return rc;
 }
 
 const char *
@@ -507,6 +539,7 @@ db_err_status(enum db_err e)
 	case DB_EBUSY:
 	case DB_EUNAVAIL:
 	case DB_EREADONLY:
+	case DB_ETIMEOUT:
 		return 503;
 	case DB_EFULL:
 		return 507;

@@ -43,6 +43,7 @@ enum db_err {
 	DB_EUNAVAIL,	/* connection lost or server down: 503 */
 	DB_EREADONLY,	/* read-only file system or database: 503 */
 	DB_EFULL,	/* disk or database full: 507 */
+	DB_ETIMEOUT,	/* the request's time budget ran out (statement or queue): 503 */
 	DB_EINTERNAL,	/* anything else, including SQL errors in our own statements: 500 */
 };
 
@@ -89,7 +90,8 @@ int db_url_parse(const char *url, enum db_backend *backend, const char **path);
 /*
  * Options for db_open().  Zero-initialised means the defaults noted on each field.
  * db_opts_from_env() fills them from the worker's environment (SLUICE_DB_ISOLATION,
- * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_DB_STMT_CACHE).
+ * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_DB_STMT_CACHE,
+ * SLUICE_STMT_TIMEOUT_MS, SLUICE_RESP_MAX).
  */
 struct db_opts {
 	enum db_isolation isolation;	/* for every db_begin(); default: server default */
@@ -100,6 +102,8 @@ struct db_opts {
 	int sqlite_no_create;		/* SQLite: a missing file is an error, never created;
 					 * db_opts_from_env() sets it (a serving worker never
 					 * creates a database, only a seeder does); default 0 */
+	int stmt_timeout_ms;		/* a request's time budget (db_ready()); 0: none */
+	int64_t value_max;		/* the longest text a statement may build; 0: SQLite's */
 };
 
 /*
@@ -166,8 +170,17 @@ enum db_backend db_backend(const struct db *db);
  * restart fails no request at all.  It also ends what a previous request left behind:
  * statements still holding rows are reset, an open transaction is rolled back (logged).
  * Returns 0, or -1 with the error class set (DB_EUNAVAIL) when the server is still down.
+ *
+ * It also starts the request's time budget (opts.stmt_timeout_ms): on SQLite every
+ * statement of the request, and the wait in the writers' queue, fails with DB_ETIMEOUT
+ * once the budget is spent; on PostgreSQL each statement is cancelled by the server
+ * (statement_timeout) past the same budget.  db_deadline_clear() ends it.
  */
 int db_ready(struct db *db);
+
+/* Ends the time budget db_ready() started: later statements (start-up, a reload outside a
+ * request) run without one.  NULL is allowed. */
+void db_deadline_clear(struct db *db);
 
 /*
  * Returns the prepared statement for sql (borrowed string, copied into the cache), from the
@@ -239,7 +252,8 @@ const char *db_errmsg(const struct db *db);
  * 23514 check, 22P02 a value of the wrong type in a STRICT table).  "" otherwise. */
 const char *db_sqlstate(const struct db *db);
 
-/* The HTTP status that a failure of this class should produce (409, 400, 503, 507, 500). */
+/* The HTTP status that a failure of this class should produce (409, 400, 503, 507,
+ * 500). */
 int db_err_status(enum db_err e);
 
 #endif /* SLUICE_DB_H */

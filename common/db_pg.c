@@ -97,10 +97,13 @@ db_pg_class(PGconn *conn, const PGresult *res)
 	if (strncmp(ss, "23", 2) == 0 || strncmp(ss, "22", 2) == 0 ||
 	    strcmp(ss, "42P10") == 0 || strncmp(ss, "54", 2) == 0)
 		return DB_EINPUT;
-	/* Serialization failure, deadlock, lock_timeout, statement_timeout: retryable. */
+	/* Serialization failure, deadlock, lock_timeout: retryable. */
 	if (strcmp(ss, "40001") == 0 || strcmp(ss, "40P01") == 0 ||
-	    strcmp(ss, "55P03") == 0 || strcmp(ss, "57014") == 0)
+	    strcmp(ss, "55P03") == 0)
 		return DB_EBUSY;
+	/* statement_timeout (the request's time budget) or a cancel. */
+	if (strcmp(ss, "57014") == 0)
+		return DB_ETIMEOUT;
 	if (strncmp(ss, "08", 2) == 0 || strcmp(ss, "57P01") == 0 ||
 	    strcmp(ss, "57P02") == 0 || strcmp(ss, "57P03") == 0 ||
 	    strcmp(ss, "53300") == 0)
@@ -142,6 +145,30 @@ db_pg_notice(void *arg, const char *msg)
 	while (n > 0 && msg[n - 1] == '\n')
 		n--;
 	log_debug("pg: %.*s", (int)n, msg);
+}
+
+/*
+ * Settings of a new session: the time budget (opts.stmt_timeout_ms) as statement_timeout,
+ * so that the server cancels a statement that runs past it and the worker is answered at
+ * once (SQLSTATE 57014, DB_ETIMEOUT).  0 or -1 with the error set.
+ */
+static int
+db_pg_session(struct db_pg *p)
+{
+	char sql[64];
+	PGresult *res;
+	int n, ret = -1;
+
+	n = snprintf(sql, sizeof(sql), "SET statement_timeout = %d", p->base.opts.stmt_timeout_ms);
+	if (n < 0 || (size_t)n >= sizeof(sql))
+		return -1;
+	res = PQexec(p->conn, sql);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		db_pg_err(p, res, "set statement_timeout");
+	else
+		ret = 0;
+	PQclear(res);
+	return ret;
 }
 
 int
@@ -186,6 +213,10 @@ db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts,
 		goto out;
 	}
 	PQsetNoticeProcessor(p->conn, db_pg_notice, p);
+	if (db_pg_session(p) == -1) {
+		(void)snprintf(err, errlen, "%s", p->base.errmsg);
+		goto out;
+	}
 	*out = &p->base;
 	p = NULL;
 	*code = DB_OK;
@@ -236,6 +267,8 @@ db_pg_ready(struct db *db)
 		db_set_err(db, DB_EUNAVAIL, "pg reconnect: %s", PQerrorMessage(p->conn));
 		return -1;
 	}
+	if (db_pg_session(p) == -1)
+		return -1;
 	log_info("pg: reconnected");
 	return 0;
 }

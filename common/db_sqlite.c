@@ -12,6 +12,14 @@
  * (BEGIN IMMEDIATE); both are let go when the transaction ends, the queue only once
  * SQLite says no transaction is open.
  *
+ * Budgets.  db_ready() starts a request's time budget (db->deadline_ms); a progress handler
+ * looks at the clock every few thousand virtual machine steps and interrupts the statement
+ * past it (DB_ETIMEOUT), and the wait in the writers' queue gives up at the same moment.
+ * No text a statement builds (sluice_arr(), sluice_obj(), SQLite's own strings) may grow
+ * past opts.value_max (SQLITE_LIMIT_LENGTH): it fails as soon as it would, not once the
+ * whole body is in memory, as any value past a limit of the database does (DB_EINPUT,
+ * 54000: a 400).
+ *
  * SQL arrives with PostgreSQL placeholders.  SQLite would read "$1" as a *named* parameter
  * numbered by first appearance, so "$2 ... $1" would bind backwards; each $N outside string
  * literals, quoted identifiers and comments is rewritten to ?N, which SQLite numbers as
@@ -28,6 +36,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -104,6 +113,8 @@ db_sqlite_class(sqlite3 *conn, int rc)
 	    rc == SQLITE_CONSTRAINT_CHECK)
 		return DB_EINPUT;
 	switch (rc & 0xff) {
+	case SQLITE_INTERRUPT:
+		return DB_ETIMEOUT;
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
 		return DB_EBUSY;
@@ -365,15 +376,52 @@ db_sqlite_wlock_open(sqlite3 *conn)
 	return fd;
 }
 
-static void
+/*
+ * Takes the queue.  Without a time budget it waits as long as it takes, woken by the
+ * kernel.  With one, a writer that finds the queue taken tries again after a pause that
+ * grows from 0.1 ms to 5 ms, until the budget is spent: a writer that hangs (or a slow
+ * one) makes the others answer 503 in time instead of holding them all.  Returns 0, or
+ * -1 with DB_ETIMEOUT set.
+ */
+static int
 db_sqlite_wlock_take(struct db_sqlite *s)
 {
+	long long deadline = s->base.deadline_ms;
+	struct timespec ts = { 0, 100000 };
+
 	if (s->wlock < 0 || s->wlocked)
-		return;
-	while (flock(s->wlock, LOCK_EX) < 0)
-		if (errno != EINTR)
-			return;	/* not queued this time: the busy timeout applies */
+		return 0;
+	if (deadline == 0) {
+		while (flock(s->wlock, LOCK_EX) < 0)
+			if (errno != EINTR)
+				return 0;	/* not queued this time: the busy timeout applies */
+		s->wlocked = 1;
+		return 0;
+	}
+	while (flock(s->wlock, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return 0;
+		if (db_now_ms() >= deadline) {
+			db_set_err(&s->base, DB_ETIMEOUT, "sqlite: the writers' queue was "
+			    "busy for the whole time budget");
+			return -1;
+		}
+		(void)nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 5000000)
+			ts.tv_nsec *= 2;
+	}
 	s->wlocked = 1;
+	return 0;
+}
+
+/* SQLite's progress handler: non-zero interrupts the statement once the request's time
+ * budget is spent. */
+static int
+db_sqlite_progress(void *arg)
+{
+	const struct db_sqlite *s = arg;
+
+	return s->base.deadline_ms != 0 && db_now_ms() >= s->base.deadline_ms;
 }
 
 /* Lets the queue go once no transaction is open (committed, rolled back, or ended by
@@ -450,6 +498,11 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 		goto out;
 	}
 	sqlite3_extended_result_codes(s->conn, 1);
+	/* About every 0.1 ms of work: the clock is read from the vDSO, a few ns. */
+	sqlite3_progress_handler(s->conn, 4000, db_sqlite_progress, s);
+	if (opts->value_max > 0)
+		(void)sqlite3_limit(s->conn, SQLITE_LIMIT_LENGTH,
+		    opts->value_max > INT_MAX ? INT_MAX : (int)opts->value_max);
 	/* Set before the first pragma: switching to WAL itself may have to wait. */
 	sqlite3_busy_timeout(s->conn, opts->sqlite_busy_ms);
 
@@ -631,8 +684,8 @@ db_sqlite_begin(struct db *db, enum db_txn kind)
 	/* Isolation levels do not apply: SQLite transactions are always serializable.  A
 	 * writer takes the lock now, where the busy timeout applies, rather than at its
 	 * first write, where an upgrade from a stale read snapshot fails at once. */
-	if (kind == DB_TXN_WRITE)
-		db_sqlite_wlock_take(sq(db));
+	if (kind == DB_TXN_WRITE && db_sqlite_wlock_take(sq(db)) == -1)
+		return -1;
 	return db_sqlite_exec(db, kind == DB_TXN_WRITE ? "BEGIN IMMEDIATE" : "BEGIN");
 }
 

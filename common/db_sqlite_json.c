@@ -36,12 +36,16 @@
 #include "extern.h"
 #include "str.h"
 
-/* A growing output buffer; failed latches an allocation failure. */
+/* A growing output buffer, never longer than max (the connection's SQLITE_LIMIT_LENGTH:
+ * the response cap); failed latches an allocation failure (SJ_NOMEM) or the cap
+ * (SJ_TOOBIG). */
 struct sj_buf {
 	char *p;
-	size_t len, cap;
+	size_t len, cap, max;
 	int failed;
 };
+
+enum { SJ_NOMEM = 1, SJ_TOOBIG = 2 };
 
 /* Makes room for more bytes; -1 (and failed set) when memory runs out. */
 static int
@@ -52,19 +56,26 @@ sj_grow(struct sj_buf *b, size_t more)
 
 	if (b->failed)
 		return -1;
+	if (b->len + more > b->max) {
+		b->failed = SJ_TOOBIG;
+		return -1;
+	}
 	cap = b->cap ? b->cap : 512;
 	while (cap < b->len + more) {
 		if (cap > SIZE_MAX / 2)
 			goto fail;
 		cap *= 2;
 	}
+	/* Doubling stops at the cap (and the ']' that closes an array). */
+	if (cap > b->max + 1)
+		cap = b->max + 1;
 	if ((p = realloc(b->p, cap)) == NULL)
 		goto fail;
 	b->p = p;
 	b->cap = cap;
 	return 0;
 fail:
-	b->failed = 1;
+	b->failed = SJ_NOMEM;
 	return -1;
 }
 
@@ -105,13 +116,24 @@ static void
 sj_string(struct sj_buf *b, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0;
+	size_t i, run = 0, need;
 
-	/* Worst case six bytes per input byte, plus the quotes. */
-	if (n > (SIZE_MAX - 2) / 6 || sj_reserve(b, 6 * n + 2) < 0) {
-		b->failed = 1;
+	/* Worst case six bytes per input byte, plus the quotes; near the cap, the exact
+	 * length, so that a long string that fits is not refused. */
+	if (n > (SIZE_MAX - 2) / 6) {
+		b->failed = SJ_TOOBIG;
 		return;
 	}
+	need = 6 * n + 2;
+	if (b->len + need > b->max) {
+		need = n + 2;
+		for (i = 0; i < n; i++)
+			if (sj_escape[s[i]])
+				need += strchr("\"\\\b\f\n\r\t", s[i]) != NULL &&
+				    s[i] != '\0' ? 1 : 5;
+	}
+	if (sj_reserve(b, need) < 0)
+		return;
 	b->p[b->len++] = '"';
 	for (i = 0; i < n; i++) {
 		unsigned char c = s[i];
@@ -321,6 +343,25 @@ sj_tpl_render(struct sj_buf *b, const struct sj_tpl *tp, int argc, sqlite3_value
 	return 0;
 }
 
+/* The longest text a function may build on ctx's connection (SQLITE_LIMIT_LENGTH). */
+static size_t
+sj_max(sqlite3_context *ctx)
+{
+	int n = sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* Reports a buffer's latched failure on ctx. */
+static void
+sj_failed(sqlite3_context *ctx, const struct sj_buf *b)
+{
+	if (b->failed == SJ_TOOBIG)
+		sqlite3_result_error_toobig(ctx);
+	else
+		sqlite3_result_error_nomem(ctx);
+}
+
 /* The template argument compiled, or NULL with an error set on ctx. */
 static struct sj_tpl *
 sj_tpl_arg(sqlite3_context *ctx, sqlite3_value *v, int utf8)
@@ -347,7 +388,7 @@ sj_tpl_arg(sqlite3_context *ctx, sqlite3_value *v, int utf8)
 static void
 sj_obj(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct sj_buf b = { NULL, 0, 0, 0 };
+	struct sj_buf b = { NULL, 0, 0, sj_max(ctx), 0 };
 	int utf8 = sqlite3_user_data(ctx) != NULL, fresh = 0;
 	struct sj_tpl *tp;
 	const char *err;
@@ -364,7 +405,7 @@ sj_obj(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	if (sj_tpl_render(&b, tp, argc - 1, argv + 1, utf8, &err) < 0)
 		sqlite3_result_error(ctx, err, -1);
 	else if (b.failed)
-		sqlite3_result_error_nomem(ctx);
+		sj_failed(ctx, &b);
 	else {
 		sqlite3_result_text64(ctx, b.p ? b.p : "", b.len, b.p ? free : SQLITE_STATIC,
 		    SQLITE_UTF8);
@@ -397,16 +438,23 @@ sj_arr_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_error(ctx, "sluice_arr(json) or sluice_arr(template, value, ...)", -1);
 		return;
 	}
+	/* The first row sets the cap; an error from a step ends the statement at once. */
+	if (a->b.len == 0)
+		a->b.max = sj_max(ctx);
 	sj_putc(&a->b, a->b.len == 0 ? '[' : ',');
 	if (argc == 1) {
 		if (sj_value(&a->b, argv[0], 1, utf8) < 0)
 			sqlite3_result_error(ctx, err, -1);
+		else if (a->b.failed)
+			sj_failed(ctx, &a->b);
 		return;
 	}
 	if (a->tp == NULL && (a->tp = sj_tpl_arg(ctx, argv[0], utf8)) == NULL)
 		return;
 	if (sj_tpl_render(&a->b, a->tp, argc - 1, argv + 1, utf8, &err) < 0)
 		sqlite3_result_error(ctx, err, -1);
+	else if (a->b.failed)
+		sj_failed(ctx, &a->b);
 }
 
 static void
@@ -424,7 +472,7 @@ sj_arr_final(sqlite3_context *ctx)
 	sj_putc(&a->b, ']');
 	if (a->b.failed) {
 		free(a->b.p);
-		sqlite3_result_error_nomem(ctx);
+		sj_failed(ctx, &a->b);
 		return;
 	}
 	/* The aggregate context is freed by SQLite; the text is handed over. */

@@ -94,6 +94,7 @@ struct db {
 	char sqlstate[6];		/* of the last failure, "" when none applies */
 
 	int restart;			/* db_restart_wanted() */
+	long long deadline_ms;		/* CLOCK_MONOTONIC ms the request's budget ends; 0: none */
 
 	struct db_stmt **cache;		/* unordered; LRU by stmt->used */
 	size_t ncache;
@@ -105,6 +106,9 @@ struct db {
  * than DB_ERRMSG_MAX is cut, which is fine for a log line. */
 void db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* CLOCK_MONOTONIC in milliseconds. */
+long long db_now_ms(void);
 
 /* Frees every cached statement; server_side as in db_ops.stmt_free. */
 void db_cache_drop(struct db *db, int server_side);

@@ -125,6 +125,10 @@ serve_db_error_class(struct resp *rs, int err_class)
 		code = "storage_full";
 		msg = "the database is out of space";
 		break;
+	case DB_ETIMEOUT:
+		code = "timeout";
+		msg = "the request ran past its time budget";
+		break;
 	default:
 		code = "internal";
 		msg = "database error";

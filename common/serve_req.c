@@ -338,8 +338,10 @@ serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 		resp_error(rs, 500, "internal", "internal error", NULL, NULL);
 rollback:
 	/* A handler that failed inside a transaction must not leave it open. */
-	if (ep->db != NULL && t->db != NULL)
+	if (ep->db != NULL && t->db != NULL) {
 		ep->db->rollback(t->db);
+		db_deadline_clear(t->db);
+	}
 out:
 	serve_drain(io);
 	if (resp_send(rs, serve_write, io) < 0)

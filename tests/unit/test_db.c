@@ -1270,9 +1270,13 @@ test_opts_from_env(void)
 		{ "SLUICE_DB_STMT_CACHE", "16", 0 },
 		{ "SLUICE_DB_STMT_CACHE", "0", -1 },
 		{ "SLUICE_DB_STMT_CACHE", "0x10", -1 },
+		{ "SLUICE_STMT_TIMEOUT_MS", "0", 0 },
+		{ "SLUICE_STMT_TIMEOUT_MS", "-1", -1 },
+		{ "SLUICE_STMT_TIMEOUT_MS", "3600001", -1 },
 	};
 	static const char *const vars[] = { "SLUICE_DB_ISOLATION", "SLUICE_SQLITE_SYNC",
-	    "SLUICE_SQLITE_BUSY_MS", "SLUICE_SQLITE_MMAP", "SLUICE_DB_STMT_CACHE" };
+	    "SLUICE_SQLITE_BUSY_MS", "SLUICE_SQLITE_MMAP", "SLUICE_DB_STMT_CACHE",
+	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX" };
 	struct db_opts o;
 	size_t i;
 	int rc;
@@ -1285,6 +1289,8 @@ test_opts_from_env(void)
 	CHECK_INT(o.sqlite_busy_ms, 10000);
 	CHECK_INT(o.sqlite_mmap, 256LL * 1024 * 1024);
 	CHECK_INT(o.stmt_cache, 64);
+	CHECK_INT(o.stmt_timeout_ms, 5000);
+	CHECK_INT(o.value_max, 64LL * 1024 * 1024);
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		setenv(cases[i].var, cases[i].val, 1);
@@ -1303,7 +1309,11 @@ test_opts_from_env(void)
 	setenv("SLUICE_SQLITE_BUSY_MS", "250", 1);
 	setenv("SLUICE_SQLITE_MMAP", "0", 1);
 	setenv("SLUICE_DB_STMT_CACHE", "16", 1);
+	setenv("SLUICE_STMT_TIMEOUT_MS", "0", 1);
+	setenv("SLUICE_RESP_MAX", "1000", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.stmt_timeout_ms, 0);
+	CHECK_INT(o.value_max, 1000);
 	CHECK_INT(o.isolation, DB_ISO_SERIALIZABLE);
 	CHECK_INT(o.sqlite_sync, DB_SYNC_NORMAL);
 	CHECK_INT(o.sqlite_busy_ms, 250);
@@ -1322,7 +1332,7 @@ test_err_status(void)
 	} cases[] = {
 		{ DB_ECONSTRAINT, 409 }, { DB_EINPUT, 400 }, { DB_EBUSY, 503 },
 		{ DB_EUNAVAIL, 503 }, { DB_EREADONLY, 503 }, { DB_EFULL, 507 },
-		{ DB_EINTERNAL, 500 },
+		{ DB_ETIMEOUT, 503 }, { DB_EINTERNAL, 500 },
 	};
 	size_t i;
 
@@ -1347,6 +1357,141 @@ run_b(const char *name, void (*fn)(void))
 }
 #define RUNB(fn) run_b(#fn, fn)
 
+/* Milliseconds since a. */
+static double
+ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) * 1e3 + (double)(b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/*
+ * A statement that would run forever stops at the request's time budget (db_ready()
+ * starts it) with DB_ETIMEOUT, 503, and the connection answers the next request at once.
+ */
+static void
+test_stmt_budget_stops_endless_query(void)
+{
+	static const char endless[] = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+	    "SELECT x + 1 FROM c) SELECT count(*) FROM c";
+	struct db_opts o;
+	struct db_stmt *st;
+	struct timespec a;
+	struct db *db;
+
+	memset(&o, 0, sizeof(o));
+	o.stmt_timeout_ms = 200;
+	if ((db = open_db(&o)) == NULL)
+		return;
+	CHECK_INT(db_ready(db), 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if ((st = db_prepare(db, endless)) == NULL) {
+		CHECK(!"prepared");
+		goto out;
+	}
+	CHECK_INT(db_step(st), DB_ERROR);
+	CHECK_INT(db_errcode(db), DB_ETIMEOUT);
+	CHECK_INT(db_err_status(db_errcode(db)), 503);
+	CHECK(ms_since(&a) >= 150);
+	CHECK(ms_since(&a) < 2000);
+	/* The next request has a budget of its own. */
+	CHECK_INT(db_ready(db), 0);
+	CHECK_STR(q1(db, "SELECT 1"), "1");
+	/* Without a budget (outside a request on SQLite) nothing is cut short. */
+	db_deadline_clear(db);
+	CHECK_STR(q1(db, "SELECT 2"), "2");
+out:
+	db_close(db);
+}
+
+/*
+ * The text SQLite builds is capped while it is built: sluice_arr() over rows that would
+ * make more than opts.value_max bytes stops at the cap, not after the whole array is in
+ * memory, as a value past a limit (400 54000); a result under the cap is whole.
+ */
+static void
+test_sqlite_value_cap_stops_big_result(void)
+{
+	struct db_opts o;
+	struct db_stmt *st;
+	struct db *db;
+	size_t len = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.value_max = 1000;
+	if ((db = open_db(&o)) == NULL)
+		return;
+	if ((st = db_prepare(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+	    "FROM c WHERE x < 100000) SELECT sluice_arr('{\"x\":%v}', x) FROM c")) == NULL) {
+		CHECK(!"prepared");
+		goto out;
+	}
+	CHECK_INT(db_step(st), DB_ERROR);
+	CHECK_INT(db_errcode(db), DB_EINPUT);
+	CHECK_STR(db_sqlstate(db), "54000");
+	CHECK_INT(db_err_status(db_errcode(db)), 400);
+	if ((st = db_prepare(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+	    "FROM c WHERE x < 10) SELECT sluice_arr('{\"x\":%v}', x) FROM c")) == NULL) {
+		CHECK(!"prepared");
+		goto out;
+	}
+	CHECK_INT(db_step(st), DB_ROW);
+	(void)db_column_text(st, 0, &len);
+	CHECK_INT(len, 10 * 7 + 9 + 1 + 2);
+	db_reset(st);
+	/* One string whose worst case (six bytes a byte) is over the cap but which fits, and
+	 * one whose object does not. */
+	CHECK_STR(q1(db, "SELECT length(sluice_obj('{\"s\":%v}', printf('%.500c', 'a')))"),
+	    "508");
+	if ((st = db_prepare(db, "SELECT sluice_obj('{\"s\":%v}', printf('%.995c', 'a'))")) ==
+	    NULL) {
+		CHECK(!"prepared");
+		goto out;
+	}
+	CHECK_INT(db_step(st), DB_ERROR);
+	CHECK_INT(db_errcode(db), DB_EINPUT);
+	CHECK_STR(db_sqlstate(db), "54000");
+out:
+	db_close(db);
+}
+
+/*
+ * A writer that holds the writers' queue (a slow or hung one) makes another writer with a
+ * time budget answer DB_ETIMEOUT once its budget is spent, instead of waiting for as long
+ * as the first one takes.
+ */
+static void
+test_sqlite_queue_wait_has_budget(void)
+{
+	struct db_opts o;
+	struct db *db, *other = NULL;
+	struct timespec a;
+
+	if ((db = open_db(NULL)) == NULL)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.stmt_timeout_ms = 300;
+	if ((other = open_db(&o)) == NULL)
+		goto out;
+	CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
+	CHECK_INT(db_ready(other), 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	CHECK_INT(db_begin(other, DB_TXN_WRITE), -1);
+	CHECK_INT(db_errcode(other), DB_ETIMEOUT);
+	CHECK(ms_since(&a) >= 250);
+	CHECK(ms_since(&a) < 2000);
+	CHECK_INT(db_commit(db), 0);
+	/* The queue is free: the next request writes at once. */
+	CHECK_INT(db_ready(other), 0);
+	CHECK_INT(db_begin(other, DB_TXN_WRITE), 0);
+	CHECK_INT(db_commit(other), 0);
+out:
+	db_close(other);
+	db_close(db);
+}
+
 static void
 run_shared(void)
 {
@@ -1359,6 +1504,7 @@ run_shared(void)
 	RUNB(test_changes);
 	RUNB(test_txn);
 	RUNB(test_errors);
+	RUNB(test_stmt_budget_stops_endless_query);
 }
 
 int
@@ -1387,6 +1533,8 @@ main(void)
 	RUNB(test_sqlite_pragmas);
 	RUNB(test_sqlite_concurrent_writers);
 	RUNB(test_sqlite_writers_queue);
+	RUNB(test_sqlite_queue_wait_has_budget);
+	RUNB(test_sqlite_value_cap_stops_big_result);
 	RUNB(test_sqlite_no_queue_warns_once);
 	RUNB(test_sqlite_readonly);
 	RUNB(test_sqlite_url_forms);
