@@ -22,6 +22,7 @@
 
 #include "db.h"
 #include "resp.h"
+#include "settings.h"
 
 /* Long enough for any database message worth logging; longer ones are cut. */
 #define DB_ERRMSG_MAX	512
@@ -155,8 +156,13 @@ struct serve_thread {
 	void *state;		/* the endpoint's thread_init() state, or NULL */
 	unsigned hups;		/* serve_reloads() when the state was made or last reloaded */
 	unsigned long served;
+	atomic_llong *watch;	/* the watchdog's slot (CLOCK_MONOTONIC ms of the request
+				 * being served, 0: idle), or NULL */
 	atomic_int done;
 };
+
+/* The watchdog's page (settings.h, SETTINGS_WATCH_SLOTS). */
+#define SERVE_WATCH_SIZE	(SETTINGS_WATCH_SLOTS * sizeof(atomic_llong))
 
 /* The I/O of one request: fcgi2's streams, or (fcgi NULL) the CGI process's stdin and
  * stdout. */

@@ -33,6 +33,12 @@
  * (the worker that loses a race for it gets EAGAIN); a kept connection is armed for one
  * event at a time (EPOLLONESHOT), so one thread reads it.
  *
+ * Watchdog.  When sluiced gives the worker a shared page (SLUICE_WATCHDOG_FD), each
+ * serving thread writes into its slot the CLOCK_MONOTONIC time its request started, and 0
+ * once it is answered.  sluiced reads the slots in its poll loop and kills a worker whose
+ * request has run past the time budget and a grace: a worker that hangs (stopped, stuck in
+ * a system call, looping outside SQLite) is replaced, and the locks it held go with it.
+ *
  * Requests.  What happens to one request, from its parameters to its response, is
  * serve_req.c's serve_request().
  */
@@ -48,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -362,8 +369,12 @@ serve_thread_main(void *arg)
 		r.keepConnection = 1;
 		if (FCGX_Accept_r(&r) < 0)
 			continue;
+		if (t->watch != NULL)
+			atomic_store(t->watch, db_now_ms());
 		serve_request(t, &io, r.envp);
 		FCGX_Finish_r(&r);
+		if (t->watch != NULL)
+			atomic_store(t->watch, 0);
 		if (r.ipcFd >= 0) {
 			serve_conns_park(t->conns, r.ipcFd);
 			r.ipcFd = -1;
@@ -375,6 +386,28 @@ serve_thread_main(void *arg)
 out:
 	atomic_store(&t->done, 1);
 	return NULL;
+}
+
+/*
+ * Maps the watchdog's page from SLUICE_WATCHDOG_FD, and closes the descriptor.  Returns
+ * the slots, or NULL when there is no watchdog (unset, or a page that cannot be mapped:
+ * logged, the worker serves unwatched).
+ */
+static atomic_llong *
+serve_watch_map(void)
+{
+	long long fd;
+	void *p;
+
+	if (settings_int(SETTING_WATCHDOG_FD, &fd) < 0 || fd < 0)
+		return NULL;
+	p = mmap(NULL, SERVE_WATCH_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	(void)close((int)fd);
+	if (p == MAP_FAILED) {
+		log_warn("the watchdog's page cannot be mapped: %s", strerror(errno));
+		return NULL;
+	}
+	return p;
 }
 
 /*
@@ -466,6 +499,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	int listen_fd = -1, i, started = 0, sig, rc = 1, opt;
 	unsigned long served = 0;
 	long long level;
+	atomic_llong *watch = NULL;
 
 	name = settings_get(SETTING_NAME);
 	log_init(name != NULL ? name : ep->name);
@@ -510,10 +544,12 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	serve_main_set = 1;
 	if ((threads = calloc((size_t)set.threads, sizeof(*threads))) == NULL)
 		goto out;
+	watch = serve_watch_map();
 	for (i = 0; i < set.threads; i++) {
 		threads[i].ep = ep;
 		threads[i].set = &set;
 		threads[i].conns = &conns;
+		threads[i].watch = watch != NULL && i < SETTINGS_WATCH_SLOTS ? &watch[i] : NULL;
 		if (serve_thread_init(&threads[i]) < 0)
 			goto stop;
 	}
@@ -564,6 +600,8 @@ out:
 		for (i = 0; i < set.threads; i++)
 			serve_thread_fini(&threads[i]);
 	free(threads);
+	if (watch != NULL)
+		(void)munmap(watch, SERVE_WATCH_SIZE);
 	if (conns.epfd >= 0)
 		close(conns.epfd);
 	if (sock_path != NULL) {

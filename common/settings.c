@@ -47,6 +47,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_STMT_TIMEOUT_MS] = INT("SLUICE_STMT_TIMEOUT_MS", 0, 3600000, 5000,
 	    "a request's time budget for its statements in milliseconds, 503 past it; "
 	    "0: none"),
+	[SETTING_WATCHDOG_FD] = INT("SLUICE_WATCHDOG_FD", -1, 1024, -1,
+	    "the watchdog's shared page, where each thread says since when it serves a "
+	    "request; sluiced sets it (-1: none)"),
 	[SETTING_SQLITE_SYNC] = CHOICE("SLUICE_SQLITE_SYNC", settings_syncs, 2,
 	    "SQLite's PRAGMA synchronous: off, normal or full"),
 	[SETTING_SQLITE_BUSY_MS] = INT("SLUICE_SQLITE_BUSY_MS", 1, 3600000, 10000,

@@ -24,6 +24,11 @@ enum setting_kind {
 	SETTING_STR,		/* any text */
 };
 
+/* SLUICE_WATCHDOG_FD's page: one 64-bit slot per serving thread (the most a worker may
+ * have), each the CLOCK_MONOTONIC millisecond its thread's request started, 0 when idle.
+ * Written by the worker (serve.c), read by sluiced (supervisor/pool.c). */
+#define SETTINGS_WATCH_SLOTS	256
+
 /* The rows, in the table's order. */
 enum setting_key {
 	SETTING_NAME,
@@ -38,6 +43,7 @@ enum setting_key {
 	SETTING_DB_ISOLATION,
 	SETTING_DB_STMT_CACHE,
 	SETTING_STMT_TIMEOUT_MS,
+	SETTING_WATCHDOG_FD,
 	SETTING_SQLITE_SYNC,
 	SETTING_SQLITE_BUSY_MS,
 	SETTING_SQLITE_MMAP,

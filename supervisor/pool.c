@@ -14,6 +14,14 @@
  * after the grace period it gets SIGKILL).  If the new generation crash-loops, the pool
  * is failed but the old generation is never told to stop, so it keeps serving.
  *
+ * A watchdog replaces a worker that hangs.  Each worker gets a page shared with sluiced
+ * (a memfd on SLUICE_WATCHDOG_FD) where each of its threads writes since when it has been
+ * serving its request (serve.c); pool_tick() kills a worker one of whose requests has run
+ * past the time budget (SLUICE_STMT_TIMEOUT_MS) and POOL_WATCH_GRACE_MS.  The budget stops
+ * every statement in time, so only a worker that cannot run (stopped, stuck in the
+ * kernel, looping outside the database) gets there; its locks (the SQLite writers' queue,
+ * a chat's locks) go with the process, and the pool starts a new one at once.
+ *
  * Nothing here blocks or exits: the poll() loop in sluiced.c calls pool_tick() and
  * pool_reap(), which return the next deadline they care about.
  */
@@ -23,12 +31,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,6 +117,32 @@ pool_check_binaries(const struct sluiced *s, const struct conf *c, char *err, si
 	return 0;
 }
 
+/* The watchdog's page is the workers' fd 3. */
+#define POOL_WATCH_FD		3
+#define POOL_WATCH_FD_STR	"3"
+
+/*
+ * The watchdog's limit for ep's workers: its time budget (stmt_timeout_ms=, else the
+ * setting's default) and the grace; 0 (no watchdog) when the budget is 0.  A value the
+ * worker would refuse is left to the worker to report.  Returns 0.
+ */
+static int
+pool_spec_watch(const struct conf_endpoint *ep, struct pool_spec *out)
+{
+	const struct setting *set = &settings_table[SETTING_STMT_TIMEOUT_MS];
+	long long budget = set->def;
+	int64_t v;
+	size_t i;
+
+	for (i = 0; i < ep->nextra; i++)
+		if (strcasecmp(ep->extra[i].key, set->name + strlen("SLUICE_")) == 0 &&
+		    str_to_int(ep->extra[i].value, strlen(ep->extra[i].value), set->min,
+		    set->max, &v) == 0)
+			budget = v;
+	out->watch_ms = budget > 0 ? budget + POOL_WATCH_GRACE_MS : 0;
+	return 0;
+}
+
 int
 pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct pool_spec *out)
 {
@@ -133,6 +170,9 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 		goto fail;
 	if (ep->db_url != NULL &&
 	    pool_env_add(&out->env, &n, "SLUICE_DB", ep->db_url) == -1)
+		goto fail;
+	if (pool_spec_watch(ep, out) == -1 || (out->watch_ms > 0 &&
+	    pool_env_add(&out->env, &n, "SLUICE_WATCHDOG_FD", POOL_WATCH_FD_STR) == -1))
 		goto fail;
 	for (i = 0; i < ep->nextra; i++) {
 		m = snprintf(key, sizeof(key), "SLUICE_%s", ep->extra[i].key);
@@ -320,11 +360,87 @@ pool_close_socket(struct pool *p)
 		log_warn("%s: unlink %s: %s", p->name, p->sock_path, strerror(errno));
 }
 
+static void
+pool_deadline(int64_t *deadline, int64_t t)
+{
+	if (*deadline == 0 || t < *deadline)
+		*deadline = t;
+}
+
+/*
+ * A new worker's watchdog page: a zeroed memfd, mapped here, whose descriptor (*fd) the
+ * child gets as POOL_WATCH_FD.  Returns the slots, or NULL (and *fd -1) when the kernel
+ * refused: logged, the worker runs unwatched.
+ */
+static int64_t *
+pool_watch_new(const struct pool *p, int *fd)
+{
+	size_t size = SETTINGS_WATCH_SLOTS * sizeof(int64_t);
+	void *m;
+
+	*fd = (int)syscall(SYS_memfd_create, "sluice-watchdog", 1U /* MFD_CLOEXEC */);
+	if (*fd < 0 || ftruncate(*fd, (off_t)size) == -1)
+		goto fail;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (m == MAP_FAILED)
+		goto fail;
+	return m;
+fail:
+	log_warn("%s: no watchdog page for a worker: %s", p->name, strerror(errno));
+	if (*fd >= 0)
+		(void)close(*fd);
+	*fd = -1;
+	return NULL;
+}
+
+static void
+pool_watch_free(int64_t *watch)
+{
+	if (watch != NULL)
+		(void)munmap(watch, SETTINGS_WATCH_SLOTS * sizeof(int64_t));
+}
+
+/*
+ * The watchdog: kills w when one of its requests has run longer than the pool's limit, and
+ * lowers *deadline to when it looks again.  The slots are written by the worker: a torn or
+ * silly value only makes the worker look idle or young.
+ */
+static void
+pool_watch(struct pool *p, struct worker *w, int64_t now, int64_t *deadline)
+{
+	int64_t started, oldest = 0;
+	size_t i;
+
+	if (w->watch == NULL || w->killed || p->spec.watch_ms <= 0)
+		return;
+	for (i = 0; i < SETTINGS_WATCH_SLOTS; i++) {
+		started = __atomic_load_n(&w->watch[i], __ATOMIC_RELAXED);
+		if (started > 0 && started <= now && (oldest == 0 || started < oldest))
+			oldest = started;
+	}
+	if (oldest != 0 && now - oldest >= p->spec.watch_ms) {
+		log_err("%s: worker %ld has served one request for %lld ms (budget and grace: "
+		    "%lld ms): it hangs; killing it", p->name, (long)w->pid,
+		    (long long)(now - oldest), (long long)p->spec.watch_ms);
+		if (kill(w->pid, SIGKILL) == -1 && errno != ESRCH)
+			log_warn("%s: kill %ld: %s", p->name, (long)w->pid, strerror(errno));
+		w->killed = 1;
+		p->hung++;
+		return;
+	}
+	/* Requests that start later are seen at the next look. */
+	pool_deadline(deadline, now + POOL_WATCH_EVERY_MS);
+}
+
 void
 pool_free(struct pool *p)
 {
+	size_t i;
+
 	if (p == NULL)
 		return;
+	for (i = 0; i < p->nw; i++)
+		pool_watch_free(p->w[i].watch);
 	pool_close_socket(p);
 	pool_spec_free(&p->spec);
 	free(p->w);
@@ -364,7 +480,7 @@ pool_env_keep(const char *entry)
 /* Runs in the child between fork() and execve(): only async-signal-safe calls, setenv and
  * malloc (the supervisor is single-threaded, so no lock is held by anyone). */
 static void __attribute__((noreturn))
-pool_child(const struct pool *p, pid_t parent)
+pool_child(const struct pool *p, pid_t parent, int wfd)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1 };
 	sigset_t none;
@@ -390,18 +506,25 @@ pool_child(const struct pool *p, pid_t parent)
 		if (null > 2)
 			close(null);
 	}
+	/* The watchdog's page, when there is one, is fd 3 (without close-on-exec). */
+	if (wfd >= 0 && (wfd == POOL_WATCH_FD ? fcntl(wfd, F_SETFD, 0) :
+	    dup2(wfd, POOL_WATCH_FD)) == -1)
+		_exit(126);
 	/* Everything of ours is close-on-exec; this also catches what our parent leaked. */
 	maxfd = sysconf(_SC_OPEN_MAX);
 	if (maxfd < 0 || maxfd > 4096)
 		maxfd = 4096;
-	for (fd = 3; fd < maxfd; fd++)
+	for (fd = wfd >= 0 ? POOL_WATCH_FD + 1 : 3; fd < maxfd; fd++)
 		close((int)fd);
 	/* What a worker creates (SQLite's -wal, -shm and -wlock files, the chat's session
 	 * key) is never world-readable. */
 	(void)umask(027);
 	unsetenv("SLUICE_DB");
+	/* Only the page made for this worker: never one named in sluiced's own environment. */
+	unsetenv("SLUICE_WATCHDOG_FD");
 	for (i = 0; p->spec.env[i] != NULL; i++)
-		putenv(p->spec.env[i]);
+		if (wfd >= 0 || strncmp(p->spec.env[i], "SLUICE_WATCHDOG_FD=", 19) != 0)
+			putenv(p->spec.env[i]);
 	for (n = 0; environ[n] != NULL; n++)
 		continue;
 	if ((envp = calloc(n + 1, sizeof(*envp))) == NULL)
@@ -424,6 +547,8 @@ pool_spawn(struct pool *p, int64_t now)
 {
 	struct worker *w, *grown;
 	pid_t pid, self = getpid();
+	int64_t *watch = NULL;
+	int wfd = -1;
 
 	if (p->nw == p->wcap) {
 		size_t ncap = p->wcap == 0 ? 8 : p->wcap * 2;
@@ -435,14 +560,22 @@ pool_spawn(struct pool *p, int64_t now)
 		p->w = grown;
 		p->wcap = ncap;
 	}
+	if (p->spec.watch_ms > 0)
+		watch = pool_watch_new(p, &wfd);
 	if ((pid = fork()) == -1) {
 		log_err("%s: fork: %s", p->name, strerror(errno));
+		pool_watch_free(watch);
+		if (wfd >= 0)
+			(void)close(wfd);
 		return -1;
 	}
 	if (pid == 0)
-		pool_child(p, self);
+		pool_child(p, self, wfd);
+	if (wfd >= 0)
+		(void)close(wfd);
 	w = &p->w[p->nw++];
 	memset(w, 0, sizeof(*w));
+	w->watch = watch;
 	w->pid = pid;
 	w->gen = p->gen;
 	w->started = now;
@@ -467,13 +600,6 @@ size_t
 pool_live(const struct pool *p)
 {
 	return p->nw;
-}
-
-static void
-pool_deadline(int64_t *deadline, int64_t t)
-{
-	if (*deadline == 0 || t < *deadline)
-		*deadline = t;
 }
 
 /* A current worker started after the last quick failure has lived long: the streak ends. */
@@ -509,9 +635,11 @@ pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 	size_t i, cur;
 	int ready;
 
-	/* Stragglers asked to stop get SIGKILL after the grace period. */
+	/* Stragglers asked to stop get SIGKILL after the grace period; hung workers get it
+	 * from the watchdog. */
 	for (i = 0; i < p->nw; i++) {
 		w = &p->w[i];
+		pool_watch(p, w, now, deadline);
 		if (w->term_at == 0 || w->killed)
 			continue;
 		if (now - w->term_at >= s->grace_ms) {
@@ -613,6 +741,7 @@ pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
 		return -1;
 	w = p->w[i];
 	p->w[i] = p->w[--p->nw];
+	pool_watch_free(w.watch);
 	pool_describe_exit(status, how, sizeof(how));
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
 		log_err("%s: worker %ld made a system call that its seccomp filter forbids "
@@ -714,9 +843,10 @@ pool_status(FILE *out, const struct pool *p)
 	if (p->has_exit)
 		pool_describe_exit(p->last_status, how, sizeof(how));
 	fprintf(out, "%s state=%s gen=%u workers=%zu/%d old=%zu reloading=%d spawns=%lu "
-	    "crashes=%lu quick_fails=%d last_exit=%s pids=", p->name,
+	    "crashes=%lu hung=%lu quick_fails=%d last_exit=%s pids=", p->name,
 	    pool_state_names[p->state], p->gen, pool_current(p), p->spec.workers,
-	    p->nw - pool_current(p), p->reloading, p->spawns, p->crashes, p->quick_fails, how);
+	    p->nw - pool_current(p), p->reloading, p->spawns, p->crashes, p->hung,
+	    p->quick_fails, how);
 	/* Only the current generation's pids: those are the ones that serve. */
 	for (i = 0, n = 0; i < p->nw; i++)
 		if (p->w[i].gen == p->gen && p->w[i].term_at == 0)

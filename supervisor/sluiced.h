@@ -48,6 +48,10 @@
 /* Backoff after the first quick failure, doubled per further one, capped. */
 #define POOL_BACKOFF_MS	100
 #define POOL_BACKOFF_MAX_MS	3200
+/* The watchdog kills a worker whose request has run this long past the time budget
+ * (SLUICE_STMT_TIMEOUT_MS), and looks at the slots at least this often. */
+#define POOL_WATCH_GRACE_MS	5000
+#define POOL_WATCH_EVERY_MS	500
 
 enum pool_state {
 	POOL_RUNNING,
@@ -65,6 +69,7 @@ struct pool_spec {
 	unsigned mode;		/* socket mode */
 	int backlog;
 	char *tcp;		/* "IPv4:PORT" to listen on instead of the unix socket, or NULL */
+	int64_t watch_ms;	/* a request older than this gets its worker killed; 0: never */
 };
 
 struct worker {
@@ -73,6 +78,8 @@ struct worker {
 	int64_t started;
 	int64_t term_at;	/* when SIGTERM was sent; 0: not asked to stop */
 	int killed;		/* SIGKILL sent */
+	int64_t *watch;		/* the watchdog's page shared with it (SETTINGS_WATCH_SLOTS
+				 * slots, written by the worker), or NULL */
 };
 
 struct pool {
@@ -89,6 +96,7 @@ struct pool {
 	struct worker *w;
 	size_t nw, wcap;
 	unsigned long spawns, crashes;
+	unsigned long hung;	/* workers the watchdog killed */
 	int quick_fails;
 	int64_t fail_at;	/* time of the last quick failure */
 	int64_t next_spawn;	/* no spawn before this (backoff) */
