@@ -20,7 +20,9 @@
  * past the time budget (SLUICE_STMT_TIMEOUT_MS) and POOL_WATCH_GRACE_MS.  The budget stops
  * every statement in time, so only a worker that cannot run (stopped, stuck in the
  * kernel, looping outside the database) gets there; its locks (the SQLite writers' queue,
- * a chat's locks) go with the process, and the pool starts a new one at once.
+ * a chat's locks) go with the process, and the pool starts a new one at once.  A worker
+ * stopped (SIGSTOP) between requests is killed after the same time: nginx keeps sending
+ * it requests on its kept connections.
  *
  * Nothing here blocks or exits: the poll() loop in sluiced.c calls pool_tick() and
  * pool_reap(), which return the next deadline they care about.
@@ -405,6 +407,28 @@ pool_watch_free(int64_t *watch)
  * lowers *deadline to when it looks again.  The slots are written by the worker: a torn or
  * silly value only makes the worker look idle or young.
  */
+/* 1 when pid is stopped by a signal (state T in /proc/PID/stat), else 0. */
+static int
+pool_stopped(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	ssize_t n;
+	int fd;
+
+	(void)snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "PID (comm) S ...": the name may hold anything, so the last ')' ends it. */
+	if ((paren = strrchr(buf, ')')) == NULL || paren[1] != ' ')
+		return 0;
+	return paren[2] == 'T';
+}
+
 static void
 pool_watch(struct pool *p, struct worker *w, int64_t now, int64_t *deadline)
 {
@@ -418,9 +442,18 @@ pool_watch(struct pool *p, struct worker *w, int64_t now, int64_t *deadline)
 		if (started > 0 && started <= now && (oldest == 0 || started < oldest))
 			oldest = started;
 	}
+	/* A worker stopped between requests serves nothing, yet nginx still sends it
+	 * requests on the connections it keeps: stopped as long as the limit, it goes too. */
+	if (oldest == 0 && pool_stopped(w->pid)) {
+		if (w->stopped_at == 0)
+			w->stopped_at = now;
+		oldest = w->stopped_at;
+	} else if (oldest == 0)
+		w->stopped_at = 0;
 	if (oldest != 0 && now - oldest >= p->spec.watch_ms) {
-		log_err("%s: worker %ld has served one request for %lld ms (budget and grace: "
-		    "%lld ms): it hangs; killing it", p->name, (long)w->pid,
+		log_err("%s: worker %ld has %s for %lld ms (budget and grace: %lld ms): it "
+		    "hangs; killing it", p->name, (long)w->pid, w->stopped_at != 0 ?
+		    "been stopped between requests" : "served one request",
 		    (long long)(now - oldest), (long long)p->spec.watch_ms);
 		if (kill(w->pid, SIGKILL) == -1 && errno != ESRCH)
 			log_warn("%s: kill %ld: %s", p->name, (long)w->pid, strerror(errno));

@@ -80,6 +80,7 @@ struct worker {
 	int killed;		/* SIGKILL sent */
 	int64_t *watch;		/* the watchdog's page shared with it (SETTINGS_WATCH_SLOTS
 				 * slots, written by the worker), or NULL */
+	int64_t stopped_at;	/* first seen stopped (SIGSTOP) while idle; 0: not */
 };
 
 struct pool {

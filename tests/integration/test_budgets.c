@@ -21,7 +21,8 @@
  *   - a worker stopped with SIGSTOP in the middle of a request was never detected: its
  *     requests waited 60 s for nginx's timeout.  Now sluiced kills it once the request has
  *     run past the budget and the grace, the pool starts a new worker (pool status hung=1),
- *     and the request in flight is answered long before nginx's timeout.
+ *     and the request in flight is answered long before nginx's timeout; one stopped
+ *     between requests is replaced after the same time.
  * Then the bomb once more on PostgreSQL (a throwaway cluster seeded alike, the database
  * given by SLUICE_DB_CHINOOK): statement_timeout cancels it at the budget.
  * The figures (time to answer, peak RSS, time to replacement) are printed.
@@ -337,6 +338,38 @@ out:
 	http_resp_free(&f.r);
 }
 
+/* A worker stopped between requests (nginx still sends it requests on its kept
+ * connections) is replaced after the same time. */
+static void
+test_idle_stopped_worker_replaced(void)
+{
+	pid_t pids[MAXPIDS], now[MAXPIDS];
+	long long t0, replaced = -1;
+	int n, m;
+
+	CHECK_INT(stack_wait_pool(&st, "fast", 10000), 0);
+	n = stack_worker_pids(&st, "fast", pids, MAXPIDS);
+	CHECK_INT(n, 1);
+	if (n != 1)
+		return;
+	CHECK_INT(kill(pids[0], SIGSTOP), 0);
+	t0 = stack_now_ms();
+	while (stack_now_ms() - t0 < FAST_MS + GRACE_MS + 10000) {
+		m = stack_worker_pids(&st, "fast", now, MAXPIDS);
+		if (m == 1 && now[0] != pids[0]) {
+			replaced = stack_now_ms() - t0;
+			break;
+		}
+		(void)usleep(50 * 1000);
+	}
+	printf("# a worker stopped between requests: replaced after %lld ms\n", replaced);
+	CHECK(replaced > 0);
+	CHECK(replaced < FAST_MS + GRACE_MS + MARGIN_MS);
+	CHECK_INT(stack_pool_value(&st, "fast", "hung"), 2);
+	if (replaced < 0)
+		(void)kill(pids[0], SIGCONT);
+}
+
 int
 main(void)
 {
@@ -351,6 +384,7 @@ main(void)
 	RUN(test_embed_bomb_stops_at_short_budget);
 	RUN(test_held_writers_queue_answers_503);
 	RUN(test_hung_worker_replaced);
+	RUN(test_idle_stopped_worker_replaced);
 	memset(&pg, 0, sizeof(pg));
 	if (pgtmp_start(&pg) < 0 || stack_sh("%s '%s' >/dev/null", seeder(), pg.url) != 0) {
 		CHECK(!"started and seeded PostgreSQL");
