@@ -89,44 +89,6 @@ setup(void)
 	return 0;
 }
 
-/* A value in kB from /proc/PID/status ("VmHWM:"), or -1. */
-static long
-status_kb(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	size_t n = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, key, n) == 0) {
-			v = strtol(line + n, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-/* 1 when pid runs with AddressSanitizer: its quarantine keeps freed memory on purpose. */
-static int
-under_asan(pid_t pid)
-{
-	char path[64], line[512];
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, "libasan") != NULL;
-	fclose(f);
-	return found;
-}
-
 /* Sends method to /PREFIX/v1/path; 0 when an answer came. */
 static int
 call(const char *prefix, const char *method, const char *path, const char *body,
@@ -176,10 +138,10 @@ test_embed_bomb_answered_within_budget(void)
 	n = stack_worker_pids(&st, "rest", pids, MAXPIDS);
 	CHECK_INT(n, 1);
 	if (n == 1) {
-		hwm = status_kb(pids[0], "VmHWM:");
+		hwm = stack_proc_kb(pids[0], "VmHWM:");
 		printf("# embed bomb: the worker's peak RSS (VmHWM) %ld kB\n", hwm);
 		CHECK(hwm > 0);
-		if (!under_asan(pids[0]))
+		if (!stack_under_asan(pids[0]))
 			CHECK(hwm < BOMB_HWM_MAX_KB);
 	}
 	/* Free again at once. */
@@ -210,7 +172,7 @@ test_embed_bomb_pg_cancelled_at_budget(void)
 	CHECK(r.seconds * 1000 < BUDGET_MS + MARGIN_MS);
 	if (stack_worker_pids(&pgs, "rest", pids, MAXPIDS) == 1)
 		printf("# embed bomb on PostgreSQL: the worker's peak RSS (VmHWM) %ld kB\n",
-		    status_kb(pids[0], "VmHWM:"));
+		    stack_proc_kb(pids[0], "VmHWM:"));
 	snprintf(url, sizeof(url), "%s/rest/v1/artist?artist_id=eq.1", pgs.base);
 	CHECK_INT(http_do("GET", url, NULL, NULL, 0, 10000, &r), 0);
 	CHECK_INT(r.status, 200);
@@ -274,6 +236,22 @@ out:
 	http_resp_free(&r);
 }
 
+/* Milliseconds until the fast pool's one worker is another than old, or -1 after the
+ * watchdog's limit and 10 s more. */
+static long long
+wait_replaced(pid_t old)
+{
+	long long t0 = stack_now_ms();
+	pid_t now[MAXPIDS];
+
+	while (stack_now_ms() - t0 < FAST_MS + GRACE_MS + 10000) {
+		if (stack_worker_pids(&st, "fast", now, MAXPIDS) == 1 && now[0] != old)
+			return stack_now_ms() - t0;
+		(void)usleep(50 * 1000);
+	}
+	return -1;
+}
+
 struct inflight {
 	struct http_resp r;
 	int rc;
@@ -297,10 +275,10 @@ static void
 test_hung_worker_replaced(void)
 {
 	struct inflight f;
-	pid_t pids[MAXPIDS], now[MAXPIDS];
-	long long t0, replaced = -1;
+	pid_t pids[MAXPIDS];
+	long long replaced = -1;
 	pthread_t th;
-	int n, m;
+	int n;
 
 	http_resp_init(&f.r);
 	f.rc = -1;
@@ -311,15 +289,7 @@ test_hung_worker_replaced(void)
 	/* The bomb runs for the whole budget: stop the worker in the middle of it. */
 	(void)usleep(FAST_MS / 3 * 1000);
 	CHECK_INT(kill(pids[0], SIGSTOP), 0);
-	t0 = stack_now_ms();
-	while (stack_now_ms() - t0 < FAST_MS + GRACE_MS + 10000) {
-		m = stack_worker_pids(&st, "fast", now, MAXPIDS);
-		if (m == 1 && now[0] != pids[0]) {
-			replaced = stack_now_ms() - t0;
-			break;
-		}
-		(void)usleep(50 * 1000);
-	}
+	replaced = wait_replaced(pids[0]);
 	pthread_join(th, NULL);
 	printf("# a worker stopped mid-request: replaced after %lld ms; the request in "
 	    "flight got %ld after %.2f s\n", replaced, f.r.status, f.r.seconds);
@@ -343,9 +313,9 @@ out:
 static void
 test_idle_stopped_worker_replaced(void)
 {
-	pid_t pids[MAXPIDS], now[MAXPIDS];
-	long long t0, replaced = -1;
-	int n, m;
+	pid_t pids[MAXPIDS];
+	long long replaced = -1;
+	int n;
 
 	CHECK_INT(stack_wait_pool(&st, "fast", 10000), 0);
 	n = stack_worker_pids(&st, "fast", pids, MAXPIDS);
@@ -353,15 +323,7 @@ test_idle_stopped_worker_replaced(void)
 	if (n != 1)
 		return;
 	CHECK_INT(kill(pids[0], SIGSTOP), 0);
-	t0 = stack_now_ms();
-	while (stack_now_ms() - t0 < FAST_MS + GRACE_MS + 10000) {
-		m = stack_worker_pids(&st, "fast", now, MAXPIDS);
-		if (m == 1 && now[0] != pids[0]) {
-			replaced = stack_now_ms() - t0;
-			break;
-		}
-		(void)usleep(50 * 1000);
-	}
+	replaced = wait_replaced(pids[0]);
 	printf("# a worker stopped between requests: replaced after %lld ms\n", replaced);
 	CHECK(replaced > 0);
 	CHECK(replaced < FAST_MS + GRACE_MS + MARGIN_MS);

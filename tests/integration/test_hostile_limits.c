@@ -95,27 +95,6 @@ setup(void)
 	return rc;
 }
 
-/* VmRSS of pid in kB, or -1. */
-static long
-rss_kb(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	long v = -1;
-	size_t n = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, key, n) == 0) {
-			v = strtol(line + n, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 /* The RSS of the workers of pool into kb[] (pids[] alongside); returns the count. */
 static int
 pool_rss(const char *pool, pid_t *pids, long *kb)
@@ -123,7 +102,7 @@ pool_rss(const char *pool, pid_t *pids, long *kb)
 	int i, n = stack_worker_pids(&st, pool, pids, MAXPIDS);
 
 	for (i = 0; i < n; i++)
-		kb[i] = rss_kb(pids[i], "VmRSS:");
+		kb[i] = stack_proc_kb(pids[i], "VmRSS:");
 	return n;
 }
 
@@ -533,24 +512,6 @@ test_nginx_405_501_answer_json(void)
 	}
 }
 
-/* 1 when pid runs with AddressSanitizer (a SANITIZE=1 build): its quarantine keeps freed
- * memory (up to 256 MB) on purpose, so its RSS says nothing about leaks. */
-static int
-under_asan(pid_t pid)
-{
-	char path[64], line[512];
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, "libasan") != NULL;
-	fclose(f);
-	return found;
-}
-
 /* Nothing was written, and every worker's RSS stayed within RSS_GROWTH_MAX of its start
  * (release builds; under ASan it is printed only). */
 static void
@@ -573,10 +534,10 @@ test_limits_after(void)
 			CHECK(j < start_n[k]);
 			if (j == start_n[k])
 				continue;
-			hwm = rss_kb(pids[i], "VmHWM:");
+			hwm = stack_proc_kb(pids[i], "VmHWM:");
 			printf("  %-18s pid %-7d RSS %6ld kB -> %6ld kB (%+ld), peak %ld kB\n",
 			    pools[k], (int)pids[i], start_kb[k][j], kb[i], kb[i] - start_kb[k][j], hwm);
-			if (kb[i] - start_kb[k][j] > RSS_GROWTH_MAX && !under_asan(pids[i]))
+			if (kb[i] - start_kb[k][j] > RSS_GROWTH_MAX && !stack_under_asan(pids[i]))
 				harness_fail(__FILE__, __LINE__, "%s pid %d grew by %ld kB", pools[k],
 				    (int)pids[i], kb[i] - start_kb[k][j]);
 		}

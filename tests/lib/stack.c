@@ -259,6 +259,42 @@ stack_wait_pool(struct stack *s, const char *name, int ms)
 	return -1;
 }
 
+long
+stack_proc_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, key, n) == 0) {
+			v = strtol(line + n, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+int
+stack_under_asan(pid_t pid)
+{
+	char path[64], line[512];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, "libasan") != NULL;
+	fclose(f);
+	return found;
+}
+
 int
 stack_worker_pids(struct stack *s, const char *name, pid_t *pids, int max)
 {

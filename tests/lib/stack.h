@@ -83,6 +83,13 @@ int stack_wait_pool(struct stack *s, const char *name, int ms);
  * SLUICE_NAME is name), at most max; returns the count. */
 int stack_worker_pids(struct stack *s, const char *name, pid_t *pids, int max);
 
+/* A value in kB from /proc/PID/status (key with its colon: "VmRSS:", "VmHWM:"), or -1. */
+long stack_proc_kb(pid_t pid, const char *key);
+
+/* 1 when pid runs with AddressSanitizer (a SANITIZE=1 build): its quarantine keeps freed
+ * memory (up to 256 MB) on purpose, so its RSS says nothing about leaks or caps. */
+int stack_under_asan(pid_t pid);
+
 /*
  * The pinning workload of the keepalive tests: a burst of 500 concurrent GETs of
  * s->base + /health (which fills the proxy's idle-connection caches), 200 sequential ones,
