@@ -97,6 +97,19 @@ hexval(unsigned char c)
 	return -1;
 }
 
+void
+str_hex(const unsigned char *p, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
 long
 str_unhex(const char *s, size_t len, unsigned char *out, size_t outlen)
 {

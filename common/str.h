@@ -35,6 +35,10 @@ long str_pct_decode(const char *s, size_t len, char *out, int plus_space);
  */
 long str_unhex(const char *s, size_t len, unsigned char *out, size_t outlen);
 
+/* Writes p[0..len) as lower-case hex into out, which holds 2 * len + 1 bytes (NUL
+ * included). */
+void str_hex(const unsigned char *p, size_t len, char *out);
+
 /* Compares s[0..len) with the NUL-terminated lit. */
 int str_eq(const char *s, size_t len, const char *lit);
 

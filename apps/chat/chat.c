@@ -22,8 +22,10 @@
 #include "chat/body.h"
 #include "chat/write.h"
 #include "json.h"
+#include "keyfile.h"
 #include "serve.h"
 #include "settings.h"
+#include "str.h"
 #include "req.h"
 #include "resp.h"
 #include "tmpl.h"
@@ -36,124 +38,11 @@ static size_t chat_keylen;
 static long long chat_bench_sessions;
 static _Thread_local uint64_t chat_rng;
 
-static const char chat_hexdigits[] = "0123456789abcdef";
-
-static void
-chat_hex(const unsigned char *p, size_t n, char *out)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = chat_hexdigits[p[i] >> 4];
-		out[2 * i + 1] = chat_hexdigits[p[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-/* Parses hex s into out[max]; returns the byte count, or -1 on a malformed string. */
-static long
-chat_unhex(const char *s, unsigned char *out, size_t max)
-{
-	size_t n = strlen(s), i;
-	int hi, lo;
-
-	if (n % 2 != 0 || n / 2 > max)
-		return -1;
-	for (i = 0; i < n / 2; i++) {
-		const char *a = strchr(chat_hexdigits, s[2 * i] | 0x20);
-		const char *b = strchr(chat_hexdigits, s[2 * i + 1] | 0x20);
-
-		if (a == NULL || b == NULL || s[2 * i] == '\0' || s[2 * i + 1] == '\0')
-			return -1;
-		hi = (int)(a - chat_hexdigits);
-		lo = (int)(b - chat_hexdigits);
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return (long)(n / 2);
-}
-
-/* The key file's path into out[outlen]: SLUICE_SESSION_KEY_FILE, or next to the SQLite
- * database, or data/chat-session.key.  0 or -1 (too long). */
-static int
-chat_key_path(char *out, size_t outlen)
-{
-	const char *f = settings_get(SETTING_SESSION_KEY_FILE);
-	const char *url = settings_get(SETTING_DB), *path, *slash;
-	enum db_backend be;
-	int n;
-
-	if (f != NULL)
-		n = snprintf(out, outlen, "%s", f);
-	else if (db_url_parse(url, &be, &path) == 0 && be == DB_SQLITE) {
-		if ((slash = strrchr(path, '/')) != NULL)
-			n = snprintf(out, outlen, "%.*s/chat-session.key", (int)(slash - path),
-			    path);
-		else
-			n = snprintf(out, outlen, "chat-session.key");
-	} else
-		n = snprintf(out, outlen, "data/chat-session.key");
-	return n < 0 || (size_t)n >= outlen ? -1 : 0;
-}
-
-/* Reads the key file; 1 when read, 0 when missing, -1 on error. */
-static int
-chat_key_read(const char *path)
-{
-	char text[2 * CHAT_KEY_MAX + 2];
-	ssize_t n;
-	long k;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? 0 : -1;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	text[n] = '\0';
-	if (n > 0 && text[n - 1] == '\n')
-		text[n - 1] = '\0';
-	if ((k = chat_unhex(text, chat_key, sizeof(chat_key))) < 16)
-		return -1;
-	chat_keylen = (size_t)k;
-	return 1;
-}
-
-/*
- * Creates the key file once, atomically: the key goes to a private temporary file that
- * is then hard-linked into place, so that workers starting together all end up reading
- * the same complete key (link() fails with EEXIST for every one but the first).
- */
-static int
-chat_key_create(const char *path)
-{
-	unsigned char k[32];
-	char hex[2 * sizeof(k) + 2], tmp[4200];
-	int fd, n, ret = -1;
-
-	n = snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return -1;
-	if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k))
-		return -1;
-	chat_hex(k, sizeof(k), hex);
-	hex[2 * sizeof(k)] = '\n';
-	hex[2 * sizeof(k) + 1] = '\0';
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
-		return -1;
-	if (write(fd, hex, strlen(hex)) == (ssize_t)strlen(hex) && fsync(fd) == 0)
-		ret = 0;
-	close(fd);
-	if (ret == 0 && link(tmp, path) < 0 && errno != EEXIST)
-		ret = -1;
-	unlink(tmp);
-	return ret;
-}
-
 int
 chat_init(void)
 {
 	const char *hex = settings_get(SETTING_SESSION_KEY);
+	const char *f = settings_get(SETTING_SESSION_KEY_FILE);
 	char path[4096];
 	long k;
 	int rc;
@@ -163,24 +52,27 @@ chat_init(void)
 		return -1;
 	}
 	if (hex != NULL) {
-		if ((k = chat_unhex(hex, chat_key, sizeof(chat_key))) < 16) {
+		if ((k = str_unhex(hex, strlen(hex), chat_key, sizeof(chat_key))) < KEYFILE_MIN) {
 			fprintf(stderr, "chat: SLUICE_SESSION_KEY must be 32 to 128 hex digits\n");
 			return -1;
 		}
 		chat_keylen = (size_t)k;
 		return 0;
 	}
-	if (chat_key_path(path, sizeof(path)) < 0) {
+	if (f != NULL)
+		rc = snprintf(path, sizeof(path), "%s", f) < (int)sizeof(path) ? 0 : -1;
+	else
+		rc = keyfile_path("chat-session.key", path, sizeof(path));
+	if (rc < 0) {
 		fprintf(stderr, "chat: the session key path is too long\n");
 		return -1;
 	}
-	if ((rc = chat_key_read(path)) == 0 && chat_key_create(path) == 0)
-		rc = chat_key_read(path);
-	if (rc != 1) {
+	if ((k = keyfile_load(path, chat_key, sizeof(chat_key), 32)) <= 0) {
 		fprintf(stderr, "chat: cannot read or create the session key %s: %s\n", path,
-		    rc < 0 ? "malformed or unreadable" : strerror(errno));
+		    k == 0 ? "malformed" : strerror(errno));
 		return -1;
 	}
+	chat_keylen = (size_t)k;
 	return 0;
 }
 
@@ -224,7 +116,7 @@ chat_mac_hex(const char *sid, size_t len, char out[CHAT_MAC_HEX + 1])
 
 	HMAC(EVP_sha256(), chat_key, (int)chat_keylen, (const unsigned char *)sid, len, md,
 	    &mdlen);
-	chat_hex(md, 32, out);
+	str_hex(md, 32, out);
 }
 
 int
@@ -318,7 +210,7 @@ chat_session_new(struct req *rq, struct resp *rs, char sid[CHAT_SID_MAX])
 	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return resp_error(rs, 500, "internal", "no randomness for a session", NULL,
 		    NULL), -1;
-	chat_hex(r, sizeof(r), hex);
+	str_hex(r, sizeof(r), hex);
 	(void)snprintf(sid, CHAT_SID_MAX, "w_%s", hex);
 	chat_mac_hex(sid, strlen(sid), mac);
 	n = snprintf(cookie, sizeof(cookie), "%s=%s.%s; Path=/; HttpOnly; SameSite=Lax; "

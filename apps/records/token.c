@@ -19,6 +19,7 @@
 
 #include "db.h"
 #include "json.h"
+#include "keyfile.h"
 #include "settings.h"
 #include "str.h"
 #include "token.h"
@@ -94,19 +95,6 @@ b64_dec(const char *s, size_t len, unsigned char *out, size_t outlen)
 	return (int)o;
 }
 
-static void
-hex(const unsigned char *p, size_t len, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = d[p[i] >> 4];
-		out[2 * i + 1] = d[p[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
-
 void
 token_set_secret(const unsigned char *key, size_t len)
 {
@@ -116,95 +104,28 @@ token_set_secret(const unsigned char *key, size_t len)
 	token_secret_len = len;
 }
 
-/* The default path of the secret file into out[outlen].  0 or -1. */
-static int
-token_path(char *out, size_t outlen)
-{
-	const char *url = settings_get(SETTING_DB), *path, *slash;
-	enum db_backend be;
-	int n;
-
-	if (db_url_parse(url, &be, &path) == 0 && be == DB_SQLITE) {
-		slash = strrchr(path, '/');
-		n = slash ? snprintf(out, outlen, "%.*s/records-secret.key", (int)(slash - path),
-		    path) : snprintf(out, outlen, "records-secret.key");
-	} else
-		n = snprintf(out, outlen, "data/records-secret.key");
-	return n < 0 || (size_t)n >= outlen ? -1 : 0;
-}
-
-/* Reads the hex secret file: 1 read, 0 missing, -1 broken. */
-static int
-token_read(const char *path)
-{
-	char text[160];
-	unsigned char key[64];
-	ssize_t n;
-	long k;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? 0 : -1;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
-		n--;
-	if (n < 32 || (k = str_unhex(text, (size_t)n, key, sizeof(key))) < 16)
-		return -1;
-	token_set_secret(key, (size_t)k);
-	return 1;
-}
-
-/* Writes a new secret to a private temporary file and links it in place: of several
- * workers starting at once, the first link wins and every one reads the same secret. */
-static int
-token_create(const char *path)
-{
-	unsigned char key[TOKEN_SECRET_LEN];
-	char tmp[4200], text[2 * TOKEN_SECRET_LEN + 2];
-	int fd, rc = -1;
-
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
-		return -1;
-	hex(key, sizeof(key), text);
-	text[2 * TOKEN_SECRET_LEN] = '\n';
-	text[2 * TOKEN_SECRET_LEN + 1] = '\0';
-	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -1;
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
-		return -1;
-	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text) && fsync(fd) == 0 &&
-	    (link(tmp, path) == 0 || errno == EEXIST))
-		rc = 0;
-	close(fd);
-	unlink(tmp);
-	return rc;
-}
-
 int
 token_init(const char *path)
 {
+	unsigned char key[64];
 	char def[4096];
-	int rc;
+	long k;
 
 	if (path == NULL)
 		path = settings_get(SETTING_RECORDS_SECRET_FILE);
 	if (path == NULL) {
-		if (token_path(def, sizeof(def)) < 0) {
+		if (keyfile_path("records-secret.key", def, sizeof(def)) < 0) {
 			fprintf(stderr, "records: the secret's path is too long\n");
 			return -1;
 		}
 		path = def;
 	}
-	if ((rc = token_read(path)) == 0 && token_create(path) == 0)
-		rc = token_read(path);
-	if (rc <= 0) {
+	if ((k = keyfile_load(path, key, sizeof(key), TOKEN_SECRET_LEN)) <= 0) {
 		fprintf(stderr, "records: cannot read or create the secret %s: %s\n", path,
-		    rc < 0 ? "malformed or unreadable" : strerror(errno));
+		    k == 0 ? "malformed" : strerror(errno));
 		return -1;
 	}
+	token_set_secret(key, (size_t)k);
 	return 0;
 }
 
@@ -220,7 +141,7 @@ token_coll_secret(const char *coll_id, char out[TOKEN_SECRET_HEX])
 		n = (int)sizeof(msg) - 1;
 	HMAC(EVP_sha256(), token_secret, (int)token_secret_len, (const unsigned char *)msg,
 	    (size_t)n, md, &mdlen);
-	hex(md, 32, out);
+	str_hex(md, 32, out);
 }
 
 /* The signature of data[0..len) into out (base64url, 43 characters + NUL). */
