@@ -175,14 +175,8 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 		    (long long)rows);
 		return rest_error(rs, &e);
 	}
-	if (buf_failed(out)) {
-		if (txn)
-			db_rollback(rq->db);
-		buf_reset(out, 1 << 20);
-		return resp_error(rs, 413, "too_large", "the representation of the written rows "
-		    "is too large; nothing was written", "ask for fewer columns with select= or "
-		    "for return=minimal", NULL);
-	}
+	if (buf_failed(out))
+		goto too_large;
 	if (txn && db_commit(rq->db) < 0)
 		return serve_db_error(rs, rq->db);
 	if (rest_prefer(rq, "count=exact"))
@@ -206,11 +200,22 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 		rs->content_type = "application/json; charset=utf-8";
 	return 0;
 fail:
+	/* SQLite stops building a representation at the response cap (54000, the value too
+	 * big): the same answer as a body past the buffer. */
+	if (rep && strcmp(db_sqlstate(rq->db), "54000") == 0)
+		goto too_large;
 	serve_db_error(rs, rq->db);
 fail_answered:
 	if (txn)
 		db_rollback(rq->db);
 	return 0;
+too_large:
+	if (txn)
+		db_rollback(rq->db);
+	buf_reset(out, 1 << 20);
+	return resp_error(rs, 413, "too_large", "the representation of the written rows is too "
+	    "large; nothing was written", "ask for fewer columns with select= or for "
+	    "return=minimal", NULL);
 }
 
 /*
