@@ -15,7 +15,7 @@
 # run: one more failed "test" named after the report.
 set -u
 tests=${SLUICE_TESTS:?}
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 programs=("$@")
 extras=1
 if [ ${#programs[@]} -gt 0 ]; then
@@ -42,15 +42,16 @@ for t in "${programs[@]}"; do
 	"$t" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	echo "   ($name: $((SECONDS - start)) s)"
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -1)
 	rm -f "$log"
 	if [ -z "$line" ]; then
 		echo "FAIL $name: exited $rc without a result line"
 		failed=$((failed + 1))
 		continue
 	fi
-	p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
-	passed=$((passed + p)); failed=$((failed + f))
+	p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
+	s=0; case $line in *skipped) s=${line##*failed, }; s=${s%% skipped} ;; esac
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "FAIL $name: exited $rc"
 		failed=$((failed + 1))
@@ -102,5 +103,9 @@ for report in "$san_dir"/*; do
 	head -40 "$report"
 	failed=$((failed + 1))
 done
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]

@@ -233,8 +233,10 @@ test_socket_group(void)
 	char path[400];
 	long status;
 
-	if (geteuid() != 0 || (gr = getgrnam("www-data")) == NULL) {
-		CHECK(geteuid() != 0 || !"www-data group exists");
+	if (geteuid() != 0)
+		SKIP("needs root (a foreign socket group)");
+	if ((gr = getgrnam("www-data")) == NULL) {
+		CHECK(!"www-data group exists");
 		return;
 	}
 	if (stack_start(&s, "set socket_group www-data\nhealth =/health workers=1\n", "tuned",

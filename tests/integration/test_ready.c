@@ -223,9 +223,8 @@ test_ready_sqlite_read_only_then_writable(void)
 	snprintf(path, sizeof(path), "%s/db.db", dir);
 	if (geteuid() != 0) {
 		/* chmod does not bind root, but the workers run as the run user. */
-		printf("  SKIP: needs root (workers under another user than the file's)\n");
 		stack_sh("rm -rf %s", dir);
-		return;
+		SKIP("needs root (workers under another user than the file's)");
 	}
 	if (stack_start(&s, conf, "tuned", 2, NULL) < 0) {
 		CHECK(!"stack started");

@@ -5,8 +5,9 @@
 #include "harness.h"
 
 int harness_failed_checks;
-static int passed, failed;
+static int passed, failed, skipped;
 static const char *current = "?";
+static const char *skip_why;
 
 void
 harness_fail(const char *file, int line, const char *fmt, ...)
@@ -22,13 +23,23 @@ harness_fail(const char *file, int line, const char *fmt, ...)
 }
 
 void
+harness_skip(const char *why)
+{
+	skip_why = why;
+}
+
+void
 harness_run(const char *name, void (*fn)(void))
 {
 	int before = harness_failed_checks;
 
 	current = name;
+	skip_why = NULL;
 	fn();
-	if (harness_failed_checks == before) {
+	if (harness_failed_checks == before && skip_why != NULL) {
+		skipped++;
+		printf("skip %s: %s\n", name, skip_why);
+	} else if (harness_failed_checks == before) {
 		passed++;
 		printf("ok   %s\n", name);
 	} else {
@@ -41,6 +52,9 @@ harness_run(const char *name, void (*fn)(void))
 int
 harness_done(void)
 {
-	printf("%d passed, %d failed\n", passed, failed);
+	if (skipped > 0)
+		printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+	else
+		printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
 }

@@ -1,8 +1,10 @@
 /*
  * harness.h: the in-tree test harness.  A test program is a list of test functions; each
  * CHECK() that fails prints where and why and marks the current test failed.  The program
- * ends with "N passed, N failed" (counting tests, not checks) and exits non-zero when any
- * test failed.  tests/run.sh sums the lines of every program into the suite's last line.
+ * ends with "N passed, N failed" (counting tests, not checks), followed by ", N skipped"
+ * when a test could not run here (SKIP(): never counted as passed), and exits non-zero when
+ * any test failed.  tests/run.sh sums the lines of every program into the suite's last
+ * line.
  *
  *   static void test_thing(void) { CHECK(f(1) == 2); CHECK_STR(s, "x"); }
  *   int main(void) { RUN(test_thing); return harness_done(); }
@@ -18,8 +20,13 @@ void harness_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void harness_run(const char *name, void (*fn)(void));
 int harness_done(void);
+/* Marks the running test as not run here, with the reason; it then counts as skipped
+ * (unless a check failed), never as passed. */
+void harness_skip(const char *why);
 
 #define RUN(fn) harness_run(#fn, fn)
+/* Leaves the running test as skipped: SKIP("needs root"); */
+#define SKIP(why) do { harness_skip(why); return; } while (0)
 
 #define CHECK(cond) do { \
 	if (!(cond)) harness_fail(__FILE__, __LINE__, "%s", #cond); \
