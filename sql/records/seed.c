@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -291,6 +292,9 @@ main(int argc, char **argv)
 	int c, force = 0, rc = 1;
 	size_t i;
 
+	/* The database holds the users' password hashes: never world-readable (SQLite gives
+	 * its -wal and -shm files the database's mode). */
+	(void)umask(027);
 	while ((c = getopt(argc, argv, "u:p:c:S:fq")) != -1) {
 		int64_t *dst = c == 'u' ? &users : c == 'p' ? &posts : &comments;
 

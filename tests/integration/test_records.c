@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -477,6 +478,25 @@ test_records_js_postgresql(void)
 	CHECK(rx_js(rx.pgs.base, "postgresql") == 0);
 }
 
+/* Regression: records-seed made its database 0644, where the other seeders keep theirs
+ * out of other users' reach (the users' password hashes are in it). */
+static void
+test_records_seeded_database_not_world_readable(void)
+{
+	char path[128], url[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/tmp/sluice-records-mode-%d.db", (int)getpid());
+	snprintf(url, sizeof(url), "sqlite:%s", path);
+	unlink(path);
+	CHECK_INT(rx_seed(url), 0);
+	CHECK(stat(path, &st) == 0);
+	if ((st.st_mode & 0007) != 0)
+		harness_fail(__FILE__, __LINE__, "%s: mode %04o, readable by others", path,
+		    (unsigned)(st.st_mode & 07777));
+	stack_sh("rm -f %s %s-wal %s-shm %s-wlock", path, path, path, path);
+}
+
 int
 main(void)
 {
@@ -489,6 +509,7 @@ main(void)
 		rx_stop();
 		return harness_done();
 	}
+	RUN(test_records_seeded_database_not_world_readable);
 	RUN(test_records_same_json);
 	RUN(test_records_view_and_errors);
 	RUN(test_records_hostile_filters);
