@@ -82,7 +82,8 @@ pool_env_add(char ***env, size_t *n, const char *key, const char *value)
 	return 0;
 }
 
-int
+/* The path of ep's binary (binary= or BINDIR/NAME) into buf[len]: 0, or -1 if too long. */
+static int
 pool_binary(const struct sluiced *s, const struct conf_endpoint *ep, char *buf, size_t len)
 {
 	int m;

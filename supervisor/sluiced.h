@@ -129,8 +129,6 @@ struct sluiced {
 };
 
 /* pool.c */
-/* The path of ep's binary (binary= or BINDIR/NAME) into buf[len]: 0, or -1 if too long. */
-int pool_binary(const struct sluiced *s, const struct conf_endpoint *ep, char *buf, size_t len);
 /*
  * Checks that every endpoint of c has a binary this process may execute.  0, or -1 with
  * "path:line: endpoint NAME: cannot execute PATH: reason" in err[errlen].
@@ -163,7 +161,6 @@ int ctl_listen(struct sluiced *s);
 int ctl_in_use(const char *path);
 void ctl_accept(struct sluiced *s);
 int ctl_client(const char *rundir, int argc, char **argv);
-
 
 /* priv.c: privilege drop when started as root.  priv_resolve() picks the run user and
  * group (s->drop), priv_rundir() gives RUNDIR to it (before any socket is bound): 0 or -1

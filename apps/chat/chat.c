@@ -242,7 +242,8 @@ chat_write_input(struct req *rq, struct resp *rs, const struct chat_field *tbl, 
 	return chat_body_read(rq, rs, tbl, n, vals);
 }
 
-int
+/* 1 when the request's body is an HTML form (application/x-www-form-urlencoded). */
+static int
 chat_is_form(const struct req *rq)
 {
 	return req_content_type_is(rq, "application/x-www-form-urlencoded");

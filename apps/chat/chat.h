@@ -79,9 +79,6 @@ int chat_user_ensure(struct db *db, const char *sid);
 int chat_write_input(struct req *rq, struct resp *rs, const struct chat_field *tbl,
     size_t n, char sid[CHAT_SID_MAX], struct chat_value *vals);
 
-/* 1 when the request's body is an HTML form (application/x-www-form-urlencoded). */
-int chat_is_form(const struct req *rq);
-
 /*
  * What a write answers a plain HTML form post (the page without its script): called last
  * by each write's handle() with the value rc it would return.  For a JSON request, or

@@ -15,7 +15,8 @@ static const char *const coll_type_names[COLL_TYPE__MAX] = {
 	"json", "password",
 };
 
-int
+/* 1 when s[0..len) is a valid name: [A-Za-z_][A-Za-z0-9_]*, shorter than COLL_NAME_MAX. */
+static int
 coll_name_valid(const char *s, size_t len)
 {
 	size_t i;

@@ -139,9 +139,6 @@ int coll_textual(const struct coll_field *f);
 /* Appends the CREATE TABLE and CREATE INDEX statements of c for backend to b.  0 or -1. */
 int coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b);
 
-/* 1 when s[0..len) is a valid name: [A-Za-z_][A-Za-z0-9_]*, shorter than COLL_NAME_MAX. */
-int coll_name_valid(const char *s, size_t len);
-
 /* Appends the quoted identifier "name" (names are valid, so nothing needs escaping). */
 int coll_quote(struct buf *b, const char *name);
 

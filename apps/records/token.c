@@ -129,7 +129,8 @@ token_init(const char *path)
 	return 0;
 }
 
-void
+/* The secret of the collection with this id into out. */
+static void
 token_coll_secret(const char *coll_id, char out[TOKEN_SECRET_HEX])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];

@@ -29,9 +29,6 @@ int token_init(const char *path);
 /* Sets the server secret directly (tests, fuzzers).  len > 0. */
 void token_set_secret(const unsigned char *key, size_t len);
 
-/* The secret of the collection with this id into out. */
-void token_coll_secret(const char *coll_id, char out[TOKEN_SECRET_HEX]);
-
 /*
  * Makes a token for record id of collection coll_id, valid until exp (seconds since the
  * epoch), signed with token_key and the collection's secret, into out[outlen].  Returns

@@ -14,7 +14,8 @@
 #include "records.h"
 #include "str.h"
 
-void
+/* Appends the columns of c as "t.\"id\", t.\"title\", ..." to b. */
+static void
 rec_columns(struct buf *b, const struct coll *c, const char *alias)
 {
 	size_t i;
@@ -26,13 +27,18 @@ rec_columns(struct buf *b, const struct coll *c, const char *alias)
 	}
 }
 
-int
+/* 1 when the text value of a bool column is true. */
+static int
 rec_truthy(const char *v)
 {
 	return v != NULL && (v[0] == 't' || v[0] == '1');
 }
 
-int
+/*
+ * Runs q (the statement text in q->sql) and reads every row of collection c into *out
+ * (arena memory).  Returns 0, or -1 with the error response in x->rs.
+ */
+static int
 rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
 {
 	struct sqlq *q = &x->t->q;

@@ -68,15 +68,6 @@ int rec_error(struct resp *rs, int status, const char *message, const char *data
 /* Answers the error of a failed database call (logged, never shown).  Returns 0. */
 int rec_db_error(struct rec_ctx *x);
 
-/* Appends the columns of c as "t.\"id\", t.\"title\", ..." to b. */
-void rec_columns(struct buf *b, const struct coll *c, const char *alias);
-
-/*
- * Runs q (the statement text in q->sql) and reads every row of collection c into *out
- * (arena memory).  Returns 0, or -1 with the error response in x->rs.
- */
-int rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out);
-
 /*
  * Appends the API rule r of collection c (alias t) to q as " AND (...)".  Returns 0,
  * 1 when the rule is null and the request is not a superuser's (the caller answers), or
@@ -111,8 +102,5 @@ int rec_show(struct rec_ctx *x, const char *id);
 /* Reads one record of c by id (no rule) into *row.  1 found, 0 not, -1 error (answered). */
 int rec_get(struct rec_ctx *x, const struct coll *c, const char *id, size_t idlen,
     const char *by, struct rec_row **row);
-
-/* 1 when the text value of a bool column is true. */
-int rec_truthy(const char *v);
 
 #endif /* SLUICE_RECORDS_HANDLER_H */
