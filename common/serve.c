@@ -126,6 +126,16 @@ serve_signals_install(sigset_t *waited)
 {
 	struct sigaction sa;
 
+	/* Blocked before the handlers go in: a stop signal that arrives during start-up stays
+	 * pending until sigwait() takes it, instead of landing in serve_ignore() and being
+	 * lost (the worker would then stay until sluiced's grace runs out). */
+	sigemptyset(waited);
+	sigaddset(waited, SIGTERM);
+	sigaddset(waited, SIGINT);
+	sigaddset(waited, SIGUSR1);
+	sigaddset(waited, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, waited, NULL);
+
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = serve_wake;
@@ -136,12 +146,17 @@ serve_signals_install(sigset_t *waited)
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
 
-	sigemptyset(waited);
-	sigaddset(waited, SIGTERM);
-	sigaddset(waited, SIGINT);
-	sigaddset(waited, SIGUSR1);
-	sigaddset(waited, SIGHUP);
+/* CGI: one request, then exit; a stop signal ends the process as it would any program. */
+static void
+serve_signals_default(const sigset_t *waited)
+{
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	pthread_sigmask(SIG_UNBLOCK, waited, NULL);
 }
 
 /* Blocks every signal in the calling thread (threads created later inherit this). */
@@ -525,6 +540,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 			serve_usage(argv[0]);
 			return 1;
 		}
+		serve_signals_default(&waited);
 		return serve_cgi(ep, &set);
 	}
 	if (sock_path != NULL && (listen_fd = serve_listen_path(sock_path)) < 0)

@@ -581,6 +581,7 @@ pool_spawn(struct pool *p, int64_t now)
 {
 	struct worker *w, *grown;
 	pid_t pid, self = getpid();
+	sigset_t all, old;
 	int64_t *watch = NULL;
 	int wfd = -1;
 
@@ -596,15 +597,22 @@ pool_spawn(struct pool *p, int64_t now)
 	}
 	if (p->spec.watch_ms > 0)
 		watch = pool_watch_new(p, &wfd);
-	if ((pid = fork()) == -1) {
+	/* No signal between fork() and the child's reset of its handlers: one would run
+	 * sluiced's handler in the child (a write to the shared pipe) and be lost to it.
+	 * Blocked, it stays pending and meets the default action (pool_child()). */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		pool_child(p, self, wfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (pid == -1) {
 		log_err("%s: fork: %s", p->name, strerror(errno));
 		pool_watch_free(watch);
 		if (wfd >= 0)
 			(void)close(wfd);
 		return -1;
 	}
-	if (pid == 0)
-		pool_child(p, self, wfd);
 	if (wfd >= 0)
 		(void)close(wfd);
 	w = &p->w[p->nw++];

@@ -8,7 +8,7 @@
  * files removed), with nginx holding kept-alive connections to every worker.  Mistakes in
  * the endpoint list (an unknown key, an ambiguous route, a missing binary) stop the start
  * and are refused on SIGHUP, each with one line; a pool logs one line at start and one at
- * stop.
+ * stop.  A worker asked to stop while it is still starting stops.
  */
 #include <errno.h>
 #include <limits.h>
@@ -431,10 +431,71 @@ test_sigterm_with_kept_connections(void)
 	stack_stop(&s);
 }
 
+/*
+ * Waits up to ms for pid; returns its wait status, or -1 after killing it (it hung).
+ */
+static int
+wait_or_kill(pid_t pid, long ms)
+{
+	long long until = stack_now_ms() + ms;
+	int status;
+
+	while (stack_now_ms() < until) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * A worker asked to stop while it is still starting stops: the signal is blocked from the
+ * first step of its start-up, so it waits for the worker's sigwait() instead of being
+ * lost (the worker would then serve on until sluiced's grace ran out and it was killed).
+ * The signal lands at 0 to 8 ms after fork, across the whole start-up.
+ */
+static void
+test_stop_signal_during_startup(void)
+{
+	char dir[] = "/tmp/sluice-startXXXXXX", sock[64], binary[PATH_MAX + 16];
+	int i, status, hung = 0, stopped = 0;
+	pid_t pid;
+
+	if (mkdtemp(dir) == NULL) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(sock, sizeof(sock), "%s/w.sock", dir);
+	snprintf(binary, sizeof(binary), "%s/health", bin_dir());
+	for (i = 0; i < 80; i++) {
+		if ((pid = fork()) == 0) {
+			execl(binary, binary, "-s", sock, (char *)NULL);
+			_exit(127);
+		}
+		CHECK(pid > 0);
+		usleep((useconds_t)(i * 100));
+		CHECK(kill(pid, SIGTERM) == 0);
+		status = wait_or_kill(pid, 1000);
+		if (status == -1)
+			hung++;
+		else if ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+		    (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM))
+			stopped++;
+		unlink(sock);
+	}
+	printf("  80 stop signals during start-up: %d stopped, %d hung\n", stopped, hung);
+	CHECK_INT(hung, 0);
+	CHECK_INT(stopped, 80);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
+	RUN(test_stop_signal_during_startup);
 	RUN(test_start_refuses_mistakes);
 	RUN(test_sighup_refuses_mistakes);
 	RUN(test_one_log_line_per_pool);
