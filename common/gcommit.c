@@ -1,106 +1,251 @@
 /*
  * gcommit.c: the leader/follower queue of gcommit.h.  One mutex and one condition
- * variable per process guard a FIFO of pending writes and a "batch in progress" flag; the
- * leader works without the mutex held, so threads keep queueing while it writes.  Across
- * processes the batches meet in the SQLite writers' queue that the leader's BEGIN joins
- * (db_sqlite.c's "<file>-wlock", then SQLite's own lock): the lock order is in gcommit.h.
+ * variable (on CLOCK_MONOTONIC, the clock of the time budgets) per process guard a FIFO of
+ * pending writes and a "batch in progress" flag; the leader works without the mutex held,
+ * so threads keep queueing while it writes.  Across processes the batches meet in the
+ * SQLite writers' queue that the leader's BEGIN joins (db_sqlite.c's "<file>-wlock", then
+ * SQLite's own lock): the lock order is in gcommit.h.
+ *
+ * A write's time budget is its caller's (db->deadline_ms of the caller's connection, set by
+ * db_ready()).  The leader runs each write with that write's budget on its own connection,
+ * so the progress handler interrupts it at its own deadline, and lets a write go (done) as
+ * soon as its result is final: failed alone, or past its budget.  A write still in the
+ * queue leaves it by itself at its deadline (pthread_cond_timedwait()).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <time.h>
 
+#include "extern.h"
 #include "gcommit.h"
 #include "log.h"
 
 struct gcommit_item {
 	gcommit_fn fn;
 	void *arg;
+	long long deadline;	/* CLOCK_MONOTONIC ms the writer's budget ends; 0: none */
 	int rc;
 	enum db_err err;
-	int done;
+	int taken;		/* in a batch: only the leader may let it go */
+	int done;		/* the result is in: the writer may return */
 	struct gcommit_item *next;
 };
 
+static pthread_once_t gcommit_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t gcommit_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gcommit_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t gcommit_cv;
 static struct gcommit_item *gcommit_head, *gcommit_tail;
 static int gcommit_busy;
-static long gcommit_batches, gcommit_writes;
+static long gcommit_batches, gcommit_writes, gcommit_commits, gcommit_replays,
+    gcommit_timeouts;
 
-/* Marks every write of the batch failed with err. */
 static void
-gcommit_fail_all(struct gcommit_item *batch, enum db_err err)
+gcommit_init(void)
 {
-	for (; batch != NULL; batch = batch->next) {
-		batch->rc = -1;
-		batch->err = err;
+	pthread_condattr_t ca;
+
+	/* The deadlines are CLOCK_MONOTONIC (db_now_ms()): wait on the same clock. */
+	if (pthread_condattr_init(&ca) != 0 ||
+	    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&gcommit_cv, &ca) != 0) {
+		log_err("group commit: no monotonic condition variable; waits use the wall "
+		    "clock");
+		(void)pthread_cond_init(&gcommit_cv, NULL);
+	}
+	(void)pthread_condattr_destroy(&ca);
+}
+
+/* Gives it its result and lets its writer return; the leader must not touch it again. */
+static void
+gcommit_release(struct gcommit_item *it, int rc, enum db_err err)
+{
+	pthread_mutex_lock(&gcommit_mu);
+	it->rc = rc;
+	it->err = rc < 0 ? err : DB_OK;
+	it->done = 1;
+	if (rc < 0 && err == DB_ETIMEOUT)
+		gcommit_timeouts++;
+	pthread_cond_broadcast(&gcommit_cv);
+	pthread_mutex_unlock(&gcommit_mu);
+}
+
+/* Unlinks *pp (the pointer that points at an item of the batch) and releases the item. */
+static void
+gcommit_drop(struct gcommit_item **pp, int rc, enum db_err err)
+{
+	struct gcommit_item *it = *pp;
+
+	*pp = it->next;
+	gcommit_release(it, rc, err);
+}
+
+/* Fails every write of the batch with err and empties it. */
+static void
+gcommit_fail_all(struct gcommit_item **batch, enum db_err err)
+{
+	while (*batch != NULL)
+		gcommit_drop(batch, -1, err);
+}
+
+/* The error class of a failure on db, never DB_OK. */
+static enum db_err
+gcommit_err(struct db *db)
+{
+	return db_errcode(db) == DB_OK ? DB_EINTERNAL : db_errcode(db);
+}
+
+/*
+ * BEGIN for the batch: the wait in the writers' queue lasts until the earliest deadline of
+ * its writes; when it passes, the writes past their budget leave (DB_ETIMEOUT) and the
+ * others wait on, until their own.  Returns 0 with the transaction open, or -1 when no
+ * write is left (each answered).
+ */
+static int
+gcommit_begin(struct db *db, struct gcommit_item **batch)
+{
+	struct gcommit_item **pp, *it;
+	long long now, first;
+
+	for (;;) {
+		now = db_now_ms();
+		first = 0;
+		for (pp = batch; (it = *pp) != NULL;) {
+			if (it->deadline != 0 && now >= it->deadline) {
+				gcommit_drop(pp, -1, DB_ETIMEOUT);
+				continue;
+			}
+			if (it->deadline != 0 && (first == 0 || it->deadline < first))
+				first = it->deadline;
+			pp = &it->next;
+		}
+		if (*batch == NULL)
+			return -1;
+		db->deadline_ms = first;
+		if (db_begin(db, DB_TXN_WRITE) == 0)
+			return 0;
+		if (db_errcode(db) != DB_ETIMEOUT) {
+			log_warn("group commit: BEGIN failed: %s", db_errmsg(db));
+			gcommit_fail_all(batch, gcommit_err(db));
+			return -1;
+		}
 	}
 }
 
 /*
- * Runs one batch (a detached list) in one transaction on db; fills every result.  The
- * BEGIN queues this process among the file's writers (lock 2 of gcommit.h) and the
- * COMMIT or ROLLBACK lets the queue go.
+ * Runs one batch (a detached list) in one transaction on db and gives every write its
+ * result.  The BEGIN queues this process among the file's writers (lock 2 of gcommit.h)
+ * and the COMMIT or ROLLBACK lets the queue go.  A write that fails alone is undone to its
+ * savepoint and let go at once.  A write whose failure made SQLite end the whole
+ * transaction (an interrupt at the end of its budget, an I/O error) is let go with its
+ * error, and the writes before it run again in a new transaction ("replay"): one write
+ * never costs the others theirs.
  */
 static void
-gcommit_batch(struct db *db, struct gcommit_item *batch, int n)
+gcommit_batch(struct db *db, struct gcommit_item *batch)
 {
-	struct gcommit_item *it;
-	enum db_err e;
+	struct gcommit_item **pp, *it;
+	long long saved = db->deadline_ms;
+	int lone, rc;
 
-	if (db_begin(db, DB_TXN_WRITE) < 0) {
-		gcommit_fail_all(batch, db_errcode(db));
-		log_warn("group commit: BEGIN failed: %s", db_errmsg(db));
-		return;
-	}
-	for (it = batch; it != NULL; it = it->next) {
-		it->err = DB_OK;
-		/* A lone write needs no savepoint: its failure rolls back the transaction. */
-		if (n > 1 && db_exec(db, "SAVEPOINT gcommit") < 0) {
-			it->rc = -1;
-			it->err = db_errcode(db);
+again:
+	if (gcommit_begin(db, &batch) < 0)
+		goto out;
+	/* A lone write needs no savepoint: its failure rolls back the transaction. */
+	lone = batch->next == NULL;
+	for (pp = &batch; (it = *pp) != NULL;) {
+		db->deadline_ms = 0;
+		if (it->deadline != 0 && db_now_ms() >= it->deadline) {
+			gcommit_drop(pp, -1, DB_ETIMEOUT);
 			continue;
 		}
-		it->rc = it->fn(db, it->arg);
-		if (it->rc < 0) {
-			it->err = db_errcode(db);
-			if (it->err == DB_OK)
-				it->err = DB_EINTERNAL;
-			if (n == 1)
-				break;
-			if (db_exec(db, "ROLLBACK TO gcommit") < 0) {
-				/* The transaction is in an unknown state: give it all up. */
-				e = db_errcode(db);
-				db_rollback(db);
-				gcommit_fail_all(batch, e);
-				return;
-			}
+		if (!lone && db_exec(db, "SAVEPOINT gcommit") < 0)
+			goto broken;
+		db->deadline_ms = it->deadline;
+		rc = it->fn(db, it->arg);
+		db->deadline_ms = 0;
+		if (rc >= 0) {
+			if (!lone && db_exec(db, "RELEASE gcommit") < 0)
+				goto broken;
+			it->rc = rc;
+			pp = &it->next;
+			continue;
 		}
-		if (n > 1 && db_exec(db, "RELEASE gcommit") < 0) {
-			e = db_errcode(db);
+		/* The write failed: undone alone, and answered now. */
+		if (!db->ops->in_txn(db)) {
+			/* SQLite ended the transaction: the writes before it are gone too. */
+			gcommit_drop(pp, -1, gcommit_err(db));
+			if (batch == NULL)
+				goto out;
+			pthread_mutex_lock(&gcommit_mu);
+			gcommit_replays++;
+			pthread_mutex_unlock(&gcommit_mu);
+			goto again;
+		}
+		if (lone) {
+			gcommit_drop(pp, -1, gcommit_err(db));
 			db_rollback(db);
-			gcommit_fail_all(batch, e);
-			return;
+			goto out;
+		}
+		{
+			enum db_err e = gcommit_err(db);
+
+			if (db_exec(db, "ROLLBACK TO gcommit") < 0 ||
+			    db_exec(db, "RELEASE gcommit") < 0)
+				goto broken;
+			gcommit_drop(pp, -1, e);
 		}
 	}
-	if (n == 1 && batch->rc < 0) {
+	if (batch == NULL) {
+		/* Every write failed or ran out of time: nothing to keep. */
 		db_rollback(db);
-		return;
+		goto out;
 	}
 	if (db_commit(db) < 0) {
-		e = db_errcode(db);
 		log_warn("group commit: COMMIT failed: %s", db_errmsg(db));
-		db_rollback(db);
-		gcommit_fail_all(batch, e);
+		goto broken;
 	}
+	pthread_mutex_lock(&gcommit_mu);
+	gcommit_commits++;
+	pthread_mutex_unlock(&gcommit_mu);
+	/* Acknowledged only now: what the writers are told is on disk. */
+	while (batch != NULL)
+		gcommit_drop(&batch, batch->rc, DB_OK);
+	goto out;
+broken:
+	/* The transaction is in an unknown state: give it all up. */
+	{
+		enum db_err e = gcommit_err(db);
+
+		db_rollback(db);
+		gcommit_fail_all(&batch, e);
+	}
+out:
+	db->deadline_ms = saved;
+}
+
+/* Removes it from the queue (it is there: not taken yet). */
+static void
+gcommit_unqueue(struct gcommit_item *it)
+{
+	struct gcommit_item **pp, *prev = NULL;
+
+	for (pp = &gcommit_head; *pp != it; pp = &(*pp)->next)
+		prev = *pp;
+	*pp = it->next;
+	if (gcommit_tail == it)
+		gcommit_tail = prev;
 }
 
 int
 gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 {
-	struct gcommit_item item = { fn, arg, -1, DB_EINTERNAL, 0, NULL };
-	struct gcommit_item *batch, *it, *last;
+	struct gcommit_item item = { fn, arg, db->deadline_ms, -1, DB_EINTERNAL, 0, 0, NULL };
+	struct gcommit_item *batch, *last;
+	struct timespec ts;
 	int n;
 
+	(void)pthread_once(&gcommit_once, gcommit_init);
 	pthread_mutex_lock(&gcommit_mu);
 	if (gcommit_tail != NULL)
 		gcommit_tail->next = &item;
@@ -108,28 +253,44 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 		gcommit_head = &item;
 	gcommit_tail = &item;
 	while (!item.done) {
-		if (gcommit_busy) {
-			pthread_cond_wait(&gcommit_cv, &gcommit_mu);
+		if (gcommit_busy || item.taken) {
+			if (item.taken || item.deadline == 0) {
+				pthread_cond_wait(&gcommit_cv, &gcommit_mu);
+				continue;
+			}
+			/* Queued behind a batch: wait no longer than the budget. */
+			ts.tv_sec = (time_t)(item.deadline / 1000);
+			ts.tv_nsec = (long)(item.deadline % 1000) * 1000000L;
+			if (pthread_cond_timedwait(&gcommit_cv, &gcommit_mu, &ts) == ETIMEDOUT &&
+			    !item.taken && !item.done) {
+				gcommit_unqueue(&item);
+				item.rc = -1;
+				item.err = DB_ETIMEOUT;
+				item.done = 1;
+				gcommit_timeouts++;
+			}
 			continue;
 		}
 		/* Lead: take up to GCOMMIT_BATCH_MAX writes from the head of the queue. */
 		gcommit_busy = 1;
 		batch = last = gcommit_head;
-		for (n = 1; n < GCOMMIT_BATCH_MAX && last->next != NULL; n++)
+		batch->taken = 1;
+		for (n = 1; n < GCOMMIT_BATCH_MAX && last->next != NULL; n++) {
 			last = last->next;
+			last->taken = 1;
+		}
 		gcommit_head = last->next;
 		if (gcommit_head == NULL)
 			gcommit_tail = NULL;
 		last->next = NULL;
-		pthread_mutex_unlock(&gcommit_mu);
-
-		gcommit_batch(db, batch, n);
-
-		pthread_mutex_lock(&gcommit_mu);
-		for (it = batch; it != NULL; it = it->next)
-			it->done = 1;
 		gcommit_batches++;
 		gcommit_writes += n;
+		pthread_mutex_unlock(&gcommit_mu);
+
+		/* Every write of the batch is let go by the time this returns. */
+		gcommit_batch(db, batch);
+
+		pthread_mutex_lock(&gcommit_mu);
 		gcommit_busy = 0;
 		pthread_cond_broadcast(&gcommit_cv);
 	}
@@ -145,5 +306,17 @@ gcommit_stats(long *batches, long *writes)
 	pthread_mutex_lock(&gcommit_mu);
 	*batches = gcommit_batches;
 	*writes = gcommit_writes;
+	pthread_mutex_unlock(&gcommit_mu);
+}
+
+void
+gcommit_counts(struct gcommit_counts *out)
+{
+	pthread_mutex_lock(&gcommit_mu);
+	out->batches = gcommit_batches;
+	out->writes = gcommit_writes;
+	out->commits = gcommit_commits;
+	out->replays = gcommit_replays;
+	out->timeouts = gcommit_timeouts;
 	pthread_mutex_unlock(&gcommit_mu);
 }

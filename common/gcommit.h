@@ -24,11 +24,29 @@
  *
  * A write is reported done only after the COMMIT that contains it returned: what a client
  * was told is on disk.  If BEGIN or COMMIT fails, every write of the batch fails with that
- * error class and nothing of the batch is kept.
+ * error class and nothing of the batch is kept.  A write that fails is reported at once
+ * (its savepoint undone), without waiting for the batch's COMMIT.
+ *
+ * Time budgets.  Each write keeps its caller's budget (db_ready() on the caller's
+ * connection): no write waits in the queue past it, and none holds the others past it.
+ *   - Queued behind a batch in progress, a write leaves the queue at its deadline
+ *     (DB_ETIMEOUT, 503).
+ *   - The leader's BEGIN waits in the writers' queue until the earliest deadline of the
+ *     batch; the writes past theirs leave with DB_ETIMEOUT, the others wait on.
+ *   - Each write runs with its own deadline on the leader's connection: past it, SQLite's
+ *     progress handler interrupts the write (DB_ETIMEOUT), and a write whose turn comes
+ *     after its deadline is not run at all.  SQLite ends the whole transaction when a
+ *     write statement is interrupted (and on an I/O error); the failed write alone is
+ *     answered with its error and the batch's other writes before it are run again in a
+ *     new transaction ("replay"), so they do not pay for it.
+ * A writer is therefore answered by its own deadline plus at most one COMMIT (the fsync of
+ * the batch it is in), whatever the other writes of its batch do.
  *
  * The writes run on the leader's connection, so a write function must use only the db it
  * is given, and its argument (owned by the waiting caller) stays valid because the caller
- * is blocked until its result is in.
+ * is blocked until its result is in.  A write function may run more than once (a replay):
+ * what it leaves in its argument must be the last run's result (reset outputs first).
+ * Every write of a process goes to one database file (one endpoint, one database).
  */
 #ifndef SLUICE_GCOMMIT_H
 #define SLUICE_GCOMMIT_H
@@ -52,7 +70,18 @@ typedef int (*gcommit_fn)(struct db *db, void *arg);
  */
 int gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err);
 
-/* Statistics for tests and logs: batches committed and writes in them, process-wide. */
+/* Statistics for tests and logs: batches taken and writes in them, process-wide. */
 void gcommit_stats(long *batches, long *writes);
+
+struct gcommit_counts {
+	long batches;		/* batches taken off the queue */
+	long writes;		/* writes in them */
+	long commits;		/* transactions committed (one fsync each) */
+	long replays;		/* transactions begun again after SQLite ended one */
+	long timeouts;		/* writes answered DB_ETIMEOUT (queue, BEGIN or interrupt) */
+};
+
+/* All the counters at once, process-wide. */
+void gcommit_counts(struct gcommit_counts *out);
 
 #endif /* SLUICE_GCOMMIT_H */

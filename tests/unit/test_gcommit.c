@@ -1,0 +1,279 @@
+/*
+ * test_gcommit: the time budgets of group commit (common/gcommit.h) on a real SQLite file,
+ * with the writers' queue held by another connection as another process's writer would
+ * hold it: a write queued behind a batch leaves at its deadline (DB_ETIMEOUT) while one
+ * without a budget waits on and commits; a leader whose BEGIN cannot get in gives up at
+ * its budget; a slow write in a batch is interrupted at its own budget and undone alone,
+ * the writes batched with it committed (run again in a new transaction, since SQLite ends
+ * the whole transaction when a write statement is interrupted).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "gcommit.h"
+#include "../lib/harness.h"
+
+static char gt_file[100], gt_url[140];
+
+static long long
+gt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+gt_sleep_ms(int ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, (long)(ms % 1000) * 1000000L }, NULL);
+}
+
+static struct db *
+gt_open(int budget_ms)
+{
+	struct db_opts o;
+	struct db *db = NULL;
+	char err[200];
+
+	memset(&o, 0, sizeof(o));
+	o.stmt_timeout_ms = budget_ms;
+	if (db_open(&db, gt_url, &o, err, sizeof(err)) < 0)
+		fprintf(stderr, "open: %s\n", err);
+	return db;
+}
+
+static void
+gt_setup(const char *name)
+{
+	struct db *db;
+
+	snprintf(gt_file, sizeof(gt_file), "/tmp/sluice-gt-%s-%d.db", name, (int)getpid());
+	snprintf(gt_url, sizeof(gt_url), "sqlite:%s", gt_file);
+	unlink(gt_file);
+	if ((db = gt_open(0)) == NULL)
+		return;
+	CHECK_INT(db_exec(db, "CREATE TABLE t(v integer)"), 0);
+	db_close(db);
+}
+
+static void
+gt_teardown(void)
+{
+	static const char *const sfx[] = { "", "-wal", "-shm", "-wlock" };
+	char p[160];
+	size_t i;
+
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", gt_file, sfx[i]);
+		unlink(p);
+	}
+}
+
+/* The rows of t with value v. */
+static long
+gt_count(int v)
+{
+	struct db *db = gt_open(0);
+	struct db_stmt *st;
+	long n = -1;
+
+	if (db == NULL)
+		return -1;
+	if ((st = db_prepare(db, "SELECT count(*) FROM t WHERE v = $1")) != NULL) {
+		db_bind_int(st, 1, v);
+		if (db_step(st) == DB_ROW)
+			n = (long)db_column_int(st, 0);
+		db_reset(st);
+	}
+	db_close(db);
+	return n;
+}
+
+static int
+gt_insert(struct db *db, void *arg)
+{
+	struct db_stmt *st = db_prepare(db, "INSERT INTO t(v) VALUES ($1)");
+
+	if (st == NULL)
+		return -1;
+	db_bind_int(st, 1, *(const int *)arg);
+	return db_step(st) == DB_DONE ? 0 : -1;
+}
+
+/* A write that runs for seconds unless interrupted: a long recursive count, inserted. */
+static int
+gt_slow_insert(struct db *db, void *arg)
+{
+	struct db_stmt *st = db_prepare(db, "INSERT INTO t(v) SELECT $1 FROM (WITH RECURSIVE "
+	    "c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) "
+	    "SELECT max(x) FROM c)");
+
+	if (st == NULL)
+		return -1;
+	db_bind_int(st, 1, *(const int *)arg);
+	return db_step(st) == DB_DONE ? 0 : -1;
+}
+
+/* One writer thread: opens its connection, starts its budget, writes once. */
+struct gt_writer {
+	int budget_ms;
+	int v;
+	gcommit_fn fn;
+	int rc;
+	enum db_err err;
+	long long ms;		/* how long gcommit_run() took */
+	pthread_t tid;
+};
+
+static void *
+gt_write(void *arg)
+{
+	struct gt_writer *w = arg;
+	struct db *db = gt_open(w->budget_ms);
+	long long t0;
+
+	w->rc = -2;
+	if (db == NULL)
+		return NULL;
+	t0 = gt_now_ms();
+	if (db_ready(db) == 0)
+		w->rc = gcommit_run(db, w->fn, &w->v, &w->err);
+	w->ms = gt_now_ms() - t0;
+	db_close(db);
+	return NULL;
+}
+
+static void
+gt_start(struct gt_writer *w, int budget_ms, int v, gcommit_fn fn)
+{
+	w->budget_ms = budget_ms;
+	w->v = v;
+	w->fn = fn;
+	w->err = DB_OK;
+	pthread_create(&w->tid, NULL, gt_write, w);
+}
+
+/*
+ * The writers' queue held elsewhere for 1.2 s: the leader (no budget) waits in BEGIN; a
+ * write with a 300 ms budget queued behind it answers DB_ETIMEOUT in about 300 ms; one
+ * without a budget waits and commits.
+ */
+static void
+test_gcommit_queue_budget(void)
+{
+	struct gt_writer lead, quick, patient;
+	struct db *holder;
+
+	gt_setup("queue");
+	if ((holder = gt_open(0)) == NULL)
+		return;
+	CHECK_INT(db_begin(holder, DB_TXN_WRITE), 0);
+	gt_start(&lead, 0, 1, gt_insert);
+	gt_sleep_ms(100);
+	gt_start(&quick, 300, 2, gt_insert);
+	gt_start(&patient, 0, 3, gt_insert);
+	pthread_join(quick.tid, NULL);
+	CHECK_INT(quick.rc, -1);
+	CHECK_INT(quick.err, DB_ETIMEOUT);
+	printf("  queued write with a 300 ms budget answered after %lld ms\n", quick.ms);
+	CHECK(quick.ms >= 250 && quick.ms < 1000);
+	gt_sleep_ms(800);
+	CHECK_INT(db_commit(holder), 0);
+	pthread_join(lead.tid, NULL);
+	pthread_join(patient.tid, NULL);
+	CHECK_INT(lead.rc, 0);
+	CHECK_INT(patient.rc, 0);
+	CHECK_INT(gt_count(1), 1);
+	CHECK_INT(gt_count(2), 0);
+	CHECK_INT(gt_count(3), 1);
+	db_close(holder);
+	gt_teardown();
+}
+
+/* A leader whose BEGIN cannot get into the writers' queue gives up at its own budget. */
+static void
+test_gcommit_begin_budget(void)
+{
+	struct gt_writer w;
+	struct db *holder;
+
+	gt_setup("begin");
+	if ((holder = gt_open(0)) == NULL)
+		return;
+	CHECK_INT(db_begin(holder, DB_TXN_WRITE), 0);
+	gt_start(&w, 400, 1, gt_insert);
+	pthread_join(w.tid, NULL);
+	CHECK_INT(w.rc, -1);
+	CHECK_INT(w.err, DB_ETIMEOUT);
+	printf("  leader with a 400 ms budget gave up after %lld ms\n", w.ms);
+	CHECK(w.ms >= 350 && w.ms < 1200);
+	CHECK_INT(db_rollback(holder), 0);
+	CHECK_INT(gt_count(1), 0);
+	db_close(holder);
+	gt_teardown();
+}
+
+/*
+ * One batch of three writes, the middle one slow with a 1 s budget: it is interrupted at
+ * its budget and answered alone; the two others are committed, and answered soon after.
+ */
+static void
+test_gcommit_slow_write_alone(void)
+{
+	struct gt_writer lead, a, slow, b;
+	struct gcommit_counts c0, c1;
+	struct db *holder;
+
+	gt_setup("slow");
+	if ((holder = gt_open(0)) == NULL)
+		return;
+	gcommit_counts(&c0);
+	/* The first batch (lead) waits for the holder, so the next three queue together. */
+	CHECK_INT(db_begin(holder, DB_TXN_WRITE), 0);
+	gt_start(&lead, 0, 1, gt_insert);
+	gt_sleep_ms(100);
+	gt_start(&a, 0, 2, gt_insert);
+	gt_sleep_ms(50);
+	gt_start(&slow, 1000, 3, gt_slow_insert);
+	gt_sleep_ms(50);
+	gt_start(&b, 0, 4, gt_insert);
+	gt_sleep_ms(100);
+	CHECK_INT(db_commit(holder), 0);
+	pthread_join(lead.tid, NULL);
+	pthread_join(a.tid, NULL);
+	pthread_join(slow.tid, NULL);
+	pthread_join(b.tid, NULL);
+	gcommit_counts(&c1);
+	CHECK_INT(lead.rc, 0);
+	CHECK_INT(a.rc, 0);
+	CHECK_INT(b.rc, 0);
+	CHECK_INT(slow.rc, -1);
+	CHECK_INT(slow.err, DB_ETIMEOUT);
+	printf("  slow write (1 s budget) answered after %lld ms; batched writes after %lld and "
+	    "%lld ms; %ld replays\n", slow.ms, a.ms, b.ms, c1.replays - c0.replays);
+	CHECK(slow.ms >= 900 && slow.ms < 2500);
+	CHECK(a.ms < 3000 && b.ms < 3000);
+	CHECK(c1.replays - c0.replays >= 1);
+	CHECK(c1.timeouts - c0.timeouts >= 1);
+	CHECK_INT(gt_count(1), 1);
+	CHECK_INT(gt_count(2), 1);
+	CHECK_INT(gt_count(3), 0);
+	CHECK_INT(gt_count(4), 1);
+	db_close(holder);
+	gt_teardown();
+}
+
+int
+main(void)
+{
+	RUN(test_gcommit_queue_budget);
+	RUN(test_gcommit_begin_budget);
+	RUN(test_gcommit_slow_write_alone);
+	return harness_done();
+}
