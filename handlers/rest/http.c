@@ -113,16 +113,15 @@ rest_accept(const struct req *rq, struct rest_err *e)
 	return REST_ACCEPT_BAD;
 }
 
-int
-rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
-    const struct rest_params *p, struct db_stmt **out)
+struct db_stmt *
+rest_bind(struct db *db, const struct rest_thread *t, const struct rest_params *p)
 {
 	struct db_stmt *st;
 	int i;
 
 	log_debug("rest: %s", t->sql.data);
-	if ((st = db_prepare(rq->db, t->sql.data)) == NULL)
-		return serve_db_error(rs, rq->db), -1;
+	if ((st = db_prepare(db, t->sql.data)) == NULL)
+		return NULL;
 	for (i = 0; i < p->n; i++) {
 		if (p->isnull[i])
 			db_bind_null(st, i + 1);
@@ -131,7 +130,15 @@ rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
 		else
 			db_bind_text(st, i + 1, p->v[i], p->len[i]);
 	}
-	*out = st;
+	return st;
+}
+
+int
+rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_params *p, struct db_stmt **out)
+{
+	if ((*out = rest_bind(rq->db, t, p)) == NULL)
+		return serve_db_error(rs, rq->db), -1;
 	return 0;
 }
 

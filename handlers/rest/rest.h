@@ -412,6 +412,10 @@ int rest_range(struct req *rq, struct rest_node *root, struct rest_err *e);
  * 0, or -1 with e set. */
 int rest_apply_params(struct req *rq, struct rest_node *root, const char *const *skip,
     const struct rest_func *fn, struct rest_err *e);
+/* Prepares t->sql on db and binds p.  The statement is db's (db_prepare()); NULL with the
+ * error on db. */
+struct db_stmt *rest_bind(struct db *db, const struct rest_thread *t,
+    const struct rest_params *p);
 /* Prepares t->sql on rq->db and binds p.  0, or -1 after answering the database error. */
 int rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_params *p, struct db_stmt **out);
@@ -429,6 +433,23 @@ int rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 /* write.c */
 int rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table);
 int rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int table);
+/* commit.c */
+enum rest_commit {
+	REST_COMMIT_OK = 0,
+	REST_COMMIT_ANSWERED = -1,	/* failed; the error response is made */
+	REST_COMMIT_NOT_ONE = -2,	/* one row was required (object Accept): rolled back */
+	REST_COMMIT_TOO_LARGE = -3,	/* the representation is past the cap: rolled back */
+};
+/*
+ * Runs the write in t->sql with p on SQLite through the process's group commit
+ * (common/gcommit.h), reading the written rows into rs->body (rep: the representation)
+ * and their count into *rows, inside the write's own savepoint.  one: exactly one row must
+ * be written.  Returns REST_COMMIT_OK once the batch holding the write committed, or one
+ * of the failures above (*rows: the count refused by REST_COMMIT_NOT_ONE); the write is
+ * then undone (alone) and nothing of it is kept.
+ */
+enum rest_commit rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_params *p, int rep, int one, int64_t *rows);
 /* rpc.c */
 int rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name);
 

@@ -16,7 +16,8 @@
  * PGRST102) only to check it: an object or an array of objects whose keys are all known
  * columns (400 PGRST204 otherwise), the same keys in every object unless columns= says
  * which to take (400 PGRST102).  A representation too large for the response is 413 and
- * the write is rolled back (it runs in a transaction for that).  Prefer:
+ * the write is rolled back (it runs in a transaction for that; on SQLite every write is
+ * group-committed, in a savepoint of its batch's transaction: commit.c).  Prefer:
  * return=minimal (default: 201/204 and no body) or representation (the rows as JSON, with
  * select= and embeds), resolution=merge-duplicates|ignore-duplicates with on_conflict=
  * (default: the primary key), missing=default (absent keys take the column default),
@@ -152,12 +153,25 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	char range[64];
 	struct rest_err e;
 
+	/* SQLite: group-committed, answered inside the write's savepoint (commit.c). */
+	if (t->d->write_txn) {
+		switch (rest_commit_write(rq, rs, t, p, rep, acc == REST_ACCEPT_OBJECT, &rows)) {
+		case REST_COMMIT_OK:
+			goto done;
+		case REST_COMMIT_NOT_ONE:
+			goto not_one;
+		case REST_COMMIT_TOO_LARGE:
+			goto too_large;
+		default:
+			return 0;
+		}
+	}
 	/*
 	 * With a representation the write stays open until its body is known to fit: a
 	 * representation past the buffer rolls the write back (413), so that no client is
-	 * told a committed write failed.  SQLite's writes are in a transaction anyway.
+	 * told a committed write failed.
 	 */
-	if (t->d->write_txn || rep || acc == REST_ACCEPT_OBJECT) {
+	if (rep || acc == REST_ACCEPT_OBJECT) {
 		if (db_begin(rq->db, DB_TXN_WRITE) < 0)
 			return serve_db_error(rs, rq->db);
 		txn = 1;
@@ -169,6 +183,7 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 		goto fail;
 	if (acc == REST_ACCEPT_OBJECT && rows != 1) {
 		db_rollback(rq->db);
+not_one:
 		rest_err_set(&e, 406, "PGRST116", NULL,
 		    "JSON object requested, multiple (or no) rows returned");
 		(void)snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
@@ -179,6 +194,7 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 		goto too_large;
 	if (txn && db_commit(rq->db) < 0)
 		return serve_db_error(rs, rq->db);
+done:
 	if (rest_prefer(rq, "count=exact"))
 		(void)snprintf(range, sizeof(range), "*/%lld", (long long)rows);
 	else
