@@ -96,6 +96,30 @@ gcommit_err(struct db *db)
 }
 
 /*
+ * Lets the writes of the batch that are past their deadline go (DB_ETIMEOUT).  Returns the
+ * earliest deadline of the others (0: none has a budget), or -1 when none is left.
+ */
+static long long
+gcommit_expire(struct gcommit_item **batch)
+{
+	struct gcommit_item **pp = batch;
+	long long now = db_now_ms(), first = 0;
+
+	while (*pp != NULL) {
+		struct gcommit_item *it = *pp;
+
+		if (it->deadline != 0 && now >= it->deadline) {
+			gcommit_drop(pp, -1, DB_ETIMEOUT);
+			continue;
+		}
+		if (it->deadline != 0 && (first == 0 || it->deadline < first))
+			first = it->deadline;
+		pp = &it->next;
+	}
+	return *batch == NULL ? -1 : first;
+}
+
+/*
  * BEGIN for the batch: the wait in the writers' queue lasts until the earliest deadline of
  * its writes; when it passes, the writes past their budget leave (DB_ETIMEOUT) and the
  * others wait on, until their own.  Returns 0 with the transaction open, or -1 when no
@@ -104,22 +128,10 @@ gcommit_err(struct db *db)
 static int
 gcommit_begin(struct db *db, struct gcommit_item **batch)
 {
-	struct gcommit_item **pp, *it;
-	long long now, first;
+	long long first;
 
 	for (;;) {
-		now = db_now_ms();
-		first = 0;
-		for (pp = batch; (it = *pp) != NULL;) {
-			if (it->deadline != 0 && now >= it->deadline) {
-				gcommit_drop(pp, -1, DB_ETIMEOUT);
-				continue;
-			}
-			if (it->deadline != 0 && (first == 0 || it->deadline < first))
-				first = it->deadline;
-			pp = &it->next;
-		}
-		if (*batch == NULL)
+		if ((first = gcommit_expire(batch)) < 0)
 			return -1;
 		db->deadline_ms = first;
 		if (db_begin(db, DB_TXN_WRITE) == 0)
