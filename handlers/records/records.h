@@ -89,6 +89,17 @@ int rec_write(struct rec_ctx *x, struct buf *b, const struct coll *c,
 /* The routes (read.c, write.c). */
 int rec_list(struct rec_ctx *x);
 int rec_view(struct rec_ctx *x);
+/*
+ * commit.c: runs fn(x, arg), a write on x->rq->db that answers its own failures (returns
+ * >= 0, or -1 answered), as one write: on SQLite group-committed with the process's other
+ * writes (common/gcommit.h; fn may then run more than once, and on the batch's connection,
+ * which x->rq->db points at while it runs), on PostgreSQL in a transaction of its own when
+ * txn is set (else as its one statement).  Returns fn's value once committed, or -1
+ * answered.
+ */
+int rec_commit(struct rec_ctx *x, int (*fn)(struct rec_ctx *x, void *arg), void *arg,
+    int txn);
+
 int rec_create(struct rec_ctx *x);
 int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);

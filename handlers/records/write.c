@@ -554,13 +554,74 @@ rec_exec(struct rec_ctx *x)
 	return db_changes(st);
 }
 
+/* rec_exec() as a write of rec_commit(): the rows changed (0 or 1), or -1 answered. */
+static int
+rec_exec_write(struct rec_ctx *x, void *arg)
+{
+	int64_t n = rec_exec(x);
+
+	(void)arg;
+	return n < 0 ? -1 : n > 0;
+}
+
+/*
+ * The INSERT of a new record (the values s), and under a create rule the rule's check of the
+ * record as it was stored, in the same transaction: a write of rec_commit(), which may run it
+ * more than once, so it builds its statements each time.  0, or -1 answered.
+ */
+static int
+rec_insert(struct rec_ctx *x, void *arg)
+{
+	const struct rec_sets *s = arg;
+	struct sqlq *q = &x->t->q;
+	const char *rule = x->c->rules[COLL_RULE_CREATE];
+	int i, r;
+	struct db_stmt *st;
+
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "INSERT INTO ");
+	coll_quote(q->sql, x->c->name);
+	buf_puts(q->sql, " (\"id\"");
+	for (i = 0; i < s->n; i++) {
+		buf_puts(q->sql, ", ");
+		coll_quote(q->sql, s->v[i].f->name);
+	}
+	buf_puts(q->sql, ") VALUES (");
+	sqlq_text(q, s->id, strlen(s->id));
+	for (i = 0; i < s->n; i++) {
+		buf_puts(q->sql, ", ");
+		rec_bind_sets(q, s, i);
+	}
+	buf_putc(q->sql, ')');
+	if (rec_exec(x) < 0)
+		return -1;
+	if (x->superuser || rule == NULL || *rule == '\0')
+		return 0;
+	/* The rule sees the new record as it was stored, in the same transaction. */
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "SELECT 1 FROM ");
+	coll_quote(q->sql, x->c->name);
+	buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
+	sqlq_text(q, s->id, strlen(s->id));
+	if (rec_rule(x, x->c, COLL_RULE_CREATE, "t") < 0)
+		return -1;
+	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlq_bind_all(q, st) < 0)
+		return rec_db_error(x), -1;
+	r = db_step(st);
+	db_reset(st);
+	if (r == DB_ERROR)
+		return rec_db_error(x), -1;
+	if (r != DB_ROW)
+		return rec_error(x->rs, 400, "Failed to create record.", NULL), -1;
+	return 0;
+}
+
 int
 rec_create(struct rec_ctx *x)
 {
 	struct rec_sets s;
-	struct sqlq *q = &x->t->q;
 	const char *rule = x->c->rules[COLL_RULE_CREATE];
-	int i, checked = !x->superuser && rule != NULL && *rule != '\0', rc = 0, r;
+	int checked = !x->superuser && rule != NULL && *rule != '\0', rc = 0;
 
 	if (!x->superuser && rule == NULL)
 		return rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
@@ -570,63 +631,9 @@ rec_create(struct rec_ctx *x)
 		goto out;
 	if (rec_invalid_answer(x, &s, "Failed to create record."))
 		goto out;
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
-	buf_puts(q->sql, "INSERT INTO ");
-	coll_quote(q->sql, x->c->name);
-	buf_puts(q->sql, " (\"id\"");
-	for (i = 0; i < s.n; i++) {
-		buf_puts(q->sql, ", ");
-		coll_quote(q->sql, s.v[i].f->name);
-	}
-	buf_puts(q->sql, ") VALUES (");
-	sqlq_text(q, s.id, strlen(s.id));
-	for (i = 0; i < s.n; i++) {
-		buf_puts(q->sql, ", ");
-		rec_bind_sets(q, &s, i);
-	}
-	buf_putc(q->sql, ')');
-	if (checked && db_begin(x->rq->db, DB_TXN_WRITE) < 0) {
-		rec_db_error(x);
+	if (rec_commit(x, rec_insert, &s, checked) < 0)
 		goto out;
-	}
-	if (rec_exec(x) < 0)
-		goto rollback;
-	if (checked) {
-		/* The rule sees the new record as it was stored, in the same transaction. */
-		struct db_stmt *st;
-
-		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
-		buf_puts(q->sql, "SELECT 1 FROM ");
-		coll_quote(q->sql, x->c->name);
-		buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
-		sqlq_text(q, s.id, strlen(s.id));
-		if (rec_rule(x, x->c, COLL_RULE_CREATE, "t") < 0)
-			goto rollback;
-		if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL ||
-		    sqlq_bind_all(q, st) < 0) {
-			rec_db_error(x);
-			goto rollback;
-		}
-		r = db_step(st);
-		db_reset(st);
-		if (r == DB_ERROR) {
-			rec_db_error(x);
-			goto rollback;
-		}
-		if (r != DB_ROW) {
-			rec_error(x->rs, 400, "Failed to create record.", NULL);
-			goto rollback;
-		}
-		if (db_commit(x->rq->db) < 0) {
-			rec_db_error(x);
-			goto rollback;
-		}
-	}
 	rc = rec_show(x, s.id);
-	goto out;
-rollback:
-	if (checked)
-		db_rollback(x->rq->db);
 out:
 	buf_free(&s.errs);
 	return rc;
@@ -697,7 +704,7 @@ rec_update(struct rec_ctx *x)
 			rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
 		goto out;
 	}
-	if ((n = rec_exec(x)) < 0)
+	if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
 		goto out;
 	rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show(x, x->id);
 out:
@@ -720,7 +727,7 @@ rec_delete(struct rec_ctx *x)
 	if ((r = rec_rule(x, x->c, COLL_RULE_DELETE, "t")) != 0)
 		return r < 0 ? 0 : rec_error(x->rs, 403, "Only superusers can perform this action.",
 		    NULL);
-	if ((n = rec_exec(x)) < 0)
+	if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
 		return 0;
 	if (n == 0)
 		return rec_error(x->rs, 404, NULL, NULL);

@@ -1,0 +1,67 @@
+/*
+ * commit.c: the records API's writes, committed.  On SQLite every write (create, update,
+ * delete) goes through the process's group commit (common/gcommit.h), like the rest and
+ * chat endpoints' writes: one transaction and one fsync per batch, each write in its own
+ * savepoint (a failing one is undone alone), acknowledged only after the batch's COMMIT,
+ * within the request's time budget (503 past it).  On PostgreSQL a write runs as before:
+ * its one statement, or a transaction of its own when it has several (a create under a
+ * rule).
+ */
+#include "gcommit.h"
+#include "log.h"
+#include "records.h"
+
+struct rec_commit {
+	struct rec_ctx *x;
+	int (*fn)(struct rec_ctx *, void *);
+	void *arg;
+	int answered;		/* fn failed and made the error response */
+};
+
+/*
+ * The write on db, the connection of the thread leading the batch (gcommit_fn).  The
+ * request's own thread is blocked in gcommit_run() meanwhile, so pointing its request at
+ * that connection for the time of the call lets the write's code (and its error
+ * responses) use x->rq->db as everywhere else.
+ */
+static int
+rec_commit_fn(struct db *db, void *arg)
+{
+	struct rec_commit *w = arg;
+	struct db *own = w->x->rq->db;
+	int rc;
+
+	w->x->rq->db = db;
+	rc = w->fn(w->x, w->arg);
+	w->x->rq->db = own;
+	w->answered = rc < 0;
+	return rc;
+}
+
+int
+rec_commit(struct rec_ctx *x, int (*fn)(struct rec_ctx *x, void *arg), void *arg, int txn)
+{
+	struct rec_commit w = { x, fn, arg, 0 };
+	enum db_err e = DB_EINTERNAL;
+	int rc, status;
+
+	if (db_backend(x->rq->db) == DB_SQLITE) {
+		if ((rc = gcommit_run(x->rq->db, rec_commit_fn, &w, &e)) >= 0 || w.answered)
+			return rc;
+		/* Not run, or its batch failed (the queue past the budget, BEGIN, COMMIT). */
+		status = db_err_status(e);
+		log_warn("records: write not committed (status %d)", status);
+		rec_error(x->rs, status == 409 ? 400 : status, NULL, NULL);
+		return -1;
+	}
+	if (txn && db_begin(x->rq->db, DB_TXN_WRITE) < 0)
+		return rec_db_error(x), -1;
+	rc = fn(x, arg);
+	if (txn && rc >= 0 && db_commit(x->rq->db) < 0) {
+		rec_db_error(x);
+		rc = -1;
+	}
+	if (txn && rc < 0)
+		db_rollback(x->rq->db);
+	return rc;
+}
