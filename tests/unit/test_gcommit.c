@@ -15,18 +15,10 @@
 
 #include "db.h"
 #include "gcommit.h"
+#include "stack.h"
 #include "../lib/harness.h"
 
 static char gt_file[100], gt_url[140];
-
-static long long
-gt_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 gt_sleep_ms(int ms)
@@ -141,10 +133,10 @@ gt_write(void *arg)
 	w->rc = -2;
 	if (db == NULL)
 		return NULL;
-	t0 = gt_now_ms();
+	t0 = stack_now_ms();
 	if (db_ready(db) == 0)
 		w->rc = gcommit_run(db, w->fn, &w->v, &w->err);
-	w->ms = gt_now_ms() - t0;
+	w->ms = stack_now_ms() - t0;
 	db_close(db);
 	return NULL;
 }
