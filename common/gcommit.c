@@ -21,6 +21,9 @@
 #include "gcommit.h"
 #include "log.h"
 
+/* How far past the leader's own deadline the writes of its batch may have theirs. */
+#define GCOMMIT_LEAD_SPAN_MS	1000
+
 struct gcommit_item {
 	gcommit_fn fn;
 	void *arg;
@@ -283,11 +286,19 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 			}
 			continue;
 		}
-		/* Lead: take up to GCOMMIT_BATCH_MAX writes from the head of the queue. */
+		/*
+		 * Lead: take up to GCOMMIT_BATCH_MAX writes from the head of the queue, and
+		 * (after the first) only while their budgets end within GCOMMIT_LEAD_SPAN_MS
+		 * of the leader's own: the batch may run until its last deadline, and
+		 * leading it must not keep the leader's request much past its budget (the
+		 * watchdog replaces a worker whose request overruns it by its grace).
+		 */
 		gcommit_busy = 1;
 		batch = last = gcommit_head;
 		batch->taken = 1;
-		for (n = 1; n < GCOMMIT_BATCH_MAX && last->next != NULL; n++) {
+		for (n = 1; n < GCOMMIT_BATCH_MAX && last->next != NULL &&
+		    (item.deadline == 0 || (last->next->deadline != 0 &&
+		    last->next->deadline <= item.deadline + GCOMMIT_LEAD_SPAN_MS)); n++) {
 			last = last->next;
 			last->taken = 1;
 		}

@@ -40,7 +40,9 @@
  *     answered with its error and the batch's other writes before it are run again in a
  *     new transaction ("replay"), so they do not pay for it.
  * A writer is therefore answered by its own deadline plus at most one COMMIT (the fsync of
- * the batch it is in), whatever the other writes of its batch do.
+ * the batch it is in), whatever the other writes of its batch do.  A leader takes into its
+ * batch only writes whose budgets end at most a second after its own, so that leading
+ * never holds its own request much past its budget (and the watchdog's limit).
  *
  * The writes run on the leader's connection, so a write function must use only the db it
  * is given, and its argument (owned by the waiting caller) stays valid because the caller
