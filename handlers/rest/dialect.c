@@ -14,6 +14,12 @@
  *   comparisons        SQLite compares timestamps in one spelling and booleans as 0/1.
  *   like, ilike        like/ilike with % / glob for like and like ... escape for ilike.
  *   in.(...)           = any($k::type[]) over an array literal / in json_each($k).
+ *   JSON paths         "c" -> $1::text ->> $2::text / "c" -> $1 with $1 = '$."key"'
+ *                      (->> cast to text, as PostgreSQL's ->> gives text).
+ *   isdistinct         is distinct from / is not.
+ *   casts              (x)::type / cast(x as TYPE), from one whitelist of type names.
+ *   match, fts, arrays ~ ~* @@ @> <@ && << >> &< &> -|- on PostgreSQL; SQLite has none of
+ *   and ranges         them: a 400 naming the operator (lite_op()).
  *   offset alone       SQLite needs "limit -1" before it.
  *   CSV                strpos/instr, chr/char, string_agg/group_concat, ::text casts.
  *   writes             PostgreSQL: a CTE _w and one row (body, count) over it; SQLite:
@@ -223,15 +229,132 @@ lite_col_text(struct buf *b, const char *alias, const struct rest_col *c)
 	}
 }
 
+/* Whether key is an array index (all digits, at most 9 of them). */
 static int
-pg_cmp(struct rest_gen *g, const char *alias, const struct rest_col *c, const char *op,
-    const char *v, size_t len)
+path_index(const char *key)
+{
+	size_t i;
+
+	for (i = 0; key[i] != '\0'; i++)
+		if (key[i] < '0' || key[i] > '9' || i == 9)
+			return 0;
+	return i > 0;
+}
+
+/* PostgreSQL: ("c" -> $1::text -> $2::int ->> $3::text), every key bound. */
+static int
+pg_path(struct rest_gen *g, const struct rest_lhs *l)
+{
+	size_t i;
+	int k;
+
+	buf_putc(g->sql, '(');
+	rest_col_ref(g->sql, l->alias, l->c->name);
+	for (i = 0; i < l->path->nkeys; i++) {
+		int idx = path_index(l->path->keys[i]);
+
+		if (idx) {
+			int64_t v = 0;
+
+			(void)str_to_int(l->path->keys[i], strlen(l->path->keys[i]), 0, INT32_MAX,
+			    &v);
+			k = rest_param_int(g, v);
+		} else
+			k = rest_param_text(g, l->path->keys[i], strlen(l->path->keys[i]));
+		if (k < 0)
+			return -1;
+		buf_puts(g->sql, i + 1 == l->path->nkeys && l->path->last_text ? " ->>" : " ->");
+		rest_put_param(g->sql, k);
+		buf_puts(g->sql, idx ? "::int" : "::text");
+	}
+	buf_putc(g->sql, ')');
+	return 0;
+}
+
+/* A -> path compares as jsonb (json has no equality); ->> is text. */
+static int
+pg_lhs(struct rest_gen *g, const struct rest_lhs *l)
+{
+	if (l->path == NULL) {
+		rest_col_ref(g->sql, l->alias, l->c->name);
+		return 0;
+	}
+	if (pg_path(g, l) < 0)
+		return -1;
+	if (!l->path->last_text)
+		buf_puts(g->sql, "::jsonb");
+	return 0;
+}
+
+/*
+ * SQLite: ("c" -> $1 -> $2), each key bound as the path $."key" (a bare label would be
+ * read as a path when it starts with '$', and split at dots) or an index as an integer;
+ * ->> is cast to text, as PostgreSQL's ->> gives text.  A key holding '"' has no SQLite
+ * path: 400.
+ */
+static int
+lite_path(struct rest_gen *g, const struct rest_lhs *l)
+{
+	size_t i;
+	int k;
+
+	if (l->path->last_text)
+		buf_puts(g->sql, "cast(");
+	buf_putc(g->sql, '(');
+	rest_col_ref(g->sql, l->alias, l->c->name);
+	for (i = 0; i < l->path->nkeys; i++) {
+		const char *key = l->path->keys[i];
+
+		if (path_index(key)) {
+			int64_t v = 0;
+
+			(void)str_to_int(key, strlen(key), 0, INT32_MAX, &v);
+			k = rest_param_int(g, v);
+		} else {
+			size_t n = strlen(key);
+			char *p;
+
+			if (strchr(key, '"') != NULL) {
+				rest_err_set(g->e, 400, "PGRST100", NULL, "a JSON key with a double "
+				    "quote is not supported on SQLite");
+				return -1;
+			}
+			if ((p = arena_alloc(g->a, n + 5)) == NULL) {
+				rest_err_set(g->e, 400, "PGRST100", NULL, "the request is too complex");
+				return -1;
+			}
+			(void)snprintf(p, n + 5, "$.\"%s\"", key);
+			k = rest_param_text(g, p, n + 4);
+		}
+		if (k < 0)
+			return -1;
+		buf_puts(g->sql, i + 1 == l->path->nkeys && l->path->last_text ? " ->>" : " ->");
+		rest_put_param(g->sql, k);
+	}
+	buf_putc(g->sql, ')');
+	if (l->path->last_text)
+		buf_puts(g->sql, " as text)");
+	return 0;
+}
+
+static int
+lite_lhs(struct rest_gen *g, const struct rest_lhs *l)
+{
+	if (l->path == NULL) {
+		rest_col_ref(g->sql, l->alias, l->c->name);
+		return 0;
+	}
+	return lite_path(g, l);
+}
+
+static int
+pg_cmp(struct rest_gen *g, const struct rest_lhs *l, const char *op, const char *v,
+    size_t len)
 {
 	int k;
 
-	if ((k = rest_param_text(g, v, len)) < 0)
+	if ((k = rest_param_text(g, v, len)) < 0 || pg_lhs(g, l) < 0)
 		return -1;
-	rest_col_ref(g->sql, alias, c->name);
 	buf_putc(g->sql, ' ');
 	buf_puts(g->sql, op);
 	rest_put_param(g->sql, k);
@@ -239,37 +362,43 @@ pg_cmp(struct rest_gen *g, const char *alias, const struct rest_col *c, const ch
 }
 
 static int
-lite_cmp(struct rest_gen *g, const char *alias, const struct rest_col *c, const char *op,
-    const char *v, size_t len)
+lite_cmp(struct rest_gen *g, const struct rest_lhs *l, const char *op, const char *v,
+    size_t len)
 {
+	const struct rest_col *c = l->c;
 	int k;
 
+	if (l->path != NULL) {
+		if ((k = rest_param_text(g, v, len)) < 0 || lite_lhs(g, l) < 0)
+			return -1;
+		buf_printf(g->sql, " %s", op);
+		rest_put_param(g->sql, k);
+		return 0;
+	}
 	if (c->kind == REST_K_BOOL && str_eq(v, len, "true"))
 		v = "1", len = 1;
 	else if (c->kind == REST_K_BOOL && str_eq(v, len, "false"))
 		v = "0", len = 1;
 	if (c->kind != REST_K_TS)
-		return pg_cmp(g, alias, c, op, v, len);
+		return pg_cmp(g, l, op, v, len);
 	if ((k = rest_param_text(g, v, len)) < 0)
 		return -1;
 	/* Text timestamps compare in one spelling ("T" or " ", seconds or not), as
 	 * PostgreSQL compares the values. */
 	buf_puts(g->sql, "strftime('%Y-%m-%dT%H:%M:%S', ");
-	rest_col_ref(g->sql, alias, c->name);
+	rest_col_ref(g->sql, l->alias, c->name);
 	buf_printf(g->sql, ") %s strftime('%%Y-%%m-%%dT%%H:%%M:%%S', $%d)", op, k);
 	return 0;
 }
 
 static int
-pg_like(struct rest_gen *g, const char *alias, const struct rest_col *c, int ilike,
-    const char *v, size_t len)
+pg_like(struct rest_gen *g, const struct rest_lhs *l, int ilike, const char *v, size_t len)
 {
 	int k;
 
 	if ((v = rest_like_pattern(g->a, v, len)) == NULL ||
-	    (k = rest_param_text(g, v, len)) < 0)
+	    (k = rest_param_text(g, v, len)) < 0 || pg_lhs(g, l) < 0)
 		return -1;
-	rest_col_ref(g->sql, alias, c->name);
 	buf_printf(g->sql, "::text %s $%d", ilike ? "ilike" : "like", k);
 	return 0;
 }
@@ -311,24 +440,21 @@ lite_glob(struct arena *a, const char *v, size_t len, size_t *outlen)
 }
 
 static int
-lite_like(struct rest_gen *g, const char *alias, const struct rest_col *c, int ilike,
-    const char *v, size_t len)
+lite_like(struct rest_gen *g, const struct rest_lhs *l, int ilike, const char *v, size_t len)
 {
 	size_t n;
 	int k;
 
 	if (!ilike) {
 		if ((v = lite_glob(g->a, v, len, &n)) == NULL ||
-		    (k = rest_param_text(g, v, n)) < 0)
+		    (k = rest_param_text(g, v, n)) < 0 || lite_lhs(g, l) < 0)
 			return -1;
-		rest_col_ref(g->sql, alias, c->name);
 		buf_printf(g->sql, " glob $%d", k);
 		return 0;
 	}
 	if ((v = rest_like_pattern(g->a, v, len)) == NULL ||
-	    (k = rest_param_text(g, v, len)) < 0)
+	    (k = rest_param_text(g, v, len)) < 0 || lite_lhs(g, l) < 0)
 		return -1;
-	rest_col_ref(g->sql, alias, c->name);
 	buf_printf(g->sql, " like $%d escape '\\'", k);
 	return 0;
 }
@@ -349,8 +475,7 @@ buf_to_arena(struct arena *a, struct buf *b, size_t *len)
 
 /* A PostgreSQL array literal {"a","b"} of the in-list, for = any($k::type[]). */
 static int
-pg_in(struct rest_gen *g, const char *alias, const struct rest_col *c,
-    const struct rest_cond *cond)
+pg_in(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond)
 {
 	struct buf b;
 	size_t i, j, len = 0;
@@ -371,21 +496,21 @@ pg_in(struct rest_gen *g, const char *alias, const struct rest_col *c,
 		buf_putc(&b, '"');
 	}
 	buf_putc(&b, '}');
-	if ((v = buf_to_arena(g->a, &b, &len)) == NULL || (k = rest_param_text(g, v, len)) < 0)
+	if ((v = buf_to_arena(g->a, &b, &len)) == NULL || (k = rest_param_text(g, v, len)) < 0 ||
+	    pg_lhs(g, l) < 0)
 		return -1;
-	rest_col_ref(g->sql, alias, c->name);
-	buf_printf(g->sql, " = any($%d::%s[])", k, c->type);
+	buf_printf(g->sql, " = any($%d::%s[])", k, l->path == NULL ? l->c->type :
+	    l->path->last_text ? "text" : "jsonb");
 	return 0;
 }
 
 /* The in-list as a JSON array of strings (booleans as 0/1), for SQLite's json_each(). */
 static int
-lite_in(struct rest_gen *g, const char *alias, const struct rest_col *c,
-    const struct rest_cond *cond)
+lite_in(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond)
 {
 	struct buf b;
 	size_t i, len = 0;
-	int boolcol = c->kind == REST_K_BOOL, k;
+	int boolcol = l->path == NULL && l->c->kind == REST_K_BOOL, k;
 	char *v;
 
 	buf_init(&b, REST_SQL_MAX);
@@ -401,9 +526,9 @@ lite_in(struct rest_gen *g, const char *alias, const struct rest_col *c,
 			json_escape(&b, cond->list[i], cond->listlen[i]);
 	}
 	buf_putc(&b, ']');
-	if ((v = buf_to_arena(g->a, &b, &len)) == NULL || (k = rest_param_text(g, v, len)) < 0)
+	if ((v = buf_to_arena(g->a, &b, &len)) == NULL || (k = rest_param_text(g, v, len)) < 0 ||
+	    lite_lhs(g, l) < 0)
 		return -1;
-	rest_col_ref(g->sql, alias, c->name);
 	buf_printf(g->sql, " in (select value from json_each($%d))", k);
 	return 0;
 }
@@ -504,12 +629,196 @@ lite_call(struct buf *b, const struct rest_func *f)
 	buf_printf(b, "(%s)", f->body);
 }
 
+/* The operators of PostgreSQL's own types, by enum rest_op; NULL for the others. */
+static const char *const pg_ops[REST_OP__MAX] = {
+	[REST_OP_MATCH] = "~", [REST_OP_IMATCH] = "~*",
+	[REST_OP_FTS] = "to_tsquery", [REST_OP_PLFTS] = "plainto_tsquery",
+	[REST_OP_PHFTS] = "phraseto_tsquery", [REST_OP_WFTS] = "websearch_to_tsquery",
+	[REST_OP_CS] = "@>", [REST_OP_CD] = "<@", [REST_OP_OV] = "&&",
+	[REST_OP_SL] = "<<", [REST_OP_SR] = ">>", [REST_OP_NXL] = "&<", [REST_OP_NXR] = "&>",
+	[REST_OP_ADJ] = "-|-",
+};
+
+/* The operators' names in the URL, for errors. */
+static const char *const op_names[REST_OP__MAX] = {
+	[REST_OP_MATCH] = "match", [REST_OP_IMATCH] = "imatch", [REST_OP_FTS] = "fts",
+	[REST_OP_PLFTS] = "plfts", [REST_OP_PHFTS] = "phfts", [REST_OP_WFTS] = "wfts",
+	[REST_OP_CS] = "cs", [REST_OP_CD] = "cd", [REST_OP_OV] = "ov", [REST_OP_SL] = "sl",
+	[REST_OP_SR] = "sr", [REST_OP_NXL] = "nxl", [REST_OP_NXR] = "nxr", [REST_OP_ADJ] = "adj",
+};
+
+/*
+ * match/imatch: lhs::text ~ $k; fts and its kin: lhs @@ to_tsquery([CONFIG, ]$k), CONFIG
+ * the pg_ts_config row named $lang (a text column is searched through to_tsvector(),
+ * PostgreSQL's text @@ tsquery; an unknown configuration is NULL, which matches nothing,
+ * where $lang::regconfig would fail the statement); the
+ * array, range and jsonb operators: lhs @> $k::type, the literal ({a,b}, [1,2), {"a":1})
+ * read by the column's own type (jsonb for a -> path).
+ */
+static int
+pg_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
+    const char *v, size_t len)
+{
+	const char *op = pg_ops[cond->op];
+	int k, kl = 0;
+
+	if (op == NULL)
+		return -1;
+	if ((k = rest_param_text(g, v, len)) < 0 ||
+	    (cond->lang != NULL && (kl = rest_param_text(g, cond->lang,
+	    strlen(cond->lang))) < 0) || pg_lhs(g, l) < 0)
+		return -1;
+	switch (cond->op) {
+	case REST_OP_MATCH:
+	case REST_OP_IMATCH:
+		buf_printf(g->sql, "::text %s $%d", op, k);
+		break;
+	case REST_OP_FTS: case REST_OP_PLFTS: case REST_OP_PHFTS: case REST_OP_WFTS:
+		if (cond->lang != NULL)
+			buf_printf(g->sql, " @@ %s((select _c.oid::regconfig from pg_ts_config _c "
+			    "where _c.cfgname = $%d), $%d)", op, kl, k);
+		else
+			buf_printf(g->sql, " @@ %s($%d)", op, k);
+		break;
+	default:
+		buf_printf(g->sql, " %s $%d::%s", op, k, l->path != NULL ? "jsonb" : l->c->type);
+	}
+	return 0;
+}
+
+/* SQLite has no regular expressions (unless registered), text search configurations,
+ * arrays or ranges: each of these operators is a 400 naming it. */
+static int
+lite_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
+    const char *v, size_t len)
+{
+	const char *name = op_names[cond->op] ? op_names[cond->op] : "?";
+
+	(void)l;
+	(void)v;
+	(void)len;
+	rest_err_set(g->e, 400, "42883", NULL, "operator %s is not supported on SQLite", name);
+	g->e->hint = cond->op <= REST_OP_IMATCH ? "SQLite has no regular expressions" :
+	    cond->op <= REST_OP_WFTS ? "SQLite has no full-text search configurations" :
+	    "SQLite has no arrays or ranges";
+	return -1;
+}
+
+static int
+pg_path_value(struct rest_gen *g, const struct rest_lhs *l)
+{
+	return pg_path(g, l);
+}
+
+/* The casts select= accepts: PostgREST passes any type name to PostgreSQL; sluice takes
+ * these, so that no type name from a request is written into SQL. */
+static const struct {
+	const char *name;
+	const char *pg;
+	const char *lite;	/* NULL: no SQLite equivalent */
+	enum rest_kind kind;
+} cast_types[] = {
+	{ "text", "text", "TEXT", REST_K_TEXT },
+	{ "varchar", "varchar", "TEXT", REST_K_TEXT },
+	{ "int", "integer", "INTEGER", REST_K_INT },
+	{ "int4", "integer", "INTEGER", REST_K_INT },
+	{ "integer", "integer", "INTEGER", REST_K_INT },
+	{ "int2", "smallint", "INTEGER", REST_K_INT },
+	{ "smallint", "smallint", "INTEGER", REST_K_INT },
+	{ "int8", "bigint", "INTEGER", REST_K_INT },
+	{ "bigint", "bigint", "INTEGER", REST_K_INT },
+	{ "numeric", "numeric", "NUMERIC", REST_K_NUM },
+	{ "decimal", "numeric", "NUMERIC", REST_K_NUM },
+	{ "real", "real", "REAL", REST_K_NUM },
+	{ "float4", "real", "REAL", REST_K_NUM },
+	{ "float8", "double precision", "REAL", REST_K_NUM },
+	{ "float", "double precision", "REAL", REST_K_NUM },
+	{ "boolean", "boolean", NULL, REST_K_BOOL },
+	{ "bool", "boolean", NULL, REST_K_BOOL },
+	{ "date", "date", NULL, REST_K_DATE },
+	{ "timestamp", "timestamp", NULL, REST_K_TS },
+	{ "timestamptz", "timestamptz", NULL, REST_K_TS },
+	{ "json", "json", NULL, REST_K_JSON },
+	{ "jsonb", "jsonb", NULL, REST_K_JSON },
+	{ "uuid", "uuid", NULL, REST_K_TEXT },
+};
+
+int
+rest_cast_known(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cast_types) / sizeof(cast_types[0]); i++)
+		if (strcmp(cast_types[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* (EXPR)::type */
+static void
+pg_cast(struct buf *b, const char *type, int open)
+{
+	if (open)
+		buf_putc(b, '(');
+	else
+		buf_printf(b, ")::%s", type);
+}
+
+/* cast(EXPR as TYPE); to an integer through round(), which rounds half away from zero as
+ * PostgreSQL's numeric to integer does (cast() alone truncates). */
+static void
+lite_cast(struct buf *b, const char *type, int open)
+{
+	int integer = strcmp(type, "INTEGER") == 0;
+
+	if (open)
+		buf_puts(b, integer ? "cast(round(" : "cast(");
+	else
+		buf_printf(b, "%s as %s)", integer ? ")" : "", type);
+}
+
+static const char *
+pg_cast_type(const char *name, enum rest_kind *kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cast_types) / sizeof(cast_types[0]); i++)
+		if (strcmp(cast_types[i].name, name) == 0) {
+			*kind = cast_types[i].kind;
+			return cast_types[i].pg;
+		}
+	return NULL;
+}
+
+static const char *
+lite_cast_type(const char *name, enum rest_kind *kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cast_types) / sizeof(cast_types[0]); i++)
+		if (strcmp(cast_types[i].name, name) == 0) {
+			*kind = cast_types[i].kind;
+			return cast_types[i].lite;
+		}
+	return NULL;
+}
+
 static const struct rest_dialect rest_dialect_pg = {
 	.col_value = pg_col_value,
 	.col_text = pg_col_text,
 	.cmp = pg_cmp,
 	.like = pg_like,
 	.in = pg_in,
+	.op = pg_op,
+	.distinct_op = "is distinct from",
+	.lhs = pg_lhs,
+	.path_value = pg_path_value,
+	.cast_type = pg_cast_type,
+	.cast = pg_cast,
+	.expr_open = "coalesce(to_json(",
+	.expr_close = ")::text, 'null')",
+	.expr_json_open = "coalesce(to_json(",
+	.expr_json_close = ")::text, 'null')",
 	.obj_template = 0,
 	.arr_open = "'[' || coalesce(string_agg(",
 	.arr_close = ", ','), '') || ']'",
@@ -553,6 +862,16 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.cmp = lite_cmp,
 	.like = lite_like,
 	.in = lite_in,
+	.op = lite_op,
+	.distinct_op = "is not",
+	.lhs = lite_lhs,
+	.path_value = lite_path,
+	.cast_type = lite_cast_type,
+	.cast = lite_cast,
+	.expr_open = "json_quote(",
+	.expr_close = ")",
+	.expr_json_open = "coalesce(",
+	.expr_json_close = ", 'null')",
 	.obj_template = 1,
 	.arr_open = "sluice_arr(",
 	.arr_close = ")",

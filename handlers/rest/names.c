@@ -3,7 +3,9 @@
  * each embed's relationship to its parent (a foreign key either way, or a junction table
  * for many-to-many, chosen by the !hint when there are several), and every column of
  * select=, order= and the filters.  More than REST_MEMBERS_MAX keys in one object (a '*'
- * counts the table's columns) is a 400 PGRST100.  An unknown name is a 400 (42703 for a column,
+ * counts the table's columns) is a 400 PGRST100.  A JSON path needs a json column, a cast
+ * one of the dialect's type names, a spread a to-one relationship (PGRST119 otherwise),
+ * and aggregates do not mix with embeds in one object.  An unknown name is a 400 (42703 for a column,
  * PGRST200 for a relationship, PGRST201 when it is ambiguous); past this point every
  * identifier the generators write is one the database has.
  */
@@ -28,6 +30,17 @@ no_column(struct rest_gen *g, int t, const char *col)
 	return -1;
 }
 
+/* A JSON path needs a json or jsonb column (PostgreSQL has no -> on other types). */
+static int
+path_fits(struct rest_gen *g, int t, int c, const struct rest_path *path)
+{
+	if (path == NULL || tab(g, t)->cols[c].kind == REST_K_JSON)
+		return 0;
+	rest_err_set(g->e, 400, "42883", NULL, "column %.80s.%.80s is not json: it has no "
+	    "JSON path", tab(g, t)->name, tab(g, t)->cols[c].name);
+	return -1;
+}
+
 static int
 resolve_cond(struct rest_gen *g, int t, struct rest_cond *c)
 {
@@ -36,7 +49,7 @@ resolve_cond(struct rest_gen *g, int t, struct rest_cond *c)
 	if (c->kind == REST_C_LEAF) {
 		if ((c->colidx = rest_schema_col(tab(g, t), c->col)) < 0)
 			return no_column(g, t, c->col);
-		return 0;
+		return path_fits(g, t, c->colidx, c->path);
 	}
 	for (i = 0; i < c->nkids; i++)
 		if (resolve_cond(g, t, c->kids[i]) < 0)
@@ -126,10 +139,71 @@ none:
 	return -1;
 }
 
+/* A ::type of select= must be one of the known casts, and one this back end has. */
+static int
+cast_fits(struct rest_gen *g, const char *cast)
+{
+	enum rest_kind k;
+
+	if (cast == NULL || g->d->cast_type(cast, &k) != NULL)
+		return 0;
+	if (rest_cast_known(cast))
+		rest_err_set(g->e, 400, "PGRST100", NULL, "cannot cast to type \"%.60s\" on "
+		    "SQLite", cast);
+	else
+		rest_err_set(g->e, 400, "PGRST100", NULL, "cannot cast to type \"%.60s\"", cast);
+	g->e->hint = "casts: text, varchar, int, int2, int4, int8, smallint, integer, bigint, "
+	    "numeric, decimal, real, float, float4, float8; on PostgreSQL also boolean, date, "
+	    "timestamp, timestamptz, json, jsonb, uuid";
+	return -1;
+}
+
+/* A computed item: its column, JSON path and casts. */
+static int
+resolve_expr(struct rest_gen *g, int table, const struct rest_item *it)
+{
+	int c;
+
+	if (it->name != NULL) {
+		if ((c = rest_schema_col(tab(g, table), it->name)) < 0)
+			return no_column(g, table, it->name);
+		if (path_fits(g, table, c, it->path) < 0)
+			return -1;
+	}
+	return cast_fits(g, it->cast) < 0 || cast_fits(g, it->agg_cast) < 0 ? -1 : 0;
+}
+
+/*
+ * A spread ...rel(cols): PostgREST 12 spreads only a to-one relationship (a to-many one
+ * is a 400 PGRST119), and sluice only its columns ('*', names).
+ */
+static int
+resolve_spread(struct rest_gen *g, int p, const struct rest_node *n)
+{
+	size_t i;
+	char d[256];
+
+	if (n->junction >= 0 || !n->fk_forward) {
+		(void)snprintf(d, sizeof(d), "'%.60s' and '%.60s' do not form a many-to-one or "
+		    "one-to-one relationship", tab(g, p)->name, n->name);
+		rest_err_set(g->e, 400, "PGRST119", d, "A spread operation on '%.80s' is not "
+		    "possible", n->name);
+		return -1;
+	}
+	for (i = 0; i < n->nitems; i++)
+		if (n->items[i].kind != REST_I_STAR && n->items[i].kind != REST_I_COL) {
+			rest_err_set(g->e, 400, "PGRST100", NULL, "a spread ...%.80s() holds only "
+			    "columns: no embeds, casts, JSON paths or aggregates", n->name);
+			return -1;
+		}
+	return 0;
+}
+
 int
 rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 {
 	size_t i, members = 0;
+	int aggs = 0, embeds = 0;
 
 	n->table = table;
 	for (i = 0; i < n->nitems; i++) {
@@ -146,14 +220,30 @@ rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 
 		if (it->kind == REST_I_COL && rest_schema_col(tab(g, table), it->name) < 0)
 			return no_column(g, table, it->name);
+		if (it->kind == REST_I_EXPR && resolve_expr(g, table, it) < 0)
+			return -1;
+		aggs += it->kind == REST_I_EXPR && it->agg != REST_AGG_NONE;
 		if (it->kind == REST_I_EMBED) {
+			embeds++;
 			if (resolve_rel(g, table, it->embed) < 0 ||
 			    rest_resolve(g, it->embed, it->embed->table) < 0)
 				return -1;
+			if (it->embed->spread && resolve_spread(g, table, it->embed) < 0)
+				return -1;
 		}
 	}
-	for (i = 0; i < n->norder; i++)
-		if (rest_schema_col(tab(g, table), n->order[i].col) < 0)
+	if (aggs > 0 && embeds > 0) {
+		rest_err_set(g->e, 400, "PGRST100", NULL, "aggregates cannot be mixed with "
+		    "embedded resources in one select (aggregate inside the embed instead)");
+		return -1;
+	}
+	for (i = 0; i < n->norder; i++) {
+		int c = rest_schema_col(tab(g, table), n->order[i].col);
+
+		if (c < 0)
 			return no_column(g, table, n->order[i].col);
+		if (path_fits(g, table, c, n->order[i].path) < 0)
+			return -1;
+	}
 	return resolve_cond(g, table, n->where);
 }

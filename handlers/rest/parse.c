@@ -2,10 +2,18 @@
  * parse.c: PostgREST's URL grammar, into a tree of struct rest_node.
  *
  *   select=item,item,...     item: *  |  [alias:]column  |  [alias:]rel[!hint][!inner](items)
- *   col=[not.]op.value       op: eq neq gt gte lt lte like ilike (* as wildcard)
+ *                            |  ...rel[!hint][!inner](items)   (a spread, to-one only)
+ *                            |  [alias:]field[::type][.agg()[::type]]  |  [alias:]count()[::type]
+ *                            field: column[->key|->index]...[->>key]; agg: count sum avg min
+ *                            max; type: a name of letters, digits, '_' (names.c checks it)
+ *   field=[not.]op.value     op: eq neq gt gte lt lte like ilike (* as wildcard)
+ *                            isdistinct match imatch cs cd ov sl sr nxl nxr adj
+ *                            fts plfts phfts wfts, each with an optional (language)
  *                            in.(v,"quoted, value",...)  is.(null|not_null|true|false)
+ *                            eq neq gt gte lt lte like ilike match imatch with (any) or
+ *                            (all) and a list {v,"quoted, value",...}
  *   or=(c.op.v,and(...),...) and=(...) not.or=(...)    nested up to REST_LOGIC_DEPTH
- *   order=col[.asc|.desc][.nullsfirst|.nullslast],...
+ *   order=field[.asc|.desc][.nullsfirst|.nullslast],...
  *   limit=N offset=N
  *   rel.col=..., rel.or=..., rel.order=..., rel.limit=..., rel.offset=...  (embeds, by
  *   alias or name, nested as a.b.col)
@@ -115,6 +123,82 @@ cur_name(struct arena *a, struct cur *c, const char *stops)
 
 static int parse_items(struct arena *a, struct cur *c, struct rest_node *n,
     struct rest_err *e);
+static int parse_path(struct arena *a, const char **col, struct rest_path **out,
+    struct rest_err *e);
+
+static const char *const parse_aggs[] = {
+	[REST_AGG_NONE] = "", [REST_AGG_COUNT] = "count", [REST_AGG_SUM] = "sum",
+	[REST_AGG_AVG] = "avg", [REST_AGG_MIN] = "min", [REST_AGG_MAX] = "max",
+};
+
+/* "::type" at c: a name of letters, digits and '_' (names.c checks it against the
+ * dialect's list).  0, or -1 with e set. */
+static int
+parse_cast(struct arena *a, struct cur *c, const char **out, struct rest_err *e)
+{
+	size_t start;
+
+	if (c->i + 1 >= c->len || c->s[c->i] != ':' || c->s[c->i + 1] != ':')
+		return parse_fail(e, "the select parameter", c->s, c->len);
+	c->i += 2;
+	start = c->i;
+	while (c->i < c->len && (isalnum((unsigned char)c->s[c->i]) || c->s[c->i] == '_'))
+		c->i++;
+	if (c->i == start || c->i - start > 63 ||
+	    (*out = arena_strndup(a, c->s + start, c->i - start)) == NULL)
+		return parse_fail(e, "the select parameter (the cast)", c->s, c->len);
+	cur_ws(c);
+	return 0;
+}
+
+/* Whether "()" is at c (an aggregate's empty argument list); skips it. */
+static int
+parse_empty_parens(struct cur *c)
+{
+	if (c->i + 1 < c->len && c->s[c->i] == '(' && c->s[c->i + 1] == ')') {
+		c->i += 2;
+		cur_ws(c);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The rest of a column item after its name: ->path, ::cast, .agg() and ::cast; it
+ * becomes a REST_I_EXPR when it has any of them.
+ */
+static int
+parse_expr(struct arena *a, struct cur *c, struct rest_item *it, struct rest_err *e)
+{
+	if (parse_path(a, &it->name, &it->path, e) < 0)
+		return -1;
+	if (cur_is(c, ':') && parse_cast(a, c, &it->cast, e) < 0)
+		return -1;
+	if (cur_is(c, '.')) {
+		char *f;
+		int k;
+
+		c->i++;
+		if ((f = cur_name(a, c, ",():!.")) == NULL)
+			return parse_fail(e, "the select parameter", c->s, c->len);
+		for (k = REST_AGG_COUNT; k <= REST_AGG_MAX; k++)
+			if (!strcmp(f, parse_aggs[k]))
+				break;
+		if (k > REST_AGG_MAX || !parse_empty_parens(c))
+			return parse_fail(e, "the select parameter (aggregates: count() sum() "
+			    "avg() min() max())", c->s, c->len);
+		it->agg = (enum rest_agg)k;
+		if (cur_is(c, ':') && parse_cast(a, c, &it->agg_cast, e) < 0)
+			return -1;
+	}
+	if (it->path == NULL && it->cast == NULL && it->agg == REST_AGG_NONE)
+		return 0;
+	it->kind = REST_I_EXPR;
+	if (it->alias == NULL)
+		it->alias = it->agg != REST_AGG_NONE ? parse_aggs[it->agg] :
+		    it->path != NULL ? it->path->keys[it->path->nkeys - 1] : it->name;
+	return 0;
+}
 
 /* One select item at c. */
 static int
@@ -122,6 +206,7 @@ parse_item(struct arena *a, struct cur *c, struct rest_node *n, struct rest_item
     struct rest_err *e)
 {
 	char *name, *alias = NULL;
+	int spread = 0;
 
 	memset(it, 0, sizeof(*it));
 	cur_ws(c);
@@ -131,22 +216,41 @@ parse_item(struct arena *a, struct cur *c, struct rest_node *n, struct rest_item
 		it->kind = REST_I_STAR;
 		return 0;
 	}
-	if ((name = cur_name(a, c, ",():!")) == NULL)
+	if (c->len - c->i >= 3 && !memcmp(c->s + c->i, "...", 3)) {
+		spread = 1;
+		c->i += 3;
+	}
+	if ((name = cur_name(a, c, ",():!.")) == NULL)
 		return parse_fail(e, "the select parameter", c->s, c->len);
-	if (cur_is(c, ':')) {
-		if (c->i + 1 < c->len && c->s[c->i + 1] == ':')
-			return parse_fail(e, "the select parameter (casts are not supported)",
-			    c->s, c->len);
+	if (!spread && cur_is(c, ':') && !(c->i + 1 < c->len && c->s[c->i + 1] == ':')) {
 		c->i++;
 		alias = name;
-		if ((name = cur_name(a, c, ",():!")) == NULL)
+		if (c->len - c->i >= 3 && !memcmp(c->s + c->i, "...", 3))
+			return parse_fail(e, "the select parameter (a spread takes no alias)",
+			    c->s, c->len);
+		if ((name = cur_name(a, c, ",():!.")) == NULL)
 			return parse_fail(e, "the select parameter", c->s, c->len);
 	}
 	it->alias = alias;
 	it->name = name;
 	it->kind = REST_I_COL;
-	if (!cur_is(c, '!') && !cur_is(c, '('))
+	if (!spread && !strcmp(name, "count") && parse_empty_parens(c)) {
+		/* count(): the rows of each group. */
+		it->kind = REST_I_EXPR;
+		it->agg = REST_AGG_COUNT;
+		it->name = NULL;
+		if (it->alias == NULL)
+			it->alias = "count";
+		if (cur_is(c, ':') && parse_cast(a, c, &it->agg_cast, e) < 0)
+			return -1;
 		return 0;
+	}
+	if (!cur_is(c, '!') && !cur_is(c, '(')) {
+		if (spread)
+			return parse_fail(e, "the select parameter (a spread needs an embedded "
+			    "resource: ...rel(cols))", c->s, c->len);
+		return parse_expr(a, c, it, e);
+	}
 	/* An embed. */
 	if (n->depth + 1 > REST_EMBED_DEPTH) {
 		rest_err_set(e, 400, "PGRST100", NULL,
@@ -158,6 +262,7 @@ parse_item(struct arena *a, struct cur *c, struct rest_node *n, struct rest_item
 		return parse_fail(e, "the select parameter", c->s, c->len);
 	it->embed->name = name;
 	it->embed->alias = alias ? alias : name;
+	it->embed->spread = spread;
 	while (cur_is(c, '!')) {
 		char *h;
 
@@ -255,16 +360,19 @@ rest_parse_select(struct arena *a, const char *s, size_t len, struct rest_node *
 
 static const char *const parse_ops[REST_OP__MAX] = {
 	"eq", "neq", "gt", "gte", "lt", "lte", "like", "ilike", "in", "is",
+	"isdistinct", "match", "imatch", "fts", "plfts", "phfts", "wfts",
+	"cs", "cd", "ov", "sl", "sr", "nxl", "nxr", "adj",
 };
 
-/* Reads an in.(...) list: values separated by commas, "quoted" with \ escapes. */
+/* Reads an in.(...) list, or with open '{' an op(any).{...} list: values separated by
+ * commas, "quoted" with \ escapes. */
 static int
-parse_list(struct arena *a, const char *s, size_t len, struct rest_cond *c,
+parse_list(struct arena *a, const char *s, size_t len, struct rest_cond *c, char open,
     struct rest_err *e)
 {
 	size_t i = 0, cap = 0;
 
-	if (len < 2 || s[0] != '(' || s[len - 1] != ')')
+	if (len < 2 || s[0] != open || s[len - 1] != (open == '(' ? ')' : '}'))
 		return parse_fail(e, "the in list", s, len);
 	s++;
 	len -= 2;
@@ -322,12 +430,78 @@ parse_list(struct arena *a, const char *s, size_t len, struct rest_cond *c,
 	}
 }
 
-/* "[not.]op.value" into the leaf c (col already set). */
+/*
+ * The JSON path of a filter's, order's or select item's column: for "col->a->1->>b",
+ * *col becomes "col" (a new arena copy) and the path goes to *out (NULL without one).
+ * Keys are non-empty, at most REST_PATH_MAX, and only the last arrow may be ->> (a text
+ * has no keys).
+ */
+static int
+parse_path(struct arena *a, const char **col, struct rest_path **out, struct rest_err *e)
+{
+	const char *arrow = strstr(*col, "->"), *p;
+	struct rest_path *path;
+	size_t cap = 4;
+
+	*out = NULL;
+	if (arrow == NULL)
+		return 0;
+	if (arrow == *col)
+		return parse_fail(e, "the JSON path", *col, strlen(*col));
+	if ((path = arena_alloc(a, sizeof(*path))) == NULL ||
+	    (path->keys = arena_alloc(a, cap * sizeof(*path->keys))) == NULL)
+		return parse_fail(e, "the JSON path", *col, strlen(*col));
+	path->nkeys = 0;
+	path->last_text = 0;
+	p = arrow;
+	while (*p != '\0') {
+		const char *next;
+		char *key;
+		int text;
+
+		if (p[0] != '-' || p[1] != '>')
+			return parse_fail(e, "the JSON path", arrow, strlen(arrow));
+		p += 2;
+		text = *p == '>';
+		p += text;
+		if ((next = strstr(p, "->")) == NULL)
+			next = p + strlen(p);
+		if (next == p || path->last_text || path->nkeys == REST_PATH_MAX)
+			return parse_fail(e, "the JSON path", arrow, strlen(arrow));
+		if (path->nkeys == cap) {
+			const char **k;
+
+			cap *= 2;
+			/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+			if ((k = arena_alloc(a, cap * sizeof(*k))) == NULL)
+				return parse_fail(e, "the JSON path", arrow, strlen(arrow));
+			/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+			memcpy(k, path->keys, path->nkeys * sizeof(*k));
+			path->keys = k;
+		}
+		if ((key = arena_strndup(a, p, (size_t)(next - p))) == NULL)
+			return parse_fail(e, "the JSON path", arrow, strlen(arrow));
+		path->keys[path->nkeys++] = key;
+		path->last_text = text;
+		p = next;
+	}
+	if ((*col = arena_strndup(a, *col, (size_t)(arrow - *col))) == NULL)
+		return parse_fail(e, "the JSON path", arrow, strlen(arrow));
+	*out = path;
+	return 0;
+}
+
+/*
+ * "[not.]op[(any|all)|(lang)].value" into the leaf c (col already set).  The modifiers:
+ * op(any).{a,b} / op(all).{a,b} for eq neq gt gte lt lte like ilike match imatch;
+ * fts(lang) (and plfts, phfts, wfts) with a configuration name of letters and '_'.
+ */
 static int
 parse_opval(struct arena *a, const char *s, size_t len, struct rest_cond *c,
     struct rest_err *e)
 {
-	const char *dot;
+	const char *dot, *paren;
+	size_t oplen;
 	int op;
 
 	c->kind = REST_C_LEAF;
@@ -338,16 +512,44 @@ parse_opval(struct arena *a, const char *s, size_t len, struct rest_cond *c,
 	}
 	if ((dot = memchr(s, '.', len)) == NULL)
 		return parse_fail(e, "the filter", s, len);
+	oplen = (size_t)(dot - s);
+	if ((paren = memchr(s, '(', oplen)) != NULL)
+		oplen = (size_t)(paren - s);
 	for (op = 0; op < REST_OP__MAX; op++)
-		if (str_eq(s, (size_t)(dot - s), parse_ops[op]))
+		if (str_eq(s, oplen, parse_ops[op]))
 			break;
 	if (op == REST_OP__MAX)
 		return parse_fail(e, "the filter operator", s, len);
 	c->op = (enum rest_op)op;
+	if (paren != NULL) {
+		const char *m = paren + 1;
+		size_t mlen = (size_t)(dot - m), i;
+
+		if (mlen == 0 || m[mlen - 1] != ')')
+			return parse_fail(e, "the filter operator", s, len);
+		mlen--;
+		if (op >= REST_OP_FTS && op <= REST_OP_WFTS) {
+			for (i = 0; i < mlen; i++)
+				if (!isalpha((unsigned char)m[i]) && m[i] != '_')
+					return parse_fail(e, "the text search language", s, len);
+			if (mlen == 0 || mlen > 63 || (c->lang = arena_strndup(a, m, mlen)) == NULL)
+				return parse_fail(e, "the text search language", s, len);
+		} else if (op <= REST_OP_ILIKE || op == REST_OP_MATCH || op == REST_OP_IMATCH) {
+			if (str_eq(m, mlen, "any"))
+				c->quant = REST_Q_ANY;
+			else if (str_eq(m, mlen, "all"))
+				c->quant = REST_Q_ALL;
+			else
+				return parse_fail(e, "the filter operator (any or all)", s, len);
+		} else
+			return parse_fail(e, "the filter operator", s, len);
+	}
 	len -= (size_t)(dot + 1 - s);
 	s = dot + 1;
 	if (c->op == REST_OP_IN)
-		return parse_list(a, s, len, c, e);
+		return parse_list(a, s, len, c, '(', e);
+	if (c->quant != REST_Q_NONE)
+		return parse_list(a, s, len, c, '{', e);
 	if (c->op == REST_OP_IS) {
 		if (str_eq(s, len, "null"))
 			c->is = REST_IS_NULL;
@@ -411,9 +613,9 @@ parse_elem_end(const char *s, size_t len, size_t i)
 		}
 		if (ch == '"')
 			q = 1;
-		else if (ch == '(')
+		else if (ch == '(' || ch == '{')
 			depth++;
-		else if (ch == ')') {
+		else if (ch == ')' || ch == '}') {
 			if (depth == 0)
 				return i;
 			depth--;
@@ -488,6 +690,7 @@ parse_logic(struct arena *a, const char *s, size_t len, struct rest_cond *c, int
 			if (neg || dot == NULL || dot == el)
 				return parse_fail(e, "the logic tree", s, len);
 			if ((k->col = arena_strndup(a, el, (size_t)(dot - el))) == NULL ||
+			    parse_path(a, &k->col, &k->path, e) < 0 ||
 			    parse_opval(a, dot + 1, n - (size_t)(dot + 1 - el), k, e) < 0)
 				return -1;
 			parse_unquote(a, k);
@@ -535,7 +738,8 @@ parse_order(struct arena *a, const char *s, size_t len, struct rest_node *n,
 		memset(o, 0, sizeof(*o));
 		while (j < end && s[j] != '.')
 			j++;
-		if (j == i || (o->col = arena_strndup(a, s + i, j - i)) == NULL)
+		if (j == i || (o->col = arena_strndup(a, s + i, j - i)) == NULL ||
+		    parse_path(a, &o->col, &o->path, e) < 0)
 			return parse_fail(e, "the order parameter", s, len);
 		while (j < end) {
 			j++;
@@ -645,6 +849,7 @@ rest_parse_param(struct arena *a, struct rest_node *root, const char *key, size_
 			return -1;
 	} else {
 		if ((c->col = arena_strndup(a, last, lastlen)) == NULL ||
+		    parse_path(a, &c->col, &c->path, e) < 0 ||
 		    parse_opval(a, val, vallen, c, e) < 0)
 			return -1;
 	}

@@ -39,6 +39,7 @@
 
 struct arena;
 struct rest_dialect;
+struct rest_lhs;
 
 /* Limits: each one crossed is a 4xx. */
 #define REST_QUERY_MAX		8192	/* query string bytes: 414 */
@@ -53,6 +54,7 @@ struct rest_dialect;
 /* Members of one sluice_obj() call on SQLite: a template and 126 values, SQLite's default
  * SQLITE_MAX_FUNCTION_ARG of 127; wider rows are concatenated instead. */
 #define REST_OBJ_MEMBERS_MAX	126
+#define REST_PATH_MAX		16	/* keys of one JSON path col->a->b: 400 */
 
 /* schema.c: what the database holds. */
 
@@ -142,7 +144,22 @@ int rest_error(struct resp *rs, const struct rest_err *e);
 enum rest_op {
 	REST_OP_EQ, REST_OP_NEQ, REST_OP_GT, REST_OP_GTE, REST_OP_LT, REST_OP_LTE,
 	REST_OP_LIKE, REST_OP_ILIKE, REST_OP_IN, REST_OP_IS,
+	REST_OP_ISDISTINCT, REST_OP_MATCH, REST_OP_IMATCH,
+	REST_OP_FTS, REST_OP_PLFTS, REST_OP_PHFTS, REST_OP_WFTS,
+	REST_OP_CS, REST_OP_CD, REST_OP_OV,
+	REST_OP_SL, REST_OP_SR, REST_OP_NXL, REST_OP_NXR, REST_OP_ADJ,
 	REST_OP__MAX
+};
+
+/* op(any).{a,b} and op(all).{a,b}: the comparison with each value, or'ed or and'ed. */
+enum rest_quant { REST_Q_NONE, REST_Q_ANY, REST_Q_ALL };
+
+/* A JSON path after a column, col->a->1->>b: keys (an all-digit key is an array index);
+ * last_text when the last arrow is ->> (the value as text, not JSON). */
+struct rest_path {
+	const char **keys;
+	size_t nkeys;
+	int last_text;
 };
 
 enum rest_is { REST_IS_NULL, REST_IS_NOT_NULL, REST_IS_TRUE, REST_IS_FALSE };
@@ -162,6 +179,9 @@ struct rest_cond {
 	size_t *listlen;
 	size_t nlist;
 	enum rest_is is;
+	enum rest_quant quant;	/* with list: op(any|all).{...} */
+	const char *lang;	/* fts(lang): the text search configuration, or NULL */
+	struct rest_path *path;	/* col->a->>b: NULL for the column itself */
 	/* and/or */
 	struct rest_cond **kids;
 	size_t nkids;
@@ -171,17 +191,31 @@ struct rest_order {
 	const char *col;
 	int desc;
 	int nulls;		/* 0 default, 1 first, 2 last */
+	struct rest_path *path;	/* order=col->a.desc: NULL for the column itself */
 };
 
-enum rest_item_kind { REST_I_STAR, REST_I_COL, REST_I_EMBED };
+/*
+ * REST_I_EXPR: a computed member, [alias:]col[->a->>b][::type][.agg()[::type]] or
+ * count(); its alias is always set (PostgREST's key: the last path key, the aggregate's
+ * name, else the column's).
+ */
+enum rest_item_kind { REST_I_STAR, REST_I_COL, REST_I_EMBED, REST_I_EXPR };
+
+enum rest_agg { REST_AGG_NONE, REST_AGG_COUNT, REST_AGG_SUM, REST_AGG_AVG, REST_AGG_MIN,
+	REST_AGG_MAX };
 
 struct rest_node;
 
 struct rest_item {
 	enum rest_item_kind kind;
 	const char *alias;	/* NULL: the name */
-	const char *name;
+	const char *name;	/* REST_I_EXPR: the column, NULL for count() */
 	struct rest_node *embed;
+	/* REST_I_EXPR */
+	struct rest_path *path;
+	const char *cast;	/* col::type (before the aggregate), or NULL */
+	enum rest_agg agg;
+	const char *agg_cast;	/* agg()::type, or NULL */
 };
 
 /* One relation of the request: the root or an embed. */
@@ -206,6 +240,7 @@ struct rest_node {
 	int fk_forward;		/* 1: parent holds the key (to-one); 0: child does (to-many) */
 	int junction;		/* many-to-many: junction table index, else -1 */
 	int fk2;		/* junction -> this table */
+	int spread;		/* ...rel(cols): the members go into the parent's object */
 };
 
 /* Values bound to the statement, in order ($1, $2, ...). */
@@ -272,15 +307,35 @@ struct rest_dialect {
 	void (*col_value)(struct buf *b, const char *alias, const struct rest_col *c);
 	/* The column's JSON text, 'null' for NULL. */
 	void (*col_text)(struct buf *b, const char *alias, const struct rest_col *c);
-	/* alias.c op $k, with v bound (op: = <> > >= < <=). */
-	int (*cmp)(struct rest_gen *g, const char *alias, const struct rest_col *c,
-	    const char *op, const char *v, size_t len);
+	/* alias.c op $k, with v bound (op: = <> > >= < <=, or distinct_op). */
+	int (*cmp)(struct rest_gen *g, const struct rest_lhs *l, const char *op, const char *v,
+	    size_t len);
 	/* like.v or ilike.v, '*' as the wildcard. */
-	int (*like)(struct rest_gen *g, const char *alias, const struct rest_col *c, int ilike,
-	    const char *v, size_t len);
+	int (*like)(struct rest_gen *g, const struct rest_lhs *l, int ilike, const char *v,
+	    size_t len);
 	/* in.(...) with at least one value. */
-	int (*in)(struct rest_gen *g, const char *alias, const struct rest_col *c,
-	    const struct rest_cond *cond);
+	int (*in)(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond);
+	/* The operators one back end lacks (match, imatch, fts, plfts, phfts, wfts, cs, cd,
+	 * ov, sl, sr, nxl, nxr, adj): cond's op over l with v bound; -1 with g->e set (a 400
+	 * naming the operator) where the back end has no such operator. */
+	int (*op)(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
+	    const char *v, size_t len);
+	const char *distinct_op;	/* isdistinct: "is distinct from" / "is not" */
+	/* The left side of a filter or an order: the column or its JSON path (->> as text,
+	 * -> as JSON).  0, or -1 with g->e set (a key the back end cannot express). */
+	int (*lhs)(struct rest_gen *g, const struct rest_lhs *l);
+	/* A JSON path's value in select= (the same expression as lhs() writes; its JSON is
+	 * col_text's of a JSON column for ->, of text for ->>).  0 or -1. */
+	int (*path_value)(struct rest_gen *g, const struct rest_lhs *l);
+	/* col::type: the back end's type for a whitelisted name, NULL when the name is not
+	 * one or this back end cannot cast to it; the kind it gives in *kind. */
+	const char *(*cast_type)(const char *name, enum rest_kind *kind);
+	/* Writes what goes before the cast's expression (open 1), then after it (open 0),
+	 * type from cast_type(). */
+	void (*cast)(struct buf *b, const char *type, int open);
+	/* A computed value's JSON text ('null' for NULL): open EXPR close; json_* for a
+	 * value that is JSON text already (a -> path). */
+	const char *expr_open, *expr_close, *expr_json_open, *expr_json_close;
 	int obj_template;	/* row objects by sluice_obj()/sluice_arr(), else concatenated */
 	const char *arr_open;	/* ARR(x) = arr_open x arr_close: the array of the x */
 	const char *arr_close;
@@ -327,6 +382,17 @@ struct rest_dialect {
 	/* What a column or argument of this declared type holds. */
 	enum rest_kind (*kind_of)(const char *type);
 };
+
+/* The left side of a comparison: a column of alias, or a JSON path into it. */
+struct rest_lhs {
+	const char *alias;
+	const struct rest_col *c;
+	const struct rest_path *path;	/* NULL: the column itself */
+};
+
+/* 1 when name is a type select= may cast to on some back end (rest_dialect.cast_type()
+ * says whether this one can). */
+int rest_cast_known(const char *name);
 
 /* The dialect of a connection to be; never NULL. */
 const struct rest_dialect *rest_dialect_of(enum db_backend be);

@@ -30,6 +30,11 @@
  * composite_to_json looks up every value's type again), and leaves out the ", " and
  * newlines json_agg() puts between elements.
  *
+ * Computed members (casts, JSON paths, aggregates) are expressions in the same places as
+ * columns; a node with an aggregate is read through ROWS with " group by" its other
+ * columns (gen_group()), never the direct form.  A spread ...rel(cols) puts each column of
+ * its to-one row into the parent's object, each a scalar subquery on the key.
+ *
  * To-many embeds are correlated subqueries on the foreign key; many-to-many goes through
  * the junction with EXISTS; !inner adds an EXISTS on the parent.  SQLite renders timestamps
  * with strftime() and booleans as JSON true/false so that both back ends give the same
@@ -90,6 +95,187 @@ arr_of_j(struct rest_gen *g)
 	arr_open(g);
 	buf_puts(g->sql, "_j");
 	arr_close(g);
+}
+
+/* Whether a select item of n aggregates: its rows are then grouped (gen_group()). */
+static int
+has_agg(const struct rest_node *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->nitems; i++)
+		if (n->items[i].kind == REST_I_EXPR && n->items[i].agg != REST_AGG_NONE)
+			return 1;
+	return 0;
+}
+
+static const char *const sql_aggs[] = { "", "count", "sum", "avg", "min", "max" };
+
+/* What a computed item gives, for its rendering (names.c checked the casts). */
+static enum rest_kind
+expr_kind(const struct rest_gen *g, int t, const struct rest_item *it)
+{
+	enum rest_kind k = REST_K_INT;
+
+	if (it->agg_cast != NULL) {
+		(void)g->d->cast_type(it->agg_cast, &k);
+		return k;
+	}
+	if (it->name != NULL) {
+		k = tab(g, t)->cols[rest_schema_col(tab(g, t), it->name)].kind;
+		if (it->path != NULL)
+			k = it->path->last_text ? REST_K_TEXT : REST_K_JSON;
+		if (it->cast != NULL)
+			(void)g->d->cast_type(it->cast, &k);
+	}
+	switch (it->agg) {
+	case REST_AGG_COUNT:
+		return REST_K_INT;
+	case REST_AGG_AVG:
+		return REST_K_NUM;
+	case REST_AGG_SUM:
+		return k == REST_K_INT ? REST_K_INT : REST_K_NUM;
+	default:
+		return k;
+	}
+}
+
+/*
+ * A computed item's SQL value: [agg(][cast_open]col[path][cast_as type cast_close][)]
+ * with its casts, or count(*).  Path keys are bound; the type names come from the
+ * dialect's list, never from the request.
+ */
+static int
+expr_raw(struct rest_gen *g, const char *alias, int t, const struct rest_item *it)
+{
+	enum rest_kind k;
+	const char *in = NULL, *out = NULL;
+
+	if ((it->cast != NULL && (in = g->d->cast_type(it->cast, &k)) == NULL) ||
+	    (it->agg_cast != NULL && (out = g->d->cast_type(it->agg_cast, &k)) == NULL))
+		return -1;
+	if (out != NULL)
+		g->d->cast(g->sql, out, 1);
+	if (it->agg != REST_AGG_NONE) {
+		buf_puts(g->sql, sql_aggs[it->agg]);
+		buf_putc(g->sql, '(');
+	}
+	if (it->name == NULL)
+		buf_putc(g->sql, '*');
+	else {
+		const struct rest_col *c = &tab(g, t)->cols[rest_schema_col(tab(g, t), it->name)];
+		struct rest_lhs l = { alias, c, it->path };
+
+		if (in != NULL)
+			g->d->cast(g->sql, in, 1);
+		if (it->path != NULL) {
+			if (g->d->path_value(g, &l) < 0)
+				return -1;
+		} else
+			rest_col_ref(g->sql, alias, c->name);
+		if (in != NULL)
+			g->d->cast(g->sql, in, 0);
+	}
+	if (it->agg != REST_AGG_NONE)
+		buf_putc(g->sql, ')');
+	if (out != NULL)
+		g->d->cast(g->sql, out, 0);
+	return 0;
+}
+
+/* A computed item as its value (text 0: CSV, template) or its JSON text (text 1). */
+static int
+gen_expr(struct rest_gen *g, const char *alias, int t, const struct rest_item *it, int text)
+{
+	int json = expr_kind(g, t, it) == REST_K_JSON;
+
+	if (text)
+		buf_puts(g->sql, json ? g->d->expr_json_open : g->d->expr_open);
+	if (expr_raw(g, alias, t, it) < 0)
+		return -1;
+	if (text)
+		buf_puts(g->sql, json ? g->d->expr_json_close : g->d->expr_close);
+	return 0;
+}
+
+/*
+ * " group by <columns>" for a node with aggregates: every selected column, and the
+ * column under each computed member that does not aggregate (its path and casts are
+ * functions of it).  Nothing when every member aggregates.
+ */
+static void
+gen_group(struct rest_gen *g, const struct rest_node *n, const char *alias)
+{
+	const struct rest_table *t = tab(g, n->table);
+	size_t i;
+	int c, k = 0;
+
+	for (i = 0; i < n->nitems; i++) {
+		const struct rest_item *it = &n->items[i];
+
+		if (it->kind == REST_I_STAR) {
+			for (c = 0; c < t->ncols; c++) {
+				buf_puts(g->sql, k++ ? ", " : " group by ");
+				rest_gen_col(g, alias, n->table, c);
+			}
+		} else if (it->kind == REST_I_COL || (it->kind == REST_I_EXPR &&
+		    it->agg == REST_AGG_NONE && it->name != NULL)) {
+			buf_puts(g->sql, k++ ? ", " : " group by ");
+			rest_gen_col(g, alias, n->table, rest_schema_col(t, it->name));
+		}
+	}
+}
+
+/* The columns of spread embed n (its '*' and names), and their keys; how many. */
+static int
+spread_cols(const struct rest_gen *g, const struct rest_node *n, int *cols,
+    const char **keys, int max)
+{
+	const struct rest_table *t = tab(g, n->table);
+	size_t i;
+	int k = 0, c;
+
+	for (i = 0; i < n->nitems; i++) {
+		const struct rest_item *it = &n->items[i];
+
+		if (it->kind == REST_I_STAR) {
+			for (c = 0; c < t->ncols && k < max; c++) {
+				cols[k] = c;
+				keys[k++] = t->cols[c].name;
+			}
+		} else if (it->kind == REST_I_COL && k < max) {
+			cols[k] = rest_schema_col(t, it->name);
+			keys[k++] = it->alias ? it->alias : it->name;
+		}
+	}
+	return k;
+}
+
+/*
+ * One column c of spread embed n under palias: "(select VALUE from "t" _tk where <join>
+ * <filters> limit 1)", VALUE its value (text 0) or its JSON text (text 1, 'null' when
+ * there is no row).  A to-one row is at most one: each member reads it by its key.
+ */
+static int
+gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias, int c,
+    int text)
+{
+	char a[16];
+
+	rest_next_alias(g, "_t", a, sizeof(a));
+	buf_puts(g->sql, text ? "coalesce((select " : "(select ");
+	if (text)
+		g->d->col_text(g->sql, a, &tab(g, n->table)->cols[c]);
+	else
+		g->d->col_value(g->sql, a, &tab(g, n->table)->cols[c]);
+	buf_puts(g->sql, " from ");
+	rest_quote_ident(g->sql, tab(g, n->table)->name);
+	buf_printf(g->sql, " %s where ", a);
+	rest_sql_join(g, n, a, palias);
+	if (rest_sql_filters(g, n, a) < 0)
+		return -1;
+	buf_puts(g->sql, text ? " limit 1), 'null')" : " limit 1)");
+	return 0;
 }
 
 /* " from <from> alias where <join to palias> <filters>" */
@@ -180,7 +366,7 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 	rest_next_alias(g, "_r", r, sizeof(r));
 	/* The array of the rows' objects ('[]' when there are none), or the one object (NULL
 	 * when there is none, which the parent's object renders as null). */
-	if (n->norder == 0 && n->limit < 0 && n->offset == 0) {
+	if (n->norder == 0 && n->limit < 0 && n->offset == 0 && !has_agg(n)) {
 		if (!many && g->joins != NULL && to_one_unique(g, n))
 			return gen_embed_join(g, n, a, palias);
 		/* Without order or page, aggregate the table directly: no subquery to run
@@ -262,6 +448,24 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 			}
 			continue;
 		}
+		if (it->kind == REST_I_EMBED && it->embed->spread) {
+			int cols[REST_MEMBERS_MAX], nc, k;
+			const char *keys[REST_MEMBERS_MAX];
+
+			nc = spread_cols(g, it->embed, cols, keys, REST_MEMBERS_MAX);
+			for (k = 0; k < nc; k++) {
+				if (columns && nout)
+					buf_puts(g->sql, ", ");
+				if (!columns)
+					key_text(g, keys[k], nout == 0);
+				if (gen_spread_col(g, it->embed, alias, cols[k], !columns) < 0)
+					return -1;
+				if (columns)
+					buf_printf(g->sql, " as _k%zu", nout);
+				nout++;
+			}
+			continue;
+		}
 		if (columns && nout)
 			buf_puts(g->sql, ", ");
 		if (!columns)
@@ -272,6 +476,9 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 				col_value(g, alias, n->table, rest_schema_col(t, it->name));
 			else
 				col_text(g, alias, n->table, rest_schema_col(t, it->name));
+		} else if (it->kind == REST_I_EXPR) {
+			if (gen_expr(g, alias, n->table, it, !columns) < 0)
+				return -1;
 		} else if (columns) {
 			if (gen_embed(g, it->embed, alias) < 0)
 				return -1;
@@ -373,10 +580,24 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 			}
 			continue;
 		}
+		if (it->kind == REST_I_EMBED && it->embed->spread) {
+			int cols[REST_MEMBERS_MAX], nc, j;
+			const char *keys[REST_MEMBERS_MAX];
+
+			nc = spread_cols(g, it->embed, cols, keys, REST_MEMBERS_MAX);
+			for (j = 0; j < nc; j++) {
+				if (nk == REST_OBJ_MEMBERS_MAX)
+					goto wide;
+				k = tab(g, it->embed->table)->cols[cols[j]].kind;
+				tpl_key(&tpl, keys[j], nk++ == 0);
+				buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
+			}
+			continue;
+		}
 		if (nk == REST_OBJ_MEMBERS_MAX)
 			goto wide;
 		k = it->kind == REST_I_COL ? t->cols[rest_schema_col(t, it->name)].kind :
-		    REST_K_JSON;
+		    it->kind == REST_I_EXPR ? expr_kind(g, n->table, it) : REST_K_JSON;
 		tpl_key(&tpl, it->alias ? it->alias : it->name, nk++ == 0);
 		buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
 	}
@@ -392,6 +613,20 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 		if (it == NULL || it->kind == REST_I_STAR) {
 			for (c = 0; c < t->ncols; c++)
 				(void)obj_value(g, alias, n->table, c, NULL);
+		} else if (it->kind == REST_I_EMBED && it->embed->spread) {
+			int cols[REST_MEMBERS_MAX], nc, j;
+			const char *keys[REST_MEMBERS_MAX];
+
+			nc = spread_cols(g, it->embed, cols, keys, REST_MEMBERS_MAX);
+			for (j = 0; j < nc; j++) {
+				buf_puts(g->sql, ", ");
+				if (gen_spread_col(g, it->embed, alias, cols[j], 0) < 0)
+					return -1;
+			}
+		} else if (it->kind == REST_I_EXPR) {
+			buf_puts(g->sql, ", ");
+			if (gen_expr(g, alias, n->table, it, 0) < 0)
+				return -1;
 		} else if (obj_value(g, alias, n->table,
 		    it->kind == REST_I_COL ? rest_schema_col(t, it->name) : -1,
 		    it->kind == REST_I_EMBED ? it->embed : NULL) < 0)
@@ -415,7 +650,14 @@ gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias
 		int nulls = o->nulls ? o->nulls : (o->desc ? 1 : 2);
 
 		buf_puts(g->sql, i ? ", " : " order by ");
-		rest_gen_col(g, alias, n->table, rest_schema_col(tab(g, n->table), o->col));
+		if (o->path != NULL) {
+			const struct rest_table *t = tab(g, n->table);
+			struct rest_lhs l = { alias, &t->cols[rest_schema_col(t, o->col)], o->path };
+
+			if (g->d->lhs(g, &l) < 0)
+				return -1;
+		} else
+			rest_gen_col(g, alias, n->table, rest_schema_col(tab(g, n->table), o->col));
 		buf_puts(g->sql, o->desc ? " desc" : " asc");
 		buf_puts(g->sql, nulls == 1 ? " nulls first" : " nulls last");
 	}
@@ -458,6 +700,8 @@ gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *
 	buf_free(&joins);
 	if (rc < 0)
 		return -1;
+	if (has_agg(n))
+		gen_group(g, n, alias);
 	return gen_order_limit(g, n, alias);
 }
 
@@ -511,7 +755,12 @@ rest_sql_keys(struct rest_gen *g, struct rest_node *n, const char **keys, int ma
 		if (it->kind == REST_I_STAR)
 			for (c = 0; c < t->ncols && k < max; c++)
 				keys[k++] = t->cols[c].name;
-		else if (k < max)
+		else if (it->kind == REST_I_EMBED && it->embed->spread) {
+			int cols[REST_MEMBERS_MAX];
+
+			k += spread_cols(g, it->embed, cols, keys + k, max - k < REST_MEMBERS_MAX ?
+			    max - k : REST_MEMBERS_MAX);
+		} else if (k < max)
 			keys[k++] = it->alias ? it->alias : it->name;
 	}
 	return k;
@@ -524,7 +773,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	char a[16] = "_t0";
 	struct buf joins;
 	int direct = shape != REST_SHAPE_CSV && root->norder == 0 &&
-	    root->limit < 0 && root->offset == 0, rc = 0;
+	    root->limit < 0 && root->offset == 0 && !has_agg(root), rc = 0;
 
 	g->seq = 0;
 	buf_puts(g->sql, "select ");

@@ -5,6 +5,9 @@
  * for an embed.  select.c calls it for every relation it writes; write.c for the filters
  * of PATCH and DELETE.
  *
+ * A leaf's left side is a column or a JSON path into one (struct rest_lhs); op(any) and
+ * op(all) lists become the comparison with each value, or'ed or and'ed.
+ *
  * Values compared with integer and numeric columns must look like numbers, on both back
  * ends (PostgreSQL would refuse them with 22P02, SQLite would quietly compare them as
  * text); everything else about a comparison is the dialect's (dialect.c).
@@ -49,46 +52,82 @@ check_number(struct rest_gen *g, const struct rest_col *col, const char *v, size
 
 static const char *const sql_cmp[] = { "=", "<>", ">", ">=", "<", "<=" };
 
+/* One comparison of l with the value v by c's operator (a leaf, or one value of a
+ * quantified list). */
+static int
+gen_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *c,
+    const char *v, size_t len)
+{
+	switch (c->op) {
+	case REST_OP_EQ: case REST_OP_NEQ: case REST_OP_GT:
+	case REST_OP_GTE: case REST_OP_LT: case REST_OP_LTE:
+		if ((l->path == NULL && check_number(g, l->c, v, len) < 0) ||
+		    g->d->cmp(g, l, sql_cmp[c->op], v, len) < 0)
+			return -1;
+		return 0;
+	case REST_OP_ISDISTINCT:
+		if ((l->path == NULL && check_number(g, l->c, v, len) < 0) ||
+		    g->d->cmp(g, l, g->d->distinct_op, v, len) < 0)
+			return -1;
+		return 0;
+	case REST_OP_LIKE:
+	case REST_OP_ILIKE:
+		return g->d->like(g, l, c->op == REST_OP_ILIKE, v, len);
+	default:
+		return g->d->op(g, l, c, v, len);
+	}
+}
+
 static int
 gen_leaf(struct rest_gen *g, int t, const char *alias, const struct rest_cond *c)
 {
 	const struct rest_col *col = &tab(g, t)->cols[c->colidx];
+	struct rest_lhs l = { alias, col, c->path };
 	size_t i;
 
 	if (c->negate)
 		buf_puts(g->sql, "not ");
 	buf_putc(g->sql, '(');
 	switch (c->op) {
-	case REST_OP_EQ: case REST_OP_NEQ: case REST_OP_GT:
-	case REST_OP_GTE: case REST_OP_LT: case REST_OP_LTE:
-		if (check_number(g, col, c->val, c->vallen) < 0 ||
-		    g->d->cmp(g, alias, col, sql_cmp[c->op], c->val, c->vallen) < 0)
-			return -1;
-		break;
-	case REST_OP_LIKE:
-	case REST_OP_ILIKE:
-		if (g->d->like(g, alias, col, c->op == REST_OP_ILIKE, c->val, c->vallen) < 0)
-			return -1;
-		break;
 	case REST_OP_IN:
 		if (c->nlist == 0) {
 			buf_puts(g->sql, "false");
 			break;
 		}
-		for (i = 0; i < c->nlist; i++)
+		for (i = 0; i < c->nlist && c->path == NULL; i++)
 			if (check_number(g, col, c->list[i], c->listlen[i]) < 0)
 				return -1;
-		if (g->d->in(g, alias, col, c) < 0)
+		if (g->d->in(g, &l, c) < 0)
 			return -1;
 		break;
 	case REST_OP_IS:
-		rest_gen_col(g, alias, t, c->colidx);
+		if (c->path != NULL) {
+			if (g->d->lhs(g, &l) < 0)
+				return -1;
+		} else
+			rest_gen_col(g, alias, t, c->colidx);
 		buf_puts(g->sql, c->is == REST_IS_NULL ? " is null" :
 		    c->is == REST_IS_NOT_NULL ? " is not null" :
 		    c->is == REST_IS_TRUE ? " is true" : " is false");
 		break;
 	default:
-		return -1;
+		if (c->quant == REST_Q_NONE) {
+			if (gen_op(g, &l, c, c->val, c->vallen) < 0)
+				return -1;
+			break;
+		}
+		/* op(any).{a,b}: (l op a or l op b); all: and; an empty list is false for any,
+		 * true for all, as = any('{}') is. */
+		if (c->nlist == 0)
+			buf_puts(g->sql, c->quant == REST_Q_ANY ? "false" : "true");
+		for (i = 0; i < c->nlist; i++) {
+			if (i)
+				buf_puts(g->sql, c->quant == REST_Q_ANY ? " or " : " and ");
+			buf_putc(g->sql, '(');
+			if (gen_op(g, &l, c, c->list[i], c->listlen[i]) < 0)
+				return -1;
+			buf_putc(g->sql, ')');
+		}
 	}
 	buf_putc(g->sql, ')');
 	return 0;

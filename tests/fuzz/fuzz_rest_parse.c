@@ -5,7 +5,8 @@
  * The input is split at newlines: the first line is select=, every other line a
  * "key=value" query parameter (filters, or=/and= trees, order, limit, offset, embed
  * parameters), or "columns=..." for the columns parser.  Each parse is resolved against a
- * small fixed schema (artist <- album <- track -> genre, playlist <-> track) and turned into
+ * small fixed schema (artist <- album <- track -> genre, playlist <-> track; track has a
+ * jsonb column, data, for JSON paths) and turned into
  * SQL for both back ends.  Invariants: no crash or sanitizer report, errors carry a 4xx
  * status and a code, and the generated SQL lexes cleanly: every '...' literal and "..."
  * identifier (where request aliases end up, escaped) is closed, so no request byte can
@@ -31,7 +32,8 @@ static struct rest_col album_cols[] = { C("album_id", REST_K_INT, 1),
 	C("title", REST_K_TEXT, 0), C("artist_id", REST_K_INT, 0) };
 static struct rest_col track_cols[] = { C("track_id", REST_K_INT, 1),
 	C("name", REST_K_TEXT, 0), C("album_id", REST_K_INT, 0), C("genre_id", REST_K_INT, 0),
-	C("unit_price", REST_K_NUM, 0), C("added", REST_K_TS, 0), C("ok", REST_K_BOOL, 0) };
+	C("unit_price", REST_K_NUM, 0), C("added", REST_K_TS, 0), C("ok", REST_K_BOOL, 0),
+	{ (char *)(uintptr_t)"data", (char *)(uintptr_t)"jsonb", REST_K_JSON, 0, 0, NULL } };
 static struct rest_col genre_cols[] = { C("genre_id", REST_K_INT, 1),
 	C("name", REST_K_TEXT, 0) };
 static struct rest_col playlist_cols[] = { C("playlist_id", REST_K_INT, 1),

@@ -102,8 +102,12 @@ struct fx {
 
 static struct fx fx;
 
+/* More schema for one test program (set before fx_start()): its own tables, loaded after
+ * the common schema on each back end. */
+static const char *fx_more_sqlite, *fx_more_pg;
+
 static int
-fx_load(const char *url, const char *extra)
+fx_load(const char *url, const char *extra, const char *more)
 {
 	struct db *db;
 	char err[256];
@@ -113,7 +117,8 @@ fx_load(const char *url, const char *extra)
 		fprintf(stderr, "fixture: %s\n", err);
 		return -1;
 	}
-	if (db_exec(db, fx_schema_common) < 0 || db_exec(db, extra) < 0)
+	if (db_exec(db, fx_schema_common) < 0 || db_exec(db, extra) < 0 ||
+	    (more != NULL && db_exec(db, more) < 0))
 		fprintf(stderr, "fixture: %s\n", db_errmsg(db));
 	else
 		rc = 0;
@@ -132,11 +137,11 @@ fx_start(const char *extra_conf)
 	snprintf(fx.litepath, sizeof(fx.litepath), "/tmp/sluice-rest-%d.db", (int)getpid());
 	unlink(fx.litepath);
 	snprintf(url, sizeof(url), "sqlite:%s", fx.litepath);
-	if (fx_load(url, fx_schema_sqlite) < 0)
+	if (fx_load(url, fx_schema_sqlite, fx_more_sqlite) < 0)
 		return -1;
 	if (pgtmp_start(&fx.pg) < 0)
 		return -1;
-	if (fx_load(fx.pg.url, fx_schema_pg) < 0)
+	if (fx_load(fx.pg.url, fx_schema_pg, fx_more_pg) < 0)
 		return -1;
 	snprintf(conf, sizeof(conf), "db chinook %s\nrest /rest/v1/ workers=1 threads=2 "
 	    "db=chinook %s\n", url, extra_conf ? extra_conf : "");

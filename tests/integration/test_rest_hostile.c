@@ -4,7 +4,9 @@
  * JSON bodies, RPC arguments, paths), on SQLite and PostgreSQL: each gets a clear 4xx with
  * the JSON error body, never a 5xx, and the data is exactly what it was afterwards.  Also
  * the limits (query length, filters, in-list size, embed depth, logic depth, body size), and
- * the schema refresh on SIGHUP.
+ * the schema refresh on SIGHUP.  The richer grammar (aggregates, casts, JSON paths, spreads,
+ * op(any|all) lists, fts languages) gets the same treatment: injections stay values, and
+ * deep, long or malformed forms are 400s.
  */
 #include "rest_fixture.h"
 
@@ -38,7 +40,8 @@ test_rest_hostile_select(void)
 	BAD("GET", "artist?select=name;drop%20table%20artist", NULL, NULL, 400);
 	BAD("GET", "artist?select=name)%20from%20artist;--", NULL, NULL, 400);
 	BAD("GET", "artist?select=album!%22x;drop%22(*)", NULL, NULL, 400);
-	BAD("GET", "artist?select=name::text", NULL, NULL, 400);
+	BAD("GET", "artist?select=name::text;drop", NULL, NULL, 400);
+	BAD("GET", "artist?select=name::evil", NULL, NULL, 400);
 	BAD("GET", "artist?select=%FF%FE", NULL, NULL, 400);
 	BAD("GET", "artist?select=a:b:c", NULL, NULL, 400);
 	BAD("GET", "artist?select=(((", NULL, NULL, 400);
@@ -215,6 +218,72 @@ test_rest_sighup_reload(void)
 		FX_BOTH("GET", "newtab", NULL, NULL, 200, "[{\"id\":1,\"v\":\"x\"}]", &r);
 }
 
+static void
+test_rest_hostile_grammar(void)
+{
+	static const char docs[] = "[{\"doc_id\":1,\"album_id\":1,\"body\":{\"a\":[1,2],"
+	    "\"b\":\"x}\"}},{\"doc_id\":2,\"album_id\":1,\"body\":null}]";
+	char path[20000];
+	int i;
+
+	/* JSON path keys are bound values, whatever they hold. */
+	FX_BOTH("GET", "doc?select=doc_id&body->>b=eq.x}", NULL, NULL, 200,
+	    "[{\"doc_id\":1}]", &r);
+	FX_BOTH("GET", "doc?select=v:body->>x';drop_table_doc;--&order=doc_id", NULL, NULL, 200,
+	    "[{\"v\":null},{\"v\":null}]", &r);
+	FX_BOTH("GET", "doc?select=v:body->>$x&doc_id=eq.1", NULL, NULL, 200, "[{\"v\":null}]",
+	    &r);
+	FX_BOTH("GET", "doc?select=v:body->a->99999999999&doc_id=eq.1", NULL, NULL, 200,
+	    "[{\"v\":null}]", &r);
+	FX_BOTH("GET", "doc?select=doc_id&body->>'b'%20or%201%3D1--=eq.x", NULL, NULL, 200, "[]",
+	    &r);
+	BAD("GET", "doc?select=body->a->b->c->d->e->f->g->h->i->j->k->l->m->n->o->p->q", NULL,
+	    NULL, 400);
+	BAD("GET", "doc?select=body->->a", NULL, NULL, 400);
+	BAD("GET", "doc?select=body->>", NULL, NULL, 400);
+	BAD("GET", "doc?order=body->>a->b", NULL, NULL, 400);
+	BAD("GET", "artist?select=name->a", NULL, NULL, 400);
+	/* Casts: a word from the list, nothing else. */
+	BAD("GET", "artist?select=artist_id::text);drop%20table%20artist;--", NULL, NULL, 400);
+	BAD("GET", "artist?select=artist_id::%22text%22", NULL, NULL, 400);
+	BAD("GET", "artist?select=artist_id::regclass", NULL, NULL, 400);
+	BAD("GET", "artist?select=artist_id::text::text", NULL, NULL, 400);
+	/* Aggregates. */
+	BAD("GET", "artist?select=count()()", NULL, NULL, 400);
+	BAD("GET", "artist?select=artist_id.sum().sum()", NULL, NULL, 400);
+	BAD("GET", "artist?select=artist_id.pg_sleep()", NULL, NULL, 400);
+	BAD("GET", "artist?select=artist_id.sum(artist_id)", NULL, NULL, 400);
+	/* Spreads. */
+	BAD("GET", "album?select=...artist(...album(*))", NULL, NULL, 400);
+	BAD("GET", "album?select=......artist(*)", NULL, NULL, 400);
+	BAD("GET", "album?select=...artist", NULL, NULL, 400);
+	/* Quantified lists: quotes stay values; 1001 values are over the list limit. */
+	FX_BOTH("GET", "artist?select=artist_id&name=eq(any).{%22)%20or%20true%20--%22,x}", NULL,
+	    NULL, 200, "[]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&name=like(all).{%25',%22%5C%22%22}", NULL, NULL,
+	    200, "[]", &r);
+	snprintf(path, sizeof(path), "artist?artist_id=eq(any).{");
+	for (i = 0; i < 1001; i++)
+		strcat(path, i ? ",1" : "1");
+	strcat(path, "}");
+	BAD("GET", path, NULL, NULL, 400);
+	/* 300 values fit the list but not the statement's bound values. */
+	snprintf(path, sizeof(path), "artist?artist_id=eq(any).{");
+	for (i = 0; i < 300; i++)
+		strcat(path, i ? ",1" : "1");
+	strcat(path, "}");
+	BAD("GET", path, NULL, NULL, 400);
+	BAD("GET", "artist?name=like(any).{a", NULL, NULL, 400);
+	BAD("GET", "artist?name=like(any).{%22a}", NULL, NULL, 400);
+	BAD("GET", "artist?name=like(any(all)).{a}", NULL, NULL, 400);
+	BAD("GET", "artist?name=fts(english')%20or%20(true).x", NULL, NULL, 400);
+	BAD("GET", "artist?name=fts(aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaa).x", NULL, NULL, 400);
+	BAD("GET", "artist?or=(name.eq(any).{a,b),artist_id.eq.1)", NULL, NULL, 400);
+	FX_BOTH("GET", "doc?order=doc_id", NULL, NULL, 200, docs, &r);
+	FX_BOTH("GET", "artist?order=artist_id", NULL, NULL, 200, artists, &r);
+}
+
 int
 main(void)
 {
@@ -226,6 +295,7 @@ main(void)
 	}
 	RUN(test_rest_hostile_select);
 	RUN(test_rest_hostile_filters);
+	RUN(test_rest_hostile_grammar);
 	RUN(test_rest_hostile_bodies);
 	RUN(test_rest_sighup_reload);
 	http_resp_free(&r);

@@ -5,8 +5,10 @@
  * The tree is written as text (tree_text()):
  *   (items) where=COND order=... limit=N offset=N
  * items: "*", col, alias:col, alias:rel!hint!inner(items ...) with an embed's own where,
- * order, limit and offset inside its parentheses; COND: col.op.value, col.in(a|b),
- * col.is.null, and(...)/or(...), each with "not." when negated.
+ * order, limit and offset inside its parentheses, ...rel(items) for a spread; a computed
+ * item as alias:col[->k][->>k]::cast.agg()::cast (its alias always shown); COND:
+ * col.op.value, col.in(a|b), col.op(any|all){a|b}, col.fts(lang).value, col.is.null,
+ * and(...)/or(...), each with "not." when negated and the column's JSON path after it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +19,19 @@
 #include "../lib/harness.h"
 
 static const char *const op_names[] = { "eq", "neq", "gt", "gte", "lt", "lte", "like",
-	"ilike", "in", "is" };
+	"ilike", "in", "is", "isdistinct", "match", "imatch", "fts", "plfts", "phfts", "wfts",
+	"cs", "cd", "ov", "sl", "sr", "nxl", "nxr", "adj" };
+static const char *const agg_names[] = { "", "count", "sum", "avg", "min", "max" };
+
+static void
+path_text(struct buf *b, const struct rest_path *p)
+{
+	size_t i;
+
+	for (i = 0; p != NULL && i < p->nkeys; i++)
+		buf_printf(b, "%s%s", i + 1 == p->nkeys && p->last_text ? "->>" : "->",
+		    p->keys[i]);
+}
 static const char *const is_names[] = { "null", "not_null", "true", "false" };
 
 static void
@@ -37,8 +51,20 @@ cond_text(struct buf *b, const struct rest_cond *c)
 		buf_putc(b, ')');
 		return;
 	}
-	buf_printf(b, "%s.%s", c->col, op_names[c->op]);
-	if (c->op == REST_OP_IN) {
+	buf_puts(b, c->col);
+	path_text(b, c->path);
+	buf_printf(b, ".%s", op_names[c->op]);
+	if (c->lang != NULL)
+		buf_printf(b, "(%s)", c->lang);
+	if (c->quant != REST_Q_NONE) {
+		buf_puts(b, c->quant == REST_Q_ANY ? "(any){" : "(all){");
+		for (i = 0; i < c->nlist; i++) {
+			if (i)
+				buf_putc(b, '|');
+			buf_append(b, c->list[i], c->listlen[i]);
+		}
+		buf_putc(b, '}');
+	} else if (c->op == REST_OP_IN) {
 		buf_putc(b, '(');
 		for (i = 0; i < c->nlist; i++) {
 			if (i)
@@ -75,6 +101,19 @@ tree_text(struct buf *b, const struct rest_node *n)
 			buf_puts(b, it->name);
 			continue;
 		}
+		if (it->kind == REST_I_EXPR) {
+			buf_printf(b, "%s:%s", it->alias, it->name ? it->name : "");
+			path_text(b, it->path);
+			if (it->cast != NULL)
+				buf_printf(b, "::%s", it->cast);
+			if (it->agg != REST_AGG_NONE)
+				buf_printf(b, ".%s()", agg_names[it->agg]);
+			if (it->agg_cast != NULL)
+				buf_printf(b, "::%s", it->agg_cast);
+			continue;
+		}
+		if (it->embed->spread)
+			buf_puts(b, "...");
 		if (it->embed->alias != NULL && strcmp(it->embed->alias, it->embed->name) != 0)
 			buf_printf(b, "%s:", it->embed->alias);
 		buf_puts(b, it->embed->name);
@@ -88,11 +127,13 @@ tree_text(struct buf *b, const struct rest_node *n)
 		buf_puts(b, " where=");
 		cond_text(b, n->where);
 	}
-	for (i = 0; i < n->norder; i++)
-		buf_printf(b, "%s%s.%s%s", i ? "," : " order=", n->order[i].col,
-		    n->order[i].desc ? "desc" : "asc",
+	for (i = 0; i < n->norder; i++) {
+		buf_printf(b, "%s%s", i ? "," : " order=", n->order[i].col);
+		path_text(b, n->order[i].path);
+		buf_printf(b, ".%s%s", n->order[i].desc ? "desc" : "asc",
 		    n->order[i].nulls == 1 ? ".nullsfirst" : n->order[i].nulls == 2 ?
 		    ".nullslast" : "");
+	}
 	if (n->limit >= 0)
 		buf_printf(b, " limit=%lld", (long long)n->limit);
 	if (n->offset > 0)
@@ -102,7 +143,7 @@ tree_text(struct buf *b, const struct rest_node *n)
 
 struct parse_case {
 	const char *select;		/* NULL: no select= */
-	const char *params[4];		/* "key=value", NULL-terminated */
+	const char *params[6];		/* "key=value", NULL-terminated */
 	const char *want;		/* the tree, or NULL for an error */
 	int status;			/* the error's */
 	const char *code;
@@ -159,6 +200,64 @@ static const struct parse_case parse_cases[] = {
 	    NULL },
 	{ "t:track(track_id)", { "t.offset=1", NULL }, "(t:track(track_id offset=1))", 0, NULL },
 	{ "album_id", { "track.limit=2", NULL }, NULL, 400, "PGRST108" },
+	/* Aggregates, casts, JSON paths. */
+	{ "count()", { NULL }, "(count:.count())", 0, NULL },
+	{ "n:count()::text,genre_id", { NULL }, "(n:.count()::text,genre_id)", 0, NULL },
+	{ "unit_price.sum(),total:milliseconds::numeric.avg()::int", { NULL },
+	    "(sum:unit_price.sum(),total:milliseconds::numeric.avg()::int)", 0, NULL },
+	{ "a:track_id::text", { NULL }, "(a:track_id::text)", 0, NULL },
+	{ "track_id::text", { NULL }, "(track_id:track_id::text)", 0, NULL },
+	{ "data->a->>b,x:data->0,data->>n::int", { NULL },
+	    "(b:data->a->>b,x:data->0,n:data->>n::int)", 0, NULL },
+	{ "count(x)", { NULL }, "(count(x))", 0, NULL },
+	{ "unit_price.median()", { NULL }, NULL, 400, "PGRST100" },
+	{ "unit_price.sum", { NULL }, NULL, 400, "PGRST100" },
+	{ "unit_price.sum(1)", { NULL }, NULL, 400, "PGRST100" },
+	{ "unit_price::", { NULL }, NULL, 400, "PGRST100" },
+	{ "unit_price::text;drop", { NULL }, NULL, 400, "PGRST100" },
+	{ "unit_price:::text", { NULL }, NULL, 400, "PGRST100" },
+	{ "data->", { NULL }, NULL, 400, "PGRST100" },
+	{ "data->>a->b", { NULL }, NULL, 400, "PGRST100" },
+	{ "->a", { NULL }, NULL, 400, "PGRST100" },
+	{ "data->a->b->c->d->e->f->g->h->i->j->k->l->m->n->o->p->q", { NULL }, NULL, 400,
+	    "PGRST100" },
+	/* Spreads. */
+	{ "title,...artist(name)", { NULL }, "(title,...artist(name))", 0, NULL },
+	{ "...artist!inner(*)", { "artist.name=eq.x", NULL },
+	    "(...artist!inner(* where=and(name.eq.x)))", 0, NULL },
+	{ "...title", { NULL }, NULL, 400, "PGRST100" },
+	{ "a:...artist(name)", { NULL }, NULL, 400, "PGRST100" },
+	{ "....artist(name)", { NULL }, NULL, 400, "PGRST100" },
+	/* New operators and modifiers. */
+	{ NULL, { "a=isdistinct.1", "b=not.match.^x", "c=imatch.y", NULL },
+	    "( where=and(a.isdistinct.1,not.b.match.^x,c.imatch.y))", 0, NULL },
+	{ NULL, { "t=fts.cat", "t=plfts(english).fat%20cat", "t=not.phfts.a", "t=wfts(simple).b",
+	    NULL }, "( where=and(t.fts.cat,t.plfts(english).fat%20cat,not.t.phfts.a,"
+	    "t.wfts(simple).b))", 0, NULL },
+	{ NULL, { "t=cs.{a,b}", "t=cd.{1}", "r=ov.[1,2)", "r=sl.(1,2]", NULL },
+	    "( where=and(t.cs.{a,b},t.cd.{1},r.ov.[1,2),r.sl.(1,2]))", 0, NULL },
+	{ NULL, { "r=sr.[1,2)", "r=nxl.[1,2)", "r=nxr.[1,2)", "r=not.adj.[1,2)", NULL },
+	    "( where=and(r.sr.[1,2),r.nxl.[1,2),r.nxr.[1,2),not.r.adj.[1,2)))", 0, NULL },
+	{ NULL, { "a=eq(any).{1,\"2,3\"}", "b=not.like(all).{x*,*y}", NULL },
+	    "( where=and(a.eq(any){1|2,3},not.b.like(all){x*|*y}))", 0, NULL },
+	{ NULL, { "a=gt(any).{}", NULL }, "( where=and(a.gt(any){}))", 0, NULL },
+	{ NULL, { "or=(a.eq(any).{1,2},b.cs.{x,y})", NULL },
+	    "( where=and(or(a.eq(any){1|2},b.cs.{x,y})))", 0, NULL },
+	{ NULL, { "data->a->>b=eq.x", "or=(data->>n.gt.1,data->k.is.null)", NULL },
+	    "( where=and(data->a->>b.eq.x,or(data->>n.gt.1,data->k.is.null)))", 0, NULL },
+	{ NULL, { "order=data->a.desc,data->>b", NULL }, "( order=data->a.desc,data->>b.asc)", 0,
+	    NULL },
+	{ NULL, { "a=eq(some).{1}", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "a=in(any).{1}", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "a=cs(any).{1}", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "a=eq(any).(1,2)", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "a=eq(any).{1,2", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "a=eq(any.{1}", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "a=fts().x", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "a=fts(eng'lish).x", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "a=eq(english).x", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "data->=eq.x", NULL }, NULL, 400, "PGRST100" },
+	{ NULL, { "order=data->.desc", NULL }, NULL, 400, "PGRST100" },
 };
 
 static void

@@ -1,0 +1,295 @@
+/*
+ * test_rest_grammar: PostgREST's select grammar and operators beyond the basics, through
+ * the real stack on SQLite and PostgreSQL (rest_fixture.h, plus the table gadget below):
+ * aggregates (count(), sum(), avg(), min(), max(), with casts, grouping by the other
+ * columns, inside embeds), casts col::type, JSON paths col->a->>b in select, filters and
+ * order, spreads ...rel(cols), and the operators isdistinct, op(any|all), match/imatch,
+ * fts/plfts/phfts/wfts, cs/cd/ov and the range operators.  Each answer is checked as JSON
+ * on both back ends; where SQLite cannot express a feature (regular expressions, text
+ * search, arrays, ranges, some casts) its answer is a 400 naming the feature, checked too.
+ */
+#include "rest_fixture.h"
+
+static struct http_resp r;
+
+/* Arrays, ranges, jsonb and text search on PostgreSQL; the same rows on SQLite, where
+ * arrays and ranges are plain text (their operators are a 400 there). */
+static const char more_pg[] =
+    "create table gadget (id integer primary key, tags text[], nums integer[],\n"
+    "  span int4range, data jsonb, body text, price numeric(10,2), qty integer,\n"
+    "  kind text, maker_id integer references artist (artist_id));\n"
+    "insert into gadget values\n"
+    "  (1, '{red,blue}', '{1,2,3}', '[1,5)', '{\"a\":{\"b\":\"x\"},\"n\":1,\"arr\":[10,20]}',\n"
+    "   'the quick brown fox', 9.50, 3, 'tool', 1),\n"
+    "  (2, '{green}', '{4}', '[5,10)', '{\"a\":{\"b\":\"y\"},\"n\":2,\"arr\":[30]}',\n"
+    "   'lazy dogs sleep', 20.00, 5, 'tool', 2),\n"
+    "  (3, '{red}', '{}', '[20,30)', '{\"n\":3}', 'quick thinking', 1.25, 2, 'toy', 1),\n"
+    "  (4, NULL, NULL, NULL, NULL, NULL, NULL, 1, 'toy', NULL);\n";
+
+static const char more_sqlite[] =
+    "create table gadget (id integer primary key, tags text, nums text, span text,\n"
+    "  data json, body text, price numeric(10,2), qty integer, kind text,\n"
+    "  maker_id integer references artist (artist_id));\n"
+    "insert into gadget values\n"
+    "  (1, '{red,blue}', '{1,2,3}', '[1,5)', '{\"a\":{\"b\":\"x\"},\"n\":1,\"arr\":[10,20]}',\n"
+    "   'the quick brown fox', 9.50, 3, 'tool', 1),\n"
+    "  (2, '{green}', '{4}', '[5,10)', '{\"a\":{\"b\":\"y\"},\"n\":2,\"arr\":[30]}',\n"
+    "   'lazy dogs sleep', 20.00, 5, 'tool', 2),\n"
+    "  (3, '{red}', '{}', '[20,30)', '{\"n\":3}', 'quick thinking', 1.25, 2, 'toy', 1),\n"
+    "  (4, NULL, NULL, NULL, NULL, NULL, NULL, 1, 'toy', NULL);\n";
+
+/* Sends to one stack; checks the status and, when want_body is not NULL, the JSON. */
+#define ONE(s_, path_, status_, body_) one(__FILE__, __LINE__, s_, path_, status_, body_)
+
+static void
+one(const char *file, int line, struct stack *s, const char *path, long status,
+    const char *want_body)
+{
+	const char *b;
+
+	if (fx_do(s, "GET", path, NULL, NULL, &r) < 0) {
+		harness_fail(file, line, "GET %.200s: no response", path);
+		return;
+	}
+	b = r.body.data ? r.body.data : "";
+	if (r.status != status)
+		harness_fail(file, line, "GET %.200s on %s: status %ld, want %ld; body %.300s", path,
+		    s == &fx.pgs ? "postgresql" : "sqlite", r.status, status, b);
+	if (want_body != NULL && !fx_json_eq(b, want_body))
+		harness_fail(file, line, "GET %.200s on %s: body %.600s\n  want %.600s", path,
+		    s == &fx.pgs ? "postgresql" : "sqlite", b, want_body);
+}
+
+/* PostgreSQL answers want_body; SQLite a 400 whose body names what it lacks. */
+static void
+pg_or_400(const char *file, int line, const char *path, const char *want_body,
+    const char *lacks)
+{
+	one(file, line, &fx.pgs, path, 200, want_body);
+	one(file, line, &fx.lite, path, 400, NULL);
+	if (r.body.data == NULL || strstr(r.body.data, lacks) == NULL)
+		harness_fail(file, line, "GET %.200s on sqlite: body %.300s, want one naming "
+		    "\"%s\"", path, r.body.data ? r.body.data : "", lacks);
+}
+
+#define PG_OR_400(path_, body_, lacks_) pg_or_400(__FILE__, __LINE__, path_, body_, lacks_)
+
+static void
+test_rest_aggregates(void)
+{
+	FX_BOTH("GET", "gadget?select=count()", NULL, NULL, 200, "[{\"count\":4}]", &r);
+	FX_BOTH("GET", "gadget?select=n:count()&kind=eq.toy", NULL, NULL, 200, "[{\"n\":2}]",
+	    &r);
+	FX_BOTH("GET", "gadget?select=kind,count()&order=kind", NULL, NULL, 200,
+	    "[{\"kind\":\"tool\",\"count\":2},{\"kind\":\"toy\",\"count\":2}]", &r);
+	FX_BOTH("GET", "gadget?select=kind,total:qty.sum(),qty.max(),qty.min()&order=kind.desc",
+	    NULL, NULL, 200, "[{\"kind\":\"toy\",\"total\":3,\"max\":2,\"min\":1},"
+	    "{\"kind\":\"tool\",\"total\":8,\"max\":5,\"min\":3}]", &r);
+	FX_BOTH("GET", "gadget?select=qty.avg()&kind=eq.tool", NULL, NULL, 200,
+	    "[{\"avg\":4}]", &r);
+	FX_BOTH("GET", "gadget?select=price.sum()", NULL, NULL, 200, "[{\"sum\":30.75}]", &r);
+	FX_BOTH("GET", "gadget?select=maker_id.count()", NULL, NULL, 200, "[{\"count\":3}]", &r);
+	/* Casts of the result and of the input. */
+	FX_BOTH("GET", "gadget?select=qty.avg()::int&kind=eq.toy", NULL, NULL, 200,
+	    "[{\"avg\":2}]", &r);
+	FX_BOTH("GET", "gadget?select=count()::text", NULL, NULL, 200, "[{\"count\":\"4\"}]", &r);
+	FX_BOTH("GET", "gadget?select=qty::numeric.sum()&id=lt.3", NULL, NULL, 200,
+	    "[{\"sum\":8}]", &r);
+	/* No row: one group all the same, with count 0 and a null sum. */
+	FX_BOTH("GET", "gadget?select=count(),qty.sum()&id=gt.99", NULL, NULL, 200,
+	    "[{\"count\":0,\"sum\":null}]", &r);
+	/* Inside an embed: grouped per parent row. */
+	FX_BOTH("GET", "artist?select=name,gadget(qty.sum(),count())&artist_id=in.(1,2)"
+	    "&order=artist_id", NULL, NULL, 200,
+	    "[{\"name\":\"AC/DC\",\"gadget\":[{\"sum\":5,\"count\":2}]},"
+	    "{\"name\":\"Accept\",\"gadget\":[{\"sum\":5,\"count\":1}]}]", &r);
+	/* CSV of a grouped read. */
+	{
+		static const char *const csv[] = { "Accept: text/csv", NULL };
+
+		FX_BOTH("GET", "gadget?select=kind,count()&order=kind", csv, NULL, 200, NULL, &r);
+		CHECK_STR(r.body.data, "kind,count\ntool,2\ntoy,2");
+	}
+	FX_BOTH("GET", "gadget?select=qty.median()", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=qty.sum(", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=nope.sum()", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "album?select=title.count(),artist(name)", NULL, NULL, 400, NULL, &r);
+}
+
+static void
+test_rest_casts(void)
+{
+	FX_BOTH("GET", "gadget?select=id,qty::text&id=eq.1", NULL, NULL, 200,
+	    "[{\"id\":1,\"qty\":\"3\"}]", &r);
+	FX_BOTH("GET", "gadget?select=id,q:qty::numeric,p:price::int&id=eq.2", NULL, NULL, 200,
+	    "[{\"id\":2,\"q\":5,\"p\":20}]", &r);
+	/* To an integer rounds half away from zero on both, as PostgreSQL's numeric does. */
+	FX_BOTH("GET", "gadget?select=p:price::int&id=in.(1,3)&order=id", NULL, NULL, 200,
+	    "[{\"p\":10},{\"p\":1}]", &r);
+	FX_BOTH("GET", "artist?select=id:artist_id::text&artist_id=eq.2", NULL, NULL, 200,
+	    "[{\"id\":\"2\"}]", &r);
+	FX_BOTH("GET", "gadget?select=qty::evil", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=qty::", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=qty::int;drop", NULL, NULL, 400, NULL, &r);
+	PG_OR_400("gadget?select=id,b:qty::boolean&id=eq.1",
+	    "[{\"id\":1,\"b\":true}]", "cannot cast to type");
+}
+
+static void
+test_rest_json_paths(void)
+{
+	FX_BOTH("GET", "gadget?select=id,data->a->>b&id=lt.3&order=id", NULL, NULL, 200,
+	    "[{\"id\":1,\"b\":\"x\"},{\"id\":2,\"b\":\"y\"}]", &r);
+	FX_BOTH("GET", "gadget?select=id,data->a&id=eq.1", NULL, NULL, 200,
+	    "[{\"id\":1,\"a\":{\"b\":\"x\"}}]", &r);
+	FX_BOTH("GET", "gadget?select=first:data->arr->0,n:data->>n&id=eq.1", NULL, NULL, 200,
+	    "[{\"first\":10,\"n\":\"1\"}]", &r);
+	FX_BOTH("GET", "gadget?select=id,data->a->b&id=eq.3", NULL, NULL, 200,
+	    "[{\"id\":3,\"b\":null}]", &r);
+	FX_BOTH("GET", "gadget?select=n:data->>n::int&id=eq.2", NULL, NULL, 200,
+	    "[{\"n\":2}]", &r);
+	/* Filters. */
+	FX_BOTH("GET", "gadget?select=id&data->a->>b=eq.y", NULL, NULL, 200, "[{\"id\":2}]", &r);
+	FX_BOTH("GET", "gadget?select=id&data->n=eq.3", NULL, NULL, 200, "[{\"id\":3}]", &r);
+	FX_BOTH("GET", "gadget?select=id&data->>n=in.(1,3)&order=id", NULL, NULL, 200,
+	    "[{\"id\":1},{\"id\":3}]", &r);
+	FX_BOTH("GET", "gadget?select=id&data->a=is.null&order=id", NULL, NULL, 200,
+	    "[{\"id\":3},{\"id\":4}]", &r);
+	FX_BOTH("GET", "gadget?select=id&or=(data->>n.eq.1,data->a->>b.like.y*)&order=id", NULL,
+	    NULL, 200, "[{\"id\":1},{\"id\":2}]", &r);
+	/* Order. */
+	FX_BOTH("GET", "gadget?select=id&data=not.is.null&order=data->>n.desc", NULL, NULL, 200,
+	    "[{\"id\":3},{\"id\":2},{\"id\":1}]", &r);
+	/* Errors: not a JSON column, empty keys, ->> in the middle. */
+	FX_BOTH("GET", "gadget?select=kind->a", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?kind->>a=eq.1", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=data->", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=data->>a->b", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?order=data->", NULL, NULL, 400, NULL, &r);
+}
+
+static void
+test_rest_spreads(void)
+{
+	static const char *const csv[] = { "Accept: text/csv", NULL };
+
+	FX_BOTH("GET", "album?select=title,...artist(artist_name:name)&album_id=eq.3", NULL,
+	    NULL, 200, "[{\"title\":\"Balls to the Wall\",\"artist_name\":\"Accept\"}]", &r);
+	FX_BOTH("GET", "track?select=track_id,...genre(name)&track_id=in.(1,4)&order=track_id",
+	    NULL, NULL, 200, "[{\"track_id\":1,\"name\":\"Rock\"},{\"track_id\":4,\"name\":null}]",
+	    &r);
+	FX_BOTH("GET", "album?select=title,...artist(*)&album_id=eq.1", NULL, NULL, 200,
+	    "[{\"title\":\"For Those About To Rock\",\"artist_id\":1,\"name\":\"AC/DC\"}]", &r);
+	FX_BOTH("GET", "album?select=album_id,...artist!inner(name)&artist.name=eq.Accept"
+	    "&order=album_id", NULL, NULL, 200,
+	    "[{\"album_id\":3,\"name\":\"Accept\"},{\"album_id\":4,\"name\":\"Accept\"}]", &r);
+	FX_BOTH("GET", "album?select=album_id,...artist(name)&album_id=eq.1", csv, NULL, 200,
+	    NULL, &r);
+	CHECK_STR(r.body.data, "album_id,name\n1,AC/DC");
+	FX_BOTH("GET", "artist?select=name,...album(title)", NULL, NULL, 400, NULL, &r);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "PGRST119") != NULL);
+	FX_BOTH("GET", "album?select=...title", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "album?select=...artist(album(*))", NULL, NULL, 400, NULL, &r);
+}
+
+static void
+test_rest_isdistinct_any_all(void)
+{
+	FX_BOTH("GET", "gadget?select=id&kind=isdistinct.tool&order=id", NULL, NULL, 200,
+	    "[{\"id\":3},{\"id\":4}]", &r);
+	FX_BOTH("GET", "gadget?select=id&maker_id=isdistinct.1&order=id", NULL, NULL, 200,
+	    "[{\"id\":2},{\"id\":4}]", &r);
+	FX_BOTH("GET", "gadget?select=id&maker_id=not.isdistinct.1&order=id", NULL, NULL, 200,
+	    "[{\"id\":1},{\"id\":3}]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&artist_id=eq(any).{1,3}&order=artist_id", NULL,
+	    NULL, 200, "[{\"artist_id\":1},{\"artist_id\":3}]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&artist_id=gt(all).{1,2}&order=artist_id", NULL,
+	    NULL, 200, "[{\"artist_id\":3},{\"artist_id\":4},{\"artist_id\":5}]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&artist_id=not.eq(any).{1,2,5}&order=artist_id",
+	    NULL, NULL, 200, "[{\"artist_id\":3},{\"artist_id\":4}]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&name=like(any).{AC*,*smith}&order=artist_id",
+	    NULL, NULL, 200, "[{\"artist_id\":1},{\"artist_id\":3}]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&name=like(all).{A*,*t}", NULL, NULL, 200,
+	    "[{\"artist_id\":2}]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&name=ilike(all).{a*,*T}", NULL, NULL, 200,
+	    "[{\"artist_id\":2}]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&name=eq(any).{%22O'Brien,%20%5C%22Jr%5C%22%22}",
+	    NULL, NULL, 200, "[{\"artist_id\":4}]", &r);
+	FX_BOTH("GET", "artist?select=artist_id&artist_id=eq(any).{}", NULL, NULL, 200, "[]",
+	    &r);
+	FX_BOTH("GET", "artist?select=artist_id&or=(artist_id.eq(any).{1,2},name.isdistinct.x)"
+	    "&artist_id=lt.3&order=artist_id", NULL, NULL, 200,
+	    "[{\"artist_id\":1},{\"artist_id\":2}]", &r);
+	FX_BOTH("GET", "artist?artist_id=eq(some).{1}", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "artist?artist_id=in(any).{1}", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "artist?artist_id=eq(any).(1,2)", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "artist?artist_id=eq(any).{1,x}", NULL, NULL, 400, NULL, &r);
+}
+
+static void
+test_rest_match_fts(void)
+{
+	PG_OR_400("artist?select=artist_id&name=match.%5EA.*h%24", "[{\"artist_id\":3}]",
+	    "match");
+	PG_OR_400("artist?select=artist_id&name=imatch.%5Eac&order=artist_id",
+	    "[{\"artist_id\":1},{\"artist_id\":2}]", "imatch");
+	PG_OR_400("artist?select=artist_id&name=not.match.c&order=artist_id",
+	    "[{\"artist_id\":1},{\"artist_id\":3},{\"artist_id\":4}]", "match");
+	PG_OR_400("artist?select=artist_id&name=match(any).{%5EAC,smith%24}&order=artist_id",
+	    "[{\"artist_id\":1},{\"artist_id\":3}]", "match");
+	PG_OR_400("gadget?select=id&body=fts.quick&order=id", "[{\"id\":1},{\"id\":3}]", "fts");
+	PG_OR_400("gadget?select=id&body=fts(english).dog", "[{\"id\":2}]", "fts");
+	PG_OR_400("gadget?select=id&body=plfts.quick%20brown", "[{\"id\":1}]", "plfts");
+	PG_OR_400("gadget?select=id&body=phfts(english).brown%20fox", "[{\"id\":1}]", "phfts");
+	PG_OR_400("gadget?select=id&body=wfts.quick%20-fox", "[{\"id\":3}]", "wfts");
+	PG_OR_400("gadget?select=id&body=not.fts.quick&order=id", "[{\"id\":2}]", "fts");
+	FX_BOTH("GET", "gadget?body=fts(eng;lish).x", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?body=fts().x", NULL, NULL, 400, NULL, &r);
+	/* An unknown configuration matches nothing (to_regconfig() is NULL), never a 5xx. */
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?body=fts(klingon).x", 200, "[]");
+}
+
+static void
+test_rest_array_range_ops(void)
+{
+	PG_OR_400("gadget?select=id&tags=cs.{red}&order=id", "[{\"id\":1},{\"id\":3}]", "cs");
+	PG_OR_400("gadget?select=id&tags=cd.{red,blue,green}&order=id",
+	    "[{\"id\":1},{\"id\":2},{\"id\":3}]", "cd");
+	PG_OR_400("gadget?select=id&nums=ov.{3,4}&order=id", "[{\"id\":1},{\"id\":2}]", "ov");
+	PG_OR_400("gadget?select=id&tags=not.cs.{red}", "[{\"id\":2}]", "cs");
+	PG_OR_400("gadget?select=id&data=cs.{%22n%22:2}", "[{\"id\":2}]", "cs");
+	PG_OR_400("gadget?select=id&data->a=cs.{%22b%22:%22x%22}", "[{\"id\":1}]", "cs");
+	PG_OR_400("gadget?select=id&span=ov.[3,6)&order=id", "[{\"id\":1},{\"id\":2}]", "ov");
+	PG_OR_400("gadget?select=id&span=sl.[10,15)&order=id", "[{\"id\":1},{\"id\":2}]", "sl");
+	PG_OR_400("gadget?select=id&span=sr.[10,15)", "[{\"id\":3}]", "sr");
+	PG_OR_400("gadget?select=id&span=nxl.[4,15)&order=id", "[{\"id\":1},{\"id\":2}]", "nxl");
+	PG_OR_400("gadget?select=id&span=nxr.[10,15)", "[{\"id\":3}]", "nxr");
+	PG_OR_400("gadget?select=id&span=adj.[10,20)&order=id", "[{\"id\":2},{\"id\":3}]",
+	    "adj");
+	/* A malformed literal is PostgreSQL's 22P02, a 400. */
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?tags=cs.{red", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?span=ov.[x,y)", 400, NULL);
+}
+
+int
+main(void)
+{
+	http_resp_init(&r);
+	fx_more_pg = more_pg;
+	fx_more_sqlite = more_sqlite;
+	if (fx_start(NULL) < 0) {
+		CHECK(!"the two stacks started");
+		fx_stop();
+		return harness_done();
+	}
+	RUN(test_rest_aggregates);
+	RUN(test_rest_casts);
+	RUN(test_rest_json_paths);
+	RUN(test_rest_spreads);
+	RUN(test_rest_isdistinct_any_all);
+	RUN(test_rest_match_fts);
+	RUN(test_rest_array_range_ops);
+	http_resp_free(&r);
+	fx_stop();
+	return harness_done();
+}
