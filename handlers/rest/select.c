@@ -708,6 +708,12 @@ gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *
 int
 rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 {
+	/* The written rows' objects are made one per row: nothing there to group. */
+	if (has_agg(n)) {
+		rest_err_set(g->e, 400, "PGRST100", NULL, "aggregates are not supported in the "
+		    "representation of a write");
+		return -1;
+	}
 	return gen_obj(g, n, alias, agg);
 }
 

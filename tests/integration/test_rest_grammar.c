@@ -271,6 +271,29 @@ test_rest_array_range_ops(void)
 	one(__FILE__, __LINE__, &fx.pgs, "gadget?span=ov.[x,y)", 400, NULL);
 }
 
+static void
+test_rest_grammar_writes(void)
+{
+	static const char *const rep[] = { "Content-Type: application/json",
+	    "Prefer: return=representation", NULL };
+	static const char *const json[] = { "Content-Type: application/json", NULL };
+
+	/* A write's representation takes casts, paths and spreads, not aggregates. */
+	FX_BOTH("POST", "gadget?select=count()", rep, "{\"id\":10,\"qty\":1,\"kind\":\"x\"}",
+	    400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=id&id=eq.10", NULL, NULL, 200, "[]", &r);
+	FX_BOTH("POST", "gadget?select=id,q:qty::text,...artist(name)", rep,
+	    "{\"id\":11,\"qty\":4,\"kind\":\"x\",\"maker_id\":3}", 201,
+	    "[{\"id\":11,\"q\":\"4\",\"name\":\"Aerosmith\"}]", &r);
+	/* PATCH and DELETE filter through JSON paths and the new operators. */
+	FX_BOTH("PATCH", "gadget?data->>n=eq.3", json, "{\"qty\":7}", 204, "", &r);
+	FX_BOTH("GET", "gadget?select=id,qty&qty=eq(any).{7,4}&order=id", NULL, NULL, 200,
+	    "[{\"id\":3,\"qty\":7},{\"id\":11,\"qty\":4}]", &r);
+	FX_BOTH("DELETE", "gadget?kind=isdistinct.tool&kind=like(any).{x,y*}", NULL, NULL, 204,
+	    "", &r);
+	FX_BOTH("GET", "gadget?select=count()", NULL, NULL, 200, "[{\"count\":4}]", &r);
+}
+
 int
 main(void)
 {
@@ -289,6 +312,7 @@ main(void)
 	RUN(test_rest_isdistinct_any_all);
 	RUN(test_rest_match_fts);
 	RUN(test_rest_array_range_ops);
+	RUN(test_rest_grammar_writes);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();
