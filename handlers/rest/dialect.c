@@ -271,12 +271,14 @@ pg_path(struct rest_gen *g, const struct rest_lhs *l)
 	return 0;
 }
 
-/* A -> path compares as jsonb (json has no equality); ->> is text. */
+/* A -> path, and a json column, compare as jsonb (json has no equality); ->> is text. */
 static int
 pg_lhs(struct rest_gen *g, const struct rest_lhs *l)
 {
 	if (l->path == NULL) {
 		rest_col_ref(g->sql, l->alias, l->c->name);
+		if (strcmp(l->c->type, "json") == 0)
+			buf_puts(g->sql, "::jsonb");
 		return 0;
 	}
 	if (pg_path(g, l) < 0)
@@ -347,18 +349,26 @@ lite_lhs(struct rest_gen *g, const struct rest_lhs *l)
 	return lite_path(g, l);
 }
 
+/* lhs op $k, with v bound and the left side written by lhs. */
 static int
-pg_cmp(struct rest_gen *g, const struct rest_lhs *l, const char *op, const char *v,
-    size_t len)
+cmp_with(struct rest_gen *g, const struct rest_lhs *l, const char *op, const char *v,
+    size_t len, int (*lhs)(struct rest_gen *, const struct rest_lhs *))
 {
 	int k;
 
-	if ((k = rest_param_text(g, v, len)) < 0 || pg_lhs(g, l) < 0)
+	if ((k = rest_param_text(g, v, len)) < 0 || lhs(g, l) < 0)
 		return -1;
 	buf_putc(g->sql, ' ');
 	buf_puts(g->sql, op);
 	rest_put_param(g->sql, k);
 	return 0;
+}
+
+static int
+pg_cmp(struct rest_gen *g, const struct rest_lhs *l, const char *op, const char *v,
+    size_t len)
+{
+	return cmp_with(g, l, op, v, len, pg_lhs);
 }
 
 static int
@@ -368,19 +378,14 @@ lite_cmp(struct rest_gen *g, const struct rest_lhs *l, const char *op, const cha
 	const struct rest_col *c = l->c;
 	int k;
 
-	if (l->path != NULL) {
-		if ((k = rest_param_text(g, v, len)) < 0 || lite_lhs(g, l) < 0)
-			return -1;
-		buf_printf(g->sql, " %s", op);
-		rest_put_param(g->sql, k);
-		return 0;
-	}
+	if (l->path != NULL)
+		return cmp_with(g, l, op, v, len, lite_lhs);
 	if (c->kind == REST_K_BOOL && str_eq(v, len, "true"))
 		v = "1", len = 1;
 	else if (c->kind == REST_K_BOOL && str_eq(v, len, "false"))
 		v = "0", len = 1;
 	if (c->kind != REST_K_TS)
-		return pg_cmp(g, l, op, v, len);
+		return cmp_with(g, l, op, v, len, lite_lhs);
 	if ((k = rest_param_text(g, v, len)) < 0)
 		return -1;
 	/* Text timestamps compare in one spelling ("T" or " ", seconds or not), as
@@ -499,7 +504,8 @@ pg_in(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond
 	if ((v = buf_to_arena(g->a, &b, &len)) == NULL || (k = rest_param_text(g, v, len)) < 0 ||
 	    pg_lhs(g, l) < 0)
 		return -1;
-	buf_printf(g->sql, " = any($%d::%s[])", k, l->path == NULL ? l->c->type :
+	buf_printf(g->sql, " = any($%d::%s[])", k, l->path == NULL ?
+	    (strcmp(l->c->type, "json") == 0 ? "jsonb" : l->c->type) :
 	    l->path->last_text ? "text" : "jsonb");
 	return 0;
 }
@@ -648,6 +654,48 @@ static const char *const op_names[REST_OP__MAX] = {
 };
 
 /*
+ * Whether PostgreSQL has cond's operator for l's type (else the statement would fail with
+ * 42883 after the request was accepted): text search needs text or a tsvector; cs and cd
+ * an array, a range or jsonb (a -> path); ov an array or a range; the others a range.
+ * 0, or -1 with g->e set (400 42883).
+ */
+static int
+pg_op_fits(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond)
+{
+	const char *t = l->path == NULL ? l->c->type : l->path->last_text ? "text" : "jsonb";
+	size_t n = strlen(t);
+	int array = n > 2 && strcmp(t + n - 2, "[]") == 0;
+	int range = !array && strstr(t, "range") != NULL, ok;
+
+	switch (cond->op) {
+	case REST_OP_MATCH:
+	case REST_OP_IMATCH:
+		return 0;
+	case REST_OP_FTS: case REST_OP_PLFTS: case REST_OP_PHFTS: case REST_OP_WFTS:
+		ok = !strcmp(t, "tsvector") || !strcmp(t, "text") ||
+		    !strcmp(t, "character varying") || !strcmp(t, "character");
+		break;
+	case REST_OP_CS:
+	case REST_OP_CD:
+		ok = array || range || !strcmp(t, "jsonb");
+		break;
+	case REST_OP_OV:
+		ok = array || range;
+		break;
+	default:
+		ok = range;
+	}
+	if (ok)
+		return 0;
+	rest_err_set(g->e, 400, "42883", NULL, "operator %s does not apply to %.80s of type "
+	    "%.60s", op_names[cond->op], l->c->name, t);
+	g->e->hint = cond->op <= REST_OP_WFTS ? "full-text search takes text or tsvector" :
+	    cond->op <= REST_OP_CD ? "cs and cd take arrays, ranges or jsonb" :
+	    cond->op == REST_OP_OV ? "ov takes arrays or ranges" : "this operator takes ranges";
+	return -1;
+}
+
+/*
  * match/imatch: lhs::text ~ $k; fts and its kin: lhs @@ to_tsquery([CONFIG, ]$k), CONFIG
  * the pg_ts_config row named $lang (a text column is searched through to_tsvector(),
  * PostgreSQL's text @@ tsquery; an unknown configuration is NULL, which matches nothing,
@@ -663,6 +711,8 @@ pg_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond
 	int k, kl = 0;
 
 	if (op == NULL)
+		return -1;
+	if (pg_op_fits(g, l, cond) < 0)
 		return -1;
 	if ((k = rest_param_text(g, v, len)) < 0 ||
 	    (cond->lang != NULL && (kl = rest_param_text(g, cond->lang,
@@ -819,6 +869,8 @@ static const struct rest_dialect rest_dialect_pg = {
 	.expr_close = ")::text, 'null')",
 	.expr_json_open = "coalesce(to_json(",
 	.expr_json_close = ")::text, 'null')",
+	.ts_open = "",
+	.ts_close = "",
 	.obj_template = 0,
 	.arr_open = "'[' || coalesce(string_agg(",
 	.arr_close = ", ','), '') || ']'",
@@ -872,6 +924,8 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.expr_close = ")",
 	.expr_json_open = "coalesce(",
 	.expr_json_close = ", 'null')",
+	.ts_open = "strftime('%Y-%m-%dT%H:%M:%S', ",
+	.ts_close = ")",
 	.obj_template = 1,
 	.arr_open = "sluice_arr(",
 	.arr_close = ")",

@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rest.h"
 
@@ -49,6 +50,12 @@ resolve_cond(struct rest_gen *g, int t, struct rest_cond *c)
 	if (c->kind == REST_C_LEAF) {
 		if ((c->colidx = rest_schema_col(tab(g, t), c->col)) < 0)
 			return no_column(g, t, c->col);
+		if (c->path != NULL && c->op == REST_OP_IS &&
+		    (c->is == REST_IS_TRUE || c->is == REST_IS_FALSE)) {
+			rest_err_set(g->e, 400, "42804", NULL, "is.true and is.false need a "
+			    "boolean, not a JSON path");
+			return -1;
+		}
 		return path_fits(g, t, c->colidx, c->path);
 	}
 	for (i = 0; i < c->nkids; i++)
@@ -158,19 +165,194 @@ cast_fits(struct rest_gen *g, const char *cast)
 	return -1;
 }
 
-/* A computed item: its column, JSON path and casts. */
+static const char *const agg_names[] = { "", "count", "sum", "avg", "min", "max" };
+
+/*
+ * An aggregate's argument must be one PostgreSQL has the function for (the same answer
+ * on SQLite, which would take anything): sum() and avg() of numbers, min() and max() of
+ * anything but booleans and JSON.  The argument's kind: its input cast's, else its JSON
+ * path's (text for ->>), else its column's.
+ */
+static int
+agg_fits(struct rest_gen *g, const struct rest_col *c, const struct rest_item *it)
+{
+	enum rest_kind k = c->kind;
+	int ok;
+
+	if (it->path != NULL)
+		k = it->path->last_text ? REST_K_TEXT : REST_K_JSON;
+	if (it->cast != NULL)
+		(void)g->d->cast_type(it->cast, &k);
+	if (it->agg == REST_AGG_SUM || it->agg == REST_AGG_AVG)
+		ok = k == REST_K_INT || k == REST_K_NUM;
+	else if (it->agg == REST_AGG_MIN || it->agg == REST_AGG_MAX)
+		ok = k != REST_K_BOOL && k != REST_K_JSON;
+	else
+		ok = 1;
+	if (ok)
+		return 0;
+	rest_err_set(g->e, 400, "42883", NULL, "function %s() does not take %s values",
+	    agg_names[it->agg], k == REST_K_BOOL ? "boolean" : k == REST_K_JSON ? "json" :
+	    k == REST_K_TEXT ? "text" : "these");
+	g->e->hint = "cast the column first, e.g. col::numeric.sum()";
+	return -1;
+}
+
+/* Whether a declared type holds text (not an array of it). */
+static int
+type_textual(const char *type)
+{
+	size_t n = type != NULL ? strlen(type) : 0, i;
+
+	if (n == 0 || type[n - 1] == ']')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (strncasecmp(type + i, "char", 4) == 0 || strncasecmp(type + i, "text", 4) == 0 ||
+		    strncasecmp(type + i, "clob", 4) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether PostgreSQL casts a value of kind src (textual: a text) to the type name dst
+ * (else 42846 would fail the statement): text to anything and anything to text; numbers
+ * to numbers; integer (is_int4) and boolean to each other; timestamps and dates to each
+ * other; jsonb (json: only to json and jsonb) to json, numbers and booleans.  0, or -1
+ * with g->e set (400 42846).
+ */
+static int
+cast_from(struct rest_gen *g, enum rest_kind src, int textual, int is_json, int is_int4,
+    const char *dst)
+{
+	enum rest_kind k;
+	int ok;
+
+	if (dst == NULL || g->d->cast_type(dst, &k) == NULL)
+		return 0;
+	if (textual || (k == REST_K_TEXT && strcmp(dst, "uuid") != 0))
+		return 0;
+	switch (src) {
+	case REST_K_INT:
+	case REST_K_NUM:
+		ok = k == REST_K_INT || k == REST_K_NUM || (is_int4 && k == REST_K_BOOL);
+		break;
+	case REST_K_TS:
+	case REST_K_DATE:
+		ok = k == REST_K_TS || k == REST_K_DATE;
+		break;
+	case REST_K_BOOL:
+		ok = k == REST_K_BOOL || !strcmp(dst, "int") || !strcmp(dst, "int4") ||
+		    !strcmp(dst, "integer");
+		break;
+	case REST_K_JSON:
+		ok = k == REST_K_JSON || (!is_json && (k == REST_K_INT || k == REST_K_NUM ||
+		    k == REST_K_BOOL));
+		break;
+	default:
+		ok = 0;
+	}
+	if (ok)
+		return 0;
+	rest_err_set(g->e, 400, "42846", NULL, "cannot cast this value to type %.60s", dst);
+	g->e->hint = "text casts to any type and any type to text; numbers to numbers, "
+	    "timestamps to dates, jsonb to numbers and booleans";
+	return -1;
+}
+
+/* A computed item: its column, JSON path, casts and aggregate. */
 static int
 resolve_expr(struct rest_gen *g, int table, const struct rest_item *it)
 {
-	int c;
+	const struct rest_col *col;
+	enum rest_kind k = REST_K_INT;
+	int c, textual = 0, is_json = 0, is_int4 = 0;
 
+	if (cast_fits(g, it->cast) < 0 || cast_fits(g, it->agg_cast) < 0)
+		return -1;
 	if (it->name != NULL) {
 		if ((c = rest_schema_col(tab(g, table), it->name)) < 0)
 			return no_column(g, table, it->name);
 		if (path_fits(g, table, c, it->path) < 0)
 			return -1;
+		col = &tab(g, table)->cols[c];
+		k = col->kind;
+		textual = type_textual(col->type);
+		is_json = col->type != NULL && strcasecmp(col->type, "json") == 0;
+		is_int4 = col->type != NULL && (strcasecmp(col->type, "integer") == 0 ||
+		    strcasecmp(col->type, "int") == 0);
+		if (it->path != NULL) {
+			k = it->path->last_text ? REST_K_TEXT : REST_K_JSON;
+			textual = it->path->last_text;
+			is_json = is_int4 = 0;
+		}
+		if (cast_from(g, k, textual, is_json, is_int4, it->cast) < 0 ||
+		    agg_fits(g, col, it) < 0)
+			return -1;
+		if (it->cast != NULL) {
+			(void)g->d->cast_type(it->cast, &k);
+			textual = k == REST_K_TEXT;
+			is_json = strcmp(it->cast, "json") == 0;
+			is_int4 = !strcmp(it->cast, "int") || !strcmp(it->cast, "int4") ||
+			    !strcmp(it->cast, "integer");
+		}
 	}
-	return cast_fits(g, it->cast) < 0 || cast_fits(g, it->agg_cast) < 0 ? -1 : 0;
+	/* What the aggregate gives, for the cast after it (sum() of an integer is bigint). */
+	if (it->agg == REST_AGG_COUNT || it->agg == REST_AGG_SUM)
+		is_int4 = 0;
+	if (it->agg == REST_AGG_COUNT)
+		k = REST_K_INT, textual = 0;
+	else if (it->agg == REST_AGG_AVG || (it->agg == REST_AGG_SUM && k != REST_K_INT))
+		k = REST_K_NUM, textual = 0;
+	return cast_from(g, k, textual, is_json, is_int4, it->agg_cast);
+}
+
+/* Whether column c is one the aggregating node n groups by (select.c's gen_group()). */
+static int
+grouped(const struct rest_gen *g, const struct rest_node *n, int c)
+{
+	const struct rest_table *t = tab(g, n->table);
+	size_t i;
+
+	for (i = 0; i < n->nitems; i++) {
+		const struct rest_item *it = &n->items[i];
+
+		if (it->kind == REST_I_STAR)
+			return 1;
+		if ((it->kind == REST_I_COL || (it->kind == REST_I_EXPR &&
+		    it->agg == REST_AGG_NONE && it->name != NULL)) &&
+		    rest_schema_col(t, it->name) == c)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * An aggregating node groups by its other columns: none may be of type json (PostgreSQL
+ * has no equality for it; jsonb has), and order= may only name grouped columns.
+ */
+static int
+resolve_grouping(struct rest_gen *g, const struct rest_node *n)
+{
+	const struct rest_table *t = tab(g, n->table);
+	size_t i;
+	int c;
+
+	for (c = 0; c < t->ncols; c++)
+		if (t->cols[c].type != NULL && strcasecmp(t->cols[c].type, "json") == 0 &&
+		    grouped(g, n, c)) {
+			rest_err_set(g->e, 400, "42883", NULL, "cannot group by column %.80s of "
+			    "type json", t->cols[c].name);
+			g->e->hint = "aggregate it, or leave it out of select=";
+			return -1;
+		}
+	for (i = 0; i < n->norder; i++)
+		if (!grouped(g, n, rest_schema_col(t, n->order[i].col))) {
+			rest_err_set(g->e, 400, "42803", NULL, "order= names %.80s, which is neither "
+			    "selected nor aggregated", n->order[i].col);
+			g->e->hint = "order by the selected columns of an aggregating select=";
+			return -1;
+		}
+	return 0;
 }
 
 /*
@@ -245,5 +427,7 @@ rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 		if (path_fits(g, table, c, n->order[i].path) < 0)
 			return -1;
 	}
+	if (aggs > 0 && resolve_grouping(g, n) < 0)
+		return -1;
 	return resolve_cond(g, table, n->where);
 }

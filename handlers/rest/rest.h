@@ -336,6 +336,8 @@ struct rest_dialect {
 	/* A computed value's JSON text ('null' for NULL): open EXPR close; json_* for a
 	 * value that is JSON text already (a -> path). */
 	const char *expr_open, *expr_close, *expr_json_open, *expr_json_close;
+	/* Around a computed timestamp (min() or max() of one): its ISO-8601 spelling. */
+	const char *ts_open, *ts_close;
 	int obj_template;	/* row objects by sluice_obj()/sluice_arr(), else concatenated */
 	const char *arr_open;	/* ARR(x) = arr_open x arr_close: the array of the x */
 	const char *arr_close;

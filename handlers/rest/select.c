@@ -187,12 +187,18 @@ expr_raw(struct rest_gen *g, const char *alias, int t, const struct rest_item *i
 static int
 gen_expr(struct rest_gen *g, const char *alias, int t, const struct rest_item *it, int text)
 {
-	int json = expr_kind(g, t, it) == REST_K_JSON;
+	enum rest_kind k = expr_kind(g, t, it);
+	int json = k == REST_K_JSON, ts = k == REST_K_TS && it->cast == NULL &&
+	    it->agg_cast == NULL;
 
 	if (text)
 		buf_puts(g->sql, json ? g->d->expr_json_open : g->d->expr_open);
+	if (ts)
+		buf_puts(g->sql, g->d->ts_open);
 	if (expr_raw(g, alias, t, it) < 0)
 		return -1;
+	if (ts)
+		buf_puts(g->sql, g->d->ts_close);
 	if (text)
 		buf_puts(g->sql, json ? g->d->expr_json_close : g->d->expr_close);
 	return 0;

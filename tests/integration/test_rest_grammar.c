@@ -114,6 +114,23 @@ test_rest_aggregates(void)
 	FX_BOTH("GET", "gadget?select=qty.sum(", NULL, NULL, 400, NULL, &r);
 	FX_BOTH("GET", "gadget?select=nope.sum()", NULL, NULL, 400, NULL, &r);
 	FX_BOTH("GET", "album?select=title.count(),artist(name)", NULL, NULL, 400, NULL, &r);
+	/* min() and max() of timestamps are ISO-8601 on both. */
+	FX_BOTH("GET", "employee?select=birth_date.min(),last:birth_date.max()", NULL, NULL, 200,
+	    "[{\"min\":\"1958-12-08T00:00:00\",\"last\":\"1962-02-18T00:00:00\"}]", &r);
+	/* What PostgreSQL has no aggregate or grouping for is a 400 on both. */
+	FX_BOTH("GET", "employee?select=active.max()", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=kind.sum()", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=data->>n.avg()", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=data->>n::int.sum()", NULL, NULL, 200, "[{\"sum\":6}]",
+	    &r);
+	FX_BOTH("GET", "doc?select=body,count()", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "doc?select=body->a,count()", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?select=kind,count()&order=qty", NULL, NULL, 400, NULL, &r);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "42803") != NULL);
+	/* A function's rows group the same way. */
+	FX_BOTH("GET", "rpc/all_albums?select=artist_id,count()&order=artist_id", NULL, NULL,
+	    200, "[{\"artist_id\":1,\"count\":2},{\"artist_id\":2,\"count\":2},"
+	    "{\"artist_id\":3,\"count\":1}]", &r);
 }
 
 static void
@@ -131,6 +148,23 @@ test_rest_casts(void)
 	FX_BOTH("GET", "gadget?select=qty::evil", NULL, NULL, 400, NULL, &r);
 	FX_BOTH("GET", "gadget?select=qty::", NULL, NULL, 400, NULL, &r);
 	FX_BOTH("GET", "gadget?select=qty::int;drop", NULL, NULL, 400, NULL, &r);
+	/* Casts PostgreSQL has no conversion for are a 400 42846 there (and on SQLite, which
+	 * has none of these types, a 400 naming the type). */
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?select=qty::date", 400, NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "42846") != NULL);
+	one(__FILE__, __LINE__, &fx.lite, "gadget?select=qty::date", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?select=count()::timestamp", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?select=data::date", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?select=count()::boolean", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "employee?select=active::bigint", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "employee?select=e:employee_id::boolean,"
+	    "a:active::int&order=employee_id&limit=1", 200, "[{\"e\":true,\"a\":1}]");
+	FX_BOTH("GET", "gadget?select=data->>n::numeric&id=eq.1", NULL, NULL, 200,
+	    "[{\"n\":1}]", &r);
+	/* A text that is no number: PostgreSQL's 22P02 (SQLite's cast gives 0). */
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?select=kind::numeric&id=eq.1", 400, NULL);
+	FX_BOTH("GET", "gadget?select=data->>n::numeric&id=eq.1", NULL, NULL, 200,
+	    "[{\"n\":1}]", &r);
 	PG_OR_400("gadget?select=id,b:qty::boolean&id=eq.1",
 	    "[{\"id\":1,\"b\":true}]", "cannot cast to type");
 }
@@ -166,6 +200,12 @@ test_rest_json_paths(void)
 	FX_BOTH("GET", "gadget?select=data->", NULL, NULL, 400, NULL, &r);
 	FX_BOTH("GET", "gadget?select=data->>a->b", NULL, NULL, 400, NULL, &r);
 	FX_BOTH("GET", "gadget?order=data->", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "gadget?data->>a=is.true", NULL, NULL, 400, NULL, &r);
+	/* A json (not jsonb) column compares as jsonb. */
+	FX_BOTH("GET", "doc?select=doc_id&body=eq.{%22a%22:[1,2],%22b%22:%22x}%22}", NULL, NULL,
+	    200, NULL, &r);
+	one(__FILE__, __LINE__, &fx.pgs, "doc?select=doc_id&body=isdistinct.{}&order=doc_id",
+	    200, "[{\"doc_id\":1},{\"doc_id\":2}]");
 }
 
 static void
@@ -266,6 +306,13 @@ test_rest_array_range_ops(void)
 	PG_OR_400("gadget?select=id&span=nxr.[10,15)", "[{\"id\":3}]", "nxr");
 	PG_OR_400("gadget?select=id&span=adj.[10,20)&order=id", "[{\"id\":2},{\"id\":3}]",
 	    "adj");
+	/* An operator PostgreSQL has not for the column's type is a 400 42883 on both. */
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?kind=cs.{a}", 400, NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "42883") != NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?tags=sl.[1,2)", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?data=ov.{1}", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?qty=fts.x", 400, NULL);
+	one(__FILE__, __LINE__, &fx.pgs, "gadget?data->a=fts.x", 400, NULL);
 	/* A malformed literal is PostgreSQL's 22P02, a 400. */
 	one(__FILE__, __LINE__, &fx.pgs, "gadget?tags=cs.{red", 400, NULL);
 	one(__FILE__, __LINE__, &fx.pgs, "gadget?span=ov.[x,y)", 400, NULL);
