@@ -114,6 +114,7 @@ struct pg_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;		/* a connection became free or drained */
 	int waiters;			/* threads waiting on cv */
+	unsigned long long jobs, batches;	/* sent so far, for the log at close */
 	char *conninfo;			/* owned */
 	struct db_opts opts;
 	struct pg_conn *conns;
@@ -595,6 +596,8 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 				c->tail = &c->head;
 			c->nqueued -= n;
 			c->state = PGC_BATCH;
+			p->jobs += (unsigned long long)n;
+			p->batches++;
 			pthread_mutex_unlock(&p->mu);
 			pg_batch_run(c, batch);
 			pthread_mutex_lock(&p->mu);
@@ -748,6 +751,10 @@ pg_pool_free(struct pg_pool *p)
 
 	if (p == NULL)
 		return;
+	if (p->batches > 0)
+		log_debug("pg: %llu statements in %llu pipelined batches (%.2f a batch) on at "
+		    "most %d connections", p->jobs, p->batches,
+		    (double)p->jobs / (double)p->batches, p->nconns);
 	for (i = 0; i < p->nconns; i++) {
 		pg_stmts_drop(&p->conns[i]);
 		free(p->conns[i].stmts);
