@@ -621,6 +621,9 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 			if (c->tail == &job->next)
 				c->tail = pp;
 			c->nqueued--;
+			/* An acquirer may wait for this queue to drain. */
+			if (c->head == NULL && p->waiters > 0)
+				pthread_cond_broadcast(&p->cv);
 			pthread_mutex_unlock(&p->mu);
 			pg_job_fail(job, DB_ETIMEOUT, "pg: the statement waited past the budget");
 			return;
@@ -638,16 +641,14 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		if (mine != NULL) {
-			if (mine->state == PGC_IDLE && mine->head == NULL) {
-				c = mine;
-				c->reserved = 0;
-				break;
-			}
-		} else if ((c = pg_pick_free(p)) != NULL) {
+		if (mine != NULL && mine->state == PGC_IDLE && mine->head == NULL) {
+			c = mine;
 			break;
-		} else {
-			/* Reserve the first connection that is busy with jobs: it drains. */
+		}
+		if ((c = pg_pick_free(p)) != NULL)
+			break;
+		if (mine == NULL) {
+			/* Reserve a connection busy with jobs: it drains, and is ours. */
 			for (i = 0; i < p->nconns && mine == NULL; i++)
 				if (p->conns[i].state != PGC_EXCL && !p->conns[i].reserved)
 					mine = &p->conns[i];
@@ -660,15 +661,21 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
 		i = pg_wait(&p->cv, p, deadline_ms);
 		p->waiters--;
 		if (i == ETIMEDOUT) {
-			if (mine != NULL) {
-				mine->reserved = 0;
-				pthread_cond_broadcast(&p->cv);
-			}
-			pthread_mutex_unlock(&p->mu);
-			*code = DB_ETIMEOUT;
-			pg_msg(msg, msglen, "acquire", "no connection free within the budget");
-			return NULL;
+			c = NULL;
+			break;
 		}
+	}
+	if (mine != NULL) {
+		mine->reserved = 0;
+		/* Jobs that found every connection held may queue on it again. */
+		if (c != mine && p->waiters > 0)
+			pthread_cond_broadcast(&p->cv);
+	}
+	if (c == NULL) {
+		pthread_mutex_unlock(&p->mu);
+		*code = DB_ETIMEOUT;
+		pg_msg(msg, msglen, "acquire", "no connection free within the budget");
+		return NULL;
 	}
 	c->state = PGC_EXCL;
 	pthread_mutex_unlock(&p->mu);
@@ -697,10 +704,12 @@ pg_pool_ready(struct pg_pool *p, enum db_err *code, char *msg, size_t msglen)
 
 	if (p->shared)
 		return 0;
-	/* The caller's own connection, so nobody else holds it. */
+	/* The caller's own connection: nobody else waits for it. */
+	pthread_mutex_lock(&p->mu);
 	c->state = PGC_EXCL;
+	pthread_mutex_unlock(&p->mu);
 	ret = pg_conn_check(c, 1, code, msg, msglen);
-	c->state = PGC_IDLE;
+	pg_pool_release(p, c);
 	return ret;
 }
 

@@ -1334,6 +1334,76 @@ out:
 	db_close(b);
 }
 
+struct pool_hammer {
+	pthread_t tid;
+	struct db *db;
+	volatile int *stop;
+	long n, bad;
+};
+
+static void *
+pool_hammer_run(void *v)
+{
+	struct pool_hammer *h = v;
+
+	while (!*h->stop) {
+		if (run_int(h->db, "SELECT CAST($1 AS integer)", 1) == DB_DONE)
+			h->n++;
+		else
+			h->bad++;
+	}
+	return NULL;
+}
+
+/* A stream of statements from four threads on one connection never starves a transaction:
+ * the one that wants the connection reserves it, its queue drains, and the transaction
+ * gets it well within its budget, ten times over. */
+static void
+test_pg_pool_txn_not_starved(void)
+{
+	struct pool_hammer h[4];
+	struct db *t = NULL;
+	volatile int stop = 0;
+	int i, started = 0, got = 0;
+	long n = 0, bad = 0;
+
+	memset(h, 0, sizeof(h));
+	if ((t = open_shared(1, 0, 2000)) == NULL)
+		return;
+	for (i = 0; i < 4; i++) {
+		h[i].stop = &stop;
+		if ((h[i].db = open_shared(1, 0, 2000)) == NULL)
+			goto out;
+	}
+	for (i = 0; i < 4; i++) {
+		if (pthread_create(&h[i].tid, NULL, pool_hammer_run, &h[i]) != 0)
+			break;
+		started++;
+	}
+	usleep(50 * 1000);
+	for (i = 0; i < 10; i++) {
+		CHECK_INT(db_ready(t), 0);
+		if (db_begin(t, DB_TXN_READ) == 0 && db_commit(t) == 0)
+			got++;
+		db_deadline_clear(t);
+		usleep(5 * 1000);
+	}
+	stop = 1;
+	for (i = 0; i < started; i++) {
+		pthread_join(h[i].tid, NULL);
+		n += h[i].n;
+		bad += h[i].bad;
+	}
+	CHECK_INT(started, 4);
+	CHECK_INT(got, 10);
+	CHECK_INT(bad, 0);
+	CHECK(n > 0);
+out:
+	for (i = 0; i < 4; i++)
+		db_close(h[i].db);
+	db_close(t);
+}
+
 /* A connection's statement cache smaller than what two handles use: statements are
  * evicted (DEALLOCATE in the pipeline) and prepared again, every answer stays right. */
 static void
@@ -1537,14 +1607,20 @@ test_opts_from_env(void)
 		{ "SLUICE_DB_STMT_CACHE", "16", 0 },
 		{ "SLUICE_DB_STMT_CACHE", "0", -1 },
 		{ "SLUICE_DB_STMT_CACHE", "0x10", -1 },
+		{ "SLUICE_DB_CONNS", "3", 0 },
+		{ "SLUICE_DB_CONNS", "0", 0 },
+		{ "SLUICE_DB_CONNS", "-1", -1 },
+		{ "SLUICE_DB_CONNS", "257", -1 },
+		{ "SLUICE_DB_CONNS", "2x", -1 },
 		{ "SLUICE_STMT_TIMEOUT_MS", "0", 0 },
 		{ "SLUICE_STMT_TIMEOUT_MS", "-1", -1 },
 		{ "SLUICE_STMT_TIMEOUT_MS", "3600001", -1 },
 	};
 	static const char *const vars[] = { "SLUICE_DB_ISOLATION", "SLUICE_SQLITE_SYNC",
 	    "SLUICE_SQLITE_BUSY_MS", "SLUICE_SQLITE_MMAP", "SLUICE_DB_STMT_CACHE",
-	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX" };
+	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX", "SLUICE_DB_CONNS", "SLUICE_THREADS" };
 	struct db_opts o;
+	long cpus;
 	size_t i;
 	int rc;
 
@@ -1586,6 +1662,22 @@ test_opts_from_env(void)
 	CHECK_INT(o.sqlite_busy_ms, 250);
 	CHECK_INT(o.sqlite_mmap, -1);
 	CHECK_INT(o.stmt_cache, 16);
+
+	/* PostgreSQL connections shared by the threads: min(threads, max(2, CPUs)) unless
+	 * given. */
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	setenv("SLUICE_THREADS", "1", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, 1);
+	setenv("SLUICE_THREADS", "256", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, cpus < 2 ? 2 : cpus > 256 ? 256 : cpus);
+	setenv("SLUICE_THREADS", "2", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, 2);
+	setenv("SLUICE_DB_CONNS", "3", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, 3);
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -1819,6 +1911,7 @@ main(void)
 		RUNB(test_pg_server_down);
 		RUNB(test_pg_pool_threads_share_connections);
 		RUNB(test_pg_pool_wait_has_budget);
+		RUNB(test_pg_pool_txn_not_starved);
 		RUNB(test_pg_pool_stmt_eviction);
 		RUNB(test_pg_pool_restart);
 	}
