@@ -17,6 +17,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ pp_caller_run(void *arg)
 struct pp_sampler {
 	pthread_t tid;
 	struct db *db;
-	volatile int stop;
+	atomic_int stop;
 	int max, samples, bad;
 };
 
@@ -122,7 +123,7 @@ pp_sampler_run(void *arg)
 	struct db_stmt *st;
 	int n;
 
-	while (!m->stop) {
+	while (!atomic_load(&m->stop)) {
 		if ((st = db_prepare(m->db, pp_count_sql)) != NULL && db_step(st) == DB_ROW) {
 			n = (int)db_column_int(st, 0);
 			if (n > m->max)
@@ -169,7 +170,7 @@ test_pg_pool_threads_share_connections(void)
 		ok += c[i].ok;
 		bad += c[i].bad;
 	}
-	m.stop = 1;
+	atomic_store(&m.stop, 1);
 	pthread_join(m.tid, NULL);
 	db_close(m.db);
 	printf("  %d calls by %d clients: %d right, %d wrong; %d samples, at most %d backends "
@@ -196,7 +197,7 @@ struct pp_post {
 struct pp_writer {
 	pthread_t tid;
 	int index;
-	volatile int *stop;
+	atomic_int *stop;
 	struct pp_post *posts;
 	size_t n, cap;
 };
@@ -213,7 +214,7 @@ pp_writer_run(void *arg)
 
 	snprintf(url, sizeof(url), "%s/rest/v1/pk_item", pp_s.base);
 	http_resp_init(&r);
-	while (!*w->stop) {
+	while (!atomic_load(w->stop)) {
 		memset(&p, 0, sizeof(p));
 		p.id = (uint32_t)w->index << 24 | seq++;
 		snprintf(body, sizeof(body), "{\"marker\":\"pk-%u\"}", p.id);
@@ -254,7 +255,7 @@ static void
 test_pg_pool_kill_under_pipelined_writes(void)
 {
 	struct pp_writer w[PP_WRITERS];
-	volatile int stop = 0;
+	atomic_int stop = 0;
 	struct db *db = NULL;
 	pid_t pids[8];
 	char err[256];

@@ -23,6 +23,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1162,7 +1163,7 @@ struct pool_arg {
 	int id;
 	int bad;		/* wrong answers and unexpected failures */
 	int rows;		/* rows this thread inserted and was told so */
-	volatile int *stop;	/* the monitor's */
+	atomic_int *stop;	/* the monitor's */
 	int max_backends;	/* the monitor's */
 };
 
@@ -1232,7 +1233,7 @@ pool_monitor(void *v)
 	const char *t;
 	int n;
 
-	while (!*a->stop) {
+	while (!atomic_load(a->stop)) {
 		t = q1(a->db, "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
 		    "'sluice' AND backend_type = 'client backend' AND pid <> pg_backend_pid()");
 		n = t != NULL ? atoi(t) : -1;
@@ -1253,7 +1254,7 @@ test_pg_pool_threads_share_connections(void)
 {
 	struct pool_arg a[POOL_THREADS], mon;
 	struct db *setup;
-	volatile int stop = 0;
+	atomic_int stop = 0;
 	int i, started = 0, rows = 0, bad = 0;
 	const char *t;
 
@@ -1337,7 +1338,7 @@ out:
 struct pool_hammer {
 	pthread_t tid;
 	struct db *db;
-	volatile int *stop;
+	atomic_int *stop;
 	long n, bad;
 };
 
@@ -1346,7 +1347,7 @@ pool_hammer_run(void *v)
 {
 	struct pool_hammer *h = v;
 
-	while (!*h->stop) {
+	while (!atomic_load(h->stop)) {
 		if (run_int(h->db, "SELECT CAST($1 AS integer)", 1) == DB_DONE)
 			h->n++;
 		else
@@ -1363,7 +1364,7 @@ test_pg_pool_txn_not_starved(void)
 {
 	struct pool_hammer h[4];
 	struct db *t = NULL;
-	volatile int stop = 0;
+	atomic_int stop = 0;
 	int i, started = 0, got = 0;
 	long n = 0, bad = 0;
 
