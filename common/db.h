@@ -172,7 +172,9 @@ enum db_backend db_backend(const struct db *db);
  * connection found broken is reset (and the statement cache dropped), so that after a
  * server restart the request in flight fails with DB_EUNAVAIL and the next one succeeds.
  * A connection that died while idle is noticed here (a non-blocking read), so that such a
- * restart fails no request at all.  It also ends what a previous request left behind:
+ * restart fails no request at all.  (Connections shared by a worker's threads,
+ * opts.pg_conns > 0, are checked the same way each time a thread takes one, and this
+ * returns 0 for them.)  It also ends what a previous request left behind:
  * statements still holding rows are reset, an open transaction is rolled back (logged).
  * Returns 0, or -1 with the error class set (DB_EUNAVAIL) when the server is still down.
  *
