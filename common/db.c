@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "extern.h"
@@ -48,7 +49,8 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 int
 db_opts_from_env(struct db_opts *o)
 {
-	long long iso, sync, busy, mmap, cache, budget, resp;
+	long long iso, sync, busy, mmap, cache, budget, resp, conns, threads;
+	long cpus;
 
 	memset(o, 0, sizeof(*o));
 	if (settings_int(SETTING_DB_ISOLATION, &iso) == -1 ||
@@ -57,7 +59,9 @@ db_opts_from_env(struct db_opts *o)
 	    settings_int(SETTING_SQLITE_MMAP, &mmap) == -1 ||
 	    settings_int(SETTING_DB_STMT_CACHE, &cache) == -1 ||
 	    settings_int(SETTING_STMT_TIMEOUT_MS, &budget) == -1 ||
-	    settings_int(SETTING_RESP_MAX, &resp) == -1)
+	    settings_int(SETTING_RESP_MAX, &resp) == -1 ||
+	    settings_int(SETTING_DB_CONNS, &conns) == -1 ||
+	    settings_int(SETTING_THREADS, &threads) == -1)
 		return -1;
 	/* The choices are listed in the order of the enums (settings.c). */
 	o->isolation = (enum db_isolation)(DB_ISO_DEFAULT + iso);
@@ -71,6 +75,16 @@ db_opts_from_env(struct db_opts *o)
 	o->stmt_timeout_ms = (int)budget;
 	/* No text a statement builds may be longer than the response that carries it. */
 	o->value_max = resp;
+	/* PostgreSQL connections shared by the worker's threads (db_pg_pool.c): by default
+	 * one per thread up to one per CPU, and never fewer than 2 (so that a transaction
+	 * does not stall the other threads' reads), nor more than the threads. */
+	if (conns == 0) {
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		conns = cpus < 2 ? 2 : cpus;
+		if (conns > threads)
+			conns = threads;
+	}
+	o->pg_conns = (int)conns;
 	return 0;
 }
 

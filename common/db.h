@@ -4,8 +4,9 @@
  * A URL picks the back end: "sqlite:PATH" (or "sqlite://PATH") opens an SQLite file in WAL
  * mode; "postgresql://..." / "postgres://..." or any other libpq conninfo string
  * ("host=/var/run/postgresql dbname=x") opens a PostgreSQL connection, by default over the
- * unix socket.  One connection per worker thread, opened at start-up; handlers hold only
- * pointers to the opaque types below.
+ * unix socket.  One handle per worker thread, opened at start-up (on PostgreSQL the
+ * threads' handles share a few connections: db_pg.c); handlers hold only pointers to the
+ * opaque types below.
  *
  * SQL is written once with PostgreSQL-style placeholders ($1, $2, ...) for both back ends;
  * the SQLite back end maps them to ?NNN.  Statements are prepared once per connection and
@@ -91,7 +92,7 @@ int db_url_parse(const char *url, enum db_backend *backend, const char **path);
  * Options for db_open().  Zero-initialised means the defaults noted on each field.
  * db_opts_from_env() fills them from the worker's environment (SLUICE_DB_ISOLATION,
  * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_DB_STMT_CACHE,
- * SLUICE_STMT_TIMEOUT_MS, SLUICE_RESP_MAX).
+ * SLUICE_STMT_TIMEOUT_MS, SLUICE_RESP_MAX, SLUICE_DB_CONNS with SLUICE_THREADS).
  */
 struct db_opts {
 	enum db_isolation isolation;	/* for every db_begin(); default: server default */
@@ -104,6 +105,10 @@ struct db_opts {
 					 * creates a database, only a seeder does); default 0 */
 	int stmt_timeout_ms;		/* a request's time budget (db_ready()); 0: none */
 	int64_t value_max;		/* the longest text a statement may build; 0: SQLite's */
+	int pg_conns;			/* PostgreSQL: > 0: the process's handles of one URL
+					 * share this many connections (db_pg_pool.c);
+					 * db_opts_from_env() sets it; 0: a connection of the
+					 * handle's own */
 };
 
 /*
@@ -167,7 +172,9 @@ enum db_backend db_backend(const struct db *db);
  * connection found broken is reset (and the statement cache dropped), so that after a
  * server restart the request in flight fails with DB_EUNAVAIL and the next one succeeds.
  * A connection that died while idle is noticed here (a non-blocking read), so that such a
- * restart fails no request at all.  It also ends what a previous request left behind:
+ * restart fails no request at all.  (Connections shared by a worker's threads,
+ * opts.pg_conns > 0, are checked the same way each time a thread takes one, and this
+ * returns 0 for them.)  It also ends what a previous request left behind:
  * statements still holding rows are reset, an open transaction is rolled back (logged).
  * Returns 0, or -1 with the error class set (DB_EUNAVAIL) when the server is still down.
  *

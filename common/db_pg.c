@@ -1,37 +1,36 @@
 /*
  * db_pg.c: the PostgreSQL back end of db.h, over libpq.
  *
- * One blocking connection per thread, opened with the URL or conninfo string as given plus
- * client_encoding=UTF8 (responses are JSON) and a fallback application name.  Statements are
- * prepared server side once (PQprepare, names "s1", "s2", ... per connection) and run with
- * PQexecPrepared; parameters travel in the text format, each copied into a buffer of its
- * statement, so the caller's text need not be NUL-terminated.  A result is read whole and
- * db_step() walks its rows.
+ * A struct db here is a handle, one per thread, on the connections the process shares
+ * (db_pg_pool.c): the worker's threads hold pg_conns backends between them (db_conns,
+ * SLUICE_DB_CONNS), not one each.  A statement outside a transaction is a job the pool
+ * runs on a shared connection in libpq's pipeline mode, batched with the statements other
+ * threads send meanwhile, each with a Sync of its own (its own implicit transaction).  A
+ * transaction (db_begin(), or db_exec() of anything, which may set up session state) takes
+ * a connection for this handle alone until it ends: every statement in between runs
+ * there with the plain blocking calls, so BEGIN ... SET LOCAL ... COMMIT sees one session.
+ * A session-level SET outside a transaction would leak into other requests: use SET LOCAL
+ * inside one.  db_open() callers outside a worker (seeders, tools, tests) get a connection
+ * of their own, as before (opts.pg_conns 0).
  *
- * Losing the server: libpq notices only when it next reads the socket.  The statement that
- * finds the connection dead fails with DB_EUNAVAIL; db_ready() at the start of the next
- * request looks at the socket without blocking, resets a dead connection and drops the
- * statement cache (the new server session knows none of our names).  So a restart costs
- * at most one failed request per connection, and none when the restart happened while the
- * connection was idle.
+ * Statements are prepared server side once per connection (PQprepare, or Parse in the
+ * pipeline, names "s1", "s2", ... per connection, kept in the connection's LRU); their
+ * parameter count comes from describing them once per handle.  Parameters travel in the
+ * text format, each copied into a buffer of its statement, so the caller's text need not
+ * be NUL-terminated.  A result is read whole and db_step() walks its rows.
+ *
+ * Losing the server: libpq notices only when it next reads the socket.  The statements
+ * in flight on a connection found dead fail with DB_EUNAVAIL (503); the next thread to
+ * take it opens a new session (and the connection forgets its statement names).  A
+ * connection that died while idle is noticed before anything is sent on it, so a restart
+ * costs at most the statements in flight, and none when the connections were idle.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Debian keeps libpq-fe.h in /usr/include/postgresql, off the default path; the Makefile
- * adds it, and the fallback keeps a build without that -I working. */
-#if defined(__has_include)
-#if __has_include(<libpq-fe.h>)
-#include <libpq-fe.h>
-#else
-#include <postgresql/libpq-fe.h>
-#endif
-#else
-#include <libpq-fe.h>
-#endif
-
+#include "db_pg_pool.h"
 #include "db.h"
 #include "extern.h"
 #include "log.h"
@@ -42,8 +41,8 @@
 
 struct db_pg {
 	struct db base;		/* first: a struct db * is a struct db_pg * */
-	PGconn *conn;
-	unsigned next_name;
+	struct pg_pool *pool;	/* a reference */
+	struct pg_conn *held;	/* the connection held alone (a transaction), or NULL */
 };
 
 struct db_pg_param {
@@ -54,7 +53,6 @@ struct db_pg_param {
 
 struct db_pg_stmt {
 	struct db_stmt base;	/* first, likewise */
-	char name[16];
 	struct db_pg_param *params;	/* nparams of them */
 	const char **values;		/* nparams, rebuilt at each execution */
 	PGresult *res;
@@ -79,11 +77,11 @@ pgst(struct db_stmt *st)
 /* Maps a failure to a class: by the connection state first (a dead connection explains
  * any error), then by SQLSTATE. */
 static enum db_err
-db_pg_class(PGconn *conn, const PGresult *res)
+db_pg_class(int dead, const PGresult *res)
 {
 	const char *ss;
 
-	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
+	if (dead)
 		return DB_EUNAVAIL;
 	ss = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	if (ss == NULL || strlen(ss) != 5)
@@ -115,15 +113,20 @@ db_pg_class(PGconn *conn, const PGresult *res)
 	return DB_EINTERNAL;
 }
 
+/* Records the failure res (may be NULL) of what; conn (may be NULL: a shared connection,
+ * whose loss the pool reports itself) explains a failure without a result. */
 static void
-db_pg_err(struct db_pg *p, const PGresult *res, const char *what)
+db_pg_err(struct db_pg *p, PGconn *conn, const PGresult *res, const char *what)
 {
 	const char *msg = res != NULL ? PQresultErrorMessage(res) : "";
 	const char *ss = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	int dead = conn != NULL && PQstatus(conn) == CONNECTION_BAD;
 
-	if (msg == NULL || *msg == '\0')
-		msg = PQerrorMessage(p->conn);
-	db_set_err(&p->base, db_pg_class(p->conn, res), "pg %s: %s%s%s", what,
+	if ((msg == NULL || *msg == '\0') && conn != NULL)
+		msg = PQerrorMessage(conn);
+	if (msg == NULL)
+		msg = "";
+	db_set_err(&p->base, db_pg_class(dead, res), "pg %s: %s%s%s", what,
 	    ss != NULL ? ss : "", ss != NULL ? " " : "", msg);
 	/* Data exceptions (class 22: bad syntax for the type, out of range, ...) all read
 	 * 22P02, and limits (class 54) 54000, as SQLite can tell no finer (db_sqlite.c): the
@@ -134,51 +137,10 @@ db_pg_err(struct db_pg *p, const PGresult *res, const char *what)
 		    strncmp(ss, "54", 2) == 0 ? "54000" : ss, 6);
 }
 
-/* Notices (and the FATAL a dying backend sends to an idle connection) go to the log, not
- * to libpq's default of stderr. */
-static void
-db_pg_notice(void *arg, const char *msg)
-{
-	size_t n = strlen(msg);
-
-	(void)arg;
-	while (n > 0 && msg[n - 1] == '\n')
-		n--;
-	log_debug("pg: %.*s", (int)n, msg);
-}
-
-/*
- * Settings of a new session: the time budget (opts.stmt_timeout_ms) as statement_timeout,
- * so that the server cancels a statement that runs past it and the worker is answered at
- * once (SQLSTATE 57014, DB_ETIMEOUT).  0 or -1 with the error set.
- */
-static int
-db_pg_session(struct db_pg *p)
-{
-	char sql[64];
-	PGresult *res;
-	int n, ret = -1;
-
-	n = snprintf(sql, sizeof(sql), "SET statement_timeout = %d", p->base.opts.stmt_timeout_ms);
-	if (n < 0 || (size_t)n >= sizeof(sql))
-		return -1;
-	res = PQexec(p->conn, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		db_pg_err(p, res, "set statement_timeout");
-	else
-		ret = 0;
-	PQclear(res);
-	return ret;
-}
-
 int
 db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts,
     enum db_err *code, char *err, size_t errlen)
 {
-	/* client_encoding comes after dbname so that it wins over the expanded string. */
-	const char *const keys[] = { "dbname", "client_encoding",
-	    "fallback_application_name", NULL };
-	const char *vals[] = { conninfo, "UTF8", "sluice", NULL };
 	PQconninfoOption *parsed;
 	struct db_pg *p = NULL;
 	char *perr = NULL;
@@ -203,29 +165,14 @@ db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts,
 	p->base.ops = &db_pg_ops;
 	p->base.backend = DB_PG;
 	p->base.opts = *opts;
-	if ((p->conn = PQconnectdbParams(keys, vals, 1)) == NULL) {
-		(void)snprintf(err, errlen, "pg connect: out of memory");
+	if (pg_pool_open(&p->pool, conninfo, opts, code, err, errlen) == -1)
 		goto out;
-	}
-	if (PQstatus(p->conn) != CONNECTION_OK) {
-		*code = DB_EUNAVAIL;
-		(void)snprintf(err, errlen, "pg connect: %s", PQerrorMessage(p->conn));
-		goto out;
-	}
-	PQsetNoticeProcessor(p->conn, db_pg_notice, p);
-	if (db_pg_session(p) == -1) {
-		(void)snprintf(err, errlen, "%s", p->base.errmsg);
-		goto out;
-	}
 	*out = &p->base;
 	p = NULL;
 	*code = DB_OK;
 	ret = 0;
 out:
-	if (p != NULL) {
-		PQfinish(p->conn);
-		free(p);
-	}
+	free(p);
 	if (ret == -1 && errlen > 0) {
 		size_t n = strlen(err);
 
@@ -235,41 +182,83 @@ out:
 	return ret;
 }
 
+/* 1 when the connection the handle holds is inside a transaction (or failed in one and
+ * awaits ROLLBACK). */
+static int
+db_pg_in_txn(struct db *db)
+{
+	struct db_pg *p = pg(db);
+
+	if (p->held == NULL)
+		return 0;
+	switch (PQtransactionStatus(pg_conn_pq(p->held))) {
+	case PQTRANS_INTRANS:
+	case PQTRANS_INERROR:
+	case PQTRANS_ACTIVE:
+		return 1;
+	default:
+		/* Idle, or unknown because the connection is gone: nothing to end. */
+		return 0;
+	}
+}
+
+/* Gives the held connection back once no transaction is open on it any more. */
+static void
+db_pg_settle(struct db_pg *p)
+{
+	if (p->held != NULL && !db_pg_in_txn(&p->base)) {
+		pg_pool_release(p->pool, p->held);
+		p->held = NULL;
+	}
+}
+
+/* Makes sure the handle holds a connection of its own.  0, or -1 with the error set. */
+static int
+db_pg_hold(struct db_pg *p)
+{
+	char msg[PG_JOB_MSG];
+	enum db_err code;
+
+	if (p->held != NULL)
+		return 0;
+	if ((p->held = pg_pool_acquire(p->pool, p->base.deadline_ms, &code, msg,
+	    sizeof(msg))) == NULL) {
+		db_set_err(&p->base, code, "%s", msg);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 db_pg_close(struct db *db)
 {
-	PQfinish(pg(db)->conn);
-	free(db);
+	struct db_pg *p = pg(db);
+	PGresult *res;
+
+	if (p->held != NULL && db_pg_in_txn(db)) {
+		res = PQexec(pg_conn_pq(p->held), "ROLLBACK");
+		PQclear(res);
+	}
+	if (p->held != NULL)
+		pg_pool_release(p->pool, p->held);
+	pg_pool_close(p->pool);
+	free(p);
 }
 
+/* A connection this handle still holds without a transaction goes back; a connection of
+ * the handle's own is checked now, shared ones by whoever takes them next. */
 static int
 db_pg_ready(struct db *db)
 {
 	struct db_pg *p = pg(db);
+	char msg[PG_JOB_MSG];
+	enum db_err code;
 
-	/* A server that went away while we were idle has left an error message and an EOF
-	 * on the socket; reading them (libpq's socket never blocks here) marks the
-	 * connection bad now, before a request is spent finding out.  The second read is
-	 * for the EOF after the message. */
-	if (PQstatus(p->conn) == CONNECTION_OK &&
-	    PQtransactionStatus(p->conn) == PQTRANS_IDLE) {
-		if (PQconsumeInput(p->conn) == 1)
-			(void)PQconsumeInput(p->conn);
-	}
-	if (PQstatus(p->conn) == CONNECTION_OK)
-		return 0;
-
-	/* The new session will not know our statement names. */
-	db_cache_drop(db, 0);
-	log_warn("pg: connection lost; reconnecting");
-	PQreset(p->conn);
-	if (PQstatus(p->conn) != CONNECTION_OK) {
-		db_set_err(db, DB_EUNAVAIL, "pg reconnect: %s", PQerrorMessage(p->conn));
+	db_pg_settle(p);
+	if (p->held == NULL && pg_pool_ready(p->pool, &code, msg, sizeof(msg)) == -1) {
+		db_set_err(db, code, "%s", msg);
 		return -1;
 	}
-	if (db_pg_session(p) == -1)
-		return -1;
-	log_info("pg: reconnected");
 	return 0;
 }
 
@@ -291,6 +280,8 @@ db_pg_state(struct db *db, struct db_state *out)
 	return 0;
 }
 
+/* Runs sql on a connection the handle holds (taken now when it holds none: what sql
+ * does to the session stays with this handle until the transaction it may open ends). */
 static int
 db_pg_exec(struct db *db, const char *sql)
 {
@@ -298,7 +289,9 @@ db_pg_exec(struct db *db, const char *sql)
 	PGresult *res;
 	int ret = -1;
 
-	res = PQexec(p->conn, sql);
+	if (db_pg_hold(p) == -1)
+		return -1;
+	res = PQexec(pg_conn_pq(p->held), sql);
 	switch (PQresultStatus(res)) {
 	case PGRES_COMMAND_OK:
 	case PGRES_TUPLES_OK:
@@ -306,10 +299,11 @@ db_pg_exec(struct db *db, const char *sql)
 		ret = 0;
 		break;
 	default:
-		db_pg_err(p, res, "exec");
+		db_pg_err(p, pg_conn_pq(p->held), res, "exec");
 		break;
 	}
 	PQclear(res);
+	db_pg_settle(p);
 	return ret;
 }
 
@@ -338,43 +332,33 @@ db_pg_begin(struct db *db, enum db_txn kind)
 }
 
 static int
-db_pg_in_txn(struct db *db)
-{
-	switch (PQtransactionStatus(pg(db)->conn)) {
-	case PQTRANS_INTRANS:
-	case PQTRANS_INERROR:
-	case PQTRANS_ACTIVE:
-		return 1;
-	default:
-		/* Idle, or unknown because the connection is gone: nothing to end. */
-		return 0;
-	}
-}
-
-static int
 db_pg_commit(struct db *db)
 {
 	struct db_pg *p = pg(db);
 	enum db_err was = db->errcode;
 	PGresult *res;
+	PGconn *conn;
 	int ret = -1;
 
+	/* db.c calls this only inside a transaction, so a connection is held. */
+	conn = pg_conn_pq(p->held);
 	/* COMMIT of a failed transaction "succeeds" as a ROLLBACK: report it as the
 	 * failure it is, with the class of the error that aborted it. */
-	if (PQtransactionStatus(p->conn) == PQTRANS_INERROR) {
+	if (PQtransactionStatus(conn) == PQTRANS_INERROR) {
 		(void)db_pg_exec(db, "ROLLBACK");
 		db_set_err(db, was != DB_OK ? was : DB_EINTERNAL,
 		    "pg commit: the transaction had failed and was rolled back");
 		return -1;
 	}
-	res = PQexec(p->conn, "COMMIT");
+	res = PQexec(conn, "COMMIT");
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		db_pg_err(p, res, "commit");
+		db_pg_err(p, conn, res, "commit");
 	else if (strcmp(PQcmdStatus(res), "COMMIT") != 0)
 		db_set_err(db, DB_EINTERNAL, "pg commit: server answered %s", PQcmdStatus(res));
 	else
 		ret = 0;
 	PQclear(res);
+	db_pg_settle(p);
 	return ret;
 }
 
@@ -394,24 +378,55 @@ db_pg_stmt_release(struct db_pg_stmt *st)
 	free(st);
 }
 
-/* Best effort: a name left on the server costs a little memory until reconnect. */
-static void
-db_pg_deallocate(struct db_pg *p, const char *name)
+/*
+ * Runs sql (describe: only describes it) where the handle's statements go: on the
+ * connection it holds, else as a job of the pool.  Returns the result (caller PQclears)
+ * when the server answered success, else NULL with the error set.
+ */
+static PGresult *
+db_pg_run(struct db_pg *p, const char *sql, int nparams, const char *const *values,
+    int describe, const char *what)
 {
-	PGresult *res;
-	char sql[48];
-	int n;
+	struct pg_job job;
+	PGresult *res, *failed;
+	const char *name;
+	PGconn *conn;
 
-	if (PQstatus(p->conn) != CONNECTION_OK ||
-	    PQtransactionStatus(p->conn) == PQTRANS_INERROR)
-		return;
-	n = snprintf(sql, sizeof(sql), "DEALLOCATE %s", name);
-	if (n < 0 || (size_t)n >= sizeof(sql))
-		return;
-	res = PQexec(p->conn, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		log_debug("pg: %s: %s", sql, PQerrorMessage(p->conn));
-	PQclear(res);
+	if (p->held != NULL) {
+		conn = pg_conn_pq(p->held);
+		if ((name = pg_conn_stmt(p->held, sql, &failed)) == NULL) {
+			db_pg_err(p, conn, failed, "prepare");
+			PQclear(failed);
+			db_pg_settle(p);
+			return NULL;
+		}
+		res = describe ? PQdescribePrepared(conn, name) :
+		    PQexecPrepared(conn, name, nparams, values, NULL, NULL, 0);
+	} else {
+		memset(&job, 0, sizeof(job));
+		job.sql = sql;
+		job.nparams = nparams;
+		job.values = values;
+		job.describe = describe;
+		job.deadline_ms = p->base.deadline_ms;
+		conn = NULL;
+		pg_pool_run(p->pool, &job);
+		if (job.code != DB_OK) {
+			db_set_err(&p->base, job.code, "%s", job.msg);
+			return NULL;
+		}
+		res = job.res;
+	}
+	switch (PQresultStatus(res)) {
+	case PGRES_TUPLES_OK:
+	case PGRES_COMMAND_OK:
+		return res;
+	default:
+		db_pg_err(p, conn, res, what);
+		PQclear(res);
+		db_pg_settle(p);
+		return NULL;
+	}
 }
 
 static struct db_stmt *
@@ -419,36 +434,21 @@ db_pg_stmt_new(struct db *db, const char *sql)
 {
 	struct db_pg *p = pg(db);
 	struct db_pg_stmt *st;
-	PGresult *res = NULL;
-	int n, prepared = 0;
+	PGresult *res;
+	int n;
 
 	if ((st = calloc(1, sizeof(*st))) == NULL) {
 		db_set_err(db, DB_EINTERNAL, "out of memory");
 		goto fail;
 	}
 	st->base.db = db;
-	n = snprintf(st->name, sizeof(st->name), "s%u", ++p->next_name);
-	if (n < 0 || (size_t)n >= sizeof(st->name)) {
-		db_set_err(db, DB_EINTERNAL, "statement name too long");
-		goto fail;
-	}
-	res = PQprepare(p->conn, st->name, sql, 0, NULL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		db_pg_err(p, res, "prepare");
-		goto fail;
-	}
-	prepared = 1;
-	PQclear(res);
 	/* The server knows how many $N the statement takes; counting them here would mean
-	 * parsing dollar quotes and E'' strings.  One round trip, once per statement. */
-	res = PQdescribePrepared(p->conn, st->name);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		db_pg_err(p, res, "describe");
+	 * parsing dollar quotes and E'' strings.  It prepares the statement on the way, on
+	 * the connection that describes it. */
+	if ((res = db_pg_run(p, sql, 0, NULL, 1, "describe")) == NULL)
 		goto fail;
-	}
 	st->base.nparams = PQnparams(res);
 	PQclear(res);
-	res = NULL;
 	if (st->base.nparams > 0) {
 		st->params = calloc((size_t)st->base.nparams, sizeof(*st->params));
 		st->values = calloc((size_t)st->base.nparams, sizeof(*st->values));
@@ -461,18 +461,15 @@ db_pg_stmt_new(struct db *db, const char *sql)
 	}
 	return &st->base;
 fail:
-	PQclear(res);
-	if (prepared)
-		db_pg_deallocate(p, st->name);
 	db_pg_stmt_release(st);
 	return NULL;
 }
 
+/* The server side of a statement belongs to the connections' LRUs, not to the handle. */
 static void
 db_pg_stmt_free(struct db_stmt *st, int server_side)
 {
-	if (server_side)
-		db_pg_deallocate(pg(st->db), pgst(st)->name);
+	(void)server_side;
 	db_pg_stmt_release(pgst(st));
 }
 
@@ -578,13 +575,8 @@ db_pg_step(struct db_stmt *st)
 		for (i = 0; i < st->nparams; i++)
 			s->values[i] = s->params[i].isnull ? NULL : s->params[i].buf;
 		PQclear(s->res);
-		s->res = PQexecPrepared(p->conn, s->name, st->nparams, s->values, NULL, NULL, 0);
-		switch (PQresultStatus(s->res)) {
-		case PGRES_TUPLES_OK:
-		case PGRES_COMMAND_OK:
-			break;
-		default:
-			db_pg_err(p, s->res, "step");
+		s->res = db_pg_run(p, st->sql, st->nparams, s->values, 0, "step");
+		if (s->res == NULL) {
 			db_pg_stmt_reset(st);
 			st->state = DB_ST_IDLE;
 			return DB_ERROR;

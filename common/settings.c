@@ -44,6 +44,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "serializable"),
 	[SETTING_DB_STMT_CACHE] = INT("SLUICE_DB_STMT_CACHE", 1, 100000, 64,
 	    "prepared statements kept per database connection"),
+	[SETTING_DB_CONNS] = INT("SLUICE_DB_CONNS", 0, 256, 0,
+	    "PostgreSQL connections a worker's threads share; 0: the threads, at most the "
+	    "CPUs and at least 2"),
 	[SETTING_STMT_TIMEOUT_MS] = INT("SLUICE_STMT_TIMEOUT_MS", 0, 3600000, 5000,
 	    "a request's time budget for its statements in milliseconds, 503 past it; "
 	    "0: none"),

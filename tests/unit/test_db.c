@@ -7,8 +7,10 @@
  * binding every type, rows and columns, the statement cache (hits, eviction, statements in
  * use), db_changes, transactions and error classes.  Then each back end's own: SQLite
  * pragmas, two threads writing at once, read-only and missing files; PostgreSQL isolation
- * levels, read-only transactions, and the server restarting or going away under an open
- * connection ("503 once, then success").
+ * levels, read-only transactions, the server restarting or going away under an open
+ * connection ("503 once, then success"), and the connections a process's threads share
+ * (pipelined statements from many threads, transactions holding one alone, the wait for
+ * a connection within the request's budget, statement eviction, restarts).
  */
 #define _XOPEN_SOURCE 700	/* nftw() */
 
@@ -21,6 +23,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1133,6 +1136,341 @@ out:
 	db_close(db);
 }
 
+/* ---- PostgreSQL: connections shared by threads (db_pg_pool.c) ---- */
+
+static double ms_since(const struct timespec *a);
+
+#define POOL_THREADS	8
+#define POOL_CONNS	2
+#define POOL_ROUNDS	150
+
+/* Opens a handle on the process's shared pool of conns connections. */
+static struct db *
+open_shared(int conns, int stmt_cache, int budget_ms)
+{
+	struct db_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.pg_conns = conns;
+	o.stmt_cache = stmt_cache;
+	o.stmt_timeout_ms = budget_ms;
+	return open_db(&o);
+}
+
+struct pool_arg {
+	pthread_t tid;
+	struct db *db;
+	int id;
+	int bad;		/* wrong answers and unexpected failures */
+	int rows;		/* rows this thread inserted and was told so */
+	atomic_int *stop;	/* the monitor's */
+	int max_backends;	/* the monitor's */
+};
+
+static int
+pool_round(struct pool_arg *a, int i)
+{
+	int64_t v = (int64_t)a->id * 100000 + i;
+	struct db_stmt *st;
+	int ok = 0;
+
+	switch (i % 5) {
+	case 0:
+		/* A transaction: one connection for this thread alone until COMMIT. */
+		if (db_begin(a->db, DB_TXN_WRITE) != 0)
+			return 0;
+		if (run_int(a->db, "INSERT INTO t_pool VALUES ($1)", v) == DB_DONE &&
+		    (st = db_prepare(a->db, "SELECT count(*) FROM t_pool WHERE n = $1")) != NULL &&
+		    db_bind_int(st, 1, v) == 0 && db_step(st) == DB_ROW &&
+		    db_column_int(st, 0) == 1) {
+			db_reset(st);
+			ok = db_commit(a->db) == 0;
+		}
+		if (!ok)
+			db_rollback(a->db);
+		a->rows += ok;
+		return ok;
+	case 1:
+		/* A duplicate key: fails alone (its own Sync), as a conflict. */
+		return run_int(a->db, "INSERT INTO t_pool_dup VALUES ($1)", 0) == DB_ERROR &&
+		    db_errcode(a->db) == DB_ECONSTRAINT;
+	case 2:
+		if (run_int(a->db, "INSERT INTO t_pool VALUES ($1)", v) != DB_DONE)
+			return 0;
+		a->rows++;
+		return 1;
+	default:
+		/* Each thread gets its own answer back, whoever sent it. */
+		if ((st = db_prepare(a->db, i % 5 == 3 ? "SELECT CAST($1 AS bigint) * 2" :
+		    "SELECT CAST($1 AS bigint) * 2, pg_backend_pid()")) == NULL ||
+		    db_bind_int(st, 1, v) != 0 || db_step(st) != DB_ROW)
+			return 0;
+		ok = db_column_int(st, 0) == 2 * v;
+		db_reset(st);
+		return ok;
+	}
+}
+
+static void *
+pool_worker(void *v)
+{
+	struct pool_arg *a = v;
+	int i;
+
+	for (i = 0; i < POOL_ROUNDS; i++) {
+		if (db_ready(a->db) == -1 || !pool_round(a, i))
+			a->bad++;
+		db_deadline_clear(a->db);
+	}
+	return NULL;
+}
+
+/* Samples how many backends the pool holds while the workers run. */
+static void *
+pool_monitor(void *v)
+{
+	struct pool_arg *a = v;
+	const char *t;
+	int n;
+
+	while (!atomic_load(a->stop)) {
+		t = q1(a->db, "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+		    "'sluice' AND backend_type = 'client backend' AND pid <> pg_backend_pid()");
+		n = t != NULL ? atoi(t) : -1;
+		if (n < 0)
+			a->bad++;
+		else if (n > a->max_backends)
+			a->max_backends = n;
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/* Eight threads on two connections: every answer reaches its own thread, transactions
+ * and failing statements mix with pipelined ones, every acknowledged row is stored, and
+ * the server never sees more than two backends for them. */
+static void
+test_pg_pool_threads_share_connections(void)
+{
+	struct pool_arg a[POOL_THREADS], mon;
+	struct db *setup;
+	atomic_int stop = 0;
+	int i, started = 0, rows = 0, bad = 0;
+	const char *t;
+
+	memset(a, 0, sizeof(a));
+	memset(&mon, 0, sizeof(mon));
+	if ((setup = open_db(NULL)) == NULL)
+		return;
+	if (exec_ok(setup, "DROP TABLE IF EXISTS t_pool; DROP TABLE IF EXISTS t_pool_dup; "
+	    "CREATE TABLE t_pool(n bigint PRIMARY KEY); CREATE TABLE t_pool_dup(n bigint "
+	    "PRIMARY KEY); INSERT INTO t_pool_dup VALUES (0)") == -1)
+		goto out;
+	mon.db = setup;
+	mon.stop = &stop;
+	for (i = 0; i < POOL_THREADS; i++) {
+		a[i].id = i + 1;
+		if ((a[i].db = open_shared(POOL_CONNS, 0, 5000)) == NULL)
+			goto out;
+	}
+	/* An idle pool holds one backend, opened to check the server. */
+	CHECK_STR(q1(setup, "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+	    "'sluice' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"), "1");
+	CHECK_INT(pthread_create(&mon.tid, NULL, pool_monitor, &mon), 0);
+	for (i = 0; i < POOL_THREADS; i++) {
+		if (pthread_create(&a[i].tid, NULL, pool_worker, &a[i]) != 0)
+			break;
+		started++;
+	}
+	CHECK_INT(started, POOL_THREADS);
+	for (i = 0; i < started; i++) {
+		pthread_join(a[i].tid, NULL);
+		rows += a[i].rows;
+		bad += a[i].bad;
+	}
+	stop = 1;
+	pthread_join(mon.tid, NULL);
+	CHECK_INT(bad, 0);
+	CHECK_INT(mon.bad, 0);
+	CHECK_INT(rows, POOL_THREADS * (POOL_ROUNDS / 5 * 2));
+	t = q1(setup, "SELECT count(*) FROM t_pool");
+	CHECK(t != NULL && atoi(t) == rows);
+	printf("  %d threads, at most %d backends seen (db_conns %d)\n", POOL_THREADS,
+	    mon.max_backends, POOL_CONNS);
+	CHECK(mon.max_backends >= 1 && mon.max_backends <= POOL_CONNS);
+out:
+	/* The pool logs how many statements shared a batch when it closes. */
+	log_set_level(LOG_DEBUG);
+	for (i = 0; i < POOL_THREADS; i++)
+		db_close(a[i].db);
+	log_set_level(LOG_ERR);
+	db_close(setup);
+}
+
+/* One connection, held by a transaction: a statement of another thread waits for it, and
+ * gives up with DB_ETIMEOUT (503) when the request's budget runs out first. */
+static void
+test_pg_pool_wait_has_budget(void)
+{
+	struct db *a = NULL, *b = NULL;
+	struct timespec t0;
+	double ms;
+
+	if ((a = open_shared(1, 0, 300)) == NULL || (b = open_shared(1, 0, 300)) == NULL)
+		goto out;
+	CHECK_INT(db_ready(a), 0);
+	CHECK_INT(db_begin(a, DB_TXN_READ), 0);
+	CHECK_INT(db_ready(b), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(q1(b, "SELECT 1") == NULL);
+	ms = ms_since(&t0);
+	CHECK_INT(db_errcode(b), DB_ETIMEOUT);
+	CHECK_INT(db_err_status(db_errcode(b)), 503);
+	CHECK(ms >= 250 && ms < 3000);
+	CHECK_INT(db_commit(a), 0);
+	CHECK_INT(db_ready(b), 0);
+	CHECK_STR(q1(b, "SELECT 1"), "1");
+out:
+	db_close(a);
+	db_close(b);
+}
+
+struct pool_hammer {
+	pthread_t tid;
+	struct db *db;
+	atomic_int *stop;
+	long n, bad;
+};
+
+static void *
+pool_hammer_run(void *v)
+{
+	struct pool_hammer *h = v;
+
+	while (!atomic_load(h->stop)) {
+		if (run_int(h->db, "SELECT CAST($1 AS integer)", 1) == DB_DONE)
+			h->n++;
+		else
+			h->bad++;
+	}
+	return NULL;
+}
+
+/* A stream of statements from four threads on one connection never starves a transaction:
+ * the one that wants the connection reserves it, its queue drains, and the transaction
+ * gets it well within its budget, ten times over. */
+static void
+test_pg_pool_txn_not_starved(void)
+{
+	struct pool_hammer h[4];
+	struct db *t = NULL;
+	atomic_int stop = 0;
+	int i, started = 0, got = 0;
+	long n = 0, bad = 0;
+
+	memset(h, 0, sizeof(h));
+	if ((t = open_shared(1, 0, 2000)) == NULL)
+		return;
+	for (i = 0; i < 4; i++) {
+		h[i].stop = &stop;
+		if ((h[i].db = open_shared(1, 0, 2000)) == NULL)
+			goto out;
+	}
+	for (i = 0; i < 4; i++) {
+		if (pthread_create(&h[i].tid, NULL, pool_hammer_run, &h[i]) != 0)
+			break;
+		started++;
+	}
+	usleep(50 * 1000);
+	for (i = 0; i < 10; i++) {
+		CHECK_INT(db_ready(t), 0);
+		if (db_begin(t, DB_TXN_READ) == 0 && db_commit(t) == 0)
+			got++;
+		db_deadline_clear(t);
+		usleep(5 * 1000);
+	}
+	stop = 1;
+	for (i = 0; i < started; i++) {
+		pthread_join(h[i].tid, NULL);
+		n += h[i].n;
+		bad += h[i].bad;
+	}
+	CHECK_INT(started, 4);
+	CHECK_INT(got, 10);
+	CHECK_INT(bad, 0);
+	CHECK(n > 0);
+out:
+	for (i = 0; i < 4; i++)
+		db_close(h[i].db);
+	db_close(t);
+}
+
+/* A connection's statement cache smaller than what two handles use: statements are
+ * evicted (DEALLOCATE in the pipeline) and prepared again, every answer stays right. */
+static void
+test_pg_pool_stmt_eviction(void)
+{
+	struct db *a = NULL, *b = NULL;
+	char sql[64];
+	int i, bad = 0;
+	const char *t;
+
+	if ((a = open_shared(1, 2, 0)) == NULL || (b = open_shared(1, 2, 0)) == NULL)
+		goto out;
+	for (i = 0; i < 40; i++) {
+		(void)snprintf(sql, sizeof(sql), "SELECT %d + 0", i % 10);
+		t = q1(i % 2 ? a : b, sql);
+		if (t == NULL || atoi(t) != i % 10)
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+	/* The server holds no more than the cache's statements on the connection. */
+	t = q1(a, "SELECT count(*) FROM pg_prepared_statements");
+	CHECK(t != NULL && atoi(t) <= 2);
+out:
+	db_close(a);
+	db_close(b);
+}
+
+/* Shared connections and a restart: one that died while idle is reopened before use (no
+ * failure); a transaction caught by the restart fails with DB_EUNAVAIL, the next request
+ * succeeds. */
+static void
+test_pg_pool_restart(void)
+{
+	struct db *a = NULL, *b = NULL;
+
+	if ((a = open_shared(2, 0, 0)) == NULL || (b = open_shared(2, 0, 0)) == NULL)
+		goto out;
+	if (exec_ok(a, "DROP TABLE IF EXISTS t_prs; CREATE TABLE t_prs(n integer)") == -1)
+		goto out;
+	CHECK_STR(q1(b, "SELECT 5"), "5");
+	if (pgtmp_restart(&pgc) == -1) {
+		harness_fail(__FILE__, __LINE__, "pgtmp_restart");
+		goto out;
+	}
+	CHECK_INT(db_ready(b), 0);
+	CHECK_STR(q1(b, "SELECT 6"), "6");
+	CHECK_INT(db_ready(a), 0);
+	CHECK_INT(db_begin(a, DB_TXN_WRITE), 0);
+	CHECK_INT(run_int(a, "INSERT INTO t_prs VALUES ($1)", 1), DB_DONE);
+	if (pgtmp_restart(&pgc) == -1) {
+		harness_fail(__FILE__, __LINE__, "pgtmp_restart");
+		goto out;
+	}
+	CHECK_INT(run_int(a, "INSERT INTO t_prs VALUES ($1)", 2), DB_ERROR);
+	CHECK_INT(db_errcode(a), DB_EUNAVAIL);
+	CHECK_INT(db_err_status(db_errcode(a)), 503);
+	CHECK_INT(db_rollback(a), 0);
+	CHECK_INT(db_ready(a), 0);
+	CHECK_STR(q1(a, "SELECT count(*) FROM t_prs"), "0");
+	CHECK_INT(db_ready(b), 0);
+	CHECK_STR(q1(b, "SELECT 7"), "7");
+out:
+	db_close(a);
+	db_close(b);
+}
+
 /* ---- back-end independent ---- */
 
 static void
@@ -1270,14 +1608,20 @@ test_opts_from_env(void)
 		{ "SLUICE_DB_STMT_CACHE", "16", 0 },
 		{ "SLUICE_DB_STMT_CACHE", "0", -1 },
 		{ "SLUICE_DB_STMT_CACHE", "0x10", -1 },
+		{ "SLUICE_DB_CONNS", "3", 0 },
+		{ "SLUICE_DB_CONNS", "0", 0 },
+		{ "SLUICE_DB_CONNS", "-1", -1 },
+		{ "SLUICE_DB_CONNS", "257", -1 },
+		{ "SLUICE_DB_CONNS", "2x", -1 },
 		{ "SLUICE_STMT_TIMEOUT_MS", "0", 0 },
 		{ "SLUICE_STMT_TIMEOUT_MS", "-1", -1 },
 		{ "SLUICE_STMT_TIMEOUT_MS", "3600001", -1 },
 	};
 	static const char *const vars[] = { "SLUICE_DB_ISOLATION", "SLUICE_SQLITE_SYNC",
 	    "SLUICE_SQLITE_BUSY_MS", "SLUICE_SQLITE_MMAP", "SLUICE_DB_STMT_CACHE",
-	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX" };
+	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX", "SLUICE_DB_CONNS", "SLUICE_THREADS" };
 	struct db_opts o;
+	long cpus;
 	size_t i;
 	int rc;
 
@@ -1319,6 +1663,22 @@ test_opts_from_env(void)
 	CHECK_INT(o.sqlite_busy_ms, 250);
 	CHECK_INT(o.sqlite_mmap, -1);
 	CHECK_INT(o.stmt_cache, 16);
+
+	/* PostgreSQL connections shared by the threads: min(threads, max(2, CPUs)) unless
+	 * given. */
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	setenv("SLUICE_THREADS", "1", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, 1);
+	setenv("SLUICE_THREADS", "256", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, cpus < 2 ? 2 : cpus > 256 ? 256 : cpus);
+	setenv("SLUICE_THREADS", "2", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, 2);
+	setenv("SLUICE_DB_CONNS", "3", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, 3);
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -1550,6 +1910,11 @@ main(void)
 		RUNB(test_pg_restart_while_idle);
 		RUNB(test_pg_restart_in_txn);
 		RUNB(test_pg_server_down);
+		RUNB(test_pg_pool_threads_share_connections);
+		RUNB(test_pg_pool_wait_has_budget);
+		RUNB(test_pg_pool_txn_not_starved);
+		RUNB(test_pg_pool_stmt_eviction);
+		RUNB(test_pg_pool_restart);
 	}
 
 	pgtmp_stop(&pgc);

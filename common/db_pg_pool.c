@@ -1,0 +1,895 @@
+/*
+ * db_pg_pool.c: the PostgreSQL connections a worker's threads share, and the pipelined
+ * batches that carry their statements.
+ *
+ * A pool holds up to opts.pg_conns connections to one server, opened when first needed
+ * (so an idle worker holds one backend, and a busy one no more than pg_conns whatever its
+ * thread count).  Each connection is in one of three states, guarded by the pool's mutex:
+ *
+ *   IDLE   nobody is using it; statements may queue on it.
+ *   BATCH  a leader thread is running a batch on it; new statements queue behind.
+ *   EXCL   one handle holds it alone (a transaction, db_exec()); nothing queues on it.
+ *
+ * Lock and batch.  A statement outside a transaction becomes a job queued on a connection:
+ * an idle connected one if there is one, else one not opened yet, else the busy one with
+ * the shortest queue.  Whoever finds its connection IDLE becomes the leader: it takes the
+ * queued jobs (up to PG_BATCH_MAX), enters libpq's pipeline mode and sends them all
+ * (Parse for a statement the connection has not prepared yet, then Bind/Execute, then a
+ * Sync of each job's own), reads the answers in order, leaves pipeline mode and wakes the
+ * other threads of the batch; one of the threads still queued leads the next batch.  Under
+ * load a batch of n statements costs the worker one write per job but one wait for the
+ * server's answers instead of n, and the server one wake-up instead of n; with one request
+ * in flight it costs what a plain PQexecPrepared did.
+ *
+ * A Sync per job gives each statement its implicit transaction: a failing statement aborts
+ * only its own, and a statement counts as done (its write committed) only once its Sync's
+ * answer arrived; a connection lost before that fails the job with DB_EUNAVAIL, even when
+ * the statement's own result had already come back.
+ *
+ * Transactions.  pg_pool_acquire() takes an IDLE connection with an empty queue for one
+ * handle until pg_pool_release(); when there is none it reserves a busy one (no new job
+ * queues on it) and waits for its queue to drain, so that a stream of statements never
+ * starves a transaction.  An EXCL connection is used with libpq's plain blocking calls.
+ *
+ * Prepared statements are per connection: each keeps an LRU of the SQL texts it prepared
+ * (opts.stmt_cache of them, names "s1", "s2", ...), touched only by whoever holds the
+ * connection (a leader or an EXCL holder), so it needs no lock.  A connection found dead
+ * is reset (and forgets its statements) by the next thread that takes it; a server that
+ * went away while the connection was idle is noticed before any job is sent (a
+ * non-blocking read), so such a restart fails no request.
+ *
+ * Waits honour the job's deadline (the request's time budget): a job that could not even
+ * be sent in time gives up with DB_ETIMEOUT; once sent, the server's statement_timeout
+ * bounds it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db_pg_pool.h"
+#include "extern.h"
+#include "log.h"
+
+/* Jobs sent in one batch at most: enough to fill a round trip, few enough that the
+ * first thread of a batch does not wait long for the last one's answer. */
+#define PG_BATCH_MAX	32
+
+enum pg_conn_state {
+	PGC_IDLE,
+	PGC_BATCH,
+	PGC_EXCL,
+};
+
+/* A statement a connection prepared, or is preparing in the batch under way. */
+enum pg_stmt_state {
+	PGS_NONE,	/* named but not on the server (new, or its Parse failed) */
+	PGS_SENT,	/* Parse sent in this batch */
+	PGS_READY,	/* prepared */
+};
+
+struct pg_stmt {
+	char *sql;		/* owned */
+	uint64_t hash;
+	uint64_t used;		/* the connection's clock when last used */
+	enum pg_stmt_state state;
+	char name[16];
+};
+
+enum pg_op_kind {
+	PG_OP_DEALLOC,
+	PG_OP_PREPARE,
+	PG_OP_MAIN,
+	PG_OP_SYNC,
+};
+
+/* What was sent, in order, so that the answers can be matched to it. */
+struct pg_op {
+	enum pg_op_kind kind;
+	struct pg_job *job;	/* NULL for DEALLOC */
+	size_t stmt;		/* PREPARE: index in the connection's statements */
+};
+
+struct pg_conn {
+	struct pg_pool *pool;
+	PGconn *pq;			/* NULL until first used */
+	enum pg_conn_state state;	/* under pool->mu */
+	int reserved;			/* an acquirer waits for it: queue nothing more */
+	struct pg_job *head, **tail;	/* the queue, under pool->mu */
+	int nqueued;
+	pthread_cond_t cv;		/* a batch on it ended */
+	int broken;			/* out of step with the server: reset before use */
+	/* The holder's (leader or EXCL) alone: */
+	struct pg_stmt *stmts;
+	size_t nstmts, capstmts;
+	unsigned next_name;
+	uint64_t clock;
+	struct pg_op *ops;
+	size_t capops;
+};
+
+struct pg_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;		/* a connection became free or drained */
+	int waiters;			/* threads waiting on cv */
+	unsigned long long jobs, batches;	/* sent so far, for the log at close */
+	char *conninfo;			/* owned */
+	struct db_opts opts;
+	struct pg_conn *conns;
+	int nconns;
+	/* The process's shared pools (pg_pools), under pg_pools_mu. */
+	int shared;
+	int refs;
+	struct pg_pool *next;
+};
+
+static pthread_mutex_t pg_pools_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct pg_pool *pg_pools;
+
+/* FNV-1a: to skip most strcmp()s in a connection's statements. */
+static uint64_t
+pg_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* Notices (and the FATAL a dying backend sends to an idle connection) go to the log, not
+ * to libpq's default of stderr. */
+static void
+pg_notice(void *arg, const char *msg)
+{
+	size_t n = strlen(msg);
+
+	(void)arg;
+	while (n > 0 && msg[n - 1] == '\n')
+		n--;
+	log_debug("pg: %.*s", (int)n, msg);
+}
+
+/* Copies a libpq message without its trailing newlines. */
+static void
+pg_msg(char *out, size_t outlen, const char *what, const char *msg)
+{
+	size_t n;
+
+	if (outlen == 0)
+		return;
+	(void)snprintf(out, outlen, "pg %s: %s", what, msg != NULL ? msg : "");
+	n = strlen(out);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+		out[--n] = '\0';
+}
+
+static void
+pg_stmts_drop(struct pg_conn *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nstmts; i++)
+		free(c->stmts[i].sql);
+	c->nstmts = 0;
+}
+
+/*
+ * Settings of a new session: the time budget (opts.stmt_timeout_ms) as statement_timeout,
+ * so that the server cancels a statement that runs past it and the worker is answered at
+ * once (SQLSTATE 57014, DB_ETIMEOUT).  The budget is the worker's, the same for every
+ * request, so connections shared by requests carry it alike.  0 or -1 with msg set.
+ */
+static int
+pg_session(struct pg_conn *c, char *msg, size_t msglen)
+{
+	char sql[64];
+	PGresult *res;
+	int n, ret = -1;
+
+	n = snprintf(sql, sizeof(sql), "SET statement_timeout = %d",
+	    c->pool->opts.stmt_timeout_ms);
+	if (n < 0 || (size_t)n >= sizeof(sql))
+		return -1;
+	res = PQexec(c->pq, sql);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		pg_msg(msg, msglen, "set statement_timeout", PQerrorMessage(c->pq));
+	else
+		ret = 0;
+	PQclear(res);
+	return ret;
+}
+
+/*
+ * Makes c (held by the caller) usable: opens it the first time, notices (probe 1) a
+ * server that went away while it was idle, reopens it when dead.  Returns 0, or -1 with *code
+ * (DB_EUNAVAIL, or DB_EINTERNAL when libpq is out of memory) and msg set.
+ */
+static int
+pg_conn_check(struct pg_conn *c, int probe, enum db_err *code, char *msg, size_t msglen)
+{
+	/* client_encoding comes after dbname so that it wins over the expanded string. */
+	const char *const keys[] = { "dbname", "client_encoding",
+	    "fallback_application_name", NULL };
+	const char *vals[] = { c->pool->conninfo, "UTF8", "sluice", NULL };
+
+	int lost = 0;
+
+	*code = DB_EUNAVAIL;
+	if (c->pq != NULL) {
+		/* A server that went away while we were idle has left an error message and an
+		 * EOF on the socket; reading them (libpq's socket never blocks here) marks the
+		 * connection bad now, before a request is spent finding out.  The second read
+		 * is for the EOF after the message. */
+		if (probe && PQstatus(c->pq) == CONNECTION_OK &&
+		    PQtransactionStatus(c->pq) == PQTRANS_IDLE && !c->broken) {
+			if (PQconsumeInput(c->pq) == 1)
+				(void)PQconsumeInput(c->pq);
+		}
+		if (PQstatus(c->pq) == CONNECTION_OK && !c->broken)
+			return 0;
+		/* A new session, not PQreset(): nothing of the old one (its statement
+		 * names, a pipeline left half read) may survive. */
+		log_warn("pg: connection lost; reconnecting");
+		pg_stmts_drop(c);
+		PQfinish(c->pq);
+		c->pq = NULL;
+		lost = 1;
+	}
+	if ((c->pq = PQconnectdbParams(keys, vals, 1)) == NULL) {
+		*code = DB_EINTERNAL;
+		pg_msg(msg, msglen, "connect", "out of memory");
+		return -1;
+	}
+	PQsetNoticeProcessor(c->pq, pg_notice, NULL);
+	if (PQstatus(c->pq) != CONNECTION_OK) {
+		pg_msg(msg, msglen, lost ? "reconnect" : "connect", PQerrorMessage(c->pq));
+		return -1;
+	}
+	c->broken = 0;
+	if (pg_session(c, msg, msglen) == -1) {
+		c->broken = 1;
+		return -1;
+	}
+	if (lost)
+		log_info("pg: reconnected");
+	return 0;
+}
+
+static void
+pg_deadline_ts(long long ms, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)(ms / 1000);
+	ts->tv_nsec = (long)(ms % 1000) * 1000000L;
+}
+
+/* Waits on cv (pool->mu held) until signalled or past deadline_ms (0: no deadline).
+ * Returns ETIMEDOUT when the deadline passed, else 0. */
+static int
+pg_wait(pthread_cond_t *cv, struct pg_pool *p, long long deadline_ms)
+{
+	struct timespec ts;
+
+	if (deadline_ms <= 0) {
+		pthread_cond_wait(cv, &p->mu);
+		return 0;
+	}
+	if (db_now_ms() >= deadline_ms)
+		return ETIMEDOUT;
+	pg_deadline_ts(deadline_ms, &ts);
+	return pthread_cond_timedwait(cv, &p->mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+static int
+pg_conn_usable(const struct pg_conn *c)
+{
+	return c->pq != NULL && PQstatus(c->pq) == CONNECTION_OK && !c->broken;
+}
+
+/* A connection free for one holder: IDLE, nothing queued, not reserved; an open one
+ * before one not opened yet.  pool->mu held.  NULL when there is none. */
+static struct pg_conn *
+pg_pick_free(struct pg_pool *p)
+{
+	struct pg_conn *c, *spare = NULL;
+	int i;
+
+	for (i = 0; i < p->nconns; i++) {
+		c = &p->conns[i];
+		if (c->state != PGC_IDLE || c->head != NULL || c->reserved)
+			continue;
+		if (pg_conn_usable(c))
+			return c;
+		if (spare == NULL)
+			spare = c;
+	}
+	return spare;
+}
+
+/* Where a job queues: a free connection, else the busy one with the shortest queue.
+ * pool->mu held.  NULL when every connection is held or reserved. */
+static struct pg_conn *
+pg_pick_job(struct pg_pool *p)
+{
+	struct pg_conn *c, *busy = NULL;
+	int i;
+
+	if ((c = pg_pick_free(p)) != NULL)
+		return c;
+	for (i = 0; i < p->nconns; i++) {
+		c = &p->conns[i];
+		if (c->state == PGC_EXCL || c->reserved)
+			continue;
+		if (busy == NULL || c->nqueued < busy->nqueued)
+			busy = c;
+	}
+	return busy;
+}
+
+/*
+ * The statement of sql on c, added (state PGS_NONE, a fresh name) when c has none.  To
+ * make room it may evict the least recently used one not used in the current batch:
+ * its name is copied into evicted[16] (else evicted[0] is NUL) for the caller to
+ * DEALLOCATE.  Returns its index, or -1 when out of memory.
+ */
+static long
+pg_stmt_get(struct pg_conn *c, const char *sql, uint64_t hash, char *evicted)
+{
+	size_t i, victim = (size_t)-1, cap = (size_t)c->pool->opts.stmt_cache;
+	struct pg_stmt *s, *n;
+	char *copy;
+
+	evicted[0] = '\0';
+	for (i = 0; i < c->nstmts; i++)
+		if (c->stmts[i].hash == hash && strcmp(c->stmts[i].sql, sql) == 0)
+			return (long)i;
+	if ((copy = strdup(sql)) == NULL)
+		return -1;
+	if (c->nstmts >= cap)
+		for (i = 0; i < c->nstmts; i++)
+			if (c->stmts[i].used != c->clock &&
+			    (victim == (size_t)-1 || c->stmts[i].used < c->stmts[victim].used))
+				victim = i;
+	if (victim != (size_t)-1) {
+		s = &c->stmts[victim];
+		if (s->state == PGS_READY)
+			memcpy(evicted, s->name, sizeof(s->name));
+		free(s->sql);
+	} else {
+		if (c->nstmts == c->capstmts) {
+			cap = c->capstmts ? c->capstmts * 2 : 16;
+			if ((n = realloc(c->stmts, cap * sizeof(*n))) == NULL) {
+				free(copy);
+				return -1;
+			}
+			c->stmts = n;
+			c->capstmts = cap;
+		}
+		victim = c->nstmts++;
+		s = &c->stmts[victim];
+	}
+	s->sql = copy;
+	s->hash = hash;
+	s->used = c->clock;
+	s->state = PGS_NONE;
+	/* Cannot truncate: "s" and a 32-bit number fit 16 bytes. */
+	(void)snprintf(s->name, sizeof(s->name), "s%u", ++c->next_name);
+	return (long)victim;
+}
+
+static int
+pg_op_add(struct pg_conn *c, size_t *nops, enum pg_op_kind kind, struct pg_job *job,
+    size_t stmt)
+{
+	struct pg_op *n;
+	size_t cap;
+
+	if (*nops == c->capops) {
+		cap = c->capops ? c->capops * 2 : 4 * PG_BATCH_MAX;
+		if ((n = realloc(c->ops, cap * sizeof(*n))) == NULL)
+			return -1;
+		c->ops = n;
+		c->capops = cap;
+	}
+	c->ops[*nops].kind = kind;
+	c->ops[*nops].job = job;
+	c->ops[*nops].stmt = stmt;
+	(*nops)++;
+	return 0;
+}
+
+static void
+pg_job_fail(struct pg_job *j, enum db_err code, const char *msg)
+{
+	PQclear(j->res);
+	j->res = NULL;
+	j->code = code;
+	(void)snprintf(j->msg, sizeof(j->msg), "%s", msg);
+}
+
+/* Sends job j (Parse when needed, then Execute or Describe, then Sync).  Returns 0, or -1
+ * when libpq refused (the connection is lost, or out of memory). */
+static int
+pg_batch_send(struct pg_conn *c, struct pg_job *j, size_t *nops)
+{
+	char evicted[16], sql[48];
+	struct pg_stmt *s;
+	long i;
+
+	if ((i = pg_stmt_get(c, j->sql, pg_hash(j->sql), evicted)) < 0)
+		return -1;
+	if (evicted[0] != '\0') {
+		/* Cannot truncate: a name is at most 15 bytes. */
+		(void)snprintf(sql, sizeof(sql), "DEALLOCATE %s", evicted);
+		if (PQsendQueryParams(c->pq, sql, 0, NULL, NULL, NULL, NULL, 0) != 1 ||
+		    pg_op_add(c, nops, PG_OP_DEALLOC, NULL, 0) == -1 ||
+		    PQpipelineSync(c->pq) != 1 ||
+		    pg_op_add(c, nops, PG_OP_SYNC, NULL, 0) == -1)
+			return -1;
+	}
+	s = &c->stmts[i];
+	s->used = c->clock;
+	if (s->state == PGS_NONE) {
+		if (PQsendPrepare(c->pq, s->name, j->sql, 0, NULL) != 1 ||
+		    pg_op_add(c, nops, PG_OP_PREPARE, j, (size_t)i) == -1)
+			return -1;
+		s->state = PGS_SENT;
+	}
+	if (j->describe) {
+		if (PQsendDescribePrepared(c->pq, s->name) != 1)
+			return -1;
+	} else if (PQsendQueryPrepared(c->pq, s->name, j->nparams, j->values, NULL, NULL,
+	    0) != 1)
+		return -1;
+	if (pg_op_add(c, nops, PG_OP_MAIN, j, 0) == -1 || PQpipelineSync(c->pq) != 1 ||
+	    pg_op_add(c, nops, PG_OP_SYNC, j, 0) == -1)
+		return -1;
+	return 0;
+}
+
+/* Reads the answers of ops[0..nops) in order.  Returns 0, or -1 when the connection was
+ * lost or answered out of step (the jobs not yet synced then fail). */
+static int
+pg_batch_read(struct pg_conn *c, size_t nops)
+{
+	struct pg_op *op;
+	PGresult *r;
+	size_t i;
+
+	for (i = 0; i < nops; i++) {
+		op = &c->ops[i];
+		if ((r = PQgetResult(c->pq)) == NULL)
+			return -1;
+		if (op->kind == PG_OP_SYNC) {
+			if (PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
+				PQclear(r);
+				return -1;
+			}
+			PQclear(r);
+			if (op->job != NULL)
+				op->job->synced = 1;
+			continue;
+		}
+		switch (op->kind) {
+		case PG_OP_PREPARE:
+			if (PQresultStatus(r) == PGRES_COMMAND_OK) {
+				c->stmts[op->stmt].state = PGS_READY;
+				PQclear(r);
+			} else {
+				/* Parsed again next time; the job answers with this error. */
+				c->stmts[op->stmt].state = PGS_NONE;
+				PQclear(op->job->res);
+				op->job->res = r;
+			}
+			break;
+		case PG_OP_MAIN:
+			/* After a failed Parse this is PIPELINE_ABORTED: keep the cause. */
+			if (op->job->res != NULL)
+				PQclear(r);
+			else
+				op->job->res = r;
+			break;
+		default:
+			PQclear(r);
+			break;
+		}
+		/* Each command's answer ends with a NULL. */
+		while ((r = PQgetResult(c->pq)) != NULL)
+			PQclear(r);
+	}
+	return 0;
+}
+
+/* Runs the jobs of batch (a list) on c, which the caller leads (state PGC_BATCH). */
+static void
+pg_batch_run(struct pg_conn *c, struct pg_job *batch)
+{
+	char msg[PG_JOB_MSG];
+	enum db_err code;
+	struct pg_job *j;
+	size_t nops = 0;
+	int sent_all = 1, lost = 0;
+
+	if (pg_conn_check(c, c->pool->shared, &code, msg, sizeof(msg)) == -1) {
+		for (j = batch; j != NULL; j = j->next)
+			pg_job_fail(j, code, msg);
+		return;
+	}
+	c->clock++;
+	if (PQenterPipelineMode(c->pq) != 1) {
+		pg_msg(msg, sizeof(msg), "pipeline", PQerrorMessage(c->pq));
+		for (j = batch; j != NULL; j = j->next)
+			pg_job_fail(j, DB_EINTERNAL, msg);
+		return;
+	}
+	for (j = batch; j != NULL; j = j->next)
+		if (pg_batch_send(c, j, &nops) == -1) {
+			sent_all = 0;
+			break;
+		}
+	/* What was sent must be answered before the connection is used again: a job cut
+	 * off in the middle gets a Sync of its own, so the server answers it whole. */
+	if (!sent_all && PQstatus(c->pq) == CONNECTION_OK &&
+	    (nops == 0 || c->ops[nops - 1].kind != PG_OP_SYNC) &&
+	    (PQpipelineSync(c->pq) != 1 || pg_op_add(c, &nops, PG_OP_SYNC, NULL, 0) == -1))
+		lost = 1;
+	if (!lost && pg_batch_read(c, nops) == -1)
+		lost = 1;
+	if (lost || PQexitPipelineMode(c->pq) != 1)
+		c->broken = 1;
+	if (PQstatus(c->pq) != CONNECTION_OK)
+		c->broken = 1;
+	pg_msg(msg, sizeof(msg), "connection", PQerrorMessage(c->pq));
+	/* A job is done once its Sync was answered (its write is committed); the others
+	 * never got an answer they may trust. */
+	for (j = batch; j != NULL; j = j->next)
+		if (!j->synced)
+			pg_job_fail(j, c->broken ? DB_EUNAVAIL : DB_EINTERNAL,
+			    sent_all ? msg : "pg: cannot send the statement");
+	if (c->broken) {
+		/* The names this batch sent may or may not exist: forget them all. */
+		pg_stmts_drop(c);
+		if (PQstatus(c->pq) == CONNECTION_OK)
+			log_warn("pg: connection out of step with the server; it will be reset");
+	}
+}
+
+void
+pg_pool_run(struct pg_pool *p, struct pg_job *job)
+{
+	struct pg_job *batch, **pp, *j;
+	struct pg_conn *c;
+	int n;
+
+	job->res = NULL;
+	job->code = DB_OK;
+	job->msg[0] = '\0';
+	job->next = NULL;
+	job->taken = job->done = job->synced = 0;
+	pthread_mutex_lock(&p->mu);
+	while ((c = pg_pick_job(p)) == NULL) {
+		p->waiters++;
+		n = pg_wait(&p->cv, p, job->deadline_ms);
+		p->waiters--;
+		if (n == ETIMEDOUT) {
+			pthread_mutex_unlock(&p->mu);
+			pg_job_fail(job, DB_ETIMEOUT, "pg: no connection free within the budget");
+			return;
+		}
+	}
+	*c->tail = job;
+	c->tail = &job->next;
+	c->nqueued++;
+	while (!job->done) {
+		if (c->state == PGC_IDLE) {
+			/* Lead: take the queue's first jobs. */
+			batch = c->head;
+			for (pp = &c->head, n = 0; *pp != NULL && n < PG_BATCH_MAX; n++) {
+				(*pp)->taken = 1;
+				pp = &(*pp)->next;
+			}
+			c->head = *pp;
+			*pp = NULL;
+			if (c->head == NULL)
+				c->tail = &c->head;
+			c->nqueued -= n;
+			c->state = PGC_BATCH;
+			p->jobs += (unsigned long long)n;
+			p->batches++;
+			pthread_mutex_unlock(&p->mu);
+			pg_batch_run(c, batch);
+			pthread_mutex_lock(&p->mu);
+			for (j = batch; j != NULL; j = batch) {
+				batch = j->next;
+				j->next = NULL;
+				j->done = 1;
+			}
+			c->state = PGC_IDLE;
+			pthread_cond_broadcast(&c->cv);
+			if (p->waiters > 0)
+				pthread_cond_broadcast(&p->cv);
+			continue;
+		}
+		if (pg_wait(&c->cv, p, job->taken ? 0 : job->deadline_ms) == ETIMEDOUT &&
+		    !job->taken) {
+			/* Still queued: take it out and give up. */
+			for (pp = &c->head; *pp != job; pp = &(*pp)->next)
+				;
+			*pp = job->next;
+			if (c->tail == &job->next)
+				c->tail = pp;
+			c->nqueued--;
+			/* An acquirer may wait for this queue to drain. */
+			if (c->head == NULL && p->waiters > 0)
+				pthread_cond_broadcast(&p->cv);
+			pthread_mutex_unlock(&p->mu);
+			pg_job_fail(job, DB_ETIMEOUT, "pg: the statement waited past the budget");
+			return;
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+struct pg_conn *
+pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, char *msg,
+    size_t msglen)
+{
+	struct pg_conn *c = NULL, *mine = NULL;
+	int i;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		if (mine != NULL && mine->state == PGC_IDLE && mine->head == NULL) {
+			c = mine;
+			break;
+		}
+		if ((c = pg_pick_free(p)) != NULL)
+			break;
+		if (mine == NULL) {
+			/* Reserve a connection busy with jobs: it drains, and is ours. */
+			for (i = 0; i < p->nconns && mine == NULL; i++)
+				if (p->conns[i].state != PGC_EXCL && !p->conns[i].reserved)
+					mine = &p->conns[i];
+			if (mine != NULL) {
+				mine->reserved = 1;
+				continue;
+			}
+		}
+		p->waiters++;
+		i = pg_wait(&p->cv, p, deadline_ms);
+		p->waiters--;
+		if (i == ETIMEDOUT) {
+			c = NULL;
+			break;
+		}
+	}
+	if (mine != NULL) {
+		mine->reserved = 0;
+		/* Jobs that found every connection held may queue on it again. */
+		if (c != mine && p->waiters > 0)
+			pthread_cond_broadcast(&p->cv);
+	}
+	if (c == NULL) {
+		pthread_mutex_unlock(&p->mu);
+		*code = DB_ETIMEOUT;
+		pg_msg(msg, msglen, "acquire", "no connection free within the budget");
+		return NULL;
+	}
+	c->state = PGC_EXCL;
+	pthread_mutex_unlock(&p->mu);
+	if (pg_conn_check(c, p->shared, code, msg, msglen) == -1) {
+		pg_pool_release(p, c);
+		return NULL;
+	}
+	return c;
+}
+
+void
+pg_pool_release(struct pg_pool *p, struct pg_conn *c)
+{
+	pthread_mutex_lock(&p->mu);
+	c->state = PGC_IDLE;
+	if (p->waiters > 0)
+		pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int
+pg_pool_ready(struct pg_pool *p, enum db_err *code, char *msg, size_t msglen)
+{
+	struct pg_conn *c = &p->conns[0];
+	int ret;
+
+	if (p->shared)
+		return 0;
+	/* The caller's own connection: nobody else waits for it. */
+	pthread_mutex_lock(&p->mu);
+	c->state = PGC_EXCL;
+	pthread_mutex_unlock(&p->mu);
+	ret = pg_conn_check(c, 1, code, msg, msglen);
+	pg_pool_release(p, c);
+	return ret;
+}
+
+PGconn *
+pg_conn_pq(const struct pg_conn *c)
+{
+	return c->pq;
+}
+
+const char *
+pg_conn_stmt(struct pg_conn *c, const char *sql, PGresult **failed)
+{
+	char evicted[16], dsql[48];
+	struct pg_stmt *s;
+	PGresult *res;
+	long i;
+
+	*failed = NULL;
+	c->clock++;
+	if ((i = pg_stmt_get(c, sql, pg_hash(sql), evicted)) < 0)
+		return NULL;
+	if (evicted[0] != '\0' && PQtransactionStatus(c->pq) != PQTRANS_INERROR) {
+		/* Best effort: a name left on the server costs a little memory until
+		 * reconnect.  Cannot truncate: a name is at most 15 bytes. */
+		(void)snprintf(dsql, sizeof(dsql), "DEALLOCATE %s", evicted);
+		res = PQexec(c->pq, dsql);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			log_debug("pg: %s: %s", dsql, PQerrorMessage(c->pq));
+		PQclear(res);
+	}
+	s = &c->stmts[i];
+	if (s->state != PGS_READY) {
+		res = PQprepare(c->pq, s->name, sql, 0, NULL);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+			*failed = res;
+			return NULL;
+		}
+		PQclear(res);
+		s->state = PGS_READY;
+	}
+	return s->name;
+}
+
+static void
+pg_pool_free(struct pg_pool *p)
+{
+	int i;
+
+	if (p == NULL)
+		return;
+	if (p->batches > 0)
+		log_debug("pg: %llu statements in %llu pipelined batches (%.2f a batch) on at "
+		    "most %d connections", p->jobs, p->batches,
+		    (double)p->jobs / (double)p->batches, p->nconns);
+	for (i = 0; i < p->nconns; i++) {
+		pg_stmts_drop(&p->conns[i]);
+		free(p->conns[i].stmts);
+		free(p->conns[i].ops);
+		PQfinish(p->conns[i].pq);
+		pthread_cond_destroy(&p->conns[i].cv);
+	}
+	free(p->conns);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p->conninfo);
+	free(p);
+}
+
+/* A pool of n connections, none open yet.  NULL when out of memory. */
+static struct pg_pool *
+pg_pool_new(const char *conninfo, const struct db_opts *opts, int n)
+{
+	pthread_condattr_t ca;
+	struct pg_pool *p;
+	int i, ok = 0;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	if (pthread_condattr_init(&ca) != 0) {
+		free(p);
+		return NULL;
+	}
+	/* Deadlines are CLOCK_MONOTONIC (db_now_ms()). */
+	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	(void)pthread_mutex_init(&p->mu, NULL);
+	(void)pthread_cond_init(&p->cv, &ca);
+	p->opts = *opts;
+	p->conninfo = strdup(conninfo);
+	p->conns = calloc((size_t)n, sizeof(*p->conns));
+	if (p->conninfo != NULL && p->conns != NULL) {
+		p->nconns = n;
+		ok = 1;
+		for (i = 0; i < n; i++) {
+			p->conns[i].pool = p;
+			p->conns[i].tail = &p->conns[i].head;
+			(void)pthread_cond_init(&p->conns[i].cv, &ca);
+		}
+	}
+	pthread_condattr_destroy(&ca);
+	if (!ok) {
+		pg_pool_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int
+pg_pool_same(const struct pg_pool *p, const char *conninfo, const struct db_opts *o)
+{
+	return strcmp(p->conninfo, conninfo) == 0 && p->nconns == o->pg_conns &&
+	    p->opts.stmt_timeout_ms == o->stmt_timeout_ms &&
+	    p->opts.stmt_cache == o->stmt_cache;
+}
+
+int
+pg_pool_open(struct pg_pool **out, const char *conninfo, const struct db_opts *opts,
+    enum db_err *code, char *err, size_t errlen)
+{
+	int shared = opts->pg_conns > 0;
+	struct pg_pool *p = NULL;
+	int ret = -1;
+
+	*out = NULL;
+	if (shared) {
+		pthread_mutex_lock(&pg_pools_mu);
+		for (p = pg_pools; p != NULL; p = p->next)
+			if (pg_pool_same(p, conninfo, opts)) {
+				p->refs++;
+				*out = p;
+				*code = DB_OK;
+				pthread_mutex_unlock(&pg_pools_mu);
+				return 0;
+			}
+	}
+	*code = DB_EINTERNAL;
+	if ((p = pg_pool_new(conninfo, opts, shared ? opts->pg_conns : 1)) == NULL) {
+		(void)snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	/* One connection now: a server that is down, or refuses us, is reported at once. */
+	if (pg_conn_check(&p->conns[0], 0, code, err, errlen) == -1)
+		goto out;
+	p->shared = shared;
+	p->refs = 1;
+	if (shared) {
+		p->next = pg_pools;
+		pg_pools = p;
+	}
+	*out = p;
+	p = NULL;
+	*code = DB_OK;
+	ret = 0;
+out:
+	pg_pool_free(p);
+	if (shared)
+		pthread_mutex_unlock(&pg_pools_mu);
+	return ret;
+}
+
+void
+pg_pool_close(struct pg_pool *p)
+{
+	struct pg_pool **pp;
+
+	if (p == NULL)
+		return;
+	if (!p->shared) {
+		pg_pool_free(p);
+		return;
+	}
+	pthread_mutex_lock(&pg_pools_mu);
+	if (--p->refs == 0) {
+		for (pp = &pg_pools; *pp != NULL; pp = &(*pp)->next)
+			if (*pp == p) {
+				*pp = p->next;
+				break;
+			}
+	} else {
+		p = NULL;
+	}
+	pthread_mutex_unlock(&pg_pools_mu);
+	pg_pool_free(p);
+}

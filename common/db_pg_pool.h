@@ -1,0 +1,103 @@
+/*
+ * db_pg_pool.h: internal to common/: the PostgreSQL connections that the handles of one
+ * process share (db_pg_pool.c), for the PostgreSQL back end (db_pg.c).  Handlers never see
+ * it: they hold a struct db, and db_pg.c routes each of its statements either through the
+ * pool's pipelined batches (pg_pool_run()) or over a connection it holds alone for a
+ * transaction (pg_pool_acquire()).
+ */
+#ifndef SLUICE_DB_PG_POOL_H
+#define SLUICE_DB_PG_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Debian keeps libpq-fe.h in /usr/include/postgresql, off the default path; the Makefile
+ * adds it, and the fallback keeps a build without that -I working. */
+#if defined(__has_include)
+#if __has_include(<libpq-fe.h>)
+#include <libpq-fe.h>
+#else
+#include <postgresql/libpq-fe.h>
+#endif
+#else
+#include <libpq-fe.h>
+#endif
+
+#include "db.h"
+
+struct pg_pool;
+struct pg_conn;
+
+/* Long enough for libpq's connection messages. */
+#define PG_JOB_MSG	256
+
+/*
+ * One statement to run on whichever shared connection the pool picks, in its own implicit
+ * transaction (a Sync of its own), batched with the statements of other threads.
+ */
+struct pg_job {
+	/* In, borrowed until pg_pool_run() returns. */
+	const char *sql;
+	int nparams;
+	const char *const *values;	/* nparams text values, NULL for SQL NULL */
+	int describe;			/* 1: describe the statement instead of running it */
+	long long deadline_ms;		/* CLOCK_MONOTONIC ms past which a job still waiting
+					 * for a connection gives up (DB_ETIMEOUT); 0: none */
+	/* Out.  code DB_OK: res is the server's answer (the statement's result, or the
+	 * error of its preparation), owned by the caller (PQclear).  Any other code: the
+	 * job got no answer (connection lost, time budget spent), res is NULL and msg
+	 * says why. */
+	PGresult *res;
+	enum db_err code;
+	char msg[PG_JOB_MSG];
+	/* The pool's. */
+	struct pg_job *next;
+	int taken;
+	int done;
+	int synced;
+};
+
+/*
+ * Opens the pool of conninfo (borrowed).  opts->pg_conns > 0: the process's pool for this
+ * conninfo and these options, shared by every handle that asks for it (made at the first
+ * call, with one connection opened to check the server; later calls only count a
+ * reference); 0: a pool of one connection for this caller alone.  Returns 0, or -1 with
+ * *code (DB_EUNAVAIL: server down; DB_EINTERNAL) and a message in err[errlen].  The caller
+ * lets go with pg_pool_close().
+ */
+int pg_pool_open(struct pg_pool **out, const char *conninfo, const struct db_opts *opts,
+    enum db_err *code, char *err, size_t errlen);
+void pg_pool_close(struct pg_pool *p);
+
+/* Runs job on a shared connection (see struct pg_job); always fills its out fields. */
+void pg_pool_run(struct pg_pool *p, struct pg_job *job);
+
+/*
+ * Takes a connection for the caller alone (a transaction, or a statement that must not
+ * share its session), connected and checked, until pg_pool_release().  Returns it, or
+ * NULL with *code (DB_EUNAVAIL, DB_ETIMEOUT past deadline_ms) and msg[msglen] set.
+ */
+struct pg_conn *pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code,
+    char *msg, size_t msglen);
+void pg_pool_release(struct pg_pool *p, struct pg_conn *c);
+
+/*
+ * The start of a request.  A pool of the caller's own (opts.pg_conns 0) checks its
+ * connection here, as a handle did before pools: a server that went away while it was
+ * idle is noticed and the connection reopened.  Returns 0, or -1 with *code (DB_EUNAVAIL)
+ * and msg set when the server is still down.  A shared pool checks each connection when a
+ * thread takes it, and answers 0 here.
+ */
+int pg_pool_ready(struct pg_pool *p, enum db_err *code, char *msg, size_t msglen);
+
+/* The libpq connection of c (held by the caller). */
+PGconn *pg_conn_pq(const struct pg_conn *c);
+
+/*
+ * The name of sql (borrowed) prepared on c (held by the caller), preparing it now when c
+ * has not yet.  Returns the name (borrowed until the next call on c), or NULL with
+ * *failed the server's error result (caller PQclears; NULL when libpq had none).
+ */
+const char *pg_conn_stmt(struct pg_conn *c, const char *sql, PGresult **failed);
+
+#endif /* SLUICE_DB_PG_POOL_H */

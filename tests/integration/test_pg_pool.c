@@ -1,0 +1,436 @@
+/*
+ * test_pg_pool: the PostgreSQL connections a worker's threads share (common/db_pg_pool.c),
+ * through the real stack (nginx tuned, sluiced, bin/rest with workers=2 threads=8
+ * db_conns=2 on a throwaway cluster).
+ *
+ *   - shares: a burst of concurrent calls of a function that sleeps 50 ms keeps all 16
+ *     threads busy, while a sampler counts the rest workers' backends in pg_stat_activity:
+ *     never more than workers x db_conns (4), and every answer is the caller's own.
+ *   - kill under pipelined writes: 8 clients POST rows with unique markers (return=minimal:
+ *     statements outside a transaction, so they ride the pipelines) while a rest worker is
+ *     killed with SIGKILL every 1.3 s.  Every POST answered 2xx has its row; no row is
+ *     stored twice; every other answer is a JSON error (or no answer).  Never acknowledged
+ *     and missing.
+ *   - a terminated backend: a request whose statement runs on a backend that is terminated
+ *     (pg_terminate_backend, as in a server restart) answers 503 JSON "unavailable"; every
+ *     request after it succeeds.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "chatfix.h"
+#include "db.h"
+#include "http.h"
+#include "pgtmp.h"
+#include "stack.h"
+#include "../lib/harness.h"
+
+#define PP_THREADS	8
+#define PP_CONNS	2
+#define PP_WORKERS	2
+#define PP_CLIENTS	16
+#define PP_CALLS	12
+#define PP_WRITERS	8
+#define PP_KILL_MS	1300
+#define PP_KILLS	4
+#define PP_TIMEOUT_MS	30000
+
+static const char pp_schema[] =
+    "CREATE TABLE pk_item (id serial PRIMARY KEY, marker text NOT NULL UNIQUE);\n"
+    "CREATE TABLE item (id integer PRIMARY KEY, name text);\n"
+    "INSERT INTO item VALUES (1, 'one'), (2, 'two');\n"
+    "CREATE FUNCTION slow_echo(n integer) RETURNS integer LANGUAGE sql AS\n"
+    "  $$ SELECT n FROM pg_sleep(0.05) $$;\n"
+    "CREATE FUNCTION slow_wait(ms integer) RETURNS integer LANGUAGE sql AS\n"
+    "  $$ SELECT ms FROM pg_sleep(ms / 1000.0) $$;\n";
+
+/* The rest workers' backends: the workers connect as "sluice"; the sampler's own
+ * connection is left out. */
+static const char pp_count_sql[] =
+    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'sluice' AND "
+    "backend_type = 'client backend' AND pid <> pg_backend_pid()";
+
+static struct pgtmp pp_pg;
+static struct stack pp_s;
+static int pp_up;
+
+/* 1 when the body is a JSON object whose "code" is code (any string when code is NULL). */
+static int
+pp_json_code(const struct http_resp *r, const char *code)
+{
+	cJSON *j = NULL, *c;
+	int ok;
+
+	if (r->body.data != NULL && r->body.len > 0)
+		j = cJSON_ParseWithLength(r->body.data, r->body.len);
+	c = j != NULL && cJSON_IsObject(j) ? cJSON_GetObjectItem(j, "code") : NULL;
+	ok = cJSON_IsString(c) && (code == NULL || strcmp(c->valuestring, code) == 0);
+	cJSON_Delete(j);
+	return ok;
+}
+
+/* ---- shares ---- */
+
+struct pp_caller {
+	pthread_t tid;
+	int id;
+	int ok, bad;
+};
+
+static void *
+pp_caller_run(void *arg)
+{
+	struct pp_caller *c = arg;
+	struct http_resp r;
+	char url[256], want[32];
+	int i, n;
+
+	http_resp_init(&r);
+	for (i = 0; i < PP_CALLS; i++) {
+		n = c->id * 1000 + i;
+		snprintf(url, sizeof(url), "%s/rest/v1/rpc/slow_echo?n=%d", pp_s.base, n);
+		snprintf(want, sizeof(want), "%d", n);
+		if (http_do("GET", url, NULL, NULL, 0, PP_TIMEOUT_MS, &r) == 0 &&
+		    r.status == 200 && r.body.len == strlen(want) &&
+		    memcmp(r.body.data, want, r.body.len) == 0)
+			c->ok++;
+		else
+			c->bad++;
+	}
+	http_resp_free(&r);
+	return NULL;
+}
+
+struct pp_sampler {
+	pthread_t tid;
+	struct db *db;
+	atomic_int stop;
+	int max, samples, bad;
+};
+
+static void *
+pp_sampler_run(void *arg)
+{
+	struct pp_sampler *m = arg;
+	struct db_stmt *st;
+	int n;
+
+	while (!atomic_load(&m->stop)) {
+		if ((st = db_prepare(m->db, pp_count_sql)) != NULL && db_step(st) == DB_ROW) {
+			n = (int)db_column_int(st, 0);
+			if (n > m->max)
+				m->max = n;
+			m->samples++;
+		} else {
+			m->bad++;
+		}
+		if (st != NULL)
+			db_reset(st);
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static void
+test_pg_pool_threads_share_connections(void)
+{
+	struct pp_caller c[PP_CLIENTS];
+	struct pp_sampler m;
+	char err[256];
+	int i, started = 0, ok = 0, bad = 0;
+
+	if (!pp_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	memset(c, 0, sizeof(c));
+	memset(&m, 0, sizeof(m));
+	if (db_open(&m.db, pp_pg.url, NULL, err, sizeof(err)) < 0) {
+		harness_fail(__FILE__, __LINE__, "db_open: %s", err);
+		return;
+	}
+	CHECK_INT(pthread_create(&m.tid, NULL, pp_sampler_run, &m), 0);
+	for (i = 0; i < PP_CLIENTS; i++) {
+		c[i].id = i + 1;
+		if (pthread_create(&c[i].tid, NULL, pp_caller_run, &c[i]) != 0)
+			break;
+		started++;
+	}
+	CHECK_INT(started, PP_CLIENTS);
+	for (i = 0; i < started; i++) {
+		pthread_join(c[i].tid, NULL);
+		ok += c[i].ok;
+		bad += c[i].bad;
+	}
+	atomic_store(&m.stop, 1);
+	pthread_join(m.tid, NULL);
+	db_close(m.db);
+	printf("  %d calls by %d clients: %d right, %d wrong; %d samples, at most %d backends "
+	    "for %d workers x %d threads (db_conns=%d)\n", PP_CLIENTS * PP_CALLS, PP_CLIENTS, ok,
+	    bad, m.samples, m.max, PP_WORKERS, PP_THREADS, PP_CONNS);
+	CHECK_INT(bad, 0);
+	CHECK_INT(ok, PP_CLIENTS * PP_CALLS);
+	CHECK_INT(m.bad, 0);
+	CHECK(m.samples > 10);
+	/* Busy workers opened more than the one backend each holds while idle, and never
+	 * more than their share. */
+	CHECK(m.max > PP_WORKERS);
+	CHECK(m.max <= PP_WORKERS * PP_CONNS);
+}
+
+/* ---- kill under pipelined writes ---- */
+
+struct pp_post {
+	uint32_t id;
+	short status;		/* 0: no answer */
+	unsigned char json;	/* a non-2xx answer was a JSON error */
+};
+
+struct pp_writer {
+	pthread_t tid;
+	int index;
+	atomic_int *stop;
+	struct pp_post *posts;
+	size_t n, cap;
+};
+
+static void *
+pp_writer_run(void *arg)
+{
+	static const char *const hdr[] = { "Content-Type: application/json", NULL };
+	struct pp_writer *w = arg;
+	struct http_resp r;
+	struct pp_post p, *np;
+	char url[256], body[96];
+	uint32_t seq = 0;
+
+	snprintf(url, sizeof(url), "%s/rest/v1/pk_item", pp_s.base);
+	http_resp_init(&r);
+	while (!atomic_load(w->stop)) {
+		memset(&p, 0, sizeof(p));
+		p.id = (uint32_t)w->index << 24 | seq++;
+		snprintf(body, sizeof(body), "{\"marker\":\"pk-%u\"}", p.id);
+		if (http_do("POST", url, hdr, body, strlen(body), PP_TIMEOUT_MS, &r) == 0) {
+			p.status = (short)r.status;
+			p.json = r.status >= 300 && pp_json_code(&r, NULL);
+		}
+		if (w->n == w->cap) {
+			w->cap = w->cap ? w->cap * 2 : 1024;
+			if ((np = realloc(w->posts, w->cap * sizeof(*np))) == NULL)
+				break;
+			w->posts = np;
+		}
+		w->posts[w->n++] = p;
+	}
+	http_resp_free(&r);
+	return NULL;
+}
+
+/* How many rows hold marker "pk-id": 0, 1, or -1 when the query failed. */
+static int
+pp_stored(struct db *db, uint32_t id)
+{
+	struct db_stmt *st;
+	char marker[32];
+	int n = -1;
+
+	snprintf(marker, sizeof(marker), "pk-%u", id);
+	if ((st = db_prepare(db, "SELECT count(*) FROM pk_item WHERE marker = $1")) == NULL)
+		return -1;
+	if (db_bind_text(st, 1, marker, strlen(marker)) == 0 && db_step(st) == DB_ROW)
+		n = (int)db_column_int(st, 0);
+	db_reset(st);
+	return n;
+}
+
+static void
+test_pg_pool_kill_under_pipelined_writes(void)
+{
+	struct pp_writer w[PP_WRITERS];
+	atomic_int stop = 0;
+	struct db *db = NULL;
+	pid_t pids[8];
+	char err[256];
+	long acked = 0, errors = 0, unanswered = 0, lost = 0, dup = 0, nonjson = 0;
+	long failed_present = 0, total_rows = -1, stored = 0;
+	int i, k, n, started = 0, kills = 0;
+	size_t j;
+
+	if (!pp_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < PP_WRITERS; i++) {
+		w[i].index = i + 1;
+		w[i].stop = &stop;
+		if (pthread_create(&w[i].tid, NULL, pp_writer_run, &w[i]) != 0)
+			break;
+		started++;
+	}
+	CHECK_INT(started, PP_WRITERS);
+	/* Each kill waits out the supervisor's quick-failure window for the worker that
+	 * replaced the previous victim. */
+	for (k = 0; k < PP_KILLS; k++) {
+		usleep(PP_KILL_MS * 1000);
+		n = stack_worker_pids(&pp_s, "rest", pids, 8);
+		if (n > 0 && kill(pids[k % n], SIGKILL) == 0)
+			kills++;
+	}
+	usleep(500 * 1000);
+	stop = 1;
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].tid, NULL);
+	CHECK_INT(kills, PP_KILLS);
+	CHECK(stack_wait_pool(&pp_s, "rest", 10000) == 0);
+
+	if (db_open(&db, pp_pg.url, NULL, err, sizeof(err)) < 0) {
+		harness_fail(__FILE__, __LINE__, "db_open: %s", err);
+		goto out;
+	}
+	for (i = 0; i < started; i++)
+		for (j = 0; j < w[i].n; j++) {
+			const struct pp_post *p = &w[i].posts[j];
+			int have = pp_stored(db, p->id);
+
+			if (have < 0) {
+				CHECK(!"row looked up");
+				goto out;
+			}
+			stored += have;
+			dup += have > 1;
+			if (p->status >= 200 && p->status < 300) {
+				acked++;
+				lost += have == 0;
+			} else if (p->status == 0) {
+				unanswered++;
+			} else {
+				errors++;
+				nonjson += !p->json;
+				failed_present += have > 0;
+			}
+		}
+	{
+		struct db_stmt *st = db_prepare(db, "SELECT count(*) FROM pk_item");
+
+		if (st != NULL && db_step(st) == DB_ROW)
+			total_rows = db_column_int(st, 0);
+		if (st != NULL)
+			db_reset(st);
+	}
+	printf("  %d kills: %ld POSTs acknowledged, %ld errors (%ld stored all the same), "
+	    "%ld unanswered; lost %ld, stored twice %ld, non-JSON errors %ld\n", kills, acked,
+	    errors, failed_present, unanswered, lost, dup, nonjson);
+	CHECK(acked > 100);
+	CHECK_INT(lost, 0);
+	CHECK_INT(dup, 0);
+	CHECK_INT(nonjson, 0);
+	/* No row the clients did not ask for. */
+	CHECK_INT(total_rows, stored);
+out:
+	if (db != NULL)
+		db_close(db);
+	for (i = 0; i < PP_WRITERS; i++)
+		free(w[i].posts);
+}
+
+/* ---- a terminated backend ---- */
+
+struct pp_slow {
+	pthread_t tid;
+	struct http_resp r;
+	int rc;
+	long long ms;
+};
+
+static void *
+pp_slow_run(void *arg)
+{
+	struct pp_slow *s = arg;
+	char url[256];
+	long long t0 = stack_now_ms();
+
+	snprintf(url, sizeof(url), "%s/rest/v1/rpc/slow_wait?ms=5000", pp_s.base);
+	s->rc = http_do("GET", url, NULL, NULL, 0, PP_TIMEOUT_MS, &s->r);
+	s->ms = stack_now_ms() - t0;
+	return NULL;
+}
+
+static void
+test_pg_pool_terminated_backend_503_then_success(void)
+{
+	struct pp_slow s;
+	struct http_resp r;
+	char url[256];
+	int i, ok = 0;
+	int64_t killed;
+
+	if (!pp_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	http_resp_init(&s.r);
+	http_resp_init(&r);
+	CHECK_INT(pthread_create(&s.tid, NULL, pp_slow_run, &s), 0);
+	/* The slow statement has started (its backend is in pg_sleep). */
+	for (i = 0; i < 100; i++) {
+		if (chatfix_int(pp_pg.url, "SELECT count(*) FROM pg_stat_activity WHERE "
+		    "application_name = 'sluice' AND wait_event = 'PgSleep'", NULL) == 1)
+			break;
+		usleep(20000);
+	}
+	CHECK(i < 100);
+	/* Every backend of the workers goes, the busy one and the idle ones. */
+	killed = chatfix_int(pp_pg.url, "SELECT count(pg_terminate_backend(pid)) FROM "
+	    "pg_stat_activity WHERE application_name = 'sluice' AND backend_type = "
+	    "'client backend' AND pid <> pg_backend_pid()", NULL);
+	pthread_join(s.tid, NULL);
+	printf("  %lld backends terminated; the request caught answered %d in %lld ms\n",
+	    (long long)killed, (int)s.r.status, s.ms);
+	CHECK(killed >= 1);
+	CHECK_INT(s.rc, 0);
+	CHECK_INT(s.r.status, 503);
+	CHECK(pp_json_code(&s.r, "unavailable"));
+	CHECK(s.ms < 4000);
+	/* Every request after it succeeds, on connections opened afresh. */
+	for (i = 0; i < 40; i++) {
+		snprintf(url, sizeof(url), "%s/rest/v1/item?select=id&order=id", pp_s.base);
+		if (http_do("GET", url, NULL, NULL, 0, PP_TIMEOUT_MS, &r) == 0 && r.status == 200)
+			ok++;
+	}
+	CHECK_INT(ok, 40);
+	http_resp_free(&s.r);
+	http_resp_free(&r);
+}
+
+int
+main(void)
+{
+	char lines[256];
+
+	if (pgtmp_start_conns(&pp_pg, 40) == 0 && chatfix_exec(pp_pg.url, pp_schema) == 0) {
+		setenv("SLUICE_DB_MAIN", pp_pg.url, 1);
+		snprintf(lines, sizeof(lines), "db main sqlite:/nonexistent.db\n"
+		    "rest /rest/v1/ workers=%d threads=%d db=main db_conns=%d\n", PP_WORKERS,
+		    PP_THREADS, PP_CONNS);
+		pp_up = stack_start(&pp_s, lines, "tuned", 2, NULL) == 0 &&
+		    stack_wait_pool(&pp_s, "rest", 10000) == 0;
+		unsetenv("SLUICE_DB_MAIN");
+	}
+	RUN(test_pg_pool_threads_share_connections);
+	RUN(test_pg_pool_kill_under_pipelined_writes);
+	RUN(test_pg_pool_terminated_backend_503_then_success);
+	if (pp_up)
+		stack_stop(&pp_s);
+	pgtmp_stop(&pp_pg);
+	return harness_done();
+}
