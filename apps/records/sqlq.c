@@ -15,6 +15,10 @@ const struct sqlq_dialect sqlq_sqlite = {
 	.json_param_close = "))",
 	.collate = "",
 	.json_length = "json_array_length(",
+	.json_cmp_col_open = "json(",
+	.json_cmp_col_close = ")",
+	.json_cmp_val_open = "json(",
+	.json_cmp_val_close = ")",
 };
 
 const struct sqlq_dialect sqlq_pg = {
@@ -27,6 +31,10 @@ const struct sqlq_dialect sqlq_pg = {
 	.json_param_close = " AS jsonb)))",
 	.collate = " COLLATE \"C\"",
 	.json_length = "jsonb_array_length(",
+	.json_cmp_col_open = "",
+	.json_cmp_col_close = "",
+	.json_cmp_val_open = "CAST(",
+	.json_cmp_val_close = " AS jsonb)",
 };
 
 void

@@ -46,6 +46,10 @@ struct sqlq_dialect {
 	const char *json_param_close;
 	const char *collate;		/* after a text ORDER BY term: bytewise order */
 	const char *json_length;	/* the length of a JSON array: "json_array_length(" */
+	const char *json_cmp_col_open;	/* a JSON column and a bound JSON text, compared as */
+	const char *json_cmp_col_close;	/*   JSON: col_open COL col_close IS NOT */
+	const char *json_cmp_val_open;	/*   val_open $N val_close */
+	const char *json_cmp_val_close;
 };
 
 extern const struct sqlq_dialect sqlq_sqlite;
