@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,7 +52,8 @@ static const char rx_secret_hex[] =
 static const char rx_test_collections[] =
     "INSERT INTO _collections VALUES ('pbc_1000000001', 'notes', 'base',\n"
     "  'owner relation to=users; title text; locked bool; "
-    "labels select multiple values=x|y|z; created autodate',\n"
+    "labels select multiple values=x|y|z; readers relation multiple to=users; "
+    "views number; created autodate',\n"
     "  'owner = @request.auth.id || (@collection.members.user ?= @request.auth.id && "
     "@collection.members.note ?= id)',\n"
     "  'owner = @request.auth.id || (@collection.members.user ?= @request.auth.id && "
@@ -654,6 +656,124 @@ test_records_rules_collection_isset_changed(void)
 	}
 }
 
+/* The field of record id in a JSON body, printed unformatted (free it), or NULL. */
+static char *
+rx_field(const char *body, const char *name)
+{
+	cJSON *j = cJSON_Parse(body ? body : "");
+	char *out = NULL;
+
+	if (cJSON_GetObjectItem(j, name) != NULL)
+		out = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, name));
+	cJSON_Delete(j);
+	return out;
+}
+
+#define RX_FIELD_IS(s, tok, path, name, want) do { \
+	char *b_ = rx_one(__FILE__, __LINE__, s, "GET", path, tok, NULL, 200); \
+	char *v_ = rx_field(b_, name); \
+	if (v_ == NULL || strcmp(v_, want) != 0) \
+		harness_fail(__FILE__, __LINE__, "%s: %s is %s, want %s", path, name, \
+		    v_ ? v_ : "(none)", want); \
+	free(v_); \
+	free(b_); \
+} while (0)
+
+/*
+ * field+, +field and field- on a multiple field, number+ and number- on a number: applied
+ * by the UPDATE to the stored value, so that 16 concurrent requests (forked clients, each
+ * appending a reader and adding 1 to views) all count, on both back ends.
+ */
+static void
+test_records_modifiers_atomic(void)
+{
+	char ta[TOKEN_MAX], ua[16], body[256], *users, ids[20][16];
+	const char *p = "/api/collections/notes/records/n40000000000004";
+	int k, i, n = 0;
+
+	users = RX_BOTH("GET", "/api/collections/users/records?fields=id&perPage=20&sort=id",
+	    NULL, NULL, 200);
+	{
+		cJSON *j = cJSON_Parse(users ? users : ""), *it;
+
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "items"))
+			if (n < 20 && cJSON_GetStringValue(cJSON_GetObjectItem(it, "id")) != NULL)
+				snprintf(ids[n++], sizeof(ids[0]), "%s",
+				    cJSON_GetStringValue(cJSON_GetObjectItem(it, "id")));
+		cJSON_Delete(j);
+	}
+	free(users);
+	CHECK_INT(n, 20);
+	if (n < 20)
+		return;
+	for (k = 0; k < 2; k++) {
+		struct stack *s = k ? &rx.pgs : &rx.lite;
+		pid_t kids[16];
+		char want[20 * 18 + 4];
+
+		if (rx_signin(s, 1, ta, sizeof(ta), ua) < 0) {
+			CHECK(!"user 1 signed in");
+			return;
+		}
+		snprintf(body, sizeof(body), "{\"id\":\"n40000000000004\",\"owner\":\"%s\","
+		    "\"title\":\"m\",\"views+\":3,\"views-\":1,\"labels+\":[\"x\",\"y\"]}", ua);
+		RX_ONE(s, "POST", "/api/collections/notes/records", ta, body, 200);
+		RX_FIELD_IS(s, ta, p, "views", "2");
+		RX_FIELD_IS(s, ta, p, "labels", "[\"x\",\"y\"]");
+		/* The stored value, merged by the UPDATE as rec_modify() would in C. */
+		RX_ONE(s, "PATCH", p, ta, "{\"+labels\":[\"z\"],\"labels+\":\"x\"}", 200);
+		RX_FIELD_IS(s, ta, p, "labels", "[\"z\",\"y\",\"x\"]");
+		RX_ONE(s, "PATCH", p, ta, "{\"labels-\":[\"x\",\"q\"],\"labels+\":\"z\"}", 200);
+		RX_FIELD_IS(s, ta, p, "labels", "[\"y\",\"z\"]");
+		RX_ONE(s, "PATCH", p, ta, "{\"labels+\":\"nope\"}", 400);
+		RX_ONE(s, "PATCH", p, ta, "{\"labels+\":[1]}", 400);
+		RX_ONE(s, "PATCH", p, ta, "{\"readers+\":\"aaaaaaaaaaaaaaa\"}", 400);
+		RX_FIELD_IS(s, ta, p, "labels", "[\"y\",\"z\"]");
+		RX_ONE(s, "PATCH", p, ta, "{\"views-\":0.5}", 200);
+		RX_FIELD_IS(s, ta, p, "views", "1.5");
+		RX_ONE(s, "PATCH", p, ta, "{\"views\":10,\"views+\":1}", 200);
+		RX_FIELD_IS(s, ta, p, "views", "11");
+		RX_ONE(s, "PATCH", p, ta, "{\"views+\":\"1\"}", 400);
+		RX_ONE(s, "PATCH", p, ta, "{\"views+\":1e308,\"views\":1e308}", 400);
+		RX_ONE(s, "PATCH", p, ta, "{\"views\":0}", 200);
+		/* 16 clients at once: every reader appended once, every increment counted. */
+		for (i = 0; i < 16; i++) {
+			if ((kids[i] = fork()) == 0) {
+				struct http_resp r;
+				int ok;
+
+				snprintf(body, sizeof(body), "{\"readers+\":\"%s\",\"views+\":1}",
+				    ids[i]);
+				http_resp_init(&r);
+				ok = rx_do(s, "PATCH", p, ta, body, &r) == 0 && r.status == 200;
+				_exit(ok ? 0 : 1);
+			}
+		}
+		for (i = 0; i < 16; i++) {
+			int st = 1;
+
+			if (kids[i] > 0)
+				(void)waitpid(kids[i], &st, 0);
+			CHECK(kids[i] > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		}
+		RX_FIELD_IS(s, ta, p, "views", "16");
+		{
+			char *b = rx_one(__FILE__, __LINE__, s, "GET", p, ta, NULL, 200);
+			char *v = rx_field(b, "readers");
+			int found = 0;
+
+			for (i = 0; i < 16; i++) {
+				snprintf(want, sizeof(want), "\"%s\"", ids[i]);
+				found += v != NULL && strstr(v, want) != NULL;
+			}
+			CHECK_INT(found, 16);
+			CHECK(v != NULL && strlen(v) == 2 + 16 * 17 + 15);
+			free(v);
+			free(b);
+		}
+	}
+}
+
 /* Form bodies (application/x-www-form-urlencoded): read by the fields' types. */
 static void
 test_records_form_bodies(void)
@@ -761,6 +881,7 @@ main(void)
 	RUN(test_records_js_postgresql);
 	RUN(test_records_paths_across_two_sets);
 	RUN(test_records_rules_collection_isset_changed);
+	RUN(test_records_modifiers_atomic);
 	/* Last: it adds a user, which the SDK's tests would count. */
 	RUN(test_records_form_bodies);
 	rx_stop();
