@@ -331,6 +331,33 @@ test_filter_hidden_email(void)
 	buf_free(&sql);
 }
 
+/* A rule case: the status of compiling f on posts (0: compiled), and the SQL then, on
+ * SQLite and on PostgreSQL (pg NULL: the same as SQLite's; sqlite NULL: not compared). */
+struct rule_case {
+	const char *f;
+	int status;
+	const char *sqlite, *pg;
+};
+
+static void
+rule_cases(const struct rule_case *cases, size_t n, const struct filter_ctx *ctx)
+{
+	struct sqlq q;
+	struct buf sql;
+	size_t i;
+
+	buf_init(&sql, 1 << 20);
+	for (i = 0; i < n; i++) {
+		CHECK_INT(tf(cases[i].f, DB_SQLITE, ctx, &q, &sql), cases[i].status);
+		if (cases[i].sqlite != NULL)
+			CHECK_STR(sql.data, cases[i].sqlite);
+		CHECK_INT(tf(cases[i].f, DB_PG, ctx, &q, &sql), cases[i].status);
+		if (cases[i].sqlite != NULL)
+			CHECK_STR(sql.data, cases[i].pg ? cases[i].pg : cases[i].sqlite);
+	}
+	buf_free(&sql);
+}
+
 static void
 test_filter_rules(void)
 {
@@ -373,8 +400,7 @@ test_filter_rules(void)
 		/* :isset is known in C; :changed compares the body with the record's column. */
 		cJSON *body = cJSON_Parse("{\"title\":\"t\",\"tags\":[\"a\"],\"nul\":null,"
 		    "\"meta\":{\"k\":1}}");
-		static const struct { const char *f; int status; const char *sqlite, *pg; }
-		    cases[] = {
+		static const struct rule_case cases[] = {
 			{ "@request.body.title:isset = true && @request.body.none:isset = false && "
 			    "@request.body.nul:isset = true", 0, "(((1=1) AND (1=1) AND (1=1)))",
 			    NULL },
@@ -393,33 +419,23 @@ test_filter_rules(void)
 			{ "@request.body.title:isset", 400, NULL, NULL },
 			{ "@request.auth.id:isset = true", 400, NULL, NULL },
 		};
-		size_t i;
 
 		ctx.body = body;
-		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-			CHECK_INT(tf(cases[i].f, DB_SQLITE, &ctx, &q, &sql), cases[i].status);
-			if (cases[i].sqlite != NULL)
-				CHECK_STR(sql.data, cases[i].sqlite);
-			CHECK_INT(tf(cases[i].f, DB_PG, &ctx, &q, &sql), cases[i].status);
-			if (cases[i].sqlite != NULL)
-				CHECK_STR(sql.data, cases[i].pg ? cases[i].pg : cases[i].sqlite);
-		}
+		rule_cases(cases, sizeof(cases) / sizeof(cases[0]), &ctx);
 		ctx.body = NULL;
 		cJSON_Delete(body);
 	}
 	{
 		/* @collection.X: any-of operators share one join of X over the rule; plain
 		 * operators read every record of X. */
-		static const struct { const char *f; int status; const char *sqlite, *pg; }
-		    cases[] = {
+		static const struct rule_case cases[] = {
 			{ "@collection.comments.post ?= id && @collection.comments.text ?= 'x'", 0,
-			    
 			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
 			    " AS c1 ON 1=1 WHERE (((c1.\"post\" = t.\"id\") AND (c1.\"text\""
 			    " = $1)))))",
 			    NULL },
 			{ "@collection.comments:c.post ?= id && @collection.comments.text = 'x' || "
-			    "@collection.users.name ?~ 'a'", 0, 
+			    "@collection.users.name ?~ 'a'", 0,
 			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
 			    " AS c1 ON 1=1 LEFT JOIN \"users\" AS c3 ON 1=1 WHERE"
 			    " (((c1.\"post\" = t.\"id\") AND (EXISTS (SELECT 1 FROM"
@@ -432,7 +448,7 @@ test_filter_rules(void)
 			    " \"comments\" AS c2 WHERE 1=1) AND NOT EXISTS (SELECT 1 FROM"
 			    " \"comments\" AS c2 WHERE (c2.\"text\" = $1) IS NOT TRUE))) OR"
 			    " ((c3.\"name\" ILIKE $2 ESCAPE '\\')))))" },
-			{ "@collection.posts.tags ?= 'a'", 0, 
+			{ "@collection.posts.tags ?= 'a'", 0,
 			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"posts\" AS"
 			    " c1 ON 1=1 WHERE ((EXISTS (SELECT 1 FROM json_each(c1.\"tags\")"
 			    " AS j2 WHERE (j2.value = $1))))))",
@@ -440,7 +456,7 @@ test_filter_rules(void)
 			    " c1 ON 1=1 WHERE ((EXISTS (SELECT 1 FROM"
 			    " jsonb_array_elements_text(c1.\"tags\") AS j2(value) WHERE"
 			    " (j2.value = $1))))))" },
-			{ "'me' ?= @collection.comments.post.author.name", 0, 
+			{ "'me' ?= @collection.comments.post.author.name", 0,
 			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
 			    " AS c1 ON 1=1 WHERE ((($1 = (SELECT (SELECT r2.\"name\" FROM"
 			    " \"users\" AS r2 WHERE r2.\"id\" = r1.\"author\") FROM"
@@ -451,7 +467,7 @@ test_filter_rules(void)
 			{ "@collection.comments ?= 1", 400, NULL, NULL },
 			{ "@collection.comments:.post ?= 1", 400, NULL, NULL },
 			{ "@collection.comments:a-b.post ?= 1", 400, NULL, NULL },
-			{ "@collection.comments.post ?= @collection.posts.id", 0, 
+			{ "@collection.comments.post ?= @collection.posts.id", 0,
 			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
 			    " AS c1 ON 1=1 LEFT JOIN \"posts\" AS c2 ON 1=1 WHERE"
 			    " (((c1.\"post\" = c2.\"id\")))))",
@@ -463,16 +479,8 @@ test_filter_rules(void)
 			    "@collection.users:g.id ?= 1 && @collection.users:h.id ?= 1 && "
 			    "@collection.users:i.id ?= 1", 400, NULL, NULL },
 		};
-		size_t i;
 
-		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-			CHECK_INT(tf(cases[i].f, DB_SQLITE, &ctx, &q, &sql), cases[i].status);
-			if (cases[i].sqlite != NULL)
-				CHECK_STR(sql.data, cases[i].sqlite);
-			CHECK_INT(tf(cases[i].f, DB_PG, &ctx, &q, &sql), cases[i].status);
-			if (cases[i].sqlite != NULL)
-				CHECK_STR(sql.data, cases[i].pg ? cases[i].pg : cases[i].sqlite);
-		}
+		rule_cases(cases, sizeof(cases) / sizeof(cases[0]), &ctx);
 	}
 	buf_free(&sql);
 }
