@@ -115,7 +115,7 @@ bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1
 # bench_measure SUITE PROFILE DATABASE CONNS TARGET... : warms up, then runs every target
 # BENCH_RUNS times, interleaved so that drift on a shared machine hits all alike.  A target
 # is SCENARIO=PATH (a GET of PATH) or SCENARIO=lua:NAME (bench/postgrest.lua with
-# SCENARIO=NAME, the API under /rest/v1).  Fills MEAS[scenario.rps|p99|err|reqs|avg|rx|tx]
+# SCENARIO=NAME, the API under /rest/v1; BENCH_LUA names another script).  Fills MEAS[scenario.rps|p99|err|reqs|avg|rx|tx]
 # with the medians (errors summed).
 declare -A MEAS
 bench_measure() {
@@ -154,7 +154,7 @@ bench_target() {
 	BT_LUA=
 	if [ "${path#lua:}" != "$path" ]; then
 		BT_LUA=${path#lua:}
-		BT_ARGS=(-s "$TOP/bench/postgrest.lua")
+		BT_ARGS=(-s "${BENCH_LUA:-$TOP/bench/postgrest.lua}")
 		BT_URL=http://127.0.0.1:$BENCH_PORT
 	else
 		BT_URL=http://127.0.0.1:$BENCH_PORT$path

@@ -38,6 +38,21 @@ struct opnd {
 	int multi;		/* the expression is a JSON array of strings */
 	const char *from;	/* a set of related records: "FROM ... WHERE ... AND ", whose
 				 * element is sql (then multi is set too) */
+	const char *tabs;	/* the set's FROM list and its join conditions ("... AND "): */
+	const char *conds;	/*   from is "FROM tabs WHERE conds" */
+	const struct opnd *joined;	/* @collection.X.path: the path on the rule's shared
+					 * join of X, for the any-of operators */
+	int join;		/* that join's index in fp.joins */
+};
+
+#define FILTER_JOINS_MAX	8	/* distinct @collection.NAME[:alias] in one rule */
+
+/* A collection of a rule's @collection.* references, joined once for the whole rule. */
+struct fjoin {
+	const struct coll *c;
+	char key[2 * COLL_NAME_MAX + 2];	/* NAME or NAME:alias */
+	char alias[16];
+	int used;	/* referenced with an any-of operator: in the join */
 };
 
 struct fp {
@@ -51,6 +66,8 @@ struct fp {
 	int depth;
 	char *err;
 	size_t errlen;
+	struct fjoin joins[FILTER_JOINS_MAX];
+	int njoins;
 };
 
 static enum filter_err
@@ -180,11 +197,68 @@ fp_macro(struct fp *f, const char *name, size_t len, struct opnd *o)
 
 static enum filter_err fp_path(struct fp *f, const struct coll *c, const char *alias,
     const char *p, size_t len, int hops, struct opnd *o);
+static enum filter_err fp_leaf(struct fp *f, struct opnd *a, enum fop op, int any,
+    struct opnd *b);
+
+/*
+ * Makes *o the set of records "tabs" (a FROM list) under the conditions conds (each
+ * followed by " AND "), whose element is the path in: a scalar of them, a further set
+ * (a path crossing two sets: its FROM list and conditions join these, so that the set is
+ * every pair), or a multiple field of them (its elements joined in).  FILTER_OK or
+ * FILTER_ENOMEM.
+ */
+static enum filter_err
+fp_set(struct fp *f, const char *tabs, const char *conds, const struct opnd *in,
+    struct opnd *o)
+{
+	enum filter_err e = FILTER_OK;
+	char el[32];
+	struct buf t, c, b;
+
+	memset(o, 0, sizeof(*o));
+	buf_init(&t, 1 << 16);
+	buf_init(&c, 1 << 16);
+	buf_init(&b, 1 << 16);
+	buf_puts(&t, tabs);
+	buf_puts(&c, conds);
+	o->textual = in->textual;
+	o->sql = in->sql;
+	if (in->from != NULL) {
+		buf_puts(&t, ", ");
+		buf_puts(&t, in->tabs);
+		buf_puts(&c, in->conds);
+	} else if (in->multi) {
+		(void)snprintf(el, sizeof(el), "j%d", ++f->q->alias);
+		buf_puts(&t, ", ");
+		buf_puts(&t, f->q->d->each_open);
+		buf_puts(&t, in->sql);
+		buf_puts(&t, f->q->d->each_close);
+		buf_puts(&t, el);
+		buf_puts(&t, f->q->d->each_alias);
+		(void)snprintf(el + strlen(el), sizeof(el) - strlen(el), ".value");
+		o->textual = 1;
+		o->sql = arena_strndup(f->q->arena, el, strlen(el));
+	}
+	buf_puts(&b, "FROM ");
+	buf_append(&b, t.data, t.len);
+	buf_puts(&b, " WHERE ");
+	buf_append(&b, c.data, c.len);
+	o->multi = 1;
+	if (buf_failed(&t) || buf_failed(&c) || buf_failed(&b) || o->sql == NULL ||
+	    (o->tabs = arena_strndup(f->q->arena, t.data, t.len)) == NULL ||
+	    (o->conds = arena_strndup(f->q->arena, c.len ? c.data : "", c.len)) == NULL ||
+	    (o->from = arena_strndup(f->q->arena, b.data, b.len)) == NULL)
+		e = fp_fail(f, FILTER_ENOMEM, "out of memory");
+	buf_free(&t);
+	buf_free(&c);
+	buf_free(&b);
+	return e;
+}
 
 /*
  * A path through a set of related records: name.rest where name is a multiple relation of
  * c or a back-relation C_via_F.  *o becomes a set (o->from, o->sql its element); the rest
- * must be single-valued.  FILTER_OK, or an error.
+ * may cross further sets (FILTER_PATH_MAX hops in all).  FILTER_OK, or an error.
  */
 static enum filter_err
 fp_set_path(struct fp *f, const struct coll *c, const char *alias, const char *p,
@@ -196,7 +270,7 @@ fp_set_path(struct fp *f, const struct coll *c, const char *alias, const char *p
 	char sub[16], name[2 * COLL_NAME_MAX + 8];
 	struct opnd in;
 	enum filter_err e;
-	struct buf b;
+	struct buf tabs, conds;
 
 	if (fd != NULL) {
 		t = fd->tcoll;
@@ -219,41 +293,38 @@ fp_set_path(struct fp *f, const struct coll *c, const char *alias, const char *p
 	(void)snprintf(sub, sizeof(sub), "r%d", ++f->q->alias);
 	if ((e = fp_path(f, t, sub, rest, rlen, hops + 1, &in)) != FILTER_OK)
 		return e;
-	if (in.multi)
-		return fp_fail(f, FILTER_EFIELD, "a path may cross one multi-valued step only");
-	memset(o, 0, sizeof(*o));
-	buf_init(&b, 1 << 16);
-	buf_puts(&b, "FROM ");
-	coll_quote(&b, t->name);
-	buf_printf(&b, " AS %s WHERE ", sub);
+	buf_init(&tabs, 1 << 16);
+	buf_init(&conds, 1 << 16);
+	coll_quote(&tabs, t->name);
+	buf_printf(&tabs, " AS %s", sub);
 	if (fd != NULL) {
 		/* The records a multiple relation lists. */
-		buf_printf(&b, "%s.\"id\" IN (SELECT value FROM %s", sub, f->q->d->each_open);
-		sqlq_col(&b, alias, fd->name);
-		buf_puts(&b, f->q->d->each_close);
-		buf_printf(&b, "e%d%s) AND ", f->q->alias, f->q->d->each_alias);
+		buf_printf(&conds, "%s.\"id\" IN (SELECT value FROM %s", sub, f->q->d->each_open);
+		sqlq_col(&conds, alias, fd->name);
+		buf_puts(&conds, f->q->d->each_close);
+		buf_printf(&conds, "e%d%s) AND ", f->q->alias, f->q->d->each_alias);
 	} else if (!bf->multiple) {
 		/* The records whose relation points here. */
-		sqlq_col(&b, sub, bf->name);
-		buf_puts(&b, " = ");
-		sqlq_col(&b, alias, "id");
-		buf_puts(&b, " AND ");
+		sqlq_col(&conds, sub, bf->name);
+		buf_puts(&conds, " = ");
+		sqlq_col(&conds, alias, "id");
+		buf_puts(&conds, " AND ");
 	} else {
-		buf_puts(&b, "EXISTS (SELECT 1 FROM ");
-		buf_puts(&b, f->q->d->each_open);
-		sqlq_col(&b, sub, bf->name);
-		buf_puts(&b, f->q->d->each_close);
-		buf_printf(&b, "e%d%s WHERE e%d.value = ", f->q->alias, f->q->d->each_alias,
+		buf_puts(&conds, "EXISTS (SELECT 1 FROM ");
+		buf_puts(&conds, f->q->d->each_open);
+		sqlq_col(&conds, sub, bf->name);
+		buf_puts(&conds, f->q->d->each_close);
+		buf_printf(&conds, "e%d%s WHERE e%d.value = ", f->q->alias, f->q->d->each_alias,
 		    f->q->alias);
-		sqlq_col(&b, alias, "id");
-		buf_puts(&b, ") AND ");
+		sqlq_col(&conds, alias, "id");
+		buf_puts(&conds, ") AND ");
 	}
-	o->multi = 1;
-	o->textual = in.textual;
-	o->sql = in.sql;
-	if (buf_failed(&b) || (o->from = arena_strndup(f->q->arena, b.data, b.len)) == NULL)
+	if (buf_failed(&tabs) || buf_failed(&conds))
 		e = fp_fail(f, FILTER_ENOMEM, "out of memory");
-	buf_free(&b);
+	else
+		e = fp_set(f, tabs.data, conds.data, &in, o);
+	buf_free(&tabs);
+	buf_free(&conds);
 	return e;
 }
 
@@ -326,6 +397,23 @@ fp_path(struct fp *f, const struct coll *c, const char *alias, const char *p, si
 			buf_free(&b);
 			return e;
 		}
+		if (in.from != NULL) {
+			/* A set further on (author.posts_via_author.title): the related record
+			 * joins that set's FROM list. */
+			struct buf cb;
+
+			buf_init(&cb, 1 << 16);
+			coll_quote(&b, fd->tcoll->name);
+			buf_printf(&b, " AS %s", sub);
+			buf_printf(&cb, "%s.\"id\" = ", sub);
+			sqlq_col(&cb, alias, fd->name);
+			buf_puts(&cb, " AND ");
+			e = buf_failed(&b) || buf_failed(&cb) ?
+			    fp_fail(f, FILTER_ENOMEM, "out of memory") : fp_set(f, b.data, cb.data, &in, o);
+			buf_free(&b);
+			buf_free(&cb);
+			return e;
+		}
 		buf_puts(&b, "(SELECT ");
 		buf_puts(&b, in.sql);
 		buf_puts(&b, " FROM ");
@@ -382,17 +470,26 @@ fp_auth(struct fp *f, const char *name, size_t len, struct opnd *o)
 	    FILTER_ENOMEM : FILTER_OK;
 }
 
-/* The request body's key name (a rule's @request.body.NAME). */
-static enum filter_err
-fp_body(struct fp *f, const char *name, size_t len, struct opnd *o)
+/* The body's value of key name[0..len), or NULL when the key is absent. */
+static const cJSON *
+fp_body_get(const struct fp *f, const char *name, size_t len)
 {
-	const cJSON *v = NULL, *it;
-	char n[64];
+	const cJSON *it;
 
 	if (f->ctx->body != NULL)
 		cJSON_ArrayForEach(it, f->ctx->body)
 			if (it->string != NULL && str_eq(name, len, it->string))
-				v = it;
+				return it;
+	return NULL;
+}
+
+/* The request body's key name (a rule's @request.body.NAME). */
+static enum filter_err
+fp_body(struct fp *f, const char *name, size_t len, struct opnd *o)
+{
+	const cJSON *v = fp_body_get(f, name, len);
+	char n[64];
+
 	if (v == NULL || cJSON_IsNull(v)) {
 		memset(o, 0, sizeof(*o));
 		o->lit = o->null = 1;
@@ -410,6 +507,152 @@ fp_body(struct fp *f, const char *name, size_t len, struct opnd *o)
 		return fp_lit(f, o, n, strlen(n), 1) < 0 ? FILTER_ENOMEM : FILTER_OK;
 	}
 	return fp_fail(f, FILTER_EFIELD, "@request.body: only strings, numbers, bools, null");
+}
+
+/*
+ * @request.body.NAME:isset (the key was sent, even as null: a literal true or false) and
+ * @request.body.NAME:changed (sent, and different from the record's NAME as the rule sees
+ * it: an update's stored value, a create's new one).  A multiple or json field compares
+ * as JSON (a lone string as a one-element array); other values as `body != NAME` does.
+ */
+static enum filter_err
+fp_body_mod(struct fp *f, const char *name, size_t len, const char *m, size_t mlen,
+    struct opnd *o)
+{
+	const cJSON *v = fp_body_get(f, name, len);
+	const struct coll_field *fd;
+	struct buf *saved = f->q->sql, b;
+	struct opnd col, val;
+	enum filter_err e = FILTER_OK;
+
+	if (!str_eq(m, mlen, "isset") && !str_eq(m, mlen, "changed"))
+		return fp_fail(f, FILTER_ESYNTAX, "unknown modifier of @request.body "
+		    "(isset, changed)");
+	if (*m == 'c') {
+		if ((fd = coll_field(f->c, name, len)) == NULL || fd->hidden) {
+			(void)snprintf(f->err, f->errlen, "unknown field \"%.*s\" in %s",
+			    (int)(len > 64 ? 64 : len), name, f->c->name);
+			return FILTER_EFIELD;
+		}
+	} else
+		fd = NULL;
+	if (v == NULL || fd == NULL)
+		return fp_lit(f, o, v != NULL ? "1" : "0", 1, 1) < 0 ?
+		    fp_fail(f, FILTER_ENOMEM, "out of memory") : FILTER_OK;
+	/* The comparison, written apart: it becomes this operand's SQL. */
+	buf_init(&b, 1 << 16);
+	f->q->sql = &b;
+	buf_putc(&b, '(');
+	if (fd->multiple || fd->type == COLL_JSON) {
+		cJSON *arr = NULL;
+		char *js, *jv;
+		int rc;
+
+		if (fd->multiple && cJSON_IsString(v)) {
+			if ((arr = cJSON_CreateArray()) != NULL)
+				cJSON_AddItemToArray(arr, cJSON_CreateString(v->valuestring));
+			v = arr;
+		}
+		/* The bound text must outlive the statement: into the arena. */
+		js = v != NULL ? cJSON_PrintUnformatted(v) : NULL;
+		jv = js != NULL ? arena_strndup(f->q->arena, js, strlen(js)) : NULL;
+		free(js);
+		cJSON_Delete(arr);
+		buf_puts(&b, f->q->d->json_cmp_col_open);
+		sqlq_col(&b, f->alias, fd->name);
+		buf_puts(&b, f->q->d->json_cmp_col_close);
+		buf_putc(&b, ' ');
+		buf_puts(&b, f->q->d->is_not);
+		buf_putc(&b, ' ');
+		buf_puts(&b, f->q->d->json_cmp_val_open);
+		rc = jv != NULL ? sqlq_text(f->q, jv, strlen(jv)) : -1;
+		buf_puts(&b, f->q->d->json_cmp_val_close);
+		if (rc < 0)
+			e = fp_fail(f, FILTER_ELIMIT, "too many values in the filter");
+	} else {
+		memset(&col, 0, sizeof(col));
+		if ((e = fp_path(f, f->c, f->alias, name, len, 0, &col)) == FILTER_OK &&
+		    (e = fp_body(f, name, len, &val)) == FILTER_OK) {
+			f->leaves--;	/* one leaf of the rule's, not two */
+			e = fp_leaf(f, &val, OP_NE, 0, &col);
+		}
+	}
+	buf_putc(&b, ')');
+	f->q->sql = saved;
+	memset(o, 0, sizeof(*o));
+	if (e == FILTER_OK && (buf_failed(&b) ||
+	    (o->sql = arena_strndup(f->q->arena, b.data, b.len)) == NULL))
+		e = fp_fail(f, FILTER_ENOMEM, "out of memory");
+	buf_free(&b);
+	return e;
+}
+
+/*
+ * @collection.NAME[:alias].path in a rule: the records of collection NAME, joined to the
+ * rule.  With an any-of operator every reference to one NAME[:alias] reads the same row of
+ * one join over the whole rule (as PocketBase's LEFT JOIN: `@collection.r.user ?= X &&
+ * @collection.r.course ?= Y` asks for one record of r with both); with a plain operator
+ * the path is a set of its own, true when every record of NAME passes (and one exists).
+ * s[0..len) starts after "@collection.".
+ */
+static enum filter_err
+fp_collection(struct fp *f, const char *s, size_t len, struct opnd *o)
+{
+	const char *dot = memchr(s, '.', len), *colon;
+	const struct coll *c;
+	struct fjoin *j = NULL;
+	struct opnd *in;
+	size_t nlen, klen;
+	enum filter_err e;
+	char tabs[COLL_NAME_MAX + 32];
+	struct buf q;
+	int i;
+
+	if (dot == NULL || dot == s || (size_t)(dot - s) + 1 >= len)
+		return fp_fail(f, FILTER_EFIELD, "@collection needs a collection and a field");
+	klen = (size_t)(dot - s);
+	colon = memchr(s, ':', klen);
+	nlen = colon != NULL ? (size_t)(colon - s) : klen;
+	if (colon != NULL && colon + 1 == dot)
+		return fp_fail(f, FILTER_ESYNTAX, "an empty @collection alias");
+	for (i = 0; colon != NULL && colon + 1 + i < dot; i++)
+		if (!isalnum((unsigned char)colon[1 + i]) && colon[1 + i] != '_')
+			return fp_fail(f, FILTER_ESYNTAX, "a malformed @collection alias");
+	if ((c = colls_find(f->c->all, s, nlen)) == NULL || strlen(c->name) != nlen ||
+	    memcmp(c->name, s, nlen) != 0) {
+		(void)snprintf(f->err, f->errlen, "unknown collection \"@collection.%.*s\"",
+		    (int)(nlen > 64 ? 64 : nlen), s);
+		return FILTER_EFIELD;
+	}
+	if (klen >= sizeof(f->joins[0].key))
+		return fp_fail(f, FILTER_EFIELD, "a malformed @collection alias");
+	for (i = 0; i < f->njoins; i++)
+		if (str_eq(s, klen, f->joins[i].key))
+			j = &f->joins[i];
+	if (j == NULL) {
+		if (f->njoins >= FILTER_JOINS_MAX)
+			return fp_fail(f, FILTER_ELIMIT, "too many @collection references in a rule");
+		j = &f->joins[f->njoins++];
+		memset(j, 0, sizeof(*j));
+		j->c = c;
+		memcpy(j->key, s, klen);
+		j->key[klen] = '\0';
+		(void)snprintf(j->alias, sizeof(j->alias), "c%d", f->njoins);
+	}
+	if ((in = arena_alloc(f->q->arena, sizeof(*in))) == NULL)
+		return fp_fail(f, FILTER_ENOMEM, "out of memory");
+	if ((e = fp_path(f, c, j->alias, dot + 1, len - klen - 1, 1, in)) != FILTER_OK)
+		return e;
+	/* The set form reuses the join's alias: inside its own subquery it hides the join. */
+	buf_init(&q, sizeof(tabs));
+	coll_quote(&q, c->name);
+	(void)snprintf(tabs, sizeof(tabs), "%s AS %s", buf_failed(&q) ? "" : q.data, j->alias);
+	buf_free(&q);
+	if ((e = fp_set(f, tabs, "", in, o)) != FILTER_OK)
+		return e;
+	o->joined = in;
+	o->join = (int)(j - f->joins);
+	return FILTER_OK;
 }
 
 /*
@@ -436,11 +679,15 @@ fp_modified(struct fp *f, const char *name, size_t len, const char *m, size_t ml
 	}
 	if (lower && !o->textual)
 		return fp_fail(f, FILTER_EFIELD, ":lower needs a text field");
+	if (length && o->from != NULL)
+		return fp_fail(f, FILTER_EFIELD, ":length needs a field of the record, not a "
+		    "path through a set of records");
 	buf_init(&b, 1 << 16);
 	buf_puts(&b, lower ? "LOWER(" : o->multi ? f->q->d->json_length : "length(");
 	buf_puts(&b, o->sql);
 	buf_putc(&b, ')');
-	o->multi = 0;
+	/* :lower on a set lowers each element; the set stays one. */
+	o->multi = o->from != NULL;
 	o->textual = lower;
 	if (buf_failed(&b) || (o->sql = arena_strndup(f->q->arena, b.data, b.len)) == NULL)
 		e = fp_fail(f, FILTER_ENOMEM, "out of memory");
@@ -499,6 +746,39 @@ fp_operand(struct fp *f, struct opnd *o)
 		return fp_fail(f, FILTER_ESYNTAX, "an operand is expected");
 	while (f->p < f->end && fp_identch((unsigned char)*f->p))
 		f->p++;
+	if (*s == '@' && (size_t)(f->p - s) >= 8 && (strncmp(s, "@request", 8) == 0 ||
+	    strncmp(s, "@collect", 8) == 0)) {
+		size_t len;
+
+		if (f->ctx == NULL || !f->ctx->rule)
+			return fp_fail(f, FILTER_EFORBIDDEN,
+			    "@request and @collection belong to API rules");
+		if ((size_t)(f->p - s) > 12 && strncmp(s, "@collection.", 12) == 0) {
+			/* @collection.NAME:alias.path: the alias and the path go on. */
+			if (f->p < f->end && *f->p == ':')
+				for (f->p++; f->p < f->end && fp_identch((unsigned char)*f->p);
+				    f->p++)
+					;
+			return fp_collection(f, s + 12, (size_t)(f->p - s) - 12, o);
+		}
+		len = (size_t)(f->p - s);
+		if (f->p < f->end && *f->p == ':') {
+			const char *m = ++f->p;
+
+			while (f->p < f->end && isalpha((unsigned char)*f->p))
+				f->p++;
+			if (len > 14 && strncmp(s, "@request.body.", 14) == 0)
+				return fp_body_mod(f, s + 14, len - 14, m, (size_t)(f->p - m), o);
+			return fp_fail(f, FILTER_EFIELD, "a modifier here: only "
+			    "@request.body.*:isset and :changed are supported");
+		}
+		if (len > 14 && strncmp(s, "@request.auth.", 14) == 0)
+			return fp_auth(f, s + 14, len - 14, o);
+		if (len > 14 && strncmp(s, "@request.body.", 14) == 0)
+			return fp_body(f, s + 14, len - 14, o);
+		return fp_fail(f, FILTER_EFIELD, "only @request.auth.*, @request.body.* and "
+		    "@collection.* are supported in rules");
+	}
 	if (f->p < f->end && *f->p == ':' && *s != '@') {
 		/* A field's modifier: :lower, :length or :each. */
 		const char *m = ++f->p;
@@ -522,18 +802,6 @@ fp_operand(struct fp *f, struct opnd *o)
 		}
 		if (*s != '@')
 			return fp_path(f, f->c, f->alias, s, len, 0, o);
-		if (len >= 8 && (strncmp(s, "@request", 8) == 0 ||
-		    strncmp(s, "@collect", 8) == 0)) {
-			if (f->ctx == NULL || !f->ctx->rule)
-				return fp_fail(f, FILTER_EFORBIDDEN,
-				    "@request and @collection belong to API rules");
-			if (len > 14 && strncmp(s, "@request.auth.", 14) == 0)
-				return fp_auth(f, s + 14, len - 14, o);
-			if (len > 14 && strncmp(s, "@request.body.", 14) == 0)
-				return fp_body(f, s + 14, len - 14, o);
-			return fp_fail(f, FILTER_EFIELD, "only @request.auth.* and @request.body.* "
-			    "are supported in rules");
-		}
 		if ((rc = fp_macro(f, s, len, o)) < 0)
 			return fp_fail(f, FILTER_ENOMEM, "out of memory");
 		if (rc > 0) {
@@ -766,6 +1034,15 @@ fp_leaf(struct fp *f, struct opnd *a, enum fop op, int any, struct opnd *b)
 	if (a->lit && b->lit)
 		return buf_puts(sql, fold(a, op, b) ? "(1=1)" : "(1=0)") < 0 ?
 		    fp_fail(f, FILTER_ENOMEM, "out of memory") : FILTER_OK;
+	/* An any-of operator on @collection.X reads the row of the rule's join of X. */
+	if (any && a->joined != NULL) {
+		f->joins[a->join].used = 1;
+		*a = *a->joined;
+	}
+	if (any && b->joined != NULL) {
+		f->joins[b->join].used = 1;
+		*b = *b->joined;
+	}
 	if (b->multi && !a->multi) {
 		struct opnd t = *a;
 
@@ -867,12 +1144,48 @@ fp_or(struct fp *f)
 	return FILTER_OK;
 }
 
+/*
+ * The joins of the rule's @collection references read with any-of operators: the rule
+ * written from start becomes "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN X AS c1
+ * ON 1=1 ... WHERE rule))", true when one combination of their records (or none, when a
+ * collection is empty: the LEFT JOIN's row of nulls) passes, as PocketBase's joins do.
+ */
+static enum filter_err
+fp_joins(struct fp *f, size_t start)
+{
+	struct buf *sql = f->q->sql;
+	char *rule;
+	int i, n = 0;
+
+	for (i = 0; i < f->njoins; i++)
+		n += f->joins[i].used;
+	if (n == 0)
+		return FILTER_OK;
+	if ((rule = arena_strndup(f->q->arena, sql->data + start, sql->len - start)) == NULL)
+		return fp_fail(f, FILTER_ENOMEM, "out of memory");
+	sql->len = start;
+	sql->data[start] = '\0';
+	buf_puts(sql, "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0");
+	for (i = 0; i < f->njoins; i++) {
+		if (!f->joins[i].used)
+			continue;
+		buf_puts(sql, " LEFT JOIN ");
+		coll_quote(sql, f->joins[i].c->name);
+		buf_printf(sql, " AS %s ON 1=1", f->joins[i].alias);
+	}
+	buf_puts(sql, " WHERE ");
+	buf_puts(sql, rule);
+	buf_puts(sql, "))");
+	return FILTER_OK;
+}
+
 enum filter_err
 filter_compile(struct sqlq *q, const struct coll *c, const char *alias, const char *s,
     size_t len, const struct filter_ctx *ctx, char *err, size_t errlen)
 {
 	struct fp f;
 	enum filter_err e;
+	size_t start;
 
 	memset(&f, 0, sizeof(f));
 	f.q = q;
@@ -887,11 +1200,14 @@ filter_compile(struct sqlq *q, const struct coll *c, const char *alias, const ch
 		return fp_fail(&f, FILTER_ELIMIT, "the filter is too long (3500 characters at most)");
 	if (memchr(s, '\0', len) != NULL)
 		return fp_fail(&f, FILTER_ESYNTAX, "a NUL byte in the filter");
+	start = q->sql->len;
 	if ((e = fp_or(&f)) != FILTER_OK)
 		return e;
 	fp_skip(&f);
 	if (f.p != f.end)
 		return fp_fail(&f, FILTER_ESYNTAX, "unexpected text after the expression");
+	if (!buf_failed(q->sql) && (e = fp_joins(&f, start)) != FILTER_OK)
+		return e;
 	if (buf_failed(q->sql))
 		return fp_fail(&f, FILTER_ENOMEM, "the filter is too large");
 	return FILTER_OK;

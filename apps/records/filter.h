@@ -6,10 +6,14 @@
  *   and     := primary ('&&' primary)*
  *   primary := '(' expr ')' | operand OP operand
  *   OP      := = != > >= < <= ~ !~ and the any-of forms ?= ?!= ?> ?>= ?< ?<= ?~ ?!~
- *   operand := field path (author.name: through single relations), 'text' or "text" (only
- *              the enclosing quote escapable), -?digits(.digits), true, false, null, a date
- *              macro (@now @todayStart ... @yesterday @tomorrow, @second ... @weekday), and
- *              in API rules @request.auth.FIELD and @request.body.FIELD
+ *   operand := field path (author.name: through single relations; through sets, such as
+ *              comments_via_post.author.posts_via_author.title, as a set), 'text' or
+ *              "text" (only the enclosing quote escapable), -?digits(.digits), true, false,
+ *              null, a date macro (@now @todayStart ... @yesterday @tomorrow, @second ...
+ *              @weekday), and in API rules @request.auth.FIELD, @request.body.FIELD,
+ *              @request.body.FIELD:isset, @request.body.FIELD:changed and
+ *              @collection.NAME[:alias].path (any-of operators on one NAME[:alias] read
+ *              one row of a join over the whole rule)
  *   // comments run to the end of the line.
  *
  * The SQL (see docs/records.md for every form): '=' is a plain '=', '!=' null-safe, a

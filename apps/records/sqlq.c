@@ -15,6 +15,20 @@ const struct sqlq_dialect sqlq_sqlite = {
 	.json_param_close = "))",
 	.collate = "",
 	.json_length = "json_array_length(",
+	.json_cmp_col_open = "json(",
+	.json_cmp_col_close = ")",
+	.json_cmp_val_open = "json(",
+	.json_cmp_val_close = ")",
+	/* The elements in order: a compound subquery's ORDER BY feeds the aggregate (SQLite
+	 * does not flatten a compound subquery into an aggregate query). */
+	.merge = {
+		"(SELECT json_group_array(value) FROM (SELECT value, 0 AS g, key AS k FROM "
+		    "json_each(",
+		") UNION ALL SELECT value, 1, key FROM json_each(",
+		") WHERE value NOT IN (SELECT value FROM json_each(",
+		")) UNION ALL SELECT value, 2, key FROM json_each(",
+		") ORDER BY 2, 3))",
+	},
 };
 
 const struct sqlq_dialect sqlq_pg = {
@@ -27,6 +41,20 @@ const struct sqlq_dialect sqlq_pg = {
 	.json_param_close = " AS jsonb)))",
 	.collate = " COLLATE \"C\"",
 	.json_length = "jsonb_array_length(",
+	.json_cmp_col_open = "",
+	.json_cmp_col_close = "",
+	.json_cmp_val_open = "CAST(",
+	.json_cmp_val_close = " AS jsonb)",
+	.merge = {
+		"(SELECT COALESCE(jsonb_agg(v ORDER BY g, k), '[]') FROM (SELECT v, 0 AS g, k "
+		    "FROM jsonb_array_elements_text(CAST(",
+		" AS jsonb)) WITH ORDINALITY AS p(v, k) UNION ALL SELECT v, 1, k FROM "
+		    "jsonb_array_elements_text(",
+		") WITH ORDINALITY AS b(v, k) WHERE v NOT IN (SELECT jsonb_array_elements_text("
+		    "CAST(",
+		" AS jsonb))) UNION ALL SELECT v, 2, k FROM jsonb_array_elements_text(CAST(",
+		" AS jsonb)) WITH ORDINALITY AS a(v, k)) AS m)",
+	},
 };
 
 void
@@ -132,4 +160,22 @@ sqlq_bind_all(const struct sqlq *q, struct db_stmt *st)
 			rc = db_bind_null(st, i + 1);
 	}
 	return rc;
+}
+
+int
+sqlq_merge(struct sqlq *q, const char *alias, const char *col, const char *pre,
+    const char *app, const char *rm)
+{
+	int rc = 0;
+
+	buf_puts(q->sql, q->d->merge[0]);
+	rc |= sqlq_text(q, pre, strlen(pre));
+	buf_puts(q->sql, q->d->merge[1]);
+	sqlq_col(q->sql, alias, col);
+	buf_puts(q->sql, q->d->merge[2]);
+	rc |= sqlq_text(q, rm, strlen(rm));
+	buf_puts(q->sql, q->d->merge[3]);
+	rc |= sqlq_text(q, app, strlen(app));
+	buf_puts(q->sql, q->d->merge[4]);
+	return rc < 0 ? -1 : 0;
 }

@@ -46,6 +46,11 @@ struct sqlq_dialect {
 	const char *json_param_close;
 	const char *collate;		/* after a text ORDER BY term: bytewise order */
 	const char *json_length;	/* the length of a JSON array: "json_array_length(" */
+	const char *json_cmp_col_open;	/* a JSON column and a bound JSON text, compared as */
+	const char *json_cmp_col_close;	/*   JSON: col_open COL col_close IS NOT */
+	const char *json_cmp_val_open;	/*   val_open $N val_close */
+	const char *json_cmp_val_close;
+	const char *merge[5];		/* sqlq_merge()'s text around pre, the column, rm, app */
 };
 
 extern const struct sqlq_dialect sqlq_sqlite;
@@ -76,6 +81,15 @@ void sqlq_col(struct buf *b, const char *alias, const char *name);
 /* Appends the rows of the bound JSON array of strings json[0..len) as a subquery:
  * "(SELECT value FROM json_each($N))".  0 or -1 (too many values). */
 int sqlq_in_json(struct sqlq *q, const char *json, size_t len);
+
+/*
+ * Appends the JSON array of strings pre ++ (alias."col"'s elements not in rm) ++ app, as
+ * one expression over the stored column (an UPDATE's new value: no read before it).
+ * pre, app and rm are JSON arrays of strings, bound; borrowed until the statement ran.
+ * 0, or -1 (too many values).
+ */
+int sqlq_merge(struct sqlq *q, const char *alias, const char *col, const char *pre,
+    const char *app, const char *rm);
 
 /* Binds everything recorded to st.  0 or -1. */
 int sqlq_bind_all(const struct sqlq *q, struct db_stmt *st);

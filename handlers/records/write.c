@@ -3,6 +3,7 @@
  * (auth-with-password): the body's validation by field type, the API rules checked in
  * SQL, bcrypt and the token.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,23 @@
 /* Set by main() from SLUICE_BCRYPT_COST before the serving threads start. */
 int rec_bcrypt_cost = 10;
 
+/* How an update writes a column: its value, or a change of the stored value made by the
+ * UPDATE itself (no read before it, so concurrent modifiers all count). */
+enum rec_mod {
+	REC_MOD_NONE,	/* s */
+	REC_MOD_MERGE,	/* a multiple field: pre ++ (stored - rm) ++ app; s is pre ++ app */
+	REC_MOD_ADD,	/* a number: stored + delta */
+};
+
 /* One column to write. */
 struct rec_set {
 	const struct coll_field *f;
 	int null;
 	const char *s;
 	size_t len;
+	enum rec_mod mod;
+	const char *pre, *app, *rm;	/* REC_MOD_MERGE: JSON arrays of strings */
+	double delta;			/* REC_MOD_ADD */
 };
 
 struct rec_sets {
@@ -54,6 +66,7 @@ rec_add(struct rec_sets *s, struct arena *a, const struct coll_field *f, const c
 {
 	struct rec_set *d = &s->v[s->n++];
 
+	memset(d, 0, sizeof(*d));
 	d->f = f;
 	d->null = v == NULL;
 	d->s = v ? arena_strndup(a, v, len) : NULL;
@@ -331,10 +344,152 @@ rec_modify(cJSON *a, const cJSON *v, int prepend, int del)
 	return 0;
 }
 
+/* a as JSON text in the arena, or NULL. */
+static char *
+rec_json_text(struct rec_ctx *x, const cJSON *a)
+{
+	char *t = cJSON_PrintUnformatted(a), *out;
+
+	out = t != NULL ? arena_strndup(x->rq->arena, t, strlen(t)) : NULL;
+	cJSON_free(t);
+	return out;
+}
+
+/*
+ * An update's modifiers of multiple field f without f itself in the body: the UPDATE
+ * merges them into the stored value (rec_update(), sqlq_merge()), in the statement that
+ * writes it.  The result is what applying them in C would give: P ++ (stored - P - A - D)
+ * ++ A, with P the prepended values (once each, first first) minus A and D, A the
+ * appended ones (once each) minus D.  The added values are checked here (select values,
+ * relation ids, which rec_relations_exist() then looks up).  1 (the set, or its error, in
+ * s), or -1 answered.
+ */
+static int
+rec_modifiers_merge(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f,
+    const cJSON *pre, const cJSON *app, const cJSON *del)
+{
+	cJSON *p = cJSON_CreateArray(), *a = cJSON_CreateArray(), *r = cJSON_CreateArray();
+	cJSON *both = NULL;
+	const cJSON *it;
+	struct rec_set *d;
+	char *added;
+	int rc = -1, bad = 0;
+
+	if (p == NULL || a == NULL || r == NULL) {
+		rec_error(x->rs, 500, NULL, NULL);
+		goto out;
+	}
+	if ((pre != NULL && rec_modify(p, pre, 1, 0) < 0) ||
+	    (app != NULL && rec_modify(a, app, 0, 0) < 0) ||
+	    (del != NULL && rec_modify(r, del, 0, 0) < 0)) {
+		rec_invalid(s, f->name, "validation_invalid_value", "Invalid value.");
+		rc = 1;
+		goto out;
+	}
+	/* r becomes every value the stored array loses: D, P and A. */
+	if (rec_modify(p, a, 0, 1) < 0 || rec_modify(p, r, 0, 1) < 0 ||
+	    rec_modify(a, r, 0, 1) < 0 || rec_modify(r, p, 0, 0) < 0 ||
+	    rec_modify(r, a, 0, 0) < 0 || (both = cJSON_Duplicate(p, 1)) == NULL) {
+		rec_error(x->rs, 500, NULL, NULL);
+		goto out;
+	}
+	cJSON_ArrayForEach(it, a) {
+		cJSON_AddItemToArray(both, cJSON_CreateString(it->valuestring));
+	}
+	cJSON_ArrayForEach(it, both) {
+		if (!bad && rec_elem_ok(s, f, it->valuestring) < 0)
+			bad = 1;
+	}
+	rc = 1;
+	if (bad)
+		goto out;
+	if ((added = rec_json_text(x, both)) == NULL ||
+	    rec_add(s, x->rq->arena, f, added, strlen(added)) < 0) {
+		rec_error(x->rs, 500, NULL, NULL);
+		rc = -1;
+		goto out;
+	}
+	d = &s->v[s->n - 1];
+	d->mod = REC_MOD_MERGE;
+	if ((d->pre = rec_json_text(x, p)) == NULL || (d->app = rec_json_text(x, a)) == NULL ||
+	    (d->rm = rec_json_text(x, r)) == NULL) {
+		rec_error(x->rs, 500, NULL, NULL);
+		rc = -1;
+	}
+out:
+	cJSON_Delete(p);
+	cJSON_Delete(a);
+	cJSON_Delete(r);
+	cJSON_Delete(both);
+	return rc;
+}
+
+/*
+ * The modifiers of a number field f: "f+" adds, "f-" subtracts, to the body's "f" if it
+ * has one, else to 0 (a create) or to the stored value, inside the UPDATE (an update:
+ * concurrent increments all count).  Returns 0 when the body has none, 1 when the field
+ * is set in s (or its error recorded), -1 answered.
+ */
+static int
+rec_number_mods(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f,
+    const cJSON *v, int create)
+{
+	char key[COLL_NAME_MAX + 2], num[40];
+	const cJSON *m[2];
+	double delta = 0, base = 0, d;
+	char *end;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		(void)snprintf(key, sizeof(key), "%s%c", f->name, i ? '-' : '+');
+		m[i] = cJSON_GetObjectItemCaseSensitive(x->body, key);
+	}
+	if (m[0] == NULL && m[1] == NULL)
+		return 0;
+	for (i = 0; i < 2; i++) {
+		if (m[i] == NULL)
+			continue;
+		if (cJSON_IsNumber(m[i]))
+			d = m[i]->valuedouble;
+		else if (x->form && cJSON_IsString(m[i]) && m[i]->valuestring[0] != '\0' &&
+		    (d = strtod(m[i]->valuestring, &end), *end == '\0'))
+			;
+		else {
+			rec_invalid(s, f->name, "validation_invalid_number", "Must be a number.");
+			return 1;
+		}
+		delta += i ? -d : d;
+	}
+	if (v != NULL && !cJSON_IsNull(v)) {
+		if (cJSON_IsNumber(v))
+			base = v->valuedouble;
+		else if (x->form && cJSON_IsString(v) && v->valuestring[0] != '\0' &&
+		    (base = strtod(v->valuestring, &end), *end == '\0'))
+			;
+		else {
+			rec_invalid(s, f->name, "validation_invalid_number", "Must be a number.");
+			return 1;
+		}
+	}
+	if (!isfinite(base + delta)) {
+		rec_invalid(s, f->name, "validation_invalid_number", "Must be a number.");
+		return 1;
+	}
+	(void)snprintf(num, sizeof(num), "%.17g", v != NULL || create ? base + delta : delta);
+	if (rec_add(s, x->rq->arena, f, num, strlen(num)) < 0)
+		return rec_error(x->rs, 500, NULL, NULL), -1;
+	if (v == NULL && !create) {
+		s->v[s->n - 1].mod = REC_MOD_ADD;
+		s->v[s->n - 1].delta = delta;
+	}
+	return 1;
+}
+
 /*
  * The modifiers of a multiple field f: "f+" appends, "+f" prepends, "f-" removes, applied
- * to the body's "f" if it has one, else to the record's current value (an update) or [].
- * Returns 0 when the body has none, 1 when the field's value is set in s, -1 answered.
+ * to the body's "f" if it has one, else to [] (a create) or, by the UPDATE itself, to the
+ * stored value (rec_modifiers_merge()).  Returns 0 when the body has none, 1 when the
+ * field's value is set in s, -1 answered.
  */
 static int
 rec_modifiers(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f,
@@ -343,7 +498,6 @@ rec_modifiers(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f,
 	char key[COLL_NAME_MAX + 2];
 	const cJSON *app, *pre, *del;
 	cJSON *a = NULL;
-	enum json_err je;
 	int rc = -1;
 
 	(void)snprintf(key, sizeof(key), "%s+", f->name);
@@ -354,23 +508,11 @@ rec_modifiers(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f,
 	del = cJSON_GetObjectItemCaseSensitive(x->body, key);
 	if (app == NULL && pre == NULL && del == NULL)
 		return 0;
+	if (v == NULL && !create)
+		return rec_modifiers_merge(x, s, f, pre, app, del);
 	if (v != NULL)
 		a = cJSON_IsArray(v) ? cJSON_Duplicate(v, 1) : cJSON_CreateArray();
-	else if (!create) {
-		struct rec_row *row;
-		size_t fi = coll_field_index(x->c, f);
-		int r = rec_get(x, x->c, x->id, strlen(x->id), "id", &row);
-
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return rec_error(x->rs, 404, NULL, NULL), -1;
-		a = row->v[fi] ? json_parse(row->v[fi], row->len[fi], 4, &je, NULL) : NULL;
-		if (a == NULL || !cJSON_IsArray(a)) {
-			cJSON_Delete(a);
-			a = cJSON_CreateArray();
-		}
-	} else
+	else
 		a = cJSON_CreateArray();
 	if (a == NULL)
 		return rec_error(x->rs, 500, NULL, NULL), -1;
@@ -437,6 +579,11 @@ rec_values(struct rec_ctx *x, struct rec_sets *s, int create)
 		    (strcmp(f->name, "verified") == 0 && c->auth && !x->superuser))
 			continue;
 		v = cJSON_GetObjectItemCaseSensitive(x->body, f->name);
+		if (f->type == COLL_NUMBER && (r = rec_number_mods(x, s, f, v, create)) != 0) {
+			if (r < 0)
+				return -1;
+			continue;
+		}
 		if (f->multiple && (r = rec_modifiers(x, s, f, v, create)) != 0) {
 			if (r < 0)
 				return -1;
@@ -692,10 +839,23 @@ rec_update(struct rec_ctx *x)
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " AS t SET \"id\" = t.\"id\"");
 	for (i = 0; i < s.n; i++) {
+		const struct rec_set *d = &s.v[i];
+
 		buf_puts(q->sql, ", ");
-		coll_quote(q->sql, s.v[i].f->name);
+		coll_quote(q->sql, d->f->name);
 		buf_puts(q->sql, " = ");
-		rec_bind_sets(q, &s, i);
+		if (d->mod == REC_MOD_MERGE)
+			r = sqlq_merge(q, "t", d->f->name, d->pre, d->app, d->rm);
+		else if (d->mod == REC_MOD_ADD) {
+			sqlq_col(q->sql, "t", d->f->name);
+			buf_puts(q->sql, " + ");
+			r = sqlq_double(q, d->delta);
+		} else
+			r = rec_bind_sets(q, &s, i);
+		if (r < 0) {
+			rec_error(x->rs, 400, "Failed to update record.", NULL);
+			goto out;
+		}
 	}
 	buf_puts(q->sql, " WHERE t.\"id\" = ");
 	sqlq_text(q, x->id, strlen(x->id));

@@ -81,7 +81,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct token_claims cl;
 	struct sqlq *q = malloc(sizeof(*q));
 	struct buf sql;
-	cJSON *body = cJSON_Parse("{\"title\":\"x\",\"n\":1,\"b\":false}");
+	cJSON *body = cJSON_Parse("{\"title\":\"x\",\"n\":1,\"b\":false,\"tags\":[\"a\"],"
+	    "\"meta\":{\"k\":[1]},\"status\":null}");
 	int pass;
 
 	if (fz.c == NULL)

@@ -9,7 +9,8 @@
 // nested), fields and skipTotal, getFullList, getFirstListItem (found and 404), getOne
 // with expand, create, update, delete, authWithPassword (right and wrong), authRefresh, requests with
 // the token, an expired token (401), rules that hide records (404) or refuse (403, 400),
-// the field+ / +field / field- modifiers, expand on a write, a password change.
+// the field+ / +field / field- and number+ / number- modifiers, rules with :isset,
+// :changed and @collection, expand on a write, a password change.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import PocketBase from 'pocketbase';
@@ -252,6 +253,33 @@ test('multiple values: field+, +field and field- modifiers; expand on a write', 
   assert.deepEqual(u.tags, ['music', 'tech']);
   await rejects(pb.collection('posts').update(p.id, { 'tags+': 'bad' }), 400);
   await pb.collection('posts').delete(p.id);
+});
+
+// The tests' own collections (test_records.c): notes, whose rules use @collection.members,
+// @request.body.locked:isset and @request.body.labels:changed, and members.
+test('number+ / number- and field+ in creates and updates; rules with :isset, :changed and @collection', async () => {
+  const { pb, auth } = await signIn(7);
+  const other = (await signIn(8)).pb;
+  const n = await pb.collection('notes').create(
+    { owner: auth.record.id, title: 'sdk', 'views+': 5, 'views-': 1, 'labels+': ['x'] });
+  assert.equal(n.views, 4);
+  assert.deepEqual(n.labels, ['x']);
+  const u = await pb.collection('notes').update(n.id, { 'views+': 3, '+labels': 'z', 'labels+': 'y' });
+  assert.equal(u.views, 7);
+  assert.deepEqual(u.labels, ['z', 'x', 'y']);
+  await rejects(pb.collection('notes').update(n.id, { 'views+': 'many' }), 400);
+  // The body may not set locked on a create, nor change labels on an update.
+  await rejects(pb.collection('notes').create({ owner: auth.record.id, title: 'l', locked: false }), 400);
+  await rejects(pb.collection('notes').update(n.id, { labels: ['y'] }), 404);
+  assert.equal((await pb.collection('notes').update(n.id, { labels: ['z', 'x', 'y'] })).title, 'sdk');
+  // Another user sees the note once a membership row names both.
+  await rejects(other.collection('notes').getOne(n.id), 404);
+  await pb.collection('members').create({ user: other.authStore.record.id, note: n.id, role: 'member' });
+  assert.equal((await other.collection('notes').getOne(n.id)).id, n.id);
+  const list = await other.collection('notes').getList(1, 30, { filter: `id = '${n.id}'` });
+  assert.equal(list.totalItems, 1);
+  // Deleting takes an admin membership of the deleting user: the owner has none.
+  await rejects(pb.collection('notes').delete(n.id), 404);
 });
 
 test('a password change needs the old one and revokes the old tokens', async () => {

@@ -169,6 +169,35 @@ test_filter_sql(void)
 		    "((EXISTS (SELECT 1 FROM \"users\" AS r1 WHERE r1.\"id\" IN (SELECT value FROM "
 		    "jsonb_array_elements_text(t.\"editors\") AS e1(value)) AND (r1.\"name\" = $1))))",
 		    1 },
+		/* A path crossing two sets: every pair of a comment and its post's comment. */
+		{ "comments_via_post.post.comments_via_post.text ?= 'x'",
+		    "((EXISTS (SELECT 1 FROM \"comments\" AS r1, \"posts\" AS r2,"
+		    " \"comments\" AS r3 WHERE r1.\"post\" = t.\"id\" AND r2.\"id\" ="
+		    " r1.\"post\" AND r3.\"post\" = r2.\"id\" AND (r3.\"text\" = $1))))",
+		    NULL, 1 },
+		{ "comments_via_post.post.comments_via_post.text = 'x'",
+		    "(((EXISTS (SELECT 1 FROM \"comments\" AS r1, \"posts\" AS r2,"
+		    " \"comments\" AS r3 WHERE r1.\"post\" = t.\"id\" AND r2.\"id\" ="
+		    " r1.\"post\" AND r3.\"post\" = r2.\"id\" AND 1=1) AND NOT EXISTS"
+		    " (SELECT 1 FROM \"comments\" AS r1, \"posts\" AS r2, \"comments\" AS"
+		    " r3 WHERE r1.\"post\" = t.\"id\" AND r2.\"id\" = r1.\"post\" AND"
+		    " r3.\"post\" = r2.\"id\" AND (r3.\"text\" = $1) IS NOT TRUE))))",
+		    NULL, 1 },
+		{ "editors.name:lower ?= 'x'",
+		    "((EXISTS (SELECT 1 FROM \"users\" AS r1 WHERE r1.\"id\" IN (SELECT"
+		    " value FROM json_each(t.\"editors\") AS e1) AND (LOWER(r1.\"name\") ="
+		    " $1))))",
+		    "((EXISTS (SELECT 1 FROM \"users\" AS r1 WHERE r1.\"id\" IN (SELECT"
+		    " value FROM jsonb_array_elements_text(t.\"editors\") AS e1(value))"
+		    " AND (LOWER(r1.\"name\") = $1))))", 1 },
+		{ "comments_via_post.post.tags ?= 'a'",
+		    "((EXISTS (SELECT 1 FROM \"comments\" AS r1, json_each((SELECT"
+		    " r2.\"tags\" FROM \"posts\" AS r2 WHERE r2.\"id\" = r1.\"post\")) AS"
+		    " j3 WHERE r1.\"post\" = t.\"id\" AND (j3.value = $1))))",
+		    "((EXISTS (SELECT 1 FROM \"comments\" AS r1,"
+		    " jsonb_array_elements_text((SELECT r2.\"tags\" FROM \"posts\" AS r2"
+		    " WHERE r2.\"id\" = r1.\"post\")) AS j3(value) WHERE r1.\"post\" ="
+		    " t.\"id\" AND (j3.value = $1))))", 1 },
 		{ "title:lower = 'x'", "(((LOWER(t.\"title\") = $1)))", NULL, 1 },
 		{ "tags:length > 1", "(((json_array_length(t.\"tags\") > $1)))",
 		    "(((jsonb_array_length(t.\"tags\") > $1)))", 1 },
@@ -214,7 +243,10 @@ test_filter_refusals(void)
 		{ "title = 'x'; DROP TABLE posts", 400 }, { "title = 'a\0b'", 400 },
 		{ "title:nope = 1", 400 }, { "hot:lower = 1", 400 }, { "title:each = 1", 400 },
 		{ "title: = 1", 400 }, { "@request.auth.id:lower = 1", 403 },
-		{ "comments_via_post.post.comments_via_post.text = 'x'", 400 },
+		{ "comments_via_post.post.comments_via_post.post.comments_via_post.post."
+		    "comments_via_post.text = 'x'", 400 },
+		{ "comments_via_post.text:length > 1", 400 },
+		{ "@collection.posts:a.title ?= 'x'", 403 },
 		{ "comments_via_title.text = 'x'", 400 }, { "nope_via_post.text = 'x'", 400 },
 		{ "comments_via_post = 'x'", 400 }, { "comments_via_post.nope = 1", 400 },
 	};
@@ -299,6 +331,33 @@ test_filter_hidden_email(void)
 	buf_free(&sql);
 }
 
+/* A rule case: the status of compiling f on posts (0: compiled), and the SQL then, on
+ * SQLite and on PostgreSQL (pg NULL: the same as SQLite's; sqlite NULL: not compared). */
+struct rule_case {
+	const char *f;
+	int status;
+	const char *sqlite, *pg;
+};
+
+static void
+rule_cases(const struct rule_case *cases, size_t n, const struct filter_ctx *ctx)
+{
+	struct sqlq q;
+	struct buf sql;
+	size_t i;
+
+	buf_init(&sql, 1 << 20);
+	for (i = 0; i < n; i++) {
+		CHECK_INT(tf(cases[i].f, DB_SQLITE, ctx, &q, &sql), cases[i].status);
+		if (cases[i].sqlite != NULL)
+			CHECK_STR(sql.data, cases[i].sqlite);
+		CHECK_INT(tf(cases[i].f, DB_PG, ctx, &q, &sql), cases[i].status);
+		if (cases[i].sqlite != NULL)
+			CHECK_STR(sql.data, cases[i].pg ? cases[i].pg : cases[i].sqlite);
+	}
+	buf_free(&sql);
+}
+
 static void
 test_filter_rules(void)
 {
@@ -336,6 +395,92 @@ test_filter_rules(void)
 		CHECK_INT(q.nbinds, 1);
 		CHECK_INT(tf("@request.body.o = 1", DB_SQLITE, &ctx, &q, &sql), 400);
 		cJSON_Delete(body);
+	}
+	{
+		/* :isset is known in C; :changed compares the body with the record's column. */
+		cJSON *body = cJSON_Parse("{\"title\":\"t\",\"tags\":[\"a\"],\"nul\":null,"
+		    "\"meta\":{\"k\":1}}");
+		static const struct rule_case cases[] = {
+			{ "@request.body.title:isset = true && @request.body.none:isset = false && "
+			    "@request.body.nul:isset = true", 0, "(((1=1) AND (1=1) AND (1=1)))",
+			    NULL },
+			{ "@request.body.status:changed = false", 0, "(((1=1)))", NULL },
+			{ "@request.body.title:changed = false", 0,
+			    "((((($1 IS NOT t.\"title\")) = $2)))",
+			    "((((($1 IS DISTINCT FROM t.\"title\")) = $2)))" },
+			{ "@request.body.tags:changed = false", 0,
+			    "((((json(t.\"tags\") IS NOT json($1)) = $2)))",
+			    "((((t.\"tags\" IS DISTINCT FROM CAST($1 AS jsonb)) = $2)))" },
+			{ "@request.body.meta:changed = true", 0,
+			    "((((json(t.\"meta\") IS NOT json($1)) = $2)))",
+			    "((((t.\"meta\" IS DISTINCT FROM CAST($1 AS jsonb)) = $2)))" },
+			{ "@request.body.nope:changed = false", 400, NULL, NULL },
+			{ "@request.body.title:lower = 'x'", 400, NULL, NULL },
+			{ "@request.body.title:isset", 400, NULL, NULL },
+			{ "@request.auth.id:isset = true", 400, NULL, NULL },
+		};
+
+		ctx.body = body;
+		rule_cases(cases, sizeof(cases) / sizeof(cases[0]), &ctx);
+		ctx.body = NULL;
+		cJSON_Delete(body);
+	}
+	{
+		/* @collection.X: any-of operators share one join of X over the rule; plain
+		 * operators read every record of X. */
+		static const struct rule_case cases[] = {
+			{ "@collection.comments.post ?= id && @collection.comments.text ?= 'x'", 0,
+			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
+			    " AS c1 ON 1=1 WHERE (((c1.\"post\" = t.\"id\") AND (c1.\"text\""
+			    " = $1)))))",
+			    NULL },
+			{ "@collection.comments:c.post ?= id && @collection.comments.text = 'x' || "
+			    "@collection.users.name ?~ 'a'", 0,
+			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
+			    " AS c1 ON 1=1 LEFT JOIN \"users\" AS c3 ON 1=1 WHERE"
+			    " (((c1.\"post\" = t.\"id\") AND (EXISTS (SELECT 1 FROM"
+			    " \"comments\" AS c2 WHERE 1=1) AND NOT EXISTS (SELECT 1 FROM"
+			    " \"comments\" AS c2 WHERE (c2.\"text\" = $1) IS NOT TRUE))) OR"
+			    " ((c3.\"name\" LIKE $2 ESCAPE '\\')))))",
+			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
+			    " AS c1 ON 1=1 LEFT JOIN \"users\" AS c3 ON 1=1 WHERE"
+			    " (((c1.\"post\" = t.\"id\") AND (EXISTS (SELECT 1 FROM"
+			    " \"comments\" AS c2 WHERE 1=1) AND NOT EXISTS (SELECT 1 FROM"
+			    " \"comments\" AS c2 WHERE (c2.\"text\" = $1) IS NOT TRUE))) OR"
+			    " ((c3.\"name\" ILIKE $2 ESCAPE '\\')))))" },
+			{ "@collection.posts.tags ?= 'a'", 0,
+			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"posts\" AS"
+			    " c1 ON 1=1 WHERE ((EXISTS (SELECT 1 FROM json_each(c1.\"tags\")"
+			    " AS j2 WHERE (j2.value = $1))))))",
+			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"posts\" AS"
+			    " c1 ON 1=1 WHERE ((EXISTS (SELECT 1 FROM"
+			    " jsonb_array_elements_text(c1.\"tags\") AS j2(value) WHERE"
+			    " (j2.value = $1))))))" },
+			{ "'me' ?= @collection.comments.post.author.name", 0,
+			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
+			    " AS c1 ON 1=1 WHERE ((($1 = (SELECT (SELECT r2.\"name\" FROM"
+			    " \"users\" AS r2 WHERE r2.\"id\" = r1.\"author\") FROM"
+			    " \"posts\" AS r1 WHERE r1.\"id\" = c1.\"post\"))))))",
+			    NULL },
+			{ "@collection.nope.x ?= 1", 400, NULL, NULL },
+			{ "@collection.users.password ?= 'x'", 400, NULL, NULL },
+			{ "@collection.comments ?= 1", 400, NULL, NULL },
+			{ "@collection.comments:.post ?= 1", 400, NULL, NULL },
+			{ "@collection.comments:a-b.post ?= 1", 400, NULL, NULL },
+			{ "@collection.comments.post ?= @collection.posts.id", 0,
+			    "(EXISTS (SELECT 1 FROM (SELECT 1) AS c0 LEFT JOIN \"comments\""
+			    " AS c1 ON 1=1 LEFT JOIN \"posts\" AS c2 ON 1=1 WHERE"
+			    " (((c1.\"post\" = c2.\"id\")))))",
+			    NULL },
+			{ "@collection.comments.post = @collection.posts.id", 400, NULL, NULL },
+			{ "@collection.users:a.id ?= 1 && @collection.users:b.id ?= 1 && "
+			    "@collection.users:c.id ?= 1 && @collection.users:d.id ?= 1 && "
+			    "@collection.users:e.id ?= 1 && @collection.users:f.id ?= 1 && "
+			    "@collection.users:g.id ?= 1 && @collection.users:h.id ?= 1 && "
+			    "@collection.users:i.id ?= 1", 400, NULL, NULL },
+		};
+
+		rule_cases(cases, sizeof(cases) / sizeof(cases[0]), &ctx);
 	}
 	buf_free(&sql);
 }
