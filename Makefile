@@ -47,6 +47,9 @@ endif
 CFLAGS   += $(WARN) $(OPT) $(SANFLAGS) -pthread
 LDFLAGS  += $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lcrypt -lseccomp -lm
+# libjwt (the rest endpoint's token signatures): bin/rest, and the tests and fuzzers that
+# link its library (--as-needed drops it from the others).
+JWT_LIBS := -ljwt
 
 # The libraries, one per part; nothing reaches sideways:
 #   common/      $(O)/libsluice.a        what any endpoint binary may use
@@ -141,9 +144,10 @@ $(O)/handlers/lib$(1).a: $(patsubst %.c,$(O)/%.o,$(filter-out handlers/$(1)/main
 	$$(AR) rcs $$@ $$^
 $(BIN)/$(1): $(O)/handlers/$(1)/main.o $(LINK_LIBS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS) $$(LDLIBS_$(1))
 endif
 endef
+LDLIBS_rest := $(JWT_LIBS)
 $(foreach f,$(HANDLER_FILES),$(eval $(call handler_file,$(notdir $(f:.c=)))))
 $(foreach d,$(HANDLER_DIRS),$(eval $(call handler_dir,$(notdir $(d)))))
 
@@ -156,11 +160,11 @@ $(BIN)/sluiced: $(O)/supervisor/sluiced.o $(SUPERVISOR_LIB) $(LIB)
 
 $(O)/tests/%: $(O)/tests/unit/%.o $(TESTLIB_OBJ) $(SUPERVISOR_LIB) $(LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl $(JWT_LIBS)
 
 $(O)/tests/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(SUPERVISOR_LIB) $(LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl $(JWT_LIBS)
 
 $(TESTHANDLER_BINS): $(O)/tests/handlers/%: $(O)/tests/handlers/%.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
@@ -184,7 +188,7 @@ $(O)/bench/%: $(O)/bench/%.o
 # any flavour counts.  Every deps target also creates the system user sluice that the
 # workers run as when started as root (conf/users.sh).
 DEB_BUILD  := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
-              libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev
+              libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev libjwt-dev
 DEB_RUN    := nginx-light curl
 DEB_APACHE := apache2 libapache2-mod-fcgid
 DEB_PG     := postgresql
@@ -299,7 +303,7 @@ $(foreach l,$(HANDLER_LIBS),$(eval $(call fuzz_lib,$(l:$(O)/%=%),$(patsubst %.c,
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIBS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(TEST_CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
-	    $(FUZZ_LIBS) $(LDLIBS) -pthread
+	    $(FUZZ_LIBS) $(LDLIBS) $(JWT_LIBS) -pthread
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

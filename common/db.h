@@ -256,7 +256,8 @@ enum db_err db_errcode(const struct db *db);
 const char *db_errmsg(const struct db *db);
 /* The SQLSTATE of the last failure when it is an integrity or input error: PostgreSQL's
  * own, and on SQLite its equivalent (23505 unique, 23503 foreign key, 23502 not null,
- * 23514 check, 22P02 a value of the wrong type in a STRICT table).  "" otherwise. */
+ * 23514 check, 22P02 a value of the wrong type in a STRICT table), and PostgreSQL's 42501
+ * (insufficient privilege, an internal error by class).  "" otherwise. */
 const char *db_sqlstate(const struct db *db);
 
 /* The HTTP status that a failure of this class should produce (409, 400, 503, 507,

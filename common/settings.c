@@ -74,6 +74,21 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_REST_CORS_ORIGINS] = STR("SLUICE_REST_CORS_ORIGINS",
 	    "the REST API: the origins (comma-separated, as browsers send them) that CORS "
 	    "allows; unset: no Access-Control-* headers"),
+	[SETTING_REST_JWT_SECRET] = STR("SLUICE_REST_JWT_SECRET",
+	    "the REST API: the HS256 secret of its JWTs, 32 bytes or more (prefer "
+	    "rest_jwt_secret_file); any of these six rows turns access control on"),
+	[SETTING_REST_JWT_SECRET_FILE] = STR("SLUICE_REST_JWT_SECRET_FILE",
+	    "the REST API: a file holding the JWT secret, or a PEM public key (RSA: RS256, "
+	    "EC: ES256)"),
+	[SETTING_REST_JWT_AUD] = STR("SLUICE_REST_JWT_AUD",
+	    "the REST API: the audience a token's aud claim must hold when it has one"),
+	[SETTING_REST_JWT_ROLE_CLAIM] = STR("SLUICE_REST_JWT_ROLE_CLAIM",
+	    "the REST API: the path of the role in a token's claims (default .role)"),
+	[SETTING_REST_ANON_ROLE] = STR("SLUICE_REST_ANON_ROLE",
+	    "the REST API: the role of requests without a token; unset: 401 PGRST302"),
+	[SETTING_REST_GRANTS] = STR("SLUICE_REST_GRANTS",
+	    "the REST API on SQLite: what each role may do, ROLE:PRIV[,PRIV] entries "
+	    "separated by |, PRIV select, insert, update, delete, execute or all"),
 	[SETTING_READY_WRITABLE] = INT("SLUICE_READY_WRITABLE", 0, 1, 1,
 	    "ready: 1 when the database must be writable for /ready to answer 200; 0 for a "
 	    "database served read-only on purpose"),

@@ -54,6 +54,12 @@ enum setting_key {
 	SETTING_TEMPLATE,		/* the chat page (handlers/chat_page.c) */
 	SETTING_REST_UNFILTERED_WRITES,	/* the REST API (handlers/rest/) */
 	SETTING_REST_CORS_ORIGINS,
+	SETTING_REST_JWT_SECRET,
+	SETTING_REST_JWT_SECRET_FILE,
+	SETTING_REST_JWT_AUD,
+	SETTING_REST_JWT_ROLE_CLAIM,
+	SETTING_REST_ANON_ROLE,
+	SETTING_REST_GRANTS,
 	SETTING_READY_WRITABLE,		/* the readiness probe (handlers/ready.c) */
 	SETTING_BCRYPT_COST,		/* the records API (handlers/records/) */
 	SETTING_RECORDS_SECRET_FILE,

@@ -10,6 +10,9 @@
  *   GET|POST    PREFIX rpc/<fn>    named arguments in the query or a JSON object body
  *   OPTIONS     any                a CORS preflight: 204 for an origin of rest_cors_origins,
  *                                  403 otherwise (no Access-Control-* headers at all then)
+ * Access control (auth.c, docs/postgrest.md): off unless a rest_jwt_*, rest_anon_role or
+ * rest_grants setting is set; then 401 PGRST301 for a bad token, 401 PGRST302 without a
+ * token and without rest_anon_role, 401/403 42501 for a role without the privilege.
  * Writes take Content-Type: application/json only (415 PGRST107); a PATCH or DELETE without
  * a filter is 400 21000 unless rest_unfiltered_writes=1; bodies with "\u0000" or a
  * non-finite number (1e999) are 400 PGRST102; a representation too large is 413 and the
@@ -46,5 +49,12 @@ static const struct endpoint endpoint = {
 int
 main(int argc, char **argv)
 {
-	return serve_main(argc, argv, &endpoint);
+	int rc;
+
+	/* Access control is read once, before serving: a bad key stops the worker here. */
+	if (rest_auth_init() < 0)
+		return 1;
+	rc = serve_main(argc, argv, &endpoint);
+	rest_auth_fini();
+	return rc;
 }

@@ -10,6 +10,8 @@
  *   read.c     GET and HEAD on a table or view
  *   write.c    POST, PATCH and DELETE
  *   rpc.c      functions, by GET or POST
+ *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
+ *              the request's transaction; SQLite: rest_grants)
  *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
  *              Content-Range, the body as JSON, CSV or one object)
  *   select.c   SELECT and JSON assembly: one statement whose one row is the body
@@ -29,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -441,6 +444,9 @@ struct rest_thread {
 	struct buf sql;			/* the statement being written, reused */
 	int unfiltered_writes;		/* rest_unfiltered_writes=1: PATCH/DELETE of all rows */
 	const char *cors_origins;	/* rest_cors_origins, comma-separated; NULL: no CORS */
+	const struct rest_auth *auth;	/* the process's access control (auth.c) */
+	int in_txn;			/* the request's transaction is open (auth.c): the
+					 * verbs neither begin nor end one of their own */
 };
 
 /* The thread's state with the schema read through db and the endpoint's settings: the
@@ -453,6 +459,94 @@ int rest_thread_reload(void *state, struct db *db);
 void rest_thread_fini(void *state);
 /* The endpoint's handle(): routes the request to its verb.  rq->thread must be set. */
 int rest_handle(struct req *rq, struct resp *rs);
+
+/* auth.c: access control (see auth.c). */
+#define REST_JWT_MAX		8192	/* token bytes: 401 past it */
+#define REST_JWT_SECRET_MIN	32	/* an HMAC secret's bytes, as PostgREST */
+#define REST_JWT_SKEW		30	/* seconds allowed around exp, nbf and iat */
+#define REST_ROLE_MAX		64	/* a role name's bytes, its NUL included */
+#define REST_ROLE_PATH_MAX	8	/* keys in rest_jwt_role_claim */
+#define REST_GRANTS_MAX		32	/* roles in rest_grants */
+
+enum rest_key_kind { REST_KEY_NONE, REST_KEY_HMAC, REST_KEY_RSA, REST_KEY_EC };
+
+/* Privileges of rest_grants (SQLite), by bit in the order of the words. */
+enum {
+	REST_PRIV_SELECT = 1 << 0,
+	REST_PRIV_INSERT = 1 << 1,
+	REST_PRIV_UPDATE = 1 << 2,
+	REST_PRIV_DELETE = 1 << 3,
+	REST_PRIV_EXECUTE = 1 << 4,
+	REST_PRIV_ALL = (1 << 5) - 1,
+};
+
+struct rest_grant {
+	char role[REST_ROLE_MAX];
+	unsigned privs;
+};
+
+/* The endpoint's access control, from its settings. */
+struct rest_auth {
+	int on;				/* any of the settings below is set */
+	enum rest_key_kind kind;
+	unsigned char *key;		/* the secret, or the PEM public key; NUL-terminated */
+	size_t keylen;
+	const char *aud;		/* rest_jwt_aud, or NULL */
+	const char *anon;		/* rest_anon_role, or NULL */
+	const char *role_path[REST_ROLE_PATH_MAX];	/* rest_jwt_role_claim's keys */
+	int nrole_path;
+	char *role_buf;			/* holds them */
+	struct rest_grant grants[REST_GRANTS_MAX];
+	int ngrants;
+};
+
+/* Who a request runs as. */
+struct rest_identity {
+	int active;		/* access control is on: role and claims are set */
+	int anon;		/* the anonymous role (no token, or a token without a role) */
+	const char *role;	/* borrowed from the token's arena copy or the settings */
+	const char *claims;	/* the claims' JSON text, in the request's arena */
+	size_t claimslen;
+};
+
+/* Reads the settings into a (strings borrowed from the environment; free the rest with
+ * rest_auth_clear()).  0, or -1 with the reason logged: both a secret and a secret file,
+ * an unreadable key file, a secret shorter than REST_JWT_SECRET_MIN bytes, a malformed
+ * role claim path or grant list. */
+int rest_auth_load(struct rest_auth *a);
+void rest_auth_clear(struct rest_auth *a);
+/* The process's configuration: loaded by rest_auth_init() in main() before serving (0 or
+ * -1 as rest_auth_load()), freed by rest_auth_fini(), read by every thread. */
+int rest_auth_init(void);
+void rest_auth_fini(void);
+const struct rest_auth *rest_auth_config(void);
+/*
+ * Verifies token (len bytes, not NUL-terminated) at time now against a's key and fills id
+ * (role and claims in the arena ar).  Returns 0, or -1 with e set: 401 PGRST301 (invalid,
+ * expired, not yet valid, wrong audience, wrong algorithm), 401 PGRST302 (no role and no
+ * anonymous role), 500 PGRST300 (no key configured), 413 (the arena is full).
+ */
+int rest_jwt_verify(const struct rest_auth *a, const char *token, size_t len, time_t now,
+    struct arena *ar, struct rest_identity *id, struct rest_err *e);
+/* The request's identity from its Authorization header: id->active is 0 when access
+ * control is off.  0, or -1 with e set as rest_jwt_verify() does. */
+int rest_auth_identify(struct req *rq, const struct rest_auth *a, struct rest_identity *id,
+    struct rest_err *e);
+/* Answers e with the WWW-Authenticate header PostgREST sends with it.  Returns 0. */
+int rest_auth_error(struct resp *rs, const struct rest_err *e);
+/*
+ * Before the verb, for an active identity: on SQLite checks rest_grants for the table or
+ * (rpc) function name; on PostgreSQL opens the request's transaction and sets the role
+ * and request.jwt.claims, request.method, request.path in it (t->in_txn).  Returns 0, or
+ * -1 after answering the refusal or the database's error.
+ */
+int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_identity *id, const char *name, int rpc);
+/* After the verb: commits the transaction rest_auth_enter() opened when the answer is a
+ * success, else rolls it back; PostgreSQL's 42501 becomes 401 (anonymous) or 403.
+ * Returns 0. */
+int rest_auth_leave(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_identity *id, const char *name, int rpc);
 
 /* http.c */
 enum rest_accept {

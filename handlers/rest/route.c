@@ -6,7 +6,10 @@
  * rows (write.c), a function is called by GET or POST (rpc.c).  A path with no resource
  * is 404 PGRST125, an unknown table 404 PGRST205, a query string over REST_QUERY_MAX
  * 414, another method 405.  CORS (rest_cors()) is answered first: OPTIONS is a preflight,
- * 204 for an origin of rest_cors_origins and 403 for any other.
+ * 204 for an origin of rest_cors_origins and 403 for any other.  With access control on,
+ * the request's token is verified next and the verb runs between rest_auth_enter() and
+ * rest_auth_leave() (auth.c): in the role's transaction on PostgreSQL, after the role's
+ * grants are checked on SQLite.
  *
  * Each serving thread keeps its connection's schema (schema.c), that connection's SQL
  * dialect (dialect.c) and a reusable SQL buffer in a struct rest_thread, the endpoint's
@@ -36,6 +39,7 @@ rest_thread_init(struct db *db)
 	t->cors_origins = settings_get(SETTING_REST_CORS_ORIGINS);
 	if (t->cors_origins != NULL && *t->cors_origins == '\0')
 		t->cors_origins = NULL;
+	t->auth = rest_auth_config();
 	buf_init(&t->sql, REST_SQL_MAX);
 	t->d = rest_dialect_of(db_backend(db));
 	if ((t->sc = rest_schema_load(db, t->d)) == NULL) {
@@ -172,29 +176,13 @@ rest_cors(struct req *rq, struct resp *rs, const struct rest_thread *t)
 	return 1;
 }
 
-int
-rest_handle(struct req *rq, struct resp *rs)
+/* The verb for the method, on table (or the function name with rpc). */
+static int
+rest_verb(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name, int rpc,
+    int table)
 {
-	struct rest_thread *t = rq->thread;
-	const char *name;
-	int rpc, table;
-	char d[160];
-
-	if (rest_cors(rq, rs, t))
-		return 0;
-
-	if (strlen(rq->query) > REST_QUERY_MAX)
-		return resp_error(rs, 414, "PGRST100", "the query string is too long", NULL, NULL);
-	if (rest_route(rq->path, &name, &rpc) < 0 || !str_utf8_valid(name, strlen(name)))
-		return resp_error(rs, 404, "PGRST125", "Invalid path specified in request URL",
-		    NULL, NULL);
 	if (rpc)
 		return rest_rpc(rq, rs, t, name);
-	if ((table = rest_schema_table(t->sc, name)) < 0) {
-		(void)snprintf(d, sizeof(d), "Could not find the table 'public.%.100s' in the schema cache",
-		    name);
-		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);
-	}
 	switch (rq->method) {
 	case REQ_GET:
 	case REQ_HEAD:
@@ -208,4 +196,39 @@ rest_handle(struct req *rq, struct resp *rs)
 		resp_header(rs, "Allow", "GET, HEAD, POST, PATCH, DELETE");
 		return resp_error(rs, 405, "method_not_allowed", "method not allowed", NULL, NULL);
 	}
+}
+
+int
+rest_handle(struct req *rq, struct resp *rs)
+{
+	struct rest_thread *t = rq->thread;
+	struct rest_identity id;
+	struct rest_err e;
+	const char *name;
+	int rpc, table = -1, rc;
+	char d[160];
+
+	if (rest_cors(rq, rs, t))
+		return 0;
+	/* Who asks comes first, as in PostgREST: a bad token is 401 whatever it asks. */
+	if (rest_auth_identify(rq, t->auth, &id, &e) < 0)
+		return rest_auth_error(rs, &e);
+
+	if (strlen(rq->query) > REST_QUERY_MAX)
+		return resp_error(rs, 414, "PGRST100", "the query string is too long", NULL, NULL);
+	if (rest_route(rq->path, &name, &rpc) < 0 || !str_utf8_valid(name, strlen(name)))
+		return resp_error(rs, 404, "PGRST125", "Invalid path specified in request URL",
+		    NULL, NULL);
+	if (!rpc && (table = rest_schema_table(t->sc, name)) < 0) {
+		(void)snprintf(d, sizeof(d), "Could not find the table 'public.%.100s' in the schema cache",
+		    name);
+		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);
+	}
+	if (!id.active)
+		return rest_verb(rq, rs, t, name, rpc, table);
+	if (rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
+		return 0;
+	rc = rest_verb(rq, rs, t, name, rpc, table);
+	rest_auth_leave(rq, rs, t, &id, name, rpc);
+	return rc;
 }

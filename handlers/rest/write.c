@@ -171,7 +171,7 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	 * representation past the buffer rolls the write back (413), so that no client is
 	 * told a committed write failed.
 	 */
-	if (rep || acc == REST_ACCEPT_OBJECT) {
+	if (!t->in_txn && (rep || acc == REST_ACCEPT_OBJECT)) {
 		if (db_begin(rq->db, DB_TXN_WRITE) < 0)
 			return serve_db_error(rs, rq->db);
 		txn = 1;

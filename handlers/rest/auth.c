@@ -1,0 +1,731 @@
+/*
+ * auth.c: access control on the rest endpoint, as PostgREST does it: a JWT in
+ * "Authorization: Bearer" names a database role, and requests without one take the
+ * anonymous role.
+ *
+ * Off unless the endpoint sets one of rest_jwt_secret, rest_jwt_secret_file,
+ * rest_anon_role or rest_grants: then every request is served as today, tokens unread.
+ * On, each request gets a role:
+ *   - a token is verified here (its signature by libjwt, everything around it by this
+ *     file): three base64url parts, a JSON header whose "alg" is of the configured key's
+ *     family (HS256/384/512 for a secret, RS256/384/512 for an RSA public key, ES256/384/512
+ *     for an EC one; never "none"), a JSON object of claims, "exp", "nbf" and "iat" within
+ *     REST_JWT_SKEW seconds, "aud" holding rest_jwt_aud when both are there.  Failures are
+ *     401 PGRST301 with PostgREST's words ("JWT expired", "JWSError JWSInvalidSignature")
+ *     and a WWW-Authenticate header; a token with no key configured is 500 PGRST300.
+ *   - the role is the claim at rest_jwt_role_claim (".role"), else rest_anon_role; with
+ *     neither the request is 401 PGRST302 "Anonymous access is disabled".
+ * Then PostgreSQL decides (rest_auth_enter()): the request runs in one transaction that
+ * starts with set_config('role', ..., true) (SET LOCAL ROLE), and request.jwt.claims,
+ * request.method and request.path set the same way, so that grants and row-level security
+ * policies apply; the database's 42501 becomes 401 for the anonymous role and 403 for
+ * others.  SQLite has no roles: rest_grants lists what each role may do
+ * ("anon:select|web_user:select,insert,update,delete,execute", or "all"), checked before
+ * the verb runs; a role it does not name is 400 22023, as PostgreSQL's "role does not
+ * exist".
+ *
+ * The configuration is read once per process, before the workers serve (rest_auth_init()
+ * from main()), so that a bad one stops the worker at start-up; it is never written again.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jwt.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "arena.h"
+#include "json.h"
+#include "log.h"
+#include "rest.h"
+#include "serve.h"
+#include "settings.h"
+#include "str.h"
+
+#define REST_AUTH_FILE_MAX	(64 * 1024)	/* a key file */
+
+static struct rest_auth rest_auth_global;
+
+/* The configuration's privilege words, by bit. */
+static const char *const rest_priv_words[] = {
+	"select", "insert", "update", "delete", "execute", NULL
+};
+
+/* Reads the whole file path into a malloc'ed, NUL-terminated buffer.  0 or -1 (logged). */
+static int
+rest_auth_read_file(const char *path, unsigned char **out, size_t *outlen)
+{
+	unsigned char *p = NULL;
+	size_t len = 0;
+	ssize_t n;
+	int fd, rc = -1;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		log_err("rest_jwt_secret_file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((p = malloc(REST_AUTH_FILE_MAX + 1)) == NULL)
+		goto out;
+	while ((n = read(fd, p + len, REST_AUTH_FILE_MAX + 1 - len)) > 0)
+		if ((len += (size_t)n) > REST_AUTH_FILE_MAX)
+			break;
+	if (n < 0) {
+		log_err("rest_jwt_secret_file %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (len > REST_AUTH_FILE_MAX) {
+		log_err("rest_jwt_secret_file %s: larger than %d bytes", path, REST_AUTH_FILE_MAX);
+		goto out;
+	}
+	p[len] = '\0';
+	*out = p;
+	*outlen = len;
+	p = NULL;
+	rc = 0;
+out:
+	free(p);
+	close(fd);
+	return rc;
+}
+
+/* The kind of the PEM public key in a->key: RSA or EC.  0, or -1 (logged). */
+static int
+rest_auth_pem_kind(struct rest_auth *a)
+{
+	BIO *bio;
+	EVP_PKEY *k;
+	int id, rc = -1;
+
+	if ((bio = BIO_new_mem_buf(a->key, (int)a->keylen)) == NULL)
+		return -1;
+	k = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+	BIO_free(bio);
+	if (k == NULL) {
+		log_err("rest_jwt_secret_file: not a PEM public key (\"-----BEGIN PUBLIC KEY-----\")");
+		return -1;
+	}
+	id = EVP_PKEY_get_base_id(k);
+	if (id == EVP_PKEY_RSA) {
+		a->kind = REST_KEY_RSA;
+		rc = 0;
+	} else if (id == EVP_PKEY_EC) {
+		a->kind = REST_KEY_EC;
+		rc = 0;
+	} else
+		log_err("rest_jwt_secret_file: the public key is neither RSA nor EC");
+	EVP_PKEY_free(k);
+	return rc;
+}
+
+/* ".role", ".app.\"x-role\"": the claim's path into a->role_path, each key copied
+ * NUL-terminated into a->role_buf.  0 or -1 (logged). */
+static int
+rest_auth_role_path(struct rest_auth *a, const char *s)
+{
+	const char *p = s, *seg;
+	char *out;
+	size_t n;
+
+	a->nrole_path = 0;
+	if ((a->role_buf = malloc(strlen(s) + 1)) == NULL)
+		return -1;
+	out = a->role_buf;
+	while (*p != '\0') {
+		if (*p != '.' || a->nrole_path == REST_ROLE_PATH_MAX)
+			goto bad;
+		p++;
+		if (*p == '"') {
+			seg = ++p;
+			while (*p != '\0' && *p != '"')
+				p++;
+			if (*p != '"')
+				goto bad;
+			n = (size_t)(p - seg);
+			p++;
+		} else {
+			seg = p;
+			n = strcspn(p, ".\"");
+			p += n;
+		}
+		if (n == 0 || (*p != '\0' && *p != '.'))
+			goto bad;
+		memcpy(out, seg, n);
+		out[n] = '\0';
+		a->role_path[a->nrole_path++] = out;
+		out += n + 1;
+	}
+	if (a->nrole_path == 0)
+		goto bad;
+	return 0;
+bad:
+	log_err("rest_jwt_role_claim=%s: want a path such as .role or .app.\"x-role\" (at most "
+	    "%d keys)", s, REST_ROLE_PATH_MAX);
+	return -1;
+}
+
+/* "anon:select|web:select,insert" into a->grants.  0 or -1 (logged). */
+static int
+rest_auth_grants(struct rest_auth *a, const char *s)
+{
+	const char *e, *colon, *w, *we;
+	unsigned bits;
+	size_t i, n;
+
+	for (; *s != '\0'; s = *e == '|' ? e + 1 : e) {
+		e = s + strcspn(s, "|");
+		colon = memchr(s, ':', (size_t)(e - s));
+		if (colon == NULL || colon == s || colon + 1 == e ||
+		    a->ngrants == REST_GRANTS_MAX || (size_t)(colon - s) >= REST_ROLE_MAX)
+			goto bad;
+		bits = 0;
+		for (w = colon + 1;; w = we + 1) {
+			we = w;
+			while (we < e && *we != ',')
+				we++;
+			n = (size_t)(we - w);
+			if (n == 3 && strncmp(w, "all", 3) == 0)
+				bits |= REST_PRIV_ALL;
+			else {
+				for (i = 0; rest_priv_words[i] != NULL; i++)
+					if (strlen(rest_priv_words[i]) == n &&
+					    strncmp(w, rest_priv_words[i], n) == 0)
+						break;
+				if (rest_priv_words[i] == NULL)
+					goto bad;
+				bits |= 1u << i;
+			}
+			if (we == e)
+				break;
+		}
+		memcpy(a->grants[a->ngrants].role, s, (size_t)(colon - s));
+		a->grants[a->ngrants].role[colon - s] = '\0';
+		a->grants[a->ngrants].privs = bits;
+		a->ngrants++;
+	}
+	return 0;
+bad:
+	log_err("rest_grants: want ROLE:PRIV[,PRIV...] entries separated by '|', PRIV one of "
+	    "select, insert, update, delete, execute, all (at most %d roles)", REST_GRANTS_MAX);
+	return -1;
+}
+
+int
+rest_auth_load(struct rest_auth *a)
+{
+	const char *secret = settings_get(SETTING_REST_JWT_SECRET);
+	const char *file = settings_get(SETTING_REST_JWT_SECRET_FILE);
+	const char *aud = settings_get(SETTING_REST_JWT_AUD);
+	const char *claim = settings_get(SETTING_REST_JWT_ROLE_CLAIM);
+	const char *anon = settings_get(SETTING_REST_ANON_ROLE);
+	const char *grants = settings_get(SETTING_REST_GRANTS);
+
+	memset(a, 0, sizeof(*a));
+	if (secret != NULL && *secret == '\0')
+		secret = NULL;
+	if (file != NULL && *file == '\0')
+		file = NULL;
+	if (secret != NULL && file != NULL) {
+		log_err("rest_jwt_secret and rest_jwt_secret_file are both set: keep one");
+		return -1;
+	}
+	if (secret != NULL) {
+		if ((a->key = (unsigned char *)strdup(secret)) == NULL)
+			return -1;
+		a->keylen = strlen(secret);
+		a->kind = REST_KEY_HMAC;
+	} else if (file != NULL) {
+		if (rest_auth_read_file(file, &a->key, &a->keylen) < 0)
+			goto fail;
+		if (a->keylen > 10 && memcmp(a->key, "-----BEGIN", 10) == 0) {
+			if (rest_auth_pem_kind(a) < 0)
+				goto fail;
+		} else {
+			/* A secret file: its bytes, but for the line end an editor adds. */
+			if (a->keylen > 0 && a->key[a->keylen - 1] == '\n')
+				a->key[--a->keylen] = '\0';
+			if (a->keylen > 0 && a->key[a->keylen - 1] == '\r')
+				a->key[--a->keylen] = '\0';
+			a->kind = REST_KEY_HMAC;
+		}
+	}
+	if (a->kind == REST_KEY_HMAC && a->keylen < REST_JWT_SECRET_MIN) {
+		log_err("the JWT secret (rest_jwt_secret%s) is %zu bytes: it must be at least %d",
+		    file != NULL ? "_file" : "", a->keylen, REST_JWT_SECRET_MIN);
+		goto fail;
+	}
+	if (rest_auth_role_path(a, claim != NULL && *claim != '\0' ? claim : ".role") < 0)
+		goto fail;
+	if (anon != NULL && *anon != '\0') {
+		if (strlen(anon) >= REST_ROLE_MAX) {
+			log_err("rest_anon_role: longer than %d bytes", REST_ROLE_MAX - 1);
+			goto fail;
+		}
+		a->anon = anon;
+	}
+	if (aud != NULL && *aud != '\0')
+		a->aud = aud;
+	if (grants != NULL && *grants != '\0' && rest_auth_grants(a, grants) < 0)
+		goto fail;
+	a->on = a->kind != REST_KEY_NONE || a->anon != NULL || (grants != NULL && *grants != '\0');
+	return 0;
+fail:
+	rest_auth_clear(a);
+	return -1;
+}
+
+void
+rest_auth_clear(struct rest_auth *a)
+{
+	free(a->key);
+	free(a->role_buf);
+	memset(a, 0, sizeof(*a));
+}
+
+int
+rest_auth_init(void)
+{
+	return rest_auth_load(&rest_auth_global);
+}
+
+void
+rest_auth_fini(void)
+{
+	rest_auth_clear(&rest_auth_global);
+}
+
+const struct rest_auth *
+rest_auth_config(void)
+{
+	return &rest_auth_global;
+}
+
+/* base64url without padding into the arena (NUL-terminated).  NULL when malformed. */
+static char *
+rest_b64url(struct arena *ar, const char *s, size_t len, size_t *outlen)
+{
+	static const unsigned char val[256] = {
+		['A'] = 1, ['B'] = 2, ['C'] = 3, ['D'] = 4, ['E'] = 5, ['F'] = 6, ['G'] = 7,
+		['H'] = 8, ['I'] = 9, ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14,
+		['O'] = 15, ['P'] = 16, ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20,
+		['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25, ['Z'] = 26,
+		['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
+		['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38,
+		['m'] = 39, ['n'] = 40, ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44,
+		['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48, ['w'] = 49, ['x'] = 50,
+		['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+		['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62,
+		['-'] = 63, ['_'] = 64,
+	};
+	unsigned acc = 0;
+	size_t i, n = 0;
+	int bits = 0;
+	char *out;
+
+	if (len % 4 == 1 || (out = arena_alloc(ar, len / 4 * 3 + 3 + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		int v = val[(unsigned char)s[i]];
+
+		if (v == 0)
+			return NULL;
+		acc = (acc << 6) | (unsigned)(v - 1);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	/* The bits left over must be zero: one encoding per value. */
+	if ((acc & ((1u << bits) - 1)) != 0)
+		return NULL;
+	out[n] = '\0';
+	*outlen = n;
+	return out;
+}
+
+/* Parses the decoded JSON of a part: NULL unless it is an object without NUL bytes. */
+static cJSON *
+rest_jwt_object(const char *s, size_t len)
+{
+	cJSON *j;
+
+	if (memchr(s, '\0', len) != NULL || !str_utf8_valid(s, len))
+		return NULL;
+	if ((j = cJSON_ParseWithLength(s, len)) == NULL)
+		return NULL;
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* 1 when alg is of the configured key's family. */
+static int
+rest_jwt_alg_ok(const struct rest_auth *a, const char *alg)
+{
+	static const char *const fam[][3] = {
+		[REST_KEY_HMAC] = { "HS256", "HS384", "HS512" },
+		[REST_KEY_RSA] = { "RS256", "RS384", "RS512" },
+		[REST_KEY_EC] = { "ES256", "ES384", "ES512" },
+	};
+	int i;
+
+	if (a->kind == REST_KEY_NONE)
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (strcmp(alg, fam[a->kind][i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* A time claim: 0 when absent, 1 with *v set, -1 when not a number. */
+static int
+rest_jwt_time(const cJSON *claims, const char *name, double *v)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(claims, name);
+
+	if (c == NULL)
+		return 0;
+	if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble))
+		return -1;
+	*v = c->valuedouble;
+	return 1;
+}
+
+/* 1 when the "aud" claim (a string or an array of strings) holds aud. */
+static int
+rest_jwt_aud_ok(const cJSON *c, const char *aud)
+{
+	const cJSON *e;
+
+	if (cJSON_IsString(c))
+		return strcmp(c->valuestring, aud) == 0;
+	if (cJSON_IsArray(c))
+		cJSON_ArrayForEach(e, c)
+			if (cJSON_IsString(e) && strcmp(e->valuestring, aud) == 0)
+				return 1;
+	return 0;
+}
+
+static int
+rest_jwt_invalid(struct rest_err *e, const char *msg)
+{
+	rest_err_set(e, 401, "PGRST301", NULL, "%s", msg);
+	return -1;
+}
+
+int
+rest_jwt_verify(const struct rest_auth *a, const char *token, size_t len, time_t now,
+    struct arena *ar, struct rest_identity *id, struct rest_err *e)
+{
+	const char *dot1, *dot2;
+	char *hdr, *pay, *tok;
+	size_t hlen, plen, i;
+	cJSON *h = NULL, *c = NULL;
+	const cJSON *alg, *v;
+	jwt_t *j = NULL;
+	double t;
+	int parts = 1, rc = -1, r;
+
+	if (len == 0)
+		return rest_jwt_invalid(e, "Empty JWT is sent in Authorization header");
+	if (a->kind == REST_KEY_NONE) {
+		rest_err_set(e, 500, "PGRST300", NULL, "Server lacks JWT secret");
+		return -1;
+	}
+	if (len > REST_JWT_MAX)
+		return rest_jwt_invalid(e, "JWSError (CompactDecodeError the token is too long)");
+	for (i = 0; i < len; i++)
+		parts += token[i] == '.';
+	if (parts != 3) {
+		rest_err_set(e, 401, "PGRST301", NULL, "JWSError (CompactDecodeError Invalid number "
+		    "of parts: Expected 3 parts; got %d)", parts);
+		return -1;
+	}
+	dot1 = memchr(token, '.', len);
+	dot2 = memchr(dot1 + 1, '.', len - (size_t)(dot1 + 1 - token));
+	if ((hdr = rest_b64url(ar, token, (size_t)(dot1 - token), &hlen)) == NULL ||
+	    (pay = rest_b64url(ar, dot1 + 1, (size_t)(dot2 - dot1 - 1), &plen)) == NULL ||
+	    rest_b64url(ar, dot2 + 1, len - (size_t)(dot2 + 1 - token), &i) == NULL)
+		return rest_jwt_invalid(e, "JWSError (CompactDecodeError Invalid base64url)");
+	if ((h = rest_jwt_object(hdr, hlen)) == NULL) {
+		rest_jwt_invalid(e, "JWSError (JSONDecodeError the header is not a JSON object)");
+		goto out;
+	}
+	alg = cJSON_GetObjectItemCaseSensitive(h, "alg");
+	if (!cJSON_IsString(alg) || !rest_jwt_alg_ok(a, alg->valuestring) ||
+	    cJSON_GetObjectItemCaseSensitive(h, "crit") != NULL) {
+		rest_jwt_invalid(e, "JWSError JWSInvalidSignature");
+		goto out;
+	}
+	if ((c = rest_jwt_object(pay, plen)) == NULL) {
+		rest_jwt_invalid(e, "JWSError (JSONDecodeError the claims are not a JSON object)");
+		goto out;
+	}
+	/* The signature, by libjwt, on a NUL-terminated copy; the algorithm it read must be
+	 * the one checked above. */
+	if ((tok = arena_strndup(ar, token, len)) == NULL) {
+		rest_err_set(e, 413, "too_large", NULL, "the request is too large");
+		goto out;
+	}
+	r = jwt_decode(&j, tok, a->key, (int)a->keylen);
+	if (r != 0 || j == NULL || jwt_get_alg(j) != jwt_str_alg(alg->valuestring)) {
+		rest_jwt_invalid(e, "JWSError JWSInvalidSignature");
+		goto out;
+	}
+	if ((r = rest_jwt_time(c, "exp", &t)) < 0 || (r > 0 && (double)now > t + REST_JWT_SKEW)) {
+		rest_jwt_invalid(e, "JWT expired");
+		goto out;
+	}
+	if ((r = rest_jwt_time(c, "nbf", &t)) < 0 || (r > 0 && (double)now + REST_JWT_SKEW < t)) {
+		rest_jwt_invalid(e, "JWT not yet valid");
+		goto out;
+	}
+	if ((r = rest_jwt_time(c, "iat", &t)) < 0 || (r > 0 && (double)now + REST_JWT_SKEW < t)) {
+		rest_jwt_invalid(e, "JWT issued at future");
+		goto out;
+	}
+	if (a->aud != NULL && (v = cJSON_GetObjectItemCaseSensitive(c, "aud")) != NULL &&
+	    !rest_jwt_aud_ok(v, a->aud)) {
+		rest_jwt_invalid(e, "JWT not in audience");
+		goto out;
+	}
+	/* The role: the claim at the configured path when it is a string, else anon. */
+	v = c;
+	for (i = 0; v != NULL && i < (size_t)a->nrole_path; i++)
+		v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, a->role_path[i]) : NULL;
+	id->role = NULL;
+	if (v != NULL && cJSON_IsString(v) && *v->valuestring != '\0') {
+		if (strlen(v->valuestring) >= REST_ROLE_MAX) {
+			rest_jwt_invalid(e, "JWT role claim is too long");
+			goto out;
+		}
+		if ((id->role = arena_strndup(ar, v->valuestring, strlen(v->valuestring))) == NULL) {
+			rest_err_set(e, 413, "too_large", NULL, "the request is too large");
+			goto out;
+		}
+	}
+	id->anon = id->role == NULL;
+	if (id->role == NULL)
+		id->role = a->anon;
+	if (id->role == NULL) {
+		rest_err_set(e, 401, "PGRST302", NULL, "Anonymous access is disabled");
+		goto out;
+	}
+	id->claims = pay;
+	id->claimslen = plen;
+	rc = 0;
+out:
+	if (j != NULL)
+		jwt_free(j);
+	cJSON_Delete(h);
+	cJSON_Delete(c);
+	return rc;
+}
+
+int
+rest_auth_identify(struct req *rq, const struct rest_auth *a, struct rest_identity *id,
+    struct rest_err *e)
+{
+	const char *h;
+	size_t n;
+	struct buf b;
+
+	memset(id, 0, sizeof(*id));
+	if (!a->on)
+		return 0;
+	id->active = 1;
+	h = req_header(rq, "Authorization");
+	if (h != NULL && strncasecmp(h, "Bearer", 6) == 0 && (h[6] == ' ' || h[6] == '\0')) {
+		h += 6;
+		while (*h == ' ')
+			h++;
+		n = strlen(h);
+		while (n > 0 && h[n - 1] == ' ')
+			n--;
+		return rest_jwt_verify(a, h, n, time(NULL), rq->arena, id, e);
+	}
+	/* No token (or another scheme, which is not for this API): the anonymous role. */
+	if (a->anon == NULL) {
+		rest_err_set(e, 401, "PGRST302", NULL, "Anonymous access is disabled");
+		return -1;
+	}
+	id->role = a->anon;
+	id->anon = 1;
+	/* PostgREST's claims for a request without a token: the role alone. */
+	buf_init(&b, 4 * REST_ROLE_MAX);
+	buf_puts(&b, "{\"role\":");
+	json_escape(&b, id->role, strlen(id->role));
+	buf_putc(&b, '}');
+	id->claims = buf_failed(&b) ? NULL : arena_strndup(rq->arena, b.data, b.len);
+	id->claimslen = id->claims != NULL ? b.len : 0;
+	buf_free(&b);
+	if (id->claims == NULL) {
+		rest_err_set(e, 413, "too_large", NULL, "the request is too large");
+		return -1;
+	}
+	return 0;
+}
+
+int
+rest_auth_error(struct resp *rs, const struct rest_err *e)
+{
+	char h[320];
+
+	if (strcmp(e->code, "PGRST301") == 0) {
+		/* error_description as a quoted string, its quotes and backslashes escaped. */
+		size_t i, n = 0;
+		const char *m = e->message;
+
+		n = (size_t)snprintf(h, sizeof(h), "Bearer error=\"invalid_token\", "
+		    "error_description=\"");
+		for (i = 0; m[i] != '\0' && n + 4 < sizeof(h); i++) {
+			if (m[i] == '"' || m[i] == '\\')
+				h[n++] = '\\';
+			h[n++] = m[i];
+		}
+		h[n++] = '"';
+		h[n] = '\0';
+		resp_header(rs, "WWW-Authenticate", h);
+	} else if (e->status == 401)
+		resp_header(rs, "WWW-Authenticate", "Bearer");
+	return rest_error(rs, e);
+}
+
+/* The privilege a request needs: by method, on a table or (rpc) a function. */
+static unsigned
+rest_auth_needed(const struct req *rq, int rpc)
+{
+	unsigned p;
+
+	if (rpc)
+		return REST_PRIV_EXECUTE;
+	switch (rq->method) {
+	case REQ_POST:
+		p = REST_PRIV_INSERT;
+		if (rest_prefer(rq, "resolution=merge-duplicates"))
+			p |= REST_PRIV_UPDATE;
+		break;
+	case REQ_PATCH:
+		p = REST_PRIV_UPDATE;
+		break;
+	case REQ_DELETE:
+		p = REST_PRIV_DELETE;
+		break;
+	default:
+		return REST_PRIV_SELECT;
+	}
+	/* The written rows read back need the right to read them, as in PostgreSQL. */
+	if (rest_prefer(rq, "return=representation"))
+		p |= REST_PRIV_SELECT;
+	return p;
+}
+
+/* 42501 as PostgREST answers it: 401 for the anonymous role (asking for a token), 403
+ * for a role named by one. */
+static int
+rest_auth_denied(struct resp *rs, const struct rest_identity *id, const char *what,
+    const char *name, int rls)
+{
+	struct rest_err e;
+
+	rest_err_set(&e, id->anon ? 401 : 403, "42501", NULL, rls ?
+	    "new row violates row-level security policy for table \"%.100s\"" :
+	    "permission denied for %s %.100s", rls ? name : what, name);
+	return rest_auth_error(rs, &e);
+}
+
+/* A role the back end does not know: 400 22023, as PostgreSQL words it. */
+static int
+rest_auth_no_role(struct resp *rs, const char *role)
+{
+	struct rest_err e;
+
+	rest_err_set(&e, 400, "22023", NULL, "role \"%.100s\" does not exist", role);
+	return rest_error(rs, &e);
+}
+
+#define REST_AUTH_SQL \
+	"select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " \
+	"set_config('request.method', $3, true), set_config('request.path', $4, true)"
+
+int
+rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_identity *id, const char *name, int rpc)
+{
+	const struct rest_auth *a = t->auth;
+	struct db_stmt *st;
+	unsigned need = rest_auth_needed(rq, rpc);
+	int i, r;
+
+	if (db_backend(rq->db) == DB_SQLITE) {
+		for (i = 0; i < a->ngrants; i++)
+			if (strcmp(a->grants[i].role, id->role) == 0)
+				break;
+		if (i == a->ngrants)
+			return rest_auth_no_role(rs, id->role), -1;
+		if ((a->grants[i].privs & need) != need)
+			return rest_auth_denied(rs, id, rpc ? "function" : "table", name, 0), -1;
+		return 0;
+	}
+	/* PostgreSQL: one transaction, the role and the request's settings first.  A GET
+	 * (of a table or a function) only reads, as PostgREST runs it. */
+	if (db_begin(rq->db, rq->method == REQ_GET || rq->method == REQ_HEAD ? DB_TXN_READ :
+	    DB_TXN_WRITE) < 0)
+		return serve_db_error(rs, rq->db), -1;
+	if ((st = db_prepare(rq->db, REST_AUTH_SQL)) == NULL)
+		goto fail;
+	db_bind_text(st, 1, id->role, strlen(id->role));
+	db_bind_text(st, 2, id->claims, id->claimslen);
+	db_bind_text(st, 3, rq->method_name, strlen(rq->method_name));
+	db_bind_text(st, 4, rq->path, strlen(rq->path));
+	r = db_step(st);
+	db_reset(st);
+	if (r != DB_ROW)
+		goto fail;
+	t->in_txn = 1;
+	return 0;
+fail:
+	/* A role that does not exist is 22023 (22P02 once classified: db_pg.c); one the
+	 * connection's user may not become, 42501. */
+	if (db_errcode(rq->db) == DB_EINPUT)
+		rest_auth_no_role(rs, id->role);
+	else if (strcmp(db_sqlstate(rq->db), "42501") == 0)
+		rest_auth_denied(rs, id, "role", id->role, 0);
+	else
+		serve_db_error(rs, rq->db);
+	db_rollback(rq->db);
+	return -1;
+}
+
+int
+rest_auth_leave(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_identity *id, const char *name, int rpc)
+{
+	if (!t->in_txn)
+		return 0;
+	t->in_txn = 0;
+	if (rs->status >= 500 && strcmp(db_sqlstate(rq->db), "42501") == 0) {
+		rest_auth_denied(rs, id, rpc ? "function" : "table", name,
+		    strstr(db_errmsg(rq->db), "row-level security") != NULL);
+		db_rollback(rq->db);
+		return 0;
+	}
+	if (rs->status == 0 || rs->status >= 400) {
+		db_rollback(rq->db);
+		return 0;
+	}
+	if (db_commit(rq->db) < 0)
+		serve_db_error(rs, rq->db);
+	return 0;
+}

@@ -1,0 +1,365 @@
+/*
+ * test_rest_jwt: the rest endpoint's token verifier and access control settings
+ * (handlers/rest/auth.c), table-driven: tokens good and hostile (malformed, huge, bad
+ * base64url, claims that are no JSON object, deep nesting, alg "none", an HS256 token
+ * against an RSA key, expired, not yet valid, wrong audience) in, the role or the 401's
+ * code and message out; and the settings that must stop a worker at start-up.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arena.h"
+#include "rest.h"
+#include "jwtmake.h"
+#include "../lib/harness.h"
+
+#define SECRET	"0123456789abcdef0123456789abcdef-test"
+#define HS256	"{\"alg\":\"HS256\",\"typ\":\"JWT\"}"
+
+static struct arena *ar;
+static char tok[65536];
+
+/* Loads the access control from the given settings (NULL: unset). */
+static int
+load(struct rest_auth *a, const char *secret, const char *anon, const char *aud,
+    const char *claim, const char *grants)
+{
+	const struct { const char *name, *v; } env[] = {
+		{ "SLUICE_REST_JWT_SECRET", secret }, { "SLUICE_REST_ANON_ROLE", anon },
+		{ "SLUICE_REST_JWT_AUD", aud }, { "SLUICE_REST_JWT_ROLE_CLAIM", claim },
+		{ "SLUICE_REST_GRANTS", grants },
+	};
+	size_t i;
+
+	unsetenv("SLUICE_REST_JWT_SECRET_FILE");
+	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		if (env[i].v != NULL)
+			setenv(env[i].name, env[i].v, 1);
+		else
+			unsetenv(env[i].name);
+	}
+	return rest_auth_load(a);
+}
+
+/* Verifies t; returns 0 with *role set, or the status with e's code and message. */
+static int
+verify(const struct rest_auth *a, const char *t, struct rest_identity *id, struct rest_err *e)
+{
+	arena_reset(ar);
+	memset(id, 0, sizeof(*id));
+	if (rest_jwt_verify(a, t, strlen(t), time(NULL), ar, id, e) == 0)
+		return 0;
+	return e->status;
+}
+
+static void
+test_rest_jwt_valid_tokens(void)
+{
+	struct rest_auth a;
+	struct rest_identity id;
+	struct rest_err e;
+	char claims[256];
+	long now = (long)time(NULL);
+
+	CHECK_INT(load(&a, SECRET, "anon", NULL, NULL, NULL), 0);
+	CHECK_INT(a.on, 1);
+	snprintf(claims, sizeof(claims), "{\"role\":\"web_user\",\"exp\":%ld}", now + 60);
+	CHECK_INT(jwtmake_hs(HS256, claims, SECRET, 256, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 0);
+	CHECK_STR(id.role, "web_user");
+	CHECK_INT(id.anon, 0);
+	CHECK(id.claims != NULL && id.claimslen == strlen(claims) &&
+	    memcmp(id.claims, claims, id.claimslen) == 0);
+	/* HS384 and HS512 with the same secret. */
+	CHECK_INT(jwtmake_hs("{\"alg\":\"HS384\"}", claims, SECRET, 384, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 0);
+	CHECK_INT(jwtmake_hs("{\"alg\":\"HS512\"}", claims, SECRET, 512, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 0);
+	/* Expired 10 s ago: within the clock skew allowance. */
+	snprintf(claims, sizeof(claims), "{\"role\":\"web_user\",\"exp\":%ld}", now - 10);
+	CHECK_INT(jwtmake_hs(HS256, claims, SECRET, 256, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 0);
+	/* No role claim: the anonymous role. */
+	CHECK_INT(jwtmake_hs(HS256, "{\"sub\":\"x\"}", SECRET, 256, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 0);
+	CHECK_STR(id.role, "anon");
+	CHECK_INT(id.anon, 1);
+	/* A role that is no string is no role. */
+	CHECK_INT(jwtmake_hs(HS256, "{\"role\":{\"a\":1}}", SECRET, 256, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 0);
+	CHECK_STR(id.role, "anon");
+	rest_auth_clear(&a);
+}
+
+static void
+test_rest_jwt_refused_tokens(void)
+{
+	static const struct {
+		const char *header, *payload, *key;
+		int bits;
+		const char *message;
+	} cases[] = {
+		{ HS256, "{\"role\":\"u\",\"exp\":1}", SECRET, 256, "JWT expired" },
+		{ HS256, "{\"role\":\"u\",\"exp\":\"tomorrow\"}", SECRET, 256, "JWT expired" },
+		{ HS256, "{\"role\":\"u\",\"nbf\":99999999999}", SECRET, 256, "JWT not yet valid" },
+		{ HS256, "{\"role\":\"u\",\"iat\":99999999999}", SECRET, 256,
+		  "JWT issued at future" },
+		{ HS256, "{\"role\":\"u\"}", SECRET "x", 256, "JWSError JWSInvalidSignature" },
+		{ "{\"alg\":\"none\"}", "{\"role\":\"u\"}", SECRET, 0,
+		  "JWSError JWSInvalidSignature" },
+		{ "{\"alg\":\"none\"}", "{\"role\":\"u\"}", SECRET, 256,
+		  "JWSError JWSInvalidSignature" },
+		{ "{\"alg\":\"RS256\"}", "{\"role\":\"u\"}", SECRET, 256,
+		  "JWSError JWSInvalidSignature" },
+		{ "{\"alg\":\"HS256\",\"crit\":[\"exp\"]}", "{\"role\":\"u\"}", SECRET, 256,
+		  "JWSError JWSInvalidSignature" },
+		{ "{\"alg\":256}", "{\"role\":\"u\"}", SECRET, 256, "JWSError JWSInvalidSignature" },
+		{ "[\"HS256\"]", "{\"role\":\"u\"}", SECRET, 256,
+		  "JWSError (JSONDecodeError the header is not a JSON object)" },
+		{ "not json", "{\"role\":\"u\"}", SECRET, 256,
+		  "JWSError (JSONDecodeError the header is not a JSON object)" },
+		{ HS256, "[1,2]", SECRET, 256,
+		  "JWSError (JSONDecodeError the claims are not a JSON object)" },
+		{ HS256, "{\"role\":\"u\"", SECRET, 256,
+		  "JWSError (JSONDecodeError the claims are not a JSON object)" },
+		{ HS256, "\"role\"", SECRET, 256,
+		  "JWSError (JSONDecodeError the claims are not a JSON object)" },
+		{ HS256, "{\"role\":\"\xff\xfe\"}", SECRET, 256,
+		  "JWSError (JSONDecodeError the claims are not a JSON object)" },
+	};
+	struct rest_auth a;
+	struct rest_identity id;
+	struct rest_err e;
+	size_t i;
+
+	CHECK_INT(load(&a, SECRET, NULL, NULL, NULL, NULL), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(jwtmake_hs(cases[i].header, cases[i].payload, cases[i].key,
+		    cases[i].bits, tok, sizeof(tok)), 0);
+		if (verify(&a, tok, &id, &e) != 401 || strcmp(e.code, "PGRST301") != 0 ||
+		    strcmp(e.message, cases[i].message) != 0)
+			harness_fail(__FILE__, __LINE__, "case %zu (%s %s): %d %s %s", i,
+			    cases[i].header, cases[i].payload, e.status, e.code, e.message);
+	}
+	/* A valid token without a role, and no anonymous role: 401 PGRST302. */
+	CHECK_INT(jwtmake_hs(HS256, "{\"sub\":\"x\"}", SECRET, 256, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 401);
+	CHECK_STR(e.code, "PGRST302");
+	CHECK_STR(e.message, "Anonymous access is disabled");
+	rest_auth_clear(&a);
+}
+
+static void
+test_rest_jwt_malformed_tokens(void)
+{
+	static const struct {
+		const char *token, *message;
+	} cases[] = {
+		{ "", "Empty JWT is sent in Authorization header" },
+		{ "abc", "JWSError (CompactDecodeError Invalid number of parts: Expected 3 parts; "
+		  "got 1)" },
+		{ "a.b", "JWSError (CompactDecodeError Invalid number of parts: Expected 3 parts; "
+		  "got 2)" },
+		{ "a.b.c.d", "JWSError (CompactDecodeError Invalid number of parts: Expected 3 "
+		  "parts; got 4)" },
+		{ "....", "JWSError (CompactDecodeError Invalid number of parts: Expected 3 parts; "
+		  "got 5)" },
+		{ "@@@@.e30.x", "JWSError (CompactDecodeError Invalid base64url)" },
+		{ "e30=.e30.x", "JWSError (CompactDecodeError Invalid base64url)" },
+		{ "e30.e30.a", "JWSError (CompactDecodeError Invalid base64url)" },
+		{ "e31.e30.", "JWSError (CompactDecodeError Invalid base64url)" },
+		{ "e30.e30.", "JWSError JWSInvalidSignature" },
+		{ "..", "JWSError (JSONDecodeError the header is not a JSON object)" },
+		/* {"alg":"HS256"} with a NUL byte inside the header's JSON. */
+		{ "eyJhbGciOiJIUzI1NiIAfQ.e30.", "JWSError (JSONDecodeError the header is not a "
+		  "JSON object)" },
+	};
+	struct rest_auth a;
+	struct rest_identity id;
+	struct rest_err e;
+	size_t i;
+	char *deep, *big;
+	int n;
+
+	CHECK_INT(load(&a, SECRET, "anon", NULL, NULL, NULL), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (verify(&a, cases[i].token, &id, &e) != 401 ||
+		    strcmp(e.message, cases[i].message) != 0)
+			harness_fail(__FILE__, __LINE__, "case %zu (%s): %d %s", i,
+			    cases[i].token, e.status, e.message);
+	/* Over REST_JWT_MAX bytes: refused before anything is decoded. */
+	big = malloc(REST_JWT_MAX + 100);
+	CHECK(big != NULL);
+	if (big != NULL) {
+		memset(big, 'A', REST_JWT_MAX + 99);
+		big[10] = '.';
+		big[20] = '.';
+		big[REST_JWT_MAX + 99] = '\0';
+		CHECK_INT(verify(&a, big, &id, &e), 401);
+		CHECK_STR(e.message, "JWSError (CompactDecodeError the token is too long)");
+		free(big);
+	}
+	/* Claims nested 3000 deep, signed: past cJSON's nesting limit, refused, no crash. */
+	deep = malloc(3000 * 2 + 32);
+	CHECK(deep != NULL);
+	if (deep != NULL) {
+		n = sprintf(deep, "{\"a\":");
+		for (i = 0; i < 3000; i++)
+			deep[n++] = '[';
+		for (i = 0; i < 3000; i++)
+			deep[n++] = ']';
+		deep[n++] = '}';
+		deep[n] = '\0';
+		CHECK_INT(jwtmake_hs(HS256, deep, SECRET, 256, tok, sizeof(tok)), 0);
+		CHECK_INT(verify(&a, tok, &id, &e), 401);
+		CHECK_STR(e.code, "PGRST301");
+		free(deep);
+	}
+	rest_auth_clear(&a);
+}
+
+/* An HS256 token signed with the text of the RSA public key must not pass as RS256: the
+ * classic algorithm confusion. */
+static void
+test_rest_jwt_hs_rs_confusion(void)
+{
+	static const char pem[] = "-----BEGIN PUBLIC KEY-----\nMIIBIjANBg\n"
+	    "-----END PUBLIC KEY-----\n";
+	struct rest_auth a;
+	struct rest_identity id;
+	struct rest_err e;
+
+	CHECK_INT(load(&a, NULL, "anon", NULL, NULL, NULL), 0);
+	CHECK_INT(a.kind, REST_KEY_NONE);
+	/* No key at all: a token is 500 PGRST300, as PostgREST's "Server lacks JWT secret". */
+	CHECK_INT(jwtmake_hs(HS256, "{\"role\":\"u\"}", SECRET, 256, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 500);
+	CHECK_STR(e.code, "PGRST300");
+	CHECK_STR(e.message, "Server lacks JWT secret");
+	/* The key as if read from a PEM file. */
+	a.kind = REST_KEY_RSA;
+	a.key = (unsigned char *)strdup(pem);
+	a.keylen = strlen(pem);
+	CHECK_INT(jwtmake_hs(HS256, "{\"role\":\"u\"}", pem, 256, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 401);
+	CHECK_STR(e.message, "JWSError JWSInvalidSignature");
+	rest_auth_clear(&a);
+}
+
+static void
+test_rest_jwt_audience_and_role_path(void)
+{
+	static const struct {
+		const char *payload;
+		int status;
+		const char *role;
+	} cases[] = {
+		{ "{\"aud\":\"api\",\"app\":{\"role\":\"r1\"}}", 0, "r1" },
+		{ "{\"aud\":[\"x\",\"api\"],\"app\":{\"role\":\"r1\"}}", 0, "r1" },
+		{ "{\"app\":{\"role\":\"r1\"}}", 0, "r1" },
+		{ "{\"aud\":\"other\",\"app\":{\"role\":\"r1\"}}", 401, NULL },
+		{ "{\"aud\":[],\"app\":{\"role\":\"r1\"}}", 401, NULL },
+		{ "{\"aud\":5,\"app\":{\"role\":\"r1\"}}", 401, NULL },
+		{ "{\"role\":\"top\"}", 0, "anon" },
+		{ "{\"app\":[\"role\"]}", 0, "anon" },
+		{ "{\"app\":{\"role\":\"\"}}", 0, "anon" },
+	};
+	struct rest_auth a;
+	struct rest_identity id;
+	struct rest_err e;
+	size_t i;
+	int st;
+
+	CHECK_INT(load(&a, SECRET, "anon", "api", ".app.role", NULL), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(jwtmake_hs(HS256, cases[i].payload, SECRET, 256, tok, sizeof(tok)), 0);
+		st = verify(&a, tok, &id, &e);
+		if (st != cases[i].status)
+			harness_fail(__FILE__, __LINE__, "case %zu (%s): %d, want %d", i,
+			    cases[i].payload, st, cases[i].status);
+		else if (st == 0)
+			CHECK_STR(id.role, cases[i].role);
+		else
+			CHECK_STR(e.message, "JWT not in audience");
+	}
+	rest_auth_clear(&a);
+	/* A quoted key holding dots. */
+	CHECK_INT(load(&a, SECRET, NULL, NULL, ".\"https://x.example/role\"", NULL), 0);
+	CHECK_INT(a.nrole_path, 1);
+	CHECK_STR(a.role_path[0], "https://x.example/role");
+	CHECK_INT(jwtmake_hs(HS256, "{\"https://x.example/role\":\"q\"}", SECRET, 256, tok,
+	    sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 0);
+	CHECK_STR(id.role, "q");
+	rest_auth_clear(&a);
+}
+
+/* What stops a worker at start-up, and what turns access control on. */
+static void
+test_rest_auth_settings(void)
+{
+	struct rest_auth a;
+
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, NULL), 0);
+	CHECK_INT(a.on, 0);
+	rest_auth_clear(&a);
+	/* Shorter than 32 bytes: refused, as PostgREST refuses it. */
+	CHECK_INT(load(&a, "0123456789abcdef0123456789abcde", NULL, NULL, NULL, NULL), -1);
+	CHECK_INT(load(&a, "0123456789abcdef0123456789abcdef", NULL, NULL, NULL, NULL), 0);
+	CHECK_INT(a.on, 1);
+	CHECK_INT(a.kind, REST_KEY_HMAC);
+	rest_auth_clear(&a);
+	/* A secret and a secret file: which one? */
+	setenv("SLUICE_REST_JWT_SECRET", SECRET, 1);
+	setenv("SLUICE_REST_JWT_SECRET_FILE", "/nonexistent", 1);
+	CHECK_INT(rest_auth_load(&a), -1);
+	unsetenv("SLUICE_REST_JWT_SECRET");
+	CHECK_INT(rest_auth_load(&a), -1);	/* the file does not exist */
+	unsetenv("SLUICE_REST_JWT_SECRET_FILE");
+	/* Role claim paths. */
+	CHECK_INT(load(&a, SECRET, NULL, NULL, "role", NULL), -1);
+	CHECK_INT(load(&a, SECRET, NULL, NULL, ".", NULL), -1);
+	CHECK_INT(load(&a, SECRET, NULL, NULL, ".a..b", NULL), -1);
+	CHECK_INT(load(&a, SECRET, NULL, NULL, ".\"a", NULL), -1);
+	CHECK_INT(load(&a, SECRET, NULL, NULL, ".a.b.c.d.e.f.g.h.i", NULL), -1);
+	CHECK_INT(load(&a, SECRET, NULL, NULL, ".a.b", NULL), 0);
+	CHECK_INT(a.nrole_path, 2);
+	CHECK_STR(a.role_path[0], "a");
+	CHECK_STR(a.role_path[1], "b");
+	rest_auth_clear(&a);
+	/* Grants. */
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, "anon:select|web:select,insert,delete|"
+	    "admin:all"), 0);
+	CHECK_INT(a.on, 1);
+	CHECK_INT(a.ngrants, 3);
+	CHECK_STR(a.grants[0].role, "anon");
+	CHECK_INT(a.grants[0].privs, REST_PRIV_SELECT);
+	CHECK_INT(a.grants[1].privs, REST_PRIV_SELECT | REST_PRIV_INSERT | REST_PRIV_DELETE);
+	CHECK_INT(a.grants[2].privs, REST_PRIV_ALL);
+	rest_auth_clear(&a);
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, "anon:drop"), -1);
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, "anon"), -1);
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, ":select"), -1);
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, "anon:"), -1);
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, "anon:select,"), -1);
+	CHECK_INT(load(&a, NULL, "anon", NULL, NULL, NULL), 0);
+	CHECK_INT(a.on, 1);
+	CHECK_STR(a.anon, "anon");
+	rest_auth_clear(&a);
+}
+
+int
+main(void)
+{
+	ar = arena_new(1 << 20);
+	RUN(test_rest_jwt_valid_tokens);
+	RUN(test_rest_jwt_refused_tokens);
+	RUN(test_rest_jwt_malformed_tokens);
+	RUN(test_rest_jwt_hs_rs_confusion);
+	RUN(test_rest_jwt_audience_and_role_path);
+	RUN(test_rest_auth_settings);
+	arena_free(ar);
+	return harness_done();
+}
