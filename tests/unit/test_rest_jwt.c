@@ -3,12 +3,14 @@
  * (handlers/rest/auth.c), table-driven: tokens good and hostile (malformed, huge, bad
  * base64url, claims that are no JSON object, deep nesting, alg "none", an HS256 token
  * against an RSA key, expired, not yet valid, wrong audience) in, the role or the 401's
- * code and message out; and the settings that must stop a worker at start-up.
+ * code and message out; RS256 and ES256 against PEM public keys made by the openssl
+ * command; and the settings that must stop a worker at start-up.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "rest.h"
@@ -296,6 +298,96 @@ test_rest_jwt_audience_and_role_path(void)
 	rest_auth_clear(&a);
 }
 
+/* PEM public keys from files: RSA takes RS256, EC (P-256) ES256, each only its own
+ * family; the private keys are made by the openssl command. */
+static void
+test_rest_jwt_public_keys(void)
+{
+	static const char *const kinds[][3] = {
+		/* key, its algorithm, another family's */
+		{ "rsa", "RS256", "ES256" },
+		{ "ec", "ES256", "RS256" },
+	};
+	struct rest_auth a;
+	struct rest_identity id;
+	struct rest_err e;
+	char dir[64], cmd[1024], priv[128], pub[128], pem[4096];
+	FILE *f;
+	size_t i, n;
+
+	snprintf(dir, sizeof(dir), "/tmp/test_rest_jwt.%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && "
+	    "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out %s/rsa.key 2>/dev/null && "
+	    "openssl pkey -in %s/rsa.key -pubout -out %s/rsa.pub && "
+	    "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out %s/ec.key 2>/dev/null && "
+	    "openssl pkey -in %s/ec.key -pubout -out %s/ec.pub", dir, dir, dir, dir, dir, dir,
+	    dir);
+	if (system(cmd) != 0)
+		SKIP("the openssl command could not make keys");
+	/* Only the key file: what earlier tests set is cleared. */
+	unsetenv("SLUICE_REST_ANON_ROLE");
+	unsetenv("SLUICE_REST_JWT_AUD");
+	unsetenv("SLUICE_REST_JWT_ROLE_CLAIM");
+	unsetenv("SLUICE_REST_GRANTS");
+	for (i = 0; i < 2; i++) {
+		snprintf(priv, sizeof(priv), "%s/%s.key", dir, kinds[i][0]);
+		snprintf(pub, sizeof(pub), "%s/%s.pub", dir, kinds[i][0]);
+		unsetenv("SLUICE_REST_JWT_SECRET");
+		setenv("SLUICE_REST_JWT_SECRET_FILE", pub, 1);
+		CHECK_INT(rest_auth_load(&a), 0);
+		CHECK_INT(a.kind, i == 0 ? REST_KEY_RSA : REST_KEY_EC);
+		CHECK_INT(jwtmake_key(kinds[i][1], "{\"role\":\"k\"}", priv, tok, sizeof(tok)), 0);
+		CHECK_INT(verify(&a, tok, &id, &e), 0);
+		CHECK_STR(id.role, "k");
+		/* A flipped byte of the signature. */
+		n = strlen(tok);
+		tok[n - 2] = tok[n - 2] == 'A' ? 'B' : 'A';
+		CHECK_INT(verify(&a, tok, &id, &e), 401);
+		CHECK_STR(e.message, "JWSError JWSInvalidSignature");
+		/* Signed with the other family's key, and HS256 with the public key's text. */
+		snprintf(priv, sizeof(priv), "%s/%s.key", dir, kinds[1 - i][0]);
+		CHECK_INT(jwtmake_key(kinds[i][2], "{\"role\":\"k\"}", priv, tok, sizeof(tok)), 0);
+		CHECK_INT(verify(&a, tok, &id, &e), 401);
+		f = fopen(pub, "r");
+		CHECK(f != NULL);
+		if (f != NULL) {
+			n = fread(pem, 1, sizeof(pem) - 1, f);
+			pem[n] = '\0';
+			fclose(f);
+			CHECK_INT(jwtmake_hs(HS256, "{\"role\":\"k\"}", pem, 256, tok, sizeof(tok)), 0);
+			CHECK_INT(verify(&a, tok, &id, &e), 401);
+		}
+		rest_auth_clear(&a);
+	}
+	/* A PEM file that holds no public key. */
+	snprintf(pub, sizeof(pub), "%s/bad.pub", dir);
+	if ((f = fopen(pub, "w")) != NULL) {
+		fputs("-----BEGIN PUBLIC KEY-----\nnot base64\n-----END PUBLIC KEY-----\n", f);
+		fclose(f);
+	}
+	setenv("SLUICE_REST_JWT_SECRET_FILE", pub, 1);
+	CHECK_INT(rest_auth_load(&a), -1);
+	/* A secret file: its bytes without the final line end, at least 32 of them. */
+	if ((f = fopen(pub, "w")) != NULL) {
+		fputs(SECRET "\r\n", f);
+		fclose(f);
+	}
+	CHECK_INT(rest_auth_load(&a), 0);
+	CHECK_INT(a.kind, REST_KEY_HMAC);
+	CHECK_INT(a.keylen, strlen(SECRET));
+	CHECK_INT(jwtmake_hs(HS256, "{\"role\":\"s\"}", SECRET, 256, tok, sizeof(tok)), 0);
+	CHECK_INT(verify(&a, tok, &id, &e), 0);
+	rest_auth_clear(&a);
+	if ((f = fopen(pub, "w")) != NULL) {
+		fputs("short\n", f);
+		fclose(f);
+	}
+	CHECK_INT(rest_auth_load(&a), -1);
+	unsetenv("SLUICE_REST_JWT_SECRET_FILE");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
 /* What stops a worker at start-up, and what turns access control on. */
 static void
 test_rest_auth_settings(void)
@@ -359,6 +451,7 @@ main(void)
 	RUN(test_rest_jwt_malformed_tokens);
 	RUN(test_rest_jwt_hs_rs_confusion);
 	RUN(test_rest_jwt_audience_and_role_path);
+	RUN(test_rest_jwt_public_keys);
 	RUN(test_rest_auth_settings);
 	arena_free(ar);
 	return harness_done();
