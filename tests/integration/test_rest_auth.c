@@ -8,11 +8,13 @@
  * policy reading current_setting('request.jwt.claims'); on SQLite rest_grants says the
  * same (anon reads and calls functions, web_user does everything, reader reads).  A third
  * stack (SQLite) takes RS256 tokens of a key pair made by the openssl command at test
- * time and has no anonymous role.  Each test is named after what it checks.
+ * time and has no anonymous role.  postgrest-js (tests/js/rest_auth.test.mjs) runs against
+ * both with and without a token.  Each test is named after what it checks.
  */
 #include <sys/stat.h>
 #include <time.h>
 
+#include "jsrun.h"
 #include "jwtmake.h"
 #include "rest_fixture.h"
 
@@ -295,6 +297,31 @@ test_rest_auth_rs256_and_no_anon(void)
 	    401);
 }
 
+/* postgrest-js with and without a token (tests/js/rest_auth.test.mjs). */
+static int
+js_run(struct stack *s, const char *backend)
+{
+	char env[12288], good[4096];
+
+	snprintf(good, sizeof(good), "%s", hs("{\"role\":\"web_user\",\"sub\":\"alice\"}",
+	    NULL));
+	snprintf(env, sizeof(env), "REST_URL='%s/rest/v1' REST_BACKEND=%s REST_TOKEN='%s' "
+	    "REST_BAD_TOKEN='%s'", s->base, backend, good, hs("{\"role\":\"web_user\"}",
+	    "another-secret-0123456789abcdef0123456789"));
+	return jsrun(env, "rest_auth.test.mjs", backend);
+}
+
+static void
+test_rest_auth_postgrest_js(void)
+{
+	if (jsrun_install("@supabase/postgrest-js") < 0) {
+		CHECK(!"npm ci installed @supabase/postgrest-js in tests/js, and node runs");
+		return;
+	}
+	CHECK(js_run(&fx.lite, "sqlite") == 0);
+	CHECK(js_run(&fx.pgs, "postgresql") == 0);
+}
+
 /* A secret shorter than 32 bytes stops the workers at start-up: nothing is served. */
 static void
 test_rest_auth_short_secret_refused_at_start(void)
@@ -393,6 +420,7 @@ main(void)
 	RUN(test_rest_auth_role_switch_visible_in_rls);
 	RUN(test_rest_auth_sqlite_grants);
 	RUN(test_rest_auth_rs256_and_no_anon);
+	RUN(test_rest_auth_postgrest_js);
 	RUN(test_rest_auth_short_secret_refused_at_start);
 out:
 	stack_stop(&rs);
