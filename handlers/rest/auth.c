@@ -352,7 +352,9 @@ rest_b64url(struct arena *ar, const char *s, size_t len, size_t *outlen)
 	return out;
 }
 
-/* Parses the decoded JSON of a part: NULL unless it is an object without NUL bytes. */
+/* Parses the decoded JSON of a part (NUL-terminated at len): NULL unless it is one
+ * object, valid UTF-8, without NUL bytes and with nothing after it, so that PostgreSQL's
+ * json type takes the claims as they are. */
 static cJSON *
 rest_jwt_object(const char *s, size_t len)
 {
@@ -360,7 +362,7 @@ rest_jwt_object(const char *s, size_t len)
 
 	if (memchr(s, '\0', len) != NULL || !str_utf8_valid(s, len))
 		return NULL;
-	if ((j = cJSON_ParseWithLength(s, len)) == NULL)
+	if ((j = cJSON_ParseWithLengthOpts(s, len + 1, NULL, 1)) == NULL)
 		return NULL;
 	if (!cJSON_IsObject(j)) {
 		cJSON_Delete(j);
