@@ -17,8 +17,8 @@
  *     neither the request is 401 PGRST302 "Anonymous access is disabled".
  * Then PostgreSQL decides (rest_auth_enter()): the request runs in one transaction that
  * starts with set_config('role', ..., true) (SET LOCAL ROLE), and request.jwt.claims,
- * request.method and request.path set the same way, so that grants and row-level security
- * policies apply; the database's 42501 becomes 401 for the anonymous role and 403 for
+ * request.method, request.path and request.headers set the same way, so that grants and
+ * row-level security policies apply; the database's 42501 becomes 401 for the anonymous role and 403 for
  * others.  SQLite has no roles: rest_grants lists what each role may do
  * ("anon:select|web_user:select,insert,update,delete,execute", or "all"), checked before
  * the verb runs; a role it does not name is 400 22023, as PostgreSQL's "role does not
@@ -641,9 +641,12 @@ rest_auth_denied(struct resp *rs, const struct rest_identity *id, const char *wh
 {
 	struct rest_err e;
 
-	rest_err_set(&e, id->anon ? 401 : 403, "42501", NULL, rls ?
-	    "new row violates row-level security policy for table \"%.100s\"" :
-	    "permission denied for %s %.100s", rls ? name : what, name);
+	if (rls)
+		rest_err_set(&e, id->anon ? 401 : 403, "42501", NULL,
+		    "new row violates row-level security policy for table \"%.100s\"", name);
+	else
+		rest_err_set(&e, id->anon ? 401 : 403, "42501", NULL,
+		    "permission denied for %s %.100s", what, name);
 	return rest_auth_error(rs, &e);
 }
 
@@ -659,7 +662,59 @@ rest_auth_no_role(struct resp *rs, const char *role)
 
 #define REST_AUTH_SQL \
 	"select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " \
-	"set_config('request.method', $3, true), set_config('request.path', $4, true)"
+	"set_config('request.method', $3, true), set_config('request.path', $4, true), " \
+	"set_config('request.headers', $5, true)"
+#define REST_AUTH_HEADERS_MAX	(64 * 1024)
+
+/*
+ * The request's headers as PostgREST gives them to the database: one JSON object, the
+ * names in lower case ("content-type", "x-client-info").  A value that is not UTF-8 is left
+ * out (PostgreSQL would refuse the whole text); past REST_AUTH_HEADERS_MAX bytes the object
+ * is "{}".  In the arena; NULL when it is full.
+ */
+static char *
+rest_auth_headers(const struct req *rq, size_t *len)
+{
+	struct buf b;
+	char **e, *out;
+	const char *eq, *name;
+	size_t n, i;
+	int first = 1;
+
+	buf_init(&b, REST_AUTH_HEADERS_MAX);
+	buf_putc(&b, '{');
+	for (e = rq->envp; e != NULL && *e != NULL; e++) {
+		if (strncmp(*e, "HTTP_", 5) == 0)
+			name = *e + 5;
+		else if (strncmp(*e, "CONTENT_TYPE=", 13) == 0 ||
+		    strncmp(*e, "CONTENT_LENGTH=", 15) == 0)
+			name = *e;
+		else
+			continue;
+		if ((eq = strchr(name, '=')) == NULL || eq == name ||
+		    !str_utf8_valid(eq + 1, strlen(eq + 1)))
+			continue;
+		n = (size_t)(eq - name);
+		if (!first)
+			buf_putc(&b, ',');
+		first = 0;
+		buf_putc(&b, '"');
+		for (i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)name[i];
+
+			buf_putc(&b, c == '_' ? '-' : (char)tolower(c));
+		}
+		buf_puts(&b, "\":");
+		json_escape(&b, eq + 1, strlen(eq + 1));
+	}
+	buf_putc(&b, '}');
+	if (buf_failed(&b))
+		out = arena_strndup(rq->arena, "{}", 2), *len = 2;
+	else
+		out = arena_strndup(rq->arena, b.data, b.len), *len = b.len;
+	buf_free(&b);
+	return out;
+}
 
 int
 rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
@@ -668,6 +723,8 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 	const struct rest_auth *a = t->auth;
 	struct db_stmt *st;
 	unsigned need = rest_auth_needed(rq, rpc);
+	const char *hdrs;
+	size_t hlen;
 	int i, r;
 
 	if (db_backend(rq->db) == DB_SQLITE) {
@@ -682,6 +739,10 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 	}
 	/* PostgreSQL: one transaction, the role and the request's settings first.  A GET
 	 * (of a table or a function) only reads, as PostgREST runs it. */
+	if ((hdrs = rest_auth_headers(rq, &hlen)) == NULL) {
+		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+		return -1;
+	}
 	if (db_begin(rq->db, rq->method == REQ_GET || rq->method == REQ_HEAD ? DB_TXN_READ :
 	    DB_TXN_WRITE) < 0)
 		return serve_db_error(rs, rq->db), -1;
@@ -691,6 +752,7 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 	db_bind_text(st, 2, id->claims, id->claimslen);
 	db_bind_text(st, 3, rq->method_name, strlen(rq->method_name));
 	db_bind_text(st, 4, rq->path, strlen(rq->path));
+	db_bind_text(st, 5, hdrs, hlen);
 	r = db_step(st);
 	db_reset(st);
 	if (r != DB_ROW)

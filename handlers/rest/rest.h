@@ -537,7 +537,7 @@ int rest_auth_error(struct resp *rs, const struct rest_err *e);
 /*
  * Before the verb, for an active identity: on SQLite checks rest_grants for the table or
  * (rpc) function name; on PostgreSQL opens the request's transaction and sets the role
- * and request.jwt.claims, request.method, request.path in it (t->in_txn).  Returns 0, or
+ * and request.jwt.claims, request.method, request.path, request.headers in it (t->in_txn).  Returns 0, or
  * -1 after answering the refusal or the database's error.
  */
 int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,

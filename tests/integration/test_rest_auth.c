@@ -41,7 +41,9 @@ static const char pg_setup[] =
     "grant select, insert on note to web_user;\n"
     "create function whoami() returns text language sql stable as\n"
     "  $$ select current_user || ' ' || current_setting('request.method', true) || ' ' ||\n"
-    "  current_setting('request.path', true) $$;\n";
+    "  current_setting('request.path', true) $$;\n"
+    "create function header_of(h text) returns text language sql stable as\n"
+    "  $$ select current_setting('request.headers', true)::json->>h $$;\n";
 
 static const char lite_setup[] =
     "create table note (note_id integer primary key, owner text not null, body text);\n"
@@ -210,7 +212,8 @@ test_rest_auth_bad_tokens_are_401(void)
 	}
 }
 
-/* PostgreSQL: the role and the claims reach the database, so its policies apply. */
+/* PostgreSQL: the role, the claims and the request reach the database, so its policies
+ * apply. */
 static void
 test_rest_auth_role_switch_visible_in_rls(void)
 {
@@ -242,6 +245,13 @@ test_rest_auth_role_switch_visible_in_rls(void)
 	cJSON_Delete(j);
 	CHECK_INT(one(&fx.pgs, "GET", "rpc/whoami", NULL, NULL), 200);
 	CHECK(strstr(body_of(&r), "anon GET") != NULL);
+	/* request.headers: names in lower case. */
+	{
+		const char *const hv[] = { "X-Sluice-Test: hello \"there\"", NULL };
+
+		CHECK_INT(one(&fx.pgs, "GET", "rpc/header_of?h=x-sluice-test", hv, NULL), 200);
+		CHECK(fx_json_eq(body_of(&r), "\"hello \\\"there\\\"\""));
+	}
 }
 
 /* SQLite: the same note table, guarded by rest_grants alone. */
