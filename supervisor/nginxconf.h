@@ -53,7 +53,8 @@ int nginx_profile_parse(const char *name);
 /* The derived keepalive K = floor(capacity / (2 * nginx_workers)); 0 means none. */
 int nginx_keepalive(int capacity, int nginx_workers);
 
-/* W as the generator resolves it: o->workers, else c->nginx_workers, else online CPUs. */
+/* W as the generator resolves it: o->workers, else c->nginx_workers, else c->cpus (the CPUs
+ * the pools' auto sizes follow), else online CPUs. */
 int nginx_workers_resolve(const struct conf *c, const struct nginx_opts *o);
 
 /*
