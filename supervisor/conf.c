@@ -6,16 +6,21 @@
  * produce a half-working stack.  Every string kept in the result is a heap copy owned by
  * the struct conf; conf_free() releases all of it.
  */
+/* sched_getaffinity(), CPU_COUNT_S(). */
+#define _GNU_SOURCE	/* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #include <ctype.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "conf.h"
+#include "db.h"
 #include "log.h"
 #include "settings.h"
 #include "str.h"
@@ -253,6 +258,13 @@ conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
 			return -1;
 		}
 		c->crash_loop_tries = (int)v;
+	} else if (strcmp(key, "cpus") == 0) {
+		if (conf_parse_int(val, 1, 1024, &v) == -1) {
+			conf_error(p, "cpus: want an integer in [1, 1024]");
+			return -1;
+		}
+		c->cpus = (int)v;
+		c->cpus_set = 1;
 	} else {
 		conf_error(p, "unknown setting %s", key);
 		return -1;
@@ -487,13 +499,20 @@ conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *k
 	if (env)
 		return conf_endpoint_env(p, ep, key, val);
 	if (strcmp(key, "workers") == 0) {
-		if (conf_parse_int(val, 1, 1024, &v) == -1)
+		/* auto: sized by conf_resolve(), once the db and the CPUs are known. */
+		if (strcmp(val, "auto") == 0)
+			ep->workers_auto = 1;
+		else if (conf_parse_int(val, 1, 1024, &v) == -1)
 			goto range;
-		ep->workers = (int)v;
+		else
+			ep->workers = (int)v;
 	} else if (strcmp(key, "threads") == 0) {
-		if (conf_parse_int(val, 1, 256, &v) == -1)
+		if (strcmp(val, "auto") == 0)
+			ep->threads_auto = 1;
+		else if (conf_parse_int(val, 1, 256, &v) == -1)
 			goto range;
-		ep->threads = (int)v;
+		else
+			ep->threads = (int)v;
 	} else if (strcmp(key, "backlog") == 0) {
 		if (conf_parse_int(val, 1, 65535, &v) == -1)
 			goto range;
@@ -524,8 +543,8 @@ conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *k
 		return conf_endpoint_extra(p, ep, key, val);
 	return 0;
 range:
-	conf_error(p, "%s: %s=%s out of range or not an integer (workers 1-1024, threads "
-	    "1-256, backlog 1-65535)", ep->name, key, val);
+	conf_error(p, "%s: %s=%s out of range or not an integer (workers 1-1024 or auto, "
+	    "threads 1-256 or auto, backlog 1-65535)", ep->name, key, val);
 	return -1;
 nomem:
 	conf_error(p, "out of memory");
@@ -665,31 +684,146 @@ conf_split(char *line, char **tok, size_t max, size_t *ntok)
 	return 0;
 }
 
-/* After the whole file: endpoints' db names must name a declared db. */
+void
+conf_auto_size(enum conf_kind kind, int cpus, int *workers, int *threads)
+{
+	static const struct {
+		int workers_max;	/* 0: no cap */
+		int threads;
+	} rule[CONF_KIND__MAX] = {
+		[CONF_KIND_CPU] = { 0, 32 },
+		[CONF_KIND_SQLITE] = { 0, 16 },
+		[CONF_KIND_PG] = { 4, 8 },
+	};
+	int w = cpus < 2 ? 1 : (cpus + 1) / 2;
+
+	if (rule[kind].workers_max > 0 && w > rule[kind].workers_max)
+		w = rule[kind].workers_max;
+	*workers = w;
+	*threads = rule[kind].threads;
+}
+
+/* "QUOTA PERIOD" of cgroup v2's cpu.max as whole CPUs (rounded up); 0 for "max" or junk. */
+static long
+conf_cpu_max(const char *s)
+{
+	char quota[32], period[32];
+	int64_t q, per;
+
+	if (sscanf(s, "%31s %31s", quota, period) != 2 ||
+	    str_to_int(quota, strlen(quota), 1, INT64_MAX / 2, &q) == -1 ||
+	    str_to_int(period, strlen(period), 1, INT64_MAX / 2, &per) == -1)
+		return 0;
+	q = (q + per - 1) / per;
+	return q > 1024 ? 1024 : (long)q;
+}
+
+int
+conf_cpus_limit(long online, long affinity, const char *cpu_max)
+{
+	long n = online > 0 ? online : 1024, quota;
+
+	if (affinity > 0 && affinity < n)
+		n = affinity;
+	if (cpu_max != NULL && (quota = conf_cpu_max(cpu_max)) > 0 && quota < n)
+		n = quota;
+	return n > 1024 ? 1024 : (int)n;
+}
+
+/* The first line of path in buf (without its newline): 0, or -1 if it cannot be read. */
+static int
+conf_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f;
+	int rc = -1;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(buf, (int)len, f) != NULL) {
+		buf[strcspn(buf, "\n")] = '\0';
+		rc = 0;
+	}
+	(void)fclose(f);
+	return rc;
+}
+
+int
+conf_cpus(void)
+{
+	char line[512], path[600], max[64];
+	cpu_set_t *set;
+	size_t size;
+	long online = sysconf(_SC_NPROCESSORS_ONLN), affinity = 0;
+	const char *cpu_max = NULL;
+
+	/* The affinity mask (taskset, cpusets), sized for any CPU number up to 1024. */
+	if ((set = CPU_ALLOC(1024)) != NULL) {
+		size = CPU_ALLOC_SIZE(1024);
+		if (sched_getaffinity(0, size, set) == 0)
+			affinity = CPU_COUNT_S(size, set);
+		CPU_FREE(set);
+	}
+	/* cgroup v2: "0::/PATH" in /proc/self/cgroup, the quota in PATH's cpu.max. */
+	if (conf_read_line("/proc/self/cgroup", line, sizeof(line)) == 0 &&
+	    strncmp(line, "0::", 3) == 0 &&
+	    (size_t)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max", line + 3) <
+	    sizeof(path) && conf_read_line(path, max, sizeof(max)) == 0)
+		cpu_max = max;
+	return conf_cpus_limit(online, affinity, cpu_max);
+}
+
+/* ep's db: its URL (override applied) and its kind; -1 with the error reported. */
+static int
+conf_resolve_db(struct conf_parser *p, struct conf_endpoint *ep)
+{
+	const struct conf *c = p->c;
+	enum db_backend backend;
+	const char *dbpath;
+	size_t j;
+
+	for (j = 0; j < c->ndbs; j++)
+		if (strcmp(c->dbs[j].key, ep->db_name) == 0)
+			break;
+	if (j == c->ndbs) {
+		p->line = ep->line;
+		conf_error(p, "endpoint %s: db %s is not declared (add 'db %s URL')", ep->name,
+		    ep->db_name, ep->db_name);
+		return -1;
+	}
+	if ((ep->db_url = strdup(c->dbs[j].value)) == NULL) {
+		conf_error(p, "out of memory");
+		return -1;
+	}
+	/* A URL that is no SQLite one is PostgreSQL's (db_open() checks the rest). */
+	ep->kind = db_url_parse(ep->db_url, &backend, &dbpath) == 0 && backend == DB_SQLITE ?
+	    CONF_KIND_SQLITE : CONF_KIND_PG;
+	return 0;
+}
+
+/*
+ * After the whole file: endpoints' db names must name a declared db; then each endpoint's
+ * kind is known, and its auto sizes follow from it and the CPUs.
+ */
 static int
 conf_resolve(struct conf_parser *p)
 {
 	struct conf *c = p->c;
 	struct conf_endpoint *ep;
-	size_t i, j;
+	size_t i;
+	int w, t;
 
+	if (!c->cpus_set)
+		c->cpus = conf_cpus();
 	for (i = 0; i < c->neps; i++) {
 		ep = &c->eps[i];
-		if (ep->db_name == NULL)
-			continue;
-		for (j = 0; j < c->ndbs; j++)
-			if (strcmp(c->dbs[j].key, ep->db_name) == 0)
-				break;
-		if (j == c->ndbs) {
-			p->line = ep->line;
-			conf_error(p, "endpoint %s: db %s is not declared (add 'db %s URL')",
-			    ep->name, ep->db_name, ep->db_name);
+		ep->kind = CONF_KIND_CPU;
+		if (ep->db_name != NULL && conf_resolve_db(p, ep) == -1)
 			return -1;
-		}
-		if ((ep->db_url = strdup(c->dbs[j].value)) == NULL) {
-			conf_error(p, "out of memory");
-			return -1;
-		}
+		conf_auto_size(ep->kind, c->cpus, &w, &t);
+		if (ep->workers_auto)
+			ep->workers = w;
+		if (ep->threads_auto)
+			ep->threads = t;
 	}
 	return 0;
 }

@@ -12,7 +12,8 @@
  *
  * ROUTE is "=/path" for an exact location or "/prefix/" for a prefix location; a route
  * that is neither ("/hello3") is refused as ambiguous.  Endpoint keys the supervisor reads:
- * workers (default 4), threads (1), db (a db NAME, or none), backlog (4096), mode (socket
+ * workers (default 4, or auto), threads (1, or auto: see conf_auto_size() for the rule),
+ * db (a db NAME, or none), backlog (4096), mode (socket
  * mode, octal, 0660), binary (bin/NAME; sluiced checks that it exists and is executable
  * when it reads the list, at start and on SIGHUP), tcp (an IPv4 address and port, e.g.
  * 127.0.0.1:9001: the pool listens there instead of on its unix socket, for proxies on
@@ -40,6 +41,8 @@
  *   user USER              the user sluiced and its workers run as when sluiced starts as
  *                          root (sluice if that user exists, else nobody; root: no drop)
  *   group GROUP            their group (USER's primary group)
+ *   cpus N                 the CPUs that workers=auto, threads=auto and nginx_workers 0
+ *                          follow (unset: conf_cpus(), what this process may run on)
  *
  * Names (endpoints, dbs, keys) are [a-z0-9_], start with a letter and are shorter than
  * CONF_NAME_MAX; routes and values are limited to characters that need no quoting in
@@ -55,6 +58,19 @@
 #define CONF_LINE_MAX	1024
 #define CONF_BODY_MAX_DEFAULT	(1024LL * 1024)
 
+/*
+ * What an endpoint spends its time on, which its auto sizes follow: no database (CPU
+ * only: a thread waits for nothing but nginx), SQLite (a thread holds a connection and
+ * its page cache, and writers wait for their batch's fsync) or PostgreSQL (a thread holds
+ * a server backend, a process of the server's).
+ */
+enum conf_kind {
+	CONF_KIND_CPU,
+	CONF_KIND_SQLITE,
+	CONF_KIND_PG,
+	CONF_KIND__MAX
+};
+
 struct conf_kv {
 	char *key;
 	char *value;
@@ -65,8 +81,11 @@ struct conf_endpoint {
 	char *route;		/* "=/health" or "/rest/v1/" */
 	int exact;		/* route began with '=' */
 	const char *path;	/* route without the '=' */
-	int workers;
+	int workers;		/* resolved: auto is never left here after conf_load() */
 	int threads;
+	int workers_auto;	/* written workers=auto */
+	int threads_auto;	/* written threads=auto */
+	enum conf_kind kind;	/* from db= and its URL */
 	int backlog;
 	unsigned mode;
 	char *binary;		/* NULL: bin/NAME */
@@ -87,6 +106,8 @@ struct conf {
 	long long body_max;	/* set body_max in bytes; default CONF_BODY_MAX_DEFAULT */
 	int crash_loop_tries;	/* set crash_loop_tries; default 5 */
 	int access_log;		/* set access_log: 1 on, 0 off, -1 unset (the profile's) */
+	int cpus;		/* the CPUs auto sizes follow: set cpus, else conf_cpus() */
+	int cpus_set;		/* 1: given by set cpus */
 	struct conf_kv settings[CONF_EXTRA_MAX];
 	size_t nsettings;
 	struct conf_kv dbs[CONF_EXTRA_MAX];
@@ -110,6 +131,36 @@ void conf_free(struct conf *c);
 
 /* The endpoint called name, or NULL. Borrowed from c. */
 const struct conf_endpoint *conf_find(const struct conf *c, const char *name);
+
+/*
+ * The auto sizes of an endpoint of this kind on cpus CPUs (docs/supervisor.md, "Sizes"):
+ *   workers=auto: one process per two CPUs, rounded up (a worker's threads run on every
+ *                 core, so processes are for isolation, not for parallelism, and each
+ *                 costs about 1.6 MB of relocated libraries and heap); on PostgreSQL at
+ *                 most 4;
+ *   threads=auto: 32 without a database (an idle thread costs a few pages of stack; 32
+ *                 per two CPUs keep the tuned nginx's keepalive at 8 per nginx worker),
+ *                 16 on SQLite (a thread holds a connection and its page cache, about
+ *                 40 KB idle; 8 a core keep it busy while the others wait for the disk,
+ *                 a lock or the writers' batch), 8 on PostgreSQL (a thread holds a server
+ *                 backend: at most 4 x 8 = 32 backends a pool, so the shipped list's
+ *                 pools fit the server's default max_connections of 100).
+ * The pool's capacity, workers x threads, so grows with the CPUs: 16, 8 and 4 a CPU.
+ * cpus below 1 counts as 1.  Never fails.
+ */
+void conf_auto_size(enum conf_kind kind, int cpus, int *workers, int *threads);
+
+/*
+ * The CPUs a process may use, from its parts (for tests; conf_cpus() reads them): online
+ * (sysconf(_SC_NPROCESSORS_ONLN)), affinity (CPUs in its affinity mask) and cpu_max (the
+ * text of its cgroup's cpu.max, "QUOTA PERIOD" or "max PERIOD", or NULL): the smallest of
+ * those given, a quota rounded up to whole CPUs.  A part below 1 or that does not parse
+ * is ignored; the result is in [1, 1024].
+ */
+int conf_cpus_limit(long online, long affinity, const char *cpu_max);
+
+/* The CPUs this process may use now: conf_cpus_limit() of this process's figures. */
+int conf_cpus(void);
 
 /* A global "set KEY VALUE", or def.  Borrowed from c. */
 const char *conf_get(const struct conf *c, const char *key, const char *def);

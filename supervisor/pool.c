@@ -156,6 +156,12 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 	memset(out, 0, sizeof(*out));
 	out->workers = ep->workers;
 	out->threads = ep->threads;
+	if (!ep->workers_auto && !ep->threads_auto)
+		(void)snprintf(out->sizing, sizeof(out->sizing), "fixed");
+	else
+		(void)snprintf(out->sizing, sizeof(out->sizing), "%s:%dcpus",
+		    ep->workers_auto && ep->threads_auto ? "auto" :
+		    ep->workers_auto ? "auto-workers" : "auto-threads", s->conf->cpus);
 	out->mode = ep->mode;
 	out->backlog = ep->backlog;
 	if (ep->tcp != NULL && (out->tcp = strdup(ep->tcp)) == NULL)
@@ -346,8 +352,9 @@ pool_new(struct sluiced *s, const struct conf_endpoint *ep)
 	}
 	p->gen = 1;
 	p->state = POOL_RUNNING;
-	log_info("%s: listening on %s (mode %04o, backlog %d), %d workers of %s", p->name,
-	    p->sock_path, p->spec.mode, p->spec.backlog, p->spec.workers, p->spec.binary);
+	log_info("%s: listening on %s (mode %04o, backlog %d), %d workers x %d threads (%s) "
+	    "of %s", p->name, p->sock_path, p->spec.mode, p->spec.backlog, p->spec.workers,
+	    p->spec.threads, p->spec.sizing, p->spec.binary);
 	return p;
 }
 
@@ -884,10 +891,10 @@ pool_status(FILE *out, const struct pool *p)
 
 	if (p->has_exit)
 		pool_describe_exit(p->last_status, how, sizeof(how));
-	fprintf(out, "%s state=%s gen=%u workers=%zu/%d old=%zu reloading=%d spawns=%lu "
-	    "crashes=%lu hung=%lu quick_fails=%d last_exit=%s pids=", p->name,
-	    pool_state_names[p->state], p->gen, pool_current(p), p->spec.workers,
-	    p->nw - pool_current(p), p->reloading, p->spawns, p->crashes, p->hung,
+	fprintf(out, "%s state=%s gen=%u workers=%zu/%d threads=%d sizing=%s old=%zu "
+	    "reloading=%d spawns=%lu crashes=%lu hung=%lu quick_fails=%d last_exit=%s pids=",
+	    p->name, pool_state_names[p->state], p->gen, pool_current(p), p->spec.workers,
+	    p->spec.threads, p->spec.sizing, p->nw - pool_current(p), p->reloading, p->spawns, p->crashes, p->hung,
 	    p->quick_fails, how);
 	/* Only the current generation's pids: those are the ones that serve. */
 	for (i = 0, n = 0; i < p->nw; i++)

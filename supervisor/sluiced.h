@@ -66,6 +66,7 @@ struct pool_spec {
 	char **env;		/* "SLUICE_...=..." strings, NULL-terminated */
 	int workers;
 	int threads;
+	char sizing[48];	/* how they were chosen: "fixed", "auto:2cpus", ... */
 	unsigned mode;		/* socket mode */
 	int backlog;
 	char *tcp;		/* "IPv4:PORT" to listen on instead of the unix socket, or NULL */

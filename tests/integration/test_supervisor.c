@@ -8,7 +8,8 @@
  * files removed), with nginx holding kept-alive connections to every worker.  Mistakes in
  * the endpoint list (an unknown key, an ambiguous route, a missing binary) stop the start
  * and are refused on SIGHUP, each with one line; a pool logs one line at start and one at
- * stop.  A worker asked to stop while it is still starting stops.
+ * stop.  A worker asked to stop while it is still starting stops.  workers=auto and
+ * threads=auto start the numbers the rule computes from set cpus.
  */
 #include <errno.h>
 #include <limits.h>
@@ -249,6 +250,48 @@ test_one_log_line_per_pool(void)
 	CHECK(lines_in_file(log) <= 10);
 	if (lines_in_file(log) > 10)
 		(void)stack_sh("cat %s 1>&2", log);
+	stack_stop(&s);
+}
+
+/*
+ * workers=auto / threads=auto: a pool starts the number of workers the rule computes from
+ * set cpus (one per two CPUs; 32 threads each without a database), says so in ctl status
+ * and its start line, and each worker runs that many serving threads.
+ */
+static void
+test_pool_auto_sizes(void)
+{
+	struct stack s;
+	char eps[PATH_MAX + 128], log[400], sizing[64];
+	pid_t pids[16];
+	int n, i;
+
+	snprintf(eps, sizeof(eps), "set cpus 6\nhealth =/health workers=auto threads=auto\n"
+	    "other =/other workers=2 threads=auto binary=%s/health\n", bin_dir());
+	if (stack_start(&s, eps, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK(stack_wait_pool(&s, "health", 3000) == 0);
+	CHECK(stack_wait_pool(&s, "other", 3000) == 0);
+	CHECK_INT(stack_pool_value(&s, "health", "workers"), 3);
+	CHECK_INT(stack_pool_value(&s, "health", "threads"), 32);
+	CHECK(stack_pool_field(&s, "health", "sizing", sizing, sizeof(sizing)) == 0 &&
+	    strcmp(sizing, "auto:6cpus") == 0);
+	CHECK_INT(stack_pool_value(&s, "other", "workers"), 2);
+	CHECK_INT(stack_pool_value(&s, "other", "threads"), 32);
+	CHECK(stack_pool_field(&s, "other", "sizing", sizing, sizeof(sizing)) == 0 &&
+	    strcmp(sizing, "auto-threads:6cpus") == 0);
+	n = stack_worker_pids(&s, "health", pids, 16);
+	CHECK_INT(n, 3);
+	/* Every worker serves with 32 threads (and may have a helper or two of its own). */
+	for (i = 0; i < n; i++)
+		CHECK(stack_proc_kb(pids[i], "Threads:") >= 32);
+	CHECK_INT(stack_worker_pids(&s, "other", pids, 16), 2);
+	snprintf(log, sizeof(log), "%s/sluiced.log", s.dir);
+	CHECK_INT(count_in_file(log, "health: listening on "), 1);
+	CHECK_INT(count_in_file(log, "3 workers x 32 threads (auto:6cpus)"), 1);
+	CHECK_INT(count_in_file(log, "2 workers x 32 threads (auto-threads:6cpus)"), 1);
 	stack_stop(&s);
 }
 
@@ -499,6 +542,7 @@ main(void)
 	RUN(test_start_refuses_mistakes);
 	RUN(test_sighup_refuses_mistakes);
 	RUN(test_one_log_line_per_pool);
+	RUN(test_pool_auto_sizes);
 	RUN(test_kill9_worker_under_load);
 	RUN(test_reload_under_load);
 	RUN(test_crash_loop);

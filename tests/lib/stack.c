@@ -190,8 +190,7 @@ stack_ctl(struct stack *s, struct buf *out, const char *args)
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-/* Finds the status line of pool name and the value after " key=". */
-static int
+int
 stack_pool_field(struct stack *s, const char *name, const char *key, char *val, size_t len)
 {
 	struct buf out;

@@ -74,6 +74,10 @@ int stack_ctl(struct stack *s, struct buf *out, const char *args);
  * (before the '/').  state (may be NULL) receives the state word.
  */
 long stack_pool_value(struct stack *s, const char *name, const char *key);
+/* The text after " key=" in the ctl status line of pool name ("sizing", "pids") into
+ * val[len]: 0, or -1 when absent or too long. */
+int stack_pool_field(struct stack *s, const char *name, const char *key, char *val,
+    size_t len);
 int stack_pool_state(struct stack *s, const char *name, char *state, size_t len);
 
 /* Waits up to ms for pool name to report all its workers up; 0 or -1. */

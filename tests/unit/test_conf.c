@@ -70,10 +70,22 @@ test_shipped_file(void)
 	if (ep != NULL) {
 		CHECK_INT(ep->exact, 1);
 		CHECK_STR(ep->path, "/health");
-		CHECK_INT(ep->workers, 8);
-		CHECK_INT(ep->threads, 8);
+		/* Sized by the machine: one worker per two CPUs, 32 threads each. */
+		CHECK(ep->workers_auto && ep->threads_auto);
+		CHECK_INT(c->cpus, conf_cpus());
+		CHECK_INT(ep->workers, (conf_cpus() + 1) / 2);
+		CHECK_INT(ep->threads, 32);
 		CHECK(ep->db_name == NULL);
 	}
+	/* The writers stay one process each, whatever the machine: one group commit each. */
+	CHECK((ep = conf_find(c, "chat_message_send")) != NULL);
+	if (ep != NULL) {
+		CHECK(!ep->workers_auto && ep->workers == 1);
+		CHECK_INT(ep->threads, 32);
+	}
+	CHECK((ep = conf_find(c, "rest")) != NULL);
+	if (ep != NULL)
+		CHECK_INT(ep->kind, CONF_KIND_SQLITE);
 	/* The readiness probe names the database the demo writes (a seeded one: workers
 	 * never create a database). */
 	CHECK((ep = conf_find(c, "ready")) != NULL);
@@ -238,6 +250,13 @@ test_bad_lines(void)
 		{ "x /x/ workers= \n", 1, "empty value" },
 		{ "x /x/ workers=99999999999999999999\n", 1, "out of range" },
 		{ "x /x/ threads=0\n", 1, "out of range" },
+		{ "x /x/ workers=AUTO\n", 1, "out of range" },
+		{ "x /x/ threads=auto2\n", 1, "out of range" },
+		{ "x /x/ workers=auto workers=2\n", 1, "given twice" },
+		{ "set cpus 0\n", 1, "cpus" },
+		{ "set cpus 1025\n", 1, "cpus" },
+		{ "set cpus auto\n", 1, "cpus" },
+		{ "set cpus 2\nset cpus 2\n", 2, "given twice" },
 		{ "x /x/ backlog=70000\n", 1, "out of range" },
 		{ "x /x/ mode=0999\n", 1, "octal" },
 		{ "x /x/ mode=1777\n", 1, "octal" },
@@ -313,6 +332,143 @@ test_bad_lines(void)
 			harness_fail(__FILE__, __LINE__, "case %zu: error '%s', want line %d and "
 			    "'%s'", i, err, bad[i].line, bad[i].words);
 	}
+}
+
+/* workers=auto / threads=auto: the rule of conf_auto_size() over machine sizes and kinds. */
+static void
+test_auto_rule(void)
+{
+	static const struct {
+		enum conf_kind kind;
+		int cpus, workers, threads;
+	} cases[] = {
+		{ CONF_KIND_CPU, 0, 1, 32 },
+		{ CONF_KIND_CPU, 1, 1, 32 },
+		{ CONF_KIND_CPU, 2, 1, 32 },
+		{ CONF_KIND_CPU, 3, 2, 32 },
+		{ CONF_KIND_CPU, 4, 2, 32 },
+		{ CONF_KIND_CPU, 64, 32, 32 },
+		{ CONF_KIND_SQLITE, 2, 1, 16 },
+		{ CONF_KIND_SQLITE, 8, 4, 16 },
+		{ CONF_KIND_SQLITE, 64, 32, 16 },
+		{ CONF_KIND_PG, 1, 1, 8 },
+		{ CONF_KIND_PG, 2, 1, 8 },
+		{ CONF_KIND_PG, 8, 4, 8 },
+		{ CONF_KIND_PG, 64, 4, 8 },
+		{ CONF_KIND_PG, 1024, 4, 8 },
+	};
+	size_t i;
+	int w, t;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		w = t = -1;
+		conf_auto_size(cases[i].kind, cases[i].cpus, &w, &t);
+		CHECK_INT(w, cases[i].workers);
+		CHECK_INT(t, cases[i].threads);
+	}
+}
+
+/* The CPUs a process may use: online CPUs, its affinity mask and its cgroup's quota. */
+static void
+test_cpus_limit(void)
+{
+	static const struct {
+		long online, affinity;
+		const char *cpu_max;
+		int want;
+	} cases[] = {
+		{ 64, 0, NULL, 64 },
+		{ 64, 64, "max 100000", 64 },
+		{ 64, 2, NULL, 2 },		/* taskset -c 0,1 */
+		{ 2, 64, NULL, 2 },
+		{ 64, 64, "200000 100000", 2 },	/* a quota of two CPUs */
+		{ 64, 64, "150000 100000", 2 },	/* 1.5 CPUs: rounded up */
+		{ 64, 64, "50000 100000", 1 },
+		{ 64, 8, "400000 100000", 4 },
+		{ 4, 4, "1600000 100000", 4 },
+		{ 64, 64, "junk", 64 },
+		{ 64, 64, "-1 100000", 64 },
+		{ 64, 64, "100000 0", 64 },
+		{ 64, 64, "", 64 },
+		{ -1, 0, NULL, 1024 },	/* nothing known: the cap */
+		{ -1, 3, NULL, 3 },
+		{ 5000, 0, NULL, 1024 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_INT(conf_cpus_limit(cases[i].online, cases[i].affinity, cases[i].cpu_max),
+		    cases[i].want);
+	CHECK(conf_cpus() >= 1 && conf_cpus() <= sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* auto on endpoint lines: resolved from set cpus (or the machine) and the db's kind. */
+static void
+test_auto_lines(void)
+{
+	const char *text =
+	    "set cpus 8\n"
+	    "db lite sqlite:x.db\n"
+	    "db pg postgresql:///x\n"
+	    "h =/h workers=auto threads=auto\n"
+	    "s =/s workers=auto threads=auto db=lite\n"
+	    "p =/p workers=auto threads=auto db=pg\n"
+	    "w =/w workers=1 threads=auto db=lite\n"
+	    "t =/t workers=auto threads=3\n";
+	char err[512];
+	struct conf *c = load_text(text, err, sizeof(err));
+	const struct conf_endpoint *ep;
+
+	CHECK(c != NULL);
+	if (c == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	CHECK_INT(c->cpus, 8);
+	CHECK_INT(c->cpus_set, 1);
+	if ((ep = conf_find(c, "h")) != NULL) {
+		CHECK_INT(ep->kind, CONF_KIND_CPU);
+		CHECK_INT(ep->workers, 4);
+		CHECK_INT(ep->threads, 32);
+	} else
+		CHECK(ep != NULL);
+	if ((ep = conf_find(c, "s")) != NULL) {
+		CHECK_INT(ep->kind, CONF_KIND_SQLITE);
+		CHECK_INT(ep->workers, 4);
+		CHECK_INT(ep->threads, 16);
+	} else
+		CHECK(ep != NULL);
+	if ((ep = conf_find(c, "p")) != NULL) {
+		CHECK_INT(ep->kind, CONF_KIND_PG);
+		CHECK_INT(ep->workers, 4);
+		CHECK_INT(ep->threads, 8);
+	} else
+		CHECK(ep != NULL);
+	if ((ep = conf_find(c, "w")) != NULL) {
+		CHECK(!ep->workers_auto && ep->threads_auto);
+		CHECK_INT(ep->workers, 1);
+		CHECK_INT(ep->threads, 16);
+	} else
+		CHECK(ep != NULL);
+	if ((ep = conf_find(c, "t")) != NULL) {
+		CHECK(ep->workers_auto && !ep->threads_auto);
+		CHECK_INT(ep->workers, 4);
+		CHECK_INT(ep->threads, 3);
+	} else
+		CHECK(ep != NULL);
+	conf_free(c);
+	/* The override of a db's URL decides its kind: SQLite in the file, PostgreSQL here. */
+	setenv("SLUICE_DB_LITE", "postgresql:///lite", 1);
+	c = load_text("set cpus 2\ndb lite sqlite:x.db\ns =/s workers=auto threads=auto db=lite\n",
+	    err, sizeof(err));
+	unsetenv("SLUICE_DB_LITE");
+	CHECK(c != NULL && c->eps[0].kind == CONF_KIND_PG && c->eps[0].threads == 8);
+	conf_free(c);
+	/* Without set cpus, the machine's. */
+	c = load_text("h =/h workers=auto\n", err, sizeof(err));
+	CHECK(c != NULL && c->cpus == conf_cpus() && !c->cpus_set &&
+	    c->eps[0].workers == (conf_cpus() + 1) / 2 && c->eps[0].threads == 1);
+	conf_free(c);
 }
 
 static void
@@ -667,6 +823,9 @@ main(void)
 	RUN(test_db_override);
 	RUN(test_bad_lines);
 	RUN(test_bad_file);
+	RUN(test_auto_rule);
+	RUN(test_cpus_limit);
+	RUN(test_auto_lines);
 	RUN(test_keepalive_rule);
 	RUN(test_gen_tuned);
 	RUN(test_gen_access_log);
