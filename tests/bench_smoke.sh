@@ -35,6 +35,14 @@ if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 		    { echo "FAIL suite ${s%%:*} has no $(echo "${s#*:}") rows (PostgreSQL did not start?)"; fail=1; }
 	done
 fi
+# The footprint of the whole stack idle: RSS, PSS and USS summed over its processes, each
+# positive, RSS >= PSS >= USS (PSS shares a page among the processes that map it, USS
+# counts private pages only), over at least nginx, sluiced and one worker.
+fp=$(awk -F, '$1 == "footprint" && $2 ~ /^(rss|pss|uss)-stack$/ { v[$2] = $19; n = $18 }
+    END { print (v["rss-stack"] > 0 && v["pss-stack"] > 0 && v["uss-stack"] > 0 &&
+        v["rss-stack"] >= v["pss-stack"] && v["pss-stack"] >= v["uss-stack"] && n >= 3) }' "$out/results.csv")
+[ "$fp" = 1 ] || { echo "FAIL footprint: no whole-stack RSS/PSS/USS rows, or RSS >= PSS >= USS broken"; fail=1; }
+grep -q '| \*\*the whole stack\*\* |' "$out/report.md" || { echo "FAIL footprint: no whole-stack row in the report"; fail=1; }
 # A line per measured point as the run goes: one "bench: SUITE: TARGET: FIGURE" per row.
 points=$(grep -c '^bench: [a-z-]*: .*: ' "$out/log")
 [ "$points" -eq "$rows" ] || { echo "FAIL $points progress lines for $rows result rows"; fail=1; }
