@@ -14,7 +14,10 @@
 #   fastapi       FastAPI + uvicorn --workers 2 (uvloop, httptools) + psycopg 3, Jinja;
 #   platformatic  @platformatic/db 2.61.0: the automatic REST API, GETSingle only (its own
 #                 URL and JSON shape: camelCase fields), no /health, no embedding, no page;
-#                 one process (`start`; several workers need Platformatic's runtime).
+#                 one process (`start`; several workers need Platformatic's runtime);
+#   go            a compiled peer: Go's net/http, pgx v4's pool / go-sqlite3 through
+#                 database/sql, from Debian's golang packages (GOPATH mode, nothing
+#                 fetched), one process on every CPU: /health and GETSingle only.
 # Every peer runs behind its own nginx (bench/peers/nginx-*.conf.in: the tuned profile's
 # settings, HTTP/1.1 upstream with keepalive, or FastCGI for PHP-FPM) while sluice's stack
 # (tuned) runs beside it, idle when not measured, and the runs of both are interleaved, so
@@ -28,7 +31,7 @@
 # peer that cannot be installed or started gets n/a rows with the reason; the Node peers
 # need Node 20 or newer.
 #
-# Settings: BENCH_PEERS ("php-fpm fastify fastapi platformatic"), PEERS_DBS ("sqlite
+# Settings: BENCH_PEERS ("php-fpm fastify fastapi platformatic go"), PEERS_DBS ("sqlite
 # postgresql"), PEERS_CONNS (32), PEERS_SCENARIOS ("health GETSingle GETSingleEmbed chat"),
 # PEERS_PHP_CHILDREN (8), PEERS_NODE_WORKERS (2), PEERS_PY_WORKERS (2), PEERS_PG_POOL (8
 # connections per peer process), PEERS_CHAT_CHANNELS (64), PEERS_CHAT_USERS (1024),
@@ -36,7 +39,7 @@
 # measure the HTTP peers on their own port, without nginx: a labelled column, profile
 # "tuned-direct" in results.csv).
 
-PEERS_DEBS="php8.2-fpm php8.2-sqlite3 php8.2-pgsql python3-fastapi python3-uvicorn python3-uvloop python3-httptools python3-psycopg python3-psycopg-pool python3-jinja2"
+PEERS_DEBS="php8.2-fpm php8.2-sqlite3 php8.2-pgsql python3-fastapi python3-uvicorn python3-uvloop python3-httptools python3-psycopg python3-psycopg-pool python3-jinja2 golang-go golang-github-jackc-pgx-v4-dev golang-github-mattn-go-sqlite3-dev"
 PEERS_DIR=$TOP/bench/peers
 declare -A PEER_NA=()
 PEER_PIDS=()
@@ -64,6 +67,29 @@ peers_install() {
 		fi
 		peers_npm "$p" || PEER_NA[$p]="npm ci failed (bench/peers/.cache/$p/npm.log)"
 	done
+	if [[ " $peers " == *" go "* ]]; then
+		if ! command -v go >/dev/null || [ ! -d /usr/share/gocode/src/github.com/jackc/pgx/v4 ] ||
+		    [ ! -d /usr/share/gocode/src/github.com/mattn/go-sqlite3 ]; then
+			PEER_NA[go]="golang-go, golang-github-jackc-pgx-v4-dev, golang-github-mattn-go-sqlite3-dev are not all installed"
+		else
+			peers_go_build || PEER_NA[go]="go build failed (bench/peers/.cache/go/build.log)"
+		fi
+	fi
+}
+
+# Builds bench/peers/go into bench/peers/.cache/go/peer with Debian's Go packages (GOPATH
+# mode: /usr/share/gocode), again only when its source changed; go-sqlite3 is cgo, built
+# against the system's SQLite (the first build takes about 30 s).
+peers_go_build() {
+	local cache=$PEERS_DIR/.cache/go stamp
+	mkdir -p "$cache"
+	stamp=$(cat "$PEERS_DIR"/go/*.go | sha256sum | cut -c1-16)
+	[ -x "$cache/peer" ] && [ -f "$cache/.stamp-$stamp" ] && return 0
+	echo "peers: go build of bench/peers/go (first run: about 30 s)" >&2
+	(cd "$PEERS_DIR/go" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$cache/gocache" \
+	    go build -o "$cache/peer" .) >"$cache/build.log" 2>&1 || return 1
+	rm -f "$cache"/.stamp-*
+	touch "$cache/.stamp-$stamp"
 }
 
 # npm ci of bench/peers/NAME into bench/peers/.cache/NAME, redone only when the lock file
@@ -155,6 +181,11 @@ peers_start() {
 		    --http httptools --no-access-log --log-level warning >"$run/peer.log" 2>&1 &
 		PEER_PIDS+=($!) STACK_PIDS+=($!)
 		;;
+	go)
+		env "${PEERS_ENV[@]}" PEER_PORT=$port PEER_PG_POOL="${PEERS_PG_POOL:-8}" \
+		    taskset -c "$SERVER_CPUS" "$PEERS_DIR/.cache/go/peer" >"$run/peer.log" 2>&1 &
+		PEER_PIDS+=($!) STACK_PIDS+=($!)
+		;;
 	platformatic)
 		# Its database is the chinook one only: an automatic API over one database.
 		# `start` runs one process: several workers need Platformatic's runtime.
@@ -199,6 +230,7 @@ peers_target() {
 	case $peer:$scenario in
 	platformatic:GETSingle) echo "lua:$PEERS_DIR/platformatic.lua:GETSingle" ;;
 	platformatic:*) ;;
+	go:GETSingleEmbed | go:chat) ;;
 	*:health) echo "/health" ;;
 	*:chat) echo "/" ;;
 	*:GET*) echo "lua:$TOP/bench/postgrest.lua:$scenario" ;;
@@ -251,8 +283,10 @@ peers_same_json() {
 	local peer=$1 id a b q
 	[ "$peer" = platformatic ] && { echo "its own shape (camelCase fields, no embedding)"; return; }
 	command -v jq >/dev/null || { echo "not compared (jq is missing)"; return; }
+	local embed="album?select=*,track(*,genre(*))&artist_id=eq."
+	[ "$peer" = go ] && embed=
 	for id in 5 127 300; do
-		for q in "artist?select=*&artist_id=eq.$id" "album?select=*,track(*,genre(*))&artist_id=eq.$id"; do
+		for q in "artist?select=*&artist_id=eq.$id" ${embed:+"$embed$id"}; do
 			a=$(curl -s "http://127.0.0.1:$BENCH_PORT/rest/v1/$q" | jq -c . 2>&1 | sha256sum)
 			b=$(curl -s "http://127.0.0.1:$PEERS_PORT/rest/v1/$q" | jq -c . 2>&1 | sha256sum)
 			[ "$a" = "$b" ] || { echo "differs ($q)"; return; }
@@ -262,7 +296,7 @@ peers_same_json() {
 }
 
 suite_peers() {
-	local peers=${BENCH_PEERS:-php-fpm fastify fastapi platformatic} dbs=${PEERS_DBS:-sqlite postgresql}
+	local peers=${BENCH_PEERS:-php-fpm fastify fastapi platformatic go} dbs=${PEERS_DBS:-sqlite postgresql}
 	local conns=${PEERS_CONNS:-32} scenarios=${PEERS_SCENARIOS:-health GETSingle GETSingleEmbed chat}
 	local channels=${PEERS_CHAT_CHANNELS:-64} users=${PEERS_CHAT_USERS:-1024} msgs=${PEERS_CHAT_MSGS:-200000}
 	local scratch=$BENCH_TMP/peers db peer profile profiles s target chinook chat same targets ratio
@@ -277,9 +311,9 @@ suite_peers() {
 	{
 		echo "## peers: sluice against the stacks a user would pick instead"
 		echo
-		echo "Every stack behind the same nginx (2 workers, the tuned profile's settings; HTTP/1.1 upstream with keepalive 64, or FastCGI for PHP-FPM), pinned alike; sluice's stack (tuned: health 8x8, rest 4x4, chat_page 8x2) runs beside each peer and their runs are interleaved, so each ratio comes from one stretch of time. $conns connections, median of $BENCH_RUNS. Chat page: $channels channels, $users users, $msgs messages, a random seeded user per request, uncompressed. Peers: php-fpm default (pm dynamic, 5 children max, a connection per request, no FastCGI keepalive) and tuned (pm static ${PEERS_PHP_CHILDREN:-8}, persistent connections, keepalive); fastify (${PEERS_NODE_WORKERS:-2}-process cluster, pg / better-sqlite3); fastapi (uvicorn ${PEERS_PY_WORKERS:-2} workers, uvloop, httptools, psycopg 3 / sqlite3, Jinja); platformatic (@platformatic/db 2.61.0, one process: GETSingle only, its own URL and camelCase JSON). n/a: the peer cannot do the scenario (or is not installed). \"JSON\": whether the peer's GETSingle/GETSingleEmbed bodies are sluice's bytes."
+		echo "Every stack behind the same nginx (2 workers, the tuned profile's settings; HTTP/1.1 upstream with keepalive 64, or FastCGI for PHP-FPM), pinned alike; sluice's stack (tuned: health 8x8, rest 4x4, chat_page 8x2) runs beside each peer and their runs are interleaved, so each ratio comes from one stretch of time. $conns connections, median of $BENCH_RUNS. Chat page: $channels channels, $users users, $msgs messages, a random seeded user per request, uncompressed. Peers: php-fpm default (pm dynamic, 5 children max, a connection per request, no FastCGI keepalive) and tuned (pm static ${PEERS_PHP_CHILDREN:-8}, persistent connections, keepalive); fastify (${PEERS_NODE_WORKERS:-2}-process cluster, pg / better-sqlite3); fastapi (uvicorn ${PEERS_PY_WORKERS:-2} workers, uvloop, httptools, psycopg 3 / sqlite3, Jinja); platformatic (@platformatic/db 2.61.0, one process: GETSingle only, its own URL and camelCase JSON); go (Go's net/http, one process on every CPU, pgx v4 pool / go-sqlite3: /health and GETSingle only). n/a: the peer cannot do the scenario (or is not installed). \"JSON\": whether the peer's GETSingle/GETSingleEmbed bodies are sluice's bytes."
 		echo
-		echo "Versions: $(/usr/sbin/php-fpm8.2 -v 2>/dev/null | head -1 | awk '{ print "PHP", $2 }'); Node $(node -v 2>/dev/null); fastify, pg, better-sqlite3 as pinned in bench/peers/fastify/package-lock.json; FastAPI $(dpkg-query -W -f='${Version}' python3-fastapi 2>/dev/null), uvicorn $(dpkg-query -W -f='${Version}' python3-uvicorn 2>/dev/null), psycopg $(dpkg-query -W -f='${Version}' python3-psycopg 2>/dev/null), Python $(/usr/bin/python3 -V 2>&1 | awk '{ print $2 }')."
+		echo "Versions: $(/usr/sbin/php-fpm8.2 -v 2>/dev/null | head -1 | awk '{ print "PHP", $2 }'); Node $(node -v 2>/dev/null); fastify, pg, better-sqlite3 as pinned in bench/peers/fastify/package-lock.json; FastAPI $(dpkg-query -W -f='${Version}' python3-fastapi 2>/dev/null), uvicorn $(dpkg-query -W -f='${Version}' python3-uvicorn 2>/dev/null), psycopg $(dpkg-query -W -f='${Version}' python3-psycopg 2>/dev/null), Python $(/usr/bin/python3 -V 2>&1 | awk '{ print $2 }'); $(go version 2>/dev/null | awk '{ print "Go", $3 }'), pgx $(dpkg-query -W -f='${Version}' golang-github-jackc-pgx-v4-dev 2>/dev/null), go-sqlite3 $(dpkg-query -W -f='${Version}' golang-github-mattn-go-sqlite3-dev 2>/dev/null)."
 		echo
 	} | bench_report
 
