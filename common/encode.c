@@ -49,15 +49,13 @@ encode_token_is(const char *p, size_t len, const char *lit)
 	return 1;
 }
 
-enum encode_coding
-encode_choose(const char *ae)
+/* What ae says of br and gzip (x-gzip) and "*": -1 not named, 0 refused, 1 accepted. */
+static void
+encode_parse(const char *ae, int *br_out, int *gz_out, int *any_out)
 {
-	/* -1: not named, 0: refused, 1: accepted. */
 	int br = -1, gz = -1, any = -1, ok;
 	const char *p = ae, *end, *tok, *tokend;
 
-	if (ae == NULL)
-		return ENCODE_IDENTITY;
 	while (*p != '\0') {
 		end = strchr(p, ',');
 		if (end == NULL)
@@ -78,11 +76,34 @@ encode_choose(const char *ae)
 			any = ok;
 		p = *end == ',' ? end + 1 : end;
 	}
-	if (br == 1 || (br == -1 && any == 1))
+	*br_out = br;
+	*gz_out = gz;
+	*any_out = any;
+}
+
+enum encode_coding
+encode_choose(const char *ae)
+{
+	if (encode_accepts(ae, ENCODE_BR))
 		return ENCODE_BR;
-	if (gz == 1 || (gz == -1 && any == 1))
+	if (encode_accepts(ae, ENCODE_GZIP))
 		return ENCODE_GZIP;
 	return ENCODE_IDENTITY;
+}
+
+int
+encode_accepts(const char *ae, enum encode_coding c)
+{
+	int br, gz, any;
+
+	if (c == ENCODE_IDENTITY)
+		return 1;
+	if (ae == NULL)
+		return 0;
+	encode_parse(ae, &br, &gz, &any);
+	if (c == ENCODE_BR)
+		return br == 1 || (br == -1 && any == 1);
+	return gz == 1 || (gz == -1 && any == 1);
 }
 
 static int

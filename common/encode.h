@@ -29,6 +29,10 @@ enum encode_coding {
 /* The coding to use for an Accept-Encoding value (NULL: identity). */
 enum encode_coding encode_choose(const char *accept_encoding);
 
+/* 1 when an Accept-Encoding value (NULL: none) accepts coding c (identity: always), by
+ * the rules of encode_choose(); else 0. */
+int encode_accepts(const char *accept_encoding, enum encode_coding c);
+
 /*
  * Compresses rs->body in place according to rq's Accept-Encoding and adds the
  * Content-Encoding and Vary headers.  Scratch memory comes from rq's arena.  Returns 0,

@@ -69,6 +69,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "s_00000001..N"),
 	[SETTING_TEMPLATE] = STR("SLUICE_TEMPLATE",
 	    "the chat page's template file (default: handlers/chat_page.html in the tree)"),
+	[SETTING_CHAT_PAGE_CACHE] = INT("SLUICE_CHAT_PAGE_CACHE", 0, 1, 0,
+	    "the chat page: 1 serves each channel's rendered message list (and its gzip) from "
+	    "a per-process cache that every write to the channel invalidates; 0: off"),
 	[SETTING_REST_UNFILTERED_WRITES] = INT("SLUICE_REST_UNFILTERED_WRITES", 0, 1, 0,
 	    "the REST API: 1 lets a PATCH or DELETE without a filter change every row; 0: 400"),
 	[SETTING_REST_CORS_ORIGINS] = STR("SLUICE_REST_CORS_ORIGINS",

@@ -15,10 +15,14 @@
  * or characters; 401 no valid session; 405 not POST; 409 the user is gone or has no
  * current channel; 413 body over the cap; 415 neither JSON nor a form; 503 database busy
  * or down.  Nothing is written on any 4xx.  Tables: reads users, inserts into messages.
+ * After the commit it bumps the channel's counter on the version board (chat/version.h),
+ * which the page's cache (chat_page_cache=1) reads.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "chat/chat.h"
+#include "chat/version.h"
 #include "chat/write.h"
 #include "db.h"
 #include "serve.h"
@@ -42,29 +46,36 @@ struct send {
 	const char *text;
 	size_t len;
 	double now;
+	int64_t channel;	/* out: the channel written to */
 };
 
-/* The insert, run inside a (group) transaction: 0 inserted, 1 no such user or no current
- * channel (nothing written), -1 on a database failure. */
+/* The insert, run inside a (group) transaction: 0 inserted (s->channel says where), 1 no
+ * such user or no current channel (nothing written), -1 on a database failure. */
 static int
 send_write(struct db *db, void *arg)
 {
-	const struct send *s = arg;
+	struct send *s = arg;
 	struct db_stmt *st;
+	int rc;
 
 	/* A pending session's user is made by its first write (apps/chat/chat.h). */
 	if (chat_user_ensure(db, s->sid) < 0)
 		return -1;
 	if ((st = db_prepare(db, "INSERT INTO messages(channel_id, user_id, content, "
 	    "created_ts) SELECT current_channel_id, id, $2, $3 FROM users "
-	    "WHERE session_id = $1 AND current_channel_id IS NOT NULL")) == NULL)
+	    "WHERE session_id = $1 AND current_channel_id IS NOT NULL "
+	    "RETURNING channel_id")) == NULL)
 		return -1;
 	db_bind_text(st, 1, s->sid, strlen(s->sid));
 	db_bind_text(st, 2, s->text, s->len);
 	db_bind_double(st, 3, s->now);
-	if (db_step(st) != DB_DONE)
+	if ((rc = db_step(st)) == DB_DONE)
+		return 1;
+	if (rc != DB_ROW)
 		return -1;
-	return db_changes(st) == 1 ? 0 : 1;
+	s->channel = db_column_int(st, 0);
+	/* One row at most (session_id is unique): run the statement to its end. */
+	return db_step(st) == DB_DONE ? 0 : -1;
 }
 
 /* The write; handle() adapts its answer to a form post. */
@@ -82,8 +93,12 @@ send_handle(struct req *rq, struct resp *rs)
 	s.text = v[SEND_TEXT].s;
 	s.len = v[SEND_TEXT].len;
 	s.now = chat_now();
+	s.channel = 0;
 	if ((rc = chat_write(rq, rs, send_write, &s)) < 0)
 		return 0;
+	/* Committed, not yet answered: cached lists of the channel are stale from now on. */
+	if (rc == 0)
+		chat_version_bump_channel(s.channel);
 	if (rc == 1)
 		return resp_error(rs, 409, "no_channel",
 		    "the session's user does not exist or has no current channel", NULL,

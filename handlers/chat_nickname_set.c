@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "chat/chat.h"
+#include "chat/version.h"
 #include "chat/write.h"
 #include "db.h"
 #include "serve.h"
@@ -81,6 +82,9 @@ nick_handle(struct req *rq, struct resp *rs)
 	n.len = v[NICK_NICK].len;
 	if ((rc = chat_write(rq, rs, nick_write, &n)) < 0)
 		return 0;
+	/* Committed: message lists show nicknames, so cached ones are stale now. */
+	if (rc == 0)
+		chat_version_bump_nick();
 	if (rc == 1)
 		return resp_error(rs, 409, "no_user", "the session's user does not exist",
 		    NULL, "reload the chat page");

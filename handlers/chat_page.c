@@ -17,7 +17,19 @@
  * host, and the page works without it: its forms post to the write endpoints, which
  * answer 303 back to /, and its message list, scrolled in column-reverse, opens at the
  * newest message.  The body is compressed with Brotli
- * or gzip by Accept-Encoding (common/encode.h), and is never cached (it is per user).
+ * or gzip by Accept-Encoding (common/encode.h), and is never cached by HTTP caches (it is
+ * per user).
+ *
+ * chat_page_cache=1 (SLUICE_CHAT_PAGE_CACHE; off by default and in the benchmark's
+ * faithful run): the message list of the current channel, the part of the page that
+ * does not depend on the user, is served from the worker's cache (apps/chat/pagecache.h)
+ * while the channel's and the nicknames' counters on the version board
+ * (apps/chat/version.h), which every write bumps after its commit, say it is current;
+ * the user's nickname and channels are read as always.  The page is then gzip (spliced
+ * from the cached list's deflate blocks and the compressed head and tail) when the
+ * client accepts gzip, else identity: the same bytes as without the cache.  A list is
+ * read by the current channel's id and cached only when the board did not move between
+ * before the read transaction and after the counters were read.
  *
  * No parameters.  Statuses: 200 text/html; 405 other methods; 503 database busy or down;
  * 500 otherwise.  Tables: reads channels, users, channel_memberships, messages; writes
@@ -31,6 +43,8 @@
 
 #include "arena.h"
 #include "chat/chat.h"
+#include "chat/pagecache.h"
+#include "chat/version.h"
 #include "settings.h"
 #include "db.h"
 #include "encode.h"
@@ -68,8 +82,19 @@ static const char *const q_messages_guest =
     "WHERE m.channel_id = (SELECT id FROM channels WHERE name = 'starcord') "
     "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
 #define PAGE_GUEST_CHANNEL	"starcord"
+/* With the cache: the current channel's id, and its messages by that id. */
+static const char *const q_nickname_channel =
+    "SELECT nickname, current_channel_id FROM users WHERE session_id = $1";
+static const char *const q_guest_channel =
+    "SELECT id FROM channels WHERE name = '" PAGE_GUEST_CHANNEL "'";
+static const char *const q_messages_channel =
+    "SELECT m.id, u.nickname, m.content, m.created_ts "
+    "FROM messages m JOIN users u ON u.id = m.user_id "
+    "WHERE m.channel_id = $1 "
+    "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
 
 static struct tmpl *page_tmpl;
+static long long page_cache_on;
 
 struct page_channel {
 	struct tmpl_val name;
@@ -88,7 +113,31 @@ struct page {
 	struct page_message msgs[PAGE_MESSAGES];	/* newest first */
 	size_t nmsgs;
 	char datetime[32], time[32], initial[8];
+	/* The cache (chat_page_cache=1). */
+	int cache;		/* this page uses it */
+	int64_t channel;	/* the current channel's id; -1: unknown (no caching) */
+	uint64_t ver, nick;	/* the board's counters for it, read in the transaction */
+	int storable;		/* the counters held when the snapshot was taken */
+	struct chat_frag *frag;	/* a hit: the list, held until the response is made */
+	struct buf *out;	/* the body being rendered */
+	size_t list_at, list_end;	/* where the list is (or goes) in out */
 };
+
+/*
+ * Reads the board for the current channel (cache mode) and looks the list up: 1 on a
+ * hit (pg->frag held), 0 on a miss.  seq0 is the board's sequence read before the
+ * transaction's snapshot: if it still holds after the counters were read, they held at
+ * the snapshot too, and a list read now may be stored under them.
+ */
+static int
+page_cache_lookup(struct page *pg, uint64_t seq0)
+{
+	pg->ver = chat_version_channel(pg->channel);
+	pg->nick = chat_version_nick();
+	pg->storable = chat_version_seq() == seq0;
+	pg->frag = chat_cache_get(pg->channel, pg->ver, pg->nick);
+	return pg->frag != NULL;
+}
 
 /* Copies the text column col into the arena as a tmpl_val; -1 past the arena's cap. */
 static int
@@ -124,11 +173,18 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 	struct page_channel *nc;
 	char nick[CHAT_NICK_GUEST];
 	int rc, ret = -1, guest = 0;
+	uint64_t seq0 = 0;
 
 	pg->nchannels = pg->nmsgs = 0;
+	pg->channel = -1;
+	chat_cache_release(pg->frag);
+	pg->frag = NULL;
+	/* Before the snapshot: see page_cache_lookup(). */
+	if (pg->cache)
+		seq0 = chat_version_seq();
 	if (db_begin(db, DB_TXN_READ) < 0)
 		return -1;
-	if ((st = db_prepare(db, q_nickname)) == NULL)
+	if ((st = db_prepare(db, pg->cache ? q_nickname_channel : q_nickname)) == NULL)
 		goto out;
 	db_bind_text(st, 1, sid, sidlen);
 	if ((rc = db_step(st)) == DB_ERROR)
@@ -150,12 +206,24 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 		pg->channels[0].name.len = sizeof(PAGE_GUEST_CHANNEL) - 1;
 		pg->channels[0].current = 1;
 		pg->nchannels = 1;
+		if (pg->cache) {
+			if ((st = db_prepare(db, q_guest_channel)) == NULL)
+				goto out;
+			if ((rc = db_step(st)) == DB_ERROR)
+				goto out;
+			if (rc == DB_ROW) {
+				pg->channel = db_column_int(st, 0);
+				db_reset(st);
+			}
+		}
 		goto messages;
 	}
 	if (page_col(rq, st, 0, &pg->nickname) < 0) {
 		ret = -2;
 		goto out;
 	}
+	if (pg->cache && !db_column_isnull(st, 1))
+		pg->channel = db_column_int(st, 1);
 	db_reset(st);
 
 	if ((st = db_prepare(db, q_channels)) == NULL)
@@ -182,10 +250,19 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 		goto out;
 
 messages:
-	if ((st = db_prepare(db, guest ? q_messages_guest : q_messages)) == NULL)
-		goto out;
-	if (!guest)
-		db_bind_text(st, 1, sid, sidlen);
+	if (pg->channel >= 0) {
+		/* Cache mode with a known channel: the cached list, or the list by its id. */
+		if (page_cache_lookup(pg, seq0))
+			goto done;
+		if ((st = db_prepare(db, q_messages_channel)) == NULL)
+			goto out;
+		db_bind_int(st, 1, pg->channel);
+	} else {
+		if ((st = db_prepare(db, guest ? q_messages_guest : q_messages)) == NULL)
+			goto out;
+		if (!guest)
+			db_bind_text(st, 1, sid, sidlen);
+	}
 	while ((rc = db_step(st)) == DB_ROW && pg->nmsgs < PAGE_MESSAGES) {
 		struct page_message *m = &pg->msgs[pg->nmsgs];
 
@@ -201,10 +278,13 @@ messages:
 		goto out;
 	if (rc == DB_ROW)
 		db_reset(st);
+done:
 	if (db_commit(db) < 0)
 		goto out;
 	return 1;
 out:
+	chat_cache_release(pg->frag);
+	pg->frag = NULL;
 	db_rollback(db);
 	return ret;
 }
@@ -269,8 +349,13 @@ page_row(void *ctx, int block, size_t i, struct tmpl_val *vals)
 		vals[S_CH_CLASS].len = strlen(vals[S_CH_CLASS].s);
 		return 1;
 	}
-	if (i >= pg->nmsgs)
+	/* Where the list starts and ends in the body; a cached list goes in later. */
+	if (i == 0)
+		pg->list_at = pg->out->len;
+	if (i >= pg->nmsgs || pg->frag != NULL) {
+		pg->list_end = pg->out->len;
 		return 0;
+	}
 	m = &pg->msgs[pg->nmsgs - 1 - i];
 	vals[S_M_ID] = m->id;
 	vals[S_M_NICK] = m->nick;
@@ -292,18 +377,20 @@ page_row(void *ctx, int block, size_t i, struct tmpl_val *vals)
 	return 1;
 }
 
+static int page_respond(struct req *, struct resp *, struct page *);
+
 static int
 handle(struct req *rq, struct resp *rs)
 {
-	struct tmpl_val vals[S__MAX];
 	char sid[CHAT_SID_MAX];
 	struct page *pg;
 	int tries, rc = -1;
-	size_t i;
 
 	if ((pg = arena_alloc(rq->arena, sizeof(*pg))) == NULL)
 		return resp_error(rs, 413, "too_large", "out of request memory", NULL, NULL);
 	memset(pg, 0, sizeof(*pg));
+	pg->cache = page_cache_on != 0;
+	pg->out = &rs->body;
 	/* A first visit gets a pending session: a signed cookie, no write (chat.h). */
 	if (!chat_session(rq, sid) && chat_session_new(rq, rs, sid) < 0)
 		return 0;
@@ -327,6 +414,38 @@ handle(struct req *rq, struct resp *rs)
 	if (rc != 1)
 		return resp_error(rs, 503, "busy", "the database is busy; retry the request",
 		    NULL, NULL);
+	rc = page_respond(rq, rs, pg);
+	chat_cache_release(pg->frag);
+	pg->frag = NULL;
+	return rc;
+}
+
+/*
+ * With a list at hand (pg->frag, a hit, or just stored) the page goes out spliced:
+ * gzip when the client takes it, else the list copied in.  Returns 0, or -1 when the
+ * page could not be made that way (the caller then sends it as usual).
+ */
+static int
+page_send_cached(struct req *rq, struct resp *rs, struct page *pg, size_t skip)
+{
+	int gz = encode_accepts(req_header(rq, "Accept-Encoding"), ENCODE_GZIP);
+
+	if (resp_header(rs, "Vary", "Accept-Encoding") < 0)
+		return -1;
+	if (gz) {
+		if (chat_cache_gzip(&rs->body, pg->list_at, skip, pg->frag, rq->arena) < 0)
+			return -1;
+		return resp_header(rs, "Content-Encoding", "gzip");
+	}
+	return skip > 0 ? 0 : chat_cache_splice(&rs->body, pg->list_at, pg->frag, rq->arena);
+}
+
+/* Renders the loaded page into rs, from the cache or into it. */
+static int
+page_respond(struct req *rq, struct resp *rs, struct page *pg)
+{
+	struct tmpl_val vals[S__MAX];
+	size_t i;
 
 	memset(vals, 0, sizeof(vals));
 	vals[S_NICKNAME] = pg->nickname;
@@ -341,6 +460,19 @@ handle(struct req *rq, struct resp *rs)
 		    NULL, NULL);
 	if (resp_header(rs, "Cache-Control", "no-store") < 0)
 		return -1;
+	if (pg->frag != NULL) {
+		/* A hit: the page was rendered without its list. */
+		if (page_send_cached(rq, rs, pg, 0) < 0)
+			return resp_error(rs, 500, "internal", "the cached page could not be made",
+			    NULL, NULL);
+		return 0;
+	}
+	if (pg->channel >= 0 && pg->storable && pg->list_end >= pg->list_at &&
+	    chat_cache_put(pg->channel, pg->ver, pg->nick, rs->body.data + pg->list_at,
+	    pg->list_end - pg->list_at) == 0 &&
+	    (pg->frag = chat_cache_get(pg->channel, pg->ver, pg->nick)) != NULL &&
+	    page_send_cached(rq, rs, pg, pg->list_end - pg->list_at) == 0)
+		return 0;
 	if (encode_response(rq, rs) < 0)
 		log_warn("compression failed; sending the page uncompressed");
 	return 0;
@@ -397,11 +529,15 @@ main(int argc, char **argv)
 
 	if (chat_init() < 0)
 		return 1;
+	if (settings_int(SETTING_CHAT_PAGE_CACHE, &page_cache_on) < 0)
+		return 1;	/* chat_init() said why */
 	if ((page_tmpl = page_load_template(err, sizeof(err))) == NULL) {
 		fprintf(stderr, "chat_page: template: %s\n", err);
+		chat_fini();
 		return 1;
 	}
 	rc = serve_main(argc, argv, &endpoint);
 	tmpl_free(page_tmpl);
+	chat_fini();
 	return rc;
 }

@@ -20,9 +20,12 @@
 
 #include "chat.h"
 #include "chat/body.h"
+#include "chat/pagecache.h"
+#include "chat/version.h"
 #include "chat/write.h"
 #include "json.h"
 #include "keyfile.h"
+#include "log.h"
 #include "serve.h"
 #include "settings.h"
 #include "str.h"
@@ -38,6 +41,33 @@ static size_t chat_keylen;
 static long long chat_bench_sessions;
 static _Thread_local uint64_t chat_rng;
 
+/*
+ * The version board (version.h): every chat process maps it, since every writer must bump
+ * it for the pages that cache.  A page that caches cannot do without it; any other chat
+ * process logs why it has none (its writes then go unseen by caching pages: fix it).
+ */
+static int
+chat_init_versions(void)
+{
+	long long cache;
+
+	if (settings_int(SETTING_CHAT_PAGE_CACHE, &cache) < 0) {
+		fprintf(stderr, "chat: SLUICE_CHAT_PAGE_CACHE must be 0 or 1\n");
+		return -1;
+	}
+	if (chat_version_open() == 0)
+		return 0;
+	if (cache) {
+		fprintf(stderr, "chat: chat_page_cache=1 needs the version board %s next to "
+		    "the database: %s\n", CHAT_VERSION_FILE, strerror(errno));
+		return -1;
+	}
+	log_err("chat: no version board (%s next to the database): %s; pages with "
+	    "chat_page_cache=1 would not see this process's writes", CHAT_VERSION_FILE,
+	    strerror(errno));
+	return 0;
+}
+
 int
 chat_init(void)
 {
@@ -51,6 +81,8 @@ chat_init(void)
 		fprintf(stderr, "chat: SLUICE_BENCH_SESSIONS must be 0..99999999\n");
 		return -1;
 	}
+	if (chat_init_versions() < 0)
+		return -1;
 	if (hex != NULL) {
 		if ((k = str_unhex(hex, strlen(hex), chat_key, sizeof(chat_key))) < KEYFILE_MIN) {
 			fprintf(stderr, "chat: SLUICE_SESSION_KEY must be 32 to 128 hex digits\n");
@@ -79,9 +111,20 @@ chat_init(void)
 int
 chat_main(int argc, char **argv, const struct endpoint *ep)
 {
+	int rc;
+
 	if (chat_init() < 0)
 		return 1;
-	return serve_main(argc, argv, ep);
+	rc = serve_main(argc, argv, ep);
+	chat_fini();
+	return rc;
+}
+
+void
+chat_fini(void)
+{
+	chat_cache_free();
+	chat_version_close();
 }
 
 int

@@ -32,10 +32,13 @@ struct resp;
  * Returns 0, or -1 after printing why on stderr. */
 int chat_init(void);
 
-/* A chat endpoint's main(): chat_init(), then serve_main() with ep.  Returns 1 when
- * chat_init() failed, else serve_main()'s status. */
+/* A chat endpoint's main(): chat_init(), then serve_main() with ep, then chat_fini().
+ * Returns 1 when chat_init() failed, else serve_main()'s status. */
 struct endpoint;
 int chat_main(int argc, char **argv, const struct endpoint *ep);
+
+/* Releases what chat_init() and the page cache hold; after the serving threads stopped. */
+void chat_fini(void);
 
 /* 1 in bench mode (SLUICE_BENCH_SESSIONS > 0), else 0. */
 int chat_bench_mode(void);

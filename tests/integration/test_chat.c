@@ -6,7 +6,9 @@
  * bad input (4xx, nothing written), bench mode, concurrent writers (every 204 is a row,
  * no 5xx, no "database is locked", the writer processes locking no file but the writers'
  * queue "chat.db-wlock", and no other lock file in the data directory), and kill -9
- * of the writers right after their 204s (no acknowledged message is lost).
+ * of the writers right after their 204s (no acknowledged message is lost); the page
+ * cache (chat_page_cache=1): the same bytes as without it, identity and gzip, and every
+ * write shown at once.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -37,7 +39,7 @@ static int up;
 static int
 setup(void)
 {
-	char conf[2048 + 2 * PATH_MAX], bin[PATH_MAX];
+	char conf[2048 + 3 * PATH_MAX], bin[PATH_MAX];
 	const char *b = getenv("SLUICE_BIN");
 
 	snprintf(dir, sizeof(dir), "/tmp/sluice-chat-XXXXXX");
@@ -59,8 +61,10 @@ setup(void)
 	    "chat_messages =/chat/messages workers=1 threads=4 db=chat\n"
 	    "bench_page =/bench workers=1 db=chat binary=%s/chat_page bench_sessions=64\n"
 	    "bench_send =/bench-send workers=2 threads=8 db=chat "
-	    "binary=%s/chat_message_send bench_sessions=64\n",
-	    dburl, bin, bin);
+	    "binary=%s/chat_message_send bench_sessions=64\n"
+	    "cached_page =/cached workers=2 threads=2 db=chat binary=%s/chat_page "
+	    "chat_page_cache=1\n",
+	    dburl, bin, bin, bin);
 	if (stack_start(&st, conf, "tuned", 2, NULL) < 0)
 		return -1;
 	up = 1;
@@ -241,6 +245,123 @@ test_writes(void)
 	    "{\"messageSend\":\"with signals\",\"channelOpen\":\"\",\"nicknameSet\":\"x\"}",
 	    &r) == 0);
 	CHECK_INT(r.status, 204);
+	http_resp_free(&r);
+}
+
+/* The gunzip of r's body, NUL-terminated (malloc'd: the caller frees), or NULL. */
+static char *
+gunzip(const struct http_resp *r, size_t *len)
+{
+	size_t cap = 4 * 1024 * 1024;
+	char *out = malloc(cap + 1);
+	z_stream z;
+	int rc;
+
+	if (out == NULL)
+		return NULL;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	z.next_in = (Bytef *)r->body.data;
+	z.avail_in = (uInt)r->body.len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	/* Z_STREAM_END: the whole member, its CRC and length checked by zlib. */
+	rc = inflate(&z, Z_FINISH);
+	*len = z.total_out;
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END || z.avail_in != 0) {
+		free(out);
+		return NULL;
+	}
+	out[*len] = '\0';
+	return out;
+}
+
+/*
+ * The page through the cache (chat_page_cache=1, on /cached) is the page without it,
+ * byte for byte, first and again (a hit in each worker), identity and gzip (spliced from
+ * the cached list's deflate blocks: it must inflate to the same bytes); and a write to the
+ * channel, or a nickname change, shows at once on the next page.
+ */
+static int
+same_page(const char *who, const char *ck, int gz)
+{
+	struct http_resp plain, cached;
+	char v[64], *text = NULL;
+	size_t len = 0;
+	int ok;
+
+	http_resp_init(&plain);
+	http_resp_init(&cached);
+	ok = chatfix_get(st.base, "/", ck, NULL, &plain) == 0 && plain.status == 200 &&
+	    chatfix_get(st.base, "/cached", ck, gz ? "gzip, br" : NULL, &cached) == 0 &&
+	    cached.status == 200;
+	if (ok && gz) {
+		ok = http_header(&cached, "Content-Encoding", v, sizeof(v)) == 0 &&
+		    strcmp(v, "gzip") == 0 && (text = gunzip(&cached, &len)) != NULL &&
+		    len == plain.body.len && memcmp(text, plain.body.data, len) == 0;
+	} else if (ok) {
+		ok = http_header(&cached, "Content-Encoding", v, sizeof(v)) < 0 &&
+		    cached.body.len == plain.body.len &&
+		    memcmp(cached.body.data, plain.body.data, plain.body.len) == 0;
+	}
+	if (!ok)
+		printf("  %s: the cached page differs (%zu vs %zu bytes, gzip %d)\n", who,
+		    gz ? len : cached.body.len, plain.body.len, gz);
+	free(text);
+	http_resp_free(&plain);
+	http_resp_free(&cached);
+	return ok;
+}
+
+static void
+test_page_cache(void)
+{
+	struct http_resp r;
+	char body[128], needle[128], guest[256], *text;
+	size_t len;
+	int i, shown = 0, gz_shown = 0;
+
+	http_resp_init(&r);
+	/* Misses, then hits in both workers, both codings. */
+	for (i = 0; i < 6; i++) {
+		CHECK(same_page("user", cookie, 0));
+		CHECK(same_page("user, gzip", cookie, 1));
+	}
+	/* A pending session (guest) reads 'starcord' by name: the same through the cache. */
+	CHECK(chatfix_get(st.base, "/", NULL, NULL, &r) == 0);
+	CHECK(chatfix_cookie(&r, guest, sizeof(guest)) == 0);
+	for (i = 0; i < 4; i++)
+		CHECK(same_page("guest", guest, i % 2));
+	/* A write, then the page: the message is there at once, from either worker. */
+	for (i = 0; i < 10; i++) {
+		snprintf(body, sizeof(body), "{\"messageSend\":\"cached page sees %d\"}", i);
+		CHECK(chatfix_post(st.base, "/chat/message-send", cookie, NULL, body, &r) == 0);
+		CHECK_INT(r.status, 204);
+		snprintf(needle, sizeof(needle), ">cached page sees %d</p>", i);
+		CHECK(chatfix_get(st.base, "/cached", cookie, NULL, &r) == 0);
+		shown += r.status == 200 && strstr(r.body.data, needle) != NULL;
+		CHECK(chatfix_get(st.base, "/cached", cookie, "gzip", &r) == 0);
+		text = gunzip(&r, &len);
+		gz_shown += text != NULL && strstr(text, needle) != NULL;
+		free(text);
+	}
+	CHECK_INT(shown, 10);
+	CHECK_INT(gz_shown, 10);
+	CHECK(same_page("after writes", cookie, 0));
+	CHECK(same_page("after writes, gzip", cookie, 1));
+	/* A nickname shows in every message of its author: the lists are stale after it. */
+	CHECK(same_page("before the nickname", cookie, 0));
+	CHECK(chatfix_post(st.base, "/chat/nickname-set", cookie, NULL,
+	    "{\"nicknameSet\":\"Cached Carol\"}", &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(chatfix_get(st.base, "/cached", cookie, NULL, &r) == 0);
+	CHECK(chatfix_count(&r, "Cached Carol") >= 11);
+	CHECK(same_page("after the nickname", cookie, 0));
+	CHECK(same_page("after the nickname, gzip", cookie, 1));
 	http_resp_free(&r);
 }
 
@@ -744,7 +865,7 @@ static void
 test_one_lock_file(void)
 {
 	static const char *const want[] = { "chat.db", "chat.db-wal", "chat.db-shm",
-	    "chat.db-wlock", "chat-session.key" };
+	    "chat.db-wlock", "chat-session.key", "chat-versions" };
 	int found[sizeof(want) / sizeof(want[0])] = { 0 };
 	struct dirent *e;
 	size_t i;
@@ -892,6 +1013,7 @@ main(void)
 	RUN(test_page_compression);
 	RUN(test_writes);
 	RUN(test_escaping);
+	RUN(test_page_cache);
 	RUN(test_bad_input);
 	RUN(test_form_posts);
 	RUN(test_messages_poll);

@@ -1,0 +1,236 @@
+/*
+ * pagecache.c: the chat page's cache of rendered message lists (see pagecache.h).
+ *
+ * One mutex guards the slot table, held only to look up, take a reference or swap an
+ * entry; copying a list into a response happens outside it, on an entry that cannot
+ * change or go away while it is held.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "arena.h"
+#include "buf.h"
+#include "chat/pagecache.h"
+
+/* zlib's level for the lists (compressed once per change) and for heads and tails. */
+#define CHAT_CACHE_ZLEVEL	Z_DEFAULT_COMPRESSION
+
+static pthread_mutex_t chat_cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct chat_frag *chat_cache_slot[CHAT_CACHE_SLOTS];
+
+static size_t
+chat_cache_index(int64_t channel)
+{
+	return (size_t)((uint64_t)channel % CHAT_CACHE_SLOTS);
+}
+
+static void
+chat_frag_free(struct chat_frag *f)
+{
+	if (f == NULL)
+		return;
+	free(f->text);
+	free(f->z);
+	free(f);
+}
+
+struct chat_frag *
+chat_cache_get(int64_t channel, uint64_t ver, uint64_t nick)
+{
+	struct chat_frag *f;
+
+	pthread_mutex_lock(&chat_cache_mu);
+	f = chat_cache_slot[chat_cache_index(channel)];
+	if (f != NULL && f->channel == channel && f->ver == ver && f->nick == nick)
+		__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+	else
+		f = NULL;
+	pthread_mutex_unlock(&chat_cache_mu);
+	return f;
+}
+
+void
+chat_cache_release(struct chat_frag *f)
+{
+	if (f != NULL && __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		chat_frag_free(f);
+}
+
+/*
+ * Raw deflate (no header) of in[0..len) into out[outcap], ending with flush (a sync
+ * flush leaves the stream open on a byte boundary, Z_FINISH closes it).  0 or -1.
+ */
+static int
+chat_deflate_raw(z_stream *z, const char *in, size_t len, int flush, unsigned char *out,
+    size_t outcap, size_t *outlen)
+{
+	int rc;
+
+	z->next_in = (Bytef *)(uintptr_t)in;
+	z->avail_in = (uInt)len;
+	z->next_out = out;
+	z->avail_out = (uInt)outcap;
+	rc = deflate(z, flush);
+	/* All input taken, and the flush complete: the stream's end, or room left over. */
+	if (z->avail_in != 0 || (flush == Z_FINISH ? rc != Z_STREAM_END :
+	    rc != Z_OK || z->avail_out == 0))
+		return -1;
+	*outlen = outcap - z->avail_out;
+	return 0;
+}
+
+/* A deflate stream's output bound for len bytes with one flush (zlib's, plus its flush
+ * markers). */
+static size_t
+chat_deflate_bound(size_t len)
+{
+	return compressBound((uLong)len) + 16;
+}
+
+int
+chat_cache_put(int64_t channel, uint64_t ver, uint64_t nick, const char *text, size_t len)
+{
+	struct chat_frag *f, *old;
+	z_stream z;
+	size_t i, cap;
+	int ok;
+
+	if (len > 0x7fffffffu || (f = calloc(1, sizeof(*f))) == NULL)
+		return -1;
+	f->channel = channel;
+	f->ver = ver;
+	f->nick = nick;
+	f->refs = 1;
+	f->len = len;
+	cap = chat_deflate_bound(len);
+	if ((f->text = malloc(len + 1)) == NULL || (f->z = malloc(cap)) == NULL) {
+		chat_frag_free(f);
+		return -1;
+	}
+	memcpy(f->text, text, len);
+	f->crc = crc32(0L, (const Bytef *)text, (uInt)len);
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, CHAT_CACHE_ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		chat_frag_free(f);
+		return -1;
+	}
+	ok = chat_deflate_raw(&z, text, len, Z_SYNC_FLUSH, f->z, cap, &f->zlen) == 0;
+	(void)deflateEnd(&z);
+	if (!ok) {
+		chat_frag_free(f);
+		return -1;
+	}
+	i = chat_cache_index(channel);
+	pthread_mutex_lock(&chat_cache_mu);
+	old = chat_cache_slot[i];
+	/* Counters only grow: an entry of the same channel with a newer label stays. */
+	if (old != NULL && old->channel == channel && (old->ver > ver || old->nick > nick ||
+	    (old->ver == ver && old->nick == nick))) {
+		pthread_mutex_unlock(&chat_cache_mu);
+		chat_frag_free(f);
+		return 0;
+	}
+	chat_cache_slot[i] = f;
+	pthread_mutex_unlock(&chat_cache_mu);
+	chat_cache_release(old);
+	return 0;
+}
+
+int
+chat_cache_splice(struct buf *body, size_t at, const struct chat_frag *f, struct arena *a)
+{
+	size_t tail = body->len - at;
+	char *copy = NULL;
+
+	if (at > body->len)
+		return -1;
+	if (tail > 0) {
+		if ((copy = arena_alloc(a, tail)) == NULL)
+			return -1;
+		memcpy(copy, body->data + at, tail);
+	}
+	body->len = at;
+	if (buf_append(body, f->text, f->len) < 0 ||
+	    (tail > 0 && buf_append(body, copy, tail) < 0))
+		return -1;
+	return 0;
+}
+
+/* Appends v as 4 little-endian bytes (gzip's trailer). */
+static void
+chat_le32(unsigned char *o, unsigned long v)
+{
+	o[0] = (unsigned char)(v & 0xff);
+	o[1] = (unsigned char)((v >> 8) & 0xff);
+	o[2] = (unsigned char)((v >> 16) & 0xff);
+	o[3] = (unsigned char)((v >> 24) & 0xff);
+}
+
+int
+chat_cache_gzip(struct buf *body, size_t at, size_t skip, const struct chat_frag *f,
+    struct arena *a)
+{
+	/* gzip member header: deflate, no flags, no time, no extra flags, OS unix. */
+	static const unsigned char head[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
+	const char *tail;
+	size_t headlen = at, taillen, cap, n = 0, m = 0, total;
+	unsigned char *out;
+	unsigned long crc;
+	z_stream z;
+	int ok;
+
+	if (at + skip > body->len || body->len > 0x7fffffffu)
+		return -1;
+	tail = body->data + at + skip;
+	taillen = body->len - at - skip;
+	cap = sizeof(head) + chat_deflate_bound(headlen) + f->zlen +
+	    chat_deflate_bound(taillen) + 8;
+	if ((out = arena_alloc(a, cap)) == NULL)
+		return -1;
+	memcpy(out, head, sizeof(head));
+	total = sizeof(head);
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, CHAT_CACHE_ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	/* The head ends on a byte boundary, the list's blocks follow, then a fresh stream
+	 * for the tail (its matches may not reach back into what it did not see). */
+	ok = chat_deflate_raw(&z, body->data, headlen, Z_SYNC_FLUSH, out + total, cap - total,
+	    &n) == 0;
+	if (ok) {
+		total += n;
+		memcpy(out + total, f->z, f->zlen);
+		total += f->zlen;
+		ok = deflateReset(&z) == Z_OK && chat_deflate_raw(&z, tail, taillen, Z_FINISH,
+		    out + total, cap - total, &m) == 0;
+	}
+	(void)deflateEnd(&z);
+	if (!ok || cap - total - m < 8)
+		return -1;
+	total += m;
+	crc = crc32(0L, (const Bytef *)body->data, (uInt)headlen);
+	crc = crc32_combine(crc, f->crc, (z_off_t)f->len);
+	crc = crc32_combine(crc, crc32(0L, (const Bytef *)tail, (uInt)taillen),
+	    (z_off_t)taillen);
+	chat_le32(out + total, crc);
+	chat_le32(out + total + 4, (unsigned long)(headlen + f->len + taillen));
+	total += 8;
+	body->len = 0;
+	return buf_append(body, out, total);
+}
+
+void
+chat_cache_free(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&chat_cache_mu);
+	for (i = 0; i < CHAT_CACHE_SLOTS; i++) {
+		chat_cache_release(chat_cache_slot[i]);
+		chat_cache_slot[i] = NULL;
+	}
+	pthread_mutex_unlock(&chat_cache_mu);
+}

@@ -1,0 +1,74 @@
+/*
+ * pagecache.h: the chat page's cache of rendered message lists (chat_page_cache=1, off by
+ * default), per process and shared by its threads.
+ *
+ * An entry is the HTML of one channel's message list (the template's messages block) as
+ * the page renders it, labelled with the channel's and the nicknames' counters of the
+ * version board (version.h) that held when the snapshot it was read from was taken, and
+ * kept twice: as text, and as raw deflate blocks that end on a byte boundary (a sync
+ * flush), so that a gzip page can be made of the per-user head, the cached list and the
+ * tail without compressing the list again: chat_cache_gzip() (the splicing pigz does).
+ * An entry whose label is not the board's current one is never served: a page always
+ * shows every write answered before it was asked for.
+ *
+ * Entries are immutable once published and counted: a thread holds one from
+ * chat_cache_get() to chat_cache_release() while another replaces it.  Slots are direct
+ * mapped by channel id (CHAT_CACHE_SLOTS), so the cache holds at most that many lists.
+ */
+#ifndef SLUICE_CHAT_PAGECACHE_H
+#define SLUICE_CHAT_PAGECACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf;
+struct arena;
+
+#define CHAT_CACHE_SLOTS	64
+
+struct chat_frag {
+	int64_t channel;
+	uint64_t ver, nick;	/* the board's counters it is labelled with */
+	unsigned refs;		/* atomic: the slot's reference and each reader's */
+	char *text;		/* the rendered list, len bytes */
+	size_t len;
+	unsigned char *z;	/* raw deflate of text, ending in a sync flush */
+	size_t zlen;
+	unsigned long crc;	/* crc32 of text */
+};
+
+/* The entry of channel labelled (ver, nick), held for the caller, or NULL.  Never fails. */
+struct chat_frag *chat_cache_get(int64_t channel, uint64_t ver, uint64_t nick);
+
+/* Lets go of an entry from chat_cache_get(); NULL is allowed. */
+void chat_cache_release(struct chat_frag *f);
+
+/*
+ * Stores a copy of text[0..len) as channel's list labelled (ver, nick), replacing the
+ * slot's entry unless that one is the same channel with a newer label.  Returns 0, or -1
+ * when out of memory or compression failed (nothing stored; the caller's page is fine).
+ */
+int chat_cache_put(int64_t channel, uint64_t ver, uint64_t nick, const char *text,
+    size_t len);
+
+/*
+ * Inserts f's list into body at offset at (a page rendered without its list).  Scratch
+ * memory comes from a.  Returns 0, or -1 past body's cap or a's (body is then cut).
+ */
+int chat_cache_splice(struct buf *body, size_t at, const struct chat_frag *f,
+    struct arena *a);
+
+/*
+ * Replaces body by the gzip (RFC 1952) of the page body says: its head body[0, at), f's
+ * list, and its tail body[at + skip, len), where skip is 0 when the list is not in body
+ * and f->len when it is (a page just rendered whole).  Head and tail are compressed now,
+ * the list's deflate blocks are copied from f, the CRC is combined.  Scratch memory comes
+ * from a.  Returns 0, or -1 (body is then unchanged).
+ */
+int chat_cache_gzip(struct buf *body, size_t at, size_t skip, const struct chat_frag *f,
+    struct arena *a);
+
+/* Frees every entry; call at exit, after the serving threads stopped. */
+void chat_cache_free(void);
+
+#endif /* SLUICE_CHAT_PAGECACHE_H */

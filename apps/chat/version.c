@@ -1,0 +1,113 @@
+/*
+ * version.c: the chat's version board (see version.h), a file of counters shared with
+ * mmap() and updated with atomic operations, which work across processes on one mapping.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chat/version.h"
+#include "keyfile.h"
+
+struct chat_board {
+	uint64_t seq;
+	uint64_t nick;
+	uint64_t channel[CHAT_VERSION_SLOTS];
+};
+
+static struct chat_board *chat_board;
+
+int
+chat_version_open(void)
+{
+	char path[4096];
+	struct stat sb;
+	void *p;
+	int fd, saved;
+
+	if (chat_board != NULL)
+		return 0;
+	if (keyfile_path(CHAT_VERSION_FILE, path, sizeof(path)) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) < 0)
+		return -1;
+	/* Processes racing to make it all extend it to the same size: zeros, once. */
+	if (fstat(fd, &sb) < 0 || (sb.st_size < (off_t)sizeof(struct chat_board) &&
+	    ftruncate(fd, (off_t)sizeof(struct chat_board)) < 0))
+		goto fail;
+	p = mmap(NULL, sizeof(struct chat_board), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	(void)close(fd);
+	chat_board = p;
+	return 0;
+fail:
+	saved = errno;
+	(void)close(fd);
+	errno = saved;
+	return -1;
+}
+
+void
+chat_version_close(void)
+{
+	if (chat_board != NULL)
+		(void)munmap(chat_board, sizeof(*chat_board));
+	chat_board = NULL;
+}
+
+int
+chat_version_ready(void)
+{
+	return chat_board != NULL;
+}
+
+static size_t
+chat_version_slot(int64_t id)
+{
+	return (size_t)((uint64_t)id % CHAT_VERSION_SLOTS);
+}
+
+uint64_t
+chat_version_seq(void)
+{
+	return chat_board != NULL ? __atomic_load_n(&chat_board->seq, __ATOMIC_SEQ_CST) : 0;
+}
+
+uint64_t
+chat_version_channel(int64_t id)
+{
+	return chat_board != NULL ?
+	    __atomic_load_n(&chat_board->channel[chat_version_slot(id)], __ATOMIC_SEQ_CST) : 0;
+}
+
+uint64_t
+chat_version_nick(void)
+{
+	return chat_board != NULL ? __atomic_load_n(&chat_board->nick, __ATOMIC_SEQ_CST) : 0;
+}
+
+/* The sequence first: a reader that sees the counter moved also sees the sequence move. */
+void
+chat_version_bump_channel(int64_t id)
+{
+	if (chat_board == NULL)
+		return;
+	(void)__atomic_add_fetch(&chat_board->seq, 1, __ATOMIC_SEQ_CST);
+	(void)__atomic_add_fetch(&chat_board->channel[chat_version_slot(id)], 1,
+	    __ATOMIC_SEQ_CST);
+}
+
+void
+chat_version_bump_nick(void)
+{
+	if (chat_board == NULL)
+		return;
+	(void)__atomic_add_fetch(&chat_board->seq, 1, __ATOMIC_SEQ_CST);
+	(void)__atomic_add_fetch(&chat_board->nick, 1, __ATOMIC_SEQ_CST);
+}

@@ -1,0 +1,49 @@
+/*
+ * version.h: the chat's version board, a small file mapped shared by every chat process
+ * of the host, which says when the rendered message list of a channel may have changed.
+ *
+ * The board holds a counter per channel (channel id modulo CHAT_VERSION_SLOTS: two
+ * channels in one slot only invalidate each other more often), one for nicknames (a
+ * message list shows its authors' nicknames) and a sequence bumped before any of them.
+ * A writer bumps after its transaction committed and before it answers, so a counter
+ * value seen by anyone means the write behind it is in every snapshot taken afterwards.
+ * A reader (the chat page's cache, pagecache.h) may label a list with the counters it
+ * read after its read transaction's snapshot only if the sequence did not move between
+ * before that snapshot and after those reads: then the counters were already those
+ * values when the snapshot was taken.
+ *
+ * The file is chat-versions next to the SQLite database (data/chat-versions for
+ * PostgreSQL, like the session key: keyfile.h), made by the first chat process that
+ * starts; the counters live as long as it does.  Delete it only with the stack stopped.
+ */
+#ifndef SLUICE_CHAT_VERSION_H
+#define SLUICE_CHAT_VERSION_H
+
+#include <stdint.h>
+
+#define CHAT_VERSION_SLOTS	1024
+#define CHAT_VERSION_FILE	"chat-versions"
+
+/*
+ * Opens (creating it if needed) and maps the board, before the serving threads start.
+ * Returns 0, or -1 with errno set (the board is then absent: bumps do nothing and every
+ * read returns 0).
+ */
+int chat_version_open(void);
+
+/* Unmaps the board; safe to call when it is not open. */
+void chat_version_close(void);
+
+/* 1 when the board is mapped. */
+int chat_version_ready(void);
+
+/* The sequence, the counter of channel id's slot, the nicknames' counter (acquire). */
+uint64_t chat_version_seq(void);
+uint64_t chat_version_channel(int64_t id);
+uint64_t chat_version_nick(void);
+
+/* After a committed write: a message in channel id, or a nickname changed. */
+void chat_version_bump_channel(int64_t id);
+void chat_version_bump_nick(void);
+
+#endif /* SLUICE_CHAT_VERSION_H */
