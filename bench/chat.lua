@@ -8,8 +8,9 @@
 -- 80% POST /chat/message-send with 1..127 'a', 10% POST /chat/channel-open of channel
 -- c_%08d whose rank is drawn from the benchmark's Zipf approximation with alpha BENCH_SKEW
 -- (rounded, in 1..SEED_CHANNEL_COUNT), 10% POST /chat/nickname-set to a random u_%08d
--- (1..SEED_USER_COUNT).  Every request carries Accept-Encoding: br and Datastar-Request:
--- true, POSTs a JSON content type.  The server must run its chat endpoints with
+-- (1..SEED_USER_COUNT).  Every request carries Accept-Encoding: br (BENCH_ACCEPT_ENCODING
+-- overrides it: the page cache's scenario sends a browser's "gzip, deflate, br") and
+-- Datastar-Request: true, POSTs a JSON content type.  The server must run its chat endpoints with
 -- bench_sessions=SEED_USER_COUNT so that each request acts as a random seeded user.
 
 local read_pct = tonumber(os.getenv("BENCH_READ_PCT") or "95")
@@ -17,9 +18,11 @@ local alpha = tonumber(os.getenv("BENCH_SKEW") or "0.1")
 local channels = tonumber(os.getenv("SEED_CHANNEL_COUNT") or "4096")
 local users = tonumber(os.getenv("SEED_USER_COUNT") or "8192")
 
-local get_headers = { ["Accept-Encoding"] = "br", ["Datastar-Request"] = "true" }
+local accept_encoding = os.getenv("BENCH_ACCEPT_ENCODING") or "br"
+
+local get_headers = { ["Accept-Encoding"] = accept_encoding, ["Datastar-Request"] = "true" }
 local post_headers = {
-	["Accept-Encoding"] = "br",
+	["Accept-Encoding"] = accept_encoding,
 	["Datastar-Request"] = "true",
 	["Content-Type"] = "application/json",
 }

@@ -9,20 +9,65 @@
 # without PostgreSQL binaries only SQLite is measured.  The report gives req/s, p99 and
 # errors per point and the SQLite / PostgreSQL ratios.
 #
+# Then the page cache (chat_page_cache=1, docs/chat.md), which the faithful runs above
+# leave off: on SQLite at the first alpha, the same mix with the page's pool cache off
+# and on, both with a browser's Accept-Encoding ("gzip, deflate, br": Brotli without the
+# cache, gzip spliced from the cached list with it), side by side with bytes per answer.
+#
 # Settings: CHAT_CHANNELS (512), CHAT_USERS (1024), CHAT_MSGS (3600000), CHAT_SKEWS
 # ("0.1 0.9"), CHAT_READ_PCTS ("100 95 50"), CHAT_CONNS ("256 1000"), CHAT_DBS
-# ("sqlite pg"), CHAT_ISOLATIONS ("read_committed serializable").  BENCH_QUICK=1 shrinks all
-# of it to a smoke run (tiny dataset, one point per database).
+# ("sqlite pg"), CHAT_ISOLATIONS ("read_committed serializable"), CHAT_CACHE_READ_PCTS
+# ("100 95"), CHAT_CACHE_CONNS (CHAT_CONNS).  BENCH_QUICK=1 shrinks all of it to a smoke
+# run (tiny dataset, one point per database and cache mode).
+
+# The page cache, off and on, on SQLite (the first alpha's database, still in $scratch):
+# called by suite_chat with its locals in scope.
+chat_cache_scenario() {
+	local mode pct c out rps p99 err size row conf
+	local skew0=${skews%% *}
+	{
+		echo
+		echo "The page cache (chat_page_cache=1, off in the runs above): SQLite, alpha $skew0, the same mix, every request with a browser's Accept-Encoding (gzip, deflate, br): without the cache the page is Brotli q3, with it gzip spliced from the cached message list. A write to a channel or a nickname invalidates the cached lists it touches (docs/chat.md)."
+		echo
+		echo "| page cache | read % | connections | req/s | p99 ms | errors | bytes/answer |"
+		echo "|---|---|---|---|---|---|---|"
+	} | bench_report
+	for mode in 0 1; do
+		conf="db chat sqlite:/unused.db
+chat_page =/ workers=8 threads=2 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0 chat_page_cache=$mode
+chat_message_send =/chat/message-send workers=1 threads=32 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0
+chat_channel_open =/chat/channel-open workers=1 threads=32 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0
+chat_nickname_set =/chat/nickname-set workers=1 threads=32 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0"
+		SLUICE_DB_CHAT=sqlite:$scratch/chat-$skew0.db bench_stack_start "chat-cache$mode" tuned "$conf"
+		for pct in $cache_reads; do
+			for c in $cache_conns; do
+				BENCH_READ_PCT=$pct BENCH_ACCEPT_ENCODING="gzip, deflate, br" \
+				    taskset -c "$WRK_CPUS" wrk -t2 -c"$c" -d"${BENCH_WARMUP}s" -s "$TOP/bench/chat.lua" \
+				    "http://127.0.0.1:$BENCH_PORT" >/dev/null 2>&1 || true
+				out=$(BENCH_READ_PCT=$pct BENCH_ACCEPT_ENCODING="gzip, deflate, br" \
+				    bench_wrk chat "page-cache-$([ "$mode" = 1 ] && echo on || echo off)-r$pct" tuned sqlite "$c" 1 \
+				    "http://127.0.0.1:$BENCH_PORT" -s "$TOP/bench/chat.lua")
+				read -r rps p99 err _ <<<"$out"
+				row=$(tail -1 "$BENCH_OUT/results.csv")
+				size=$(awk -F, '{ if ($18 > 0) printf "%d", $19 / $18; else print 0 }' <<<"$row")
+				echo "| $([ "$mode" = 1 ] && echo on || echo off) | $pct | $c | $rps | $p99 | $err | $size |" | bench_report
+			done
+		done
+		bench_stack_stop
+	done
+}
 
 suite_chat() {
 	local channels=${CHAT_CHANNELS:-512} users=${CHAT_USERS:-1024} msgs=${CHAT_MSGS:-3600000}
 	local skews=${CHAT_SKEWS:-0.1 0.9} reads=${CHAT_READ_PCTS:-100 95 50}
 	local conns=${CHAT_CONNS:-256 1000} dbs=${CHAT_DBS:-sqlite pg}
 	local isos=${CHAT_ISOLATIONS:-read_committed serializable}
+	local cache_reads=${CHAT_CACHE_READ_PCTS:-100 95} cache_conns=${CHAT_CACHE_CONNS:-}
 	if [ "${BENCH_QUICK:-0}" = 1 ]; then
 		channels=16 users=64 msgs=20000 skews=0.1 reads=95 conns=32
-		isos=serializable
+		isos=serializable cache_reads=95
 	fi
+	cache_conns=${cache_conns:-$conns}
 	local seeder=$TOP/build/rel/sql/chat-seed scratch=$BENCH_TMP/chat url conf key
 	# One session key for every stack, given on the endpoints' lines: on PostgreSQL the
 	# workers would otherwise keep it in data/ of the working directory, which the
@@ -95,6 +140,7 @@ chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt $keys"
 			done
 		done
 	done
+	chat_cache_scenario
 	if [[ " $dbs " == *" pg "* ]]; then
 		{
 			echo
