@@ -13,8 +13,10 @@
  * or a form, not an object, missing or unexpected key, not a string); 401 no valid session;
  * 405 not POST; 409 the session's user is gone; 413; 415 neither JSON nor a form; 422 bad
  * NICK; 503 database busy or down.  Nothing is written on any 4xx.  Tables: users (nickname
- * updated).
+ * updated).  After the commit it bumps the user's counter on the version board
+ * (chat/version.h): the page's cache (chat_page_cache=1) drops the lists the user wrote in.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "chat/chat.h"
@@ -43,26 +45,32 @@ struct nick {
 	const char *sid;
 	const char *nick;
 	size_t len;
+	int64_t user;		/* out: the user renamed */
 };
 
-/* 0 updated, 1 no such user, -1 database failure. */
+/* 0 updated (n->user says who), 1 no such user, -1 database failure. */
 static int
 nick_write(struct db *db, void *arg)
 {
-	const struct nick *n = arg;
+	struct nick *n = arg;
 	struct db_stmt *st;
+	int rc;
 
 	/* A pending session's user is made by its first write (apps/chat/chat.h). */
 	if (chat_user_ensure(db, n->sid) < 0)
 		return -1;
-	if ((st = db_prepare(db, "UPDATE users SET nickname = $2 WHERE session_id = $1")) ==
-	    NULL)
+	if ((st = db_prepare(db, "UPDATE users SET nickname = $2 WHERE session_id = $1 "
+	    "RETURNING id")) == NULL)
 		return -1;
 	db_bind_text(st, 1, n->sid, strlen(n->sid));
 	db_bind_text(st, 2, n->nick, n->len);
-	if (db_step(st) != DB_DONE)
+	if ((rc = db_step(st)) == DB_DONE)
+		return 1;
+	if (rc != DB_ROW)
 		return -1;
-	return db_changes(st) == 1 ? 0 : 1;
+	n->user = db_column_int(st, 0);
+	/* One row at most (session_id is unique): run the statement to its end. */
+	return db_step(st) == DB_DONE ? 0 : -1;
 }
 
 /* The write; handle() adapts its answer to a form post. */
@@ -80,11 +88,12 @@ nick_handle(struct req *rq, struct resp *rs)
 	n.sid = sid;
 	n.nick = v[NICK_NICK].s;
 	n.len = v[NICK_NICK].len;
+	n.user = 0;
 	if ((rc = chat_write(rq, rs, nick_write, &n)) < 0)
 		return 0;
-	/* Committed: message lists show nicknames, so cached ones are stale now. */
+	/* Committed, not yet answered: the cached lists this user wrote in are stale. */
 	if (rc == 0)
-		chat_version_bump_nick();
+		chat_version_bump_user(n.user);
 	if (rc == 1)
 		return resp_error(rs, 409, "no_user", "the session's user does not exist",
 		    NULL, "reload the chat page");

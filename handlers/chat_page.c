@@ -23,8 +23,10 @@
  * chat_page_cache=1 (SLUICE_CHAT_PAGE_CACHE; off by default and in the benchmark's
  * faithful run): the message list of the current channel, the part of the page that
  * does not depend on the user, is served from the worker's cache (apps/chat/pagecache.h)
- * while the channel's and the nicknames' counters on the version board
- * (apps/chat/version.h), which every write bumps after its commit, say it is current;
+ * while the channel's and its authors' counters on the version board
+ * (apps/chat/version.h), which every write bumps after its commit, say it is current
+ * (a message bumps its channel's, a nickname change its user's, which the lists that
+ * user wrote in are labelled with);
  * the user's nickname and channels are read as always.  The page is then gzip (spliced
  * from the cached list's deflate blocks and the compressed head and tail) when the
  * client accepts gzip, else identity: the same bytes as without the cache.  A list is
@@ -88,7 +90,7 @@ static const char *const q_nickname_channel =
 static const char *const q_guest_channel =
     "SELECT id FROM channels WHERE name = '" PAGE_GUEST_CHANNEL "'";
 static const char *const q_messages_channel =
-    "SELECT m.id, u.nickname, m.content, m.created_ts "
+    "SELECT m.id, u.nickname, m.content, m.created_ts, m.user_id "
     "FROM messages m JOIN users u ON u.id = m.user_id "
     "WHERE m.channel_id = $1 "
     "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
@@ -116,27 +118,53 @@ struct page {
 	/* The cache (chat_page_cache=1). */
 	int cache;		/* this page uses it */
 	int64_t channel;	/* the current channel's id; -1: unknown (no caching) */
-	uint64_t ver, nick;	/* the board's counters for it, read in the transaction */
+	uint64_t ver;		/* the board's counter for it, read in the transaction */
+	uint32_t slots[PAGE_MESSAGES];	/* the list's authors' user slots, one a message */
+	struct chat_author authors[PAGE_MESSAGES];	/* distinct, with their counters */
+	size_t nauthors;
 	int storable;		/* the counters held when the snapshot was taken */
 	struct chat_frag *frag;	/* a hit: the list, held until the response is made */
 	struct buf *out;	/* the body being rendered */
 	size_t list_at, list_end;	/* where the list is (or goes) in out */
 };
 
-/*
- * Reads the board for the current channel (cache mode) and looks the list up: 1 on a
- * hit (pg->frag held), 0 on a miss.  seq0 is the board's sequence read before the
- * transaction's snapshot: if it still holds after the counters were read, they held at
- * the snapshot too, and a list read now may be stored under them.
- */
+/* Reads the board for the current channel (cache mode) and looks the list up: 1 on a
+ * hit (pg->frag held), 0 on a miss. */
 static int
-page_cache_lookup(struct page *pg, uint64_t seq0)
+page_cache_lookup(struct page *pg)
 {
 	pg->ver = chat_version_channel(pg->channel);
-	pg->nick = chat_version_nick();
-	pg->storable = chat_version_seq() == seq0;
-	pg->frag = chat_cache_get(pg->channel, pg->ver, pg->nick);
+	pg->frag = chat_cache_get(pg->channel, pg->ver);
 	return pg->frag != NULL;
+}
+
+static int
+page_slot_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After a list was read (cache mode, a miss): its distinct authors' counters, and
+ * whether the list may be stored under them and pg->ver.  seq0 is the board's sequence
+ * read before the transaction's snapshot: if it still holds after every counter was
+ * read, they all held at the snapshot too.
+ */
+static void
+page_cache_label(struct page *pg, uint64_t seq0)
+{
+	size_t i;
+
+	qsort(pg->slots, pg->nmsgs, sizeof(pg->slots[0]), page_slot_cmp);
+	pg->nauthors = 0;
+	for (i = 0; i < pg->nmsgs; i++)
+		if (i == 0 || pg->slots[i] != pg->slots[i - 1]) {
+			pg->authors[pg->nauthors].slot = pg->slots[i];
+			pg->authors[pg->nauthors++].ver = chat_version_user(pg->slots[i]);
+		}
+	pg->storable = chat_version_seq() == seq0;
 }
 
 /* Copies the text column col into the arena as a tmpl_val; -1 past the arena's cap. */
@@ -252,7 +280,7 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 messages:
 	if (pg->channel >= 0) {
 		/* Cache mode with a known channel: the cached list, or the list by its id. */
-		if (page_cache_lookup(pg, seq0))
+		if (page_cache_lookup(pg))
 			goto done;
 		if ((st = db_prepare(db, q_messages_channel)) == NULL)
 			goto out;
@@ -272,10 +300,14 @@ messages:
 			goto out;
 		}
 		m->ts = db_column_double(st, 3);
+		if (pg->channel >= 0)
+			pg->slots[pg->nmsgs] = chat_version_user_slot(db_column_int(st, 4));
 		pg->nmsgs++;
 	}
 	if (rc == DB_ERROR)
 		goto out;
+	if (pg->channel >= 0)
+		page_cache_label(pg, seq0);
 	if (rc == DB_ROW)
 		db_reset(st);
 done:
@@ -468,9 +500,8 @@ page_respond(struct req *rq, struct resp *rs, struct page *pg)
 		return 0;
 	}
 	if (pg->channel >= 0 && pg->storable && pg->list_end >= pg->list_at &&
-	    chat_cache_put(pg->channel, pg->ver, pg->nick, rs->body.data + pg->list_at,
-	    pg->list_end - pg->list_at) == 0 &&
-	    (pg->frag = chat_cache_get(pg->channel, pg->ver, pg->nick)) != NULL &&
+	    (pg->frag = chat_cache_put(pg->channel, pg->ver, pg->authors, pg->nauthors,
+	    rs->body.data + pg->list_at, pg->list_end - pg->list_at)) != NULL &&
 	    page_send_cached(rq, rs, pg, pg->list_end - pg->list_at) == 0)
 		return 0;
 	if (encode_response(rq, rs) < 0)

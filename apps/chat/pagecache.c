@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "buf.h"
 #include "chat/pagecache.h"
+#include "chat/version.h"
 
 /* zlib's level for the lists (compressed once per change) and for heads and tails. */
 #define CHAT_CACHE_ZLEVEL	Z_DEFAULT_COMPRESSION
@@ -35,22 +36,8 @@ chat_frag_free(struct chat_frag *f)
 		return;
 	free(f->text);
 	free(f->z);
+	free(f->authors);
 	free(f);
-}
-
-struct chat_frag *
-chat_cache_get(int64_t channel, uint64_t ver, uint64_t nick)
-{
-	struct chat_frag *f;
-
-	pthread_mutex_lock(&chat_cache_mu);
-	f = chat_cache_slot[chat_cache_index(channel)];
-	if (f != NULL && f->channel == channel && f->ver == ver && f->nick == nick)
-		__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
-	else
-		f = NULL;
-	pthread_mutex_unlock(&chat_cache_mu);
-	return f;
 }
 
 void
@@ -58,6 +45,28 @@ chat_cache_release(struct chat_frag *f)
 {
 	if (f != NULL && __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		chat_frag_free(f);
+}
+
+struct chat_frag *
+chat_cache_get(int64_t channel, uint64_t ver)
+{
+	struct chat_frag *f;
+	size_t i;
+
+	pthread_mutex_lock(&chat_cache_mu);
+	f = chat_cache_slot[chat_cache_index(channel)];
+	if (f != NULL && f->channel == channel && f->ver == ver)
+		__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+	else
+		f = NULL;
+	pthread_mutex_unlock(&chat_cache_mu);
+	/* The entry cannot change while held: its authors are checked outside the lock. */
+	for (i = 0; f != NULL && i < f->nauthors; i++)
+		if (chat_version_user(f->authors[i].slot) != f->authors[i].ver) {
+			chat_cache_release(f);
+			f = NULL;
+		}
+	return f;
 }
 
 /*
@@ -91,8 +100,9 @@ chat_deflate_bound(size_t len)
 	return compressBound((uLong)len) + 16;
 }
 
-int
-chat_cache_put(int64_t channel, uint64_t ver, uint64_t nick, const char *text, size_t len)
+struct chat_frag *
+chat_cache_put(int64_t channel, uint64_t ver, const struct chat_author *authors, size_t n,
+    const char *text, size_t len)
 {
 	struct chat_frag *f, *old;
 	z_stream z;
@@ -100,44 +110,46 @@ chat_cache_put(int64_t channel, uint64_t ver, uint64_t nick, const char *text, s
 	int ok;
 
 	if (len > 0x7fffffffu || (f = calloc(1, sizeof(*f))) == NULL)
-		return -1;
+		return NULL;
 	f->channel = channel;
 	f->ver = ver;
-	f->nick = nick;
-	f->refs = 1;
+	f->refs = 2;	/* the slot's and the caller's */
 	f->len = len;
+	f->nauthors = n;
 	cap = chat_deflate_bound(len);
-	if ((f->text = malloc(len + 1)) == NULL || (f->z = malloc(cap)) == NULL) {
+	if ((f->text = malloc(len + 1)) == NULL || (f->z = malloc(cap)) == NULL ||
+	    (n > 0 && (f->authors = malloc(n * sizeof(*authors))) == NULL)) {
 		chat_frag_free(f);
-		return -1;
+		return NULL;
 	}
+	if (n > 0)
+		memcpy(f->authors, authors, n * sizeof(*authors));
 	memcpy(f->text, text, len);
 	f->crc = crc32(0L, (const Bytef *)text, (uInt)len);
 	memset(&z, 0, sizeof(z));
 	if (deflateInit2(&z, CHAT_CACHE_ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		chat_frag_free(f);
-		return -1;
+		return NULL;
 	}
 	ok = chat_deflate_raw(&z, text, len, Z_SYNC_FLUSH, f->z, cap, &f->zlen) == 0;
 	(void)deflateEnd(&z);
 	if (!ok) {
 		chat_frag_free(f);
-		return -1;
+		return NULL;
 	}
 	i = chat_cache_index(channel);
 	pthread_mutex_lock(&chat_cache_mu);
 	old = chat_cache_slot[i];
 	/* Counters only grow: an entry of the same channel with a newer label stays. */
-	if (old != NULL && old->channel == channel && (old->ver > ver || old->nick > nick ||
-	    (old->ver == ver && old->nick == nick))) {
+	if (old != NULL && old->channel == channel && old->ver > ver) {
 		pthread_mutex_unlock(&chat_cache_mu);
 		chat_frag_free(f);
-		return 0;
+		return NULL;
 	}
 	chat_cache_slot[i] = f;
 	pthread_mutex_unlock(&chat_cache_mu);
 	chat_cache_release(old);
-	return 0;
+	return f;
 }
 
 int

@@ -3,13 +3,15 @@
  * default), per process and shared by its threads.
  *
  * An entry is the HTML of one channel's message list (the template's messages block) as
- * the page renders it, labelled with the channel's and the nicknames' counters of the
- * version board (version.h) that held when the snapshot it was read from was taken, and
+ * the page renders it, labelled with the counters of the version board (version.h) that
+ * held when the snapshot it was read from was taken: the channel's, and those of its
+ * authors' user slots (their nicknames are in it); and
  * kept twice: as text, and as raw deflate blocks that end on a byte boundary (a sync
  * flush), so that a gzip page can be made of the per-user head, the cached list and the
  * tail without compressing the list again: chat_cache_gzip() (the splicing pigz does).
  * An entry whose label is not the board's current one is never served: a page always
- * shows every write answered before it was asked for.
+ * shows every write answered before it was asked for.  Checking an entry reads its
+ * authors' counters: a few hundred atomic loads at most, about a microsecond.
  *
  * Entries are immutable once published and counted: a thread holds one from
  * chat_cache_get() to chat_cache_release() while another replaces it.  Slots are direct
@@ -26,9 +28,17 @@ struct arena;
 
 #define CHAT_CACHE_SLOTS	64
 
+/* A user slot of the board and its counter, as a list's label holds them. */
+struct chat_author {
+	uint32_t slot;
+	uint64_t ver;
+};
+
 struct chat_frag {
 	int64_t channel;
-	uint64_t ver, nick;	/* the board's counters it is labelled with */
+	uint64_t ver;		/* the channel's counter it is labelled with */
+	struct chat_author *authors;	/* its authors' user slots, distinct, and counters */
+	size_t nauthors;
 	unsigned refs;		/* atomic: the slot's reference and each reader's */
 	char *text;		/* the rendered list, len bytes */
 	size_t len;
@@ -37,19 +47,24 @@ struct chat_frag {
 	unsigned long crc;	/* crc32 of text */
 };
 
-/* The entry of channel labelled (ver, nick), held for the caller, or NULL.  Never fails. */
-struct chat_frag *chat_cache_get(int64_t channel, uint64_t ver, uint64_t nick);
+/*
+ * The entry of channel labelled ver whose authors' counters are still the board's, held
+ * for the caller, or NULL.  Never fails.
+ */
+struct chat_frag *chat_cache_get(int64_t channel, uint64_t ver);
 
 /* Lets go of an entry from chat_cache_get(); NULL is allowed. */
 void chat_cache_release(struct chat_frag *f);
 
 /*
- * Stores a copy of text[0..len) as channel's list labelled (ver, nick), replacing the
- * slot's entry unless that one is the same channel with a newer label.  Returns 0, or -1
- * when out of memory or compression failed (nothing stored; the caller's page is fine).
+ * Stores a copy of text[0..len) as channel's list labelled ver and the authors[0..n)
+ * (copied; slots distinct), replacing the slot's entry unless that one is the same
+ * channel with a newer ver.  Returns the stored entry held for the caller (put it back
+ * with chat_cache_release()), or NULL when out of memory or compression failed, or a
+ * newer entry stays (nothing stored; the caller's page is fine).
  */
-int chat_cache_put(int64_t channel, uint64_t ver, uint64_t nick, const char *text,
-    size_t len);
+struct chat_frag *chat_cache_put(int64_t channel, uint64_t ver,
+    const struct chat_author *authors, size_t n, const char *text, size_t len);
 
 /*
  * Inserts f's list into body at offset at (a page rendered without its list).  Scratch

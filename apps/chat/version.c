@@ -14,8 +14,8 @@
 
 struct chat_board {
 	uint64_t seq;
-	uint64_t nick;
 	uint64_t channel[CHAT_VERSION_SLOTS];
+	uint64_t user[CHAT_VERSION_USER_SLOTS];
 };
 
 static struct chat_board *chat_board;
@@ -86,10 +86,17 @@ chat_version_channel(int64_t id)
 	    __atomic_load_n(&chat_board->channel[chat_version_slot(id)], __ATOMIC_SEQ_CST) : 0;
 }
 
-uint64_t
-chat_version_nick(void)
+uint32_t
+chat_version_user_slot(int64_t id)
 {
-	return chat_board != NULL ? __atomic_load_n(&chat_board->nick, __ATOMIC_SEQ_CST) : 0;
+	return (uint32_t)((uint64_t)id % CHAT_VERSION_USER_SLOTS);
+}
+
+uint64_t
+chat_version_user(uint32_t slot)
+{
+	return chat_board != NULL && slot < CHAT_VERSION_USER_SLOTS ?
+	    __atomic_load_n(&chat_board->user[slot], __ATOMIC_SEQ_CST) : 0;
 }
 
 /* The sequence first: a reader that sees the counter moved also sees the sequence move. */
@@ -104,10 +111,11 @@ chat_version_bump_channel(int64_t id)
 }
 
 void
-chat_version_bump_nick(void)
+chat_version_bump_user(int64_t id)
 {
 	if (chat_board == NULL)
 		return;
 	(void)__atomic_add_fetch(&chat_board->seq, 1, __ATOMIC_SEQ_CST);
-	(void)__atomic_add_fetch(&chat_board->nick, 1, __ATOMIC_SEQ_CST);
+	(void)__atomic_add_fetch(&chat_board->user[chat_version_user_slot(id)], 1,
+	    __ATOMIC_SEQ_CST);
 }

@@ -3,8 +3,10 @@
  * of the host, which says when the rendered message list of a channel may have changed.
  *
  * The board holds a counter per channel (channel id modulo CHAT_VERSION_SLOTS: two
- * channels in one slot only invalidate each other more often), one for nicknames (a
- * message list shows its authors' nicknames) and a sequence bumped before any of them.
+ * channels in one slot only invalidate each other more often), one per user (user id
+ * modulo CHAT_VERSION_USER_SLOTS: a message list shows its authors' nicknames, so a
+ * nickname change makes stale the lists that user wrote in, and only those) and a
+ * sequence bumped before any of them.
  * A writer bumps after its transaction committed and before it answers, so a counter
  * value seen by anyone means the write behind it is in every snapshot taken afterwards.
  * A reader (the chat page's cache, pagecache.h) may label a list with the counters it
@@ -22,6 +24,7 @@
 #include <stdint.h>
 
 #define CHAT_VERSION_SLOTS	1024
+#define CHAT_VERSION_USER_SLOTS	4096
 #define CHAT_VERSION_FILE	"chat-versions"
 
 /*
@@ -37,13 +40,16 @@ void chat_version_close(void);
 /* 1 when the board is mapped. */
 int chat_version_ready(void);
 
-/* The sequence, the counter of channel id's slot, the nicknames' counter (acquire). */
+/* The slot of user id on the board. */
+uint32_t chat_version_user_slot(int64_t id);
+
+/* The sequence, the counter of channel id's slot, the counter of a user slot. */
 uint64_t chat_version_seq(void);
 uint64_t chat_version_channel(int64_t id);
-uint64_t chat_version_nick(void);
+uint64_t chat_version_user(uint32_t slot);
 
-/* After a committed write: a message in channel id, or a nickname changed. */
+/* After a committed write: a message in channel id, or user id's nickname changed. */
 void chat_version_bump_channel(int64_t id);
-void chat_version_bump_nick(void);
+void chat_version_bump_user(int64_t id);
 
 #endif /* SLUICE_CHAT_VERSION_H */
