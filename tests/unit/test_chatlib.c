@@ -4,7 +4,9 @@
  * field rules (code points, character classes), the validation table's reader and its
  * refusals, form bodies read as their JSON twins, and group commit on a real SQLite file
  * (many threads, every write committed, fewer transactions than writes, one failing
- * write undone alone, one file lock held while a batch writes: the writers' queue).
+ * write undone alone, one file lock held while a batch writes: the writers' queue), the
+ * version board shared through a file, and the page cache: labels checked against the
+ * board, gzip pages spliced from cached deflate blocks that inflate to the plain page.
  */
 #include <sys/stat.h>
 
@@ -19,6 +21,8 @@
 #include "buf.h"
 #include "chat/body.h"
 #include "chat/chat.h"
+#include "chat/pagecache.h"
+#include "chat/version.h"
 #include "db.h"
 #include "encode.h"
 #include "gcommit.h"
@@ -26,6 +30,8 @@
 #include "resp.h"
 #include "tmpl.h"
 #include "../lib/harness.h"
+
+#include <zlib.h>
 
 static const char *const slots[] = { "title", "item", NULL };
 static const char *const blocks[] = { "items", NULL };
@@ -114,6 +120,141 @@ test_encode_choose(void)
 			printf("  case %zu: %s\n", i, cases[i].ae ? cases[i].ae : "(null)");
 		CHECK_INT(encode_choose(cases[i].ae), cases[i].want);
 	}
+}
+
+/* encode_accepts(): gzip is taken whenever it is acceptable, br or not. */
+static void
+test_encode_accepts(void)
+{
+	static const struct {
+		const char *ae;
+		int gzip, br;
+	} cases[] = {
+		{ NULL, 0, 0 }, { "", 0, 0 }, { "gzip, deflate, br", 1, 1 }, { "br", 0, 1 },
+		{ "gzip;q=0, br", 0, 1 }, { "*", 1, 1 }, { "*;q=0, gzip", 1, 0 },
+		{ "X-GZIP", 1, 0 }, { "identity", 0, 0 }, { "gzip;q=0.001", 1, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(encode_accepts(cases[i].ae, ENCODE_GZIP), cases[i].gzip);
+		CHECK_INT(encode_accepts(cases[i].ae, ENCODE_BR), cases[i].br);
+		CHECK_INT(encode_accepts(cases[i].ae, ENCODE_IDENTITY), 1);
+	}
+}
+
+/* Inflates a gzip member whole (CRC and length checked by zlib) into out[cap]: its
+ * length, or -1. */
+static long
+gunzip_buf(const char *in, size_t len, char *out, size_t cap)
+{
+	z_stream z;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return -1;
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	rc = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	return rc == Z_STREAM_END && z.avail_in == 0 ? (long)z.total_out : -1;
+}
+
+/*
+ * The version board (a real file, mapped twice as two processes would) and the cache:
+ * a label holds until its channel's or an author's counter moves; a spliced gzip page
+ * and a spliced identity page are the plain page, for lists empty and long.
+ */
+static void
+test_page_cache(void)
+{
+	char dir[] = "/tmp/test_chatlib.XXXXXX", url[128], path[160], *plain, *out;
+	struct chat_author au[2];
+	struct chat_frag *f, *g;
+	struct arena *a = arena_new(16 * 1024 * 1024);
+	struct buf body;
+	size_t i, lens[] = { 0, 1, 70000 }, li, head = 1500, tail = 900, at;
+	uint64_t v0;
+	long n;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(url, sizeof(url), "sqlite:%s/chat.db", dir);
+	setenv("SLUICE_DB", url, 1);
+	CHECK_INT(chat_version_open(), 0);
+	CHECK(chat_version_ready());
+	snprintf(path, sizeof(path), "%s/" CHAT_VERSION_FILE, dir);
+	CHECK(access(path, R_OK | W_OK) == 0);
+	v0 = chat_version_channel(7);
+	CHECK_INT(chat_version_channel(7 + CHAT_VERSION_SLOTS), v0);	/* one slot */
+	au[0].slot = chat_version_user_slot(3);
+	au[0].ver = chat_version_user(au[0].slot);
+	au[1].slot = chat_version_user_slot(5);
+	au[1].ver = chat_version_user(au[1].slot);
+	f = chat_cache_put(7, v0, au, 2, "<li>x</li>", 10);
+	CHECK(f != NULL);
+	chat_cache_release(f);
+	CHECK((g = chat_cache_get(7, v0)) != NULL);
+	chat_cache_release(g);
+	CHECK(chat_cache_get(8, v0) == NULL);
+	/* Another author's nickname: the label holds; this one's: it does not. */
+	chat_version_bump_user(4);
+	CHECK((g = chat_cache_get(7, v0)) != NULL);
+	chat_cache_release(g);
+	chat_version_bump_user(5);
+	CHECK(chat_cache_get(7, v0) == NULL);
+	/* A message elsewhere leaves the channel's counter; one in it moves it. */
+	chat_version_bump_channel(8);
+	CHECK_INT(chat_version_channel(7), v0);
+	chat_version_bump_channel(7);
+	CHECK_INT(chat_version_channel(7), v0 + 1);
+	CHECK(chat_version_seq() >= 4);
+
+	/* Splicing: head + list + tail, with the list cached, both codings. */
+	plain = malloc(head + 70000 + tail + 1);
+	out = malloc(head + 70000 + tail + 1024);
+	for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+		for (i = 0; i < head + lens[li] + tail; i++)
+			plain[i] = (char)('a' + (i * 7 + i / 13) % 26);
+		f = chat_cache_put(100 + (int64_t)li, 1, NULL, 0, plain + head, lens[li]);
+		CHECK(f != NULL);
+		if (f == NULL)
+			continue;
+		for (at = 0; at < 2; at++) {
+			/* at 0: the page without its list (a hit); 1: with it (just stored). */
+			buf_init(&body, 0);
+			CHECK(buf_append(&body, plain, head) == 0);
+			if (at == 1)
+				CHECK(buf_append(&body, plain + head, lens[li]) == 0);
+			CHECK(buf_append(&body, plain + head + lens[li], tail) == 0);
+			CHECK_INT(chat_cache_gzip(&body, head, at == 1 ? lens[li] : 0, f, a), 0);
+			n = gunzip_buf(body.data, body.len, out, head + 70000 + tail + 1024);
+			CHECK_INT(n, (long)(head + lens[li] + tail));
+			CHECK(n >= 0 && memcmp(out, plain, (size_t)n) == 0);
+			buf_free(&body);
+		}
+		buf_init(&body, 0);
+		CHECK(buf_append(&body, plain, head) == 0 &&
+		    buf_append(&body, plain + head + lens[li], tail) == 0);
+		CHECK_INT(chat_cache_splice(&body, head, f, a), 0);
+		CHECK(body.len == head + lens[li] + tail &&
+		    memcmp(body.data, plain, body.len) == 0);
+		buf_free(&body);
+		chat_cache_release(f);
+		arena_reset(a);
+	}
+	free(plain);
+	free(out);
+	arena_free(a);
+	chat_cache_free();
+	chat_version_close();
+	CHECK(!chat_version_ready());
+	CHECK_INT(chat_version_seq(), 0);
+	unsetenv("SLUICE_DB");
+	unlink(path);
+	rmdir(dir);
 }
 
 static void
@@ -536,6 +677,8 @@ main(void)
 	RUN(test_tmpl_render);
 	RUN(test_tmpl_errors);
 	RUN(test_encode_choose);
+	RUN(test_encode_accepts);
+	RUN(test_page_cache);
 	RUN(test_chat_fields);
 	RUN(test_chat_field_read);
 	RUN(test_chat_field_refuse);
