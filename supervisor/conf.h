@@ -61,8 +61,9 @@
 /*
  * What an endpoint spends its time on, which its auto sizes follow: no database (CPU
  * only: a thread waits for nothing but nginx), SQLite (a thread holds a connection and
- * its page cache, and writers wait for their batch's fsync) or PostgreSQL (a thread holds
- * a server backend, a process of the server's).
+ * its page cache, and writers wait for their batch's fsync) or PostgreSQL (a worker's
+ * threads share db_conns server backends, processes of the server's that compete with
+ * the workers for the CPUs).
  */
 enum conf_kind {
 	CONF_KIND_CPU,
@@ -142,9 +143,10 @@ const struct conf_endpoint *conf_find(const struct conf *c, const char *name);
  *                 per two CPUs keep the tuned nginx's keepalive at 8 per nginx worker),
  *                 16 on SQLite (a thread holds a connection and its page cache, about
  *                 40 KB idle; 8 a core keep it busy while the others wait for the disk,
- *                 a lock or the writers' batch), 8 on PostgreSQL (a thread holds a server
- *                 backend: at most 4 x 8 = 32 backends a pool, so the shipped list's
- *                 pools fit the server's default max_connections of 100).
+ *                 a lock or the writers' batch), 8 on PostgreSQL (a worker's threads
+ *                 share at most min(threads, CPUs) backends by default, db_conns: at
+ *                 most 4 x 8 = 32 backends a pool, so the shipped list's pools fit the
+ *                 server's default max_connections of 100).
  * The pool's capacity, workers x threads, so grows with the CPUs: 16, 8 and 4 a CPU.
  * cpus below 1 counts as 1.  Never fails.
  */
