@@ -62,7 +62,7 @@ chat_init_versions(void)
 		    "the database: %s\n", CHAT_VERSION_FILE, strerror(errno));
 		return -1;
 	}
-	log_err("chat: no version board (%s next to the database): %s; pages with "
+	log_warn("chat: no version board (%s next to the database): %s; pages with "
 	    "chat_page_cache=1 would not see this process's writes", CHAT_VERSION_FILE,
 	    strerror(errno));
 	return 0;
