@@ -19,7 +19,7 @@ static const struct {
 	const char *reason;
 } resp_reasons[] = {
 	{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" }, { 204, "No Content" },
-	{ 206, "Partial Content" }, { 301, "Moved Permanently" }, { 302, "Found" },
+	{ 206, "Partial Content" }, { 300, "Multiple Choices" }, { 301, "Moved Permanently" }, { 302, "Found" },
 	{ 303, "See Other" }, { 304, "Not Modified" }, { 400, "Bad Request" },
 	{ 401, "Unauthorized" }, { 403, "Forbidden" }, { 404, "Not Found" },
 	{ 405, "Method Not Allowed" }, { 406, "Not Acceptable" }, { 409, "Conflict" },
@@ -108,9 +108,9 @@ resp_error_field(struct buf *b, const char *key, const char *value)
 	return json_escape(b, value, strlen(value));
 }
 
-int
-resp_error(struct resp *rs, int status, const char *code, const char *message,
-    const char *details, const char *hint)
+static int
+resp_error_any(struct resp *rs, int status, const char *code, const char *message,
+    const char *details, int details_json, const char *hint)
 {
 	static const char fallback[] =
 	    "{\"code\":\"internal\",\"message\":\"response too large\",\"details\":null,"
@@ -122,7 +122,8 @@ resp_error(struct resp *rs, int status, const char *code, const char *message,
 	buf_reset(b, RESP_KEEP);
 	if (buf_puts(b, "{\"code\":") < 0 || json_escape(b, code, strlen(code)) < 0 ||
 	    resp_error_field(b, "message", message) < 0 ||
-	    resp_error_field(b, "details", details) < 0 ||
+	    (details_json ? buf_printf(b, ",\"details\":%s", details) :
+	    resp_error_field(b, "details", details)) < 0 ||
 	    resp_error_field(b, "hint", hint) < 0 || buf_putc(b, '}') < 0) {
 		/* The cap cannot refuse a few hundred bytes unless it is absurdly low. */
 		buf_reset(b, RESP_KEEP);
@@ -131,6 +132,20 @@ resp_error(struct resp *rs, int status, const char *code, const char *message,
 			buf_reset(b, 0);
 	}
 	return 0;
+}
+
+int
+resp_error(struct resp *rs, int status, const char *code, const char *message,
+    const char *details, const char *hint)
+{
+	return resp_error_any(rs, status, code, message, details, 0, hint);
+}
+
+int
+resp_error_json(struct resp *rs, int status, const char *code, const char *message,
+    const char *details_json, const char *hint)
+{
+	return resp_error_any(rs, status, code, message, details_json, 1, hint);
 }
 
 static size_t

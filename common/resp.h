@@ -51,6 +51,10 @@ int resp_set(struct resp *rs, int status, const char *content_type, const char *
  */
 int resp_error(struct resp *rs, int status, const char *code, const char *message,
     const char *details, const char *hint);
+/* The same with details_json, JSON text written as it is (an array, an object), as
+ * details. */
+int resp_error_json(struct resp *rs, int status, const char *code, const char *message,
+    const char *details_json, const char *hint);
 
 /* The reason phrase of an HTTP status ("Not Found"), "Unknown" when not listed. */
 const char *resp_reason(int status);

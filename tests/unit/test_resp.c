@@ -65,6 +65,13 @@ test_error_body(void)
 	    "\"details\":null,\"hint\":\"tab\\there\"}");
 	CHECK(resp_send(&rs, collect, &out) == 0);
 	CHECK(strncmp(out.data, "Status: 400 Bad Request\r\n", 25) == 0);
+	/* JSON details go in as they are; 300 has its reason phrase. */
+	buf_reset(&out, 0);
+	resp_error_json(&rs, 300, "PGRST201", "m", "[{\"a\":1}]", NULL);
+	CHECK_STR(rs.body.data, "{\"code\":\"PGRST201\",\"message\":\"m\","
+	    "\"details\":[{\"a\":1}],\"hint\":null}");
+	CHECK(resp_send(&rs, collect, &out) == 0);
+	CHECK(strncmp(out.data, "Status: 300 Multiple Choices\r\n", 30) == 0);
 	buf_free(&out);
 	resp_free(&rs);
 }
