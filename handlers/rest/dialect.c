@@ -60,6 +60,36 @@ static const char schema_pg_fks[] =
     "where co.contype = 'f' and n.nspname = 'public' "
     "order by c1.relname, co.conname, k.i";
 
+/* Primary keys and unique constraints (not unique indexes, as PostgREST), per column. */
+static const char schema_pg_uniques[] =
+    "select c.relname, co.conname, a.attname "
+    "from pg_constraint co join pg_class c on c.oid = co.conrelid "
+    "join pg_namespace n on n.oid = c.relnamespace "
+    "cross join unnest(co.conkey) with ordinality as k(a, i) "
+    "join pg_attribute a on a.attrelid = co.conrelid and a.attnum = k.a "
+    "where co.contype in ('p', 'u') and n.nspname = 'public' "
+    "order by c.relname, co.conname, k.i";
+
+/*
+ * The columns of views that show a base table's column as it is: each target entry of
+ * the view's query (pg_rewrite's _RETURN rule, in the node text) carries the table and
+ * column it comes from (resorigtbl, resorigcol), as PostgREST reads them.  The entry's
+ * name must be the view's column, so that the entries of subqueries are left out.
+ */
+static const char schema_pg_view_cols[] =
+    "select v.relname, va.attname, b.relname, ba.attname "
+    "from pg_class v join pg_namespace n on n.oid = v.relnamespace "
+    "join pg_rewrite r on r.ev_class = v.oid and r.rulename = '_RETURN' "
+    "cross join lateral regexp_matches(r.ev_action::text, ':resno (\\d+) :resname (\\S+) "
+    ":ressortgroupref \\d+ :resorigtbl (\\d+) :resorigcol (\\d+)', 'g') m "
+    "join pg_attribute va on va.attrelid = v.oid and va.attnum = m[1]::int "
+    "and va.attname = m[2] "
+    "join pg_class b on b.oid = m[3]::oid "
+    "join pg_namespace bn on bn.oid = b.relnamespace and bn.nspname = 'public' "
+    "join pg_attribute ba on ba.attrelid = b.oid and ba.attnum = m[4]::int "
+    "where n.nspname = 'public' and v.relkind = 'v' "
+    "order by v.relname, va.attnum";
+
 /* Arguments as "name<US>type<US>..." so that no character of a type name splits them;
  * no body. */
 static const char schema_pg_funcs[] =
@@ -83,6 +113,19 @@ static const char schema_lite_fks[] =
     "select 'fk_' || m.name || '_' || f.id, m.name, f.\"table\", f.\"from\", "
     "coalesce(f.\"to\", '') from sqlite_master m join pragma_foreign_key_list(m.name) f "
     "where m.type = 'table' order by m.name, f.id, f.seq";
+
+/* Primary keys (but an INTEGER PRIMARY KEY, which is the rowid: the columns' pk tells
+ * it) and UNIQUE constraints, per column. */
+static const char schema_lite_uniques[] =
+    "select m.name, l.name, i.name from sqlite_master m join pragma_index_list(m.name) l "
+    "join pragma_index_info(l.name) i "
+    "where m.type = 'table' and l.\"unique\" = 1 and l.origin in ('u', 'pk') "
+    "order by m.name, l.name, i.seqno";
+
+/* The tables' DDL: SQLite keeps foreign keys' names only there. */
+static const char schema_lite_ddl[] =
+    "select name, sql from sqlite_master where type = 'table' and sql is not null "
+    "order by name";
 
 /* returns: "setof album", "album" or a scalar type name; a body is never NULL. */
 static const char schema_lite_funcs[] =
@@ -904,6 +947,9 @@ static const struct rest_dialect rest_dialect_pg = {
 	.schema_fks = schema_pg_fks,
 	.schema_funcs = schema_pg_funcs,
 	.schema_funcs_table = NULL,
+	.schema_uniques = schema_pg_uniques,
+	.schema_view_cols = schema_pg_view_cols,
+	.schema_ddl = NULL,
 	.schema_args_sep = 31,
 	.kind_of = pg_kind_of,
 };
@@ -959,6 +1005,9 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.schema_fks = schema_lite_fks,
 	.schema_funcs = schema_lite_funcs,
 	.schema_funcs_table = "sluice_functions",
+	.schema_uniques = schema_lite_uniques,
+	.schema_view_cols = NULL,
+	.schema_ddl = schema_lite_ddl,
 	.schema_args_sep = ',',
 	.kind_of = lite_kind_of,
 };

@@ -2,7 +2,9 @@
  * errors.c: struct rest_err, a failure to answer with PostgREST's code, and its answer.
  *
  * Every layer fills one (rest_err_set()) and returns -1; the verb that gave up answers it
- * with rest_error(), the only place a struct rest_err becomes a response.
+ * with rest_error(), the only place a struct rest_err becomes a response.  Its details are
+ * a string, or JSON as it is where PostgREST answers an array there (PGRST201's
+ * candidate relationships).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@ rest_err_set(struct rest_err *e, int status, const char *code, const char *detai
 	(void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
 	va_end(ap);
 	e->details[0] = '\0';
+	e->details_json = 0;
 	if (details != NULL)
 		(void)snprintf(e->details, sizeof(e->details), "%s", details);
 	e->hint = NULL;
@@ -29,6 +32,9 @@ rest_err_set(struct rest_err *e, int status, const char *code, const char *detai
 int
 rest_error(struct resp *rs, const struct rest_err *e)
 {
+	if (e->details_json)
+		return resp_error_json(rs, e->status, e->code, e->message, e->details,
+		    e->hint);
 	return resp_error(rs, e->status, e->code, e->message,
 	    e->details[0] != '\0' ? e->details : NULL, e->hint);
 }

@@ -1,18 +1,29 @@
 /*
  * names.c: the names of a parsed tree resolved against the schema: each relation's table,
- * each embed's relationship to its parent (a foreign key either way, or a junction table
- * for many-to-many, chosen by the !hint when there are several), and every column of
- * select=, order= and the filters.  More than REST_MEMBERS_MAX keys in one object (a '*'
- * counts the table's columns) is a 400 PGRST100.  A JSON path needs a json column, a cast
- * one of the dialect's type names, a spread a to-one relationship (PGRST119 otherwise),
- * and aggregates do not mix with embeds in one object.  An unknown name is a 400 (42703 for a column,
- * PGRST200 for a relationship, PGRST201 when it is ambiguous); past this point every
- * identifier the generators write is one the database has.
+ * each embed's relationship to its parent, and every column of select=, order= and the
+ * filters.  More than REST_MEMBERS_MAX keys in one object (a '*' counts the table's
+ * columns) is a 400 PGRST100.  A JSON path needs a json column, a cast one of the
+ * dialect's type names, a spread a to-one relationship (PGRST119 otherwise), and
+ * aggregates do not mix with embeds in one object.  Past this point every identifier the
+ * generators write is one the database has.
+ *
+ * An embed finds its relationship as PostgREST 12 does: by the embedded table's (or
+ * view's) name, by the constraint's name or the key's column (tables only:
+ * parent_id(*)), and with a !hint naming the constraint, a column of the key on either
+ * side, or the junction of a many-to-many.  A self-reference is its one-to-many by the
+ * table's name (a hint: the key's column) and its many-to-one by the key's column.  A
+ * key whose columns are unique embeds one object both ways.  Errors, in PostgREST's words:
+ * 42703 for a column; PGRST200 when no relationship fits (what was searched for, and the
+ * closest table name as a hint); PGRST201, status 300, when several do (details: each
+ * candidate's cardinality, embedding and relationship; hint: the names that would pick
+ * one); 42712 when two embeds of one object would have the same key.  All of it runs
+ * over the schema loaded at start-up: no catalog query per request.
  */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "json.h"
 #include "rest.h"
 
 static const struct rest_table *
@@ -64,85 +75,324 @@ resolve_cond(struct rest_gen *g, int t, struct rest_cond *c)
 	return 0;
 }
 
-/* Does the hint name this key or one of its columns (in table t)? */
-static int
-hint_fits(const struct rest_gen *g, const struct rest_fk *fk, int t, const char *hint)
+/*
+ * Relationships, as PostgREST 12 finds them (its findRel): from the parent's table p,
+ * each foreign key is a many-to-one (or one-to-one when its columns are unique) where p
+ * holds it and a one-to-many (or one-to-one) where it points at p; a table holding keys
+ * to p and to another table, all of whose columns are in its primary key, is the junction
+ * of a many-to-many.  The "origin" columns are p's, the "foreign" ones the embedded
+ * table's.
+ */
+enum rel_card { REL_M2O, REL_O2M, REL_O2O, REL_M2M };
+
+struct rel {
+	enum rel_card card;
+	int forward;		/* p holds the key */
+	int fk, fk2, junction;
+	int target;		/* the embedded table */
+};
+
+#define REL_MAX	32	/* candidates listed by PGRST201 */
+
+static const char *
+fk_col(const struct rest_gen *g, const struct rest_fk *fk, int from_side, int i)
 {
-	if (hint == NULL)
-		return 1;
-	if (strcmp(fk->name, hint) == 0)
-		return 1;
-	return fk->ncols == 1 && strcmp(tab(g, t)->cols[fk->from_cols[0]].name, hint) == 0;
+	return from_side ? tab(g, fk->from)->cols[fk->from_cols[i]].name :
+	    tab(g, fk->to)->cols[fk->to_cols[i]].name;
 }
 
-/* Finds the relationship from table p to the embed n (by table name). */
+/* The single origin column (0) or foreign column (1) of r is name. */
 static int
-resolve_rel(struct rest_gen *g, int p, struct rest_node *n)
+rel_single_col(const struct rest_gen *g, const struct rel *r, int foreign, const char *name)
 {
-	int r = rest_schema_table(g->sc, n->name), i, j, found = 0;
-	char d[200];
+	const struct rest_fk *fk = &g->sc->fks[r->fk];
 
-	if (r < 0)
-		goto none;
-	n->table = r;
+	if (r->card == REL_M2M || fk->ncols != 1)
+		return 0;
+	/* Origin columns are the key's own where p holds it, the referenced ones else. */
+	return strcmp(fk_col(g, fk, r->forward != foreign, 0), name) == 0;
+}
+
+static int
+rel_constraint(const struct rest_gen *g, const struct rel *r, const char *name)
+{
+	return r->card != REL_M2M && strcmp(g->sc->fks[r->fk].name, name) == 0;
+}
+
+/* Whether the embed n (name, hint) means r from table p: PostgREST's rules. */
+static int
+rel_matches(const struct rest_gen *g, int p, const struct rel *r, const struct rest_node *n)
+{
+	const struct rest_table *t = tab(g, r->target);
+	int by_table = strcmp(t->name, n->name) == 0;
+
+	if (t->hidden)
+		return 0;
+	if (p == r->target) {
+		/* A self-reference: the one-to-many by the table's name (children:t(*)), the
+		 * many-to-one by the key's column (parent_id(*)); a hint names the key's
+		 * column of the one-to-many (auditees:t!auditor(*)). */
+		if (n->hint == NULL)
+			return (by_table && r->card == REL_O2M && !r->forward) ||
+			    (r->card == REL_M2O && rel_single_col(g, r, 0, n->name));
+		return by_table && r->card == REL_O2M && rel_single_col(g, r, 1, n->hint);
+	}
+	if (n->hint == NULL)
+		return by_table || (!t->is_view && (rel_constraint(g, r, n->name) ||
+		    rel_single_col(g, r, 0, n->name)));
+	return by_table && (rel_constraint(g, r, n->hint) ||
+	    rel_single_col(g, r, 0, n->hint) || rel_single_col(g, r, 1, n->hint) ||
+	    (r->card == REL_M2M && strcmp(tab(g, r->junction)->name, n->hint) == 0));
+}
+
+/* Whether every column of the keys a and b of junction j is in j's primary key. */
+static int
+junction_keys_in_pk(const struct rest_gen *g, const struct rest_fk *a, const struct rest_fk *b)
+{
+	const struct rest_table *j = tab(g, a->from);
+	int i;
+
+	for (i = 0; i < a->ncols; i++)
+		if (j->cols[a->from_cols[i]].pk == 0)
+			return 0;
+	for (i = 0; i < b->ncols; i++)
+		if (j->cols[b->from_cols[i]].pk == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * The relationships of table p, in PostgREST's order (keys p holds, many-to-many, keys to
+ * p), that embed n means (all of them when n is NULL): the first max into out.  Returns
+ * how many there are, which may be more than max.
+ */
+static int
+rels_of(const struct rest_gen *g, int p, const struct rest_node *n, struct rel *out,
+    int max)
+{
+	struct rel r;
+	int i, j, k = 0;
+
 	for (i = 0; i < g->sc->nfks; i++) {
 		const struct rest_fk *fk = &g->sc->fks[i];
 
-		if (fk->from == p && fk->to == r && hint_fits(g, fk, p, n->hint)) {
-			if (found++ == 0 || (p == r && n->fk_forward == 0)) {
-				n->fk = i;
-				n->fk_forward = 1;
-			}
-		}
-		if (fk->from == r && fk->to == p && hint_fits(g, fk, r, n->hint) &&
-		    !(p == r && n->hint != NULL)) {
-			if (found++ == 0) {
-				n->fk = i;
-				n->fk_forward = 0;
-			}
+		r = (struct rel){ fk->unique ? REL_O2O : REL_M2O, 1, i, -1, -1, fk->to };
+		if (fk->from == p && (n == NULL || rel_matches(g, p, &r, n)) && k++ < max)
+			out[k - 1] = r;
+	}
+	for (i = 0; i < g->sc->nfks; i++) {
+		const struct rest_fk *a = &g->sc->fks[i];
+
+		if (a->to != p || tab(g, a->from)->is_view)
+			continue;
+		for (j = 0; j < g->sc->nfks; j++) {
+			const struct rest_fk *b = &g->sc->fks[j];
+
+			if (j == i || b->from != a->from || strcmp(a->name, b->name) == 0 ||
+			    !junction_keys_in_pk(g, a, b))
+				continue;
+			r = (struct rel){ REL_M2M, 0, i, j, a->from, b->to };
+			if ((n == NULL || rel_matches(g, p, &r, n)) && k++ < max)
+				out[k - 1] = r;
 		}
 	}
-	if (found == 0) {
-		/* Many-to-many: a junction with a key to each side. */
-		for (i = 0; i < g->sc->nfks; i++) {
-			const struct rest_fk *a = &g->sc->fks[i];
+	for (i = 0; i < g->sc->nfks; i++) {
+		const struct rest_fk *fk = &g->sc->fks[i];
 
-			if (a->to != p || a->from == p || a->from == r)
-				continue;
-			if (n->hint != NULL && strcmp(tab(g, a->from)->name, n->hint) != 0)
-				continue;
-			for (j = 0; j < g->sc->nfks; j++) {
-				const struct rest_fk *b = &g->sc->fks[j];
+		r = (struct rel){ fk->unique ? REL_O2O : REL_O2M, 0, i, -1, -1, fk->from };
+		if (fk->to == p && (n == NULL || rel_matches(g, p, &r, n)) && k++ < max)
+			out[k - 1] = r;
+	}
+	return k;
+}
 
-				if (j == i || b->from != a->from || b->to != r)
-					continue;
-				if (found++ == 0) {
-					n->fk = i;
-					n->fk2 = j;
-					n->junction = a->from;
-					n->fk_forward = 0;
-				}
-			}
+/* "(a, b)": the origin (0) or foreign (1) columns of r, or a junction key's own. */
+static void
+rel_cols(const struct rest_gen *g, struct buf *b, const struct rest_fk *fk, int from_side)
+{
+	int i;
+
+	buf_putc(b, '(');
+	for (i = 0; i < fk->ncols; i++)
+		buf_printf(b, "%s%s", i ? ", " : "", fk_col(g, fk, from_side, i));
+	buf_putc(b, ')');
+}
+
+/* PGRST201's details: PostgREST's description of each candidate, as a JSON array. */
+static void
+rel_details(const struct rest_gen *g, int p, const struct rel *rs, int n, struct buf *out)
+{
+	static const char *const card[] = { "many-to-one", "one-to-many", "one-to-one",
+	    "many-to-many" };
+	struct buf s;
+	int i;
+
+	buf_putc(out, '[');
+	for (i = 0; i < n; i++) {
+		const struct rel *r = &rs[i];
+		const struct rest_fk *fk = &g->sc->fks[r->fk];
+
+		buf_init(&s, 4096);
+		buf_printf(&s, "%s with %s", tab(g, p)->name, tab(g, r->target)->name);
+		buf_puts(out, i ? ",{\"cardinality\":\"" : "{\"cardinality\":\"");
+		buf_puts(out, card[r->card]);
+		buf_puts(out, "\",\"embedding\":");
+		json_escape(out, s.data != NULL ? s.data : "", s.len);
+		buf_reset(&s, 4096);
+		if (r->card == REL_M2M) {
+			buf_printf(&s, "%s using %s", tab(g, r->junction)->name, fk->name);
+			rel_cols(g, &s, fk, 1);
+			buf_printf(&s, " and %s", g->sc->fks[r->fk2].name);
+			rel_cols(g, &s, &g->sc->fks[r->fk2], 1);
+		} else {
+			buf_printf(&s, "%s using %s", fk->name, tab(g, p)->name);
+			rel_cols(g, &s, fk, r->forward);
+			buf_printf(&s, " and %s", tab(g, r->target)->name);
+			rel_cols(g, &s, fk, !r->forward);
+		}
+		buf_puts(out, ",\"relationship\":");
+		json_escape(out, s.data != NULL ? s.data : "", s.len);
+		buf_putc(out, '}');
+		buf_free(&s);
+	}
+	buf_putc(out, ']');
+}
+
+static int
+ambiguous(struct rest_gen *g, int p, const struct rest_node *n, const struct rel *rs, int nr)
+{
+	struct buf b;
+	int i, len;
+
+	rest_err_set(g->e, 300, "PGRST201", NULL, "Could not embed because more than one "
+	    "relationship was found for '%s' and '%s'", tab(g, p)->name, n->name);
+	/* As many candidates as the details hold (all but for dozens of keys). */
+	for (i = nr; i > 0 && !g->e->details_json; i--) {
+		buf_init(&b, sizeof(g->e->details) - 1);
+		rel_details(g, p, rs, i, &b);
+		if (!buf_failed(&b) && b.data != NULL) {
+			memcpy(g->e->details, b.data, b.len + 1);
+			g->e->details_json = 1;
+		}
+		buf_free(&b);
+	}
+	len = snprintf(g->e->hint_buf, sizeof(g->e->hint_buf), "Try changing '%s' to one of "
+	    "the following: ", n->name);
+	for (i = 0; i < nr && len > 0 && (size_t)len < sizeof(g->e->hint_buf); i++) {
+		const struct rel *r = &rs[i];
+
+		len += snprintf(g->e->hint_buf + len, sizeof(g->e->hint_buf) - (size_t)len,
+		    "%s'%s!%s'", i ? ", " : "", tab(g, r->target)->name,
+		    r->card == REL_M2M ? tab(g, r->junction)->name : g->sc->fks[r->fk].name);
+	}
+	if (len > 0 && (size_t)len < sizeof(g->e->hint_buf))
+		(void)snprintf(g->e->hint_buf + len, sizeof(g->e->hint_buf) - (size_t)len,
+		    ". Find the desired relationship in the 'details' key.");
+	g->e->hint = g->e->hint_buf;
+	return -1;
+}
+
+/* Levenshtein distance of a and b (both at most 63 bytes; longer: their length). */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, row[64];
+
+	if (la >= 64 || lb >= 64)
+		return la > lb ? la : lb;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0], up;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			up = row[j];
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
 		}
 	}
-	if (found == 1)
-		return 0;
-	if (found > 1) {
-		(void)snprintf(d, sizeof(d), "more than one relationship was found for '%s' and '%s'",
-		    tab(g, p)->name, n->name);
-		rest_err_set(g->e, 300, "PGRST201", d,
-		    "Could not embed because more than one relationship was found for '%s' "
-		    "and '%s'", tab(g, p)->name, n->name);
-		g->e->hint = "Try changing the embedded resource to one of the relationship "
-		    "names, e.g. rel!fk_name(...)";
+	return row[lb];
+}
+
+/*
+ * PGRST200's hint: the closest name among the tables p has a relationship with ("Perhaps
+ * you meant 'x' instead of 'y'."), scored as PostgREST's fuzzy set does with Levenshtein
+ * (1 - distance / longer length, at least 0.33); none for an exact name (then the hint
+ * was what did not fit) or nothing close.
+ */
+static void
+suggest(struct rest_gen *g, int p, const char *name)
+{
+	struct rel rs[256];
+	double best = 0.33;
+	const char *pick = NULL;
+	int i, nr = rels_of(g, p, NULL, rs, 256);
+
+	for (i = 0; i < nr && i < 256; i++) {
+		const char *cand = tab(g, rs[i].target)->name;
+		size_t lc = strlen(cand), ln = strlen(name), d = edit_distance(cand, name);
+		double score = 1.0 - (double)d / (double)(lc > ln ? lc : ln);
+
+		if (strcmp(cand, name) == 0)
+			return;
+		if (score >= best && (pick == NULL || score > best)) {
+			best = score;
+			pick = cand;
+		}
+	}
+	if (pick != NULL) {
+		(void)snprintf(g->e->hint_buf, sizeof(g->e->hint_buf),
+		    "Perhaps you meant '%s' instead of '%s'.", pick, name);
+		g->e->hint = g->e->hint_buf;
+	}
+}
+
+/* Finds the relationship from table p to the embed n (its name and !hint). */
+static int
+resolve_rel(struct rest_gen *g, int p, struct rest_node *n)
+{
+	struct rel hit[REL_MAX];
+	int nhit;
+	char d[512];
+
+	if (strncmp(n->name, "...", 3) == 0) {
+		rest_err_set(g->e, 400, "PGRST100", NULL, "'%.100s' in the select parameter: "
+		    "this syntax is not understood here", n->name);
 		return -1;
 	}
-none:
-	snprintf(d, sizeof(d), "searched for a foreign key relationship between '%s' and '%s'",
-	    tab(g, p)->name, n->name);
+	nhit = rels_of(g, p, n, hit, REL_MAX);
+	if (nhit == 1) {
+		const struct rel *r = &hit[0];
+
+		n->table = r->target;
+		n->fk = r->fk;
+		n->fk2 = r->fk2;
+		n->junction = r->junction;
+		n->fk_forward = r->forward;
+		n->one = r->card == REL_M2O || r->card == REL_O2O;
+		return 0;
+	}
+	if (nhit > 1)
+		return ambiguous(g, p, n, hit, nhit < REL_MAX ? nhit : REL_MAX);
+	if (n->hint != NULL)
+		(void)snprintf(d, sizeof(d), "Searched for a foreign key relationship between "
+		    "'%s' and '%s' using the hint '%s' in the schema 'public', but no matches "
+		    "were found.", tab(g, p)->name, n->name, n->hint);
+	else
+		(void)snprintf(d, sizeof(d), "Searched for a foreign key relationship between "
+		    "'%s' and '%s' in the schema 'public', but no matches were found.",
+		    tab(g, p)->name, n->name);
 	rest_err_set(g->e, 400, "PGRST200", d,
 	    "Could not find a relationship between '%s' and '%s' in the schema cache",
 	    tab(g, p)->name, n->name);
+	suggest(g, p, n->name);
 	return -1;
 }
 
@@ -365,7 +615,7 @@ resolve_spread(struct rest_gen *g, int p, const struct rest_node *n)
 	size_t i;
 	char d[256];
 
-	if (n->junction >= 0 || !n->fk_forward) {
+	if (!n->one) {
 		(void)snprintf(d, sizeof(d), "'%.60s' and '%.60s' do not form a many-to-one or "
 		    "one-to-one relationship", tab(g, p)->name, n->name);
 		rest_err_set(g->e, 400, "PGRST119", d, "A spread operation on '%.80s' is not "
@@ -378,6 +628,34 @@ resolve_spread(struct rest_gen *g, int p, const struct rest_node *n)
 			    "columns: no embeds, casts, JSON paths or aggregates", n->name);
 			return -1;
 		}
+	return 0;
+}
+
+/*
+ * Two embeds of one object under the same key: PostgreSQL's 42712, as PostgREST gets it
+ * from the subqueries it names parent_key_depth.
+ */
+static int
+dup_embeds(struct rest_gen *g, const struct rest_node *n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n->nitems; i++) {
+		const struct rest_node *a = n->items[i].embed;
+
+		if (n->items[i].kind != REST_I_EMBED)
+			continue;
+		for (j = i + 1; j < n->nitems; j++) {
+			const struct rest_node *b = n->items[j].embed;
+
+			if (n->items[j].kind == REST_I_EMBED && strcmp(a->alias, b->alias) == 0) {
+				rest_err_set(g->e, 400, "42712", NULL, "table name \"%s_%s_%d\" "
+				    "specified more than once", tab(g, n->table)->name, a->alias,
+				    a->depth);
+				return -1;
+			}
+		}
+	}
 	return 0;
 }
 
@@ -414,6 +692,8 @@ rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 				return -1;
 		}
 	}
+	if (dup_embeds(g, n) < 0)
+		return -1;
 	if (aggs > 0 && embeds > 0) {
 		rest_err_set(g->e, 400, "PGRST100", NULL, "aggregates cannot be mixed with "
 		    "embedded resources in one select (aggregate inside the embed instead)");

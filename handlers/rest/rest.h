@@ -87,17 +87,25 @@ struct rest_table {
 	int hidden;		/* sluice's own tables: not served */
 	struct rest_col *cols;
 	int ncols;
+	int rowid;		/* SQLite: a rowid table, whose rows come in rowid order */
 };
 
 #define REST_FK_COLS	8
 
+/*
+ * A foreign key from table (or view) from to table (or view) to.  A key of a view is one
+ * of its base table's keys carried over to the view's columns (PostgreSQL: read from the
+ * view's query), under the constraint's name.
+ */
 struct rest_fk {
-	char *name;
+	char *name;		/* the constraint's name (SQLite: from the DDL, else the name
+				 * PostgreSQL would give it, table_col_fkey) */
 	int from;		/* table index */
 	int to;
 	int ncols;
 	int from_cols[REST_FK_COLS];	/* column indexes */
 	int to_cols[REST_FK_COLS];
+	int unique;		/* from_cols are a primary or unique key of from: one-to-one */
 };
 
 struct rest_func {
@@ -119,6 +127,15 @@ struct rest_schema {
 	int nfuncs;
 };
 
+/*
+ * Finds the name the DDL of SQLite table table (CREATE TABLE ...) gives its foreign key
+ * over the ncols columns cols to reftable: "CONSTRAINT name FOREIGN KEY (cols)
+ * REFERENCES reftable" or "col type CONSTRAINT name REFERENCES reftable".  Returns 1
+ * with the name in out (outlen bytes), 0 when the key has no name there (or is not
+ * found, or its name does not fit).
+ */
+int rest_ddl_fk_name(const char *ddl, const char *const *cols, int ncols,
+    const char *reftable, char *out, size_t outlen);
 /* Loads the schema through db, whose dialect is d.  Returns the schema (free with
  * rest_schema_free()) or NULL when the database failed (its error is on db). */
 struct rest_schema *rest_schema_load(struct db *db, const struct rest_dialect *d);
@@ -127,13 +144,17 @@ int rest_schema_table(const struct rest_schema *sc, const char *name);	/* index 
 int rest_schema_col(const struct rest_table *t, const char *name);	/* index or -1 */
 const struct rest_func *rest_schema_func(const struct rest_schema *sc, const char *name);
 
-/* errors.c: a failure to answer, with PostgREST's code. */
+/* errors.c: a failure to answer, with PostgREST's code.  details_json: details holds
+ * JSON text (PGRST201's array of relationships), written as it is; else a string. */
+#define REST_ERR_DETAILS	4096
 struct rest_err {
 	int status;
 	const char *code;
 	char message[256];
-	char details[256];
+	char details[REST_ERR_DETAILS];
+	int details_json;
 	const char *hint;
+	char hint_buf[512];	/* where hint points when it was composed */
 };
 
 /* Fills e (message from fmt, truncated to fit; details copied when not NULL). */
@@ -244,6 +265,7 @@ struct rest_node {
 	int junction;		/* many-to-many: junction table index, else -1 */
 	int fk2;		/* junction -> this table */
 	int spread;		/* ...rel(cols): the members go into the parent's object */
+	int one;		/* one row (an object): to-one, or a one-to-one key */
 };
 
 /* Values bound to the statement, in order ($1, $2, ...). */
@@ -383,6 +405,13 @@ struct rest_dialect {
 	 */
 	const char *schema_cols, *schema_fks, *schema_funcs;
 	const char *schema_funcs_table;
+	/*
+	 * schema_uniques: table, constraint, column of every primary key and unique
+	 * constraint, one row per column.  schema_view_cols (NULL: none): view, its column,
+	 * the base table and column it shows as it is.  schema_ddl (NULL: none): table and
+	 * its CREATE TABLE text, for the names of foreign keys and rowid tables.
+	 */
+	const char *schema_uniques, *schema_view_cols, *schema_ddl;
 	char schema_args_sep;	/* ',': "a integer, b text"; else name sep type sep ... */
 	/* What a column or argument of this declared type holds. */
 	enum rest_kind (*kind_of)(const char *type);

@@ -2,12 +2,22 @@
  * schema.c: what the rest endpoint may serve, read from the database itself.
  *
  * PostgreSQL: the tables, views and their columns of the "public" schema (pg_class,
- * pg_attribute, pg_attrdef, pg_index), the foreign keys (pg_constraint) and the SQL
- * functions with only IN arguments (pg_proc).  SQLite: sqlite_master with pragma_table_info
- * and pragma_foreign_key_list, and the functions declared in the project's own table
- * sluice_functions(name, args, returns, volatility, body), whose body is one SELECT with
- * :name parameters.  A name from a request is only ever used after it matched an entry of
- * this schema.
+ * pg_attribute, pg_attrdef, pg_index), the foreign keys, primary keys and unique
+ * constraints (pg_constraint), the base columns of views (pg_rewrite) and the SQL
+ * functions with only IN arguments (pg_proc).  SQLite: sqlite_master with
+ * pragma_table_info, pragma_foreign_key_list and pragma_index_list, and the functions
+ * declared in the project's own table sluice_functions(name, args, returns, volatility,
+ * body), whose body is one SELECT with :name parameters.  A name from a request is only
+ * ever used after it matched an entry of this schema.
+ *
+ * Foreign keys carry what embedding needs, worked out here once so that no request pays
+ * for it: whether the key's columns are unique (a one-to-one relationship), its
+ * constraint name on both back ends (SQLite keeps it only in the table's DDL, which is
+ * read for it; a key without one is named as PostgreSQL would name it, table_col_fkey),
+ * and, on PostgreSQL, the same key again for every view that shows its columns (views
+ * have no keys of their own: a view column that shows a base column as it is stands
+ * for it).  SQLite's views get no keys: nothing in SQLite says where a view's column
+ * comes from.
  *
  * The catalog queries and the reading of declared types are the dialect's (dialect.c);
  * every query gives its rows in the same shape, so that one loader reads both.  The
@@ -17,12 +27,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "rest.h"
 
 #define SCHEMA_TABLES_MAX	4096
 #define SCHEMA_COLS_MAX		1600
+#define SCHEMA_FKS_MAX		8192
 
 static char *
 schema_strdup(const char *s)
@@ -204,7 +216,8 @@ schema_load_fks(struct rest_schema *sc, struct db *db, const struct rest_dialect
 
 		if (snprintf(key, sizeof(key), "%s.%s", from, name) >= (int)sizeof(key))
 			continue;
-		if ((fi = schema_table_any(sc, from)) < 0 || (ti = schema_table_any(sc, to)) < 0)
+		if ((fi = schema_table_any(sc, from)) < 0 || (ti = schema_table_any(sc, to)) < 0 ||
+		    sc->tables == NULL)
 			continue;
 		if (fk == NULL || strcmp(key, last) != 0) {
 			if (sc->nfks == cap) {
@@ -457,6 +470,520 @@ schema_load_funcs(struct rest_schema *sc, struct db *db, const struct rest_diale
 	return rc == DB_DONE ? 0 : -1;
 }
 
+/* Whether the key's columns are exactly the n columns cols, in any order. */
+static int
+schema_fk_cols_are(const struct rest_fk *fk, const int *cols, int n)
+{
+	int i, j, hit;
+
+	if (n != fk->ncols)
+		return 0;
+	for (i = 0; i < n; i++) {
+		for (hit = 0, j = 0; j < n; j++)
+			hit |= fk->from_cols[i] == cols[j];
+		if (!hit)
+			return 0;
+	}
+	return 1;
+}
+
+/* Marks the keys of table t whose columns are the n columns cols (a unique key). */
+static void
+schema_mark_unique(struct rest_schema *sc, int t, const int *cols, int n)
+{
+	int i;
+
+	for (i = 0; i < sc->nfks; i++)
+		if (sc->fks[i].from == t && schema_fk_cols_are(&sc->fks[i], cols, n))
+			sc->fks[i].unique = 1;
+}
+
+/*
+ * One-to-one keys: a key whose columns are the primary key or a unique constraint of its
+ * table (as PostgREST: a unique index that is no constraint does not count).
+ */
+static int
+schema_load_uniques(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+{
+	struct db_stmt *st;
+	int rc, i, c, t = -1, n = 0, cols[REST_FK_COLS + 1];
+	char last[512] = "";
+
+	/* Primary keys from the columns: SQLite's INTEGER PRIMARY KEY has no index. */
+	for (i = 0; i < sc->ntables; i++) {
+		for (n = 0, c = 0; c < sc->tables[i].ncols; c++)
+			if (sc->tables[i].cols[c].pk > 0 && n <= REST_FK_COLS)
+				cols[n++] = c;
+		if (n > 0)
+			schema_mark_unique(sc, i, cols, n);
+	}
+	if ((st = db_prepare(db, d->schema_uniques)) == NULL)
+		return -1;
+	n = 0;
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *tname = schema_text(st, 0), *cname = schema_text(st, 1);
+		char key[512];
+
+		if (snprintf(key, sizeof(key), "%s.%s", tname, cname) >= (int)sizeof(key))
+			continue;
+		if (strcmp(key, last) != 0) {
+			if (t >= 0 && n > 0)
+				schema_mark_unique(sc, t, cols, n);
+			memcpy(last, key, strlen(key) + 1);
+			t = schema_table_any(sc, tname);
+			n = 0;
+		}
+		if (t < 0)
+			continue;
+		if ((c = rest_schema_col(&sc->tables[t], schema_text(st, 2))) < 0 ||
+		    n > REST_FK_COLS) {
+			n = REST_FK_COLS + 1;	/* matches no key */
+			continue;
+		}
+		cols[n++] = c;
+	}
+	if (rc != DB_DONE)
+		return -1;
+	if (t >= 0 && n > 0)
+		schema_mark_unique(sc, t, cols, n);
+	return 0;
+}
+
+/* A token of a CREATE TABLE statement: a name (quotes removed) or one character. */
+struct ddl_tok {
+	const char *p;		/* where scanning goes on */
+	int name;		/* 1: a name or keyword in text; 0: the character text[0] */
+	int cut;		/* the name did not fit in text */
+	char text[256];
+};
+
+/* The next token after p; 0 at the end.  Strings and comments are skipped. */
+static int
+ddl_next(const char *p, struct ddl_tok *t)
+{
+	size_t n = 0;
+
+	for (;;) {
+		while (isspace((unsigned char)*p))
+			p++;
+		if (p[0] == '-' && p[1] == '-') {
+			while (*p != '\0' && *p != '\n')
+				p++;
+		} else if (p[0] == '/' && p[1] == '*') {
+			for (p += 2; *p != '\0' && !(p[0] == '*' && p[1] == '/'); p++)
+				;
+			p += *p != '\0' ? 2 : 0;
+		} else if (*p == '\'') {
+			for (p++; *p != '\0'; p++)
+				if (*p == '\'' && *++p != '\'')
+					break;
+			t->name = 0;
+			t->text[0] = '\'';
+			t->text[1] = '\0';
+			t->p = p;
+			return 1;
+		} else
+			break;
+	}
+	if (*p == '\0')
+		return 0;
+	t->name = 1;
+	t->cut = 0;
+	if (*p == '"' || *p == '`' || *p == '[') {
+		char close = *p == '[' ? ']' : *p;
+
+		for (p++; *p != '\0'; p++) {
+			if (*p == close) {
+				if (close == ']' || p[1] != close) {
+					p++;
+					break;
+				}
+				p++;
+			}
+			if (n + 1 < sizeof(t->text))
+				t->text[n++] = *p;
+			else
+				t->cut = 1;
+		}
+	} else if (isalnum((unsigned char)*p) || *p == '_' || *p == '$' ||
+	    (unsigned char)*p >= 0x80) {
+		while (isalnum((unsigned char)*p) || *p == '_' || *p == '$' ||
+		    (unsigned char)*p >= 0x80) {
+			if (n + 1 < sizeof(t->text))
+				t->text[n++] = *p;
+			else
+				t->cut = 1;
+			p++;
+		}
+	} else {
+		t->name = 0;
+		t->text[n++] = *p++;
+	}
+	t->text[n] = '\0';
+	t->p = p;
+	return 1;
+}
+
+static int
+ddl_is(const struct ddl_tok *t, const char *kw)
+{
+	return t->name && strcasecmp(t->text, kw) == 0;
+}
+
+/* Whether the columns listed are cols, in order, and the referenced table is reftable. */
+static int
+ddl_fk_fits(char list[][256], int nlist, const char *ref, const char *const *cols,
+    int ncols, const char *reftable)
+{
+	int i;
+
+	if (nlist != ncols || strcasecmp(ref, reftable) != 0)
+		return 0;
+	for (i = 0; i < ncols; i++)
+		if (strcasecmp(list[i], cols[i]) != 0)
+			return 0;
+	return 1;
+}
+
+int
+rest_ddl_fk_name(const char *ddl, const char *const *cols, int ncols,
+    const char *reftable, char *out, size_t outlen)
+{
+	struct ddl_tok t;
+	const char *p = ddl;
+	char colname[256] = "", pending[256] = "", list[REST_FK_COLS][256];
+	int depth = 0, start = 0, nlist;
+
+	while (ddl_next(p, &t)) {
+		p = t.p;
+		if (!t.name && t.text[0] == '(') {
+			start = ++depth == 1;
+			continue;
+		}
+		if (!t.name && t.text[0] == ')') {
+			if (--depth <= 0)
+				break;
+			continue;
+		}
+		if (depth != 1)
+			continue;
+		if (!t.name && t.text[0] == ',') {
+			start = 1;
+			pending[0] = colname[0] = '\0';
+			continue;
+		}
+		if (start) {
+			/* A definition begins: a column's, or a table constraint. */
+			start = 0;
+			if (!ddl_is(&t, "constraint") && !ddl_is(&t, "primary") &&
+			    !ddl_is(&t, "unique") && !ddl_is(&t, "check") &&
+			    !ddl_is(&t, "foreign")) {
+				(void)snprintf(colname, sizeof(colname), "%s", t.text);
+				continue;
+			}
+		}
+		if (ddl_is(&t, "constraint")) {
+			if (!ddl_next(p, &t) || !t.name)
+				return 0;
+			p = t.p;
+			/* A name cut short is not the name: none, then. */
+			(void)snprintf(pending, sizeof(pending), "%s", t.cut ? "" : t.text);
+			continue;
+		}
+		nlist = 0;
+		if (ddl_is(&t, "foreign")) {
+			/* FOREIGN KEY ( col, ... ) REFERENCES table */
+			if (!ddl_next(p, &t) || !ddl_is(&t, "key") || !ddl_next(t.p, &t) ||
+			    t.name || t.text[0] != '(')
+				return 0;
+			p = t.p;
+			for (;;) {
+				if (!ddl_next(p, &t))
+					return 0;
+				p = t.p;
+				if (t.name) {
+					if (nlist == REST_FK_COLS)
+						return 0;
+					memcpy(list[nlist++], t.text, sizeof(t.text));
+				} else if (t.text[0] == ')')
+					break;
+				else if (t.text[0] != ',')
+					return 0;
+			}
+			if (!ddl_next(p, &t) || !ddl_is(&t, "references"))
+				return 0;
+			p = t.p;
+		} else if (ddl_is(&t, "references") && colname[0] != '\0') {
+			memcpy(list[nlist++], colname, sizeof(colname));
+		} else {
+			/* Any other constraint takes the pending name. */
+			if (ddl_is(&t, "primary") || ddl_is(&t, "unique") ||
+			    ddl_is(&t, "check") || ddl_is(&t, "not") || ddl_is(&t, "null") ||
+			    ddl_is(&t, "default") || ddl_is(&t, "collate") ||
+			    ddl_is(&t, "generated") || ddl_is(&t, "as"))
+				pending[0] = '\0';
+			continue;
+		}
+		/* After REFERENCES: the table (no schema in SQLite's DDL but "main."). */
+		if (!ddl_next(p, &t) || !t.name)
+			return 0;
+		p = t.p;
+		if (ddl_fk_fits(list, nlist, t.text, cols, ncols, reftable) &&
+		    pending[0] != '\0') {
+			if (strlen(pending) >= outlen)
+				return 0;
+			memcpy(out, pending, strlen(pending) + 1);
+			return 1;
+		}
+		pending[0] = '\0';
+	}
+	return 0;
+}
+
+/* Orders the keys by table and name, as PostgreSQL's catalog query gives them (in
+ * place: a handful of keys, loaded once). */
+static void
+schema_sort_fks(struct rest_schema *sc)
+{
+	int i, j;
+
+	for (i = 1; i < sc->nfks; i++) {
+		struct rest_fk k = sc->fks[i];
+
+		for (j = i; j > 0; j--) {
+			const struct rest_fk *o = &sc->fks[j - 1];
+			int c = strcmp(sc->tables[o->from].name, sc->tables[k.from].name);
+
+			if (c < 0 || (c == 0 && strcmp(o->name, k.name) <= 0))
+				break;
+			sc->fks[j] = sc->fks[j - 1];
+		}
+		sc->fks[j] = k;
+	}
+}
+
+/* Whether the DDL ends with WITHOUT ROWID (its options follow the last parenthesis). */
+static int
+schema_without_rowid(const char *ddl)
+{
+	const char *p = strrchr(ddl, ')');
+	struct ddl_tok t;
+
+	if (p == NULL)
+		return 0;
+	for (p++; ddl_next(p, &t); p = t.p)
+		if (ddl_is(&t, "without"))
+			return 1;
+	return 0;
+}
+
+/*
+ * SQLite: the keys' names from the tables' DDL (pragma_foreign_key_list has none), or
+ * PostgreSQL's default name, table_col1_col2_fkey; and which tables are rowid tables.
+ */
+static int
+schema_load_ddl(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+{
+	struct db_stmt *st;
+	int rc, i, j;
+
+	if (d->schema_ddl == NULL)
+		return 0;
+	if ((st = db_prepare(db, d->schema_ddl)) == NULL)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *tname = schema_text(st, 0), *ddl = schema_text(st, 1);
+		struct rest_table *t;
+		int ti = schema_table_any(sc, tname);
+
+		if (ti < 0 || sc->tables == NULL)
+			continue;
+		t = &sc->tables[ti];
+		t->rowid = !t->is_view && !schema_without_rowid(ddl) &&
+		    rest_schema_col(t, "rowid") < 0;
+		for (i = 0; i < sc->nfks; i++) {
+			struct rest_fk *fk = &sc->fks[i];
+			const char *cols[REST_FK_COLS];
+			char name[256];
+			struct buf b;
+			char *p;
+
+			if (fk->from != ti)
+				continue;
+			for (j = 0; j < fk->ncols; j++)
+				cols[j] = t->cols[fk->from_cols[j]].name;
+			buf_init(&b, 4096);
+			if (rest_ddl_fk_name(ddl, cols, fk->ncols, sc->tables[fk->to].name,
+			    name, sizeof(name)))
+				buf_puts(&b, name);
+			else {
+				buf_puts(&b, tname);
+				for (j = 0; j < fk->ncols; j++)
+					buf_printf(&b, "_%s", cols[j]);
+				buf_puts(&b, "_fkey");
+			}
+			p = buf_failed(&b) || b.data == NULL ? NULL : schema_strdup(b.data);
+			buf_free(&b);
+			if (p == NULL) {
+				db_reset(st);
+				return -1;
+			}
+			free(fk->name);
+			fk->name = p;
+		}
+	}
+	if (rc != DB_DONE)
+		return -1;
+	schema_sort_fks(sc);
+	return 0;
+}
+
+/* A view's column that shows base column bc of table b. */
+struct view_col {
+	int v, vc, b, bc;
+};
+
+/* The column of view v showing column c of table t, or -1. */
+static int
+schema_view_col(const struct view_col *vcs, int n, int v, int t, int c)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (vcs[i].v == v && vcs[i].b == t && vcs[i].bc == c)
+			return vcs[i].vc;
+	return -1;
+}
+
+/* Whether view v shows all the columns cols (n) of table t; into out. */
+static int
+schema_view_shows(const struct view_col *vcs, int nvc, int v, int t, const int *cols, int n,
+    int *out)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if ((out[i] = schema_view_col(vcs, nvc, v, t, cols[i])) < 0)
+			return 0;
+	return 1;
+}
+
+/* Appends a copy of the key model going from `from` (columns fc) to `to` (columns tc). */
+static int
+schema_add_view_fk(struct rest_schema *sc, int *cap, const struct rest_fk *model, int from,
+    const int *fc, int to, const int *tc)
+{
+	struct rest_fk *fk;
+
+	if (sc->nfks == SCHEMA_FKS_MAX)
+		return 0;
+	if (sc->nfks == *cap) {
+		void *p;
+
+		*cap = *cap ? *cap * 2 : 32;
+		if ((p = realloc(sc->fks, (size_t)*cap * sizeof(*fk))) == NULL)
+			return -1;
+		sc->fks = p;
+	}
+	fk = &sc->fks[sc->nfks];
+	*fk = *model;
+	if ((fk->name = schema_strdup(model->name)) == NULL)
+		return -1;
+	fk->from = from;
+	fk->to = to;
+	memcpy(fk->from_cols, fc, sizeof(fk->from_cols));
+	memcpy(fk->to_cols, tc, sizeof(fk->to_cols));
+	sc->nfks++;
+	return 0;
+}
+
+/*
+ * PostgreSQL: the foreign keys of views.  Each key from table A to table B is added from
+ * every view of A that shows the key's columns to B, from A to every view of B that shows
+ * the referenced columns, and between those views, under the key's name.
+ */
+static int
+schema_load_view_fks(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+{
+	struct db_stmt *st;
+	struct view_col *vcs = NULL;
+	int rc, n = 0, capv = 0, cap, nf0 = sc->nfks, i, k, v, w, status = -1;
+
+	if (d->schema_view_cols == NULL || nf0 == 0)
+		return 0;
+	cap = nf0;	/* the array is full: the first key added grows it */
+	if ((st = db_prepare(db, d->schema_view_cols)) == NULL)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct view_col vc;
+
+		vc.v = schema_table_any(sc, schema_text(st, 0));
+		vc.b = schema_table_any(sc, schema_text(st, 2));
+		if (vc.v < 0 || vc.b < 0 || n == SCHEMA_FKS_MAX)
+			continue;
+		vc.vc = rest_schema_col(&sc->tables[vc.v], schema_text(st, 1));
+		vc.bc = rest_schema_col(&sc->tables[vc.b], schema_text(st, 3));
+		if (vc.vc < 0 || vc.bc < 0)
+			continue;
+		if (n == capv) {
+			void *p;
+
+			capv = capv ? capv * 2 : 64;
+			if ((p = realloc(vcs, (size_t)capv * sizeof(*vcs))) == NULL) {
+				db_reset(st);
+				goto out;
+			}
+			vcs = p;
+		}
+		vcs[n++] = vc;
+	}
+	if (rc != DB_DONE)
+		goto out;
+	/* A view over a view: follow the columns down to the base table (a few levels). */
+	for (k = 0; k < 8; k++)
+		for (i = 0; i < n; i++)
+			if (sc->tables[vcs[i].b].is_view) {
+				int j;
+
+				for (j = 0; j < n; j++)
+					if (vcs[j].v == vcs[i].b && vcs[j].vc == vcs[i].bc) {
+						vcs[i].b = vcs[j].b;
+						vcs[i].bc = vcs[j].bc;
+						break;
+					}
+			}
+	for (i = 0; i < nf0; i++) {
+		struct rest_fk model = sc->fks[i];
+		int vf[REST_FK_COLS], wt[REST_FK_COLS];
+
+		for (v = 0; v < sc->ntables; v++) {
+			if (!sc->tables[v].is_view || !schema_view_shows(vcs, n, v, model.from,
+			    model.from_cols, model.ncols, vf))
+				continue;
+			if (schema_add_view_fk(sc, &cap, &model, v, vf, model.to,
+			    model.to_cols) < 0)
+				goto out;
+		}
+		for (w = 0; w < sc->ntables; w++) {
+			if (!sc->tables[w].is_view || !schema_view_shows(vcs, n, w, model.to,
+			    model.to_cols, model.ncols, wt))
+				continue;
+			if (schema_add_view_fk(sc, &cap, &model, model.from, model.from_cols,
+			    w, wt) < 0)
+				goto out;
+			for (v = 0; v < sc->ntables; v++)
+				if (sc->tables[v].is_view && schema_view_shows(vcs, n, v,
+				    model.from, model.from_cols, model.ncols, vf) &&
+				    schema_add_view_fk(sc, &cap, &model, v, vf, w, wt) < 0)
+					goto out;
+		}
+	}
+	status = 0;
+out:
+	free(vcs);
+	return status;
+}
+
 struct rest_schema *
 rest_schema_load(struct db *db, const struct rest_dialect *d)
 {
@@ -465,7 +992,8 @@ rest_schema_load(struct db *db, const struct rest_dialect *d)
 	if ((sc = calloc(1, sizeof(*sc))) == NULL)
 		return NULL;
 	if (schema_load_cols(sc, db, d) < 0 || schema_load_fks(sc, db, d) < 0 ||
-	    schema_load_funcs(sc, db, d) < 0) {
+	    schema_load_ddl(sc, db, d) < 0 || schema_load_uniques(sc, db, d) < 0 ||
+	    schema_load_view_fks(sc, db, d) < 0 || schema_load_funcs(sc, db, d) < 0) {
 		rest_schema_free(sc);
 		return NULL;
 	}

@@ -70,6 +70,16 @@ col_text(struct rest_gen *g, const char *alias, int t, int c)
 	g->d->col_text(g->sql, alias, &tab(g, t)->cols[c]);
 }
 
+/*
+ * An embed that selects nothing, rel(): no key in its parent's object (PostgREST leaves
+ * it out), though its !inner still filters the parent.
+ */
+static int
+embed_hidden(const struct rest_item *it)
+{
+	return it->kind == REST_I_EMBED && it->embed->nitems == 0;
+}
+
 static int gen_rows(struct rest_gen *g, struct rest_node *n, const char *from,
     const char *alias, const char *palias, int columns);
 static int gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns);
@@ -296,6 +306,10 @@ gen_from_where(struct rest_gen *g, struct rest_node *n, const char *from, const 
 		rest_quote_ident(g->sql, tab(g, n->table)->name);
 	buf_putc(g->sql, ' ');
 	buf_puts(g->sql, alias);
+	/* SQLite, a rowid table read whole: in rowid order (insertion order, as PostgreSQL's
+	 * heap scan gives), not through a covering index in key order. */
+	if (from == NULL && palias == NULL && n->where->nkids == 0 && tab(g, n->table)->rowid)
+		buf_puts(g->sql, " not indexed");
 	if (joins->len > 0)
 		buf_append(g->sql, joins->data, joins->len);
 	buf_puts(g->sql, " where ");
@@ -314,7 +328,7 @@ to_one_unique(const struct rest_gen *g, const struct rest_node *n)
 	const struct rest_table *t = tab(g, n->table);
 	int i, npk = 0;
 
-	if (t->is_view)
+	if (t->is_view || !n->fk_forward)
 		return 0;
 	for (i = 0; i < t->ncols; i++)
 		npk += t->cols[i].pk > 0;
@@ -365,7 +379,7 @@ static int
 gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 {
 	char a[16], r[16];
-	int many = n->junction >= 0 || !n->fk_forward, rc;
+	int many = !n->one, rc;
 	struct buf joins, *outer = g->joins;
 
 	rest_next_alias(g, "_t", a, sizeof(a));
@@ -472,6 +486,8 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 			}
 			continue;
 		}
+		if (embed_hidden(it))
+			continue;
 		if (columns && nout)
 			buf_puts(g->sql, ", ");
 		if (!columns)
@@ -600,6 +616,8 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 			}
 			continue;
 		}
+		if (embed_hidden(it))
+			continue;
 		if (nk == REST_OBJ_MEMBERS_MAX)
 			goto wide;
 		k = it->kind == REST_I_COL ? t->cols[rest_schema_col(t, it->name)].kind :
@@ -633,7 +651,9 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 			buf_puts(g->sql, ", ");
 			if (gen_expr(g, alias, n->table, it, 0) < 0)
 				return -1;
-		} else if (obj_value(g, alias, n->table,
+		} else if (embed_hidden(it))
+			continue;
+		else if (obj_value(g, alias, n->table,
 		    it->kind == REST_I_COL ? rest_schema_col(t, it->name) : -1,
 		    it->kind == REST_I_EMBED ? it->embed : NULL) < 0)
 			return -1;
@@ -651,6 +671,13 @@ gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias
 	size_t i;
 	int k;
 
+	/* SQLite: without order=, rows in rowid order, the order of insertion that a heap
+	 * scan gives on PostgreSQL, whatever index the plan uses; no sort where the plan
+	 * reads the table or an index equality in rowid order anyway. */
+	if (n->norder == 0 && tab(g, n->table)->rowid && (n->limit >= 0 || n->offset > 0)) {
+		buf_puts(g->sql, " order by ");
+		rest_col_ref(g->sql, alias, "rowid");
+	}
 	for (i = 0; i < n->norder; i++) {
 		const struct rest_order *o = &n->order[i];
 		int nulls = o->nulls ? o->nulls : (o->desc ? 1 : 2);
@@ -772,7 +799,7 @@ rest_sql_keys(struct rest_gen *g, struct rest_node *n, const char **keys, int ma
 
 			k += spread_cols(g, it->embed, cols, keys + k, max - k < REST_MEMBERS_MAX ?
 			    max - k : REST_MEMBERS_MAX);
-		} else if (k < max)
+		} else if (k < max && !embed_hidden(it))
 			keys[k++] = it->alias ? it->alias : it->name;
 	}
 	return k;
