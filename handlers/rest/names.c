@@ -362,7 +362,7 @@ resolve_rel(struct rest_gen *g, int p, struct rest_node *n)
 	int nhit;
 	char d[512];
 
-	if (strncmp(n->name, "...", 3) == 0) {
+	if (strncmp(n->name, "...", 3) == 0 || strstr(n->name, "->") != NULL) {
 		rest_err_set(g->e, 400, "PGRST100", NULL, "'%.100s' in the select parameter: "
 		    "this syntax is not understood here", n->name);
 		return -1;

@@ -666,15 +666,18 @@ wide:
 }
 
 static int
-gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias)
+gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias,
+    int table)
 {
 	size_t i;
 	int k;
 
 	/* SQLite: without order=, rows in rowid order, the order of insertion that a heap
 	 * scan gives on PostgreSQL, whatever index the plan uses; no sort where the plan
-	 * reads the table or an index equality in rowid order anyway. */
-	if (n->norder == 0 && tab(g, n->table)->rowid && (n->limit >= 0 || n->offset > 0)) {
+	 * reads the table or an index equality in rowid order anyway.  table: alias is the
+	 * table itself, not a function's result, and rows are not groups. */
+	if (n->norder == 0 && table && tab(g, n->table)->rowid &&
+	    (n->limit >= 0 || n->offset > 0)) {
 		buf_puts(g->sql, " order by ");
 		rest_col_ref(g->sql, alias, "rowid");
 	}
@@ -735,7 +738,7 @@ gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *
 		return -1;
 	if (has_agg(n))
 		gen_group(g, n, alias);
-	return gen_order_limit(g, n, alias);
+	return gen_order_limit(g, n, alias, from == NULL && !has_agg(n));
 }
 
 int

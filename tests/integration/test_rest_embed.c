@@ -263,6 +263,8 @@ test_rest_embed_hostile_hints(void)
 		"users?select=messages!x%00y(id)",
 		"users?select=messages!%27;drop%20table%20users;--(id)",
 		"users?select=:messages(id)",
+		"users?select=username->x(id)",
+		"users?select=...messages(id)",
 		"users?select=a:b:messages(id)",
 		"users?select=messages!inner(id,messages!inner(id))",
 		"family?select=family!parent_id(family!family(name))",
@@ -300,6 +302,11 @@ test_rest_embed_insertion_order(void)
 	    NULL, 200, "[{\"username\":\"supabot\",\"tags\":[{\"tag\":\"zeta\"}]}]", &r);
 	FX_BOTH("GET", "tags?select=tag", NULL, NULL, 200,
 	    "[{\"tag\":\"zeta\"},{\"tag\":\"alpha\"},{\"tag\":\"mu\"}]", &r);
+	/* A function's rows are paged as the function gives them; its embeds by rowid. */
+	FX_BOTH("GET", "rpc/albums_of?aid=1&select=album_id,track(track_id)&limit=1"
+	    "&track.limit=1", NULL, NULL, 200,
+	    "[{\"album_id\":1,\"track\":[{\"track_id\":1}]}]", &r);
+	FX_BOTH("GET", "rpc/albums_of?aid=1&offset=1", NULL, NULL, 200, NULL, &r);
 }
 
 int
