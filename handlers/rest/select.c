@@ -306,9 +306,11 @@ gen_from_where(struct rest_gen *g, struct rest_node *n, const char *from, const 
 		rest_quote_ident(g->sql, tab(g, n->table)->name);
 	buf_putc(g->sql, ' ');
 	buf_puts(g->sql, alias);
-	/* SQLite, a rowid table read whole: in rowid order (insertion order, as PostgreSQL's
-	 * heap scan gives), not through a covering index in key order. */
-	if (from == NULL && palias == NULL && n->where->nkids == 0 && tab(g, n->table)->rowid)
+	/* SQLite, a rowid table read whole without order=: in rowid order (insertion order,
+	 * as PostgreSQL's heap scan gives), not through a covering index in key order.  With
+	 * order=, an index may still spare the sort. */
+	if (from == NULL && palias == NULL && n->where->nkids == 0 && n->norder == 0 &&
+	    tab(g, n->table)->rowid)
 		buf_puts(g->sql, " not indexed");
 	if (joins->len > 0)
 		buf_append(g->sql, joins->data, joins->len);
