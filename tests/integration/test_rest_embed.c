@@ -83,6 +83,14 @@ test_rest_embed_one_to_one(void)
 	    "{\"username\":\"supabot\",\"profiles\":{\"bio\":\"bot\"}}]", &r);
 	FX_BOTH("GET", "profiles?select=bio,users(status)", NULL, NULL, 200,
 	    "[{\"bio\":\"bot\",\"users\":{\"status\":\"ONLINE\"}}]", &r);
+	/* A one-to-one key spreads both ways (a to-many one would be PGRST119). */
+	FX_BOTH("GET", "channels?select=slug,...channel_details(details)&order=id", NULL, NULL,
+	    200, "[{\"slug\":\"public\",\"details\":\"the public channel\"},"
+	    "{\"slug\":\"random\",\"details\":null}]", &r);
+	FX_BOTH("GET", "users?select=username,...profiles(bio)&username=eq.supabot", NULL, NULL,
+	    200, "[{\"username\":\"supabot\",\"bio\":\"bot\"}]", &r);
+	FX_BOTH("GET", "users?select=username,...messages(body)", NULL, NULL, 400, NULL, &r);
+	CHECK(strstr(r.body.data, "\"PGRST119\"") != NULL);
 	/* !inner on a one-to-one reverse embed keeps the rows that have one. */
 	FX_BOTH("GET", "channels?select=slug,channel_details!inner(details)", NULL, NULL, 200,
 	    "[{\"slug\":\"public\",\"channel_details\":{\"details\":\"the public channel\"}}]", &r);
