@@ -80,7 +80,7 @@ done
 port=$(stack_free_port)
 url="postgresql:///postgres?host=$pgdir&port=$pgport&user=postgres"
 stack_start "$tmp/stack" "$port" "db compat $url
-rest /rest/v1/ workers=2 threads=2 db=compat rest_unfiltered_writes=1" \
+rest /rest/v1/ workers=2 threads=2 db=compat rest_schemas=public,personal rest_unfiltered_writes=1" \
     || exit 2
 
 # 3. The suite, its base URLs pointed at sluice.
