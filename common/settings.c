@@ -92,6 +92,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_REST_GRANTS] = STR("SLUICE_REST_GRANTS",
 	    "the REST API on SQLite: what each role may do, ROLE:PRIV[,PRIV] entries "
 	    "separated by |, PRIV select, insert, update, delete, execute or all"),
+	[SETTING_REST_SCHEMAS] = STR("SLUICE_REST_SCHEMAS",
+	    "the REST API: the PostgreSQL schemas served (comma-separated, the first the "
+	    "default), picked by Accept-Profile and Content-Profile; unset: public"),
 	[SETTING_READY_WRITABLE] = INT("SLUICE_READY_WRITABLE", 0, 1, 1,
 	    "ready: 1 when the database must be writable for /ready to answer 200; 0 for a "
 	    "database served read-only on purpose"),

@@ -33,6 +33,8 @@ struct commit_write {
 	const struct rest_params *p;
 	struct resp *rs;
 	int rep, one;
+	const char *upsert;	/* the count of the body's rows already there, or NULL */
+	int64_t existing;
 	int64_t rows;
 	enum rest_commit why;	/* the last run's outcome; REST_COMMIT_OK also when not run */
 };
@@ -49,6 +51,11 @@ commit_fn(struct db *db, void *arg)
 	w->why = REST_COMMIT_OK;
 	w->rows = 0;
 	buf_reset(out, 1 << 20);
+	if (w->upsert != NULL && rest_count_rows(db, w->upsert, w->p, &w->existing) < 0) {
+		w->why = REST_COMMIT_ANSWERED;
+		serve_db_error(w->rs, db);
+		return -1;
+	}
 	if ((st = rest_bind(db, w->t, w->p)) == NULL) {
 		w->why = REST_COMMIT_ANSWERED;
 		serve_db_error(w->rs, db);
@@ -67,24 +74,31 @@ commit_fn(struct db *db, void *arg)
 	}
 	if (w->one && w->rows != 1)
 		w->why = REST_COMMIT_NOT_ONE;
+	else if (w->t->prefs.max_affected >= 0 && w->rows > w->t->prefs.max_affected)
+		w->why = REST_COMMIT_MAX_AFFECTED;
 	else if (buf_failed(out))
 		w->why = REST_COMMIT_TOO_LARGE;
+	else if (w->t->prefs.rollback)
+		w->why = REST_COMMIT_ROLLED_BACK;	/* undone, answered as done */
 	return w->why == REST_COMMIT_OK ? 0 : -1;
 }
 
 enum rest_commit
 rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
-    const struct rest_params *p, int rep, int one, int64_t *rows)
+    const struct rest_params *p, int rep, int one, const char *upsert, int64_t *existing,
+    int64_t *rows)
 {
-	struct commit_write w = { t, p, rs, rep, one, 0, REST_COMMIT_OK };
+	struct commit_write w = { t, p, rs, rep, one, upsert, 0, 0, REST_COMMIT_OK };
 	enum db_err e = DB_EINTERNAL;
 
 	/* The count, also for REST_COMMIT_NOT_ONE's message. */
 	if (gcommit_run(rq->db, commit_fn, &w, &e) >= 0) {
 		*rows = w.rows;
+		*existing = w.existing;
 		return REST_COMMIT_OK;
 	}
 	*rows = w.rows;
+	*existing = w.existing;
 	if (w.why != REST_COMMIT_OK)
 		return w.why;
 	/* Never run, or run but its batch failed (queue past the budget, BEGIN, COMMIT). */

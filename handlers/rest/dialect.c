@@ -40,13 +40,15 @@
 
 static const char schema_pg_cols[] =
     "select c.relname, c.relkind::text, a.attname, format_type(a.atttypid, null), "
-    "a.attnotnull::int, coalesce(pg_get_expr(d.adbin, d.adrelid), ''), "
+    "a.attnotnull::int, coalesce(pg_get_expr(d.adbin, d.adrelid), case when a.attidentity "
+    "<> '' then format('nextval(%L::regclass)', pg_get_serial_sequence("
+    "format('%I.%I', n.nspname, c.relname), a.attname)) end, ''), "
     "coalesce((select k.n from pg_index i cross join unnest(i.indkey) with ordinality "
     "k(att, n) where i.indrelid = c.oid and i.indisprimary and k.att = a.attnum), 0) "
     "from pg_class c join pg_namespace n on n.oid = c.relnamespace "
     "join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
     "left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum "
-    "where n.nspname = 'public' and c.relkind in ('r', 'v', 'm', 'p', 'f') "
+    "where n.nspname = $1 and c.relkind in ('r', 'v', 'm', 'p', 'f') "
     "order by c.relname, a.attnum";
 
 static const char schema_pg_fks[] =
@@ -57,7 +59,7 @@ static const char schema_pg_fks[] =
     "cross join unnest(co.conkey, co.confkey) with ordinality as k(a, b, i) "
     "join pg_attribute a1 on a1.attrelid = co.conrelid and a1.attnum = k.a "
     "join pg_attribute a2 on a2.attrelid = co.confrelid and a2.attnum = k.b "
-    "where co.contype = 'f' and n.nspname = 'public' "
+    "where co.contype = 'f' and n.nspname = $1 "
     "order by c1.relname, co.conname, k.i";
 
 /* Primary keys and unique constraints (not unique indexes, as PostgREST), per column. */
@@ -67,7 +69,7 @@ static const char schema_pg_uniques[] =
     "join pg_namespace n on n.oid = c.relnamespace "
     "cross join unnest(co.conkey) with ordinality as k(a, i) "
     "join pg_attribute a on a.attrelid = co.conrelid and a.attnum = k.a "
-    "where co.contype in ('p', 'u') and n.nspname = 'public' "
+    "where co.contype in ('p', 'u') and n.nspname = $1 "
     "order by c.relname, co.conname, k.i";
 
 /*
@@ -85,21 +87,30 @@ static const char schema_pg_view_cols[] =
     "join pg_attribute va on va.attrelid = v.oid and va.attnum = m[1]::int "
     "and va.attname = m[2] "
     "join pg_class b on b.oid = m[3]::oid "
-    "join pg_namespace bn on bn.oid = b.relnamespace and bn.nspname = 'public' "
+    "join pg_namespace bn on bn.oid = b.relnamespace and bn.nspname = $1 "
     "join pg_attribute ba on ba.attrelid = b.oid and ba.attnum = m[4]::int "
-    "where n.nspname = 'public' and v.relkind = 'v' "
+    "where n.nspname = $1 and v.relkind = 'v' "
     "order by v.relname, va.attnum";
 
-/* Arguments as "name<US>type<US>..." so that no character of a type name splits them;
- * no body. */
+/* IN arguments as "name<US>type<US>..." so that no character of a type name splits them
+ * (INOUT and VARIADIC ones count as IN); no body; how many of the last arguments have
+ * defaults; void or not; and for a function returning an anonymous record (RETURNS
+ * TABLE(...), OUT parameters) its columns, in the arguments' format. */
 static const char schema_pg_funcs[] =
     "select p.proname, coalesce((select string_agg(coalesce(p.proargnames[u.i], '') || "
     "chr(31) || format_type(u.t, null), chr(31) order by u.i) "
-    "from unnest(p.proargtypes::oid[]) with ordinality u(t, i)), ''), "
+    "from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality u(t, i) "
+    "where coalesce(p.proargmodes[u.i], 'i') in ('i', 'b', 'v')), ''), "
     "p.proretset::int, coalesce((select c.relname from pg_type t join pg_class c "
-    "on c.oid = t.typrelid where t.oid = p.prorettype), ''), null::text "
+    "on c.oid = t.typrelid where t.oid = p.prorettype), ''), null::text, "
+    "p.pronargdefaults::int, (p.prorettype = 'void'::regtype)::int, "
+    "case when p.prorettype = 'record'::regtype then coalesce((select "
+    "string_agg(coalesce(p.proargnames[u.i], '') || chr(31) || format_type(u.t, null), "
+    "chr(31) order by u.i) from unnest(p.proallargtypes) with ordinality u(t, i) "
+    "where p.proargmodes[u.i] in ('o', 'b', 't')), '') else '' end, "
+    "format_type(p.prorettype, null) "
     "from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
-    "where n.nspname = 'public' and p.prokind = 'f' and p.proargmodes is null "
+    "where n.nspname = $1 and p.prokind = 'f' "
     "and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype) "
     "order by p.proname, p.oid";
 
@@ -131,7 +142,7 @@ static const char schema_lite_ddl[] =
 static const char schema_lite_funcs[] =
     "select name, args, lower(substr(returns, 1, 6)) = 'setof ', "
     "case when lower(substr(returns, 1, 6)) = 'setof ' then ltrim(substr(returns, 7)) "
-    "else returns end, coalesce(body, '') from sluice_functions order by name";
+    "else returns end, coalesce(body, ''), 0, 0, '', '' from sluice_functions order by name";
 
 /* Case-insensitive substring test for declared types. */
 static int
@@ -582,12 +593,14 @@ lite_in(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *co
 	return 0;
 }
 
-/* The value of column c from the JSON row src (PostgreSQL: jsonb). */
+/* The value of column c from the JSON row src (PostgreSQL: jsonb).  With missing_default
+ * the default is evaluated for every row, key or not, as PostgREST does: an identity or
+ * serial column's sequence advances once per row. */
 static void
 pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
 {
 	if (missing_default && c->dflt != NULL) {
-		buf_printf(b, "case when %s ? ", src);
+		buf_printf(b, "(select case when %s ? ", src);
 		rest_sql_literal(b, c->name);
 		buf_puts(b, " then ");
 	}
@@ -595,7 +608,7 @@ pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int miss
 	rest_sql_literal(b, c->name);
 	buf_printf(b, ")::%s", c->type);
 	if (missing_default && c->dflt != NULL)
-		buf_printf(b, " else %s end", c->dflt);
+		buf_printf(b, " else _dv end from (select %s as _dv) _dt)", c->dflt);
 }
 
 /* SQLite: by JSON path; the column name is plain (write.c checks it). */
@@ -657,24 +670,28 @@ lite_write_read(struct db_stmt *st, int rep, struct buf *out, int64_t *rows)
 }
 
 static void
-pg_call(struct buf *b, const struct rest_func *f)
+pg_call(struct buf *b, const struct rest_func *f, const unsigned char *given)
 {
-	int i;
+	int i, k = 0;
 
 	rest_quote_ident(b, f->name);
 	buf_putc(b, '(');
 	for (i = 0; i < f->nargs; i++) {
-		if (i)
+		if (given != NULL && !given[i])
+			continue;
+		if (k)
 			buf_puts(b, ", ");
 		rest_quote_ident(b, f->argnames[i]);
-		buf_printf(b, " => $%d::%s", i + 1, f->argtypes[i]);
+		buf_printf(b, " => $%d::%s", ++k, f->argtypes[i]);
 	}
 	buf_putc(b, ')');
 }
 
+/* SQLite's functions have no defaults: every argument is given. */
 static void
-lite_call(struct buf *b, const struct rest_func *f)
+lite_call(struct buf *b, const struct rest_func *f, const unsigned char *given)
 {
+	(void)given;
 	buf_printf(b, "(%s)", f->body);
 }
 
@@ -943,6 +960,8 @@ static const struct rest_dialect rest_dialect_pg = {
 	.call = pg_call,
 	.scalar_open = "select to_json(",
 	.scalar_close = ")::text",
+	.explain = "explain (format json) ",
+	.search_path = "select set_config('search_path', $1, true)",
 	.schema_cols = schema_pg_cols,
 	.schema_fks = schema_pg_fks,
 	.schema_funcs = schema_pg_funcs,
@@ -1001,6 +1020,8 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.call = lite_call,
 	.scalar_open = "select json_quote((",
 	.scalar_close = "))",
+	.explain = NULL,
+	.search_path = NULL,
 	.schema_cols = schema_lite_cols,
 	.schema_fks = schema_lite_fks,
 	.schema_funcs = schema_lite_funcs,

@@ -2,8 +2,11 @@
  * http.c: the HTTP side of the rest endpoint, what a request says besides its resource and
  * how a read is answered.
  *
- *   Prefer   comma-separated tokens (return=representation, count=exact, ...)
- *   Accept   application/json (and any), text/csv, application/vnd.pgrst.object+json;
+ *   Prefer   comma-separated tokens (return=representation, count=exact, ...); unknown
+ *            ones ignored under handling=lenient (the default), 400 PGRST122 under
+ *            handling=strict; the honoured ones echoed in Preference-Applied
+ *   Accept   application/json (and any), text/csv, application/vnd.pgrst.object+json,
+ *            application/vnd.pgrst.plan[+text|+json] with options= (PostgreSQL's EXPLAIN);
  *            anything else is 406 PGRST107
  *   Range    "N-M" or "items=N-M" as offset and limit, when the query gave neither; a
  *            bad one is 416 PGRST103
@@ -87,6 +90,165 @@ rest_prefer(const struct req *rq, const char *token)
 	return 0;
 }
 
+/* The tokens sluice honours; a value NULL takes an integer (max-affected=N). */
+static const struct {
+	const char *key;
+	const char *const vals[4];
+} rest_pref_known[] = {
+	{ "return", { "minimal", "representation", "headers-only", NULL } },
+	{ "count", { "exact", "planned", "estimated", NULL } },
+	{ "resolution", { "merge-duplicates", "ignore-duplicates", NULL } },
+	{ "missing", { "default", "null", NULL } },
+	{ "handling", { "strict", "lenient", NULL } },
+	{ "tx", { "commit", "rollback", NULL } },
+	{ "max-affected", { NULL } },
+};
+
+/* 1 when tok[0..len) is a token of rest_pref_known; *maxn gets max-affected's count. */
+static int
+rest_pref_valid(const char *tok, size_t len, int64_t *maxn)
+{
+	const char *eq = memchr(tok, '=', len);
+	size_t k, i, klen;
+
+	if (eq == NULL)
+		return 0;
+	klen = (size_t)(eq - tok);
+	for (k = 0; k < sizeof(rest_pref_known) / sizeof(rest_pref_known[0]); k++) {
+		if (!str_eq(tok, klen, rest_pref_known[k].key))
+			continue;
+		if (rest_pref_known[k].vals[0] == NULL)
+			return str_to_int(eq + 1, len - klen - 1, 0, INT64_MAX, maxn) == 0;
+		for (i = 0; rest_pref_known[k].vals[i] != NULL; i++)
+			if (str_eq(eq + 1, len - klen - 1, rest_pref_known[k].vals[i]))
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+int
+rest_prefs_read(const struct req *rq, struct rest_prefs *pf, struct rest_err *e)
+{
+	const char *h = req_header(rq, "Prefer"), *s, *end;
+	char bad[200];
+	size_t alen = 0, blen = 0;
+	int64_t maxn = -1, n;
+	int strict;
+
+	memset(pf, 0, sizeof(*pf));
+	pf->max_affected = -1;
+	bad[0] = '\0';
+	if (h == NULL)
+		return 0;
+	strict = rest_prefer(rq, "handling=strict");
+	for (s = h; *s != '\0'; s = *end ? end + 1 : end) {
+		size_t len;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		for (end = s; *end != '\0' && *end != ','; end++)
+			continue;
+		len = (size_t)(end - s);
+		while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+			len--;
+		if (len == 0)
+			continue;
+		n = -1;
+		if (!rest_pref_valid(s, len, &n)) {
+			int m = snprintf(bad + blen, sizeof(bad) - blen, "%s%.*s", blen ? ", " : "",
+			    (int)(len > 60 ? 60 : len), s);
+
+			if (m > 0 && (size_t)m < sizeof(bad) - blen)
+				blen += (size_t)m;
+			continue;
+		}
+		if (n >= 0 && !strict)
+			continue;	/* max-affected is honoured under handling=strict only */
+		if (n >= 0)
+			maxn = n;
+		if (str_eq(s, len, "count=exact"))
+			pf->count = REST_COUNT_EXACT;
+		else if (str_eq(s, len, "count=planned"))
+			pf->count = REST_COUNT_PLANNED;
+		else if (str_eq(s, len, "count=estimated"))
+			pf->count = REST_COUNT_ESTIMATED;
+		else if (str_eq(s, len, "tx=rollback"))
+			pf->rollback = 1;
+		else if (str_eq(s, len, "tx=commit"))
+			pf->rollback = 0;
+		if (alen + len + 2 < sizeof(pf->applied)) {
+			if (alen) {
+				memcpy(pf->applied + alen, ", ", 2);
+				alen += 2;
+			}
+			memcpy(pf->applied + alen, s, len);
+			alen += len;
+			pf->applied[alen] = '\0';
+		}
+	}
+	if (strict) {
+		if (blen > 0) {
+			rest_err_set(e, 400, "PGRST122", NULL,
+			    "Invalid preferences given with handling=strict");
+			(void)snprintf(e->details, sizeof(e->details), "Invalid preferences: %s",
+			    bad);
+			return -1;
+		}
+		pf->max_affected = maxn;
+	}
+	return 0;
+}
+
+int
+rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root,
+    int table, int64_t *n)
+{
+	struct rest_params *p = arena_alloc(rq->arena, sizeof(*p));
+	struct rest_err e;
+	struct rest_gen g;
+	struct buf sql;
+	struct db_stmt *st = NULL;
+	const char *plan, *rows;
+	int rc = -1, i;
+
+	if (t->d->explain == NULL || p == NULL)
+		return -1;
+	p->n = 0;
+	buf_init(&sql, REST_SQL_MAX);
+	g = (struct rest_gen){ t->sc, t->d, rq->arena, &sql, p, &e, 1000, NULL };
+	buf_puts(&sql, t->d->explain);
+	buf_puts(&sql, "select 1 from ");
+	rest_quote_ident(&sql, t->sc->tables[table].name);
+	buf_puts(&sql, " _t0 where true");
+	if (rest_sql_filters(&g, root, "_t0") < 0 || buf_failed(&sql))
+		goto out;
+	if ((st = db_prepare(rq->db, sql.data)) == NULL)
+		goto out;
+	for (i = 0; i < p->n; i++) {
+		if (p->isnull[i])
+			db_bind_null(st, i + 1);
+		else if (p->isint[i])
+			db_bind_int(st, i + 1, p->iv[i]);
+		else
+			db_bind_text(st, i + 1, p->v[i], p->len[i]);
+	}
+	if (db_step(st) == DB_ROW && (plan = db_column_text(st, 0, NULL)) != NULL &&
+	    (rows = strstr(plan, "\"Plan Rows\": ")) != NULL) {
+		rows += strlen("\"Plan Rows\": ");
+		for (i = 0; rows[i] >= '0' && rows[i] <= '9' && i < 18; i++)
+			continue;
+		if (str_to_int(rows, (size_t)i, 0, INT64_MAX, n) == 0)
+			rc = 0;
+	}
+	db_reset(st);
+out:
+	if (rc < 0)
+		log_warn("rest: no planner estimate for %s", t->sc->tables[table].name);
+	buf_free(&sql);
+	return rc;
+}
+
 /* Does the Accept header ask for mime (or is it absent / any)? */
 static int
 rest_accepts(const char *accept, const char *mime)
@@ -101,6 +263,8 @@ rest_accept(const struct req *rq, struct rest_err *e)
 
 	if (a == NULL || *a == '\0')
 		return REST_ACCEPT_JSON;
+	if (strncmp(a, "application/vnd.pgrst.plan", 26) == 0)
+		return strncmp(a + 26, "+json", 5) == 0 ? REST_ACCEPT_PLAN_JSON : REST_ACCEPT_PLAN;
 	if (rest_accepts(a, "application/vnd.pgrst.object"))
 		return REST_ACCEPT_OBJECT;
 	if (rest_accepts(a, "text/csv"))
@@ -111,6 +275,40 @@ rest_accept(const struct req *rq, struct rest_err *e)
 	rest_err_set(e, 406, "PGRST107", NULL, "None of these media types are available: %.200s",
 	    a);
 	return REST_ACCEPT_BAD;
+}
+
+int
+rest_plan_prefix(const struct req *rq, const struct rest_thread *t, enum rest_accept acc,
+    struct buf *b, struct rest_err *e)
+{
+	static const char *const opts[] = { "analyze", "verbose", "settings", "buffers", "wal",
+		NULL };
+	const char *a = req_header(rq, "Accept"), *o, *end;
+	int i;
+
+	buf_printf(b, "explain (format %s", acc == REST_ACCEPT_PLAN_JSON ? "json" : "text");
+	if (a != NULL && (o = strstr(a, "options=")) != NULL) {
+		for (o += 8; *o != '\0' && *o != ';' && *o != ' '; o = *end == '|' ? end + 1 : end) {
+			for (end = o; *end != '\0' && *end != '|' && *end != ';' && *end != ' ';
+			    end++)
+				continue;
+			for (i = 0; opts[i] != NULL; i++)
+				if (str_eq(o, (size_t)(end - o), opts[i]))
+					break;
+			if (opts[i] == NULL) {
+				rest_err_set(e, 406, "PGRST107", NULL, "unknown plan option in %.200s",
+				    a);
+				return -1;
+			}
+			buf_printf(b, ", %s", opts[i]);
+		}
+	}
+	if (t->d->explain == NULL) {
+		rest_err_set(e, 406, "PGRST107", NULL, "a query plan is PostgreSQL's only");
+		return -1;
+	}
+	buf_puts(b, ") ");
+	return 0;
 }
 
 struct db_stmt *
@@ -131,6 +329,22 @@ rest_bind(struct db *db, const struct rest_thread *t, const struct rest_params *
 			db_bind_text(st, i + 1, p->v[i], p->len[i]);
 	}
 	return st;
+}
+
+int
+rest_count_rows(struct db *db, const char *sql, const struct rest_params *p, int64_t *n)
+{
+	struct db_stmt *st;
+
+	if ((st = db_prepare(db, sql)) == NULL)
+		return -1;
+	if (db_bind_text(st, 1, p->v[0], p->len[0]) < 0 || db_step(st) != DB_ROW) {
+		db_reset(st);
+		return -1;
+	}
+	*n = db_column_int(st, 0);
+	db_reset(st);
+	return 0;
 }
 
 int
@@ -209,7 +423,7 @@ rest_range(struct req *rq, struct rest_node *root, struct rest_err *e)
 int
 rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_params *p, const struct rest_node *root, enum rest_accept acc,
-    int count, const char *csv_header)
+    int count, int64_t planned, const char *csv_header)
 {
 	struct db_stmt *st;
 	const char *body;
@@ -224,8 +438,14 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 		return serve_db_error(rs, rq->db);
 	body = db_column_text(st, 0, &len);
 	rows = db_column_int(st, 1);
+	t->rows = rows;
 	if (count)
 		total = db_column_int(st, 2);
+	else if (planned >= 0) {
+		/* An estimate: never below what this page shows. */
+		count = 1;
+		total = planned < off + rows ? off + rows : planned;
+	}
 	if (body == NULL)
 		body = "", len = 0;
 	if (count && off > 0 && off >= total && rows == 0) {

@@ -4,10 +4,13 @@
  * Route (from conf/endpoints.conf, e.g. "rest /rest/v1/ db=chinook"):
  *   GET|HEAD    PREFIX<table>      select=, filters, or=/and=, order=, limit=, offset=,
  *                                  embeds rel(...) with rel.col=, rel.order=, rel.limit=
- *   POST        PREFIX<table>      one JSON object or an array: 201; columns=, on_conflict=
+ *   POST        PREFIX<table>      one JSON object or an array: 201; columns=, on_conflict=;
+ *                                  an upsert that inserted nothing: 200; with
+ *                                  return=headers-only, Location of the row's key
  *   PATCH       PREFIX<table>      filters, one JSON object: 204 (200 with representation)
  *   DELETE      PREFIX<table>      filters: 204 (200 with representation)
- *   GET|POST    PREFIX rpc/<fn>    named arguments in the query or a JSON object body
+ *   GET|POST    PREFIX rpc/<fn>    named arguments in the query or a JSON object body (those
+ *                                  with a default may be left out); void: 204
  *   OPTIONS     any                a CORS preflight: 204 for an origin of rest_cors_origins,
  *                                  403 otherwise (no Access-Control-* headers at all then)
  * Access control (auth.c, docs/postgrest.md): off unless a rest_jwt_*, rest_anon_role or
@@ -17,9 +20,15 @@
  * a filter is 400 21000 unless rest_unfiltered_writes=1; bodies with "\u0000" or a
  * non-finite number (1e999) are 400 PGRST102; a representation too large is 413 and the
  * write is rolled back.
- * Headers: Prefer (return=minimal|representation, count=exact, resolution=merge-duplicates|
- * ignore-duplicates, missing=default), Accept (application/json, text/csv,
- * application/vnd.pgrst.object+json), Range: N-M.  Responses carry Content-Range.
+ * Headers: Accept-Profile (GET, HEAD) and Content-Profile (the others) pick a schema of
+ * rest_schemas (406 PGRST106 for another); Prefer (return=minimal|representation|
+ * headers-only, count=exact|planned|estimated, resolution=merge-duplicates|
+ * ignore-duplicates, missing=default, tx=commit|rollback, handling=lenient|strict,
+ * max-affected=N; unknown ones ignored, or 400 PGRST122 under handling=strict; more rows
+ * than max-affected 400 PGRST124, rolled back), Accept (application/json, text/csv,
+ * application/vnd.pgrst.object+json, application/vnd.pgrst.plan[+json] for PostgreSQL's
+ * EXPLAIN of a read), Range: N-M.  Responses carry Content-Range, and Preference-Applied
+ * with the preferences honoured.
  *
  * Statuses: 200, 201, 204, 206 (partial with a count); 400 PGRST100 (parse), 42703
  * (unknown column), PGRST200/PGRST201 (relationship), PGRST102 (body), PGRST204 (unknown

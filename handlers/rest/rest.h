@@ -88,6 +88,11 @@ struct rest_table {
 	struct rest_col *cols;
 	int ncols;
 	int rowid;		/* SQLite: a rowid table, whose rows come in rowid order */
+	/* Computed fields, PostgreSQL functions taking this table's row and returning one
+	 * value: cols[ncols .. ncols + ncomputed), named like their function, found by
+	 * rest_schema_col() (select=, filters, order) but not in '*' nor writable; PostgreSQL
+	 * reads alias."fn" as "fn"(alias). */
+	int ncomputed;
 };
 
 #define REST_FK_COLS	8
@@ -113,8 +118,12 @@ struct rest_func {
 	int nargs;
 	char **argnames;
 	char **argtypes;
+	int ndefaults;		/* the last ndefaults arguments may be left out */
 	int retset;
-	int rettable;		/* table index for setof/composite results, -1 for scalars */
+	int retvoid;		/* returns void: 204 without a body */
+	int rettable;		/* table index for setof/composite results, -1 for scalars; an
+				 * anonymous record's (RETURNS TABLE, OUT parameters) is a hidden
+				 * table of the function's name holding its columns */
 	char *body;		/* SQLite: the SELECT, with $k placeholders for the args */
 };
 
@@ -136,9 +145,11 @@ struct rest_schema {
  */
 int rest_ddl_fk_name(const char *ddl, const char *const *cols, int ncols,
     const char *reftable, char *out, size_t outlen);
-/* Loads the schema through db, whose dialect is d.  Returns the schema (free with
- * rest_schema_free()) or NULL when the database failed (its error is on db). */
-struct rest_schema *rest_schema_load(struct db *db, const struct rest_dialect *d);
+/* Loads the schema nsp (PostgreSQL; SQLite has one) through db, whose dialect is d.
+ * Returns the schema (free with rest_schema_free()) or NULL when the database failed (its
+ * error is on db). */
+struct rest_schema *rest_schema_load(struct db *db, const struct rest_dialect *d,
+    const char *nsp);
 void rest_schema_free(struct rest_schema *sc);
 int rest_schema_table(const struct rest_schema *sc, const char *name);	/* index or -1 */
 int rest_schema_col(const struct rest_table *t, const char *name);	/* index or -1 */
@@ -392,15 +403,24 @@ struct rest_dialect {
 	/* Steps through the write's result: the body into out with rep, the row count in
 	 * rows.  0, or -1 when the database failed (its error is on the connection). */
 	int (*write_read)(struct db_stmt *st, int rep, struct buf *out, int64_t *rows);
-	/* The FROM item calling f with $1..$n, and the SELECT around a scalar one. */
-	void (*call)(struct buf *b, const struct rest_func *f);
+	/* The FROM item calling f with $1..$n, the arguments given (given[i] != 0; NULL:
+	 * all) in order, and the SELECT around a scalar one. */
+	void (*call)(struct buf *b, const struct rest_func *f, const unsigned char *given);
 	const char *scalar_open, *scalar_close;
+	/* Before a SELECT: its plan as JSON with "Plan Rows" (count=planned), or NULL. */
+	const char *explain;
+	/* The statement making $1 (a quoted schema name) the transaction's search_path;
+	 * NULL: one schema only (then the schema queries below take no parameter; else $1
+	 * is the schema's name). */
+	const char *search_path;
 	/*
 	 * Introspection (schema.c).  schema_cols: table, kind ("v..." for a view), column,
 	 * type, not null (0/1), default ('' for none), position in the primary key (0 when
 	 * not in it).  schema_fks: name, from table, to table, from column, to column, one
 	 * row per column pair.  schema_funcs: name, arguments, set-returning (0/1), the
-	 * table returned ('' for a scalar), the SQLite body or NULL.  schema_funcs_table:
+	 * table returned ('' for a scalar), the SQLite body or NULL, how many of the last
+	 * arguments have defaults, void (0/1), the columns of an anonymous record returned
+	 * (in the arguments' format; '' for none), the type returned.  schema_funcs_table:
 	 * a table that query needs (no functions without it), or NULL.
 	 */
 	const char *schema_cols, *schema_fks, *schema_funcs;
@@ -466,9 +486,30 @@ int rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias
 /* The output keys of n in order (CSV header); returns how many were stored in keys. */
 int rest_sql_keys(struct rest_gen *g, struct rest_node *n, const char **keys, int max);
 
+/* http.c: what Prefer asks for beyond the tokens the verbs test with rest_prefer(). */
+enum rest_count {
+	REST_COUNT_NONE,
+	REST_COUNT_EXACT,
+	REST_COUNT_PLANNED,	/* the planner's estimate (PostgreSQL; SQLite: exact) */
+	REST_COUNT_ESTIMATED,	/* the same here: sluice has no max-rows threshold */
+};
+
+struct rest_prefs {
+	enum rest_count count;
+	int rollback;		/* tx=rollback: the request runs, then is rolled back */
+	int64_t max_affected;	/* max-affected=N under handling=strict; -1: none */
+	char applied[256];	/* Preference-Applied: the tokens honoured, or "" */
+};
+
+#define REST_SCHEMAS_MAX	8
+
 /* route.c: the state of one serving thread (rq->thread; common/serve.h). */
 struct rest_thread {
-	struct rest_schema *sc;		/* its connection's schema */
+	struct rest_schema *sc;		/* the request's schema, one of scs[] */
+	const char *scname;		/* its name */
+	struct rest_schema *scs[REST_SCHEMAS_MAX];	/* rest_schemas, the first the default */
+	char *scnames[REST_SCHEMAS_MAX];
+	int nschemas;
 	const struct rest_dialect *d;	/* its connection's dialect */
 	struct buf sql;			/* the statement being written, reused */
 	int unfiltered_writes;		/* rest_unfiltered_writes=1: PATCH/DELETE of all rows */
@@ -476,6 +517,8 @@ struct rest_thread {
 	const struct rest_auth *auth;	/* the process's access control (auth.c) */
 	int in_txn;			/* the request's transaction is open (auth.c): the
 					 * verbs neither begin nor end one of their own */
+	struct rest_prefs prefs;	/* the request's Prefer, read by the router */
+	int64_t rows;			/* rows of the last answer of rest_answer_read() */
 };
 
 /* The thread's state with the schema read through db and the endpoint's settings: the
@@ -583,6 +626,8 @@ enum rest_accept {
 	REST_ACCEPT_JSON,
 	REST_ACCEPT_CSV,
 	REST_ACCEPT_OBJECT,
+	REST_ACCEPT_PLAN,	/* application/vnd.pgrst.plan[+text]: EXPLAIN's text */
+	REST_ACCEPT_PLAN_JSON,	/* application/vnd.pgrst.plan+json */
 };
 
 /*
@@ -595,8 +640,26 @@ enum rest_accept {
 cJSON *rest_body_json(const struct req *rq, int depth, struct rest_err *e);
 /* 1 when the Prefer header carries token ("return=representation"). */
 int rest_prefer(const struct req *rq, const char *token);
+/*
+ * Reads Prefer (every Prefer header, comma-separated) into pf.  Under handling=lenient
+ * (the default) an unknown or malformed token is ignored; under handling=strict it is 400
+ * PGRST122, as is a max-affected= that is not a count.  0, or -1 with e set.
+ */
+int rest_prefs_read(const struct req *rq, struct rest_prefs *pf, struct rest_err *e);
+/*
+ * The planner's estimate of the rows of root over the relation from (quoted table name),
+ * for count=planned|estimated: 0 with *n set, or -1 when the back end has no planner
+ * (the caller counts exactly) or the estimate failed (logged).
+ */
+int rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root,
+    int table, int64_t *n);
 /* The response type the Accept header asks for, or REST_ACCEPT_BAD with e set. */
 enum rest_accept rest_accept(const struct req *rq, struct rest_err *e);
+/* For the plan types: "explain (format F[, option...]) " from Accept's options=
+ * (analyze|verbose|settings|buffers|wal) into b.  0, or -1 with e set (an unknown option,
+ * or a back end without EXPLAIN's JSON: 406 PGRST107). */
+int rest_plan_prefix(const struct req *rq, const struct rest_thread *t,
+    enum rest_accept acc, struct buf *b, struct rest_err *e);
 /* The Range header into root's offset and limit.  0, or -1 with e set (416). */
 int rest_range(struct req *rq, struct rest_node *root, struct rest_err *e);
 /* Parses select= and every parameter not in skip (NULL-terminated) nor an argument of fn.
@@ -607,13 +670,18 @@ int rest_apply_params(struct req *rq, struct rest_node *root, const char *const 
  * error on db. */
 struct db_stmt *rest_bind(struct db *db, const struct rest_thread *t,
     const struct rest_params *p);
+/* Runs sql, a count with $1 bound to p's first value (the body of an upsert), on db.
+ * 0 with *n set, or -1 when the database failed (its error is on db). */
+int rest_count_rows(struct db *db, const char *sql, const struct rest_params *p, int64_t *n);
 /* Prepares t->sql on rq->db and binds p.  0, or -1 after answering the database error. */
 int rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_params *p, struct db_stmt **out);
-/* Runs a statement from rest_sql_select() and writes the response.  Returns 0. */
+/* Runs a statement from rest_sql_select() and writes the response; the total is the
+ * statement's count (count), or planned when it is not negative.  t->rows gets the rows
+ * of the page.  Returns 0. */
 int rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_params *p, const struct rest_node *root, enum rest_accept acc,
-    int count, const char *csv_header);
+    int count, int64_t planned, const char *csv_header);
 /* The CSV header line of root's output keys, in g's arena; NULL when it is full. */
 char *rest_csv_header(struct rest_gen *g, struct rest_node *root);
 
@@ -630,17 +698,23 @@ enum rest_commit {
 	REST_COMMIT_ANSWERED = -1,	/* failed; the error response is made */
 	REST_COMMIT_NOT_ONE = -2,	/* one row was required (object Accept): rolled back */
 	REST_COMMIT_TOO_LARGE = -3,	/* the representation is past the cap: rolled back */
+	REST_COMMIT_ROLLED_BACK = -4,	/* Prefer: tx=rollback: run, read, then undone */
+	REST_COMMIT_MAX_AFFECTED = -5,	/* more rows than max-affected=N: rolled back */
 };
 /*
  * Runs the write in t->sql with p on SQLite through the process's group commit
  * (common/gcommit.h), reading the written rows into rs->body (rep: the representation)
  * and their count into *rows, inside the write's own savepoint.  one: exactly one row must
- * be written.  Returns REST_COMMIT_OK once the batch holding the write committed, or one
- * of the failures above (*rows: the count refused by REST_COMMIT_NOT_ONE); the write is
- * then undone (alone) and nothing of it is kept.
+ * be written.  upsert (or NULL): rest_count_rows()'s statement, run first in the
+ * savepoint, its count into *existing.  t->prefs: tx=rollback undoes the write once read
+ * (REST_COMMIT_ROLLED_BACK, answered as a success), max-affected=N one past N rows.
+ * Returns REST_COMMIT_OK once the batch holding the write committed, or one of the
+ * outcomes above (*rows: the count refused by REST_COMMIT_NOT_ONE or _MAX_AFFECTED); the
+ * write is then undone (alone) and nothing of it is kept.
  */
 enum rest_commit rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
-    const struct rest_params *p, int rep, int one, int64_t *rows);
+    const struct rest_params *p, int rep, int one, const char *upsert, int64_t *existing,
+    int64_t *rows);
 /* rpc.c */
 int rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name);
 

@@ -11,18 +11,113 @@
  * rest_auth_leave() (auth.c): in the role's transaction on PostgreSQL, after the role's
  * grants are checked on SQLite.
  *
- * Each serving thread keeps its connection's schema (schema.c), that connection's SQL
- * dialect (dialect.c) and a reusable SQL buffer in a struct rest_thread, the endpoint's
- * thread state (common/serve.h): made before the thread's first request, read again after
- * a SIGHUP (kill -HUP of the workers, or "sluiced ctl reload rest" for new workers).
+ * Each serving thread keeps its connection's schemas (schema.c: one per name of
+ * rest_schemas, the request's picked by Accept-Profile or Content-Profile), that
+ * connection's SQL dialect (dialect.c) and a reusable SQL buffer in a struct rest_thread,
+ * the endpoint's thread state (common/serve.h): made before the thread's first request,
+ * read again after a SIGHUP (kill -HUP of the workers, or "sluiced ctl reload rest" for
+ * new workers).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "rest.h"
+#include "serve.h"
 #include "settings.h"
 #include "str.h"
+
+/* Makes the request's schema the search_path of a transaction of its own (PostgreSQL, a
+ * schema other than public: the connections are shared, so nothing is set for the
+ * session).  0, or -1 when the database failed (its error is on db). */
+static int
+rest_search_path(struct rest_thread *t, struct req *rq)
+{
+	struct db_stmt *st;
+	struct buf q;
+	int rc = -1;
+
+	if (t->d->search_path == NULL || strcmp(t->scname, "public") == 0)
+		return 0;
+	if (!t->in_txn) {
+		if (db_begin(rq->db, rq->method == REQ_GET || rq->method == REQ_HEAD ?
+		    DB_TXN_READ : DB_TXN_WRITE) < 0)
+			return -1;
+		t->in_txn = 1;
+	}
+	buf_init(&q, 1024);
+	rest_quote_ident(&q, t->scname);
+	if (!buf_failed(&q) && (st = db_prepare(rq->db, t->d->search_path)) != NULL) {
+		if (db_bind_text(st, 1, q.data, q.len) == 0 && db_step(st) == DB_ROW)
+			rc = 0;
+		db_reset(st);
+	}
+	buf_free(&q);
+	return rc;
+}
+
+/* Reads every schema of rest_schemas into scs.  0, or -1 with nothing left allocated. */
+static int
+rest_schemas_load(struct rest_thread *t, struct db *db, struct rest_schema **scs)
+{
+	int i;
+
+	for (i = 0; i < t->nschemas; i++)
+		if ((scs[i] = rest_schema_load(db, t->d, t->scnames[i])) == NULL)
+			goto fail;
+	return 0;
+fail:
+	while (i > 0)
+		rest_schema_free(scs[--i]);
+	return -1;
+}
+
+/* rest_schemas into t->scnames: comma-separated, blanks around names dropped.  0, or -1
+ * when it is malformed (logged). */
+static int
+rest_schemas_names(struct rest_thread *t)
+{
+	const char *v = settings_get(SETTING_REST_SCHEMAS), *s, *e;
+
+	if (v == NULL || *v == '\0')
+		v = "public";
+	for (s = v; *s != '\0'; s = *e ? e + 1 : e) {
+		size_t len;
+
+		while (*s == ' ')
+			s++;
+		for (e = s; *e != '\0' && *e != ','; e++)
+			continue;
+		len = (size_t)(e - s);
+		while (len > 0 && s[len - 1] == ' ')
+			len--;
+		if (len == 0 || len > 63 || t->nschemas == REST_SCHEMAS_MAX ||
+		    !str_utf8_valid(s, len)) {
+			log_err("rest_schemas=%s: want 1 to %d names of 1 to 63 bytes", v,
+			    REST_SCHEMAS_MAX);
+			return -1;
+		}
+		if ((t->scnames[t->nschemas] = malloc(len + 1)) == NULL)
+			return -1;
+		memcpy(t->scnames[t->nschemas], s, len);
+		t->scnames[t->nschemas++][len] = '\0';
+	}
+	return 0;
+}
+
+static void
+rest_thread_free(struct rest_thread *t)
+{
+	int i;
+
+	for (i = 0; i < t->nschemas; i++) {
+		rest_schema_free(t->scs[i]);
+		free(t->scnames[i]);
+	}
+	buf_free(&t->sql);
+	free(t);
+}
 
 void *
 rest_thread_init(struct db *db)
@@ -42,11 +137,20 @@ rest_thread_init(struct db *db)
 	t->auth = rest_auth_config();
 	buf_init(&t->sql, REST_SQL_MAX);
 	t->d = rest_dialect_of(db_backend(db));
-	if ((t->sc = rest_schema_load(db, t->d)) == NULL) {
-		buf_free(&t->sql);
-		free(t);
+	if (rest_schemas_names(t) < 0) {
+		rest_thread_free(t);
 		return NULL;
 	}
+	/* SQLite has one schema: the first name stands for it. */
+	if (t->d->search_path == NULL)
+		t->nschemas = 1;
+	if (rest_schemas_load(t, db, t->scs) < 0) {
+		memset(t->scs, 0, sizeof(t->scs));
+		rest_thread_free(t);
+		return NULL;
+	}
+	t->sc = t->scs[0];
+	t->scname = t->scnames[0];
 	return t;
 }
 
@@ -54,23 +158,63 @@ int
 rest_thread_reload(void *state, struct db *db)
 {
 	struct rest_thread *t = state;
-	struct rest_schema *sc;
+	struct rest_schema *scs[REST_SCHEMAS_MAX] = { NULL };
+	int i;
 
-	if ((sc = rest_schema_load(db, t->d)) == NULL)
+	if (rest_schemas_load(t, db, scs) < 0)
 		return -1;
-	rest_schema_free(t->sc);
-	t->sc = sc;
+	for (i = 0; i < t->nschemas; i++) {
+		rest_schema_free(t->scs[i]);
+		t->scs[i] = scs[i];
+	}
+	t->sc = t->scs[0];
+	t->scname = t->scnames[0];
 	return 0;
 }
 
 void
 rest_thread_fini(void *state)
 {
-	struct rest_thread *t = state;
+	rest_thread_free(state);
+}
 
-	rest_schema_free(t->sc);
-	buf_free(&t->sql);
-	free(t);
+/*
+ * The request's schema: Accept-Profile for GET and HEAD, Content-Profile for the others,
+ * the first of rest_schemas without one; 406 PGRST106 for a schema not listed.  A schema
+ * other than public becomes the search_path of the transaction the request runs in
+ * (rest_search_path(), after auth.c's rest_auth_enter()), so that the statements' names,
+ * and those in functions' bodies, are the schema's.  0, or -1 after answering.
+ */
+static int
+rest_profile(struct req *rq, struct resp *rs, struct rest_thread *t)
+{
+	const char *h = req_header(rq, rq->method == REQ_GET || rq->method == REQ_HEAD ?
+	    "Accept-Profile" : "Content-Profile");
+	char m[400];
+	size_t len;
+	int i = 0, n;
+
+	if (h != NULL && *h != '\0') {
+		for (i = 0; i < t->nschemas; i++)
+			if (strcmp(h, t->scnames[i]) == 0)
+				break;
+	}
+	if (i == t->nschemas) {
+		n = snprintf(m, sizeof(m), "The schema must be one of the following: ");
+		len = n > 0 ? (size_t)n : 0;
+		for (i = 0; i < t->nschemas && len < sizeof(m); i++) {
+			n = snprintf(m + len, sizeof(m) - len, "%s%s", i ? ", " : "",
+			    t->scnames[i]);
+			len += n > 0 ? (size_t)n : 0;
+		}
+		resp_error(rs, 406, "PGRST106", m, NULL, NULL);
+		return -1;
+	}
+	t->sc = t->scs[i];
+	t->scname = t->scnames[i];
+	if (t->nschemas > 1)
+		resp_header(rs, "Content-Profile", t->scname);
+	return 0;
 }
 
 /*
@@ -176,7 +320,7 @@ rest_cors(struct req *rq, struct resp *rs, const struct rest_thread *t)
 	return 1;
 }
 
-/* The verb for the method, on table (or the function name with rpc). */
+/* The verb of the method, for a resolved table or function. */
 static int
 rest_verb(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name, int rpc,
     int table)
@@ -198,6 +342,13 @@ rest_verb(struct req *rq, struct resp *rs, struct rest_thread *t, const char *na
 	}
 }
 
+/*
+ * The endpoint's handle(): CORS, who asks (auth.c), Prefer and the schema first, then the
+ * resource and its verb.  With access control on PostgreSQL the request runs in auth.c's
+ * transaction; a schema other than public runs in a transaction too (the router's own when
+ * there is no other), with its search_path set locally.  Prefer: tx=rollback rolls back
+ * either once the verb answered; the router's own commits when answered below 400.
+ */
 int
 rest_handle(struct req *rq, struct resp *rs)
 {
@@ -205,14 +356,22 @@ rest_handle(struct req *rq, struct resp *rs)
 	struct rest_identity id;
 	struct rest_err e;
 	const char *name;
-	int rpc, table = -1, rc;
-	char d[160];
+	int rpc, table = -1, rc = 0;
+	char d[256];
 
 	if (rest_cors(rq, rs, t))
 		return 0;
 	/* Who asks comes first, as in PostgREST: a bad token is 401 whatever it asks. */
 	if (rest_auth_identify(rq, t->auth, &id, &e) < 0)
 		return rest_auth_error(rs, &e);
+	t->rows = 0;
+	t->in_txn = 0;
+	if (rest_prefs_read(rq, &t->prefs, &e) < 0)
+		return rest_error(rs, &e);
+	if (t->prefs.applied[0] != '\0')
+		resp_header(rs, "Preference-Applied", t->prefs.applied);
+	if (rest_profile(rq, rs, t) < 0)
+		return 0;
 
 	if (strlen(rq->query) > REST_QUERY_MAX)
 		return resp_error(rs, 414, "PGRST100", "the query string is too long", NULL, NULL);
@@ -220,15 +379,29 @@ rest_handle(struct req *rq, struct resp *rs)
 		return resp_error(rs, 404, "PGRST125", "Invalid path specified in request URL",
 		    NULL, NULL);
 	if (!rpc && (table = rest_schema_table(t->sc, name)) < 0) {
-		(void)snprintf(d, sizeof(d), "Could not find the table 'public.%.100s' in the schema cache",
-		    name);
+		(void)snprintf(d, sizeof(d), "Could not find the table '%.63s.%.100s' in the schema "
+		    "cache", t->scname, name);
 		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);
 	}
-	if (!id.active)
-		return rest_verb(rq, rs, t, name, rpc, table);
-	if (rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
+	if (id.active && rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
 		return 0;
-	rc = rest_verb(rq, rs, t, name, rpc, table);
-	rest_auth_leave(rq, rs, t, &id, name, rpc);
+	if (rest_search_path(t, rq) < 0)
+		serve_db_error(rs, rq->db);
+	else
+		rc = rest_verb(rq, rs, t, name, rpc, table);
+	/* A failure is auth.c's to read (its SQLSTATE) and end. */
+	if (t->in_txn && t->prefs.rollback && rs->status < 400) {
+		(void)db_rollback(rq->db);
+		t->in_txn = 0;
+	}
+	if (id.active)
+		rest_auth_leave(rq, rs, t, &id, name, rpc);
+	else if (t->in_txn) {
+		t->in_txn = 0;
+		if (rs->status == 0 || rs->status >= 400)
+			(void)db_rollback(rq->db);
+		else if (db_commit(rq->db) < 0)
+			return serve_db_error(rs, rq->db);
+	}
 	return rc;
 }

@@ -5,10 +5,13 @@
  * GET takes the arguments from the query string (a parameter named like an argument is an
  * argument; the others are filters on the result); POST takes them from a JSON object body
  * (numbers, strings, booleans, null; nested values as JSON text).  Every argument must be
- * given and none may be unknown, otherwise 404 PGRST202, as PostgREST answers when no
- * function matches.
+ * given but those with a default and none may be unknown, otherwise 404 PGRST202, as
+ * PostgREST answers when no function matches.
  *
- * A scalar result is answered as a bare JSON value (15, "x", null).  A set of rows of a
+ * A scalar result is answered as a bare JSON value (15, "x", null); with Prefer:
+ * count=exact its Content-Range counts it as one row (0-0/1).  A void function answers 204
+ * without a body.  A function returning TABLE(...) or OUT parameters is a relation of
+ * those columns.  A set of rows of a
  * table ("setof album") is a relation like any table: select=, embeds, filters, order,
  * limit, offset, count, Range, CSV and the object type all apply, because the call becomes
  * the FROM item of the same generated statement:
@@ -26,19 +29,21 @@
 #include "str.h"
 
 static int
-rpc_not_found(struct resp *rs, const char *name, const char *why)
+rpc_not_found(struct resp *rs, const char *schema, const char *name, const char *why)
 {
-	char m[200];
+	char m[256];
 
-	(void)snprintf(m, sizeof(m), "Could not find the function public.%.100s in the schema cache",
-	    name);
+	(void)snprintf(m, sizeof(m), "Could not find the function %.63s.%.100s in the schema "
+	    "cache", schema, name);
 	return resp_error(rs, 404, "PGRST202", m, why, NULL);
 }
 
-/* Binds the arguments as $1..$n from the query (GET) or the body (POST).  0, or -1 after
+/* Binds the arguments given as $1..$n from the query (GET) or the body (POST), and marks
+ * them in given (f->nargs bytes); one left out must have a default.  0, or -1 after
  * answering. */
 static int
-rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest_gen *g)
+rpc_args(struct req *rq, struct resp *rs, const char *scname, const struct rest_func *f,
+    struct rest_gen *g, unsigned char *given)
 {
 	const char **vals = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(char *));
 	size_t *lens = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(size_t));
@@ -74,7 +79,7 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 			if (i == f->nargs) {
 				(void)snprintf(d, sizeof(d), "the function has no argument \"%.80s\"",
 				    it->string);
-				rpc_not_found(rs, f->name, d);
+				rpc_not_found(rs, scname, f->name, d);
 				goto out;
 			}
 			isnull[i] = cJSON_IsNull(it);
@@ -110,10 +115,13 @@ rpc_args(struct req *rq, struct resp *rs, const struct rest_func *f, struct rest
 		}
 	}
 	for (i = 0; i < f->nargs; i++) {
+		given[i] = vals[i] != NULL;
+		if (vals[i] == NULL && i >= f->nargs - f->ndefaults)
+			continue;
 		if (vals[i] == NULL) {
 			(void)snprintf(d, sizeof(d), "the argument \"%.80s\" is missing",
 			    f->argnames[i]);
-			rpc_not_found(rs, f->name, d);
+			rpc_not_found(rs, scname, f->name, d);
 			goto out;
 		}
 		if (!str_utf8_valid(vals[i], lens[i])) {
@@ -140,11 +148,13 @@ out:
 
 static const char *const rpc_skip[] = { "select", "columns", "on_conflict", NULL };
 
-int
-rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
+/* Calls the function and answers; t->rows gets the rows answered. */
+static int
+rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
 {
 	const struct rest_func *f = rest_schema_func(t->sc, name);
 	struct rest_params *p = arena_alloc(rq->arena, sizeof(*p));
+	unsigned char *given = f ? arena_alloc(rq->arena, (size_t)f->nargs + 1) : NULL;
 	struct rest_node *root = rest_node_new(rq->arena, NULL);
 	struct rest_gen g;
 	struct rest_err e;
@@ -154,25 +164,30 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	char *fromsql, *csv = NULL;
 	const char *v;
 	size_t len;
-	int count = rest_prefer(rq, "count=exact");
+	/* A function's rows are counted exactly, whatever count= asks. */
+	int count = t->prefs.count != REST_COUNT_NONE;
 
 	if (f == NULL)
-		return rpc_not_found(rs, name, NULL);
+		return rpc_not_found(rs, t->scname, name, NULL);
 	if (rq->method != REQ_GET && rq->method != REQ_HEAD && rq->method != REQ_POST) {
 		resp_header(rs, "Allow", "GET, HEAD, POST");
 		return resp_error(rs, 405, "method_not_allowed", "method not allowed", NULL, NULL);
 	}
-	if (p == NULL || root == NULL)
+	if (p == NULL || root == NULL || given == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD)
 		return rest_error(rs, &e);
+	if (acc >= REST_ACCEPT_PLAN) {
+		rest_err_set(&e, 406, "PGRST107", NULL, "a query plan is for reads of tables only");
+		return rest_error(rs, &e);
+	}
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
 	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL };
-	if (rpc_args(rq, rs, f, &g) < 0)
+	if (rpc_args(rq, rs, t->scname, f, &g, given) < 0)
 		return 0;
 	buf_init(&from, REST_SQL_MAX);
-	t->d->call(&from, f);
+	t->d->call(&from, f, given);
 	fromsql = buf_failed(&from) ? NULL : arena_strndup(rq->arena, from.data, from.len);
 	buf_free(&from);
 	if (fromsql == NULL)
@@ -190,7 +205,14 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 		v = db_column_text(st, 0, &len);
 		if (v == NULL)
 			v = "null", len = 4;
-		resp_set(rs, 200, "application/json; charset=utf-8", v, len);
+		/* One value is one row, as PostgREST counts it. */
+		if (count)
+			resp_header(rs, "Content-Range", "0-0/1");
+		t->rows = 1;
+		if (f->retvoid)
+			resp_set(rs, 204, NULL, "", 0);
+		else
+			resp_set(rs, 200, "application/json; charset=utf-8", v, len);
 		db_reset(st);
 		return 0;
 	}
@@ -203,5 +225,42 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	if (rest_sql_select(&g, root, fromsql, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
 	    REST_SHAPE_JSON, count) < 0)
 		return rest_error(rs, &e);
-	return rest_answer_read(rq, rs, t, p, root, acc, count, csv);
+	return rest_answer_read(rq, rs, t, p, root, acc, count, -1, csv);
+}
+
+/*
+ * Prefer: tx=rollback runs the call in a transaction that is rolled back once the answer
+ * is made; max-affected=N (handling=strict) rolls back a call that answered more than N
+ * rows, 400 PGRST124.
+ */
+int
+rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
+{
+	const struct rest_prefs *pf = &t->prefs;
+	struct rest_err e;
+
+	if (!pf->rollback && pf->max_affected < 0)
+		return rpc_call(rq, rs, t, name);
+	/* In the router's transaction (another schema than public), the router ends it. */
+	if (!t->in_txn && db_begin(rq->db, DB_TXN_WRITE) < 0)
+		return serve_db_error(rs, rq->db);
+	(void)rpc_call(rq, rs, t, name);
+	if (rs->status < 400 && pf->max_affected >= 0 && t->rows > pf->max_affected) {
+		db_rollback(rq->db);
+		buf_reset(&rs->body, 1 << 20);
+		rest_err_set(&e, 400, "PGRST124", NULL,
+		    "Query result exceeds max-affected preference constraint");
+		(void)snprintf(e.details, sizeof(e.details), "The query affects %lld rows",
+		    (long long)t->rows);
+		return rest_error(rs, &e);
+	}
+	if (t->in_txn)
+		return 0;
+	if (pf->rollback || rs->status >= 400) {
+		db_rollback(rq->db);
+		return 0;
+	}
+	if (db_commit(rq->db) < 0)
+		return serve_db_error(rs, rq->db);
+	return 0;
 }

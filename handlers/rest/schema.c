@@ -1,10 +1,12 @@
 /*
  * schema.c: what the rest endpoint may serve, read from the database itself.
  *
- * PostgreSQL: the tables, views and their columns of the "public" schema (pg_class,
+ * PostgreSQL: the tables, views and their columns of one schema (pg_class,
  * pg_attribute, pg_attrdef, pg_index), the foreign keys, primary keys and unique
- * constraints (pg_constraint), the base columns of views (pg_rewrite) and the SQL
- * functions with only IN arguments (pg_proc).  SQLite: sqlite_master with
+ * constraints (pg_constraint), the base columns of views (pg_rewrite) and the functions
+ * (pg_proc): their IN arguments and defaults, and the columns of those returning
+ * TABLE(...) or OUT parameters (a hidden table each); a function of one table's row
+ * returning one value is also that table's computed field.  SQLite: sqlite_master with
  * pragma_table_info, pragma_foreign_key_list and pragma_index_list, and the functions
  * declared in the project's own table sluice_functions(name, args, returns, volatility,
  * body), whose body is one SELECT with :name parameters.  A name from a request is only
@@ -63,7 +65,7 @@ rest_schema_free(struct rest_schema *sc)
 	if (sc == NULL)
 		return;
 	for (i = 0; i < sc->ntables; i++) {
-		for (j = 0; j < sc->tables[i].ncols; j++) {
+		for (j = 0; j < sc->tables[i].ncols + sc->tables[i].ncomputed; j++) {
 			free(sc->tables[i].cols[j].name);
 			free(sc->tables[i].cols[j].type);
 			free(sc->tables[i].cols[j].dflt);
@@ -105,7 +107,7 @@ rest_schema_col(const struct rest_table *t, const char *name)
 {
 	int i;
 
-	for (i = 0; i < t->ncols; i++)
+	for (i = 0; i < t->ncols + t->ncomputed; i++)
 		if (strcmp(t->cols[i].name, name) == 0)
 			return i;
 	return -1;
@@ -134,14 +136,28 @@ schema_table_any(const struct rest_schema *sc, const char *name)
 	return -1;
 }
 
+/* A catalog query, with the schema's name bound as $1 where the dialect has several. */
+static struct db_stmt *
+schema_prepare(struct db *db, const struct rest_dialect *d, const char *sql, const char *nsp)
+{
+	struct db_stmt *st = db_prepare(db, sql);
+
+	if (st != NULL && d->search_path != NULL && db_bind_text(st, 1, nsp, strlen(nsp)) < 0) {
+		db_reset(st);
+		return NULL;
+	}
+	return st;
+}
+
 static int
-schema_load_cols(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+schema_load_cols(struct rest_schema *sc, struct db *db, const struct rest_dialect *d,
+    const char *nsp)
 {
 	struct db_stmt *st;
 	struct rest_table *t = NULL;
 	int rc, capt = 0, capc = 0;
 
-	if ((st = db_prepare(db, d->schema_cols)) == NULL)
+	if ((st = schema_prepare(db, d, d->schema_cols, nsp)) == NULL)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
 		const char *tname = schema_text(st, 0), *kind = schema_text(st, 1);
@@ -198,14 +214,15 @@ nomem:
 }
 
 static int
-schema_load_fks(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+schema_load_fks(struct rest_schema *sc, struct db *db, const struct rest_dialect *d,
+    const char *nsp)
 {
 	struct db_stmt *st;
 	struct rest_fk *fk = NULL;
 	int rc, cap = 0;
 	char last[256] = "";
 
-	if ((st = db_prepare(db, d->schema_fks)) == NULL)
+	if ((st = schema_prepare(db, d, d->schema_fks, nsp)) == NULL)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
 		const char *name = schema_text(st, 0), *from = schema_text(st, 1);
@@ -374,13 +391,143 @@ out:
 	return out;
 }
 
+/* Splits a dialect's argument list into names[] and types[] (malloc'd, at most max);
+ * returns the count, or -1 with nothing left allocated. */
+static int
+schema_args(const struct rest_dialect *d, const char *args, char **names, char **types,
+    int max)
+{
+	char *parts[2 * 64];
+	int n, i, k = 0;
+
+	if (max > 64)
+		max = 64;
+	if (d->schema_args_sep != ',') {
+		/* PostgreSQL: name US type US name US type ... */
+		if ((n = schema_split(args, d->schema_args_sep, parts, 2 * max)) < 0)
+			return -1;
+		for (i = 0; i + 1 < n; i += 2) {
+			names[k] = parts[i];
+			types[k++] = parts[i + 1];
+		}
+		if (n % 2)
+			free(parts[n - 1]);
+		return k;
+	}
+	/* SQLite: "a integer, b integer". */
+	if ((n = schema_split(args, ',', parts, max)) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		char *sp;
+
+		schema_trim(parts[i]);
+		sp = strchr(parts[i], ' ');
+		types[k] = schema_strdup(sp ? sp + 1 : "text");
+		if (sp != NULL)
+			*sp = '\0';
+		names[k++] = parts[i];
+		if (types[k - 1] == NULL) {
+			/* The parts not handed out yet are still ours. */
+			while (++i < n)
+				free(parts[i]);
+			while (k > 0) {
+				free(names[--k]);
+				free(types[k]);
+			}
+			return -1;
+		}
+		schema_trim(types[k - 1]);
+	}
+	return k;
+}
+
+/* The columns of an anonymous record returned by a function (RETURNS TABLE(...), OUT
+ * parameters): a hidden table of the function's name, so that select=, filters and order
+ * apply to them as to a table's.  Its index, or -1 when memory ran out. */
+static int
+schema_add_record(struct rest_schema *sc, const struct rest_dialect *d, const char *name,
+    const char *cols)
+{
+	char *names[64], *types[64];
+	struct rest_table *t;
+	void *p;
+	int n, i;
+
+	if ((n = schema_args(d, cols, names, types, 64)) < 0)
+		return -1;
+	if ((p = realloc(sc->tables, (size_t)(sc->ntables + 1) * sizeof(*t))) == NULL)
+		goto fail;
+	sc->tables = p;
+	t = &sc->tables[sc->ntables];
+	memset(t, 0, sizeof(*t));
+	t->hidden = 1;
+	if ((t->name = schema_strdup(name)) == NULL)
+		goto fail;
+	if ((t->cols = calloc((size_t)n + 1, sizeof(*t->cols))) == NULL) {
+		free(t->name);
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		t->cols[i].name = names[i];
+		t->cols[i].type = types[i];
+		t->cols[i].kind = d->kind_of(types[i]);
+	}
+	t->ncols = n;
+	return sc->ntables++;
+fail:
+	for (i = 0; i < n; i++) {
+		free(names[i]);
+		free(types[i]);
+	}
+	return -1;
+}
+
+/*
+ * A computed field: f takes one argument of a table's row type and returns one value
+ * (not a set, not void).  It becomes a column of that table after its real ones (see
+ * struct rest_table).  0, or -1 when memory ran out.
+ */
+static int
+schema_add_computed(struct rest_schema *sc, const struct rest_dialect *d,
+    const struct rest_func *f, const char *rettype)
+{
+	struct rest_table *t;
+	struct rest_col *c;
+	void *p;
+	int ti;
+
+	if (f->nargs != 1 || f->retset || f->retvoid || f->rettable >= 0 || *rettype == '\0' ||
+	    (ti = rest_schema_table(sc, f->argtypes[0])) < 0)
+		return 0;
+	t = &sc->tables[ti];
+	if (rest_schema_col(t, f->name) >= 0 || t->ncols + t->ncomputed >= SCHEMA_COLS_MAX)
+		return 0;
+	if ((p = realloc(t->cols, (size_t)(t->ncols + t->ncomputed + 1) * sizeof(*c))) == NULL)
+		return -1;
+	t->cols = p;
+	c = &t->cols[t->ncols + t->ncomputed];
+	memset(c, 0, sizeof(*c));
+	c->name = schema_strdup(f->name);
+	c->type = schema_strdup(rettype);
+	if (c->name == NULL || c->type == NULL) {
+		free(c->name);
+		free(c->type);
+		return -1;
+	}
+	c->kind = d->kind_of(rettype);
+	t->ncomputed++;
+	return 0;
+}
+
 static int
 schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
-    const char *name, const char *args, int retset, const char *rettable, const char *body)
+    struct db_stmt *st)
 {
+	const char *name = schema_text(st, 0), *args = schema_text(st, 1);
+	const char *rettable = schema_text(st, 3), *body = db_column_text(st, 4, NULL);
+	const char *record = schema_text(st, 7);
 	struct rest_func *f;
-	char *parts[2 * 64];
-	int n, i;
+	int i;
 
 	if (rest_schema_func(sc, name) != NULL)
 		return 0;	/* overloads: the first one only */
@@ -401,41 +548,22 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 	f->argtypes = calloc(64, sizeof(char *));
 	if (f->argnames == NULL || f->argtypes == NULL)
 		return -1;
-	if (d->schema_args_sep != ',') {
-		/* PostgreSQL: name US type US name US type ... */
-		if ((n = schema_split(args, d->schema_args_sep, parts, 2 * 64)) < 0)
-			return -1;
-		for (i = 0; i + 1 < n; i += 2) {
-			f->argnames[f->nargs] = parts[i];
-			f->argtypes[f->nargs++] = parts[i + 1];
-		}
-		if (n % 2)
-			free(parts[n - 1]);
-	} else {
-		/* SQLite: "a integer, b integer". */
-		if ((n = schema_split(args, ',', parts, 64)) < 0)
-			return -1;
-		for (i = 0; i < n; i++) {
-			char *sp;
-
-			schema_trim(parts[i]);
-			sp = strchr(parts[i], ' ');
-			f->argtypes[f->nargs] = schema_strdup(sp ? sp + 1 : "text");
-			if (sp != NULL)
-				*sp = '\0';
-			f->argnames[f->nargs++] = parts[i];
-			if (f->argtypes[f->nargs - 1] == NULL) {
-				/* The parts not handed to f yet are still ours. */
-				while (++i < n)
-					free(parts[i]);
-				return -1;
-			}
-			schema_trim(f->argtypes[f->nargs - 1]);
-		}
+	if ((f->nargs = schema_args(d, args, f->argnames, f->argtypes, 64)) < 0) {
+		f->nargs = 0;
+		return -1;
 	}
-	f->retset = retset;
-	if (*rettable != '\0')
+	f->retset = (int)db_column_int(st, 2);
+	f->ndefaults = (int)db_column_int(st, 5);
+	if (f->ndefaults < 0 || f->ndefaults > f->nargs)
+		f->ndefaults = 0;
+	f->retvoid = (int)db_column_int(st, 6);
+	if (*record != '\0') {
+		if ((f->rettable = schema_add_record(sc, d, name, record)) < 0)
+			return -1;
+	} else if (*rettable != '\0')
 		f->rettable = schema_table_any(sc, rettable);
+	if (schema_add_computed(sc, d, f, schema_text(st, 8)) < 0)
+		return -1;
 	if (body != NULL && (f->body = schema_lite_body(body, f, d)) == NULL) {
 		log_warn("rest: function %s: its body names an unknown parameter", name);
 		sc->nfuncs--;
@@ -451,19 +579,18 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 }
 
 static int
-schema_load_funcs(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+schema_load_funcs(struct rest_schema *sc, struct db *db, const struct rest_dialect *d,
+    const char *nsp)
 {
 	struct db_stmt *st;
 	int rc, cap = 0;
 
 	if (d->schema_funcs_table != NULL && schema_table_any(sc, d->schema_funcs_table) < 0)
 		return 0;
-	if ((st = db_prepare(db, d->schema_funcs)) == NULL)
+	if ((st = schema_prepare(db, d, d->schema_funcs, nsp)) == NULL)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW)
-		if (schema_add_func(sc, d, &cap, schema_text(st, 0), schema_text(st, 1),
-		    (int)db_column_int(st, 2), schema_text(st, 3),
-		    db_column_text(st, 4, NULL)) < 0) {
+		if (schema_add_func(sc, d, &cap, st) < 0) {
 			db_reset(st);
 			return -1;
 		}
@@ -503,7 +630,8 @@ schema_mark_unique(struct rest_schema *sc, int t, const int *cols, int n)
  * table (as PostgREST: a unique index that is no constraint does not count).
  */
 static int
-schema_load_uniques(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+schema_load_uniques(struct rest_schema *sc, struct db *db, const struct rest_dialect *d,
+    const char *nsp)
 {
 	struct db_stmt *st;
 	int rc, i, c, t = -1, n = 0, cols[REST_FK_COLS + 1];
@@ -517,7 +645,7 @@ schema_load_uniques(struct rest_schema *sc, struct db *db, const struct rest_dia
 		if (n > 0)
 			schema_mark_unique(sc, i, cols, n);
 	}
-	if ((st = db_prepare(db, d->schema_uniques)) == NULL)
+	if ((st = schema_prepare(db, d, d->schema_uniques, nsp)) == NULL)
 		return -1;
 	n = 0;
 	while ((rc = db_step(st)) == DB_ROW) {
@@ -903,7 +1031,8 @@ schema_add_view_fk(struct rest_schema *sc, int *cap, const struct rest_fk *model
  * the referenced columns, and between those views, under the key's name.
  */
 static int
-schema_load_view_fks(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+schema_load_view_fks(struct rest_schema *sc, struct db *db, const struct rest_dialect *d,
+    const char *nsp)
 {
 	struct db_stmt *st;
 	struct view_col *vcs = NULL;
@@ -912,7 +1041,7 @@ schema_load_view_fks(struct rest_schema *sc, struct db *db, const struct rest_di
 	if (d->schema_view_cols == NULL || nf0 == 0)
 		return 0;
 	cap = nf0;	/* the array is full: the first key added grows it */
-	if ((st = db_prepare(db, d->schema_view_cols)) == NULL)
+	if ((st = schema_prepare(db, d, d->schema_view_cols, nsp)) == NULL)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
 		struct view_col vc;
@@ -985,15 +1114,15 @@ out:
 }
 
 struct rest_schema *
-rest_schema_load(struct db *db, const struct rest_dialect *d)
+rest_schema_load(struct db *db, const struct rest_dialect *d, const char *nsp)
 {
 	struct rest_schema *sc;
 
 	if ((sc = calloc(1, sizeof(*sc))) == NULL)
 		return NULL;
-	if (schema_load_cols(sc, db, d) < 0 || schema_load_fks(sc, db, d) < 0 ||
-	    schema_load_ddl(sc, db, d) < 0 || schema_load_uniques(sc, db, d) < 0 ||
-	    schema_load_view_fks(sc, db, d) < 0 || schema_load_funcs(sc, db, d) < 0) {
+	if (schema_load_cols(sc, db, d, nsp) < 0 || schema_load_fks(sc, db, d, nsp) < 0 ||
+	    schema_load_ddl(sc, db, d) < 0 || schema_load_uniques(sc, db, d, nsp) < 0 ||
+	    schema_load_view_fks(sc, db, d, nsp) < 0 || schema_load_funcs(sc, db, d, nsp) < 0) {
 		rest_schema_free(sc);
 		return NULL;
 	}

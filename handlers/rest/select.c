@@ -755,30 +755,41 @@ rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, in
 	return gen_obj(g, n, alias, agg);
 }
 
-/* One CSV field, column k of _r (_k<k>): quoted when it holds a quote, comma or newline. */
+/*
+ * One CSV field, column k of _r (_k<k>), quoted as PostgREST quotes it (PostgreSQL's
+ * record output): NULL is nothing, the empty string is "", and a value holding a quote,
+ * comma, backslash, parenthesis or white space is quoted with " and \ doubled.
+ */
 static void
 gen_csv_field(struct rest_gen *g, int k)
 {
+	static const char *const special[] = { "'\"'", "','", "'\\'", "'('", "')'", "' '",
+		"9", "10", "11", "12", "13" };
 	struct buf *b = g->sql;
 	const char *pos = g->d->strpos, *txt = g->d->as_text, *chr = g->d->chr;
 	char key[24];
+	size_t i;
 
 	(void)snprintf(key, sizeof(key), "_k%d", k);
 
-	buf_puts(b, "coalesce(case when ");
-	buf_printf(b, "%s(_r.", pos);
+	buf_puts(b, "case when _r.");
 	rest_quote_ident(b, key);
-	buf_printf(b, "%s, '\"') > 0 or %s(_r.", txt, pos);
+	buf_puts(b, " is null then '' when _r.");
 	rest_quote_ident(b, key);
-	buf_printf(b, "%s, ',') > 0 or %s(_r.", txt, pos);
+	buf_printf(b, "%s = ''", txt);
+	for (i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+		buf_printf(b, " or %s(_r.", pos);
+		rest_quote_ident(b, key);
+		if (special[i][0] == '\'')
+			buf_printf(b, "%s, %s) > 0", txt, special[i]);
+		else
+			buf_printf(b, "%s, %s(%s)) > 0", txt, chr, special[i]);
+	}
+	buf_puts(b, " then '\"' || replace(replace(_r.");
 	rest_quote_ident(b, key);
-	buf_printf(b, "%s, %s(10)) > 0 or %s(_r.", txt, chr, pos);
+	buf_printf(b, "%s, '\\', '\\\\'), '\"', '\"\"') || '\"' else _r.", txt);
 	rest_quote_ident(b, key);
-	buf_printf(b, "%s, %s(13)) > 0 then '\"' || replace(_r.", txt, chr);
-	rest_quote_ident(b, key);
-	buf_printf(b, "%s, '\"', '\"\"') || '\"' else _r.", txt);
-	rest_quote_ident(b, key);
-	buf_printf(b, "%s end, '')", txt);
+	buf_printf(b, "%s end", txt);
 }
 
 int

@@ -21,7 +21,8 @@
  * return=minimal (default: 201/204 and no body) or representation (the rows as JSON, with
  * select= and embeds), resolution=merge-duplicates|ignore-duplicates with on_conflict=
  * (default: the primary key), missing=default (absent keys take the column default),
- * count=exact (Content-Range "*" "/N").  With Accept: application/vnd.pgrst.object+json a write
+ * return=headers-only (no body; Location "/<table>?<pk>=eq.<value>" of the one row
+ * inserted), count=exact (Content-Range "*" "/N").  With Accept: application/vnd.pgrst.object+json a write
  * that touches other than one row is rolled back and answered 406 PGRST116.
  */
 #include <stdio.h>
@@ -35,6 +36,15 @@
 #include "str.h"
 
 #define WRITE_JSON_DEPTH	32
+
+/* A writable column of tb: rest_schema_col() but for computed fields.  Index or -1. */
+static int
+write_col(const struct rest_table *tb, const char *name)
+{
+	int k = rest_schema_col(tb, name);
+
+	return k < tb->ncols ? k : -1;
+}
 
 static int
 write_bad_body(struct rest_err *e, const char *msg, const char *details)
@@ -78,7 +88,7 @@ write_columns(struct req *rq, const struct rest_table *tb, cJSON *body, int *col
 		if (rest_parse_columns(rq->arena, cp->val, cp->vallen, &names, &n, e) < 0)
 			return -1;
 		for (j = 0; j < n; j++) {
-			if ((k = rest_schema_col(tb, names[j])) < 0)
+			if ((k = write_col(tb, names[j])) < 0)
 				return write_unknown_col(e, tb->name, names[j]);
 			for (i = 0; i < *ncols; i++)
 				if (cols[i] == k)
@@ -91,7 +101,7 @@ write_columns(struct req *rq, const struct rest_table *tb, cJSON *body, int *col
 	if (first == NULL)
 		return 0;
 	cJSON_ArrayForEach(it, first) {
-		if ((k = rest_schema_col(tb, it->string)) < 0)
+		if ((k = write_col(tb, it->string)) < 0)
 			return write_unknown_col(e, tb->name, it->string);
 		if (cJSON_GetObjectItemCaseSensitive(first, it->string) != it)
 			return write_bad_body(e, "A key appears twice in an object", it->string);
@@ -140,28 +150,36 @@ write_shape(cJSON *body, int allow_array, struct rest_err *e)
 /*
  * Runs the write in t->sql and answers.  The dialect reads the rows: PostgreSQL's statement
  * returns (body, count) in one row, SQLite's one JSON object per row (representation) or
- * nothing.
+ * nothing.  upsert (or NULL) counts the body's nbody rows already in the table, run first
+ * in the write's transaction: an upsert that inserted nothing answers 200, not 201.
+ * Prefer: tx=rollback undoes the write once answered; max-affected=N (handling=strict)
+ * undoes one that touched more rows, 400 PGRST124.
  */
 static int
 write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_params *p,
-    int rep, enum rest_accept acc, int created)
+    int rep, enum rest_accept acc, int created, const char *upsert, int64_t nbody)
 {
 	struct db_stmt *st;
-	int64_t rows = 0;
+	int64_t rows = 0, existing = 0;
 	int txn = 0;
 	struct buf *out = &rs->body;
 	char range[64];
 	struct rest_err e;
+	const struct rest_prefs *pf = &t->prefs;
 
 	/* SQLite: group-committed, answered inside the write's savepoint (commit.c). */
 	if (t->d->write_txn) {
-		switch (rest_commit_write(rq, rs, t, p, rep, acc == REST_ACCEPT_OBJECT, &rows)) {
+		switch (rest_commit_write(rq, rs, t, p, rep, acc == REST_ACCEPT_OBJECT, upsert,
+		    &existing, &rows)) {
 		case REST_COMMIT_OK:
+		case REST_COMMIT_ROLLED_BACK:
 			goto done;
 		case REST_COMMIT_NOT_ONE:
 			goto not_one;
 		case REST_COMMIT_TOO_LARGE:
 			goto too_large;
+		case REST_COMMIT_MAX_AFFECTED:
+			goto max_affected;
 		default:
 			return 0;
 		}
@@ -169,13 +187,18 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	/*
 	 * With a representation the write stays open until its body is known to fit: a
 	 * representation past the buffer rolls the write back (413), so that no client is
-	 * told a committed write failed.
+	 * told a committed write failed.  So do those that may be rolled back (tx=rollback,
+	 * max-affected=N) and upserts.  A request in the router's transaction (auth.c's, or
+	 * for another schema than public) is in one already, which the router ends.
 	 */
-	if (!t->in_txn && (rep || acc == REST_ACCEPT_OBJECT)) {
+	if (!t->in_txn && (rep || acc == REST_ACCEPT_OBJECT || pf->rollback ||
+	    pf->max_affected >= 0 || upsert != NULL)) {
 		if (db_begin(rq->db, DB_TXN_WRITE) < 0)
 			return serve_db_error(rs, rq->db);
 		txn = 1;
 	}
+	if (upsert != NULL && rest_count_rows(rq->db, upsert, p, &existing) < 0)
+		goto fail;
 	if (rest_bind_run(rq, rs, t, p, &st) < 0)
 		goto fail_answered;
 	buf_reset(out, 1 << 20);
@@ -190,19 +213,33 @@ not_one:
 		    (long long)rows);
 		return rest_error(rs, &e);
 	}
+	if (pf->max_affected >= 0 && rows > pf->max_affected) {
+		db_rollback(rq->db);
+max_affected:
+		buf_reset(out, 1 << 20);
+		rest_err_set(&e, 400, "PGRST124", NULL,
+		    "Query result exceeds max-affected preference constraint");
+		(void)snprintf(e.details, sizeof(e.details), "The query affects %lld rows",
+		    (long long)rows);
+		return rest_error(rs, &e);
+	}
 	if (buf_failed(out))
 		goto too_large;
-	if (txn && db_commit(rq->db) < 0)
+	if (txn && pf->rollback)
+		db_rollback(rq->db);
+	else if (txn && db_commit(rq->db) < 0)
 		return serve_db_error(rs, rq->db);
 done:
-	if (rest_prefer(rq, "count=exact"))
+	if (upsert != NULL && existing >= nbody)
+		created = 0;
+	if (pf->count != REST_COUNT_NONE)
 		(void)snprintf(range, sizeof(range), "*/%lld", (long long)rows);
 	else
 		(void)snprintf(range, sizeof(range), "*/*");
 	resp_header(rs, "Content-Range", range);
 	if (!rep) {
 		buf_reset(out, 1 << 20);
-		rs->status = created ? 201 : 204;
+		rs->status = created ? 201 : upsert != NULL ? 200 : 204;
 		return 0;
 	}
 	rs->status = created ? 201 : 200;
@@ -274,6 +311,90 @@ write_select(struct req *rq, struct rest_gen *g, struct rest_node *root, int tab
 }
 
 /*
+ * Prefer: return=headers-only: the representation is the primary key's columns, to be
+ * turned into Location by write_location().  1 when set up, 0 when the table has no
+ * primary key (then no Location, as return=minimal), -1 with g->e set.
+ */
+static int
+write_location_select(struct rest_gen *g, struct rest_node *root, const struct rest_table *tb,
+    int table)
+{
+	struct buf s;
+	char *sel;
+	int i, n = 0;
+
+	buf_init(&s, 4096);
+	for (i = 0; i < tb->ncols; i++) {
+		if (!tb->cols[i].pk)
+			continue;
+		if (!write_plain_name(tb->cols[i].name)) {
+			buf_free(&s);
+			return 0;
+		}
+		if (n++)
+			buf_putc(&s, ',');
+		buf_puts(&s, tb->cols[i].name);
+	}
+	sel = n == 0 || buf_failed(&s) ? NULL : arena_strndup(g->a, s.data, s.len);
+	buf_free(&s);
+	if (sel == NULL)
+		return 0;
+	if (rest_parse_select(g->a, sel, strlen(sel), root, g->e) < 0 ||
+	    rest_resolve(g, root, table) < 0)
+		return -1;
+	return 1;
+}
+
+/* Appends s percent-encoded (all but RFC 3986's unreserved characters). */
+static void
+write_pct(struct buf *b, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~')
+			buf_putc(b, (char)c);
+		else
+			buf_printf(b, "%%%02X", c);
+	}
+}
+
+/*
+ * The answer of return=headers-only: Location "/<table>?<pk>=eq.<value>&..." of the one
+ * row written (PostgREST's), from the representation of its key, and no body.  Returns 0.
+ */
+static int
+write_location(struct resp *rs, const struct rest_table *tb)
+{
+	cJSON *rows = cJSON_ParseWithLength(rs->body.data ? rs->body.data : "", rs->body.len);
+	cJSON *row = cJSON_GetArraySize(rows) == 1 ? cJSON_GetArrayItem(rows, 0) : NULL, *it;
+	struct buf loc;
+	char sep = '?';
+
+	buf_init(&loc, 8192);
+	buf_putc(&loc, '/');
+	write_pct(&loc, tb->name);
+	cJSON_ArrayForEach(it, row) {
+		char *v = cJSON_IsString(it) ? NULL : cJSON_PrintUnformatted(it);
+
+		buf_putc(&loc, sep);
+		sep = '&';
+		write_pct(&loc, it->string);
+		buf_puts(&loc, "=eq.");
+		write_pct(&loc, cJSON_IsString(it) ? it->valuestring : v ? v : "");
+		cJSON_free(v);
+	}
+	if (row != NULL && !buf_failed(&loc) && loc.data != NULL)
+		resp_header(rs, "Location", loc.data);
+	buf_free(&loc);
+	cJSON_Delete(rows);
+	buf_reset(&rs->body, 1 << 20);
+	rs->content_type = NULL;
+	return 0;
+}
+
+/*
  * What every write starts with: no values yet, the thread's SQL buffer emptied, the
  * generator set up, and the Accept header checked (a write never answers CSV).  Returns
  * 0, or -1 when the error response is already made.
@@ -285,13 +406,50 @@ write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
 	*g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, e, 0, NULL };
-	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV) {
-		if (*acc == REST_ACCEPT_CSV)
-			rest_err_set(e, 406, "PGRST107", NULL, "text/csv is for reads only");
+	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV ||
+	    *acc >= REST_ACCEPT_PLAN) {
+		if (*acc != REST_ACCEPT_BAD)
+			rest_err_set(e, 406, "PGRST107", NULL, "%s is for reads only",
+			    *acc == REST_ACCEPT_CSV ? "text/csv" : "a query plan");
 		(void)rest_error(rs, e);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * For an upsert: the count of the body's rows ($1) whose conflict key is in the table
+ * already, "select count(*) from t where (k1, ...) in (select <k1 of each row>, ...)";
+ * the same on both back ends.  In g's arena; NULL when it does not fit.
+ */
+static const char *
+write_upsert_count(struct rest_gen *g, const struct rest_table *tb, const int *conf,
+    int nconf)
+{
+	struct buf q;
+	const char *out;
+	int i;
+
+	buf_init(&q, REST_SQL_MAX);
+	buf_puts(&q, "select count(*) from ");
+	rest_quote_ident(&q, tb->name);
+	buf_puts(&q, " where (");
+	for (i = 0; i < nconf; i++) {
+		if (i)
+			buf_puts(&q, ", ");
+		rest_quote_ident(&q, tb->cols[conf[i]].name);
+	}
+	buf_puts(&q, ") in (select ");
+	for (i = 0; i < nconf; i++) {
+		if (i)
+			buf_puts(&q, ", ");
+		g->d->json_value(&q, &tb->cols[conf[i]], g->d->insert_row, 0);
+	}
+	buf_puts(&q, g->d->insert_rows);
+	buf_puts(&q, ")");
+	out = buf_failed(&q) || q.data == NULL ? NULL : arena_strndup(g->a, q.data, q.len);
+	buf_free(&q);
+	return out;
 }
 
 int
@@ -306,15 +464,17 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	int merge = rest_prefer(rq, "resolution=merge-duplicates");
 	int ignore = rest_prefer(rq, "resolution=ignore-duplicates");
 	int missing = rest_prefer(rq, "missing=default");
+	int loc = !rep && rest_prefer(rq, "return=headers-only");
 	int ncols = 0, nconf = 0, i, j, k;
 	const struct req_param *oc = req_param(rq, "on_conflict");
 	enum rest_accept acc;
 	struct rest_err e;
 	struct rest_gen g;
 	cJSON *body = NULL;
-	const char *json;
+	const char *json, *upsert = NULL;
 	size_t jlen;
 	struct buf *b = &t->sql;
+	int64_t nbody = 1;
 
 	if (p == NULL || root == NULL || cols == NULL || conf == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
@@ -322,8 +482,10 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		return 0;
 	if ((body = rest_body_json(rq, WRITE_JSON_DEPTH, &e)) == NULL ||
 	    write_shape(body, 1, &e) < 0 || write_columns(rq, tb, body, cols, &ncols, &e) < 0 ||
-	    (rep && write_select(rq, &g, root, table) < 0))
+	    (rep && write_select(rq, &g, root, table) < 0) ||
+	    (loc && (loc = write_location_select(&g, root, tb, table)) < 0))
 		goto err;
+	rep = rep || loc;
 	for (i = 0; i < ncols; i++)
 		if (!write_plain_name(tb->cols[cols[i]].name)) {
 			write_unknown_col(&e, tb->name, tb->cols[cols[i]].name);
@@ -337,7 +499,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 			if (rest_parse_columns(rq->arena, oc->val, oc->vallen, &names, &n, &e) < 0)
 				goto err;
 			for (m = 0; m < n && nconf < tb->ncols; m++) {
-				if ((k = rest_schema_col(tb, names[m])) < 0) {
+				if ((k = write_col(tb, names[m])) < 0) {
 					rest_err_set(&e, 400, "42703", NULL,
 					    "column %.80s.%.80s does not exist", tb->name, names[m]);
 					goto err;
@@ -388,6 +550,8 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		json = rq->body;
 		jlen = rq->body_len;
 	}
+	if (cJSON_IsArray(body))
+		nbody = cJSON_GetArraySize(body);
 	cJSON_Delete(body);
 	body = NULL;
 	if (ncols > 0 && rest_param_text(&g, json, jlen) < 0)
@@ -450,7 +614,12 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		buf_puts(b, t->d->write_minimal);
 	if (buf_failed(b))
 		goto toolarge;
-	return write_run(rq, rs, t, p, rep, acc, 1);
+	if (merge && (upsert = write_upsert_count(&g, tb, conf, nconf)) == NULL)
+		goto toolarge;
+	(void)write_run(rq, rs, t, p, rep, acc, 1, upsert, nbody);
+	if (loc && rs->status < 300)
+		return write_location(rs, tb);
+	return 0;
 err:
 	cJSON_Delete(body);
 	return rest_error(rs, &e);
@@ -500,7 +669,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 		    write_shape(body, 0, &e) < 0)
 			goto err;
 		cJSON_ArrayForEach(it, body) {
-			if (rest_schema_col(tb, it->string) < 0 || !write_plain_name(it->string)) {
+			if (write_col(tb, it->string) < 0 || !write_plain_name(it->string)) {
 				write_unknown_col(&e, tb->name, it->string);
 				goto err;
 			}
@@ -535,7 +704,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 				buf_puts(b, ", ");
 			rest_quote_ident(b, it->string);
 			buf_puts(b, " = ");
-			t->d->json_value(b, &tb->cols[rest_schema_col(tb, it->string)], src, 0);
+			t->d->json_value(b, &tb->cols[write_col(tb, it->string)], src, 0);
 		}
 	}
 	g.seq = 100;
@@ -550,7 +719,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	cJSON_Delete(body);
 	if (buf_failed(b))
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	return write_run(rq, rs, t, p, rep, acc, 0);
+	return write_run(rq, rs, t, p, rep, acc, 0, NULL, 0);
 err:
 	cJSON_Delete(body);
 	return rest_error(rs, &e);

@@ -2,7 +2,8 @@
  * test_rest: the rest endpoint's reads (GET/HEAD) through the real stack, on SQLite and
  * on PostgreSQL, with the same expected answers on both: select, aliases, filters of every
  * operator, and/or trees, order, limit/offset, embeds in both directions, nested, many-to-
- * many, !inner, embed filters, counts, Range, Content-Range, the object and CSV types, and
+ * many, !inner, embed filters, counts (exact, and planned where PostgreSQL has an
+ * estimate), Range, Content-Range, the object, CSV and plan types, computed fields, and
  * the errors of each (see rest_fixture.h for the schema).
  */
 #include "rest_fixture.h"
@@ -250,6 +251,134 @@ test_rest_count_range(void)
 	}
 }
 
+/* The total of a response's Content-Range ("0-4/5" -> 5), -1 when it is not a number. */
+static long long
+range_total(const struct http_resp *rr)
+{
+	char v[128];
+	const char *slash;
+	char *end;
+	long long n;
+
+	if (http_header(rr, "Content-Range", v, sizeof(v)) < 0 ||
+	    (slash = strchr(v, '/')) == NULL || slash[1] < '0' || slash[1] > '9')
+		return -1;
+	n = strtoll(slash + 1, &end, 10);
+	return *end == '\0' ? n : -1;
+}
+
+/*
+ * Prefer: count=planned and count=estimated: PostgreSQL's planner estimate for the
+ * filtered table (206 when it exceeds the page, as PostgREST answers), never below the
+ * rows shown; SQLite has no planner estimate and answers the exact count.
+ */
+static void
+test_rest_count_planned(void)
+{
+	static const char *const planned[] = { "Prefer: count=planned", NULL };
+	static const char *const estimated[] = { "Prefer: count=estimated", NULL };
+	const char *const *h[] = { planned, estimated };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		long long total;
+
+		CHECK_INT(fx_do(&fx.lite, "GET", "album?select=album_id", h[i], NULL, &r), 0);
+		CHECK_INT(r.status, 200);
+		CHECK_STR(fx_header(&r, "Content-Range"), "0-4/5");
+		CHECK_INT(fx_do(&fx.lite, "HEAD", "album?artist_id=eq.1", h[i], NULL, &r), 0);
+		CHECK_STR(fx_header(&r, "Content-Range"), "0-1/2");
+		CHECK_INT(fx_do(&fx.pgs, "GET", "album?select=album_id", h[i], NULL, &r), 0);
+		total = range_total(&r);
+		CHECK(total >= 5);
+		CHECK_INT(r.status, total > 5 ? 206 : 200);
+		CHECK(r.body.data != NULL && strstr(r.body.data, "\"album_id\":5") != NULL);
+		CHECK_INT(fx_do(&fx.pgs, "HEAD", "album?artist_id=eq.1", h[i], NULL, &r), 0);
+		CHECK(range_total(&r) >= 2);
+		CHECK(strncmp(fx_header(&r, "Content-Range"), "0-1/", 4) == 0);
+		CHECK_STR(fx_header(&r, "Preference-Applied"), i ? "count=estimated" :
+		    "count=planned");
+	}
+	/* A malformed filter is still the 400 it is without a count. */
+	FX_BOTH("GET", "album?artist_id=zz.1", planned, NULL, 400, NULL, &r);
+}
+
+/* Accept: application/vnd.pgrst.plan: PostgreSQL's EXPLAIN of the read, as JSON or text,
+ * with options=; SQLite, writes and unknown options are 406. */
+static void
+test_rest_plan(void)
+{
+	static const char *const pjson[] = {
+		"Accept: application/vnd.pgrst.plan+json; for=\"application/json\"; options=;",
+		NULL };
+	static const char *const ptext[] = { "Accept: application/vnd.pgrst.plan", NULL };
+	static const char *const popts[] = { "Accept: application/vnd.pgrst.plan+json; "
+		"for=\"application/json\"; options=analyze|verbose;", NULL };
+	static const char *const pbad[] = { "Accept: application/vnd.pgrst.plan+json; "
+		"options=analyze|drop;", NULL };
+	static const char *const pwrite[] = { "Accept: application/vnd.pgrst.plan+json",
+		"Content-Type: application/json", NULL };
+	cJSON *j;
+
+	CHECK_INT(fx_do(&fx.pgs, "GET", "album?artist_id=eq.1", pjson, NULL, &r), 0);
+	CHECK_INT(r.status, 200);
+	CHECK(strncmp(fx_header(&r, "Content-Type"), "application/vnd.pgrst.plan+json", 31) == 0);
+	j = cJSON_Parse(r.body.data ? r.body.data : "");
+	CHECK(cJSON_IsArray(j) && cJSON_GetObjectItem(cJSON_GetArrayItem(j, 0), "Plan") != NULL);
+	cJSON_Delete(j);
+	CHECK_INT(fx_do(&fx.pgs, "GET", "album?order=title", ptext, NULL, &r), 0);
+	CHECK_INT(r.status, 200);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "(cost=") != NULL);
+	CHECK_INT(fx_do(&fx.pgs, "GET", "album", popts, NULL, &r), 0);
+	CHECK_INT(r.status, 200);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"Actual Rows\"") != NULL &&
+	    strstr(r.body.data, "\"Output\"") != NULL);
+	CHECK_INT(fx_do(&fx.pgs, "GET", "album", pbad, NULL, &r), 0);
+	CHECK_INT(r.status, 406);
+	CHECK_INT(fx_do(&fx.lite, "GET", "album", pjson, NULL, &r), 0);
+	CHECK_INT(r.status, 406);
+	CHECK(strstr(r.body.data, "PGRST107") != NULL);
+	FX_BOTH("POST", "artist", pwrite, "{\"artist_id\":99,\"name\":\"x\"}", 406, NULL, &r);
+	FX_BOTH("GET", "rpc/add_them?a=1&b=2", ptext, NULL, 406, NULL, &r);
+	FX_BOTH("GET", "artist?artist_id=eq.99", NULL, NULL, 200, "[]", &r);
+}
+
+/* A PostgreSQL request whose body must be the JSON want (status 200). */
+static void
+pg_json(const char *path, const char *want)
+{
+	CHECK_INT(fx_do(&fx.pgs, "GET", path, NULL, NULL, &r), 0);
+	CHECK_INT(r.status, 200);
+	if (!fx_json_eq(r.body.data, want))
+		harness_fail(__FILE__, __LINE__, "GET %s: %s, want %s", path,
+		    r.body.data ? r.body.data : "", want);
+}
+
+/* Computed fields (PostgreSQL): a function of a table's row returning one value is a
+ * column of that table for select=, embeds, filters and order, but not in '*' and not
+ * writable. */
+static void
+test_rest_computed_field(void)
+{
+	static const char *const json[] = { "Content-Type: application/json", NULL };
+
+	pg_json("album?select=title,title_len&album_id=eq.1",
+	    "[{\"title\":\"For Those About To Rock\",\"title_len\":23}]");
+	pg_json("album?select=album_id&title_len=lt.10", "[{\"album_id\":5}]");
+	pg_json("album?select=album_id,len:title_len&artist_id=eq.1&order=title_len",
+	    "[{\"album_id\":2,\"len\":17},{\"album_id\":1,\"len\":23}]");
+	pg_json("album?album_id=eq.5", "[{\"album_id\":5,\"title\":\"Big Ones\",\"artist_id\":3}]");
+	pg_json("artist?select=name,album(title_len)&artist_id=eq.3",
+	    "[{\"name\":\"Aerosmith\",\"album\":[{\"title_len\":8}]}]");
+	CHECK_INT(fx_do(&fx.pgs, "POST", "album", json, "{\"album_id\":99,\"title\":\"x\","
+	    "\"artist_id\":1,\"title_len\":1}", &r), 0);
+	CHECK_INT(r.status, 400);
+	CHECK(strstr(r.body.data, "PGRST204") != NULL);
+	CHECK_INT(fx_do(&fx.lite, "GET", "album?select=title_len", NULL, NULL, &r), 0);
+	CHECK_INT(r.status, 400);
+	pg_json("album?album_id=eq.99", "[]");
+}
+
 static void
 test_rest_object_csv(void)
 {
@@ -292,6 +421,9 @@ main(void)
 	RUN(test_rest_errors);
 	RUN(test_rest_count_range);
 	RUN(test_rest_object_csv);
+	RUN(test_rest_count_planned);
+	RUN(test_rest_plan);
+	RUN(test_rest_computed_field);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();

@@ -1,7 +1,8 @@
 /*
  * test_rest_hostile: malformed and hostile requests against every parser of the rest
  * endpoint (select, filters, logic trees, order, limit/offset, Range, columns=, on_conflict=,
- * JSON bodies, RPC arguments, paths), on SQLite and PostgreSQL: each gets a clear 4xx with
+ * JSON bodies, RPC arguments, paths, Prefer, Accept-Profile, Content-Profile, the plan
+ * type's options), on SQLite and PostgreSQL: each gets a clear 4xx with
  * the JSON error body, never a 5xx, and the data is exactly what it was afterwards.  Also
  * the limits (query length, filters, in-list size, embed depth, logic depth, body size), and
  * the schema refresh on SIGHUP.  The richer grammar (aggregates, casts, JSON paths, spreads,
@@ -187,6 +188,53 @@ test_rest_hostile_bodies(void)
 }
 
 /* A table created under running workers is served after they get a SIGHUP. */
+/* Prefer, Accept-Profile, Content-Profile and the plan type's options, malformed: each a
+ * 4xx with a JSON error (or ignored where PostgREST ignores it), nothing written. */
+static void
+test_rest_hostile_prefer_profile(void)
+{
+	static char many[8192], longtok[1200];
+	static const char *const strict_neg[] = { "Prefer: handling=strict, max-affected=-1",
+		NULL };
+	static const char *const strict_big[] = { "Prefer: handling=strict, "
+		"max-affected=99999999999999999999", NULL };
+	static const char *const strict_eq[] = { "Prefer: handling=strict, =, ,,, return=",
+		NULL };
+	static const char *const prof_quote[] = { "Accept-Profile: pub'lic\";drop", NULL };
+	static const char *const prof_empty_list[] = { "Accept-Profile: public,public", NULL };
+	static const char *const cprof[] = { "Content-Type: application/json",
+		"Content-Profile: nosuch", NULL };
+	static const char *const plan_bad[] = { "Accept: application/vnd.pgrst.plan+json; "
+		"options=analyze)drop;", NULL };
+	const char *h[2] = { NULL, NULL };
+	size_t i, n;
+
+	BAD("GET", "artist", strict_neg, NULL, 400);
+	BAD("GET", "artist", strict_big, NULL, 400);
+	BAD("GET", "artist", strict_eq, NULL, 400);
+	CHECK(strstr(r.body.data, "PGRST122") != NULL);
+	/* 2,000 tokens: ignored when lenient, refused (and the details cut short) when
+	 * strict. */
+	n = (size_t)snprintf(many, sizeof(many), "Prefer: ");
+	for (i = 0; i < 2000 && n + 4 < sizeof(many); i++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n, "x=%zu,", i % 10);
+	h[0] = many;
+	FX_BOTH("GET", "artist?order=artist_id", h, NULL, 200, artists, &r);
+	memcpy(many, "Prefer: handling=strict,", 24);
+	BAD("GET", "artist", h, NULL, 400);
+	memset(longtok, 'a', sizeof(longtok) - 1);
+	memcpy(longtok, "Prefer: handling=strict, ", 25);
+	h[0] = longtok;
+	BAD("GET", "artist", h, NULL, 400);
+	BAD("GET", "artist", prof_quote, NULL, 406);
+	CHECK(strstr(r.body.data, "PGRST106") != NULL);
+	BAD("GET", "artist", prof_empty_list, NULL, 406);
+	BAD("POST", "artist", cprof, "{\"artist_id\":50,\"name\":\"x\"}", 406);
+	BAD("PATCH", "artist?artist_id=eq.1", cprof, "{\"name\":\"x\"}", 406);
+	BAD("GET", "artist", plan_bad, NULL, 406);
+	FX_BOTH("GET", "artist?order=artist_id", NULL, NULL, 200, artists, &r);
+}
+
 static void
 test_rest_sighup_reload(void)
 {
@@ -297,6 +345,7 @@ main(void)
 	RUN(test_rest_hostile_filters);
 	RUN(test_rest_hostile_grammar);
 	RUN(test_rest_hostile_bodies);
+	RUN(test_rest_hostile_prefer_profile);
 	RUN(test_rest_sighup_reload);
 	http_resp_free(&r);
 	fx_stop();

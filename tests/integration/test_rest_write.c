@@ -5,7 +5,10 @@
  * count, upserts, PATCH and DELETE with filters, the object type rolling back a write that
  * touched other than one row, constraint violations, bad bodies; RPC with scalar and setof
  * results, arguments from the query and from a body, filters, embeds and counts on a
- * function's rows.
+ * function's rows; Prefer tx=rollback, handling=strict with max-affected, unknown
+ * preferences, Preference-Applied; upserts 201 or 200; functions returning TABLE(...),
+ * OUT parameters or void, arguments with defaults; missing=default on an identity; CSV
+ * quoting; Accept-Profile and Content-Profile; Location for return=headers-only.
  */
 #include "rest_fixture.h"
 
@@ -140,8 +143,9 @@ test_rest_upsert(void)
 	    "[{\"artist_id\":51,\"name\":\"Fifty-one\"}]", &r);
 	FX_BOTH("GET", "artist?artist_id=eq.2", NULL, NULL, 200,
 	    "[{\"artist_id\":2,\"name\":\"Accept!\"}]", &r);
+	/* An upsert that only updated is 200, as in PostgREST; 201 needs an insert. */
 	FX_BOTH("POST", "playlist_track?on_conflict=playlist_id,track_id", merge,
-	    "{\"playlist_id\":1,\"track_id\":1}", 201,
+	    "{\"playlist_id\":1,\"track_id\":1}", 200,
 	    "[{\"playlist_id\":1,\"track_id\":1}]", &r);
 	FX_BOTH("POST", "actor?columns=actor_id,first_name,last_name,last_update", missing,
 	    "[{\"actor_id\":3,\"first_name\":\"Ed\",\"last_name\":\"Chase\"},"
@@ -216,11 +220,253 @@ test_rest_rpc(void)
 	FX_BOTH("GET", "rpc/albums_of?aid=3&nosuch=eq.1", NULL, NULL, 400, NULL, &r);
 }
 
+
+/* A request to the PostgreSQL stack alone: what SQLite has no way to declare. */
+#define FX_PG(method, path, headers, body, want_status, want_body) \
+	fx_pg(__FILE__, __LINE__, method, path, headers, body, want_status, want_body)
+
+static void
+fx_pg(const char *file, int line, const char *method, const char *path,
+    const char *const *headers, const char *body, long want_status, const char *want_body)
+{
+	const char *b;
+
+	if (fx_do(&fx.pgs, method, path, headers, body, &r) < 0) {
+		harness_fail(file, line, "%s %.200s: no response", method, path);
+		return;
+	}
+	b = r.body.data ? r.body.data : "";
+	if (r.status != want_status)
+		harness_fail(file, line, "%s %.200s: postgresql status %ld, want %ld; body %.300s",
+		    method, path, r.status, want_status, b);
+	if (want_body != NULL && !(*want_body ? fx_json_eq(b, want_body) : *b == '\0'))
+		harness_fail(file, line, "%s %.200s: postgresql body %.600s\n  want %.600s", method,
+		    path, b, want_body);
+}
+
+/* An upsert answers 201 when it inserted a row, 200 when it only updated (PostgREST's
+ * rule), with a representation and without. */
+static void
+test_rest_upsert_status(void)
+{
+	static const char *const merge[] = { "Content-Type: application/json",
+		"Prefer: resolution=merge-duplicates", NULL };
+
+	FX_BOTH("POST", "artist", merge, "{\"artist_id\":80,\"name\":\"Eighty\"}", 201, "", &r);
+	FX_BOTH("POST", "artist", merge, "{\"artist_id\":80,\"name\":\"Eighty!\"}", 200, "", &r);
+	FX_BOTH("POST", "artist", merge, "[{\"artist_id\":80,\"name\":\"Eighty\"},"
+	    "{\"artist_id\":81,\"name\":\"Eighty-one\"}]", 201, "", &r);
+	FX_BOTH("GET", "artist?artist_id=gte.80&order=artist_id", NULL, NULL, 200,
+	    "[{\"artist_id\":80,\"name\":\"Eighty\"},{\"artist_id\":81,\"name\":\"Eighty-one\"}]",
+	    &r);
+	FX_BOTH("DELETE", "artist?artist_id=gte.80", json, NULL, 204, "", &r);
+}
+
+/* Prefer: tx=rollback runs a write and answers it, then rolls it back. */
+static void
+test_rest_tx_rollback(void)
+{
+	static const char *const rb[] = { "Content-Type: application/json",
+		"Prefer: return=representation, tx=rollback", NULL };
+	static const char *const rbmin[] = { "Content-Type: application/json",
+		"Prefer: tx=rollback", NULL };
+	static const char *const commit[] = { "Content-Type: application/json",
+		"Prefer: tx=commit", NULL };
+
+	FX_BOTH("POST", "artist", rb, "{\"artist_id\":90,\"name\":\"Gone\"}", 201,
+	    "[{\"artist_id\":90,\"name\":\"Gone\"}]", &r);
+	CHECK_STR(fx_header(&r, "Preference-Applied"), "return=representation, tx=rollback");
+	FX_BOTH("POST", "artist", rbmin, "{\"artist_id\":90,\"name\":\"Gone\"}", 201, "", &r);
+	FX_BOTH("GET", "artist?artist_id=eq.90", NULL, NULL, 200, "[]", &r);
+	FX_BOTH("PATCH", "artist?artist_id=eq.3", rb, "{\"name\":\"Renamed\"}", 200,
+	    "[{\"artist_id\":3,\"name\":\"Renamed\"}]", &r);
+	FX_BOTH("DELETE", "playlist_track?playlist_id=eq.2&track_id=eq.6", rb, NULL, 200,
+	    "[{\"playlist_id\":2,\"track_id\":6}]", &r);
+	FX_BOTH("GET", "playlist_track?playlist_id=eq.2&track_id=eq.6", NULL, NULL, 200,
+	    "[{\"playlist_id\":2,\"track_id\":6}]", &r);
+	FX_BOTH("GET", "artist?artist_id=eq.3", NULL, NULL, 200,
+	    "[{\"artist_id\":3,\"name\":\"Aerosmith\"}]", &r);
+	/* A function's changes too (PostgreSQL: SQLite's functions are SELECTs). */
+	FX_PG("POST", "rpc/rename_artist", rb, "{\"aid\":3,\"newname\":\"x\"}", 200, NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"name\":\"x\"") != NULL);
+	FX_BOTH("GET", "artist?artist_id=eq.3&select=name", NULL, NULL, 200,
+	    "[{\"name\":\"Aerosmith\"}]", &r);
+	/* tx=commit is the default and commits. */
+	FX_BOTH("PATCH", "artist?artist_id=eq.90", commit, "{\"name\":\"y\"}", 204, "", &r);
+}
+
+/* handling=strict: max-affected=N refuses (and rolls back) a write or a call touching
+ * more rows, 400 PGRST124; an unknown preference is 400 PGRST122, ignored when lenient. */
+static void
+test_rest_prefer_strict(void)
+{
+	static const char *const max1[] = { "Content-Type: application/json",
+		"Prefer: handling=strict, max-affected=1", NULL };
+	static const char *const max1rep[] = { "Content-Type: application/json",
+		"Prefer: handling=strict, max-affected=1, return=representation", NULL };
+	static const char *const lenient[] = { "Content-Type: application/json",
+		"Prefer: max-affected=1, whatever=1", NULL };
+	static const char *const strict_bad[] = { "Content-Type: application/json",
+		"Prefer: handling=strict, whatever=1", NULL };
+	static const char *const strict_nan[] = { "Prefer: handling=strict, max-affected=x",
+		NULL };
+
+	FX_BOTH("PATCH", "artist?artist_id=in.(1,2)", max1, "{\"name\":\"Many\"}", 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST124") != NULL);
+	CHECK(strstr(r.body.data, "The query affects 2 rows") != NULL);
+	FX_BOTH("DELETE", "playlist_track?playlist_id=eq.1", max1rep, NULL, 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST124") != NULL);
+	FX_BOTH("GET", "artist?artist_id=in.(1,2)&select=name&order=artist_id", NULL, NULL,
+	    200, "[{\"name\":\"AC/DC\"},{\"name\":\"Accept!\"}]", &r);
+	FX_BOTH("GET", "playlist_track?playlist_id=eq.1&select=track_id&order=track_id", NULL,
+	    NULL, 200, "[{\"track_id\":1},{\"track_id\":2},{\"track_id\":3}]", &r);
+	FX_BOTH("PATCH", "artist?artist_id=eq.1", max1rep, "{\"name\":\"AC/DC\"}", 200,
+	    "[{\"artist_id\":1,\"name\":\"AC/DC\"}]", &r);
+	/* Without handling=strict max-affected is ignored, as is an unknown token. */
+	FX_BOTH("PATCH", "artist?artist_id=in.(1,2)", lenient, "{\"name\":\"AC/DC\"}", 204, "",
+	    &r);
+	CHECK_STR(fx_header(&r, "Preference-Applied"), "");
+	FX_BOTH("PATCH", "artist?artist_id=eq.2", json, "{\"name\":\"Accept!\"}", 204, "", &r);
+	FX_BOTH("GET", "artist?artist_id=eq.1", strict_bad, NULL, 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST122") != NULL);
+	CHECK(strstr(r.body.data, "whatever=1") != NULL);
+	FX_BOTH("GET", "artist?artist_id=eq.1", strict_nan, NULL, 400, NULL, &r);
+	FX_BOTH("POST", "rpc/albums_of", max1, "{\"aid\":1}", 400, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST124") != NULL);
+	FX_BOTH("POST", "rpc/albums_of?select=album_id", max1, "{\"aid\":3}", 200,
+	    "[{\"album_id\":5}]", &r);
+}
+
+/* Functions as PostgREST reads them: RETURNS TABLE(...) and OUT parameters are relations
+ * of their columns, an argument with a default may be left out, a void function answers
+ * 204, and count=exact counts a scalar result as one row. */
+static void
+test_rest_rpc_kinds(void)
+{
+	static const char *const cnt[] = { "Prefer: count=exact", NULL };
+
+	FX_BOTH("GET", "rpc/add_them?a=1&b=2", cnt, NULL, 200, "3", &r);
+	CHECK_STR(fx_header(&r, "Content-Range"), "0-0/1");
+	FX_BOTH("HEAD", "rpc/add_them?a=1&b=2", cnt, NULL, 200, "", &r);
+	CHECK_STR(fx_header(&r, "Content-Range"), "0-0/1");
+	FX_PG("GET", "rpc/artists_upto?aid=2", NULL, NULL, 200,
+	    "[{\"id\":1,\"name\":\"AC/DC\"},{\"id\":2,\"name\":\"Accept!\"}]");
+	FX_PG("GET", "rpc/artists_upto?aid=5&select=name&id=gt.3&order=id.desc", NULL, NULL,
+	    200, "[{\"name\":null},{\"name\":\"O'Brien, \\\"Jr\\\"\"}]");
+	FX_PG("GET", "rpc/artists_upto?aid=5&select=nosuch", NULL, NULL, 400, NULL);
+	FX_PG("POST", "rpc/artist_out", json, "{\"aid\":3}", 200,
+	    "[{\"id\":3,\"name\":\"Aerosmith\"}]");
+	FX_PG("GET", "rpc/add_default?a=1", NULL, NULL, 200, "11");
+	FX_PG("GET", "rpc/add_default?a=1&b=2", NULL, NULL, 200, "3");
+	FX_PG("POST", "rpc/add_default", json, "{\"a\":5}", 200, "15");
+	FX_PG("GET", "rpc/add_default?b=2", NULL, NULL, 404, NULL);
+	CHECK(strstr(r.body.data, "PGRST202") != NULL);
+	FX_PG("POST", "rpc/do_nothing", json, NULL, 204, "");
+	FX_PG("POST", "rpc/do_nothing", json, "{}", 204, "");
+}
+
+/* missing=default on an identity column takes the identity's next value (identities have
+ * no pg_attrdef row), evaluated for every row as PostgREST does. */
+static void
+test_rest_missing_default_identity(void)
+{
+	static const char *const missing[] = { "Content-Type: application/json",
+		"Prefer: missing=default, return=representation", NULL };
+
+	FX_PG("POST", "ident?columns=id,name", missing, "[{\"id\":100,\"name\":\"a\"},"
+	    "{\"name\":\"b\"}]", 201, "[{\"id\":100,\"name\":\"a\"},{\"id\":2,\"name\":\"b\"}]");
+	FX_PG("POST", "ident?columns=id,name", missing, "{\"name\":\"c\"}", 201,
+	    "[{\"id\":3,\"name\":\"c\"}]");
+}
+
+/* CSV as PostgREST writes it: NULL is an empty field, the empty string is "", and a value
+ * with white space, parentheses or a backslash is quoted (the backslash doubled). */
+static void
+test_rest_csv_null_vs_empty(void)
+{
+	static const char *const csv[] = { "Accept: text/csv", NULL };
+
+	FX_BOTH("POST", "artist", json, "[{\"artist_id\":70,\"name\":\"\"},"
+	    "{\"artist_id\":71,\"name\":\"a (b)\\\\c\"},{\"artist_id\":72,\"name\":\"tab\\there\"}]",
+	    201, "", &r);
+	FX_BOTH("GET", "artist?artist_id=in.(5,70,71,72)&order=artist_id", csv, NULL, 200, NULL,
+	    &r);
+	CHECK_STR(r.body.data, "artist_id,name\n5,\n70,\"\"\n71,\"a (b)\\\\c\"\n72,\"tab\there\"");
+	FX_BOTH("GET", "artist?artist_id=in.(1,4)&order=artist_id", csv, NULL, 200, NULL, &r);
+	CHECK_STR(r.body.data, "artist_id,name\n1,AC/DC\n4,\"O'Brien, \"\"Jr\"\"\"");
+	FX_BOTH("DELETE", "artist?artist_id=in.(70,71,72)", json, NULL, 204, "", &r);
+}
+
+/* Accept-Profile (reads) and Content-Profile (writes) pick one of rest_schemas (here
+ * public,other), the first the default; another is 406 PGRST106.  SQLite serves the first
+ * only. */
+static void
+test_rest_profiles(void)
+{
+	static const char *const other[] = { "Accept-Profile: other", NULL };
+	static const char *const nosuch[] = { "Accept-Profile: nosuch", NULL };
+	static const char *const pub[] = { "Accept-Profile: public", NULL };
+	static const char *const write_other[] = { "Content-Type: application/json",
+		"Content-Profile: other", "Prefer: return=representation", NULL };
+
+	FX_PG("GET", "artist", other, NULL, 200,
+	    "[{\"artist_id\":1,\"name\":\"Other one\",\"born\":1950}]");
+	CHECK_STR(fx_header(&r, "Content-Profile"), "other");
+	CHECK_INT(fx_do(&fx.lite, "GET", "artist", other, NULL, &r), 0);
+	CHECK_INT(r.status, 406);
+	CHECK(strstr(r.body.data, "PGRST106") != NULL);
+	FX_BOTH("GET", "artist?artist_id=eq.1", pub, NULL, 200,
+	    "[{\"artist_id\":1,\"name\":\"AC/DC\"}]", &r);
+	FX_BOTH("GET", "artist?artist_id=eq.1", NULL, NULL, 200,
+	    "[{\"artist_id\":1,\"name\":\"AC/DC\"}]", &r);
+	FX_PG("GET", "artist", nosuch, NULL, 406, "{\"code\":\"PGRST106\",\"message\":\"The schema "
+	    "must be one of the following: public, other\",\"details\":null,\"hint\":null}");
+	CHECK_INT(fx_do(&fx.lite, "GET", "artist", nosuch, NULL, &r), 0);
+	CHECK_INT(r.status, 406);
+	CHECK(strstr(r.body.data, "PGRST106") != NULL);
+	FX_PG("POST", "artist", write_other, "{\"artist_id\":2,\"name\":\"Two\",\"born\":1960}",
+	    201, "[{\"artist_id\":2,\"name\":\"Two\",\"born\":1960}]");
+	FX_PG("GET", "artist?select=artist_id&order=artist_id", other, NULL, 200,
+	    "[{\"artist_id\":1},{\"artist_id\":2}]");
+	FX_PG("GET", "artist?name=eq.Two", NULL, NULL, 200, "[]");
+	FX_PG("GET", "rpc/whoami", other, NULL, 200, "\"other\"");
+	FX_PG("GET", "rpc/whoami", NULL, NULL, 404, NULL);
+	CHECK(strstr(r.body.data, "public.whoami") != NULL);
+	/* The default schema again on the same connections. */
+	FX_BOTH("GET", "artist?select=name&artist_id=eq.2", NULL, NULL, 200,
+	    "[{\"name\":\"Accept!\"}]", &r);
+}
+
+/* Prefer: return=headers-only answers an insert with Location, the new row's primary
+ * key as filters (PostgREST's), and no body; a table without a key gets none. */
+static void
+test_rest_location(void)
+{
+	static const char *const ho[] = { "Content-Type: application/json",
+		"Prefer: return=headers-only", NULL };
+
+	FX_BOTH("POST", "artist", ho, "{\"artist_id\":95,\"name\":\"Where\"}", 201, "", &r);
+	CHECK_STR(fx_header(&r, "Location"), "/artist?artist_id=eq.95");
+	FX_BOTH("POST", "playlist_track", ho, "{\"playlist_id\":3,\"track_id\":7}", 201, "", &r);
+	CHECK_STR(fx_header(&r, "Location"), "/playlist_track?playlist_id=eq.3&track_id=eq.7");
+	FX_BOTH("POST", "employee", ho, "{\"employee_id\":95,\"last_name\":\"L\","
+	    "\"first_name\":\"F\"}", 201, "", &r);
+	CHECK_STR(fx_header(&r, "Location"), "");
+	FX_BOTH("POST", "artist", json, "{\"artist_id\":96,\"name\":\"No location\"}", 201, "",
+	    &r);
+	CHECK_STR(fx_header(&r, "Location"), "");
+	FX_BOTH("GET", "artist?artist_id=eq.95", NULL, NULL, 200,
+	    "[{\"artist_id\":95,\"name\":\"Where\"}]", &r);
+	FX_BOTH("DELETE", "artist?artist_id=in.(95,96)", json, NULL, 204, "", &r);
+	FX_BOTH("DELETE", "playlist_track?playlist_id=eq.3", json, NULL, 204, "", &r);
+	FX_BOTH("DELETE", "employee?employee_id=eq.95", json, NULL, 204, "", &r);
+}
+
 int
 main(void)
 {
 	http_resp_init(&r);
-	if (fx_start(NULL) < 0) {
+	if (fx_start("rest_schemas=public,other") < 0) {
 		CHECK(!"the two stacks started");
 		fx_stop();
 		return harness_done();
@@ -232,6 +478,14 @@ main(void)
 	RUN(test_rest_upsert);
 	RUN(test_rest_patch_delete);
 	RUN(test_rest_rpc);
+	RUN(test_rest_upsert_status);
+	RUN(test_rest_tx_rollback);
+	RUN(test_rest_prefer_strict);
+	RUN(test_rest_rpc_kinds);
+	RUN(test_rest_missing_default_identity);
+	RUN(test_rest_csv_null_vs_empty);
+	RUN(test_rest_profiles);
+	RUN(test_rest_location);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();
