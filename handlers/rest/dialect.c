@@ -611,14 +611,34 @@ pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int miss
 		buf_printf(b, " else _dv end from (select %s as _dv) _dt)", c->dflt);
 }
 
-/* SQLite: by JSON path; the column name is plain (write.c checks it). */
+/*
+ * SQLite: by JSON path; the column name is plain (write.c checks it).  A timestamp or date
+ * also takes PostgreSQL's special inputs 'now', 'today', 'tomorrow', 'yesterday' and
+ * 'epoch' (any case, blanks around), turned into the UTC time they name here: SQLite's own
+ * strftime() reads only 'now', and not in a CHECK constraint (a non-deterministic call
+ * there is an error, not a failed check).  'infinity' is left alone: SQLite has no such
+ * time, so the column's CHECK refuses it (400).
+ */
 static void
 lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
 {
+	const char *fmt = c->kind == REST_K_DATE ? "%Y-%m-%d" : "%Y-%m-%dT%H:%M:%S";
+	int special = c->kind == REST_K_TS || c->kind == REST_K_DATE;
+
 	if (missing_default && c->dflt != NULL)
 		buf_printf(b, "case when json_type(%s, '$.\"%s\"') is null then (%s) else ", src,
 		    c->name, c->dflt);
+	if (special)
+		buf_printf(b, "case lower(trim(json_extract(%s, '$.\"%s\"'))) "
+		    "when 'now' then strftime('%s', 'now') "
+		    "when 'today' then strftime('%s', 'now', 'start of day') "
+		    "when 'tomorrow' then strftime('%s', 'now', 'start of day', '+1 day') "
+		    "when 'yesterday' then strftime('%s', 'now', 'start of day', '-1 day') "
+		    "when 'epoch' then strftime('%s', 0, 'unixepoch') else ", src, c->name,
+		    fmt, fmt, fmt, fmt, fmt);
 	buf_printf(b, "json_extract(%s, '$.\"%s\"')", src, c->name);
+	if (special)
+		buf_puts(b, " end");
 	if (missing_default && c->dflt != NULL)
 		buf_puts(b, " end");
 }
