@@ -176,7 +176,8 @@ $(O)/sql/%-seed: $(O)/sql/%/seed.o $(O)/sql/seedfile.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# bench/*.c are standalone programs (the bare fcgi2 ceiling); they use no common/ code.
+# bench/*.c are standalone programs (the bare fcgi2 ceiling, the open-loop load generator);
+# they use no common/ code.
 $(O)/bench/%: $(O)/bench/%.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi
@@ -224,7 +225,7 @@ pg:
 
 # The benchmark suite (bench/run): every suite, or SUITES="proxy footprint".
 bench: deps-bench
-	@$(MAKE) --no-print-directory all build/rel/bench/hello
+	@$(MAKE) --no-print-directory all build/rel/bench/hello build/rel/bench/oload
 	@bash bench/run $(SUITES)
 
 # Memory over many requests through the stack (tests/leakcheck.sh): every worker under

@@ -24,8 +24,13 @@ bench_stack_start() {
 	mkdir -p "$prefix/logs"
 	chmod 755 "$STACK_RUN"
 	printf 'set listen 127.0.0.1:%s\n%s\n' "$BENCH_PORT" "$conf" > "$STACK_RUN/endpoints.conf"
-	"$TOP/bin/sluiced" -c "$STACK_RUN/endpoints.conf" nginx "$profile" -r "$STACK_RUN" \
+	# pub-default and pub-best: the PostgREST benchmark's published pair, made from the
+	# default profile (bench_nginx_published).
+	local gen=$profile
+	case $profile in pub-*) gen=default ;; esac
+	"$TOP/bin/sluiced" -c "$STACK_RUN/endpoints.conf" nginx "$gen" -r "$STACK_RUN" \
 	    -p "$prefix" "$@" > "$prefix/nginx.conf" 2>>"$STACK_RUN/generator.log"
+	case $profile in pub-*) bench_nginx_published "$prefix/nginx.conf" "${profile#pub-}" ;; esac
 	# The nginx ceiling: a location that answers by itself, with /health's body.
 	sed -i "s|^\(\s*\)server_name localhost;|&\n\1location = /nginx-200 { default_type application/json; return 200 '{\"status\":\"ok\"}'; }|" "$prefix/nginx.conf"
 	STACK_PIDS=()
@@ -50,6 +55,52 @@ bench_stack_start() {
 		    awk '/ workers=/ { split($0, a, "workers="); split(a[2], b, " "); split(b[1], c, "/"); if (c[1] != c[2]) bad = 1 } END { exit bad }' && break
 		sleep 0.05
 	done
+}
+
+# bench_nginx_published FILE KIND: turns a config generated in sluice's default profile
+# into the PostgREST benchmark's published nginx pair (seed 002), as far as FastCGI allows.
+# Both: one worker process, `events {}` (nginx's built-in 512 connections a worker), the
+# access log on.  KIND default: every fastcgi_pass as generated (the suite gives the
+# endpoints tcp= addresses: TCP to the upstream, a new connection per request).  KIND best:
+# every unix-socket fastcgi_pass through an upstream block with `keepalive 64` and
+# `keepalive_timeout 120s`, and fastcgi_keep_conn on.
+bench_nginx_published() {
+	local file=$1 kind=$2 prefix
+	prefix=$(dirname "$file")
+	awk -v kind="$kind" -v prefix="$prefix" '
+		FNR == NR {
+			if (kind == "best" && $1 == "fastcgi_pass" && $2 ~ /^unix:/) {
+				p = $2; sub(/;$/, "", p)
+				if (!(p in up)) { up[p] = "pub_" (++n); order[n] = p }
+			}
+			next
+		}
+		/^worker_processes / { print "worker_processes 1;"; next }
+		/^events [{]/ { print "events {}"; skip = 1; next }
+		skip { if ($0 ~ /^[}]/) skip = 0; next }
+		/^\taccess_log / { print "\taccess_log " prefix "/logs/access.log;"; next }
+		/^\tserver [{]/ && !done {
+			for (i = 1; i <= n; i++) {
+				print "\tupstream " up[order[i]] " {"
+				print "\t\tserver " order[i] ";"
+				print "\t\tkeepalive 64;"
+				print "\t\tkeepalive_timeout 120s;"
+				print "\t}"
+				print ""
+			}
+			done = 1
+		}
+		$1 == "fastcgi_pass" && kind == "best" {
+			p = $2; sub(/;$/, "", p)
+			if (p in up) {
+				ind = $0; sub(/[^\t].*/, "", ind)
+				print ind "fastcgi_pass " up[p] ";"
+				print ind "fastcgi_keep_conn on;"
+				next
+			}
+		}
+		{ print }
+	' "$file" "$file" > "$file.pub" && mv "$file.pub" "$file"
 }
 
 bench_stack_stop() {
@@ -108,6 +159,32 @@ bench_wrk() {
 	bench_point "$suite" "$scenario (${BENCH_STACK:-sluice}, $profile, db $database, $conns connections, run $run)" \
 	    "$(printf '%.0f' "${rps:-0}") req/s, p99 $p99 ms, $((c + r + w + t + ${non2xx:-0})) errors"
 	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a}"
+}
+
+# bench_oload SUITE SCENARIO PROFILE DATABASE CONNS RUN RATE URL: one open-loop run of
+# bench/oload.c (RATE requests a second on a fixed schedule, latency from each request's
+# due time) for BENCH_DURATION seconds, pinned like wrk; one CSV row (req/s = answers a
+# second; errors: unanswered or failed requests in errors_timeout); prints "achieved p50
+# p90 p99 p999 max errors late".
+bench_oload() {
+	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 rate=$7 url=$8 log
+	log=$(taskset -c "$WRK_CPUS" "$TOP/build/rel/bench/oload" -r "$rate" -d "$BENCH_DURATION" \
+	    -c "$conns" "$url" 2>&1) || true
+	mkdir -p "$BENCH_OUT/raw"
+	printf '%s\n' "$log" > "$BENCH_OUT/raw/$suite-$scenario-$profile-$database-r$rate-c$conns-r$run.txt"
+	local k v achieved=0 p50=0 p90=0 p99=0 p999=0 max=0 errors=0 non2xx=0 late=0 done_=0
+	for kv in $(grep '^oload:' <<<"$log" | cut -d' ' -f2-); do
+		k=${kv%%=*} v=${kv#*=}
+		case $k in
+		achieved) achieved=$v ;; p50_ms) p50=$v ;; p90_ms) p90=$v ;; p99_ms) p99=$v ;;
+		p999_ms) p999=$v ;; max_ms) max=$v ;; errors) errors=$v ;; non2xx) non2xx=$v ;;
+		late) late=$v ;; done) done_=$v ;;
+		esac
+	done
+	echo "$suite,$scenario,${BENCH_STACK:-sluice},$profile,$database,$conns,$run,$achieved,$p50,$p90,$p99,$max,0,0,0,$errors,$non2xx,$done_,0" >> "$BENCH_OUT/results.csv"
+	bench_point "$suite" "$scenario (open loop at $rate req/s, $profile, db $database, $conns connections, run $run)" \
+	    "$(printf '%.0f' "$achieved") req/s, p99 $p99 ms, $((errors + non2xx)) errors"
+	echo "$achieved $p50 $p90 $p99 $p999 $max $((errors + non2xx)) $late"
 }
 
 bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }

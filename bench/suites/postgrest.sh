@@ -10,7 +10,9 @@
 # t3a.nano and c5.xlarge figures stand beside, labelled: other hardware, other software.
 #
 # Settings: BENCH_PGRST_PROFILES ("default tuned"), BENCH_PGRST_DBS ("sqlite postgresql"),
-# BENCH_PGRST_CONNS (32), BENCH_PGRST_POOL (the rest pool on both databases; by default
+# BENCH_PGRST_CONNS (32), BENCH_PGRST_PUB_DBS (the databases of the published nginx pair
+# and of the open-loop table: BENCH_PGRST_DBS; sqlite alone in a smoke run),
+# BENCH_PGRST_POOL (the rest pool on both databases; by default
 # "workers=8 threads=8" on SQLite, the pool /health has, and "workers=4 threads=4" on
 # PostgreSQL, where each thread is a server backend and 64 of them on two cores cost more
 # than they bring).
@@ -33,7 +35,9 @@ suite_postgrest() {
 	local profiles=${BENCH_PGRST_PROFILES:-default tuned} dbs=${BENCH_PGRST_DBS:-sqlite postgresql}
 	local conns=${BENCH_PGRST_CONNS:-32} seed=$TOP/build/rel/sql/chinook-seed
 	local db url profile targets s size127 sizeall ratio pool
-	[ "${BENCH_QUICK:-0}" = 1 ] && { profiles=${BENCH_PGRST_PROFILES:-tuned}; }
+	local pubdbs=${BENCH_PGRST_PUB_DBS:-$dbs}
+	[ "${BENCH_QUICK:-0}" = 1 ] && { profiles=${BENCH_PGRST_PROFILES:-tuned}; pubdbs=${BENCH_PGRST_PUB_DBS:-sqlite}; }
+	: > "$BENCH_TMP/pgrst-published.txt"
 	mkdir -p "$BENCH_TMP/pgrst"
 	{
 		echo "## postgrest: the PostgREST benchmark's scenarios on Chinook"
@@ -86,8 +90,13 @@ rest /rest/v1/ $pool db=chinook"
 			echo | bench_report
 			bench_stack_stop
 		done
+		if [[ " $pubdbs " == *" $db "* ]]; then
+			pgrst_published "$db" "$url" "$pool"
+			pgrst_openloop "$db" "$url" "$pool"
+		fi
 		[ "$db" = postgresql ] && bench_pg_stop
 	done
+	pgrst_published_table
 	# req/s per scenario, a bar per database, a chart per profile.
 	for profile in $profiles; do
 		[ -s "$BENCH_TMP/pgrst/chart-$profile.txt" ] || continue
@@ -95,4 +104,86 @@ rest /rest/v1/ $pool db=chinook"
 		bench_bar_chart "postgrest-$profile" "PostgREST scenarios, $profile profile: req/s" "req/s" \
 		    "$BENCH_TMP/pgrst/chart-$profile.dat"
 	done
+}
+
+# The published nginx pair (seed 002: "Nginx with default config", "Nginx with best
+# config"), as bench_nginx_published writes it: pub-default (one worker, events {}, access
+# log, TCP to the pool, no keepalive) and pub-best (the same, over the unix socket with
+# keepalive 64 and keepalive_timeout 120s).  Measured: the two scenarios the seed ran
+# through nginx (GETSingle, POSTSingle), and in the same run nginx's own return 200 and the
+# bare fcgi2 hello pool behind the same config, which stand in for the seed's baseline
+# (PostgREST without nginx; see pgrst_published_table).  Rows go to pgrst-published.txt.
+pgrst_published() {
+	local db=$1 url=$2 pool=$3 profile tcp hello=$TOP/build/rel/bench/hello
+	for profile in pub-default pub-best; do
+		tcp=()
+		[ "$profile" = pub-default ] && tcp=("tcp=127.0.0.1:$((BENCH_PORT + 1500))"
+		    "tcp=127.0.0.1:$((BENCH_PORT + 1501))" "tcp=127.0.0.1:$((BENCH_PORT + 1502))")
+		bench_stack_start "pgrst-$db" "$profile" "db chinook $url
+rest /rest/v1/ $pool db=chinook ${tcp[0]:-}
+hello =/hello workers=8 threads=1 binary=$hello ${tcp[1]:-}
+health =/health workers=8 threads=8 ${tcp[2]:-}"
+		bench_measure "postgrest-published" "$profile" "$db" "$conns" nginx-200=/nginx-200 \
+		    hello=/hello health=/health GETSingle=lua:GETSingle POSTSingle=lua:POSTSingle
+		curl -s -o /dev/null -X DELETE "http://127.0.0.1:$BENCH_PORT/rest/v1/employee?title=eq.Load%20Tester"
+		printf '%s %s %s %s %s %s %s %s %s\n' "$db" "$profile" "${MEAS[nginx-200.rps]}" \
+		    "${MEAS[hello.rps]}" "${MEAS[health.rps]}" "${MEAS[GETSingle.rps]}" \
+		    "${MEAS[POSTSingle.rps]}" "${MEAS[GETSingle.err]}" "${MEAS[POSTSingle.err]}" \
+		    >> "$BENCH_TMP/pgrst-published.txt"
+		bench_stack_stop
+	done
+}
+
+pgrst_published_table() {
+	[ -s "$BENCH_TMP/pgrst-published.txt" ] || return 0
+	{
+		echo "### postgrest: the published nginx pair"
+		echo
+		echo "As published (seed 002, t3a.nano): pub-default = one nginx worker, \`events {}\` (512 connections a worker), access log on, the upstream over TCP without keepalive; pub-best = the same over a unix socket with \`keepalive 64\` and \`keepalive_timeout 120s\`. sluice speaks FastCGI to its pools where PostgREST spoke HTTP: \`fastcgi_pass\` to the pool's TCP address, and through an upstream block with \`fastcgi_keep_conn on\`. sluice's own default/tuned profiles are the tables above."
+		echo
+		echo "**Baseline.** The seed reports each config's loss against PostgREST with no proxy (2067 req/s GETSingle, 1546 POSTSingle). A FastCGI pool cannot answer HTTP, so sluice has no run without nginx. The loss here is taken against nginx's own \`return 200\` under the same config (what the front hop alone allows): hop loss = 1 - /health / return 200, /health being sluice's serve loop with no database. It is the same kind of quantity as the seed's loss (what the proxy configuration takes away), measured on an application that costs nothing, so an upper bound of it; the GETSingle and POSTSingle columns against sluice's tuned-profile figures above give the configuration's cost on the real requests. The bare fcgi2 hello pool (bench/hello.c: 8 single-threaded workers, no sluice code) is shown beside: under pub-best its 8 workers are pinned by nginx's 64 cached connections (FASTCGI-NOTES rule 2: W x K = 64 >= 8), which sluice's workers avoid, so it is no baseline there."
+		echo
+		echo "| database | config | nginx return 200 req/s | bare fcgi2 req/s | /health req/s | hop loss | GETSingle req/s | POSTSingle req/s | errors | published GETSingle | published POSTSingle | published loss (GET / POST) |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+		awk '{
+			loss = ($3 > 0) ? 100 * (1 - $5 / $3) : 0
+			pg = ($2 == "pub-default") ? "1437" : "1787"; pp = ($2 == "pub-default") ? "1160" : "1420"
+			pl = ($2 == "pub-default") ? "30.5% / 24.9%" : "13.5% / 8.15%"
+			printf "| %s | %s | %.0f | %.0f | %.0f | %.1f%% | %.0f | %.0f | %d | %s | %s | %s |\n",
+			    $1, $2, $3, $4, $5, loss, $6, $7, $8 + $9, pg, pp, pl }' "$BENCH_TMP/pgrst-published.txt"
+		echo
+	} | bench_report
+}
+
+# Open loop (bench/oload.c) beside the closed loop (wrk), on the tuned profile: GETSingle
+# (one fixed artist: oload sends one URL) and /health.  The closed loop runs first and
+# gives the saturation rate; the open loop then sends BENCH_OL_LOAD (0.5) of it on a
+# fixed schedule, latency from each request's due time, so that queueing is not hidden.
+pgrst_openloop() {
+	local db=$1 url=$2 pool=$3 t rate frac=${BENCH_OL_LOAD:-0.5} r row
+	local get=/rest/v1/artist?select=*\&artist_id=eq.3
+	bench_stack_start "pgrst-ol-$db" tuned "set nginx_workers 2
+db chinook $url
+health =/health workers=8 threads=8
+rest /rest/v1/ $pool db=chinook"
+	bench_measure "postgrest-openloop" tuned "$db" "$conns" "GETSingle=$get" health=/health
+	{
+		echo "### postgrest: open loop against closed loop, $db, tuned profile"
+		echo
+		echo "Closed loop: wrk, $conns connections, each sending its next request when the last answer is in (a slow answer delays the requests behind it and is counted once: coordinated omission). Open loop: bench/oload.c, $conns connections, $frac x the closed loop's req/s on a fixed schedule, every latency measured from the time the request was due (as k6's constant-arrival-rate executor in the published runs, and wrk2). GETSingle asks for artist 3 every time (oload sends one URL). One run of $BENCH_DURATION s per open-loop point."
+		echo
+		echo "| scenario | closed req/s | closed p99 ms | open rate req/s | open achieved req/s | open p50 ms | open p90 ms | open p99 ms | open p99.9 ms | open max ms | errors | sent > 1 ms late |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	} | bench_report
+	for t in GETSingle health; do
+		rate=$(awk -v a="${MEAS[$t.rps]}" -v f="$frac" 'BEGIN { r = int(a * f); print (r < 1 ? 1 : r) }')
+		r=$([ "$t" = health ] && echo /health || echo "$get")
+		row=$(bench_oload postgrest-openloop "$t" tuned "$db" "$conns" 1 "$rate" "http://127.0.0.1:$BENCH_PORT$r")
+		read -r -a ol <<<"$row"
+		printf '| %s | %.0f | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n' "$t" \
+		    "${MEAS[$t.rps]}" "${MEAS[$t.p99]}" "$rate" "${ol[0]}" "${ol[1]}" "${ol[2]}" \
+		    "${ol[3]}" "${ol[4]}" "${ol[5]}" "${ol[6]}" "${ol[7]}" | bench_report
+	done
+	echo | bench_report
+	bench_stack_stop
 }
