@@ -15,6 +15,7 @@ static const char *const settings_levels[] = { "error", "warn", "info", "debug",
 static const char *const settings_isolations[] = { "default", "read_committed",
     "repeatable_read", "serializable", NULL };
 static const char *const settings_syncs[] = { "off", "normal", "full", NULL };
+static const char *const settings_page_orders[] = { "newest", "oldest", NULL };
 
 #define INT(n, lo, hi, d, doc)	{ n, SETTING_INT, lo, hi, d, NULL, doc }
 #define CHOICE(n, c, d, doc)	{ n, SETTING_CHOICE, 0, 0, d, c, doc }
@@ -72,6 +73,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_CHAT_PAGE_CACHE] = INT("SLUICE_CHAT_PAGE_CACHE", 0, 1, 0,
 	    "the chat page: 1 serves each channel's rendered message list (and its gzip) from "
 	    "a per-process cache that every write to the channel invalidates; 0: off"),
+	[SETTING_CHAT_PAGE_ORDER] = CHOICE("SLUICE_CHAT_PAGE_ORDER", settings_page_orders, 0,
+	    "the chat page's 500 messages: newest (the channel's last 500) or oldest (its "
+	    "first 500, as the Starcord benchmark's page query)"),
 	[SETTING_REST_UNFILTERED_WRITES] = INT("SLUICE_REST_UNFILTERED_WRITES", 0, 1, 0,
 	    "the REST API: 1 lets a PATCH or DELETE without a filter change every row; 0: 400"),
 	[SETTING_REST_CORS_ORIGINS] = STR("SLUICE_REST_CORS_ORIGINS",

@@ -8,7 +8,8 @@
  * messages.  So an anonymous GET never writes (a full disk still serves the page).  In one read transaction three queries run:
  * the user's channels with the current one flagged, the user's nickname, and the last
  * 500 messages of the current channel with their authors (read newest first through the
- * (channel_id, created_ts) index, shown oldest first).  The page is rendered from the
+ * (channel_id, created_ts) index, shown oldest first; with chat_page_order=oldest the
+ * channel's first 500, as the Starcord benchmark's page query).  The page is rendered from the
  * template file SLUICE_TEMPLATE (default handlers/chat_page.html of the source tree the
  * binary was built in, loaded at start-up) in
  * which every value is HTML-escaped by tmpl.h; values are only ever placed in text and
@@ -83,6 +84,18 @@ static const char *const q_messages_guest =
     "FROM messages m JOIN users u ON u.id = m.user_id "
     "WHERE m.channel_id = (SELECT id FROM channels WHERE name = 'starcord') "
     "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
+/* chat_page_order=oldest: the channel's first 500, as the Starcord benchmark's page. */
+static const char *const q_messages_oldest =
+    "SELECT m.id, u.nickname, m.content, m.created_ts "
+    "FROM messages m JOIN users u ON u.id = m.user_id "
+    "WHERE m.channel_id = (SELECT current_channel_id FROM users WHERE session_id = $1) "
+    "ORDER BY m.created_ts, m.id LIMIT 500";
+static const char *const q_messages_guest_oldest =
+    "SELECT m.id, u.nickname, m.content, m.created_ts "
+    "FROM messages m JOIN users u ON u.id = m.user_id "
+    "WHERE m.channel_id = (SELECT id FROM channels WHERE name = 'starcord') "
+    "ORDER BY m.created_ts, m.id LIMIT 500";
+static int page_oldest;		/* SLUICE_CHAT_PAGE_ORDER=oldest, read at start-up */
 #define PAGE_GUEST_CHANNEL	"starcord"
 /* With the cache: the current channel's id, and its messages by that id. */
 static const char *const q_nickname_channel =
@@ -94,6 +107,11 @@ static const char *const q_messages_channel =
     "FROM messages m JOIN users u ON u.id = m.user_id "
     "WHERE m.channel_id = $1 "
     "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
+static const char *const q_messages_channel_oldest =
+    "SELECT m.id, u.nickname, m.content, m.created_ts, m.user_id "
+    "FROM messages m JOIN users u ON u.id = m.user_id "
+    "WHERE m.channel_id = $1 "
+    "ORDER BY m.created_ts, m.id LIMIT 500";
 
 static struct tmpl *page_tmpl;
 static long long page_cache_on;
@@ -112,7 +130,8 @@ struct page {
 	struct tmpl_val nickname;
 	struct page_channel *channels;
 	size_t nchannels;
-	struct page_message msgs[PAGE_MESSAGES];	/* newest first */
+	struct page_message msgs[PAGE_MESSAGES];	/* newest first; oldest first with
+							 * page_oldest */
 	size_t nmsgs;
 	char datetime[32], time[32], initial[8];
 	/* The cache (chat_page_cache=1). */
@@ -282,11 +301,13 @@ messages:
 		/* Cache mode with a known channel: the cached list, or the list by its id. */
 		if (page_cache_lookup(pg))
 			goto done;
-		if ((st = db_prepare(db, q_messages_channel)) == NULL)
+		if ((st = db_prepare(db, page_oldest ? q_messages_channel_oldest :
+		    q_messages_channel)) == NULL)
 			goto out;
 		db_bind_int(st, 1, pg->channel);
 	} else {
-		if ((st = db_prepare(db, guest ? q_messages_guest : q_messages)) == NULL)
+		if ((st = db_prepare(db, page_oldest ? (guest ? q_messages_guest_oldest :
+		    q_messages_oldest) : (guest ? q_messages_guest : q_messages))) == NULL)
 			goto out;
 		if (!guest)
 			db_bind_text(st, 1, sid, sidlen);
@@ -388,7 +409,7 @@ page_row(void *ctx, int block, size_t i, struct tmpl_val *vals)
 		pg->list_end = pg->out->len;
 		return 0;
 	}
-	m = &pg->msgs[pg->nmsgs - 1 - i];
+	m = &pg->msgs[page_oldest ? i : pg->nmsgs - 1 - i];
 	vals[S_M_ID] = m->id;
 	vals[S_M_NICK] = m->nick;
 	vals[S_M_CONTENT] = m->content;
@@ -556,12 +577,16 @@ int
 main(int argc, char **argv)
 {
 	char err[256];
+	long long order = 0;
 	int rc;
 
 	if (chat_init() < 0)
 		return 1;
 	if (settings_int(SETTING_CHAT_PAGE_CACHE, &page_cache_on) < 0)
 		return 1;	/* chat_init() said why */
+	if (settings_int(SETTING_CHAT_PAGE_ORDER, &order) < 0)
+		return 1;	/* settings_int() said why */
+	page_oldest = order == 1;
 	if ((page_tmpl = page_load_template(err, sizeof(err))) == NULL) {
 		fprintf(stderr, "chat_page: template: %s\n", err);
 		chat_fini();

@@ -39,7 +39,7 @@ static int up;
 static int
 setup(void)
 {
-	char conf[2048 + 3 * PATH_MAX], bin[PATH_MAX];
+	char conf[2048 + 4 * PATH_MAX], bin[PATH_MAX];
 	const char *b = getenv("SLUICE_BIN");
 
 	snprintf(dir, sizeof(dir), "/tmp/sluice-chat-XXXXXX");
@@ -63,8 +63,10 @@ setup(void)
 	    "bench_send =/bench-send workers=2 threads=8 db=chat "
 	    "binary=%s/chat_message_send bench_sessions=64\n"
 	    "cached_page =/cached workers=2 threads=2 db=chat binary=%s/chat_page "
-	    "chat_page_cache=1\n",
-	    dburl, bin, bin, bin);
+	    "chat_page_cache=1\n"
+	    "oldest_page =/oldest workers=1 db=chat binary=%s/chat_page "
+	    "chat_page_order=oldest\n",
+	    dburl, bin, bin, bin, bin);
 	if (stack_start(&st, conf, "tuned", 2, NULL) < 0)
 		return -1;
 	up = 1;
@@ -751,6 +753,58 @@ test_bench_mode(void)
 	http_resp_free(&r);
 }
 
+/* The id of the first and of the last message on the page r, or -1. */
+static void
+page_ends(const struct http_resp *r, long long *first, long long *last)
+{
+	static const char art[] = "<article class=\"message\" id=\"message-";
+	const char *p = r->body.data, *q;
+
+	*first = *last = -1;
+	if (p == NULL || (p = strstr(p, art)) == NULL)
+		return;
+	*first = strtoll(p + sizeof(art) - 1, NULL, 10);
+	while ((q = strstr(p + 1, art)) != NULL)
+		p = q;
+	*last = strtoll(p + sizeof(art) - 1, NULL, 10);
+}
+
+/*
+ * chat_page_order: the default page shows the channel's newest 500 messages, oldest
+ * first; chat_page_order=oldest (the Starcord benchmark's page query) its first 500, also
+ * oldest first.  A guest sees 'starcord', which has more than 500.
+ */
+static void
+test_page_order(void)
+{
+	static const char by[] = "SELECT m.id FROM messages m JOIN channels c ON "
+	    "c.id = m.channel_id WHERE c.name = 'starcord' ORDER BY m.created_ts %s, m.id %s "
+	    "LIMIT 1 OFFSET %s";
+	char sql[512];
+	struct http_resp r;
+	long long first, last;
+
+	http_resp_init(&r);
+	CHECK(chatfix_get(st.base, "/oldest", NULL, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_INT(chatfix_count(&r, "<article class=\"message\""), 500);
+	page_ends(&r, &first, &last);
+	snprintf(sql, sizeof(sql), by, "", "", "0");
+	CHECK_INT(first, chatfix_int(dburl, sql, NULL));
+	snprintf(sql, sizeof(sql), by, "", "", "499");
+	CHECK_INT(last, chatfix_int(dburl, sql, NULL));
+
+	CHECK(chatfix_get(st.base, "/", NULL, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_INT(chatfix_count(&r, "<article class=\"message\""), 500);
+	page_ends(&r, &first, &last);
+	snprintf(sql, sizeof(sql), by, "DESC", "DESC", "499");
+	CHECK_INT(first, chatfix_int(dburl, sql, NULL));
+	snprintf(sql, sizeof(sql), by, "DESC", "DESC", "0");
+	CHECK_INT(last, chatfix_int(dburl, sql, NULL));
+	http_resp_free(&r);
+}
+
 /*
  * The flock() locks that the processes pids[0..n) hold, from /proc/locks: *queue counts
  * those on the inode ino (the writers' queue), *other those on any other file.  Waiters
@@ -1038,6 +1092,7 @@ main(void)
 		return harness_done();
 	}
 	RUN(test_page_first_visit);
+	RUN(test_page_order);
 	RUN(test_page_compression);
 	RUN(test_writes);
 	RUN(test_escaping);
