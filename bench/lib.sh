@@ -126,15 +126,15 @@ bench_to_bytes() {
 		printf "%d", n }'
 }
 
-# bench_wrk SUITE SCENARIO PROFILE DATABASE CONNS RUN URL [WRK_ARGS...]: one wrk run, one
-# CSV row (stack: BENCH_STACK, sluice by default); prints "rps p99_ms errors requests avg_ms
+# bench_wrk SUITE SCENARIO PROFILE DATABASE CONNS RUN URL [WRK_ARGS...]: one wrk run of
+# BENCH_WRK_THREADS threads (2), one CSV row (stack: BENCH_STACK, sluice by default); prints "rps p99_ms errors requests avg_ms
 # bytes_received bytes_sent" (sent: only when the Lua script reports it, see
 # bench/postgrest.lua; otherwise n/a).
 bench_wrk() {
 	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 url=$7
 	shift 7
-	local threads=2 log
-	[ "$conns" -lt 2 ] && threads=1
+	local threads=${BENCH_WRK_THREADS:-2} log
+	[ "$conns" -lt "$threads" ] && threads=$conns
 	log=$(taskset -c "$WRK_CPUS" wrk -t"$threads" -c"$conns" -d"${BENCH_DURATION}s" --latency \
 	    "$@" "$url" 2>&1) || true
 	# The raw output of every run, beside the CSV row made from it.
