@@ -97,6 +97,7 @@ rest /rest/v1/ $pool db=chinook"
 		[ "$db" = postgresql ] && bench_pg_stop
 	done
 	pgrst_published_table
+	pgrst_differences
 	# req/s per scenario, a bar per database, a chart per profile.
 	for profile in $profiles; do
 		[ -s "$BENCH_TMP/pgrst/chart-$profile.txt" ] || continue
@@ -186,4 +187,30 @@ rest /rest/v1/ $pool db=chinook"
 	done
 	echo | bench_report
 	bench_stack_stop
+}
+
+# The report's "Differences from the published benchmark" section (seed 002), one line per
+# item of the seed.
+pgrst_differences() {
+	{
+		echo "### postgrest: differences from the published benchmark (seed 002)"
+		echo
+		echo "| published | this run | same? |"
+		echo "|---|---|---|"
+		echo "| PostgREST 7 / nightly (Haskell, HTTP) on PostgreSQL 12 | bin/rest (C, FastCGI behind nginx) on SQLite and on PostgreSQL $(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -1) | no: other server |"
+		echo "| Chinook; employee without indexes or constraints | Chinook (sql/chinook, the same row counts and shapes); employee without keys, as published | yes |"
+		echo "| GETSingle /artist?select=*&artist_id=eq.N | the same, N random in 1..275 | yes |"
+		echo "| GETSingleEmbed /album?select=*,track(*,genre(*))&artist_id=eq.N | the same, N random in 1..347 | yes |"
+		echo "| GETAllEmbed /album?select=*,track(*,genre(*)) | the same | yes |"
+		echo "| POSTSingle, POSTBulk (20 objects) to /employee, bodies per virtual user and iteration | the same objects, names and e-mail numbered per request (bench/postgrest.lua) | yes |"
+		echo "| RPCSimple /rpc/add_them?a=n&b=n+1&c=n+2&d=n+3&e=n+4, n random in 1..347 | the same | yes |"
+		echo "| RPCGETSingle /rpc/ret_artists?select=*&artist_id=eq.N | the same | yes |"
+		echo "| RPCGETSingleEmbed /rpc/ret_albums?select=album_id,title,artist_id,track(*,genre(*))&artist_id=eq.N | the same | yes |"
+		echo "| PATCHSingle /actor?actor_id=eq.N with {\"last_update\":\"now\"} | the same body (on SQLite, 'now' is read as PostgreSQL reads it) | yes |"
+		echo "| k6, constant arrival rate for 1 min, from another machine in the VPC; req/s is what the rate allowed | wrk, closed loop, $conns connections, ${BENCH_DURATION} s, median of $BENCH_RUNS, on the same machine over loopback; an open-loop table (bench/oload.c, constant rate, latency from the due time) for GETSingle and /health | no: closed loop measures the ceiling; the open loop is the published method, at half the ceiling |"
+		echo "| http_req_duration avg, data received and sent, vus | avg and p99 latency, bytes received (wrk) and sent (counted by the Lua script), connections | same columns, p99 added |"
+		echo "| PostgREST with no proxy, then nginx default (one worker, events {}, TCP, no keepalive, access log) and best (unix socket, keepalive 64, keepalive_timeout 120s) | sluice always behind nginx: its default and tuned profiles, and pub-default / pub-best written as published (FastCGI where PostgREST spoke HTTP) | the pair yes; the no-proxy baseline replaced by nginx's return 200 (see the pair's table) |"
+		echo "| t3a.nano (2 vCPU, 0.5 GB) and c5.xlarge (4 vCPU) on AWS | this machine (see Method), the server and wrk pinned apart | no: other hardware |"
+		echo
+	} | bench_report
 }
