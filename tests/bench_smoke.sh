@@ -4,7 +4,9 @@
 # suite reported, that results.csv has its header and 19 well-formed fields per row, that
 # the throughput columns hold positive numbers, that the run printed a line per point, and
 # that its charts are marked as a smoke run, labelled in words, on a log scale when one bar
-# dwarfs the rest.  Prints "ok"/"FAIL" lines; exits 0 when
+# dwarfs the rest, and that the published benchmarks' own paths ran (the PostgREST nginx
+# pair, the open loop, the chat's series, sizes on disk, the differences sections).
+# Prints "ok"/"FAIL" lines; exits 0 when
 # all is well.
 set -u
 cd "$(dirname "$0")/.."
@@ -75,6 +77,22 @@ for f in bench/suites/*.sh; do
 	    ! { [ "$s" = proxy ] && grep -q '^sweep,' "$out/results.csv"; }; then
 		echo "FAIL suite $s wrote no result rows"; fail=1
 	fi
+done
+# The published benchmarks' own paths ran: the PostgREST nginx pair, the open loop, the
+# chat's four series, footprint's sizes on disk, and every differences section.
+for k in postgrest-published:pub-default postgrest-published:pub-best postgrest-openloop:tuned; do
+	awk -F, -v s="${k%%:*}" -v p="${k#*:}" 'NR > 1 && $1 == s && $4 == p && $8 + 0 > 0 { found = 1 } END { exit !found }' "$out/results.csv" ||
+	    { echo "FAIL no ${k%%:*} rows with profile ${k#*:}"; fail=1; }
+done
+for k in sqlite-durable sqlite-published pg-default pg-serializable; do
+	[ "$k" != "${k#pg}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && continue
+	awk -F, -v k="$k" 'NR > 1 && $1 == "chat" && index($2, k "-") == 1 { found = 1 } END { exit !found }' "$out/results.csv" ||
+	    { echo "FAIL no chat rows for the series $k"; fail=1; }
+done
+grep -q '^footprint,disk-total,' "$out/results.csv" || { echo "FAIL footprint: no size on disk"; fail=1; }
+for s in postgrest chat footprint; do
+	grep -q "^### $s: differences from the published benchmark" "$out/report.md" ||
+	    { echo "FAIL $s: no differences section"; fail=1; }
 done
 [ "$fail" -eq 0 ] && echo "ok   bench smoke: $(($(ls bench/suites/*.sh | wc -l) - $(wc -w <<<"$BENCH_OPT_IN_SUITES"))) suites, $rows result rows, report and $(ls "$out"/*.png 2>/dev/null | wc -l) charts"
 exit $fail
