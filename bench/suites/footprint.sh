@@ -73,7 +73,9 @@ suite_footprint() {
 	echo | bench_report
 
 	# The shipped list, with relative database paths resolved inside the scratch directory.
-	(cd "$scratch" && bench_stack_start footprint tuned "$(grep -v '^[[:space:]]*set[[:space:]]\+listen' "$TOP/conf/endpoints.conf")"
+	# A subshell: the stack it starts is stopped when it ends, however it ends (errexit).
+	(trap bench_stack_stop EXIT
+	 cd "$scratch" && bench_stack_start footprint tuned "$(grep -v '^[[:space:]]*set[[:space:]]\+listen' "$TOP/conf/endpoints.conf")"
 	 sleep 0.5
 	 grep -vE '^[[:space:]]*(#|$|set |db )' "$TOP/conf/endpoints.conf" | while read -r name route _; do
 		curl -s -o /dev/null "http://127.0.0.1:$BENCH_PORT${route#=}" || true
@@ -98,8 +100,7 @@ suite_footprint() {
 		line=FP_$m
 		echo "footprint,${m,,}-stack,sluice,tuned,none,0,1,0,0,0,0,0,0,0,0,0,0,$FP_N,$((${!line} * 1024))" >> "$BENCH_OUT/results.csv"
 		bench_point footprint "idle $m of the whole stack ($FP_N processes)" "${!line} KiB"
-	 done
-	 bench_stack_stop)
+	 done)
 	{
 		echo
 		echo "Published figures (slonbase benchmark, a 4-vCPU cloud VM, other hardware): binary on disk slonbase 2.2.0 21.3 MB, PocketBase 0.40.6 32.0 MB, PostgREST 16.5 19.6 MB; resident memory idle (RSS of their one process, shared libraries included) 40 MB, 41 MB, 15 MB (their PostgreSQL server not counted). Compare them with the whole stack's PSS: for one process, PSS is its RSS less the shares of its shared pages that other processes map."
