@@ -721,7 +721,7 @@ static const char *const pg_ops[REST_OP__MAX] = {
 	[REST_OP_FTS] = "to_tsquery", [REST_OP_PLFTS] = "plainto_tsquery",
 	[REST_OP_PHFTS] = "phraseto_tsquery", [REST_OP_WFTS] = "websearch_to_tsquery",
 	[REST_OP_CS] = "@>", [REST_OP_CD] = "<@", [REST_OP_OV] = "&&",
-	[REST_OP_SL] = "<<", [REST_OP_SR] = ">>", [REST_OP_NXL] = "&<", [REST_OP_NXR] = "&>",
+	[REST_OP_SL] = "<<", [REST_OP_SR] = ">>", [REST_OP_NXL] = "&>", [REST_OP_NXR] = "&<",
 	[REST_OP_ADJ] = "-|-",
 };
 

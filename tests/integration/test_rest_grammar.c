@@ -302,8 +302,9 @@ test_rest_array_range_ops(void)
 	PG_OR_400("gadget?select=id&span=ov.[3,6)&order=id", "[{\"id\":1},{\"id\":2}]", "ov");
 	PG_OR_400("gadget?select=id&span=sl.[10,15)&order=id", "[{\"id\":1},{\"id\":2}]", "sl");
 	PG_OR_400("gadget?select=id&span=sr.[10,15)", "[{\"id\":3}]", "sr");
-	PG_OR_400("gadget?select=id&span=nxl.[4,15)&order=id", "[{\"id\":1},{\"id\":2}]", "nxl");
-	PG_OR_400("gadget?select=id&span=nxr.[10,15)", "[{\"id\":3}]", "nxr");
+	/* nxl is &> (does not extend to the left of), nxr is &< (to the right of). */
+	PG_OR_400("gadget?select=id&span=nxl.[4,15)&order=id", "[{\"id\":2},{\"id\":3}]", "nxl");
+	PG_OR_400("gadget?select=id&span=nxr.[10,15)&order=id", "[{\"id\":1},{\"id\":2}]", "nxr");
 	PG_OR_400("gadget?select=id&span=adj.[10,20)&order=id", "[{\"id\":2},{\"id\":3}]",
 	    "adj");
 	/* An operator PostgreSQL has not for the column's type is a 400 42883 on both. */
