@@ -33,11 +33,14 @@ tab(const struct rest_gen *g, int t)
 }
 
 static int
-no_column(struct rest_gen *g, int t, const char *col)
+no_column(struct rest_gen *g, int t, int depth, const char *col)
 {
-	char m[200];
+	char m[200], d[16] = "";
 
-	(void)snprintf(m, sizeof(m), "column %s.%s does not exist", tab(g, t)->name, col);
+	/* PostgREST's statement names an embed's table table_depth. */
+	if (depth > 0)
+		(void)snprintf(d, sizeof(d), "_%d", depth);
+	(void)snprintf(m, sizeof(m), "column %s%s.%s does not exist", tab(g, t)->name, d, col);
 	rest_err_set(g->e, 400, "42703", NULL, "%s", m);
 	return -1;
 }
@@ -54,13 +57,13 @@ path_fits(struct rest_gen *g, int t, int c, const struct rest_path *path)
 }
 
 static int
-resolve_cond(struct rest_gen *g, int t, struct rest_cond *c)
+resolve_cond(struct rest_gen *g, int t, int depth, struct rest_cond *c)
 {
 	size_t i;
 
 	if (c->kind == REST_C_LEAF) {
 		if ((c->colidx = rest_schema_col(tab(g, t), c->col)) < 0)
-			return no_column(g, t, c->col);
+			return no_column(g, t, depth, c->col);
 		if (c->path != NULL && c->op == REST_OP_IS &&
 		    (c->is == REST_IS_TRUE || c->is == REST_IS_FALSE)) {
 			rest_err_set(g->e, 400, "42804", NULL, "is.true and is.false need a "
@@ -70,7 +73,7 @@ resolve_cond(struct rest_gen *g, int t, struct rest_cond *c)
 		return path_fits(g, t, c->colidx, c->path);
 	}
 	for (i = 0; i < c->nkids; i++)
-		if (resolve_cond(g, t, c->kids[i]) < 0)
+		if (resolve_cond(g, t, depth, c->kids[i]) < 0)
 			return -1;
 	return 0;
 }
@@ -511,7 +514,7 @@ cast_from(struct rest_gen *g, enum rest_kind src, int textual, int is_json, int 
 
 /* A computed item: its column, JSON path, casts and aggregate. */
 static int
-resolve_expr(struct rest_gen *g, int table, const struct rest_item *it)
+resolve_expr(struct rest_gen *g, int table, int depth, const struct rest_item *it)
 {
 	const struct rest_col *col;
 	enum rest_kind k = REST_K_INT;
@@ -521,7 +524,7 @@ resolve_expr(struct rest_gen *g, int table, const struct rest_item *it)
 		return -1;
 	if (it->name != NULL) {
 		if ((c = rest_schema_col(tab(g, table), it->name)) < 0)
-			return no_column(g, table, it->name);
+			return no_column(g, table, depth, it->name);
 		if (path_fits(g, table, c, it->path) < 0)
 			return -1;
 		col = &tab(g, table)->cols[c];
@@ -678,13 +681,24 @@ rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 			return -1;
 		}
 
+		/* An embed's bare count, with no column of that name, counts its rows:
+		 * PostgREST's rel(count), as rel(count()). */
+		if (it->kind == REST_I_COL && n->parent != NULL && !strcmp(it->name, "count") &&
+		    rest_schema_col(tab(g, table), it->name) < 0) {
+			it->kind = REST_I_EXPR;
+			it->agg = REST_AGG_COUNT;
+			it->name = NULL;
+			if (it->alias == NULL)
+				it->alias = "count";
+		}
 		if (it->kind == REST_I_COL && rest_schema_col(tab(g, table), it->name) < 0)
-			return no_column(g, table, it->name);
-		if (it->kind == REST_I_EXPR && resolve_expr(g, table, it) < 0)
+			return no_column(g, table, n->depth, it->name);
+		if (it->kind == REST_I_EXPR && resolve_expr(g, table, n->depth, it) < 0)
 			return -1;
 		aggs += it->kind == REST_I_EXPR && it->agg != REST_AGG_NONE;
 		if (it->kind == REST_I_EMBED) {
-			embeds++;
+			/* A to-one spread's columns group like the node's own. */
+			embeds += !it->embed->spread;
 			if (resolve_rel(g, table, it->embed) < 0 ||
 			    rest_resolve(g, it->embed, it->embed->table) < 0)
 				return -1;
@@ -696,18 +710,19 @@ rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 		return -1;
 	if (aggs > 0 && embeds > 0) {
 		rest_err_set(g->e, 400, "PGRST100", NULL, "aggregates cannot be mixed with "
-		    "embedded resources in one select (aggregate inside the embed instead)");
+		    "embedded resources in one select (aggregate inside the embed, or spread "
+		    "it: ...rel(cols))");
 		return -1;
 	}
 	for (i = 0; i < n->norder; i++) {
 		int c = rest_schema_col(tab(g, table), n->order[i].col);
 
 		if (c < 0)
-			return no_column(g, table, n->order[i].col);
+			return no_column(g, table, n->depth, n->order[i].col);
 		if (path_fits(g, table, c, n->order[i].path) < 0)
 			return -1;
 	}
 	if (aggs > 0 && resolve_grouping(g, n) < 0)
 		return -1;
-	return resolve_cond(g, table, n->where);
+	return resolve_cond(g, table, n->depth, n->where);
 }

@@ -215,9 +215,10 @@ gen_expr(struct rest_gen *g, const char *alias, int t, const struct rest_item *i
 }
 
 /*
- * " group by <columns>" for a node with aggregates: every selected column, and the
- * column under each computed member that does not aggregate (its path and casts are
- * functions of it).  Nothing when every member aggregates.
+ * " group by <columns>" for a node with aggregates: every selected column, the column
+ * under each computed member that does not aggregate (its path and casts are functions
+ * of it), and the key columns a spread's subqueries read.  Nothing when every member
+ * aggregates.
  */
 static void
 gen_group(struct rest_gen *g, const struct rest_node *n, const char *alias)
@@ -238,6 +239,15 @@ gen_group(struct rest_gen *g, const struct rest_node *n, const char *alias)
 		    it->agg == REST_AGG_NONE && it->name != NULL)) {
 			buf_puts(g->sql, k++ ? ", " : " group by ");
 			rest_gen_col(g, alias, n->table, rest_schema_col(t, it->name));
+		} else if (it->kind == REST_I_EMBED && it->embed->spread) {
+			const struct rest_fk *fk = &g->sc->fks[it->embed->fk];
+			int fwd = it->embed->fk_forward;
+
+			for (c = 0; c < fk->ncols; c++) {
+				buf_puts(g->sql, k++ ? ", " : " group by ");
+				rest_gen_col(g, alias, n->table, fwd ? fk->from_cols[c] :
+				    fk->to_cols[c]);
+			}
 		}
 	}
 }

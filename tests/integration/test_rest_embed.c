@@ -317,6 +317,51 @@ test_rest_embed_insertion_order(void)
 	FX_BOTH("GET", "rpc/albums_of?aid=1&offset=1", NULL, NULL, 200, NULL, &r);
 }
 
+/*
+ * rel(count) counts an embed's rows, as rel(count()) (PostgREST's embedded count; a bare
+ * count elsewhere is a column); a to-one spread beside aggregates groups by its key.
+ */
+static void
+test_rest_embed_count_and_aggregate_spread(void)
+{
+	FX_BOTH("GET", "users?select=username,messages(count)&username=in.(supabot,awailas)"
+	    "&order=username", NULL, NULL, 200,
+	    "[{\"username\":\"awailas\",\"messages\":[{\"count\":0}]},"
+	    "{\"username\":\"supabot\",\"messages\":[{\"count\":2}]}]", &r);
+	FX_BOTH("GET", "messages?select=id,channels(count)&id=eq.1", NULL, NULL, 200,
+	    "[{\"id\":1,\"channels\":{\"count\":1}}]", &r);
+	FX_BOTH("GET", "users?select=username,messages(n:count)&username=eq.kiwicopple", NULL,
+	    NULL, 200, "[{\"username\":\"kiwicopple\",\"messages\":[{\"n\":1}]}]", &r);
+	FX_BOTH("GET", "messages?select=count(),...channels(slug)&channel_id=eq.1", NULL, NULL,
+	    200, "[{\"count\":2,\"slug\":\"public\"}]", &r);
+	FX_BOTH("GET", "messages?select=id.sum(),...channels(slug)&channel_id=eq.1", NULL, NULL,
+	    200, "[{\"sum\":4,\"slug\":\"public\"}]", &r);
+	FX_BOTH("GET", "users?select=username,messages(channels(count(),"
+	    "...channel_details(details)))&username=eq.supabot&messages.order=id", NULL, NULL, 200,
+	    "[{\"username\":\"supabot\",\"messages\":["
+	    "{\"channels\":{\"count\":1,\"details\":\"the public channel\"}},"
+	    "{\"channels\":{\"count\":1,\"details\":null}}]}]", &r);
+	FX_BOTH("GET", "users?select=username,messages(channels(count(),...channel_details(*)))"
+	    "&username=eq.supabot&messages.order=id", NULL, NULL, 200,
+	    "[{\"username\":\"supabot\",\"messages\":["
+	    "{\"channels\":{\"count\":1,\"id\":1,\"details\":\"the public channel\"}},"
+	    "{\"channels\":{\"count\":1,\"id\":null,\"details\":null}}]}]", &r);
+	/* Only count is an embed's aggregate without (), and only in an embed. */
+	FX_BOTH("GET", "users?select=username,messages(sum)", NULL, NULL, 400, NULL, &r);
+	CHECK(strstr(r.body.data, "column messages_1.sum does not exist") != NULL);
+	FX_BOTH("GET", "users?select=count", NULL, NULL, 400, NULL, &r);
+	CHECK(strstr(r.body.data, "\"42703\"") != NULL);
+	FX_BOTH("GET", "users?select=username,messages(count,count)", NULL, NULL, 200, NULL, &r);
+	/* An embed that is not a spread still does not mix with aggregates. */
+	FX_BOTH("GET", "messages?select=count(),channels(slug)", NULL, NULL, 400, NULL, &r);
+	CHECK(strstr(r.body.data, "\"PGRST100\"") != NULL);
+	FX_BOTH("GET", "messages?select=count(),...channels(slug,x:id.sum())", NULL, NULL, 400,
+	    NULL, &r);
+	FX_BOTH("GET", "messages?select=count(),...channels(count)", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "users?select=count(),...messages(body)", NULL, NULL, 400, NULL, &r);
+	CHECK(strstr(r.body.data, "\"PGRST119\"") != NULL);
+}
+
 int
 main(void)
 {
@@ -336,6 +381,7 @@ main(void)
 	RUN(test_rest_embed_errors);
 	RUN(test_rest_embed_hostile_hints);
 	RUN(test_rest_embed_insertion_order);
+	RUN(test_rest_embed_count_and_aggregate_spread);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();
