@@ -3,8 +3,8 @@
  * each embed's relationship to its parent, and every column of select=, order= and the
  * filters.  More than REST_MEMBERS_MAX keys in one object (a '*' counts the table's
  * columns) is a 400 PGRST100.  A JSON path needs a json column, a cast one of the
- * dialect's type names, a spread a to-one relationship (PGRST119 otherwise), and
- * aggregates do not mix with embeds in one object.  Past this point every identifier the
+ * dialect's type names, a spread beside aggregates a to-one relationship (PGRST119
+ * otherwise), and aggregates do not mix with other embeds in one object.  Past this point every identifier the
  * generators write is one the database has.
  *
  * An embed finds its relationship as PostgREST 12 does: by the embedded table's (or
@@ -609,16 +609,18 @@ resolve_grouping(struct rest_gen *g, const struct rest_node *n)
 }
 
 /*
- * A spread ...rel(cols): PostgREST 12 spreads only a to-one relationship (a to-many one
- * is a 400 PGRST119), and sluice only its columns ('*', names).
+ * A spread ...rel(cols), of its columns only ('*', names): a to-one relationship puts
+ * them in the parent's object; a to-many one, as PostgREST 13 does, each as the array of
+ * its values, though not beside aggregates (PGRST119, as PostgREST 12 answers any to-many
+ * spread).
  */
 static int
-resolve_spread(struct rest_gen *g, int p, const struct rest_node *n)
+resolve_spread(struct rest_gen *g, int p, const struct rest_node *n, int aggs)
 {
 	size_t i;
 	char d[256];
 
-	if (!n->one) {
+	if (!n->one && aggs) {
 		(void)snprintf(d, sizeof(d), "'%.60s' and '%.60s' do not form a many-to-one or "
 		    "one-to-one relationship", tab(g, p)->name, n->name);
 		rest_err_set(g->e, 400, "PGRST119", d, "A spread operation on '%.80s' is not "
@@ -697,15 +699,19 @@ rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 			return -1;
 		aggs += it->kind == REST_I_EXPR && it->agg != REST_AGG_NONE;
 		if (it->kind == REST_I_EMBED) {
-			/* A to-one spread's columns group like the node's own. */
-			embeds += !it->embed->spread;
+			/* In a to-one embed, a to-one spread's columns group like the node's
+			 * own: the group is its one row, whatever the grouping.  Elsewhere
+			 * PostgREST groups by the spread's values, which sluice does not do. */
+			embeds += !it->embed->spread || !n->one || n->parent == NULL;
 			if (resolve_rel(g, table, it->embed) < 0 ||
 			    rest_resolve(g, it->embed, it->embed->table) < 0)
 				return -1;
-			if (it->embed->spread && resolve_spread(g, table, it->embed) < 0)
-				return -1;
 		}
 	}
+	for (i = 0; i < n->nitems; i++)
+		if (n->items[i].kind == REST_I_EMBED && n->items[i].embed->spread &&
+		    resolve_spread(g, table, n->items[i].embed, aggs) < 0)
+			return -1;
 	if (dup_embeds(g, n) < 0)
 		return -1;
 	if (aggs > 0 && embeds > 0) {

@@ -84,6 +84,8 @@ static int gen_rows(struct rest_gen *g, struct rest_node *n, const char *from,
     const char *alias, const char *palias, int columns);
 static int gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns);
 static int gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
+static int gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias,
+    int table);
 
 /* ARR(x) of the file's comment, around what is written between the two calls. */
 static void
@@ -280,7 +282,8 @@ spread_cols(const struct rest_gen *g, const struct rest_node *n, int *cols,
 /*
  * One column c of spread embed n under palias: "(select VALUE from "t" _tk where <join>
  * <filters> limit 1)", VALUE its value (text 0) or its JSON text (text 1, 'null' when
- * there is no row).  A to-one row is at most one: each member reads it by its key.
+ * there is no row).  A to-one row is at most one: each member reads it by its key.  A
+ * to-many spread's column is the JSON array of its values.
  */
 static int
 gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias, int c,
@@ -289,6 +292,24 @@ gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias
 	char a[16];
 
 	rest_next_alias(g, "_t", a, sizeof(a));
+	if (!n->one) {
+		/* To-many (PostgREST 13): the array of the column's values, in the embed's
+		 * order, '[]' without rows; the same JSON text in both modes. */
+		buf_puts(g->sql, "(select ");
+		arr_open(g);
+		buf_puts(g->sql, "_v");
+		arr_close(g);
+		buf_puts(g->sql, " from (select ");
+		g->d->col_text(g->sql, a, &tab(g, n->table)->cols[c]);
+		buf_puts(g->sql, " as _v from ");
+		rest_quote_ident(g->sql, tab(g, n->table)->name);
+		buf_printf(g->sql, " %s where ", a);
+		rest_sql_join(g, n, a, palias);
+		if (rest_sql_filters(g, n, a) < 0 || gen_order_limit(g, n, a, 1) < 0)
+			return -1;
+		buf_puts(g->sql, ") _s)");
+		return 0;
+	}
 	buf_puts(g->sql, text ? "coalesce((select " : "(select ");
 	if (text)
 		g->d->col_text(g->sql, a, &tab(g, n->table)->cols[c]);
@@ -622,7 +643,8 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 			for (j = 0; j < nc; j++) {
 				if (nk == REST_OBJ_MEMBERS_MAX)
 					goto wide;
-				k = tab(g, it->embed->table)->cols[cols[j]].kind;
+				k = !it->embed->one ? REST_K_JSON :
+				    tab(g, it->embed->table)->cols[cols[j]].kind;
 				tpl_key(&tpl, keys[j], nk++ == 0);
 				buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
 			}
