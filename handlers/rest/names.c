@@ -627,12 +627,21 @@ resolve_spread(struct rest_gen *g, int p, const struct rest_node *n, int aggs)
 		    "possible", n->name);
 		return -1;
 	}
-	for (i = 0; i < n->nitems; i++)
-		if (n->items[i].kind != REST_I_STAR && n->items[i].kind != REST_I_COL) {
+	for (i = 0; i < n->nitems; i++) {
+		const struct rest_item *it = &n->items[i];
+
+		/* col.agg() of a to-one spread in a to-one embed: the aggregate of its one
+		 * row (PostgREST moves it to the parent's group, the same row). */
+		if (it->kind == REST_I_EXPR && it->agg != REST_AGG_NONE && it->name != NULL &&
+		    n->one && n->parent != NULL && n->parent->one && n->parent->parent != NULL)
+			continue;
+		if (it->kind != REST_I_STAR && it->kind != REST_I_COL) {
 			rest_err_set(g->e, 400, "PGRST100", NULL, "a spread ...%.80s() holds only "
-			    "columns: no embeds, casts, JSON paths or aggregates", n->name);
+			    "columns (and, in a to-one embed, col.agg()): no embeds, casts or JSON "
+			    "paths", n->name);
 			return -1;
 		}
+	}
 	return 0;
 }
 

@@ -254,7 +254,10 @@ gen_group(struct rest_gen *g, const struct rest_node *n, const char *alias)
 	}
 }
 
-/* The columns of spread embed n (its '*' and names), and their keys; how many. */
+/*
+ * The columns of spread embed n (its '*' and names; -1 - i for its aggregating item i),
+ * and their keys; how many.
+ */
 static int
 spread_cols(const struct rest_gen *g, const struct rest_node *n, int *cols,
     const char **keys, int max)
@@ -274,6 +277,9 @@ spread_cols(const struct rest_gen *g, const struct rest_node *n, int *cols,
 		} else if (it->kind == REST_I_COL && k < max) {
 			cols[k] = rest_schema_col(t, it->name);
 			keys[k++] = it->alias ? it->alias : it->name;
+		} else if (it->kind == REST_I_EXPR && k < max) {
+			cols[k] = -1 - (int)i;
+			keys[k++] = it->alias;
 		}
 	}
 	return k;
@@ -311,7 +317,11 @@ gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias
 		return 0;
 	}
 	buf_puts(g->sql, text ? "coalesce((select " : "(select ");
-	if (text)
+	if (c < 0) {
+		/* An aggregate of the one row (names.c allows it only there). */
+		if (gen_expr(g, a, n->table, &n->items[-1 - c], text) < 0)
+			return -1;
+	} else if (text)
 		g->d->col_text(g->sql, a, &tab(g, n->table)->cols[c]);
 	else
 		g->d->col_value(g->sql, a, &tab(g, n->table)->cols[c]);
@@ -643,7 +653,8 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 			for (j = 0; j < nc; j++) {
 				if (nk == REST_OBJ_MEMBERS_MAX)
 					goto wide;
-				k = !it->embed->one ? REST_K_JSON :
+				k = !it->embed->one ? REST_K_JSON : cols[j] < 0 ?
+				    expr_kind(g, it->embed->table, &it->embed->items[-1 - cols[j]]) :
 				    tab(g, it->embed->table)->cols[cols[j]].kind;
 				tpl_key(&tpl, keys[j], nk++ == 0);
 				buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");

@@ -355,6 +355,20 @@ test_rest_embed_count_and_aggregate_spread(void)
 	FX_BOTH("GET", "messages?select=id,channels(id.sum(),...channel_details(details))"
 	    "&id=eq.2", NULL, NULL, 200,
 	    "[{\"id\":2,\"channels\":{\"sum\":2,\"details\":null}}]", &r);
+	/* An aggregate in such a spread is the aggregate of its one row (null without). */
+	FX_BOTH("GET", "messages?select=id,channels(id.sum(),...channel_details(ds:id.sum(),"
+	    "details))&id=in.(1,2)&order=id", NULL, NULL, 200,
+	    "[{\"id\":1,\"channels\":{\"sum\":1,\"ds\":1,\"details\":\"the public channel\"}},"
+	    "{\"id\":2,\"channels\":{\"sum\":2,\"ds\":null,\"details\":null}}]", &r);
+	FX_BOTH("GET", "messages?select=id,channels(...channel_details(n:details.count()))"
+	    "&id=eq.2", NULL, NULL, 200, "[{\"id\":2,\"channels\":{\"n\":0}}]", &r);
+	FX_BOTH("GET", "messages?select=id,channels(...channel_details(count()))", NULL, NULL,
+	    400, NULL, &r);
+	FX_BOTH("GET", "messages?select=id,channels(...channel_details(details::int))", NULL,
+	    NULL, 400, NULL, &r);
+	FX_BOTH("GET", "messages?select=id,...channels(id.sum())", NULL, NULL, 400, NULL, &r);
+	FX_BOTH("GET", "users?select=messages(...channels(id.max()))", NULL, NULL, 400, NULL,
+	    &r);
 	/* Where a group holds several rows, PostgREST groups by the spread's values: not
 	 * done, so a 400 rather than other groups. */
 	FX_BOTH("GET", "messages?select=count(),...channels(slug)", NULL, NULL, 400, NULL, &r);
