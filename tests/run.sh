@@ -33,6 +33,17 @@ chmod 777 "$san_dir"
 trap 'rm -rf "$san_dir"' EXIT
 export ASAN_OPTIONS="log_path=$san_dir/asan:detect_leaks=1:abort_on_error=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="log_path=$san_dir/ubsan:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+# Reports that appeared while one program ran are named after it (a worker's report reaches
+# the directory after the test that started the worker printed its line).
+san_claim() {
+	local r
+	for r in "$san_dir"/*; do
+		[ -e "$r" ] || continue
+		case $r in *.during-*) continue ;; esac
+		mv "$r" "$r.during-$1"
+	done
+}
+
 for t in "${programs[@]}"; do
 	[ -x "$t" ] || { echo "FAIL $t: not built"; failed=$((failed + 1)); continue; }
 	name=$(basename "$t")
@@ -49,6 +60,7 @@ for t in "${programs[@]}"; do
 		failed=$((failed + 1))
 		continue
 	fi
+	san_claim "$name"
 	p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
 	s=0; case $line in *skipped) s=${line##*failed, }; s=${s%% skipped} ;; esac
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
@@ -100,7 +112,11 @@ fi
 for report in "$san_dir"/*; do
 	[ -e "$report" ] || continue
 	echo "FAIL sanitizer report $(basename "$report"):"
-	head -40 "$report"
+	if [ -s "$report" ]; then
+		head -40 "$report"
+	else
+		echo "  (empty: the process was killed while it began a report)"
+	fi
 	failed=$((failed + 1))
 done
 if [ "$skipped" -gt 0 ]; then
