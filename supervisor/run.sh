@@ -301,12 +301,17 @@ if [ -n "$supervised" ]; then
 fi
 echo "Ctrl-C stops everything."
 echo
-# Return when either process ends: a Ctrl-C stops both (exit 0, the INT trap), anything
-# else is a failure.
+# Return when either process ends: a Ctrl-C stops both (exit 0, the INT trap), and so does
+# `sluiced ctl stop` (sluiced leaves with status 0); anything else is a failure.
 rc=0
 wait -n "${pids[@]}" || rc=$?
 for i in "${!pids[@]}"; do
 	kill -0 "${pids[$i]}" 2>/dev/null && continue
+	if [ "${names[$i]}" = sluiced ] && [ "$rc" -eq 0 ]; then
+		echo "sluice: sluiced was asked to stop (ctl stop)"
+		stop
+		exit 0
+	fi
 	fail "${names[$i]} exited (status $rc) (logs: $log, $prefix/logs/)"
 done
 fail "a process of the stack exited (status $rc)"

@@ -280,6 +280,52 @@ test_serves_from_private_tree(void)
 }
 
 /*
+ * `sluiced ctl stop`, the command make run prints beside `ctl status`, ends make run as
+ * Ctrl-C does: everything stopped, exit status 0, and the reason said.
+ */
+static void
+test_ctl_stop_ends_run(void)
+{
+	struct runsh r;
+	char buf[65536], cmd[PATH_MAX + 64];
+	const char *line, *end;
+	long long until;
+	int rc, status = 0;
+
+	rc = run_start(&r, stack_free_port(), NULL, 120, &status);
+	CHECK_INT(rc, 1);
+	if (rc != 1)
+		return;
+	run_output(&r, buf, sizeof(buf));
+	/* "status:   BIN/sluiced -r RUN ctl status   (log: ...)" */
+	line = strstr(buf, "status:   ");
+	end = line != NULL ? strstr(line, " ctl status") : NULL;
+	CHECK(end != NULL);
+	if (end == NULL) {
+		run_stop(&r);
+		return;
+	}
+	line += strlen("status:   ");
+	snprintf(cmd, sizeof(cmd), "%.*s ctl stop >/dev/null", (int)(end - line), line);
+	CHECK_INT(stack_sh("%s", cmd), 0);
+	for (until = stack_now_ms() + 30000; stack_now_ms() < until; sleep_ms(50))
+		if (waitpid(r.pid, &status, WNOHANG) == r.pid) {
+			r.pid = 0;
+			break;
+		}
+	CHECK_INT(r.pid, 0);
+	if (r.pid != 0) {
+		run_stop(&r);
+		return;
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	run_output(&r, buf, sizeof(buf));
+	CHECK(strstr(buf, "asked to stop (ctl stop)") != NULL);
+	CHECK(strstr(buf, "make run:") == NULL);
+	CHECK_INT(get_status(r.port, "/health", NULL, 0), 0);
+}
+
+/*
  * An ordinary user's checkout in its own private directory: everything runs as that
  * user, from the checkout itself (as root, the user nobody plays that part).
  */
@@ -551,6 +597,7 @@ main(void)
 	RUN(test_serves_from_private_tree);
 	RUN(test_ordinary_user);
 	RUN(test_failed_pool);
+	RUN(test_ctl_stop_ends_run);
 	RUN(test_apache);
 	RUN(test_postgresql);
 	RUN(test_stack_from_private_tree);
