@@ -143,7 +143,8 @@ rest_thread_init(struct db *db)
 	}
 	/* SQLite has one schema: the first name stands for it. */
 	if (t->d->search_path == NULL)
-		t->nschemas = 1;
+		while (t->nschemas > 1)
+			free(t->scnames[--t->nschemas]);
 	if (rest_schemas_load(t, db, t->scs) < 0) {
 		memset(t->scs, 0, sizeof(t->scs));
 		rest_thread_free(t);
