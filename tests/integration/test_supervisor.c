@@ -475,25 +475,6 @@ test_sigterm_with_kept_connections(void)
 }
 
 /*
- * Waits up to ms for pid; returns its wait status, or -1 after killing it (it hung).
- */
-static int
-wait_or_kill(pid_t pid, long ms)
-{
-	long long until = stack_now_ms() + ms;
-	int status;
-
-	while (stack_now_ms() < until) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(1000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	return -1;
-}
-
-/*
  * A worker asked to stop while it is still starting stops: the signal is blocked from the
  * first step of its start-up, so it waits for the worker's sigwait() instead of being
  * lost (the worker would then serve on until sluiced's grace ran out and it was killed).
@@ -520,8 +501,8 @@ test_stop_signal_during_startup(void)
 		CHECK(pid > 0);
 		usleep((useconds_t)(i * 100));
 		CHECK(kill(pid, SIGTERM) == 0);
-		status = wait_or_kill(pid, 1000);
-		if (status == -1)
+		status = stack_reap(pid, 1000);
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 			hung++;
 		else if ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
 		    (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM))

@@ -99,8 +99,7 @@ stack_spawn(char *const argv[], const char *log)
 	_exit(127);
 }
 
-/* Waits up to ms for pid; SIGKILLs it past that.  Returns its wait status or -1. */
-static int
+int
 stack_reap(pid_t pid, int ms)
 {
 	long long end = stack_now_ms() + ms;

@@ -109,6 +109,9 @@ int stack_free_port(void);
 
 /* Milliseconds on a monotonic clock. */
 long long stack_now_ms(void);
+/* Waits up to ms for pid; SIGKILLs it past that.  Returns its wait status (a SIGKILL
+ * status when it had to be killed) or -1. */
+int stack_reap(pid_t pid, int ms);
 
 /* Runs a shell command, returns its exit status (-1 if it could not run). */
 int stack_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
