@@ -842,7 +842,7 @@ pg_path_value(struct rest_gen *g, const struct rest_lhs *l)
 
 /* The casts select= accepts: PostgREST passes any type name to PostgreSQL; sluice takes
  * these, so that no type name from a request is written into SQL. */
-static const struct {
+static const struct cast_type {
 	const char *name;
 	const char *pg;
 	const char *lite;	/* NULL: no SQLite equivalent */
@@ -873,15 +873,22 @@ static const struct {
 	{ "uuid", "uuid", NULL, REST_K_TEXT },
 };
 
-int
-rest_cast_known(const char *name)
+/* The cast_types entry of name, or NULL. */
+static const struct cast_type *
+cast_find(const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(cast_types) / sizeof(cast_types[0]); i++)
 		if (strcmp(cast_types[i].name, name) == 0)
-			return 1;
-	return 0;
+			return &cast_types[i];
+	return NULL;
+}
+
+int
+rest_cast_known(const char *name)
+{
+	return cast_find(name) != NULL;
 }
 
 /* (EXPR)::type */
@@ -910,27 +917,23 @@ lite_cast(struct buf *b, const char *type, int open)
 static const char *
 pg_cast_type(const char *name, enum rest_kind *kind)
 {
-	size_t i;
+	const struct cast_type *c = cast_find(name);
 
-	for (i = 0; i < sizeof(cast_types) / sizeof(cast_types[0]); i++)
-		if (strcmp(cast_types[i].name, name) == 0) {
-			*kind = cast_types[i].kind;
-			return cast_types[i].pg;
-		}
-	return NULL;
+	if (c == NULL)
+		return NULL;
+	*kind = c->kind;
+	return c->pg;
 }
 
 static const char *
 lite_cast_type(const char *name, enum rest_kind *kind)
 {
-	size_t i;
+	const struct cast_type *c = cast_find(name);
 
-	for (i = 0; i < sizeof(cast_types) / sizeof(cast_types[0]); i++)
-		if (strcmp(cast_types[i].name, name) == 0) {
-			*kind = cast_types[i].kind;
-			return cast_types[i].lite;
-		}
-	return NULL;
+	if (c == NULL)
+		return NULL;
+	*kind = c->kind;
+	return c->lite;
 }
 
 static const struct rest_dialect rest_dialect_pg = {
