@@ -418,8 +418,6 @@ cast_fits(struct rest_gen *g, const char *cast)
 	return -1;
 }
 
-static const char *const agg_names[] = { "", "count", "sum", "avg", "min", "max" };
-
 /*
  * An aggregate's argument must be one PostgreSQL has the function for (the same answer
  * on SQLite, which would take anything): sum() and avg() of numbers, min() and max() of
@@ -445,7 +443,7 @@ agg_fits(struct rest_gen *g, const struct rest_col *c, const struct rest_item *i
 	if (ok)
 		return 0;
 	rest_err_set(g->e, 400, "42883", NULL, "function %s() does not take %s values",
-	    agg_names[it->agg], k == REST_K_BOOL ? "boolean" : k == REST_K_JSON ? "json" :
+	    rest_agg_names[it->agg], k == REST_K_BOOL ? "boolean" : k == REST_K_JSON ? "json" :
 	    k == REST_K_TEXT ? "text" : "these");
 	g->e->hint = "cast the column first, e.g. col::numeric.sum()";
 	return -1;

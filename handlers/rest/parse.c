@@ -126,7 +126,7 @@ static int parse_items(struct arena *a, struct cur *c, struct rest_node *n,
 static int parse_path(struct arena *a, const char **col, struct rest_path **out,
     struct rest_err *e);
 
-static const char *const parse_aggs[] = {
+const char *const rest_agg_names[] = {
 	[REST_AGG_NONE] = "", [REST_AGG_COUNT] = "count", [REST_AGG_SUM] = "sum",
 	[REST_AGG_AVG] = "avg", [REST_AGG_MIN] = "min", [REST_AGG_MAX] = "max",
 };
@@ -182,7 +182,7 @@ parse_expr(struct arena *a, struct cur *c, struct rest_item *it, struct rest_err
 		if ((f = cur_name(a, c, ",():!.")) == NULL)
 			return parse_fail(e, "the select parameter", c->s, c->len);
 		for (k = REST_AGG_COUNT; k <= REST_AGG_MAX; k++)
-			if (!strcmp(f, parse_aggs[k]))
+			if (!strcmp(f, rest_agg_names[k]))
 				break;
 		if (k > REST_AGG_MAX || !parse_empty_parens(c))
 			return parse_fail(e, "the select parameter (aggregates: count() sum() "
@@ -195,7 +195,7 @@ parse_expr(struct arena *a, struct cur *c, struct rest_item *it, struct rest_err
 		return 0;
 	it->kind = REST_I_EXPR;
 	if (it->alias == NULL)
-		it->alias = it->agg != REST_AGG_NONE ? parse_aggs[it->agg] :
+		it->alias = it->agg != REST_AGG_NONE ? rest_agg_names[it->agg] :
 		    it->path != NULL ? it->path->keys[it->path->nkeys - 1] : it->name;
 	return 0;
 }

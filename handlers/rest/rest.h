@@ -239,6 +239,9 @@ enum rest_item_kind { REST_I_STAR, REST_I_COL, REST_I_EMBED, REST_I_EXPR };
 enum rest_agg { REST_AGG_NONE, REST_AGG_COUNT, REST_AGG_SUM, REST_AGG_AVG, REST_AGG_MIN,
 	REST_AGG_MAX };
 
+/* The aggregates' names, in the URL and in SQL alike, by enum rest_agg ("" for none). */
+extern const char *const rest_agg_names[];
+
 struct rest_node;
 
 struct rest_item {

@@ -121,8 +121,6 @@ has_agg(const struct rest_node *n)
 	return 0;
 }
 
-static const char *const sql_aggs[] = { "", "count", "sum", "avg", "min", "max" };
-
 /* What a computed item gives, for its rendering (names.c checked the casts). */
 static enum rest_kind
 expr_kind(const struct rest_gen *g, int t, const struct rest_item *it)
@@ -169,7 +167,7 @@ expr_raw(struct rest_gen *g, const char *alias, int t, const struct rest_item *i
 	if (out != NULL)
 		g->d->cast(g->sql, out, 1);
 	if (it->agg != REST_AGG_NONE) {
-		buf_puts(g->sql, sql_aggs[it->agg]);
+		buf_puts(g->sql, rest_agg_names[it->agg]);
 		buf_putc(g->sql, '(');
 	}
 	if (it->name == NULL)
