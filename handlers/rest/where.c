@@ -61,13 +61,10 @@ gen_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *c,
 	switch (c->op) {
 	case REST_OP_EQ: case REST_OP_NEQ: case REST_OP_GT:
 	case REST_OP_GTE: case REST_OP_LT: case REST_OP_LTE:
-		if ((l->path == NULL && check_number(g, l->c, v, len) < 0) ||
-		    g->d->cmp(g, l, sql_cmp[c->op], v, len) < 0)
-			return -1;
-		return 0;
 	case REST_OP_ISDISTINCT:
 		if ((l->path == NULL && check_number(g, l->c, v, len) < 0) ||
-		    g->d->cmp(g, l, g->d->distinct_op, v, len) < 0)
+		    g->d->cmp(g, l, c->op == REST_OP_ISDISTINCT ? g->d->distinct_op :
+		    sql_cmp[c->op], v, len) < 0)
 			return -1;
 		return 0;
 	case REST_OP_LIKE:
