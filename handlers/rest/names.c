@@ -418,22 +418,32 @@ cast_fits(struct rest_gen *g, const char *cast)
 	return -1;
 }
 
-/*
- * An aggregate's argument must be one PostgreSQL has the function for (the same answer
- * on SQLite, which would take anything): sum() and avg() of numbers, min() and max() of
- * anything but booleans and JSON.  The argument's kind: its input cast's, else its JSON
- * path's (text for ->>), else its column's.
- */
-static int
-agg_fits(struct rest_gen *g, const struct rest_col *c, const struct rest_item *it)
+enum rest_kind
+rest_expr_arg_kind(const struct rest_gen *g, int t, const struct rest_item *it)
 {
-	enum rest_kind k = c->kind;
-	int ok;
+	enum rest_kind k;
 
+	if (it->name == NULL)
+		return REST_K_INT;
+	k = tab(g, t)->cols[rest_schema_col(tab(g, t), it->name)].kind;
 	if (it->path != NULL)
 		k = it->path->last_text ? REST_K_TEXT : REST_K_JSON;
 	if (it->cast != NULL)
 		(void)g->d->cast_type(it->cast, &k);
+	return k;
+}
+
+/*
+ * An aggregate's argument must be one PostgreSQL has the function for (the same answer
+ * on SQLite, which would take anything): sum() and avg() of numbers, min() and max() of
+ * anything but booleans and JSON.
+ */
+static int
+agg_fits(struct rest_gen *g, int t, const struct rest_item *it)
+{
+	enum rest_kind k = rest_expr_arg_kind(g, t, it);
+	int ok;
+
 	if (it->agg == REST_AGG_SUM || it->agg == REST_AGG_AVG)
 		ok = k == REST_K_INT || k == REST_K_NUM;
 	else if (it->agg == REST_AGG_MIN || it->agg == REST_AGG_MAX)
@@ -537,7 +547,7 @@ resolve_expr(struct rest_gen *g, int table, int depth, const struct rest_item *i
 			is_json = is_int4 = 0;
 		}
 		if (cast_from(g, k, textual, is_json, is_int4, it->cast) < 0 ||
-		    agg_fits(g, col, it) < 0)
+		    agg_fits(g, table, it) < 0)
 			return -1;
 		if (it->cast != NULL) {
 			(void)g->d->cast_type(it->cast, &k);

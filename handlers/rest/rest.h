@@ -457,6 +457,12 @@ const struct rest_dialect *rest_dialect_of(enum db_backend be);
 /* names.c */
 /* Resolves names in the tree against the schema (table t for the root).  0 or -1. */
 int rest_resolve(struct rest_gen *g, struct rest_node *root, int table);
+/*
+ * The kind of a resolved computed item's argument, before its aggregate: its input
+ * cast's, else its JSON path's (text for ->>), else its column's of table t; an integer
+ * for count() of the rows.
+ */
+enum rest_kind rest_expr_arg_kind(const struct rest_gen *g, int t, const struct rest_item *it);
 
 /* where.c */
 /* The condition joining embed n (alias) to its parent (palias). */

@@ -131,13 +131,7 @@ expr_kind(const struct rest_gen *g, int t, const struct rest_item *it)
 		(void)g->d->cast_type(it->agg_cast, &k);
 		return k;
 	}
-	if (it->name != NULL) {
-		k = tab(g, t)->cols[rest_schema_col(tab(g, t), it->name)].kind;
-		if (it->path != NULL)
-			k = it->path->last_text ? REST_K_TEXT : REST_K_JSON;
-		if (it->cast != NULL)
-			(void)g->d->cast_type(it->cast, &k);
-	}
+	k = rest_expr_arg_kind(g, t, it);
 	switch (it->agg) {
 	case REST_AGG_COUNT:
 		return REST_K_INT;
