@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+struct buf;
+
 #define SEED_FILE_PATH_MAX	4096
 
 struct seed_file {
@@ -61,6 +63,10 @@ void seed_progress_tick(struct seed_progress *p, int64_t done);
 
 /* The step's last line: rows, seconds and the rate. */
 void seed_progress_end(struct seed_progress *p, int64_t done);
+
+/* Appends the whole file at path to b (which stays NUL-terminated): the SQL scripts a seeder
+ * runs.  0, or -1 with the reason on stderr after "prog: ". */
+int seed_read_file(const char *prog, const char *path, struct buf *b);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double seed_now(void);

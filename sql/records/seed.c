@@ -40,6 +40,7 @@
 #include "records/coll.h"
 #include "records/filter.h"
 #include "str.h"
+#include "../seedfile.h"
 
 #define SEED_T0		1735689600	/* 2025-01-01 00:00:00 UTC */
 #define SEED_PASSWORD	"password123"
@@ -249,27 +250,6 @@ out:
 	return rc;
 }
 
-/* Reads a whole file into a NUL-terminated malloc'ed string, or NULL. */
-static char *
-seed_read(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	struct buf b;
-	char chunk[4096];
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	buf_init(&b, 1 << 20);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_append(&b, chunk, n);
-	if (fclose(f) != 0 || buf_failed(&b)) {
-		buf_free(&b);
-		return NULL;
-	}
-	return b.data;
-}
-
 static void
 seed_usage(void)
 {
@@ -286,10 +266,9 @@ main(int argc, char **argv)
 	struct crypt_data *cd = NULL;
 	struct colls cs = { 0 };
 	struct db *db = NULL;
-	struct buf ddl;
-	char *decl = NULL;
+	struct buf ddl, decl;
 	const char *h;
-	int c, force = 0, rc = 1;
+	int c, n, force = 0, rc = 1;
 	size_t i;
 
 	/* The database holds the users' password hashes: never world-readable (SQLite gives
@@ -326,11 +305,14 @@ main(int argc, char **argv)
 		return 2;
 	}
 	buf_init(&ddl, 1 << 20);
-	(void)snprintf(path, sizeof(path), "%s/collections.sql", dir);
-	if ((decl = seed_read(path)) == NULL) {
-		fprintf(stderr, "records-seed: cannot read %s\n", path);
+	buf_init(&decl, 1 << 20);
+	n = snprintf(path, sizeof(path), "%s/collections.sql", dir);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		fprintf(stderr, "records-seed: %s: path too long\n", dir);
 		goto out;
 	}
+	if (seed_read_file("records-seed", path, &decl) < 0)
+		goto out;
 	if (db_open(&db, argv[optind], NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "records-seed: %s\n", err);
 		goto out;
@@ -350,7 +332,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	memcpy(hash, h, strlen(h) + 1);
-	if (db_begin(db, DB_TXN_WRITE) < 0 || db_exec(db, decl) < 0) {
+	if (db_begin(db, DB_TXN_WRITE) < 0 || db_exec(db, decl.data) < 0) {
 		seed_fail(db, force ? "collections.sql" :
 		    "collections.sql (an existing database needs -f)");
 		goto out;
@@ -381,7 +363,7 @@ main(int argc, char **argv)
 out:
 	colls_free(&cs);
 	free(cd);
-	free(decl);
+	buf_free(&decl);
 	buf_free(&ddl);
 	db_close(db);
 	return rc;
