@@ -213,3 +213,12 @@ out:
 	(void)fclose(f);
 	return rc;
 }
+
+uint64_t
+seed_mix64(uint64_t x)
+{
+	x += SEED_MIX64_STEP;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
+}

@@ -110,15 +110,15 @@ seed_fmt(int n, size_t len)
 		seed_truncated = 1;
 }
 
-/* splitmix64: a well-mixed 64-bit step, enough for reproducible pseudo-random text. */
+/* The next value of the splitmix64 stream s (seed_mix64() of the state, which then steps
+ * on by the same constant that function adds). */
 static uint64_t
 seed_rng(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = seed_mix64(*s);
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	*s += SEED_MIX64_STEP;
+	return z;
 }
 
 /* The stream of one value: a table, a column number and a row id. */

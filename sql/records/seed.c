@@ -54,15 +54,6 @@ static const char *const seed_words[] = {
 	"filter", "expand", "token", "Zebra", "Quartz",
 };
 
-static uint64_t
-seed_mix64(uint64_t x)
-{
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
-
 /* A record id: 15 characters of [a-z0-9] from (kind, n). */
 static void
 seed_id(char out[COLL_ID_LEN + 1], uint64_t kind, uint64_t n)
