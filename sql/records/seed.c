@@ -6,8 +6,10 @@
  *
  * URL is "sqlite:PATH" or a PostgreSQL URL / conninfo.  DIR/collections.sql (default
  * sql/records) declares the collections; each collection's table is made from its
- * declaration (coll_ddl(), the same declaration on both back ends).  A database that
- * already has _collections is refused unless -f (drop the tables first).
+ * declaration (coll_ddl(), the same declaration on both back ends).  An SQLite database is
+ * seeded into PATH.seeding.PID, renamed over PATH once complete (sql/seedfile.h), and an
+ * existing PATH is refused unless -f; a PostgreSQL database that already has _collections
+ * is refused unless -f (drop the tables first).
  *
  * The rows are a pure function of the three counts (default 300 users, 5,000 posts,
  * 15,000 comments), computed with splitmix64, so SQLite and PostgreSQL seeded alike hold
@@ -254,6 +256,10 @@ main(int argc, char **argv)
 	const char *dir = "sql/records";
 	int64_t users = 300, posts = 5000, comments = 15000;
 	char path[4096], err[256], hash[128], setting[CRYPT_GENSALT_OUTPUT_SIZE];
+	char tmpurl[SEED_FILE_PATH_MAX + 64];
+	struct seed_file f;
+	enum db_backend be;
+	const char *url, *target;
 	struct crypt_data *cd = NULL;
 	struct colls cs = { 0 };
 	struct db *db = NULL;
@@ -265,6 +271,7 @@ main(int argc, char **argv)
 	/* The database holds the users' password hashes: never world-readable (SQLite gives
 	 * its -wal and -shm files the database's mode). */
 	(void)umask(027);
+	f.tmp[0] = '\0';	/* nothing to remove at out: until seed_file_begin() */
 	while ((c = getopt(argc, argv, "u:p:c:S:fq")) != -1) {
 		int64_t *dst = c == 'u' ? &users : c == 'p' ? &posts : &comments;
 
@@ -304,7 +311,19 @@ main(int argc, char **argv)
 	}
 	if (seed_read_file("records-seed", path, &decl) < 0)
 		goto out;
-	if (db_open(&db, argv[optind], NULL, err, sizeof(err)) < 0) {
+	url = argv[optind];
+	if (db_url_parse(url, &be, &target) == 0 && be == DB_SQLITE) {
+		/* A fresh temporary file, renamed over PATH once complete (sql/seedfile.h). */
+		if (seed_file_begin(&f, "records-seed", target, force) < 0)
+			goto out;
+		n = snprintf(tmpurl, sizeof(tmpurl), "sqlite:%s", f.tmp);
+		if (n < 0 || (size_t)n >= sizeof(tmpurl)) {
+			fprintf(stderr, "records-seed: database path too long\n");
+			goto out;
+		}
+		url = tmpurl;
+	}
+	if (db_open(&db, url, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "records-seed: %s\n", err);
 		goto out;
 	}
@@ -347,6 +366,12 @@ main(int argc, char **argv)
 		seed_fail(db, "commit");
 		goto out;
 	}
+	/* Closed before the rename: the last connection checkpoints and removes the WAL. */
+	db_close(db);
+	db = NULL;
+	if (f.tmp[0] != '\0' && seed_file_commit(&f, "records-seed") < 0)
+		goto out;
+	f.tmp[0] = '\0';
 	if (!seed_quiet)
 		printf("records-seed: %lld users, %lld posts, %lld comments\n", (long long)users,
 		    (long long)posts, (long long)comments);
@@ -357,5 +382,7 @@ out:
 	buf_free(&decl);
 	buf_free(&ddl);
 	db_close(db);
+	if (f.tmp[0] != '\0')
+		seed_file_abort(&f);
 	return rc;
 }
