@@ -347,3 +347,12 @@ bench_gnuplot_head() {
 bench_report() { cat >> "$BENCH_OUT/report.md"; }
 
 bench_rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+# bench_smaps_kib PID FIELD...: the sum of the fields (kB) of PID's smaps_rollup (Rss, Pss,
+# Private_Clean ...), 0 if gone.
+bench_smaps_kib() {
+	local pid=$1
+	shift
+	awk -v f=" $* " 'index(f, " " substr($1, 1, length($1) - 1) " ") { s += $2 } END { print s + 0 }' \
+	    "/proc/$pid/smaps_rollup" 2>/dev/null || echo 0
+}

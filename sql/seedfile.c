@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "seedfile.h"
 
 /* The files a signal removes: the temporary database and its companions (-wlock is the
@@ -179,4 +180,45 @@ seed_progress_end(struct seed_progress *p, int64_t done)
 		    (long long)done, took, took > 0 ? (double)done / took : 0.0);
 	else
 		fprintf(stderr, "%s: %s: %.2f s\n", p->prog, p->what, took);
+}
+
+int
+seed_read_file(const char *prog, const char *path, struct buf *b)
+{
+	char chunk[8192];
+	FILE *f;
+	size_t n;
+	int rc = -1;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_append(b, chunk, n) == -1) {
+			fprintf(stderr, "%s: %s: out of memory\n", prog, path);
+			goto out;
+		}
+	if (ferror(f)) {
+		fprintf(stderr, "%s: %s: read error\n", prog, path);
+		goto out;
+	}
+	if (buf_putc(b, '\0') == -1) {
+		fprintf(stderr, "%s: %s: out of memory\n", prog, path);
+		goto out;
+	}
+	b->len--;	/* the NUL is there, not counted */
+	rc = 0;
+out:
+	(void)fclose(f);
+	return rc;
+}
+
+uint64_t
+seed_mix64(uint64_t x)
+{
+	x += SEED_MIX64_STEP;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
 }

@@ -12,11 +12,16 @@
  *
  * Long loads say how far they are: a progress line on stderr at most once a second with
  * the rows done, the total when known and the rate, then one line when the step is done.
+ *
+ * They also share the reading of their SQL files and splitmix64, from which their
+ * reproducible rows are drawn.
  */
 #ifndef SLUICE_SEEDFILE_H
 #define SLUICE_SEEDFILE_H
 
 #include <stdint.h>
+
+struct buf;
 
 #define SEED_FILE_PATH_MAX	4096
 
@@ -61,6 +66,15 @@ void seed_progress_tick(struct seed_progress *p, int64_t done);
 
 /* The step's last line: rows, seconds and the rate. */
 void seed_progress_end(struct seed_progress *p, int64_t done);
+
+/* Appends the whole file at path to b (which stays NUL-terminated): the SQL scripts a seeder
+ * runs.  0, or -1 with the reason on stderr after "prog: ". */
+int seed_read_file(const char *prog, const char *path, struct buf *b);
+
+/* splitmix64's output function: a well-mixed 64-bit value of x (which it first steps on by
+ * SEED_MIX64_STEP), enough for reproducible pseudo-random rows. */
+#define SEED_MIX64_STEP	0x9E3779B97F4A7C15ULL
+uint64_t seed_mix64(uint64_t x);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double seed_now(void);

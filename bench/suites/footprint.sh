@@ -19,23 +19,15 @@
 # idle RSS of one process each (other hardware; their PostgreSQL server is not counted
 # there, nor is sluice's here).  For one process RSS >= PSS >= USS.
 
-# footprint_kib PID FIELD...: the sum of the fields (kB) of PID's smaps_rollup, 0 if gone.
-footprint_kib() {
-	local pid=$1
-	shift
-	awk -v f=" $* " 'index(f, " " substr($1, 1, length($1) - 1) " ") { s += $2 } END { print s + 0 }' \
-	    "/proc/$pid/smaps_rollup" 2>/dev/null || echo 0
-}
-
 # footprint_row LABEL KEY PIDS...: one table row and three CSV rows (rss-, pss-, uss-KEY)
 # for the processes PIDS, summed; adds them to the stack's totals.
 footprint_row() {
 	local label=$1 key=$2 p rss=0 pss=0 uss=0 n=0 m
 	shift 2
 	for p in "$@"; do
-		rss=$((rss + $(footprint_kib "$p" Rss)))
-		pss=$((pss + $(footprint_kib "$p" Pss)))
-		uss=$((uss + $(footprint_kib "$p" Private_Clean Private_Dirty)))
+		rss=$((rss + $(bench_smaps_kib "$p" Rss)))
+		pss=$((pss + $(bench_smaps_kib "$p" Pss)))
+		uss=$((uss + $(bench_smaps_kib "$p" Private_Clean Private_Dirty)))
 		n=$((n + 1))
 	done
 	echo "| $label | $n | $rss | $pss | $uss |" | bench_report

@@ -33,10 +33,9 @@ declare -A RECORDS_LABEL=([health]="health (/api/health)" [view]="view one" [lis
 
 # records_pss_kib PID...: the summed proportional set size (KiB) of the processes.
 records_pss_kib() {
-	local p sum=0 v
+	local p sum=0
 	for p in "$@"; do
-		v=$(awk '/^Pss:/ { print $2; exit }' "/proc/$p/smaps_rollup" 2>/dev/null)
-		sum=$((sum + ${v:-0}))
+		sum=$((sum + $(bench_smaps_kib "$p" Pss)))
 	done
 	echo "$sum"
 }

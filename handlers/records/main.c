@@ -30,7 +30,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "arena.h"
 #include "json.h"
 #include "log.h"
 #include "records.h"
@@ -172,64 +171,48 @@ notfound:
 }
 
 /*
- * Reads a form body (a=1&b=x&b=y) into x->body as an object of strings, a key given more
- * than once as an array of them; rec_value() then reads each by its field's type.  0, or
- * -1 with a 400 answered (a malformed escape, a NUL, text that is not UTF-8).
+ * Reads a form body (a=1&b=x&b=y), decoded by req_form(), into x->body as an object of
+ * strings, a key given more than once as an array of them; rec_value() then reads each by
+ * its field's type.  0, or -1 with a 400 answered (a malformed escape, a NUL, text that is
+ * not UTF-8, more than REQ_PARAMS_MAX pairs) or a 413 (the arena's cap).
  */
 static int
 rec_form(struct rec_ctx *x)
 {
-	const char *p = x->rq->body, *end = p + x->rq->body_len;
-	char *buf = arena_alloc(x->rq->arena, x->rq->body_len + 1);
+	struct req_param *p;
+	size_t n, i;
+	enum req_err re;
 
 	x->form = 1;
-	if (buf == NULL || (x->body = cJSON_CreateObject()) == NULL) {
+	if ((re = req_form(x->rq, &p, &n)) == REQ_ENOMEM ||
+	    (x->body = cJSON_CreateObject()) == NULL) {
 		rec_error(x->rs, 413, NULL, NULL);
 		return -1;
 	}
 	x->f.body = x->body;
-	while (p < end) {
-		const char *amp = memchr(p, '&', (size_t)(end - p)), *eq;
-		const char *stop = amp ? amp : end;
-		long kl, vl;
-		cJSON *old, *v;
+	if (re != REQ_OK)
+		goto bad;
+	for (i = 0; i < n; i++) {
+		cJSON *old, *v, *arr;
 
-		eq = memchr(p, '=', (size_t)(stop - p));
-		if (stop == p) {
-			p = stop + 1;
-			continue;
-		}
-		kl = str_pct_decode(p, (size_t)((eq ? eq : stop) - p), buf, 1);
-		if (kl < 0 || !str_utf8_valid(buf, (size_t)kl))
+		if (!str_utf8_valid(p[i].key, p[i].keylen) ||
+		    !str_utf8_valid(p[i].val, p[i].vallen) ||
+		    (v = cJSON_CreateString(p[i].val)) == NULL)
 			goto bad;
-		buf[kl] = '\0';
-		old = cJSON_GetObjectItemCaseSensitive(x->body, buf);
-		{
-			char *key = arena_strndup(x->rq->arena, buf, (size_t)kl);
-
-			vl = eq ? str_pct_decode(eq + 1, (size_t)(stop - eq - 1), buf, 1) : 0;
-			if (key == NULL || vl < 0 || !str_utf8_valid(buf, (size_t)vl))
+		old = cJSON_GetObjectItemCaseSensitive(x->body, p[i].key);
+		if (old == NULL)
+			cJSON_AddItemToObject(x->body, p[i].key, v);
+		else if (cJSON_IsArray(old))
+			cJSON_AddItemToArray(old, v);
+		else {
+			if ((arr = cJSON_CreateArray()) == NULL) {
+				cJSON_Delete(v);
 				goto bad;
-			buf[vl] = '\0';
-			if ((v = cJSON_CreateString(buf)) == NULL)
-				goto bad;
-			if (old == NULL)
-				cJSON_AddItemToObject(x->body, key, v);
-			else if (cJSON_IsArray(old))
-				cJSON_AddItemToArray(old, v);
-			else {
-				cJSON *arr = cJSON_CreateArray();
-
-				if (arr == NULL) {
-					cJSON_Delete(v);
-					goto bad;
-				}
-				cJSON_AddItemToArray(arr, cJSON_Duplicate(old, 1));
-				cJSON_AddItemToArray(arr, v);
-				cJSON_ReplaceItemInObjectCaseSensitive(x->body, key, arr);
 			}
+			cJSON_AddItemToArray(arr, cJSON_Duplicate(old, 1));
+			cJSON_AddItemToArray(arr, v);
+			cJSON_ReplaceItemInObjectCaseSensitive(x->body, p[i].key, arr);
 		}
-		p = stop + (amp != NULL);
 	}
 	return 0;
 bad:

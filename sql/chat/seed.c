@@ -73,15 +73,6 @@ static const struct {
 
 static int seed_quiet;
 
-static uint64_t
-seed_mix64(uint64_t x)
-{
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
-
 static int64_t
 seed_zipf_rank(uint64_t seed, int64_t count, double alpha)
 {

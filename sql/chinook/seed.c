@@ -110,15 +110,15 @@ seed_fmt(int n, size_t len)
 		seed_truncated = 1;
 }
 
-/* splitmix64: a well-mixed 64-bit step, enough for reproducible pseudo-random text. */
+/* The next value of the splitmix64 stream s (seed_mix64() of the state, which then steps
+ * on by the same constant that function adds). */
 static uint64_t
 seed_rng(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = seed_mix64(*s);
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	*s += SEED_MIX64_STEP;
+	return z;
 }
 
 /* The stream of one value: a table, a column number and a row id. */
@@ -688,36 +688,6 @@ seed_actors(struct seed_ins *in)
 	return seed_ins_flush(in);
 }
 
-/* Reads path into b (NUL-terminated).  Returns 0, or -1 after printing why. */
-static int
-seed_read_file(const char *path, struct buf *b)
-{
-	char chunk[8192];
-	FILE *f;
-	size_t n;
-	int rc = -1;
-
-	if ((f = fopen(path, "r")) == NULL) {
-		fprintf(stderr, "chinook-seed: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_append(b, chunk, n) == -1) {
-			fprintf(stderr, "chinook-seed: %s: out of memory\n", path);
-			goto out;
-		}
-	if (ferror(f)) {
-		fprintf(stderr, "chinook-seed: %s: read error\n", path);
-		goto out;
-	}
-	if (buf_putc(b, '\0') == -1)
-		goto out;
-	rc = 0;
-out:
-	fclose(f);
-	return rc;
-}
-
 /* Runs the statements of SQLDIR/name.  Returns 0, or -1 after printing why. */
 static int
 seed_apply(struct db *db, const char *dir, const char *name)
@@ -732,7 +702,7 @@ seed_apply(struct db *db, const char *dir, const char *name)
 		fprintf(stderr, "chinook-seed: %s: path too long\n", dir);
 		goto out;
 	}
-	if (seed_read_file(path, &b) == -1)
+	if (seed_read_file("chinook-seed", path, &b) == -1)
 		goto out;
 	if (db_exec(db, b.data) == -1) {
 		fprintf(stderr, "chinook-seed: %s: %s\n", path, db_errmsg(db));

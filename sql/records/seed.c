@@ -6,8 +6,10 @@
  *
  * URL is "sqlite:PATH" or a PostgreSQL URL / conninfo.  DIR/collections.sql (default
  * sql/records) declares the collections; each collection's table is made from its
- * declaration (coll_ddl(), the same declaration on both back ends).  A database that
- * already has _collections is refused unless -f (drop the tables first).
+ * declaration (coll_ddl(), the same declaration on both back ends).  An SQLite database is
+ * seeded into PATH.seeding.PID, renamed over PATH once complete (sql/seedfile.h), and an
+ * existing PATH is refused unless -f; a PostgreSQL database that already has _collections
+ * is refused unless -f (drop the tables first).
  *
  * The rows are a pure function of the three counts (default 300 users, 5,000 posts,
  * 15,000 comments), computed with splitmix64, so SQLite and PostgreSQL seeded alike hold
@@ -40,6 +42,7 @@
 #include "records/coll.h"
 #include "records/filter.h"
 #include "str.h"
+#include "../seedfile.h"
 
 #define SEED_T0		1735689600	/* 2025-01-01 00:00:00 UTC */
 #define SEED_PASSWORD	"password123"
@@ -52,15 +55,6 @@ static const char *const seed_words[] = {
 	"falcon", "ember", "willow", "canyon", "pixel", "kernel", "thread", "socket", "record",
 	"filter", "expand", "token", "Zebra", "Quartz",
 };
-
-static uint64_t
-seed_mix64(uint64_t x)
-{
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
 
 /* A record id: 15 characters of [a-z0-9] from (kind, n). */
 static void
@@ -249,27 +243,6 @@ out:
 	return rc;
 }
 
-/* Reads a whole file into a NUL-terminated malloc'ed string, or NULL. */
-static char *
-seed_read(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	struct buf b;
-	char chunk[4096];
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	buf_init(&b, 1 << 20);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_append(&b, chunk, n);
-	if (fclose(f) != 0 || buf_failed(&b)) {
-		buf_free(&b);
-		return NULL;
-	}
-	return b.data;
-}
-
 static void
 seed_usage(void)
 {
@@ -283,18 +256,22 @@ main(int argc, char **argv)
 	const char *dir = "sql/records";
 	int64_t users = 300, posts = 5000, comments = 15000;
 	char path[4096], err[256], hash[128], setting[CRYPT_GENSALT_OUTPUT_SIZE];
+	char tmpurl[SEED_FILE_PATH_MAX + 64];
+	struct seed_file f;
+	enum db_backend be;
+	const char *url, *target;
 	struct crypt_data *cd = NULL;
 	struct colls cs = { 0 };
 	struct db *db = NULL;
-	struct buf ddl;
-	char *decl = NULL;
+	struct buf ddl, decl;
 	const char *h;
-	int c, force = 0, rc = 1;
+	int c, n, force = 0, rc = 1;
 	size_t i;
 
 	/* The database holds the users' password hashes: never world-readable (SQLite gives
 	 * its -wal and -shm files the database's mode). */
 	(void)umask(027);
+	f.tmp[0] = '\0';	/* nothing to remove at out: until seed_file_begin() */
 	while ((c = getopt(argc, argv, "u:p:c:S:fq")) != -1) {
 		int64_t *dst = c == 'u' ? &users : c == 'p' ? &posts : &comments;
 
@@ -326,12 +303,27 @@ main(int argc, char **argv)
 		return 2;
 	}
 	buf_init(&ddl, 1 << 20);
-	(void)snprintf(path, sizeof(path), "%s/collections.sql", dir);
-	if ((decl = seed_read(path)) == NULL) {
-		fprintf(stderr, "records-seed: cannot read %s\n", path);
+	buf_init(&decl, 1 << 20);
+	n = snprintf(path, sizeof(path), "%s/collections.sql", dir);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		fprintf(stderr, "records-seed: %s: path too long\n", dir);
 		goto out;
 	}
-	if (db_open(&db, argv[optind], NULL, err, sizeof(err)) < 0) {
+	if (seed_read_file("records-seed", path, &decl) < 0)
+		goto out;
+	url = argv[optind];
+	if (db_url_parse(url, &be, &target) == 0 && be == DB_SQLITE) {
+		/* A fresh temporary file, renamed over PATH once complete (sql/seedfile.h). */
+		if (seed_file_begin(&f, "records-seed", target, force) < 0)
+			goto out;
+		n = snprintf(tmpurl, sizeof(tmpurl), "sqlite:%s", f.tmp);
+		if (n < 0 || (size_t)n >= sizeof(tmpurl)) {
+			fprintf(stderr, "records-seed: database path too long\n");
+			goto out;
+		}
+		url = tmpurl;
+	}
+	if (db_open(&db, url, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "records-seed: %s\n", err);
 		goto out;
 	}
@@ -350,7 +342,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	memcpy(hash, h, strlen(h) + 1);
-	if (db_begin(db, DB_TXN_WRITE) < 0 || db_exec(db, decl) < 0) {
+	if (db_begin(db, DB_TXN_WRITE) < 0 || db_exec(db, decl.data) < 0) {
 		seed_fail(db, force ? "collections.sql" :
 		    "collections.sql (an existing database needs -f)");
 		goto out;
@@ -374,6 +366,12 @@ main(int argc, char **argv)
 		seed_fail(db, "commit");
 		goto out;
 	}
+	/* Closed before the rename: the last connection checkpoints and removes the WAL. */
+	db_close(db);
+	db = NULL;
+	if (f.tmp[0] != '\0' && seed_file_commit(&f, "records-seed") < 0)
+		goto out;
+	f.tmp[0] = '\0';
 	if (!seed_quiet)
 		printf("records-seed: %lld users, %lld posts, %lld comments\n", (long long)users,
 		    (long long)posts, (long long)comments);
@@ -381,8 +379,10 @@ main(int argc, char **argv)
 out:
 	colls_free(&cs);
 	free(cd);
-	free(decl);
+	buf_free(&decl);
 	buf_free(&ddl);
 	db_close(db);
+	if (f.tmp[0] != '\0')
+		seed_file_abort(&f);
 	return rc;
 }
