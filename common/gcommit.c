@@ -324,15 +324,6 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 }
 
 void
-gcommit_stats(long *batches, long *writes)
-{
-	pthread_mutex_lock(&gcommit_mu);
-	*batches = gcommit_batches;
-	*writes = gcommit_writes;
-	pthread_mutex_unlock(&gcommit_mu);
-}
-
-void
 gcommit_counts(struct gcommit_counts *out)
 {
 	pthread_mutex_lock(&gcommit_mu);
