@@ -246,8 +246,7 @@ db_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* FNV-1a: cheap and good enough to skip almost every strcmp() on a cache miss. */
-static uint64_t
+uint64_t
 db_hash(const char *s)
 {
 	uint64_t h = 14695981039346656037ULL;

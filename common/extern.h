@@ -111,6 +111,10 @@ void db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 /* CLOCK_MONOTONIC in milliseconds. */
 long long db_now_ms(void);
 
+/* FNV-1a of the NUL-terminated s: cheap and good enough to skip almost every strcmp() in a
+ * cache of SQL texts (db.c's, and each pooled PostgreSQL connection's). */
+uint64_t db_hash(const char *s);
+
 /* Frees every cached statement; server_side as in db_ops.stmt_free. */
 void db_cache_drop(struct db *db, int server_side);
 
