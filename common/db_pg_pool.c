@@ -247,13 +247,6 @@ pg_conn_check(struct pg_conn *c, int probe, enum db_err *code, char *msg, size_t
 	return 0;
 }
 
-static void
-pg_deadline_ts(long long ms, struct timespec *ts)
-{
-	ts->tv_sec = (time_t)(ms / 1000);
-	ts->tv_nsec = (long)(ms % 1000) * 1000000L;
-}
-
 /* Waits on cv (pool->mu held) until signalled or past deadline_ms (0: no deadline).
  * Returns ETIMEDOUT when the deadline passed, else 0. */
 static int
@@ -267,7 +260,7 @@ pg_wait(pthread_cond_t *cv, struct pg_pool *p, long long deadline_ms)
 	}
 	if (db_now_ms() >= deadline_ms)
 		return ETIMEDOUT;
-	pg_deadline_ts(deadline_ms, &ts);
+	db_ms_timespec(deadline_ms, &ts);
 	return pthread_cond_timedwait(cv, &p->mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
