@@ -412,11 +412,6 @@ pool_watch_free(int64_t *watch)
 		(void)munmap(watch, SETTINGS_WATCH_SLOTS * sizeof(int64_t));
 }
 
-/*
- * The watchdog: kills w when one of its requests has run longer than the pool's limit, and
- * lowers *deadline to when it looks again.  The slots are written by the worker: a torn or
- * silly value only makes the worker look idle or young.
- */
 /* 1 when pid is stopped by a signal (state T in /proc/PID/stat), else 0. */
 static int
 pool_stopped(pid_t pid)
@@ -439,6 +434,11 @@ pool_stopped(pid_t pid)
 	return paren[2] == 'T';
 }
 
+/*
+ * The watchdog: kills w when one of its requests has run longer than the pool's limit, and
+ * lowers *deadline to when it looks again.  The slots are written by the worker: a torn or
+ * silly value only makes the worker look idle or young.
+ */
 static void
 pool_watch(struct pool *p, struct worker *w, int64_t now, int64_t *deadline)
 {
