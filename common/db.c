@@ -246,8 +246,14 @@ db_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* FNV-1a: cheap and good enough to skip almost every strcmp() on a cache miss. */
-static uint64_t
+void
+db_ms_timespec(long long ms, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)(ms / 1000);
+	ts->tv_nsec = (long)(ms % 1000) * 1000000L;
+}
+
+uint64_t
 db_hash(const char *s)
 {
 	uint64_t h = 14695981039346656037ULL;

@@ -128,17 +128,6 @@ struct pg_pool {
 static pthread_mutex_t pg_pools_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct pg_pool *pg_pools;
 
-/* FNV-1a: to skip most strcmp()s in a connection's statements. */
-static uint64_t
-pg_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* Notices (and the FATAL a dying backend sends to an idle connection) go to the log, not
  * to libpq's default of stderr. */
 static void
@@ -258,13 +247,6 @@ pg_conn_check(struct pg_conn *c, int probe, enum db_err *code, char *msg, size_t
 	return 0;
 }
 
-static void
-pg_deadline_ts(long long ms, struct timespec *ts)
-{
-	ts->tv_sec = (time_t)(ms / 1000);
-	ts->tv_nsec = (long)(ms % 1000) * 1000000L;
-}
-
 /* Waits on cv (pool->mu held) until signalled or past deadline_ms (0: no deadline).
  * Returns ETIMEDOUT when the deadline passed, else 0. */
 static int
@@ -278,7 +260,7 @@ pg_wait(pthread_cond_t *cv, struct pg_pool *p, long long deadline_ms)
 	}
 	if (db_now_ms() >= deadline_ms)
 		return ETIMEDOUT;
-	pg_deadline_ts(deadline_ms, &ts);
+	db_ms_timespec(deadline_ms, &ts);
 	return pthread_cond_timedwait(cv, &p->mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
@@ -418,7 +400,7 @@ pg_batch_send(struct pg_conn *c, struct pg_job *j, size_t *nops)
 	struct pg_stmt *s;
 	long i;
 
-	if ((i = pg_stmt_get(c, j->sql, pg_hash(j->sql), evicted)) < 0)
+	if ((i = pg_stmt_get(c, j->sql, db_hash(j->sql), evicted)) < 0)
 		return -1;
 	if (evicted[0] != '\0') {
 		/* Cannot truncate: a name is at most 15 bytes. */
@@ -729,7 +711,7 @@ pg_conn_stmt(struct pg_conn *c, const char *sql, PGresult **failed)
 
 	*failed = NULL;
 	c->clock++;
-	if ((i = pg_stmt_get(c, sql, pg_hash(sql), evicted)) < 0)
+	if ((i = pg_stmt_get(c, sql, db_hash(sql), evicted)) < 0)
 		return NULL;
 	if (evicted[0] != '\0' && PQtransactionStatus(c->pq) != PQTRANS_INERROR) {
 		/* Best effort: a name left on the server costs a little memory until

@@ -81,12 +81,25 @@ encode_parse(const char *ae, int *br_out, int *gz_out, int *any_out)
 	*any_out = any;
 }
 
+/* 1 when a coding that ae named as named (encode_parse()'s -1, 0 or 1) is accepted. */
+static int
+encode_ok(int named, int any)
+{
+	return named == 1 || (named == -1 && any == 1);
+}
+
 enum encode_coding
 encode_choose(const char *ae)
 {
-	if (encode_accepts(ae, ENCODE_BR))
+	int br, gz, any;
+
+	/* One pass over the header for both codings: this runs for every response. */
+	if (ae == NULL)
+		return ENCODE_IDENTITY;
+	encode_parse(ae, &br, &gz, &any);
+	if (encode_ok(br, any))
 		return ENCODE_BR;
-	if (encode_accepts(ae, ENCODE_GZIP))
+	if (encode_ok(gz, any))
 		return ENCODE_GZIP;
 	return ENCODE_IDENTITY;
 }
@@ -101,9 +114,7 @@ encode_accepts(const char *ae, enum encode_coding c)
 	if (ae == NULL)
 		return 0;
 	encode_parse(ae, &br, &gz, &any);
-	if (c == ENCODE_BR)
-		return br == 1 || (br == -1 && any == 1);
-	return gz == 1 || (gz == -1 && any == 1);
+	return encode_ok(c == ENCODE_BR ? br : gz, any);
 }
 
 static int

@@ -111,6 +111,15 @@ void db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 /* CLOCK_MONOTONIC in milliseconds. */
 long long db_now_ms(void);
 
+/* A db_now_ms() time as the struct timespec of pthread_cond_timedwait() (on a condition
+ * variable whose clock is CLOCK_MONOTONIC). */
+struct timespec;
+void db_ms_timespec(long long ms, struct timespec *ts);
+
+/* FNV-1a of the NUL-terminated s: cheap and good enough to skip almost every strcmp() in a
+ * cache of SQL texts (db.c's, and each pooled PostgreSQL connection's). */
+uint64_t db_hash(const char *s);
+
 /* Frees every cached statement; server_side as in db_ops.stmt_free. */
 void db_cache_drop(struct db *db, int server_side);
 

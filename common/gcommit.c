@@ -274,8 +274,7 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 				continue;
 			}
 			/* Queued behind a batch: wait no longer than the budget. */
-			ts.tv_sec = (time_t)(item.deadline / 1000);
-			ts.tv_nsec = (long)(item.deadline % 1000) * 1000000L;
+			db_ms_timespec(item.deadline, &ts);
 			if (pthread_cond_timedwait(&gcommit_cv, &gcommit_mu, &ts) == ETIMEDOUT &&
 			    !item.taken && !item.done) {
 				gcommit_unqueue(&item);
@@ -321,15 +320,6 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 	if (item.rc < 0 && err != NULL)
 		*err = item.err;
 	return item.rc;
-}
-
-void
-gcommit_stats(long *batches, long *writes)
-{
-	pthread_mutex_lock(&gcommit_mu);
-	*batches = gcommit_batches;
-	*writes = gcommit_writes;
-	pthread_mutex_unlock(&gcommit_mu);
 }
 
 void

@@ -72,9 +72,6 @@ typedef int (*gcommit_fn)(struct db *db, void *arg);
  */
 int gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err);
 
-/* Statistics for tests and logs: batches taken and writes in them, process-wide. */
-void gcommit_stats(long *batches, long *writes);
-
 struct gcommit_counts {
 	long batches;		/* batches taken off the queue */
 	long writes;		/* writes in them */
@@ -83,7 +80,7 @@ struct gcommit_counts {
 	long timeouts;		/* writes answered DB_ETIMEOUT (queue, BEGIN or interrupt) */
 };
 
-/* All the counters at once, process-wide. */
+/* The counters, process-wide, for tests and logs. */
 void gcommit_counts(struct gcommit_counts *out);
 
 #endif /* SLUICE_GCOMMIT_H */

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fastcgi.h>
@@ -211,15 +210,6 @@ serve_body_error(struct resp *rs, int status, size_t cap)
 	}
 }
 
-static long long
-serve_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Opens the thread's connection.  At start-up an unreachable server is allowed (the
  * thread connects later, at most every 500 ms); returns 0 when connected, 1 when it will
@@ -228,7 +218,7 @@ serve_now_ms(void)
 int
 serve_db_connect(struct serve_thread *t)
 {
-	long long now = serve_now_ms();
+	long long now = db_now_ms();
 
 	if (t->db_later && now < t->db_retry_ms)
 		return -1;

@@ -73,45 +73,39 @@ static const char *const q_channels =
     "JOIN channel_memberships cm ON cm.user_id = u.id "
     "WHERE c.id = cm.channel_id ORDER BY c.id";
 static const char *const q_nickname = "SELECT nickname FROM users WHERE session_id = $1";
-static const char *const q_messages =
-    "SELECT m.id, u.nickname, m.content, m.created_ts "
-    "FROM messages m JOIN users u ON u.id = m.user_id "
-    "WHERE m.channel_id = (SELECT current_channel_id FROM users WHERE session_id = $1) "
-    "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
-/* A pending session (no user row yet) sees the channel its user will start in. */
-static const char *const q_messages_guest =
-    "SELECT m.id, u.nickname, m.content, m.created_ts "
-    "FROM messages m JOIN users u ON u.id = m.user_id "
-    "WHERE m.channel_id = (SELECT id FROM channels WHERE name = 'starcord') "
-    "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
-/* chat_page_order=oldest: the channel's first 500, as the Starcord benchmark's page. */
-static const char *const q_messages_oldest =
-    "SELECT m.id, u.nickname, m.content, m.created_ts "
-    "FROM messages m JOIN users u ON u.id = m.user_id "
-    "WHERE m.channel_id = (SELECT current_channel_id FROM users WHERE session_id = $1) "
-    "ORDER BY m.created_ts, m.id LIMIT 500";
-static const char *const q_messages_guest_oldest =
-    "SELECT m.id, u.nickname, m.content, m.created_ts "
-    "FROM messages m JOIN users u ON u.id = m.user_id "
-    "WHERE m.channel_id = (SELECT id FROM channels WHERE name = 'starcord') "
-    "ORDER BY m.created_ts, m.id LIMIT 500";
-static int page_oldest;		/* SLUICE_CHAT_PAGE_ORDER=oldest, read at start-up */
+/*
+ * The message lists differ only in which channel (the session's current one, the guest's,
+ * or one by its id, with the author's id for the cache) and in their order (newest 500,
+ * shown oldest first; with chat_page_order=oldest the channel's first 500, as the Starcord
+ * benchmark's page).  A pending session (no user row yet) sees the channel its user will
+ * start in.
+ */
 #define PAGE_GUEST_CHANNEL	"starcord"
+#define PAGE_Q_MSGS		"SELECT m.id, u.nickname, m.content, m.created_ts"
+#define PAGE_Q_MSGS_FROM \
+    " FROM messages m JOIN users u ON u.id = m.user_id WHERE m.channel_id = "
+#define PAGE_Q_CURRENT		"(SELECT current_channel_id FROM users WHERE session_id = $1)"
+#define PAGE_Q_GUEST		"(SELECT id FROM channels WHERE name = '" PAGE_GUEST_CHANNEL "')"
+#define PAGE_Q_NEWEST		" ORDER BY m.created_ts DESC, m.id DESC LIMIT 500"
+#define PAGE_Q_OLDEST		" ORDER BY m.created_ts, m.id LIMIT 500"
+static const char *const q_messages =
+    PAGE_Q_MSGS PAGE_Q_MSGS_FROM PAGE_Q_CURRENT PAGE_Q_NEWEST;
+static const char *const q_messages_guest =
+    PAGE_Q_MSGS PAGE_Q_MSGS_FROM PAGE_Q_GUEST PAGE_Q_NEWEST;
+static const char *const q_messages_oldest =
+    PAGE_Q_MSGS PAGE_Q_MSGS_FROM PAGE_Q_CURRENT PAGE_Q_OLDEST;
+static const char *const q_messages_guest_oldest =
+    PAGE_Q_MSGS PAGE_Q_MSGS_FROM PAGE_Q_GUEST PAGE_Q_OLDEST;
+static int page_oldest;		/* SLUICE_CHAT_PAGE_ORDER=oldest, read at start-up */
 /* With the cache: the current channel's id, and its messages by that id. */
 static const char *const q_nickname_channel =
     "SELECT nickname, current_channel_id FROM users WHERE session_id = $1";
 static const char *const q_guest_channel =
     "SELECT id FROM channels WHERE name = '" PAGE_GUEST_CHANNEL "'";
 static const char *const q_messages_channel =
-    "SELECT m.id, u.nickname, m.content, m.created_ts, m.user_id "
-    "FROM messages m JOIN users u ON u.id = m.user_id "
-    "WHERE m.channel_id = $1 "
-    "ORDER BY m.created_ts DESC, m.id DESC LIMIT 500";
+    PAGE_Q_MSGS ", m.user_id" PAGE_Q_MSGS_FROM "$1" PAGE_Q_NEWEST;
 static const char *const q_messages_channel_oldest =
-    "SELECT m.id, u.nickname, m.content, m.created_ts, m.user_id "
-    "FROM messages m JOIN users u ON u.id = m.user_id "
-    "WHERE m.channel_id = $1 "
-    "ORDER BY m.created_ts, m.id LIMIT 500";
+    PAGE_Q_MSGS ", m.user_id" PAGE_Q_MSGS_FROM "$1" PAGE_Q_OLDEST;
 
 static struct tmpl *page_tmpl;
 static long long page_cache_on;

@@ -125,25 +125,26 @@ pool_check_binaries(const struct sluiced *s, const struct conf *c, char *err, si
 #define POOL_WATCH_FD_STR	"3"
 
 /*
- * The watchdog's limit for ep's workers: its time budget (stmt_timeout_ms=, else the
- * setting's default) and the grace; 0 (no watchdog) when the budget is 0.  A value the
- * worker would refuse is left to the worker to report.  Returns 0.
+ * The watchdog's limit for ep's workers: their time budget and the grace; 0 (no watchdog)
+ * when the budget is 0.  The budget is what the workers will read: the endpoint's
+ * stmt_timeout_ms=, else SLUICE_STMT_TIMEOUT_MS of sluiced's environment (which they
+ * inherit), else the setting's default.  A value the worker would refuse is left to the
+ * worker to report.
  */
-static int
-pool_spec_watch(const struct conf_endpoint *ep, struct pool_spec *out)
+static int64_t
+pool_spec_watch(const struct conf_endpoint *ep)
 {
 	const struct setting *set = &settings_table[SETTING_STMT_TIMEOUT_MS];
-	long long budget = set->def;
-	int64_t v;
+	const char *val = settings_get(SETTING_STMT_TIMEOUT_MS);
+	int64_t budget = set->def, v;
 	size_t i;
 
 	for (i = 0; i < ep->nextra; i++)
-		if (strcasecmp(ep->extra[i].key, set->name + strlen("SLUICE_")) == 0 &&
-		    str_to_int(ep->extra[i].value, strlen(ep->extra[i].value), set->min,
-		    set->max, &v) == 0)
-			budget = v;
-	out->watch_ms = budget > 0 ? budget + POOL_WATCH_GRACE_MS : 0;
-	return 0;
+		if (strcasecmp(ep->extra[i].key, set->name + strlen("SLUICE_")) == 0)
+			val = ep->extra[i].value;
+	if (val != NULL && str_to_int(val, strlen(val), set->min, set->max, &v) == 0)
+		budget = v;
+	return budget > 0 ? budget + POOL_WATCH_GRACE_MS : 0;
 }
 
 int
@@ -180,8 +181,9 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 	if (ep->db_url != NULL &&
 	    pool_env_add(&out->env, &n, "SLUICE_DB", ep->db_url) == -1)
 		goto fail;
-	if (pool_spec_watch(ep, out) == -1 || (out->watch_ms > 0 &&
-	    pool_env_add(&out->env, &n, "SLUICE_WATCHDOG_FD", POOL_WATCH_FD_STR) == -1))
+	out->watch_ms = pool_spec_watch(ep);
+	if (out->watch_ms > 0 &&
+	    pool_env_add(&out->env, &n, "SLUICE_WATCHDOG_FD", POOL_WATCH_FD_STR) == -1)
 		goto fail;
 	for (i = 0; i < ep->nextra; i++) {
 		m = snprintf(key, sizeof(key), "SLUICE_%s", ep->extra[i].key);
@@ -410,11 +412,6 @@ pool_watch_free(int64_t *watch)
 		(void)munmap(watch, SETTINGS_WATCH_SLOTS * sizeof(int64_t));
 }
 
-/*
- * The watchdog: kills w when one of its requests has run longer than the pool's limit, and
- * lowers *deadline to when it looks again.  The slots are written by the worker: a torn or
- * silly value only makes the worker look idle or young.
- */
 /* 1 when pid is stopped by a signal (state T in /proc/PID/stat), else 0. */
 static int
 pool_stopped(pid_t pid)
@@ -437,6 +434,11 @@ pool_stopped(pid_t pid)
 	return paren[2] == 'T';
 }
 
+/*
+ * The watchdog: kills w when one of its requests has run longer than the pool's limit, and
+ * lowers *deadline to when it looks again.  The slots are written by the worker: a torn or
+ * silly value only makes the worker look idle or young.
+ */
 static void
 pool_watch(struct pool *p, struct worker *w, int64_t now, int64_t *deadline)
 {

@@ -72,10 +72,9 @@ int
 chat_init(void)
 {
 	const char *hex = settings_get(SETTING_SESSION_KEY);
-	const char *f = settings_get(SETTING_SESSION_KEY_FILE);
-	char path[4096];
+	const char *path = settings_get(SETTING_SESSION_KEY_FILE);
+	char def[4096];
 	long k;
-	int rc;
 
 	if (settings_int(SETTING_BENCH_SESSIONS, &chat_bench_sessions) < 0) {
 		fprintf(stderr, "chat: SLUICE_BENCH_SESSIONS must be 0..99999999\n");
@@ -91,13 +90,12 @@ chat_init(void)
 		chat_keylen = (size_t)k;
 		return 0;
 	}
-	if (f != NULL)
-		rc = snprintf(path, sizeof(path), "%s", f) < (int)sizeof(path) ? 0 : -1;
-	else
-		rc = keyfile_path("chat-session.key", path, sizeof(path));
-	if (rc < 0) {
-		fprintf(stderr, "chat: the session key path is too long\n");
-		return -1;
+	if (path == NULL) {
+		if (keyfile_path("chat-session.key", def, sizeof(def)) < 0) {
+			fprintf(stderr, "chat: the session key path is too long\n");
+			return -1;
+		}
+		path = def;
 	}
 	if ((k = keyfile_load(path, chat_key, sizeof(chat_key), 32)) <= 0) {
 		fprintf(stderr, "chat: cannot read or create the session key %s: %s\n", path,

@@ -548,7 +548,7 @@ test_gcommit(void)
 	int bad[GC_THREADS] = { 0 }, i, total = 0;
 	struct db *db = NULL;
 	struct db_stmt *st;
-	long batches, writes;
+	struct gcommit_counts c;
 	char err[128], file[100];
 
 	snprintf(file, sizeof(file), "/tmp/sluice-gcommit-%d.db", (int)getpid());
@@ -571,10 +571,10 @@ test_gcommit(void)
 	CHECK(st != NULL && db_step(st) == DB_ROW);
 	CHECK_INT(db_column_int(st, 0), GC_THREADS * GC_N * 9 / 10);
 	db_reset(st);
-	gcommit_stats(&batches, &writes);
-	printf("  %ld writes in %ld transactions\n", writes, batches);
-	CHECK_INT(writes, GC_THREADS * GC_N);
-	CHECK(batches <= writes);
+	gcommit_counts(&c);
+	printf("  %ld writes in %ld transactions\n", c.writes, c.batches);
+	CHECK_INT(c.writes, GC_THREADS * GC_N);
+	CHECK(c.batches <= c.writes);
 	db_close(db);
 	snprintf(err, sizeof(err), "%s-wlock", file);
 	unlink(err);

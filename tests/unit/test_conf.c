@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "log.h"
 #include "nginxconf.h"
+#include "sluiced.h"
 
 /* Writes text to a fresh temporary file; returns its path in buf (caller unlinks). */
 static int
@@ -813,6 +814,44 @@ out:
 	conf_free(c);
 }
 
+/*
+ * The watchdog's limit follows the budget the workers will read: the endpoint's
+ * stmt_timeout_ms=, else SLUICE_STMT_TIMEOUT_MS of sluiced's environment (the workers
+ * inherit it), else the default; 0 (no watchdog) when the budget is 0.
+ */
+static void
+test_watch_follows_env_budget(void)
+{
+	struct sluiced s;
+	struct pool_spec sp;
+	char err[512];
+	struct conf *c = load_text("x /x/\ny /y/ stmt_timeout_ms=100\n", err, sizeof(err));
+
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	memset(&s, 0, sizeof(s));
+	s.conf = c;
+	s.bindir = "bin";
+	unsetenv("SLUICE_STMT_TIMEOUT_MS");
+	CHECK_INT(pool_spec_make(&s, &c->eps[0], &sp), 0);
+	CHECK_INT(sp.watch_ms, 5000 + POOL_WATCH_GRACE_MS);
+	pool_spec_free(&sp);
+	setenv("SLUICE_STMT_TIMEOUT_MS", "60000", 1);
+	CHECK_INT(pool_spec_make(&s, &c->eps[0], &sp), 0);
+	CHECK_INT(sp.watch_ms, 60000 + POOL_WATCH_GRACE_MS);
+	pool_spec_free(&sp);
+	CHECK_INT(pool_spec_make(&s, &c->eps[1], &sp), 0);
+	CHECK_INT(sp.watch_ms, 100 + POOL_WATCH_GRACE_MS);
+	pool_spec_free(&sp);
+	setenv("SLUICE_STMT_TIMEOUT_MS", "0", 1);
+	CHECK_INT(pool_spec_make(&s, &c->eps[0], &sp), 0);
+	CHECK_INT(sp.watch_ms, 0);
+	pool_spec_free(&sp);
+	unsetenv("SLUICE_STMT_TIMEOUT_MS");
+	conf_free(c);
+}
+
 int
 main(void)
 {
@@ -834,5 +873,6 @@ main(void)
 	RUN(test_gen_hostile_clients);
 	RUN(test_gen_bad_opts);
 	RUN(test_gen_tcp);
+	RUN(test_watch_follows_env_budget);
 	return harness_done();
 }
