@@ -772,24 +772,14 @@ fail:
 	return -1;
 }
 
-int
+void
 rest_auth_leave(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc)
 {
-	if (!t->in_txn)
-		return 0;
+	if (!t->in_txn || rs->status < 500 || strcmp(db_sqlstate(rq->db), "42501") != 0)
+		return;
 	t->in_txn = 0;
-	if (rs->status >= 500 && strcmp(db_sqlstate(rq->db), "42501") == 0) {
-		rest_auth_denied(rs, id, rpc ? "function" : "table", name,
-		    strstr(db_errmsg(rq->db), "row-level security") != NULL);
-		db_rollback(rq->db);
-		return 0;
-	}
-	if (rs->status == 0 || rs->status >= 400) {
-		db_rollback(rq->db);
-		return 0;
-	}
-	if (db_commit(rq->db) < 0)
-		serve_db_error(rs, rq->db);
-	return 0;
+	rest_auth_denied(rs, id, rpc ? "function" : "table", name,
+	    strstr(db_errmsg(rq->db), "row-level security") != NULL);
+	db_rollback(rq->db);
 }

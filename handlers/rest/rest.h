@@ -623,10 +623,10 @@ int rest_auth_error(struct resp *rs, const struct rest_err *e);
  */
 int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc);
-/* After the verb: commits the transaction rest_auth_enter() opened when the answer is a
- * success, else rolls it back; PostgreSQL's 42501 becomes 401 (anonymous) or 403.
- * Returns 0. */
-int rest_auth_leave(struct req *rq, struct resp *rs, struct rest_thread *t,
+/* After the verb: when PostgreSQL refused the role (42501), answers 401 (anonymous) or
+ * 403 as PostgREST does and rolls back the transaction rest_auth_enter() opened; any other
+ * outcome leaves the transaction to the router, which ends every request's alike. */
+void rest_auth_leave(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc);
 
 /* http.c */

@@ -397,7 +397,7 @@ rest_handle(struct req *rq, struct resp *rs)
 	}
 	if (id.active)
 		rest_auth_leave(rq, rs, t, &id, name, rpc);
-	else if (t->in_txn) {
+	if (t->in_txn) {
 		t->in_txn = 0;
 		if (rs->status == 0 || rs->status >= 400)
 			(void)db_rollback(rq->db);
