@@ -743,8 +743,7 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 		return -1;
 	}
-	if (db_begin(rq->db, rq->method == REQ_GET || rq->method == REQ_HEAD ? DB_TXN_READ :
-	    DB_TXN_WRITE) < 0)
+	if (rest_txn_begin(rq, t) < 0)
 		return serve_db_error(rs, rq->db), -1;
 	if ((st = db_prepare(rq->db, REST_AUTH_SQL)) == NULL)
 		goto fail;
@@ -757,7 +756,6 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 	db_reset(st);
 	if (r != DB_ROW)
 		goto fail;
-	t->in_txn = 1;
 	return 0;
 fail:
 	/* A role that does not exist is 22023 (22P02 once classified: db_pg.c); one the
@@ -769,6 +767,7 @@ fail:
 	else
 		serve_db_error(rs, rq->db);
 	db_rollback(rq->db);
+	t->in_txn = 0;
 	return -1;
 }
 

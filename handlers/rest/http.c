@@ -332,6 +332,18 @@ rest_bind(struct db *db, const struct rest_thread *t, const struct rest_params *
 }
 
 int
+rest_txn_begin(struct req *rq, struct rest_thread *t)
+{
+	if (t->in_txn)
+		return 0;
+	if (db_begin(rq->db, rq->method == REQ_GET || rq->method == REQ_HEAD ? DB_TXN_READ :
+	    DB_TXN_WRITE) < 0)
+		return -1;
+	t->in_txn = 1;
+	return 0;
+}
+
+int
 rest_count_rows(struct db *db, const char *sql, const struct rest_params *p, int64_t *n)
 {
 	struct db_stmt *st;

@@ -524,7 +524,7 @@ struct rest_thread {
 	int unfiltered_writes;		/* rest_unfiltered_writes=1: PATCH/DELETE of all rows */
 	const char *cors_origins;	/* rest_cors_origins, comma-separated; NULL: no CORS */
 	const struct rest_auth *auth;	/* the process's access control (auth.c) */
-	int in_txn;			/* the request's transaction is open (auth.c): the
+	int in_txn;			/* the request's transaction is open (rest_txn_begin()): the
 					 * verbs neither begin nor end one of their own */
 	struct rest_prefs prefs;	/* the request's Prefer, read by the router */
 	int64_t rows;			/* rows of the last answer of rest_answer_read() */
@@ -623,6 +623,10 @@ int rest_auth_error(struct resp *rs, const struct rest_err *e);
  */
 int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc);
+/* http.c: opens the request's transaction unless t->in_txn says it is open, read-only
+ * for GET and HEAD (as PostgREST runs them), read-write otherwise, and sets t->in_txn.
+ * 0, or -1 with the error on rq->db. */
+int rest_txn_begin(struct req *rq, struct rest_thread *t);
 /* After the verb: when PostgreSQL refused the role (42501), answers 401 (anonymous) or
  * 403 as PostgREST does and rolls back the transaction rest_auth_enter() opened; any other
  * outcome leaves the transaction to the router, which ends every request's alike. */

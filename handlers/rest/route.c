@@ -40,12 +40,8 @@ rest_search_path(struct rest_thread *t, struct req *rq)
 
 	if (t->d->search_path == NULL || strcmp(t->scname, "public") == 0)
 		return 0;
-	if (!t->in_txn) {
-		if (db_begin(rq->db, rq->method == REQ_GET || rq->method == REQ_HEAD ?
-		    DB_TXN_READ : DB_TXN_WRITE) < 0)
-			return -1;
-		t->in_txn = 1;
-	}
+	if (rest_txn_begin(rq, t) < 0)
+		return -1;
 	buf_init(&q, 1024);
 	rest_quote_ident(&q, t->scname);
 	if (!buf_failed(&q) && (st = db_prepare(rq->db, t->d->search_path)) != NULL) {
