@@ -38,3 +38,27 @@ rest_error(struct resp *rs, const struct rest_err *e)
 	return resp_error(rs, e->status, e->code, e->message,
 	    e->details[0] != '\0' ? e->details : NULL, e->hint);
 }
+
+int
+rest_error_not_one(struct resp *rs, int64_t rows)
+{
+	struct rest_err e;
+
+	rest_err_set(&e, 406, "PGRST116", NULL,
+	    "JSON object requested, multiple (or no) rows returned");
+	(void)snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
+	    (long long)rows);
+	return rest_error(rs, &e);
+}
+
+int
+rest_error_max_affected(struct resp *rs, int64_t rows)
+{
+	struct rest_err e;
+
+	rest_err_set(&e, 400, "PGRST124", NULL,
+	    "Query result exceeds max-affected preference constraint");
+	(void)snprintf(e.details, sizeof(e.details), "The query affects %lld rows",
+	    (long long)rows);
+	return rest_error(rs, &e);
+}

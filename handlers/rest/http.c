@@ -472,11 +472,7 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	}
 	if (acc == REST_ACCEPT_OBJECT && rows != 1) {
 		db_reset(st);
-		rest_err_set(&e, 406, "PGRST116", NULL,
-		    "JSON object requested, multiple (or no) rows returned");
-		(void)snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
-		    (long long)rows);
-		return rest_error(rs, &e);
+		return rest_error_not_one(rs, rows);
 	}
 	if (rows > 0)
 		(void)snprintf(range, sizeof(range), "%lld-%lld/", (long long)off,

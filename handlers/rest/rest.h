@@ -173,6 +173,10 @@ void rest_err_set(struct rest_err *e, int status, const char *code, const char *
     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Writes e as the response; returns 0. */
 int rest_error(struct resp *rs, const struct rest_err *e);
+/* 406 PGRST116: the object Accept asked for one row and there were rows.  Returns 0. */
+int rest_error_not_one(struct resp *rs, int64_t rows);
+/* 400 PGRST124: Prefer: max-affected=N was exceeded by rows.  Returns 0. */
+int rest_error_max_affected(struct resp *rs, int64_t rows);
 
 /* parse.c: the tree of a request. */
 

@@ -237,7 +237,6 @@ int
 rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
 {
 	const struct rest_prefs *pf = &t->prefs;
-	struct rest_err e;
 
 	if (!pf->rollback && pf->max_affected < 0)
 		return rpc_call(rq, rs, t, name);
@@ -248,11 +247,7 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	if (rs->status < 400 && pf->max_affected >= 0 && t->rows > pf->max_affected) {
 		db_rollback(rq->db);
 		buf_reset(&rs->body, 1 << 20);
-		rest_err_set(&e, 400, "PGRST124", NULL,
-		    "Query result exceeds max-affected preference constraint");
-		(void)snprintf(e.details, sizeof(e.details), "The query affects %lld rows",
-		    (long long)t->rows);
-		return rest_error(rs, &e);
+		return rest_error_max_affected(rs, t->rows);
 	}
 	if (t->in_txn)
 		return 0;

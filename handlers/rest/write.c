@@ -164,7 +164,6 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	int txn = 0;
 	struct buf *out = &rs->body;
 	char range[64];
-	struct rest_err e;
 	const struct rest_prefs *pf = &t->prefs;
 
 	/* SQLite: group-committed, answered inside the write's savepoint (commit.c). */
@@ -207,21 +206,13 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	if (acc == REST_ACCEPT_OBJECT && rows != 1) {
 		db_rollback(rq->db);
 not_one:
-		rest_err_set(&e, 406, "PGRST116", NULL,
-		    "JSON object requested, multiple (or no) rows returned");
-		(void)snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
-		    (long long)rows);
-		return rest_error(rs, &e);
+		return rest_error_not_one(rs, rows);
 	}
 	if (pf->max_affected >= 0 && rows > pf->max_affected) {
 		db_rollback(rq->db);
 max_affected:
 		buf_reset(out, 1 << 20);
-		rest_err_set(&e, 400, "PGRST124", NULL,
-		    "Query result exceeds max-affected preference constraint");
-		(void)snprintf(e.details, sizeof(e.details), "The query affects %lld rows",
-		    (long long)rows);
-		return rest_error(rs, &e);
+		return rest_error_max_affected(rs, rows);
 	}
 	if (buf_failed(out))
 		goto too_large;
