@@ -304,7 +304,11 @@ $(foreach l,$(HANDLER_LIBS),$(eval $(call fuzz_lib,$(l:$(O)/%=%),$(patsubst %.c,
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIBS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(TEST_CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
-	    $(FUZZ_LIBS) $(LDLIBS) $(JWT_LIBS) -pthread
+	    $(FUZZ_EXTRA) $(FUZZ_LIBS) $(LDLIBS) $(JWT_LIBS) -pthread
+
+# fuzz_jwt signs the tokens it makes with the tests' JWT maker (tests/lib/jwtmake.c).
+$(FUZZ_O)/fuzz_jwt: FUZZ_EXTRA := $(FUZZ_O)/tests/lib/jwtmake.o
+$(FUZZ_O)/fuzz_jwt: $(FUZZ_O)/tests/lib/jwtmake.o
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

@@ -24,6 +24,7 @@
 #include <openssl/hmac.h>
 
 #include "arena.h"
+#include "jwtmake.h"
 #include "rest.h"
 
 #define FUZZ_SECRET	"fuzz-secret-0123456789abcdef0123456789abcdef"
@@ -53,29 +54,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* base64url without padding of p[0..len) appended at out + *n (room checked). */
+/* base64url without padding of p[0..len) appended at out + *n (jwtmake_b64url()). */
 static int
 b64url(const unsigned char *p, size_t len, char *out, size_t *n, size_t cap)
 {
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	unsigned acc = 0;
-	int bits = 0;
-	size_t i;
-
-	if (*n + (len + 2) / 3 * 4 + 1 > cap)
+	if (*n >= cap || jwtmake_b64url(p, len, out + *n, cap - *n) < 0)
 		return -1;
-	for (i = 0; i < len; i++) {
-		acc = (acc << 8) | p[i];
-		bits += 8;
-		while (bits >= 6) {
-			bits -= 6;
-			out[(*n)++] = tab[(acc >> bits) & 63];
-		}
-	}
-	if (bits > 0)
-		out[(*n)++] = tab[(acc << (6 - bits)) & 63];
-	out[*n] = '\0';
+	*n += strlen(out + *n);
 	return 0;
 }
 
