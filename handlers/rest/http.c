@@ -200,6 +200,27 @@ rest_prefs_read(const struct req *rq, struct rest_prefs *pf, struct rest_err *e)
 	return 0;
 }
 
+/* Prepares sql on db and binds p as $1..$n.  The statement is db's; NULL with the error on
+ * db. */
+static struct db_stmt *
+rest_prepare_bound(struct db *db, const char *sql, const struct rest_params *p)
+{
+	struct db_stmt *st;
+	int i;
+
+	if ((st = db_prepare(db, sql)) == NULL)
+		return NULL;
+	for (i = 0; i < p->n; i++) {
+		if (p->isnull[i])
+			db_bind_null(st, i + 1);
+		else if (p->isint[i])
+			db_bind_int(st, i + 1, p->iv[i]);
+		else
+			db_bind_text(st, i + 1, p->v[i], p->len[i]);
+	}
+	return st;
+}
+
 int
 rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root,
     int table, int64_t *n)
@@ -223,16 +244,8 @@ rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root
 	buf_puts(&sql, " _t0 where true");
 	if (rest_sql_filters(&g, root, "_t0") < 0 || buf_failed(&sql))
 		goto out;
-	if ((st = db_prepare(rq->db, sql.data)) == NULL)
+	if ((st = rest_prepare_bound(rq->db, sql.data, p)) == NULL)
 		goto out;
-	for (i = 0; i < p->n; i++) {
-		if (p->isnull[i])
-			db_bind_null(st, i + 1);
-		else if (p->isint[i])
-			db_bind_int(st, i + 1, p->iv[i]);
-		else
-			db_bind_text(st, i + 1, p->v[i], p->len[i]);
-	}
 	if (db_step(st) == DB_ROW && (plan = db_column_text(st, 0, NULL)) != NULL &&
 	    (rows = strstr(plan, "\"Plan Rows\": ")) != NULL) {
 		rows += strlen("\"Plan Rows\": ");
@@ -314,21 +327,8 @@ rest_plan_prefix(const struct req *rq, const struct rest_thread *t, enum rest_ac
 struct db_stmt *
 rest_bind(struct db *db, const struct rest_thread *t, const struct rest_params *p)
 {
-	struct db_stmt *st;
-	int i;
-
 	log_debug("rest: %s", t->sql.data);
-	if ((st = db_prepare(db, t->sql.data)) == NULL)
-		return NULL;
-	for (i = 0; i < p->n; i++) {
-		if (p->isnull[i])
-			db_bind_null(st, i + 1);
-		else if (p->isint[i])
-			db_bind_int(st, i + 1, p->iv[i]);
-		else
-			db_bind_text(st, i + 1, p->v[i], p->len[i]);
-	}
-	return st;
+	return rest_prepare_bound(db, t->sql.data, p);
 }
 
 int
