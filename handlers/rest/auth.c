@@ -270,6 +270,13 @@ rest_auth_load(struct rest_auth *a)
 			goto fail;
 		}
 		a->anon = anon;
+		/* PostgREST's claims for a request without a token: the role alone. */
+		buf_init(&a->anon_claims, 4 * REST_ROLE_MAX);
+		buf_puts(&a->anon_claims, "{\"role\":");
+		json_escape(&a->anon_claims, anon, strlen(anon));
+		buf_putc(&a->anon_claims, '}');
+		if (buf_failed(&a->anon_claims))
+			goto fail;
 	}
 	if (aud != NULL && *aud != '\0')
 		a->aud = aud;
@@ -287,6 +294,7 @@ rest_auth_clear(struct rest_auth *a)
 {
 	free(a->key);
 	free(a->role_buf);
+	buf_free(&a->anon_claims);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -541,7 +549,6 @@ rest_auth_identify(struct req *rq, const struct rest_auth *a, struct rest_identi
 {
 	const char *h;
 	size_t n;
-	struct buf b;
 
 	memset(id, 0, sizeof(*id));
 	if (!a->on)
@@ -564,18 +571,8 @@ rest_auth_identify(struct req *rq, const struct rest_auth *a, struct rest_identi
 	}
 	id->role = a->anon;
 	id->anon = 1;
-	/* PostgREST's claims for a request without a token: the role alone. */
-	buf_init(&b, 4 * REST_ROLE_MAX);
-	buf_puts(&b, "{\"role\":");
-	json_escape(&b, id->role, strlen(id->role));
-	buf_putc(&b, '}');
-	id->claims = buf_failed(&b) ? NULL : arena_strndup(rq->arena, b.data, b.len);
-	id->claimslen = id->claims != NULL ? b.len : 0;
-	buf_free(&b);
-	if (id->claims == NULL) {
-		rest_err_set(e, 413, "too_large", NULL, "the request is too large");
-		return -1;
-	}
+	id->claims = a->anon_claims.data;
+	id->claimslen = a->anon_claims.len;
 	return 0;
 }
 

@@ -578,6 +578,8 @@ struct rest_auth {
 	size_t keylen;
 	const char *aud;		/* rest_jwt_aud, or NULL */
 	const char *anon;		/* rest_anon_role, or NULL */
+	struct buf anon_claims;		/* {"role":anon}: the claims of a request without a
+					 * token, made once */
 	const char *role_path[REST_ROLE_PATH_MAX];	/* rest_jwt_role_claim's keys */
 	int nrole_path;
 	char *role_buf;			/* holds them */
@@ -590,7 +592,8 @@ struct rest_identity {
 	int active;		/* access control is on: role and claims are set */
 	int anon;		/* the anonymous role (no token, or a token without a role) */
 	const char *role;	/* borrowed from the token's arena copy or the settings */
-	const char *claims;	/* the claims' JSON text, in the request's arena */
+	const char *claims;	/* the claims' JSON text, in the request's arena (or the
+				 * process's rest_auth for the anonymous role) */
 	size_t claimslen;
 };
 

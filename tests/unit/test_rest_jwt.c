@@ -67,6 +67,9 @@ test_rest_jwt_valid_tokens(void)
 
 	CHECK_INT(load(&a, SECRET, "anon", NULL, NULL, NULL), 0);
 	CHECK_INT(a.on, 1);
+	/* The claims a request without a token runs with, made once at start-up. */
+	CHECK_STR(a.anon_claims.data, "{\"role\":\"anon\"}");
+	CHECK_INT((int)a.anon_claims.len, (int)strlen("{\"role\":\"anon\"}"));
 	snprintf(claims, sizeof(claims), "{\"role\":\"web_user\",\"exp\":%ld}", now + 60);
 	CHECK_INT(jwtmake_hs(HS256, claims, SECRET, 256, tok, sizeof(tok)), 0);
 	CHECK_INT(verify(&a, tok, &id, &e), 0);
