@@ -90,15 +90,13 @@ rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
 {
 	struct commit_write w = { t, p, rs, rep, one, upsert, 0, 0, REST_COMMIT_OK };
 	enum db_err e = DB_EINTERNAL;
+	int r = gcommit_run(rq->db, commit_fn, &w, &e);
 
 	/* The count, also for REST_COMMIT_NOT_ONE's message. */
-	if (gcommit_run(rq->db, commit_fn, &w, &e) >= 0) {
-		*rows = w.rows;
-		*existing = w.existing;
-		return REST_COMMIT_OK;
-	}
 	*rows = w.rows;
 	*existing = w.existing;
+	if (r >= 0)
+		return REST_COMMIT_OK;
 	if (w.why != REST_COMMIT_OK)
 		return w.why;
 	/* Never run, or run but its batch failed (queue past the budget, BEGIN, COMMIT). */
