@@ -196,3 +196,65 @@ str_from_int(char out[STR_INT_MAX], int64_t v)
 		out[0] = '-';
 	return len;
 }
+
+static const char str_b64url_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+long
+str_b64url_enc(const unsigned char *p, size_t len, char *out, size_t outlen)
+{
+	size_t i, n = 0;
+	unsigned acc = 0;
+	int bits = 0;
+
+	if ((len + 2) / 3 * 4 + 1 > outlen)
+		return -1;
+	for (i = 0; i < len; i++) {
+		acc = (acc << 8) | p[i];
+		bits += 8;
+		while (bits >= 6) {
+			bits -= 6;
+			out[n++] = str_b64url_alphabet[(acc >> bits) & 63];
+		}
+	}
+	if (bits > 0)
+		out[n++] = str_b64url_alphabet[(acc << (6 - bits)) & 63];
+	out[n] = '\0';
+	return (long)n;
+}
+
+long
+str_b64url_dec(const char *s, size_t len, unsigned char *out, size_t outlen)
+{
+	unsigned acc = 0;
+	size_t i, n = 0;
+	int bits = 0, v;
+	char c;
+
+	if (len % 4 == 1)
+		return -1;
+	for (i = 0; i < len; i++) {
+		c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			v = c - 'A';
+		else if (c >= 'a' && c <= 'z')
+			v = c - 'a' + 26;
+		else if (c >= '0' && c <= '9')
+			v = c - '0' + 52;
+		else if (c == '-' || c == '_')
+			v = c == '-' ? 62 : 63;
+		else
+			return -1;
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n == outlen)
+				return -1;
+			out[n++] = (unsigned char)((acc >> bits) & 0xff);
+		}
+	}
+	if ((acc & ((1u << bits) - 1)) != 0)
+		return -1;
+	return (long)n;
+}

@@ -39,6 +39,17 @@ long str_unhex(const char *s, size_t len, unsigned char *out, size_t outlen);
  * included). */
 void str_hex(const unsigned char *p, size_t len, char *out);
 
+/*
+ * base64url without padding (RFC 4648, section 5), as JSON Web Tokens use it.
+ * str_b64url_enc() writes p[0..len) into out[outlen] (NUL-terminated) and returns the
+ * length, or -1 when it does not fit.  str_b64url_dec() decodes s[0..len) into out[outlen]
+ * and returns the number of bytes, or -1 for a character outside the alphabet, a length
+ * no encoding has, bits left over that are not zero (so one value has one encoding) or
+ * more bytes than outlen.
+ */
+long str_b64url_enc(const unsigned char *p, size_t len, char *out, size_t outlen);
+long str_b64url_dec(const char *s, size_t len, unsigned char *out, size_t outlen);
+
 /* Compares s[0..len) with the NUL-terminated lit. */
 int str_eq(const char *s, size_t len, const char *lit);
 

@@ -29,72 +29,6 @@
 static unsigned char token_secret[64];
 static size_t token_secret_len;
 
-static const char token_b64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/* base64url without padding of p[0..len) into out; returns the length or -1. */
-static int
-b64_enc(const unsigned char *p, size_t len, char *out, size_t outlen)
-{
-	size_t i, o = 0;
-
-	if ((len + 2) / 3 * 4 + 1 > outlen)
-		return -1;
-	for (i = 0; i + 2 < len; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-
-		out[o++] = token_b64[v >> 18 & 63];
-		out[o++] = token_b64[v >> 12 & 63];
-		out[o++] = token_b64[v >> 6 & 63];
-		out[o++] = token_b64[v & 63];
-	}
-	if (i < len) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0);
-
-		out[o++] = token_b64[v >> 18 & 63];
-		out[o++] = token_b64[v >> 12 & 63];
-		if (i + 1 < len)
-			out[o++] = token_b64[v >> 6 & 63];
-	}
-	out[o] = '\0';
-	return (int)o;
-}
-
-static int
-b64_val(int ch)
-{
-	const char *p = ch != '\0' ? strchr(token_b64, ch) : NULL;
-
-	return p ? (int)(p - token_b64) : -1;
-}
-
-/* Decodes base64url (no padding) s[0..len) into out; returns the length or -1. */
-static int
-b64_dec(const char *s, size_t len, unsigned char *out, size_t outlen)
-{
-	size_t i, o = 0;
-	unsigned acc = 0;
-	int bits = 0;
-
-	if (len % 4 == 1)
-		return -1;
-	for (i = 0; i < len; i++) {
-		int v = b64_val((unsigned char)s[i]);
-
-		if (v < 0)
-			return -1;
-		acc = acc << 6 | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o == outlen)
-				return -1;
-			out[o++] = (unsigned char)(acc >> bits & 0xff);
-		}
-	}
-	return (int)o;
-}
-
 void
 token_set_secret(const unsigned char *key, size_t len)
 {
@@ -162,7 +96,7 @@ token_sign(const char *data, size_t len, const char *coll_id, const char *token_
 	memcpy(key + keylen, secret, TOKEN_SECRET_HEX - 1);
 	klen = keylen + TOKEN_SECRET_HEX - 1;
 	HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)data, len, md, &mdlen);
-	(void)b64_enc(md, 32, out, 48);
+	(void)str_b64url_enc(md, 32, out, 48);
 }
 
 int
@@ -179,7 +113,7 @@ token_make(char *out, size_t outlen, const char *coll_id, const char *id,
 		return -1;
 	memcpy(out, head, sizeof(head) - 1);
 	out[sizeof(head) - 1] = '.';
-	m = b64_enc((const unsigned char *)claims, (size_t)n, out + sizeof(head),
+	m = (int)str_b64url_enc((const unsigned char *)claims, (size_t)n, out + sizeof(head),
 	    outlen - sizeof(head));
 	if (m < 0)
 		return -1;
@@ -220,13 +154,13 @@ token_parse(const char *tok, size_t len, struct token_claims *c)
 	    (d2 = memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - tok))) == NULL ||
 	    memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - tok)) != NULL)
 		return -1;
-	if ((n = b64_dec(tok, (size_t)(d1 - tok), buf, sizeof(buf))) < 0 ||
+	if ((n = (int)str_b64url_dec(tok, (size_t)(d1 - tok), buf, sizeof(buf))) < 0 ||
 	    (h = json_parse((const char *)buf, (size_t)n, 4, &je, NULL)) == NULL)
 		goto out;
 	v = cJSON_GetObjectItemCaseSensitive(h, "alg");
 	if (!cJSON_IsString(v) || strcmp(v->valuestring, "HS256") != 0)
 		goto out;
-	if ((n = b64_dec(d1 + 1, (size_t)(d2 - d1 - 1), buf, sizeof(buf))) < 0 ||
+	if ((n = (int)str_b64url_dec(d1 + 1, (size_t)(d2 - d1 - 1), buf, sizeof(buf))) < 0 ||
 	    (p = json_parse((const char *)buf, (size_t)n, 4, &je, NULL)) == NULL)
 		goto out;
 	v = cJSON_GetObjectItemCaseSensitive(p, "type");

@@ -320,43 +320,15 @@ rest_auth_config(void)
 static char *
 rest_b64url(struct arena *ar, const char *s, size_t len, size_t *outlen)
 {
-	static const unsigned char val[256] = {
-		['A'] = 1, ['B'] = 2, ['C'] = 3, ['D'] = 4, ['E'] = 5, ['F'] = 6, ['G'] = 7,
-		['H'] = 8, ['I'] = 9, ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14,
-		['O'] = 15, ['P'] = 16, ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20,
-		['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25, ['Z'] = 26,
-		['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
-		['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38,
-		['m'] = 39, ['n'] = 40, ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44,
-		['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48, ['w'] = 49, ['x'] = 50,
-		['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
-		['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62,
-		['-'] = 63, ['_'] = 64,
-	};
-	unsigned acc = 0;
-	size_t i, n = 0;
-	int bits = 0;
+	size_t max = len / 4 * 3 + 3;
 	char *out;
+	long n;
 
-	if (len % 4 == 1 || (out = arena_alloc(ar, len / 4 * 3 + 3 + 1)) == NULL)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		int v = val[(unsigned char)s[i]];
-
-		if (v == 0)
-			return NULL;
-		acc = (acc << 6) | (unsigned)(v - 1);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[n++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	/* The bits left over must be zero: one encoding per value. */
-	if ((acc & ((1u << bits) - 1)) != 0)
+	if ((out = arena_alloc(ar, max + 1)) == NULL ||
+	    (n = str_b64url_dec(s, len, (unsigned char *)out, max)) < 0)
 		return NULL;
 	out[n] = '\0';
-	*outlen = n;
+	*outlen = (size_t)n;
 	return out;
 }
 

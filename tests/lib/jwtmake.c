@@ -9,32 +9,13 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "str.h"
 #include "jwtmake.h"
 
 int
 jwtmake_b64url(const void *p, size_t len, char *out, size_t outlen)
 {
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	const unsigned char *u = p;
-	size_t i, n = 0;
-	unsigned acc = 0;
-	int bits = 0;
-
-	if ((len + 2) / 3 * 4 + 1 > outlen)
-		return -1;
-	for (i = 0; i < len; i++) {
-		acc = (acc << 8) | u[i];
-		bits += 8;
-		while (bits >= 6) {
-			bits -= 6;
-			out[n++] = tab[(acc >> bits) & 63];
-		}
-	}
-	if (bits > 0)
-		out[n++] = tab[(acc << (6 - bits)) & 63];
-	out[n] = '\0';
-	return 0;
+	return str_b64url_enc(p, len, out, outlen) < 0 ? -1 : 0;
 }
 
 int

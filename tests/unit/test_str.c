@@ -171,6 +171,33 @@ test_unhex(void)
 	CHECK(str_unhex("0011223344", 10, out, sizeof(out)) < 0);
 }
 
+/* base64url: round trips of every length class, and what a decoder must refuse. */
+static void
+test_b64url(void)
+{
+	const unsigned char bin[] = { 0xfb, 0xff, 0x00, 0x3e, 0x3f, 'a' };
+	unsigned char back[8];
+	char enc[16];
+	size_t len;
+
+	for (len = 0; len <= sizeof(bin); len++) {
+		long n = str_b64url_enc(bin, len, enc, sizeof(enc));
+
+		CHECK(n >= 0 && (size_t)n == strlen(enc));
+		CHECK(str_b64url_dec(enc, (size_t)n, back, sizeof(back)) == (long)len);
+		CHECK(memcmp(back, bin, len) == 0);
+	}
+	CHECK(str_b64url_enc(bin, 3, enc, sizeof(enc)) == 4 && strcmp(enc, "-_8A") == 0);
+	CHECK(str_b64url_enc(bin, 6, enc, 8) < 0);
+	CHECK(str_b64url_dec("-_8A", 4, back, 2) < 0);		/* does not fit */
+	CHECK(str_b64url_dec("+/8A", 4, back, sizeof(back)) < 0);	/* plain base64 */
+	CHECK(str_b64url_dec("YQ==", 4, back, sizeof(back)) < 0);	/* padding */
+	CHECK(str_b64url_dec("YWJjZ", 5, back, sizeof(back)) < 0);	/* no such length */
+	CHECK(str_b64url_dec("YR", 2, back, sizeof(back)) < 0);	/* bits left over */
+	CHECK(str_b64url_dec("Y\0", 2, back, sizeof(back)) < 0);
+	CHECK(str_b64url_dec("YQ", 2, back, sizeof(back)) == 1 && back[0] == 'a');
+}
+
 int
 main(void)
 {
@@ -179,5 +206,6 @@ main(void)
 	RUN(test_utf8);
 	RUN(test_pct_decode);
 	RUN(test_unhex);
+	RUN(test_b64url);
 	return harness_done();
 }
