@@ -161,15 +161,18 @@ bench_wrk() {
 	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a}"
 }
 
-# bench_oload SUITE SCENARIO PROFILE DATABASE CONNS RUN RATE URL: one open-loop run of
+# bench_oload SUITE SCENARIO PROFILE DATABASE CONNS RUN RATE URL [IDS]: one open-loop run of
 # bench/oload.c (RATE requests a second on a fixed schedule, latency from each request's
-# due time) for BENCH_DURATION seconds, pinned like wrk; one CSV row (req/s = answers a
+# due time; IDS = LO:HI puts an id drawn from LO..HI in place of the URL's "{}" in each
+# request) for BENCH_DURATION seconds, pinned like wrk; one CSV row (req/s = answers a
 # second; errors: unanswered or failed requests in errors_timeout); prints "achieved p50
 # p90 p99 p999 max errors late".
 bench_oload() {
 	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 rate=$7 url=$8 log
+	local ids=()
+	[ -n "${9:-}" ] && ids=(-i "$9")
 	log=$(taskset -c "$WRK_CPUS" "$TOP/build/rel/bench/oload" -r "$rate" -d "$BENCH_DURATION" \
-	    -c "$conns" "$url" 2>&1) || true
+	    -c "$conns" "${ids[@]}" "$url" 2>&1) || true
 	mkdir -p "$BENCH_OUT/raw"
 	printf '%s\n' "$log" > "$BENCH_OUT/raw/$suite-$scenario-$profile-$database-r$rate-c$conns-r$run.txt"
 	local k v achieved=0 p50=0 p90=0 p99=0 p999=0 max=0 errors=0 non2xx=0 late=0 done_=0

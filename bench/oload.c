@@ -1,7 +1,7 @@
 /*
  * oload: an open-loop HTTP load generator, for the benchmark's constant-rate tables.
  *
- *   oload -r RATE -d SECONDS [-c CONNECTIONS] [-t TIMEOUT_S] http://127.0.0.1:PORT/PATH
+ *   oload -r RATE -d SECONDS [-c CONNECTIONS] [-t TIMEOUT_S] [-i LO:HI] http://127.0.0.1:PORT/PATH
  *
  * wrk runs a closed loop: each connection sends its next request when the last answer is
  * in, so a stalled server is sent less and its stall is counted once (coordinated
@@ -12,6 +12,9 @@
  * CONNECTIONS, 64 by default, HTTP/1.1 keep-alive, GET only); when none is idle they wait,
  * and their latency still counts from the time they were due, so queueing shows in the
  * percentiles.  The schedule is kept to about a millisecond (epoll_wait's resolution).
+ * With -i LO:HI the PATH holds "{}" once, and each request puts there an integer drawn
+ * uniformly from LO..HI (as the wrk scripts' math.random(LO, HI) does), so the open loop
+ * asks for as many different rows as the closed one.
  * Answers must carry Content-Length (sluice's and nginx's do).  A connection the server
  * closes is opened again; a request it was carrying counts as an error.  After SECONDS no
  * new request is due; answers still missing TIMEOUT_S (2) seconds later are errors.
@@ -38,6 +41,7 @@
 #include <unistd.h>
 
 #define OL_MAXCONN	4096
+#define OL_REQMAX	2048
 #define OL_BUF		65536
 
 struct ol_conn {
@@ -45,13 +49,16 @@ struct ol_conn {
 	int busy;		/* a request is out on it */
 	int64_t due_ns;		/* when the request out on it was due */
 	size_t sent;		/* bytes of the request written */
+	char req[OL_REQMAX];	/* the request out on it */
+	size_t reqlen;
 	char in[OL_BUF];	/* the answer so far */
 	size_t have;
 };
 
 static struct sockaddr_in ol_addr;
-static char ol_req[2048];
-static size_t ol_reqlen;
+static char ol_head[OL_REQMAX], ol_tail[OL_REQMAX];	/* the request around "{}" */
+static long ol_lo, ol_hi;	/* -i: the range put in place of "{}"; ol_hi < ol_lo: none */
+static uint64_t ol_rng = 0x9e3779b97f4a7c15u;
 static int ol_ep;
 static uint64_t ol_errors, ol_non2xx, ol_late, ol_done, ol_sent;
 static uint32_t *ol_lat;	/* microseconds, one per answer */
@@ -73,7 +80,7 @@ ol_watch(struct ol_conn *c, int op)
 	struct epoll_event ev;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN | (c->busy && c->sent < ol_reqlen ? EPOLLOUT : 0);
+	ev.events = EPOLLIN | (c->busy && c->sent < c->reqlen ? EPOLLOUT : 0);
 	ev.data.ptr = c;
 	(void)epoll_ctl(ol_ep, op, c->fd, &ev);
 }
@@ -151,8 +158,8 @@ ol_write(struct ol_conn *c)
 	size_t before = c->sent;
 	ssize_t n;
 
-	while (c->sent < ol_reqlen) {
-		n = send(c->fd, ol_req + c->sent, ol_reqlen - c->sent, MSG_NOSIGNAL);
+	while (c->sent < c->reqlen) {
+		n = send(c->fd, c->req + c->sent, c->reqlen - c->sent, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -169,9 +176,36 @@ ol_write(struct ol_conn *c)
 	return 0;
 }
 
+/* xorshift64*: the next pseudo-random number (the load's ids, not secrets). */
+static uint64_t
+ol_random(void)
+{
+	ol_rng ^= ol_rng >> 12;
+	ol_rng ^= ol_rng << 25;
+	ol_rng ^= ol_rng >> 27;
+	return ol_rng * 0x2545f4914f6cdd1du;
+}
+
+/* Writes the next request into c->req: the URL's, with a drawn id for "{}" under -i. */
+static void
+ol_make(struct ol_conn *c)
+{
+	int n;
+
+	if (ol_hi < ol_lo) {
+		n = snprintf(c->req, sizeof(c->req), "%s", ol_head);
+	} else {
+		long id = ol_lo + (long)(ol_random() % (uint64_t)(ol_hi - ol_lo + 1));
+
+		n = snprintf(c->req, sizeof(c->req), "%s%ld%s", ol_head, id, ol_tail);
+	}
+	c->reqlen = n < 0 ? 0 : (size_t)n < sizeof(c->req) ? (size_t)n : sizeof(c->req) - 1;
+}
+
 static int
 ol_send(struct ol_conn *c, int64_t due)
 {
+	ol_make(c);
 	c->busy = 1;
 	c->due_ns = due;
 	c->sent = 0;
@@ -259,12 +293,13 @@ ol_pct(double p)
 	return ol_lat[i] / 1000.0;
 }
 
-/* http://HOST:PORT/PATH with a numeric IPv4 host into ol_addr and ol_req. */
+/* http://HOST:PORT/PATH with a numeric IPv4 host into ol_addr, and the request into
+ * ol_head (and ol_tail, split at "{}" under -i: the path must then hold it once). */
 static int
 ol_url(const char *url)
 {
-	char host[64];
-	const char *p, *path;
+	char host[64], req[OL_REQMAX];
+	const char *p, *path, *mark;
 	size_t hl;
 	long port = 80;
 	int n;
@@ -292,11 +327,21 @@ ol_url(const char *url)
 	ol_addr.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, host, &ol_addr.sin_addr) != 1)
 		return -1;
-	n = snprintf(ol_req, sizeof(ol_req), "GET %s HTTP/1.1\r\nHost: %s:%ld\r\n"
+	/* Room is left for the id: 20 digits and a sign. */
+	n = snprintf(req, sizeof(req) - 21, "GET %s HTTP/1.1\r\nHost: %s:%ld\r\n"
 	    "User-Agent: oload\r\nAccept: */*\r\n\r\n", path, host, port);
-	if (n < 0 || (size_t)n >= sizeof(ol_req))
+	if (n < 0 || (size_t)n >= sizeof(req) - 21)
 		return -1;
-	ol_reqlen = (size_t)n;
+	mark = strstr(req, "{}");
+	if ((ol_hi >= ol_lo) != (mark != NULL) || (mark != NULL && strstr(mark + 2, "{}") != NULL))
+		return -1;
+	if (mark == NULL) {
+		memcpy(ol_head, req, (size_t)n + 1);
+		return 0;
+	}
+	memcpy(ol_head, req, (size_t)(mark - req));
+	ol_head[mark - req] = '\0';
+	memcpy(ol_tail, mark + 2, strlen(mark + 2) + 1);
 	return 0;
 }
 
@@ -304,7 +349,7 @@ static void
 ol_usage(void)
 {
 	fprintf(stderr, "usage: oload -r RATE -d SECONDS [-c CONNECTIONS] [-t TIMEOUT_S] "
-	    "http://IPV4:PORT/PATH\n");
+	    "[-i LO:HI] http://IPV4:PORT/PATH (with -i, PATH holds {} once)\n");
 	exit(1);
 }
 
@@ -319,7 +364,9 @@ main(int argc, char *argv[])
 	long nconn = 64;
 	int ch, i, n, open_ok = 0;
 
-	while ((ch = getopt(argc, argv, "r:d:c:t:")) != -1) {
+	ol_lo = 1;
+	ol_hi = 0;
+	while ((ch = getopt(argc, argv, "r:d:c:t:i:")) != -1) {
 		char *e;
 
 		switch (ch) {
@@ -343,6 +390,14 @@ main(int argc, char *argv[])
 			if (*e != '\0' || tmo <= 0 || tmo > 60)
 				ol_usage();
 			break;
+		case 'i':
+			ol_lo = strtol(optarg, &e, 10);
+			if (*e != ':' || ol_lo < 0)
+				ol_usage();
+			ol_hi = strtol(e + 1, &e, 10);
+			if (*e != '\0' || ol_hi < ol_lo || ol_hi > 1000000000)
+				ol_usage();
+			break;
 		default:
 			ol_usage();
 		}
@@ -362,6 +417,7 @@ main(int argc, char *argv[])
 	}
 	step_ns = (int64_t)(1e9 / rate);
 	start = ol_now();
+	ol_rng ^= (uint64_t)start;
 	stop = start + (int64_t)(secs * 1e9);
 	for (;;) {
 		int timeout, inflight = 0;

@@ -311,7 +311,7 @@ suite_peers() {
 	{
 		echo "## peers: sluice against the stacks a user would pick instead"
 		echo
-		echo "Every stack behind the same nginx (2 workers, the tuned profile's settings; HTTP/1.1 upstream with keepalive 64, or FastCGI for PHP-FPM), pinned alike; sluice's stack (tuned: health 8x8, rest 4x4, chat_page 8x2) runs beside each peer and their runs are interleaved, so each ratio comes from one stretch of time. $conns connections, median of $BENCH_RUNS. Chat page: $channels channels, $users users, $msgs messages, a random seeded user per request, uncompressed. Peers: php-fpm default (pm dynamic, 5 children max, a connection per request, no FastCGI keepalive) and tuned (pm static ${PEERS_PHP_CHILDREN:-8}, persistent connections, keepalive); fastify (${PEERS_NODE_WORKERS:-2}-process cluster, pg / better-sqlite3); fastapi (uvicorn ${PEERS_PY_WORKERS:-2} workers, uvloop, httptools, psycopg 3 / sqlite3, Jinja); platformatic (@platformatic/db 2.61.0, one process: GETSingle only, its own URL and camelCase JSON); go (Go's net/http, one process on every CPU, pgx v4 pool / go-sqlite3: /health and GETSingle only). n/a: the peer cannot do the scenario (or is not installed). \"JSON\": whether the peer's GETSingle/GETSingleEmbed bodies are sluice's bytes."
+		echo "Every stack behind the same nginx (2 workers, the tuned profile's settings; HTTP/1.1 upstream with keepalive 64, or FastCGI for PHP-FPM), pinned alike; sluice's stack (tuned; its pools at the sizes that ship, workers=auto threads=auto, resolved for the server's CPUs as sluiced's start line says) runs beside each peer and their runs are interleaved, so each ratio comes from one stretch of time. $conns connections, median of $BENCH_RUNS. Chat page: $channels channels, $users users, $msgs messages, a random seeded user per request, uncompressed. Peers: php-fpm default (pm dynamic, 5 children max, a connection per request, no FastCGI keepalive) and tuned (pm static ${PEERS_PHP_CHILDREN:-8}, persistent connections, keepalive); fastify (${PEERS_NODE_WORKERS:-2}-process cluster, pg / better-sqlite3); fastapi (uvicorn ${PEERS_PY_WORKERS:-2} workers, uvloop, httptools, psycopg 3 / sqlite3, Jinja); platformatic (@platformatic/db 2.61.0, one process: GETSingle only, its own URL and camelCase JSON); go (Go's net/http, one process on every CPU, pgx v4 pool / go-sqlite3: /health and GETSingle only). n/a: the peer cannot do the scenario (or is not installed). \"JSON\": whether the peer's GETSingle/GETSingleEmbed bodies are sluice's bytes."
 		echo
 		echo "Versions: $(/usr/sbin/php-fpm8.2 -v 2>/dev/null | head -1 | awk '{ print "PHP", $2 }'); Node $(node -v 2>/dev/null); fastify, pg, better-sqlite3 as pinned in bench/peers/fastify/package-lock.json; FastAPI $(dpkg-query -W -f='${Version}' python3-fastapi 2>/dev/null), uvicorn $(dpkg-query -W -f='${Version}' python3-uvicorn 2>/dev/null), psycopg $(dpkg-query -W -f='${Version}' python3-psycopg 2>/dev/null), Python $(/usr/bin/python3 -V 2>&1 | awk '{ print $2 }'); $(go version 2>/dev/null | awk '{ print "Go", $3 }'), pgx $(dpkg-query -W -f='${Version}' golang-github-jackc-pgx-v4-dev 2>/dev/null), go-sqlite3 $(dpkg-query -W -f='${Version}' golang-github-mattn-go-sqlite3-dev 2>/dev/null)."
 		echo
@@ -349,9 +349,9 @@ suite_peers() {
 		bench_stack_start "peers-sluice-$db" tuned "set nginx_workers 2
 db chinook $chinook
 db chat $chat
-health =/health workers=8 threads=8
-rest /rest/v1/ workers=4 threads=4 db=chinook
-chat_page =/ workers=8 threads=2 db=chat bench_sessions=$users session_key=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
+health =/health workers=auto threads=auto
+rest /rest/v1/ workers=auto threads=auto db=chinook
+chat_page =/ workers=auto threads=auto db=chat bench_sessions=$users session_key=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
 		for peer in $peers; do
 			profiles=tuned
 			[ "$peer" = php-fpm ] && profiles="default tuned"

@@ -157,29 +157,32 @@ pgrst_published_table() {
 }
 
 # Open loop (bench/oload.c) beside the closed loop (wrk), on the tuned profile: GETSingle
-# (one fixed artist: oload sends one URL) and /health.  The closed loop runs first and
+# (artists 1..275 drawn per request, as bench/postgrest.lua draws them) and /health.  The closed loop runs first and
 # gives the saturation rate; the open loop then sends BENCH_OL_LOAD (0.5) of it on a
 # fixed schedule, latency from each request's due time, so that queueing is not hidden.
 pgrst_openloop() {
 	local db=$1 url=$2 pool=$3 t rate frac=${BENCH_OL_LOAD:-0.5} r row
-	local get=/rest/v1/artist?select=*\&artist_id=eq.3
+	local get=/rest/v1/artist?select=*\&artist_id=eq.{}
 	bench_stack_start "pgrst-ol-$db" tuned "set nginx_workers 2
 db chinook $url
 health =/health workers=8 threads=8
 rest /rest/v1/ $pool db=chinook"
-	bench_measure "postgrest-openloop" tuned "$db" "$conns" "GETSingle=$get" health=/health
+	bench_measure "postgrest-openloop" tuned "$db" "$conns" GETSingle=lua:GETSingle health=/health
 	{
 		echo "### postgrest: open loop against closed loop, $db, tuned profile"
 		echo
-		echo "Closed loop: wrk, $conns connections, each sending its next request when the last answer is in (a slow answer delays the requests behind it and is counted once: coordinated omission). Open loop: bench/oload.c, $conns connections, $frac x the closed loop's req/s on a fixed schedule, every latency measured from the time the request was due (as k6's constant-arrival-rate executor in the published runs, and wrk2). GETSingle asks for artist 3 every time (oload sends one URL). One run of $BENCH_DURATION s per open-loop point."
+		echo "Closed loop: wrk, $conns connections, each sending its next request when the last answer is in (a slow answer delays the requests behind it and is counted once: coordinated omission). Open loop: bench/oload.c, $conns connections, $frac x the closed loop's req/s on a fixed schedule, every latency measured from the time the request was due (as k6's constant-arrival-rate executor in the published runs, and wrk2). GETSingle asks for an artist drawn from 1..275 in each request, in both loops (bench/postgrest.lua; oload -i 1:275). One run of $BENCH_DURATION s per open-loop point."
 		echo
 		echo "| scenario | closed req/s | closed p99 ms | open rate req/s | open achieved req/s | open p50 ms | open p90 ms | open p99 ms | open p99.9 ms | open max ms | errors | sent > 1 ms late |"
 		echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	} | bench_report
 	for t in GETSingle health; do
 		rate=$(awk -v a="${MEAS[$t.rps]}" -v f="$frac" 'BEGIN { r = int(a * f); print (r < 1 ? 1 : r) }')
-		r=$([ "$t" = health ] && echo /health || echo "$get")
-		row=$(bench_oload postgrest-openloop "$t" tuned "$db" "$conns" 1 "$rate" "http://127.0.0.1:$BENCH_PORT$r")
+		if [ "$t" = health ]; then
+			row=$(bench_oload postgrest-openloop "$t" tuned "$db" "$conns" 1 "$rate" "http://127.0.0.1:$BENCH_PORT/health")
+		else
+			row=$(bench_oload postgrest-openloop "$t" tuned "$db" "$conns" 1 "$rate" "http://127.0.0.1:$BENCH_PORT$get" 1:275)
+		fi
 		read -r -a ol <<<"$row"
 		printf '| %s | %.0f | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n' "$t" \
 		    "${MEAS[$t.rps]}" "${MEAS[$t.p99]}" "$rate" "${ol[0]}" "${ol[1]}" "${ol[2]}" \
