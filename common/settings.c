@@ -99,6 +99,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_REST_SCHEMAS] = STR("SLUICE_REST_SCHEMAS",
 	    "the REST API: the PostgreSQL schemas served (comma-separated, the first the "
 	    "default), picked by Accept-Profile and Content-Profile; unset: public"),
+	[SETTING_REST_DIALECT_VERSION] = INT("SLUICE_REST_DIALECT_VERSION", 12, 13, 13,
+	    "the REST API: the PostgREST version whose answers differ, 12 or 13 (to-many "
+	    "spreads, the missing table's error)"),
 	[SETTING_READY_WRITABLE] = INT("SLUICE_READY_WRITABLE", 0, 1, 1,
 	    "ready: 1 when the database must be writable for /ready to answer 200; 0 for a "
 	    "database served read-only on purpose"),

@@ -620,7 +620,7 @@ resolve_grouping(struct rest_gen *g, const struct rest_node *n)
  * A spread ...rel(cols), of its columns only ('*', names): a to-one relationship puts
  * them in the parent's object; a to-many one, as PostgREST 13 does, each as the array of
  * its values, though not beside aggregates (PGRST119, as PostgREST 12 answers any to-many
- * spread).
+ * spread, and as sluice does under rest_dialect_version=12).
  */
 static int
 resolve_spread(struct rest_gen *g, int p, const struct rest_node *n, int aggs)
@@ -628,7 +628,7 @@ resolve_spread(struct rest_gen *g, int p, const struct rest_node *n, int aggs)
 	size_t i;
 	char d[256];
 
-	if (!n->one && aggs) {
+	if (!n->one && (aggs || g->pgrst12)) {
 		(void)snprintf(d, sizeof(d), "'%.60s' and '%.60s' do not form a many-to-one or "
 		    "one-to-one relationship", tab(g, p)->name, n->name);
 		rest_err_set(g->e, 400, "PGRST119", d, "A spread operation on '%.80s' is not "

@@ -320,6 +320,8 @@ struct rest_gen {
 	/* The LEFT JOINs of the FROM whose select list is being generated, where to-one
 	 * embeds go; NULL where that FROM is not generated here (writes). */
 	struct buf *joins;
+	int pgrst12;		/* rest_dialect_version=12: PostgREST 12's answers where 13's
+				 * differ (to-many spreads); 0: 13's */
 };
 
 /* gen.c.  Every function writes to the buffer it is given (g->sql for g). */
@@ -526,6 +528,7 @@ struct rest_thread {
 	const struct rest_dialect *d;	/* its connection's dialect */
 	struct buf sql;			/* the statement being written, reused */
 	int unfiltered_writes;		/* rest_unfiltered_writes=1: PATCH/DELETE of all rows */
+	int pgrst12;			/* rest_dialect_version=12 (rest_gen's pgrst12) */
 	const char *cors_origins;	/* rest_cors_origins, comma-separated; NULL: no CORS */
 	const struct rest_auth *auth;	/* the process's access control (auth.c) */
 	int in_txn;			/* the request's transaction is open (rest_txn_begin()): the

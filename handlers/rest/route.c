@@ -120,13 +120,15 @@ rest_thread_init(struct db *db)
 {
 	struct rest_thread *t;
 
-	long long unfiltered;
+	long long unfiltered, version;
 
-	if (settings_int(SETTING_REST_UNFILTERED_WRITES, &unfiltered) < 0)
+	if (settings_int(SETTING_REST_UNFILTERED_WRITES, &unfiltered) < 0 ||
+	    settings_int(SETTING_REST_DIALECT_VERSION, &version) < 0)
 		return NULL;
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
 	t->unfiltered_writes = unfiltered != 0;
+	t->pgrst12 = version == 12;
 	t->cors_origins = settings_get(SETTING_REST_CORS_ORIGINS);
 	if (t->cors_origins != NULL && *t->cors_origins == '\0')
 		t->cors_origins = NULL;
@@ -376,6 +378,12 @@ rest_handle(struct req *rq, struct resp *rs)
 		return resp_error(rs, 404, "PGRST125", "Invalid path specified in request URL",
 		    NULL, NULL);
 	if (!rpc && (table = rest_schema_table(t->sc, name)) < 0) {
+		/* PostgREST 12 let PostgreSQL find out; 13 looks in its schema cache. */
+		if (t->pgrst12) {
+			(void)snprintf(d, sizeof(d), "relation \"%.63s.%.100s\" does not exist",
+			    t->scname, name);
+			return resp_error(rs, 404, "42P01", d, NULL, NULL);
+		}
 		(void)snprintf(d, sizeof(d), "Could not find the table '%.63s.%.100s' in the schema "
 		    "cache", t->scname, name);
 		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);

@@ -155,7 +155,7 @@ fx_load(const char *url, const char *extra, const char *more)
 static int
 fx_start(const char *extra_conf)
 {
-	char url[200], conf[512];
+	char url[200], conf[8192];
 
 	signal(SIGPIPE, SIG_IGN);
 	memset(&fx, 0, sizeof(fx));

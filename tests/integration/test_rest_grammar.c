@@ -7,6 +7,8 @@
  * fts/plfts/phfts/wfts, cs/cd/ov and the range operators.  Each answer is checked as JSON
  * on both back ends; where SQLite cannot express a feature (regular expressions, text
  * search, arrays, ranges, some casts) its answer is a 400 naming the feature, checked too.
+ * A second route, /rest12/v1/ (rest_dialect_version=12), answers as PostgREST 12 where 13
+ * differs: to-many spreads and the unknown table's error.
  */
 #include "rest_fixture.h"
 
@@ -238,6 +240,67 @@ test_rest_spreads(void)
 	FX_BOTH("GET", "album?select=...artist(album(*))", NULL, NULL, 400, NULL, &r);
 }
 
+/* Sends GET path to /rest12/v1/ of stack s (rest_dialect_version=12); checks the status
+ * and, when want_body is not NULL, the JSON. */
+static void
+one12(const char *file, int line, struct stack *s, const char *path, long status,
+    const char *want_body)
+{
+	char url[1024];
+	const char *b;
+
+	(void)snprintf(url, sizeof(url), "%s/rest12/v1/%s", s->base, path);
+	if (http_do("GET", url, NULL, NULL, 0, 10000, &r) < 0) {
+		harness_fail(file, line, "GET /rest12/v1/%.200s: no response", path);
+		return;
+	}
+	b = r.body.data ? r.body.data : "";
+	if (r.status != status)
+		harness_fail(file, line, "GET /rest12/v1/%.200s on %s: status %ld, want %ld; body "
+		    "%.300s", path, s == &fx.pgs ? "postgresql" : "sqlite", r.status, status, b);
+	if (want_body != NULL && !fx_json_eq(b, want_body))
+		harness_fail(file, line, "GET /rest12/v1/%.200s on %s: body %.600s\n  want %.600s",
+		    path, s == &fx.pgs ? "postgresql" : "sqlite", b, want_body);
+}
+
+#define BOTH12(path_, status_, body_) do { \
+	one12(__FILE__, __LINE__, &fx.lite, path_, status_, body_); \
+	one12(__FILE__, __LINE__, &fx.pgs, path_, status_, body_); \
+} while (0)
+
+/* rest_dialect_version: 13 (the default, /rest/v1/) and 12 (/rest12/v1/) on both back
+ * ends, where PostgREST's two versions answer differently. */
+static void
+test_rest_dialect_version(void)
+{
+	/* A to-many spread: 13 makes arrays of its values, 12 refuses it. */
+	FX_BOTH("GET", "artist?select=artist_id,...album(title)&artist_id=eq.2", NULL, NULL,
+	    200, "[{\"artist_id\":2,\"title\":[\"Balls to the Wall\","
+	    "\"Restless and Wild\"]}]", &r);
+	BOTH12("artist?select=artist_id,...album(title)&artist_id=eq.2", 400,
+	    "{\"code\":\"PGRST119\",\"details\":\"'artist' and 'album' do not form a "
+	    "many-to-one or one-to-one relationship\",\"hint\":null,\"message\":\"A spread "
+	    "operation on 'album' is not possible\"}");
+	BOTH12("artist?select=count(),...album(title)", 400, NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "PGRST119") != NULL);
+	/* To-one spreads and the rest of the grammar are the same in both. */
+	BOTH12("album?select=title,...artist(artist_name:name)&album_id=eq.3", 200,
+	    "[{\"title\":\"Balls to the Wall\",\"artist_name\":\"Accept\"}]");
+	BOTH12("artist?select=name,album(title)&artist_id=eq.1&album.order=title", 200,
+	    "[{\"name\":\"AC/DC\",\"album\":[{\"title\":\"For Those About To Rock\"},"
+	    "{\"title\":\"Let There Be Rock\"}]}]");
+	/* An unknown table: 13 looks in its schema cache, 12 passes PostgreSQL's words on. */
+	FX_BOTH("GET", "missing_table?select=*", NULL, NULL, 404,
+	    "{\"code\":\"PGRST205\",\"details\":null,\"hint\":null,\"message\":\"Could "
+	    "not find the table 'public.missing_table' in the schema cache\"}", &r);
+	BOTH12("missing_table?select=*", 404,
+	    "{\"code\":\"42P01\",\"details\":null,\"hint\":null,\"message\":\"relation "
+	    "\\\"public.missing_table\\\" does not exist\"}");
+	/* Functions are found the same way by both. */
+	BOTH12("rpc/no_such_function", 404, NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "PGRST202") != NULL);
+}
+
 static void
 test_rest_isdistinct_any_all(void)
 {
@@ -351,10 +414,19 @@ test_rest_grammar_writes(void)
 int
 main(void)
 {
+	const char *b = getenv("SLUICE_BIN");
+	char bin[4096], conf[4400];
+
 	http_resp_init(&r);
 	fx_more_pg = more_pg;
 	fx_more_sqlite = more_sqlite;
-	if (fx_start(NULL) < 0) {
+	if (realpath(b ? b : "bin", bin) == NULL) {
+		CHECK(!"SLUICE_BIN names the binaries");
+		return harness_done();
+	}
+	(void)snprintf(conf, sizeof(conf), "\nrest12 /rest12/v1/ workers=1 threads=2 db=chinook "
+	    "binary=%s/rest rest_dialect_version=12", bin);
+	if (fx_start(conf) < 0) {
 		CHECK(!"the two stacks started");
 		fx_stop();
 		return harness_done();
@@ -363,6 +435,7 @@ main(void)
 	RUN(test_rest_casts);
 	RUN(test_rest_json_paths);
 	RUN(test_rest_spreads);
+	RUN(test_rest_dialect_version);
 	RUN(test_rest_isdistinct_any_all);
 	RUN(test_rest_match_fts);
 	RUN(test_rest_array_range_ops);
