@@ -327,6 +327,34 @@ gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias
 	return 0;
 }
 
+/*
+ * Whether PostgreSQL could answer the filter c through a range of a b-tree index: a
+ * comparison (=, <, <=, >, >=, in, op(any)) of a column itself, in an and with any such
+ * kid, or an or of only such kids.  Anything else (<>, like, is, negations, JSON paths)
+ * it answers by reading the heap, in insertion order.
+ */
+static int
+cond_indexable(const struct rest_cond *c)
+{
+	size_t i;
+	int all = 1;
+
+	if (c->negate)
+		return 0;
+	if (c->kind == REST_C_LEAF)
+		return c->path == NULL && c->quant != REST_Q_ALL &&
+		    (c->op == REST_OP_EQ || c->op == REST_OP_GT || c->op == REST_OP_GTE ||
+		    c->op == REST_OP_LT || c->op == REST_OP_LTE || c->op == REST_OP_IN);
+	for (i = 0; i < c->nkids; i++) {
+		int k = cond_indexable(c->kids[i]);
+
+		if (c->kind == REST_C_AND && k)
+			return 1;
+		all = all && k;
+	}
+	return c->kind == REST_C_OR && c->nkids > 0 && all;
+}
+
 /* " from <from> alias where <join to palias> <filters>" */
 static int
 gen_from_where(struct rest_gen *g, struct rest_node *n, const char *from, const char *alias,
@@ -339,11 +367,12 @@ gen_from_where(struct rest_gen *g, struct rest_node *n, const char *from, const 
 		rest_quote_ident(g->sql, tab(g, n->table)->name);
 	buf_putc(g->sql, ' ');
 	buf_puts(g->sql, alias);
-	/* SQLite, a rowid table read whole without order=: in rowid order (insertion order,
-	 * as PostgreSQL's heap scan gives), not through a covering index in key order.  With
-	 * order=, an index may still spare the sort. */
-	if (from == NULL && palias == NULL && n->where->nkids == 0 && n->norder == 0 &&
-	    tab(g, n->table)->rowid)
+	/* SQLite, a rowid table read whole without order=, or through filters no index range
+	 * answers (neq, like, ...): in rowid order (insertion order, as PostgreSQL's heap scan
+	 * gives), not through a covering index in key order.  With order=, an index may
+	 * still spare the sort. */
+	if (from == NULL && palias == NULL && n->norder == 0 && tab(g, n->table)->rowid &&
+	    (n->where->nkids == 0 || !cond_indexable(n->where)))
 		buf_puts(g->sql, " not indexed");
 	if (joins->len > 0)
 		buf_append(g->sql, joins->data, joins->len);

@@ -333,6 +333,28 @@ test_rest_embed_insertion_order(void)
 }
 
 /*
+ * The bug: on SQLite a filter that no index range answers (neq, like(any), an or of
+ * such) read the table through its key's covering index, in key order, where
+ * PostgreSQL reads its heap in insertion order (the suite's neq and likeAnyOf tests).
+ */
+static void
+test_rest_order_unindexed_filter_key_order(void)
+{
+	FX_BOTH("GET", "tags?select=tag&tag=neq.alpha", NULL, NULL, 200,
+	    "[{\"tag\":\"zeta\"},{\"tag\":\"mu\"}]", &r);
+	FX_BOTH("GET", "tags?select=tag&tag=like(any).{z*,m*}", NULL, NULL, 200,
+	    "[{\"tag\":\"zeta\"},{\"tag\":\"mu\"}]", &r);
+	FX_BOTH("GET", "tags?select=tag&or=(tag.eq.zeta,tag.like.m*)", NULL, NULL, 200,
+	    "[{\"tag\":\"zeta\"},{\"tag\":\"mu\"}]", &r);
+	FX_BOTH("GET", "tags?select=tag&tag=not.eq.alpha", NULL, NULL, 200,
+	    "[{\"tag\":\"zeta\"},{\"tag\":\"mu\"}]", &r);
+	/* order= still decides, and an equality on the key finds its row. */
+	FX_BOTH("GET", "tags?select=tag&tag=neq.alpha&order=tag", NULL, NULL, 200,
+	    "[{\"tag\":\"mu\"},{\"tag\":\"zeta\"}]", &r);
+	FX_BOTH("GET", "tags?select=tag&tag=eq.mu", NULL, NULL, 200, "[{\"tag\":\"mu\"}]", &r);
+}
+
+/*
  * rel(count) counts an embed's rows, as rel(count()) (PostgREST's embedded count; a bare
  * count elsewhere is a column); a to-one spread beside aggregates groups by its key.
  */
@@ -420,6 +442,7 @@ main(void)
 	RUN(test_rest_embed_errors);
 	RUN(test_rest_embed_hostile_hints);
 	RUN(test_rest_embed_insertion_order);
+	RUN(test_rest_order_unindexed_filter_key_order);
 	RUN(test_rest_embed_count_and_aggregate_spread);
 	http_resp_free(&r);
 	fx_stop();
