@@ -138,11 +138,16 @@ static const char schema_lite_ddl[] =
     "select name, sql from sqlite_master where type = 'table' and sql is not null "
     "order by name";
 
-/* returns: "setof album", "album" or a scalar type name; a body is never NULL. */
+/* returns: "setof album", "album", "table(a text, b integer)" (rows of those columns, as
+ * PostgreSQL's RETURNS TABLE) or a scalar type name; a body is never NULL. */
 static const char schema_lite_funcs[] =
-    "select name, args, lower(substr(returns, 1, 6)) = 'setof ', "
+    "select name, args, lower(substr(returns, 1, 6)) = 'setof ' or t, "
     "case when lower(substr(returns, 1, 6)) = 'setof ' then ltrim(substr(returns, 7)) "
-    "else returns end, coalesce(body, ''), 0, 0, '', '' from sluice_functions order by name";
+    "when t then '' else returns end, coalesce(body, ''), 0, 0, "
+    "case when t then trim(substr(returns, instr(returns, '(') + 1, "
+    "length(returns) - instr(returns, '(') - 1)) else '' end, '' "
+    "from (select *, (lower(returns) like 'table(%)' or lower(returns) like 'table (%)') t "
+    "from sluice_functions) order by name";
 
 /* Case-insensitive substring test for declared types. */
 static int

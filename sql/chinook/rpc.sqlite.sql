@@ -10,9 +10,11 @@
 --               PostgreSQL type names ("a integer, b integer"); '' for none.  Requests
 --               pass them by name (query string or JSON object).
 --   returns     "setof <table>" (a set of that table's rows: the result accepts select=,
---               filters, order, limit and embeds like the table) or a scalar type name
---               ("integer", "text", ...: the first column of the first row, as a bare
---               JSON value).
+--               filters, order, limit and embeds like the table), "table(a type, ...)"
+--               (rows of those columns, as PostgreSQL's RETURNS TABLE: the body's
+--               columns carry those names; select=, filters, order and limit apply) or a
+--               scalar type name ("integer", "text", ...: the first column of the first
+--               row, as a bare JSON value).
 --   volatility  immutable | stable | volatile, as in PostgreSQL: whether GET is allowed
 --               (volatile functions are POST only in PostgREST) and which transaction
 --               (read-only for immutable and stable).

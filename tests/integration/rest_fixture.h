@@ -115,7 +115,10 @@ static const char fx_schema_sqlite[] =
     "  ('albums_of', 'aid integer', 'setof album', 'stable',\n"
     "   'select * from album where artist_id = :aid'),\n"
     "  ('add_them', 'a integer, b integer', 'integer', 'immutable', 'select :a + :b'),\n"
-    "  ('all_albums', '', 'setof album', 'stable', 'select * from album');\n";
+    "  ('all_albums', '', 'setof album', 'stable', 'select * from album'),\n"
+    "  ('artists_upto', 'aid integer', 'table(id integer, name varchar)', 'stable',\n"
+    "   'select artist_id as id, name from artist where artist_id <= :aid "
+    "order by artist_id');\n";
 
 struct fx {
 	struct pgtmp pg;
