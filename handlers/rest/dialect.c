@@ -139,11 +139,12 @@ static const char schema_lite_ddl[] =
     "order by name";
 
 /* returns: "setof album", "album", "table(a text, b integer)" (rows of those columns, as
- * PostgreSQL's RETURNS TABLE) or a scalar type name; a body is never NULL. */
+ * PostgreSQL's RETURNS TABLE), "void" (204, no body) or a scalar type name; a body is
+ * never NULL. */
 static const char schema_lite_funcs[] =
     "select name, args, lower(substr(returns, 1, 6)) = 'setof ' or t, "
     "case when lower(substr(returns, 1, 6)) = 'setof ' then ltrim(substr(returns, 7)) "
-    "when t then '' else returns end, coalesce(body, ''), 0, 0, "
+    "when t then '' else returns end, coalesce(body, ''), 0, lower(returns) = 'void', "
     "case when t then trim(substr(returns, instr(returns, '(') + 1, "
     "length(returns) - instr(returns, '(') - 1)) else '' end, '' "
     "from (select *, (lower(returns) like 'table(%)' or lower(returns) like 'table (%)') t "

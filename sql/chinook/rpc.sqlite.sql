@@ -14,7 +14,8 @@
 --               (rows of those columns, as PostgreSQL's RETURNS TABLE: the body's
 --               columns carry those names; select=, filters, order and limit apply) or a
 --               scalar type name ("integer", "text", ...: the first column of the first
---               row, as a bare JSON value).
+--               row, as a bare JSON value), or "void" (the body runs, the answer is 204
+--               without a body).
 --   volatility  immutable | stable | volatile, as in PostgreSQL: whether GET is allowed
 --               (volatile functions are POST only in PostgREST) and which transaction
 --               (read-only for immutable and stable).

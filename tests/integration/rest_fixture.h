@@ -118,7 +118,8 @@ static const char fx_schema_sqlite[] =
     "  ('all_albums', '', 'setof album', 'stable', 'select * from album'),\n"
     "  ('artists_upto', 'aid integer', 'table(id integer, name varchar)', 'stable',\n"
     "   'select artist_id as id, name from artist where artist_id <= :aid "
-    "order by artist_id');\n";
+    "order by artist_id'),\n"
+    "  ('do_nothing', '', 'void', 'volatile', 'select null');\n";
 
 struct fx {
 	struct pgtmp pg;
