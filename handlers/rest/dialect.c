@@ -713,7 +713,7 @@ pg_call(struct buf *b, const struct rest_func *f, const unsigned char *given)
 	buf_putc(b, ')');
 }
 
-/* SQLite's functions have no defaults: every argument is given. */
+/* SQLite's bodies name every argument: each is bound, given or its default (rpc.c). */
 static void
 lite_call(struct buf *b, const struct rest_func *f, const unsigned char *given)
 {

@@ -119,6 +119,9 @@ struct rest_func {
 	char **argnames;
 	char **argtypes;
 	int ndefaults;		/* the last ndefaults arguments may be left out */
+	char **argdefaults;	/* SQLite: the value each of those takes when left out
+				 * (NULL: SQL NULL), bound in its place; NULL on
+				 * PostgreSQL, which applies its own defaults */
 	int retset;
 	int retvoid;		/* returns void: 204 without a body */
 	int rettable;		/* table index for setof/composite results, -1 for scalars; an

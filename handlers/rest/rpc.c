@@ -116,8 +116,15 @@ rpc_args(struct req *rq, struct resp *rs, const char *scname, const struct rest_
 	}
 	for (i = 0; i < f->nargs; i++) {
 		given[i] = vals[i] != NULL;
-		if (vals[i] == NULL && i >= f->nargs - f->ndefaults)
-			continue;
+		if (vals[i] == NULL && i >= f->nargs - f->ndefaults) {
+			/* PostgreSQL applies its defaults; SQLite's body names every argument,
+			 * so the default's value is bound in its place. */
+			if (f->argdefaults == NULL)
+				continue;
+			isnull[i] = f->argdefaults[i] == NULL;
+			vals[i] = isnull[i] ? "" : f->argdefaults[i];
+			lens[i] = strlen(vals[i]);
+		}
 		if (vals[i] == NULL) {
 			(void)snprintf(d, sizeof(d), "the argument \"%.80s\" is missing",
 			    f->argnames[i]);

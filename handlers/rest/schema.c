@@ -82,6 +82,10 @@ rest_schema_free(struct rest_schema *sc)
 			free(sc->funcs[i].argnames[j]);
 			free(sc->funcs[i].argtypes[j]);
 		}
+		if (sc->funcs[i].argdefaults != NULL)
+			for (j = 0; j < sc->funcs[i].nargs; j++)
+				free(sc->funcs[i].argdefaults[j]);
+		free(sc->funcs[i].argdefaults);
 		free(sc->funcs[i].argnames);
 		free(sc->funcs[i].argtypes);
 		free(sc->funcs[i].name);
@@ -441,6 +445,72 @@ schema_args(const struct rest_dialect *d, const char *args, char **names, char *
 	return k;
 }
 
+/*
+ * SQLite's argument defaults: "b integer default 10", "s text default ''", "x text
+ * default null" in sluice_functions.args.  Each type loses its " default LITERAL", whose
+ * value goes to f->argdefaults (a quoted string unquoted, null as NULL, a number as
+ * written); the trailing arguments that have one may be left out (f->ndefaults).  0; 1
+ * when a default is no such literal (logged: the function is left out); -1 when memory
+ * ran out.
+ */
+static int
+schema_lite_defaults(struct rest_func *f)
+{
+	int i;
+
+	for (i = 0; i < f->nargs; i++) {
+		char *t = f->argtypes[i], *v, *o;
+		size_t k;
+
+		for (k = 0; t[k] != '\0' && strncasecmp(t + k, " default ", 9) != 0; k++)
+			continue;
+		if (t[k] == '\0') {
+			f->ndefaults = 0;
+			continue;
+		}
+		if (f->argdefaults == NULL &&
+		    (f->argdefaults = calloc((size_t)f->nargs, sizeof(char *))) == NULL)
+			return -1;
+		t[k] = '\0';
+		v = t + k + 9;
+		schema_trim(v);
+		f->ndefaults++;
+		if (strcasecmp(v, "null") == 0)
+			continue;
+		if ((f->argdefaults[i] = schema_strdup(v)) == NULL)
+			return -1;
+		if (*v != '\'') {
+			/* A number: -?digits(.digits)? */
+			o = v + (*v == '-');
+			if (!isdigit((unsigned char)*o))
+				goto bad;
+			while (isdigit((unsigned char)*o))
+				o++;
+			if (*o == '.' && isdigit((unsigned char)o[1]))
+				for (o++; isdigit((unsigned char)*o); o++)
+					continue;
+			if (*o != '\0')
+				goto bad;
+			continue;
+		}
+		/* 'it''s' -> it's */
+		for (o = f->argdefaults[i], v++; *v != '\0'; v++) {
+			if (*v == '\'' && v[1] != '\'')
+				break;
+			*o++ = *v;
+			if (*v == '\'')
+				v++;
+		}
+		*o = '\0';
+		if (*v != '\'' || v[1] != '\0')
+			goto bad;
+	}
+	return 0;
+bad:
+	log_warn("rest: function %s: the default of %s is no literal", f->name, f->argnames[i]);
+	return 1;
+}
+
 /* The columns of an anonymous record returned by a function (RETURNS TABLE(...), OUT
  * parameters): a hidden table of the function's name, so that select=, filters and order
  * apply to them as to a table's.  Its index, or -1 when memory ran out. */
@@ -527,7 +597,7 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 	const char *rettable = schema_text(st, 3), *body = db_column_text(st, 4, NULL);
 	const char *record = schema_text(st, 7);
 	struct rest_func *f;
-	int i;
+	int i, bad = 0;
 
 	if (rest_schema_func(sc, name) != NULL)
 		return 0;	/* overloads: the first one only */
@@ -556,6 +626,8 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 	f->ndefaults = (int)db_column_int(st, 5);
 	if (f->ndefaults < 0 || f->ndefaults > f->nargs)
 		f->ndefaults = 0;
+	if (d->schema_args_sep == ',' && (bad = schema_lite_defaults(f)) < 0)
+		return -1;
 	f->retvoid = (int)db_column_int(st, 6);
 	if (*record != '\0') {
 		if ((f->rettable = schema_add_record(sc, d, name, record)) < 0)
@@ -564,13 +636,19 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 		f->rettable = schema_table_any(sc, rettable);
 	if (schema_add_computed(sc, d, f, schema_text(st, 8)) < 0)
 		return -1;
-	if (body != NULL && (f->body = schema_lite_body(body, f, d)) == NULL) {
+	if (!bad && body != NULL && (f->body = schema_lite_body(body, f, d)) == NULL) {
 		log_warn("rest: function %s: its body names an unknown parameter", name);
+		bad = 1;
+	}
+	if (bad) {
 		sc->nfuncs--;
 		for (i = 0; i < f->nargs; i++) {
 			free(f->argnames[i]);
 			free(f->argtypes[i]);
+			if (f->argdefaults != NULL)
+				free(f->argdefaults[i]);
 		}
+		free(f->argdefaults);
 		free(f->argnames);
 		free(f->argtypes);
 		free(f->name);

@@ -8,7 +8,11 @@
 --   name        the function's name, as in /rpc/<name>.
 --   args        its parameters in order, comma-separated "name type" pairs with
 --               PostgreSQL type names ("a integer, b integer"); '' for none.  Requests
---               pass them by name (query string or JSON object).
+--               pass them by name (query string or JSON object).  The last ones may
+--               have a default, "b integer default 10", "s text default 'x'" or
+--               "n text default null" (a number, a quoted string or null, without a
+--               comma), taken when the request leaves them out; a function with another
+--               kind of default is not served (the worker logs it).
 --   returns     "setof <table>" (a set of that table's rows: the result accepts select=,
 --               filters, order, limit and embeds like the table), "table(a type, ...)"
 --               (rows of those columns, as PostgreSQL's RETURNS TABLE: the body's

@@ -21,9 +21,9 @@
 //     text PostgreSQL prints for it (its lexemes sorted, once each, quoted).
 //   - Views are kept when their body is plain SQL (schema prefixes dropped).
 //   - SQL functions whose body is one SELECT returning a scalar, a table's rows or a
-//     TABLE(...) become rows of sluice_functions (docs/postgrest.md), parameters written
-//     :name; other functions (PL/pgSQL, writes, void, defaults, computed fields) cannot
-//     exist on SQLite and are reported.
+//     TABLE(...) or void become rows of sluice_functions (docs/postgrest.md), parameters
+//     written :name, literal defaults kept; other functions (PL/pgSQL, writes, computed
+//     fields) cannot exist on SQLite and are reported.
 //   - Publications, extensions, comments, REPLICA IDENTITY: nothing to translate.
 'use strict';
 
@@ -324,11 +324,19 @@ function createFunction(st) {
 			return skip(what, 'an argument without a name: it takes a row (a computed field)');
 		if (/^(out|inout|variadic)$/i.test(am[1]))
 			return skip(what, 'its arguments have modes (OUT, INOUT, VARIADIC)');
-		if (/\bdefault\b|=/i.test(am[2]))
-			return skip(what, 'sluice_functions has no argument defaults');
+		// A default is a literal in sluice_functions ("s text default ''").
+		const dm = /^(.*?)\s*(?:\bdefault\b|=)\s*(.*)$/is.exec(am[2]);
+		const type = (dm ? dm[1] : am[2]).trim();
+		let dflt = '';
+		if (dm) {
+			const lit = plainSql(dm[2].trim());
+			if (!/^('(?:[^']|'')*'|null|-?[0-9]+(\.[0-9]+)?)$/i.test(lit) || lit.includes(','))
+				return skip(what, `the default of ${am[1]} is no literal`);
+			dflt = ` default ${lit}`;
+		}
 		// An array argument is its JSON text, as an array column.
 		args.push({ name: splitName(am[1]).name,
-		    type: /\[\]/.test(am[2]) ? 'json' : am[2].trim().toLowerCase() });
+		    type: (/\[\]/.test(type) ? 'json' : type.toLowerCase()) + dflt });
 	}
 	let returns = r[2].trim();
 	let sql = (body[2] !== undefined ? body[2] : body[3].replace(/''/g, '\'')).trim()

@@ -91,6 +91,8 @@ static const char fx_schema_pg[] =
     "create function add_default(a integer, b integer default 10) returns integer\n"
     "  language sql immutable as $$ select a + b $$;\n"
     "create function do_nothing() returns void language sql volatile as $$ $$;\n"
+    "create function echo_default(s text default 'it''s', n text default null)\n"
+    "  returns text language sql immutable as $$ select coalesce(n, s) $$;\n"
     "create function artists_upto(aid integer) returns table(id integer, name varchar)\n"
     "  language sql stable as $$ select artist_id, name from artist\n"
     "  where artist_id <= aid order by artist_id $$;\n"
@@ -119,7 +121,13 @@ static const char fx_schema_sqlite[] =
     "  ('artists_upto', 'aid integer', 'table(id integer, name varchar)', 'stable',\n"
     "   'select artist_id as id, name from artist where artist_id <= :aid "
     "order by artist_id'),\n"
-    "  ('do_nothing', '', 'void', 'volatile', 'select null');\n";
+    "  ('do_nothing', '', 'void', 'volatile', 'select null'),\n"
+    "  ('add_default', 'a integer, b integer default 10', 'integer', 'immutable',\n"
+    "   'select :a + :b'),\n"
+    "  ('echo_default', 's text default ''it''''s'', n text default null', 'text',\n"
+    "   'immutable', 'select coalesce(:n, :s)'),\n"
+    "  ('bad_default', 'a integer default 1+1', 'integer', 'immutable', 'select :a'),\n"
+    "  ('bad_quote', 's text default ''x', 'text', 'immutable', 'select :s');\n";
 
 struct fx {
 	struct pgtmp pg;

@@ -359,11 +359,22 @@ test_rest_rpc_kinds(void)
 	    "[{\"id\":1,\"name\":\"AC/DC\"}]", &r);
 	FX_PG("POST", "rpc/artist_out", json, "{\"aid\":3}", 200,
 	    "[{\"id\":3,\"name\":\"Aerosmith\"}]");
-	FX_PG("GET", "rpc/add_default?a=1", NULL, NULL, 200, "11");
-	FX_PG("GET", "rpc/add_default?a=1&b=2", NULL, NULL, 200, "3");
-	FX_PG("POST", "rpc/add_default", json, "{\"a\":5}", 200, "15");
-	FX_PG("GET", "rpc/add_default?b=2", NULL, NULL, 404, NULL);
+	FX_BOTH("GET", "rpc/add_default?a=1", NULL, NULL, 200, "11", &r);
+	FX_BOTH("GET", "rpc/add_default?a=1&b=2", NULL, NULL, 200, "3", &r);
+	FX_BOTH("POST", "rpc/add_default", json, "{\"a\":5}", 200, "15", &r);
+	FX_BOTH("GET", "rpc/add_default?b=2", NULL, NULL, 404, NULL, &r);
 	CHECK(strstr(r.body.data, "PGRST202") != NULL);
+	/* A text default with a quote in it, a null default, and both given. */
+	FX_BOTH("GET", "rpc/echo_default", NULL, NULL, 200, "\"it's\"", &r);
+	FX_BOTH("POST", "rpc/echo_default", json, "{}", 200, "\"it's\"", &r);
+	FX_BOTH("GET", "rpc/echo_default?s=x", NULL, NULL, 200, "\"x\"", &r);
+	FX_BOTH("GET", "rpc/echo_default?s=x&n=y", NULL, NULL, 200, "\"y\"", &r);
+	FX_BOTH("POST", "rpc/echo_default", json, "{\"s\":null}", 200, "null", &r);
+	/* A default that is no literal leaves its function out (SQLite), and the rest is
+	 * served. */
+	FX_BOTH("GET", "rpc/bad_default?a=1", NULL, NULL, 404, NULL, &r);
+	CHECK(strstr(r.body.data, "PGRST202") != NULL);
+	FX_BOTH("GET", "rpc/bad_quote?s=1", NULL, NULL, 404, NULL, &r);
 	FX_BOTH("POST", "rpc/do_nothing", json, NULL, 204, "", &r);
 	FX_BOTH("POST", "rpc/do_nothing", json, "{}", 204, "", &r);
 }
