@@ -329,9 +329,9 @@ gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias
 
 /*
  * Whether PostgreSQL could answer the filter c through a range of a b-tree index: a
- * comparison (=, <, <=, >, >=, in, op(any)) of a column itself, in an and with any such
- * kid, or an or of only such kids.  Anything else (<>, like, is, negations, JSON paths)
- * it answers by reading the heap, in insertion order.
+ * comparison (=, <, <=, >, >=, in, op(any), is null, is not null) of a column itself, in
+ * an and with any such kid, or an or of only such kids.  Anything else (<>, like,
+ * negations, JSON paths) it answers by reading the heap, in insertion order.
  */
 static int
 cond_indexable(const struct rest_cond *c)
@@ -344,7 +344,9 @@ cond_indexable(const struct rest_cond *c)
 	if (c->kind == REST_C_LEAF)
 		return c->path == NULL && c->quant != REST_Q_ALL &&
 		    (c->op == REST_OP_EQ || c->op == REST_OP_GT || c->op == REST_OP_GTE ||
-		    c->op == REST_OP_LT || c->op == REST_OP_LTE || c->op == REST_OP_IN);
+		    c->op == REST_OP_LT || c->op == REST_OP_LTE || c->op == REST_OP_IN ||
+		    (c->op == REST_OP_IS &&
+		    (c->is == REST_IS_NULL || c->is == REST_IS_NOT_NULL)));
 	for (i = 0; i < c->nkids; i++) {
 		int k = cond_indexable(c->kids[i]);
 

@@ -348,6 +348,9 @@ test_rest_order_unindexed_filter_key_order(void)
 	    "[{\"tag\":\"zeta\"},{\"tag\":\"mu\"}]", &r);
 	FX_BOTH("GET", "tags?select=tag&tag=not.eq.alpha", NULL, NULL, 200,
 	    "[{\"tag\":\"zeta\"},{\"tag\":\"mu\"}]", &r);
+	FX_BOTH("GET", "tags?select=tag&tag=not.is.null&username=neq.nobody", NULL, NULL, 200,
+	    "[{\"tag\":\"zeta\"},{\"tag\":\"alpha\"},{\"tag\":\"mu\"}]", &r);
+	FX_BOTH("GET", "tags?select=tag&tag=is.null", NULL, NULL, 200, "[]", &r);
 	/* order= still decides, and an equality on the key finds its row. */
 	FX_BOTH("GET", "tags?select=tag&tag=neq.alpha&order=tag", NULL, NULL, 200,
 	    "[{\"tag\":\"mu\"},{\"tag\":\"zeta\"}]", &r);
