@@ -390,10 +390,13 @@ pgtmp_start(struct pgtmp *pg)
 	return pgtmp_start_conns(pg, 20);
 }
 
-int
-pgtmp_start_conns(struct pgtmp *pg, int max_connections)
+/*
+ * What every cluster needs before its data directory is made: the temp directory (owned by
+ * postgres when root), the watchdog, the atexit hook.  Returns 0, or -1 after cleaning up.
+ */
+static int
+pgtmp_setup(struct pgtmp *pg, int max_connections)
 {
-	char initdb[300], data[96];
 	struct passwd *pw;
 	int p[2] = { -1, -1 }, i, slot = -1;
 	pid_t pid;
@@ -473,7 +476,28 @@ pgtmp_start_conns(struct pgtmp *pg, int max_connections)
 #endif
 		pgtmp_hooked = 1;
 	}
+	return 0;
+}
 
+/* pg->url and pg->conninfo for the server of pg.  0 or -1. */
+static int
+pgtmp_urls(struct pgtmp *pg)
+{
+	if (pgtmp_fmt(pg->url, sizeof(pg->url), "postgresql:///%s?host=%s&port=%d&user=postgres",
+	    PGTMP_DBNAME, pg->dir, pg->port) == -1 ||
+	    pgtmp_fmt(pg->conninfo, sizeof(pg->conninfo), "host=%s port=%d user=postgres "
+	    "dbname=%s", pg->dir, pg->port, PGTMP_DBNAME) == -1)
+		return -1;
+	return 0;
+}
+
+int
+pgtmp_start_conns(struct pgtmp *pg, int max_connections)
+{
+	char initdb[300], data[96];
+
+	if (pgtmp_setup(pg, max_connections) == -1)
+		return -1;
 	if (pgtmp_fmt(initdb, sizeof(initdb), "%s/initdb", pg->bindir) == -1 ||
 	    pgtmp_fmt(data, sizeof(data), "%s/data", pg->dir) == -1)
 		goto fail;
@@ -486,15 +510,74 @@ pgtmp_start_conns(struct pgtmp *pg, int max_connections)
 	}
 	if (pgtmp_start_server(pg) == -1 || pgtmp_createdb(pg) == -1)
 		goto fail;
-	if (pgtmp_fmt(pg->url, sizeof(pg->url), "postgresql:///%s?host=%s&port=%d&user=postgres",
-	    PGTMP_DBNAME, pg->dir, pg->port) == -1 ||
-	    pgtmp_fmt(pg->conninfo, sizeof(pg->conninfo), "host=%s port=%d user=postgres "
-	    "dbname=%s", pg->dir, pg->port, PGTMP_DBNAME) == -1)
+	if (pgtmp_urls(pg) == -1)
 		goto fail;
 	return 0;
 fail:
 	pgtmp_stop(pg);
 	return -1;
+}
+
+int
+pgtmp_start_standby(struct pgtmp *pg, const struct pgtmp *primary)
+{
+	char bb[300], data[96], port[16];
+
+	if (pgtmp_setup(pg, primary->max_connections) == -1)
+		return -1;
+	/* Its own port, so that the two are told apart in a multi-host URL. */
+	pg->port = primary->port + 1;
+	if (pgtmp_fmt(bb, sizeof(bb), "%s/pg_basebackup", pg->bindir) == -1 ||
+	    pgtmp_fmt(data, sizeof(data), "%s/data", pg->dir) == -1 ||
+	    pgtmp_fmt(port, sizeof(port), "%d", primary->port) == -1)
+		goto fail;
+	{
+		/* -R: standby.signal and primary_conninfo, so that it starts as a standby
+		 * streaming from the primary; -X stream: the WAL of the copy comes along. */
+		const char *const argv[] = { bb, "-D", data, "-h", primary->dir, "-p", port,
+		    "-U", "postgres", "-R", "-X", "stream", "-c", "fast", "--no-sync", NULL };
+
+		if (pgtmp_run(pg, argv, 0) == -1)
+			goto fail;
+	}
+	if (pgtmp_start_server(pg) == -1 || pgtmp_urls(pg) == -1)
+		goto fail;
+	return 0;
+fail:
+	pgtmp_stop(pg);
+	return -1;
+}
+
+int
+pgtmp_crash(struct pgtmp *pg)
+{
+	pid_t pid;
+
+	if (!pg->running || (pid = pgtmp_postmaster(pg)) <= 0)
+		return -1;
+	if (kill(pid, SIGKILL) == -1)
+		return -1;
+	/* Ours to reap: we are a subreaper (see pgtmp_setup()). */
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		continue;
+	pg->running = 0;
+	return 0;
+}
+
+int
+pgtmp_promote(struct pgtmp *pg)
+{
+	char ctl[300], data[96];
+
+	if (pgtmp_fmt(ctl, sizeof(ctl), "%s/pg_ctl", pg->bindir) == -1 ||
+	    pgtmp_fmt(data, sizeof(data), "%s/data", pg->dir) == -1)
+		return -1;
+	{
+		const char *const argv[] = { ctl, "-D", data, "-w", "-t", "30", "-s",
+		    "promote", NULL };
+
+		return pgtmp_run(pg, argv, 0);
+	}
 }
 
 void
