@@ -488,10 +488,14 @@ pg_batch_run(struct pg_conn *c, struct pg_job *batch)
 
 	/* A connection to (re)open is opened within the budget of the batch's job that has
 	 * the most of it left; a job without a budget lets it take libpq's own time. */
-	deadline = batch->deadline_ms;
-	for (j = batch->next; j != NULL && deadline > 0; j = j->next)
-		if (j->deadline_ms <= 0 || j->deadline_ms > deadline)
+	for (j = batch; j != NULL; j = j->next) {
+		if (j->deadline_ms <= 0) {
+			deadline = 0;
+			break;
+		}
+		if (j->deadline_ms > deadline)
 			deadline = j->deadline_ms;
+	}
 	if (pg_conn_check(c, c->pool->shared, deadline, &code, msg, sizeof(msg)) == -1) {
 		for (j = batch; j != NULL; j = j->next)
 			pg_job_fail(j, code, msg);

@@ -448,12 +448,13 @@ main(void)
 		snprintf(lines, sizeof(lines),
 		    "db main postgresql:///sluice_test?host=%s&port=%s&user=postgres&"
 		    "target_session_attrs=read-write\n"
-		    "db standby %s\n"
-		    "rest /rest/v1/ workers=2 threads=4 db=main stmt_timeout_ms=%d "
-		    "db_read=postgresql:///sluice_test?host=%s&port=%s&user=postgres&"
+		    "db replica postgresql:///sluice_test?host=%s&port=%s&user=postgres&"
 		    "target_session_attrs=prefer-standby\n"
+		    "db standby %s\n"
+		    "rest /rest/v1/ workers=2 threads=4 db=main db_read=replica "
+		    "stmt_timeout_ms=%d\n"
 		    "sb /sb/v1/ workers=1 threads=2 db=standby binary=%s/rest\n",
-		    hosts, ports, fo_stby.url, FO_BUDGET_MS, hosts, ports, bin);
+		    hosts, ports, hosts, ports, fo_stby.url, FO_BUDGET_MS, bin);
 		fo_up = stack_start(&fo_s, lines, "tuned", 2, NULL) == 0 &&
 		    stack_wait_pool(&fo_s, "rest", 10000) == 0 &&
 		    stack_wait_pool(&fo_s, "sb", 10000) == 0;
