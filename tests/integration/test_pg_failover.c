@@ -20,8 +20,21 @@
  *     (stmt_timeout_ms) by more than a second; no GET fails (the standby serves them
  *     throughout); writes resume within FO_RESUME_MS of the kill, without a configuration
  *     change.  The seconds to the first acknowledged write after the kill are printed.
+ *   - a host that does not answer (a TCP port whose accept queue is full, so that its SYNs
+ *     vanish, as with a machine that is off) listed before the primary: a request whose
+ *     connection must be reopened waits about connect_timeout (2 s) for it, then is served
+ *     by the primary; once the primary is gone too (after the failover), the request is
+ *     answered 503 within its budget, never left hanging.
  */
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -52,9 +65,12 @@ static const char fo_schema[] =
     "CREATE FUNCTION in_recovery() RETURNS boolean LANGUAGE sql STABLE AS\n"
     "  $$ SELECT pg_is_in_recovery() $$;\n";
 
+#define FO_BH_BUDGET_MS	3000
+
 static struct pgtmp fo_prim, fo_stby;
 static struct stack fo_s;
 static int fo_up;
+static int fo_bh_port;		/* the host that does not answer */
 
 /* 1 when the body is a JSON object whose "code" is code (any string when code is NULL). */
 static int
@@ -164,6 +180,113 @@ test_pg_failover_write_on_standby_is_503(void)
 	CHECK_INT(http_header(&r, "Retry-After", ra, sizeof(ra)), 0);
 	CHECK_INT(chatfix_int(fo_prim.url, "SELECT count(*) FROM fo_item WHERE tag = "
 	    "800000000", NULL), 0);
+	http_resp_free(&r);
+}
+
+/* ---- a host that does not answer ---- */
+
+/* Opens a TCP port on 127.0.0.1 that never answers a connect: listen backlog 0 and its
+ * queue filled by connections nobody accepts, so that the kernel drops further SYNs.  The
+ * descriptors stay open for the test's life.  Returns the port, or -1. */
+static int
+fo_blackhole(void)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	struct pollfd pfd;
+	int l, c, i, n;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    bind(l, (struct sockaddr *)&sa, sizeof(sa)) == -1 || listen(l, 0) == -1 ||
+	    getsockname(l, (struct sockaddr *)&sa, &len) == -1)
+		return -1;
+	/* Fill the queue, then check that one more connect gets no answer. */
+	for (i = 0; i < 3; i++) {
+		if ((c = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+		    fcntl(c, F_SETFL, O_NONBLOCK) == -1)
+			return -1;
+		if (connect(c, (struct sockaddr *)&sa, sizeof(sa)) == -1 && errno != EINPROGRESS)
+			return -1;
+		pfd.fd = c;
+		pfd.events = POLLOUT;
+		n = poll(&pfd, 1, 500);
+		if (i == 2) {
+			close(c);
+			return n == 0 ? ntohs(sa.sin_port) : -1;
+		}
+	}
+	return -1;
+}
+
+/* The backends of the bh endpoint (application_name bh). */
+static int64_t
+fo_bh_terminate(void)
+{
+	return chatfix_int(fo_prim.url, "SELECT count(pg_terminate_backend(pid)) FROM "
+	    "pg_stat_activity WHERE application_name = 'bh'", NULL);
+}
+
+static void
+test_pg_failover_silent_host_skipped(void)
+{
+	struct http_resp r;
+	char url[256];
+	long long t0, ms;
+	int i;
+
+	if (!fo_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	http_resp_init(&r);
+	snprintf(url, sizeof(url), "%s/bh/v1/fo_item?select=id&limit=1", fo_s.base);
+	CHECK_INT(http_do("GET", url, NULL, NULL, 0, FO_TIMEOUT_MS, &r), 0);
+	CHECK_INT(r.status, 200);
+	CHECK(fo_bh_terminate() >= 1);
+	/* Gone once their sockets are closed. */
+	for (i = 0; i < 100 && chatfix_int(fo_prim.url, "SELECT count(*) FROM "
+	    "pg_stat_activity WHERE application_name = 'bh'", NULL) != 0; i++)
+		usleep(20000);
+	t0 = stack_now_ms();
+	CHECK_INT(http_do("GET", url, NULL, NULL, 0, FO_TIMEOUT_MS, &r), 0);
+	ms = stack_now_ms() - t0;
+	printf("  reconnect past a host that does not answer: %d in %lld ms\n", (int)r.status,
+	    ms);
+	CHECK_INT(r.status, 200);
+	CHECK(ms >= 1500 && ms <= FO_BH_BUDGET_MS + FO_SLACK_MS);
+	http_resp_free(&r);
+}
+
+/* After the failover: the bh endpoint's hosts are one silent, one dead. */
+static void
+test_pg_failover_all_hosts_down_answers_within_budget(void)
+{
+	struct http_resp r;
+	char url[256];
+	long long t0, ms, slowest = 0;
+	int i, clean = 0;
+
+	if (!fo_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	http_resp_init(&r);
+	snprintf(url, sizeof(url), "%s/bh/v1/fo_item?select=id&limit=1", fo_s.base);
+	for (i = 0; i < 3; i++) {
+		t0 = stack_now_ms();
+		if (http_do("GET", url, NULL, NULL, 0, FO_TIMEOUT_MS, &r) == 0 &&
+		    fo_clean_503(&r))
+			clean++;
+		if ((ms = stack_now_ms() - t0) > slowest)
+			slowest = ms;
+	}
+	printf("  every host down or silent: %d of 3 answered 503 JSON, slowest %lld ms "
+	    "(budget %d ms)\n", clean, slowest, FO_BH_BUDGET_MS);
+	CHECK_INT(clean, 3);
+	CHECK(slowest <= FO_BH_BUDGET_MS + FO_SLACK_MS);
 	http_resp_free(&r);
 }
 
@@ -295,7 +418,7 @@ test_pg_failover_kill_primary_promote_standby(void)
 {
 	struct fo_writer w[FO_WRITERS];
 	struct fo_reader rd[FO_READERS];
-	long long t_kill, t_promoted = 0, first_ack = -1, slowest = 0, *tags = NULL, ms;
+	long long t_kill, t_fail, t_promoted = 0, first_ack = -1, slowest = 0, *tags = NULL, ms;
 	long acked = 0, failed = 0, unclean = 0, lost = 0, ntags, i_ack;
 	int i, j, reads_ok = 0, reads_bad = 0;
 	long long reads_slowest = 0;
@@ -344,13 +467,21 @@ test_pg_failover_kill_primary_promote_standby(void)
 			reads_slowest = rd[i].slowest;
 	}
 
-	/* The earliest acknowledgement of a write sent after the kill, now that all are in. */
+	/* The outage as the clients saw it: from the kill to the first acknowledgement of a
+	 * write sent after the first failure that followed the kill (or after the kill, when
+	 * none failed). */
+	t_fail = t_kill;
+	for (i = 0; i < FO_WRITERS; i++)
+		for (j = 0; j < w[i].n; j++)
+			if (w[i].posts[j].t0 >= t_kill && w[i].posts[j].status != 201 &&
+			    (t_fail == t_kill || w[i].posts[j].t1 < t_fail))
+				t_fail = w[i].posts[j].t1;
 	first_ack = -1;
 	for (i = 0; i < FO_WRITERS; i++)
 		for (j = 0; j < w[i].n; j++) {
 			const struct fo_post_rec *p = &w[i].posts[j];
 
-			if (p->t0 > t_kill && p->status == 201 &&
+			if (p->t0 >= t_fail && p->status == 201 &&
 			    (first_ack < 0 || p->t1 < first_ack))
 				first_ack = p->t1;
 			if ((ms = p->t1 - p->t0) > slowest)
@@ -379,8 +510,8 @@ test_pg_failover_kill_primary_promote_standby(void)
 			}
 	i_ack = first_ack >= 0 ? (long)(first_ack - t_kill) : -1;
 	printf("  primary killed, standby promoted %lld ms later (pg_ctl promote done); "
-	    "first write acknowledged %.2f s after the kill\n", t_promoted - t_kill,
-	    (double)i_ack / 1000.0);
+	    "first POST failed %lld ms after the kill; writes resumed %.2f s after the kill\n",
+	    t_promoted - t_kill, t_fail - t_kill, (double)i_ack / 1000.0);
 	printf("  POSTs: %ld acknowledged, %ld failed (all 503 JSON with Retry-After: %s), "
 	    "acknowledged and lost: %ld; slowest %lld ms (budget %d ms)\n", acked, failed,
 	    unclean == 0 ? "yes" : "no", lost, slowest, FO_BUDGET_MS);
@@ -436,10 +567,11 @@ fo_replicate(void)
 int
 main(void)
 {
-	char lines[8192], bin[4096], hosts[300], ports[32];
+	char lines[16384], bin[4096], hosts[300], ports[32];
 	const char *b = getenv("SLUICE_BIN");
 
-	if (pgtmp_start_conns(&fo_prim, 60) == 0 && chatfix_exec(fo_prim.url, fo_schema) == 0 &&
+	if ((fo_bh_port = fo_blackhole()) > 0 &&
+	    pgtmp_start_conns(&fo_prim, 60) == 0 && chatfix_exec(fo_prim.url, fo_schema) == 0 &&
 	    pgtmp_start_standby(&fo_stby, &fo_prim) == 0 && fo_replicate() == 0 &&
 	    realpath(b != NULL ? b : "bin", bin) != NULL) {
 		snprintf(hosts, sizeof(hosts), "%s,%s", fo_prim.dir, fo_stby.dir);
@@ -453,16 +585,24 @@ main(void)
 		    "db standby %s\n"
 		    "rest /rest/v1/ workers=2 threads=4 db=main db_read=replica "
 		    "stmt_timeout_ms=%d\n"
-		    "sb /sb/v1/ workers=1 threads=2 db=standby binary=%s/rest\n",
-		    hosts, ports, hosts, ports, fo_stby.url, FO_BUDGET_MS, bin);
+		    "sb /sb/v1/ workers=1 threads=2 db=standby binary=%s/rest\n"
+		    "db silent postgresql:///sluice_test?host=127.0.0.1,%s&port=%d,%d&"
+		    "user=postgres&application_name=bh&target_session_attrs=read-write\n"
+		    "bh /bh/v1/ workers=1 threads=2 db=silent binary=%s/rest "
+		    "stmt_timeout_ms=%d\n",
+		    hosts, ports, hosts, ports, fo_stby.url, FO_BUDGET_MS, bin, fo_prim.dir,
+		    fo_bh_port, fo_prim.port, bin, FO_BH_BUDGET_MS);
 		fo_up = stack_start(&fo_s, lines, "tuned", 2, NULL) == 0 &&
 		    stack_wait_pool(&fo_s, "rest", 10000) == 0 &&
-		    stack_wait_pool(&fo_s, "sb", 10000) == 0;
+		    stack_wait_pool(&fo_s, "sb", 10000) == 0 &&
+		    stack_wait_pool(&fo_s, "bh", 15000) == 0;
 	}
 	RUN(test_pg_failover_reads_on_standby_writes_on_primary);
 	RUN(test_pg_failover_read_your_writes_remote_apply);
 	RUN(test_pg_failover_write_on_standby_is_503);
+	RUN(test_pg_failover_silent_host_skipped);
 	RUN(test_pg_failover_kill_primary_promote_standby);
+	RUN(test_pg_failover_all_hosts_down_answers_within_budget);
 	if (fo_up)
 		stack_stop(&fo_s);
 	pgtmp_stop(&fo_stby);

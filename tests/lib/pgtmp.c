@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -548,18 +549,62 @@ fail:
 	return -1;
 }
 
+/* The pids of pid's children, from /proc, into kids[max].  Their count. */
+static int
+pgtmp_children(pid_t pid, pid_t *kids, int max)
+{
+	char path[64], line[128];
+	struct dirent *de;
+	long ppid;
+	DIR *d;
+	FILE *f;
+	int n = 0;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while (n < max && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    pgtmp_fmt(path, sizeof(path), "/proc/%s/status", de->d_name) == -1 ||
+		    (f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "PPid:", 5) == 0) {
+				ppid = strtol(line + 5, NULL, 10);
+				if (ppid == (long)pid)
+					kids[n++] = (pid_t)strtol(de->d_name, NULL, 10);
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
 int
 pgtmp_crash(struct pgtmp *pg)
 {
-	pid_t pid;
+	pid_t pid, kids[256];
+	int i, n, tries;
 
 	if (!pg->running || (pid = pgtmp_postmaster(pg)) <= 0)
 		return -1;
+	/* The machine is gone: the postmaster and every backend with it, so that none goes
+	 * on committing what its client sent after the "crash". */
+	n = pgtmp_children(pid, kids, 256);
 	if (kill(pid, SIGKILL) == -1)
 		return -1;
-	/* Ours to reap: we are a subreaper (see pgtmp_setup()). */
+	for (i = 0; i < n; i++)
+		(void)kill(kids[i], SIGKILL);
+	/* Ours to reap: we are a subreaper (see pgtmp_setup()); the backends become our
+	 * children once the postmaster is gone. */
 	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 		continue;
+	for (i = 0; i < n; i++)
+		for (tries = 0; tries < 100; tries++) {
+			if (waitpid(kids[i], NULL, 0) == kids[i] || errno != ECHILD)
+				break;
+			usleep(10000);
+		}
 	pg->running = 0;
 	return 0;
 }

@@ -51,8 +51,8 @@ int pgtmp_start_conns(struct pgtmp *pg, int max_connections);
  */
 int pgtmp_start_standby(struct pgtmp *pg, const struct pgtmp *primary);
 
-/* Kills the postmaster with SIGKILL, as when its machine dies: no shutdown, its backends
- * go once they notice.  Returns 0 or -1. */
+/* Kills the postmaster and its backends with SIGKILL, as when its machine dies: no
+ * shutdown, no backend left to finish what it was doing.  Returns 0 or -1. */
 int pgtmp_crash(struct pgtmp *pg);
 
 /* pg_ctl promote: a standby becomes a primary (waits until it takes writes).  0 or -1. */
