@@ -25,6 +25,10 @@
  *     connection must be reopened waits about connect_timeout (2 s) for it, then is served
  *     by the primary; once the primary is gone too (after the failover), the request is
  *     answered 503 within its budget, never left hanging.
+ *   - what asynchronous replication risks, shown with a second pair of clusters and no
+ *     synchronous standby: with the primary's WAL sender stopped (SIGSTOP, as a slow
+ *     network would), commits are acknowledged all the same; after the primary's crash
+ *     and the standby's promotion they are gone.
  */
 #include <sys/socket.h>
 
@@ -36,6 +40,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -533,6 +538,53 @@ out:
 		free(w[i].posts);
 }
 
+/* ---- asynchronous replication ---- */
+
+#define FO_ASYNC_ROWS	20
+
+static void
+test_pg_failover_async_loses_unshipped_commits(void)
+{
+	struct pgtmp prim, stby;
+	char sql[128];
+	int64_t sender, before, after;
+	int i, acked = 0;
+
+	memset(&prim, 0, sizeof(prim));
+	memset(&stby, 0, sizeof(stby));
+	if (pgtmp_start(&prim) == -1 || chatfix_exec(prim.url, fo_schema) == -1 ||
+	    chatfix_exec(prim.url, "INSERT INTO fo_item (tag) VALUES (1)") == -1 ||
+	    pgtmp_start_standby(&stby, &prim) == -1) {
+		CHECK(!"a primary and a standby");
+		goto out;
+	}
+	for (i = 0; i < 300 && chatfix_int(stby.url, "SELECT count(*) FROM fo_item", NULL) != 1;
+	    i++)
+		usleep(20000);
+	before = chatfix_int(stby.url, "SELECT count(*) FROM fo_item", NULL);
+	sender = chatfix_int(prim.url, "SELECT pid FROM pg_stat_replication", NULL);
+	CHECK_INT(before, 1);
+	if (sender <= 0 || kill((pid_t)sender, SIGSTOP) == -1) {
+		CHECK(!"the WAL sender stopped");
+		goto out;
+	}
+	/* Each INSERT commits and is acknowledged: nobody waits for the standby. */
+	for (i = 0; i < FO_ASYNC_ROWS; i++) {
+		snprintf(sql, sizeof(sql), "INSERT INTO fo_item (tag) VALUES (%d)", 100 + i);
+		acked += chatfix_exec(prim.url, sql) == 0;
+	}
+	CHECK_INT(pgtmp_crash(&prim), 0);
+	CHECK_INT(pgtmp_promote(&stby), 0);
+	after = chatfix_int(stby.url, "SELECT count(*) FROM fo_item", NULL);
+	printf("  asynchronous: %d commits acknowledged while the WAL sender was stopped; "
+	    "%lld of them on the promoted standby\n", acked, (long long)(after - before));
+	CHECK_INT(acked, FO_ASYNC_ROWS);
+	CHECK_INT(after, before);
+out:
+	pgtmp_stop(&stby);
+	pgtmp_stop(&prim);
+}
+
 /* ---- set-up ---- */
 
 /* The standby is streaming and, once the primary names it, synchronous.  0 or -1. */
@@ -603,6 +655,7 @@ main(void)
 	RUN(test_pg_failover_silent_host_skipped);
 	RUN(test_pg_failover_kill_primary_promote_standby);
 	RUN(test_pg_failover_all_hosts_down_answers_within_budget);
+	RUN(test_pg_failover_async_loses_unshipped_commits);
 	if (fo_up)
 		stack_stop(&fo_s);
 	pgtmp_stop(&fo_stby);
