@@ -24,6 +24,13 @@
  * take it opens a new session (and the connection forgets its statement names).  A
  * connection that died while idle is noticed before anything is sent on it, so a restart
  * costs at most the statements in flight, and none when the connections were idle.
+ *
+ * Reads and writes.  With opts.read_url (db_read=, a standby's URL) a handle has a second
+ * set of shared connections, opened by the first read: once a handler has called
+ * db_route(DB_ROUTE_READ), statements outside a transaction and read-only transactions go
+ * there, while write transactions and db_exec() stay on the URL of db_open().  Each URL
+ * may name several hosts (libpq's target_session_attrs picks among them), so a reconnect
+ * after a failover finds the promoted standby (db_pg_conn.c).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -40,7 +40,8 @@
  *
  * Waits honour the job's deadline (the request's time budget): a job that could not even
  * be sent in time gives up with DB_ETIMEOUT; once sent, the server's statement_timeout
- * bounds it.
+ * bounds it.  A connection (re)opened for a request is opened within that deadline too
+ * (pg_connect(), db_pg_conn.c).
  */
 #include <errno.h>
 #include <pthread.h>
