@@ -48,8 +48,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "chatfix.h"
 #include "db.h"
 #include "http.h"
@@ -77,21 +75,6 @@ static struct stack fo_s;
 static int fo_up;
 static int fo_bh_port;		/* the host that does not answer */
 
-/* 1 when the body is a JSON object whose "code" is code (any string when code is NULL). */
-static int
-fo_json_code(const struct http_resp *r, const char *code)
-{
-	cJSON *j = NULL, *c;
-	int ok;
-
-	if (r->body.data != NULL && r->body.len > 0)
-		j = cJSON_ParseWithLength(r->body.data, r->body.len);
-	c = j != NULL && cJSON_IsObject(j) ? cJSON_GetObjectItem(j, "code") : NULL;
-	ok = cJSON_IsString(c) && (code == NULL || strcmp(c->valuestring, code) == 0);
-	cJSON_Delete(j);
-	return ok;
-}
-
 /* A 503 as a failover may cause: JSON, a code of the database's, Retry-After. */
 static int
 fo_clean_503(const struct http_resp *r)
@@ -99,8 +82,8 @@ fo_clean_503(const struct http_resp *r)
 	char ra[16];
 
 	return r->status == 503 && http_header(r, "Retry-After", ra, sizeof(ra)) == 0 &&
-	    (fo_json_code(r, "unavailable") || fo_json_code(r, "timeout") ||
-	    fo_json_code(r, "read_only") || fo_json_code(r, "busy"));
+	    (http_json_code(r, "unavailable") || http_json_code(r, "timeout") ||
+	    http_json_code(r, "read_only") || http_json_code(r, "busy"));
 }
 
 static int
@@ -181,7 +164,7 @@ test_pg_failover_write_on_standby_is_503(void)
 	http_resp_init(&r);
 	CHECK_INT(fo_post("sb", 800000000LL, &r), 0);
 	CHECK_INT(r.status, 503);
-	CHECK(fo_json_code(&r, "read_only"));
+	CHECK(http_json_code(&r, "read_only"));
 	CHECK_INT(http_header(&r, "Retry-After", ra, sizeof(ra)), 0);
 	CHECK_INT(chatfix_int(fo_prim.url, "SELECT count(*) FROM fo_item WHERE tag = "
 	    "800000000", NULL), 0);
