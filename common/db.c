@@ -85,6 +85,9 @@ db_opts_from_env(struct db_opts *o)
 			conns = threads;
 	}
 	o->pg_conns = (int)conns;
+	o->read_url = settings_get(SETTING_DB_READ);
+	if (o->read_url != NULL && *o->read_url == '\0')
+		o->read_url = NULL;
 	return 0;
 }
 
@@ -116,8 +119,8 @@ db_open_code(struct db **out, const char *url, const struct db_opts *opts,
 {
 	struct db_opts o;
 	enum db_err c = DB_EINPUT;
-	enum db_backend be;
-	const char *path;
+	enum db_backend be, rbe;
+	const char *path, *rpath;
 	int rc = -1;
 
 	*out = NULL;
@@ -133,6 +136,11 @@ db_open_code(struct db **out, const char *url, const struct db_opts *opts,
 		/* The URL itself is not repeated: it may hold a password. */
 		(void)snprintf(err, errlen, "unknown database URL form (want sqlite:PATH with a "
 		    "file path, postgresql://..., postgres://... or a libpq key=value string)");
+	else if (o.read_url != NULL && (be == DB_SQLITE ||
+	    db_url_parse(o.read_url, &rbe, &rpath) == -1 || rbe != DB_PG))
+		/* SQLite is one file on one host: there is no standby to read from. */
+		(void)snprintf(err, errlen, "a read URL (db_read=) needs a PostgreSQL database "
+		    "URL and is one itself");
 	else if (be == DB_SQLITE)
 		rc = db_sqlite_open(out, path, &o, &c, err, errlen);
 	else
@@ -213,6 +221,7 @@ db_ready(struct db *db)
 
 	db->deadline_ms = db->opts.stmt_timeout_ms > 0 ?
 	    db_now_ms() + db->opts.stmt_timeout_ms : 0;
+	db->route = DB_ROUTE_WRITE;
 	if (db->ops->ready(db) == -1)
 		return -1;
 	/* A previous request may have left a statement half-read (on SQLite that pins an
@@ -228,6 +237,12 @@ db_ready(struct db *db)
 			return -1;
 	}
 	return 0;
+}
+
+void
+db_route(struct db *db, enum db_route route)
+{
+	db->route = route;
 }
 
 void

@@ -92,7 +92,8 @@ int db_url_parse(const char *url, enum db_backend *backend, const char **path);
  * Options for db_open().  Zero-initialised means the defaults noted on each field.
  * db_opts_from_env() fills them from the worker's environment (SLUICE_DB_ISOLATION,
  * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_DB_STMT_CACHE,
- * SLUICE_STMT_TIMEOUT_MS, SLUICE_RESP_MAX, SLUICE_DB_CONNS with SLUICE_THREADS).
+ * SLUICE_STMT_TIMEOUT_MS, SLUICE_RESP_MAX, SLUICE_DB_CONNS with SLUICE_THREADS,
+ * SLUICE_DB_READ).
  */
 struct db_opts {
 	enum db_isolation isolation;	/* for every db_begin(); default: server default */
@@ -109,6 +110,11 @@ struct db_opts {
 					 * share this many connections (db_pg_pool.c);
 					 * db_opts_from_env() sets it; 0: a connection of the
 					 * handle's own */
+	const char *read_url;		/* PostgreSQL: where the work db_route() sends to
+					 * DB_ROUTE_READ goes (a URL with
+					 * target_session_attrs=prefer-standby, say), borrowed
+					 * for the handle's life; NULL: everything goes to the
+					 * URL of db_open() (SLUICE_DB_READ) */
 };
 
 /*
@@ -184,6 +190,21 @@ enum db_backend db_backend(const struct db *db);
  * (statement_timeout) past the same budget.  db_deadline_clear() ends it.
  */
 int db_ready(struct db *db);
+
+/*
+ * Where the request's work goes.  DB_ROUTE_WRITE (what db_ready() sets at the start of
+ * every request): the URL of db_open().  DB_ROUTE_READ: statements outside a transaction
+ * and read-only transactions (db_begin(DB_TXN_READ)) go to opts.read_url, a second set of
+ * connections the process's handles share, opened when first needed; a write transaction,
+ * db_exec() and a transaction already open stay on the write URL.  Without a read URL (and
+ * on SQLite, which is one file on one host) both routes are the same.  A handler calls it
+ * after db_ready() for a request that only reads (the REST API's GET and HEAD).
+ */
+enum db_route {
+	DB_ROUTE_WRITE,
+	DB_ROUTE_READ,
+};
+void db_route(struct db *db, enum db_route route);
 
 /* Ends the time budget db_ready() started: later statements (start-up, a reload outside a
  * request) run without one.  NULL is allowed. */

@@ -24,6 +24,13 @@
  * take it opens a new session (and the connection forgets its statement names).  A
  * connection that died while idle is noticed before anything is sent on it, so a restart
  * costs at most the statements in flight, and none when the connections were idle.
+ *
+ * Reads and writes.  With opts.read_url (db_read=, a standby's URL) a handle has a second
+ * set of shared connections, opened by the first read: once a handler has called
+ * db_route(DB_ROUTE_READ), statements outside a transaction and read-only transactions go
+ * there, while write transactions and db_exec() stay on the URL of db_open().  Each URL
+ * may name several hosts (libpq's target_session_attrs picks among them), so a reconnect
+ * after a failover finds the promoted standby (db_pg_conn.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,8 +48,10 @@
 
 struct db_pg {
 	struct db base;		/* first: a struct db * is a struct db_pg * */
-	struct pg_pool *pool;	/* a reference */
+	struct pg_pool *pool;	/* a reference: the write URL's connections */
+	struct pg_pool *rpool;	/* a reference: opts.read_url's, or NULL */
 	struct pg_conn *held;	/* the connection held alone (a transaction), or NULL */
+	struct pg_pool *hpool;	/* the pool held comes from */
 };
 
 struct db_pg_param {
@@ -165,13 +174,20 @@ db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts,
 	p->base.ops = &db_pg_ops;
 	p->base.backend = DB_PG;
 	p->base.opts = *opts;
-	if (pg_pool_open(&p->pool, conninfo, opts, code, err, errlen) == -1)
+	if (pg_pool_open(&p->pool, conninfo, opts, 0, code, err, errlen) == -1)
+		goto out;
+	/* The read URL's connections are opened by the first read, within its budget: a
+	 * standby that is down at start-up does not keep the writes from being served. */
+	if (opts->read_url != NULL && strcmp(opts->read_url, conninfo) != 0 &&
+	    pg_pool_open(&p->rpool, opts->read_url, opts, 1, code, err, errlen) == -1)
 		goto out;
 	*out = &p->base;
 	p = NULL;
 	*code = DB_OK;
 	ret = 0;
 out:
+	if (p != NULL)
+		pg_pool_close(p->pool);
 	free(p);
 	if (ret == -1 && errlen > 0) {
 		size_t n = strlen(err);
@@ -207,21 +223,31 @@ static void
 db_pg_settle(struct db_pg *p)
 {
 	if (p->held != NULL && !db_pg_in_txn(&p->base)) {
-		pg_pool_release(p->pool, p->held);
+		pg_pool_release(p->hpool, p->held);
 		p->held = NULL;
 	}
 }
 
-/* Makes sure the handle holds a connection of its own.  0, or -1 with the error set. */
+/* The pool for work that only reads (read 1) or may write, on the route db_route() set. */
+static struct pg_pool *
+db_pg_pool(struct db_pg *p, int read)
+{
+	return read && p->rpool != NULL && p->base.route == DB_ROUTE_READ ? p->rpool :
+	    p->pool;
+}
+
+/* Makes sure the handle holds a connection of its own, from the pool of read (see
+ * db_pg_pool()) when it holds none.  0, or -1 with the error set. */
 static int
-db_pg_hold(struct db_pg *p)
+db_pg_hold(struct db_pg *p, int read)
 {
 	char msg[PG_JOB_MSG];
 	enum db_err code;
 
 	if (p->held != NULL)
 		return 0;
-	if ((p->held = pg_pool_acquire(p->pool, p->base.deadline_ms, &code, msg,
+	p->hpool = db_pg_pool(p, read);
+	if ((p->held = pg_pool_acquire(p->hpool, p->base.deadline_ms, &code, msg,
 	    sizeof(msg))) == NULL) {
 		db_set_err(&p->base, code, "%s", msg);
 		return -1;
@@ -240,7 +266,8 @@ db_pg_close(struct db *db)
 		PQclear(res);
 	}
 	if (p->held != NULL)
-		pg_pool_release(p->pool, p->held);
+		pg_pool_release(p->hpool, p->held);
+	pg_pool_close(p->rpool);
 	pg_pool_close(p->pool);
 	free(p);
 }
@@ -255,7 +282,8 @@ db_pg_ready(struct db *db)
 	enum db_err code;
 
 	db_pg_settle(p);
-	if (p->held == NULL && pg_pool_ready(p->pool, &code, msg, sizeof(msg)) == -1) {
+	if (p->held == NULL && pg_pool_ready(p->pool, db->deadline_ms, &code, msg,
+	    sizeof(msg)) == -1) {
 		db_set_err(db, code, "%s", msg);
 		return -1;
 	}
@@ -280,16 +308,17 @@ db_pg_state(struct db *db, struct db_state *out)
 	return 0;
 }
 
-/* Runs sql on a connection the handle holds (taken now when it holds none: what sql
- * does to the session stays with this handle until the transaction it may open ends). */
+/* Runs sql on a connection the handle holds (taken now when it holds none, from the
+ * pool of read: what sql does to the session stays with this handle until the transaction
+ * it may open ends). */
 static int
-db_pg_exec(struct db *db, const char *sql)
+db_pg_exec_on(struct db *db, const char *sql, int read)
 {
 	struct db_pg *p = pg(db);
 	PGresult *res;
 	int ret = -1;
 
-	if (db_pg_hold(p) == -1)
+	if (db_pg_hold(p, read) == -1)
 		return -1;
 	res = PQexec(pg_conn_pq(p->held), sql);
 	switch (PQresultStatus(res)) {
@@ -305,6 +334,13 @@ db_pg_exec(struct db *db, const char *sql)
 	PQclear(res);
 	db_pg_settle(p);
 	return ret;
+}
+
+/* db_exec() may write, or set up the session: always on the write URL. */
+static int
+db_pg_exec(struct db *db, const char *sql)
+{
+	return db_pg_exec_on(db, sql, 0);
 }
 
 static int
@@ -328,7 +364,8 @@ db_pg_begin(struct db *db, enum db_txn kind)
 		db_set_err(db, DB_EINTERNAL, "BEGIN statement too long");
 		return -1;
 	}
-	return db_pg_exec(db, sql);
+	/* A read-only transaction may run on the read URL (a standby). */
+	return db_pg_exec_on(db, sql, kind == DB_TXN_READ);
 }
 
 static int
@@ -410,7 +447,7 @@ db_pg_run(struct db_pg *p, const char *sql, int nparams, const char *const *valu
 		job.describe = describe;
 		job.deadline_ms = p->base.deadline_ms;
 		conn = NULL;
-		pg_pool_run(p->pool, &job);
+		pg_pool_run(db_pg_pool(p, 1), &job);
 		if (job.code != DB_OK) {
 			db_set_err(&p->base, job.code, "%s", job.msg);
 			return NULL;

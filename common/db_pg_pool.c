@@ -40,7 +40,8 @@
  *
  * Waits honour the job's deadline (the request's time budget): a job that could not even
  * be sent in time gives up with DB_ETIMEOUT; once sent, the server's statement_timeout
- * bounds it.
+ * bounds it.  A connection (re)opened for a request is opened within that deadline too
+ * (pg_connect(), db_pg_conn.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -193,17 +194,14 @@ pg_session(struct pg_conn *c, char *msg, size_t msglen)
 
 /*
  * Makes c (held by the caller) usable: opens it the first time, notices (probe 1) a
- * server that went away while it was idle, reopens it when dead.  Returns 0, or -1 with *code
- * (DB_EUNAVAIL, or DB_EINTERNAL when libpq is out of memory) and msg set.
+ * server that went away while it was idle, reopens it when dead, before deadline_ms (0:
+ * libpq's blocking connect).  Returns 0, or -1 with *code (DB_EUNAVAIL, DB_ETIMEOUT past
+ * the deadline, or DB_EINTERNAL when libpq is out of memory) and msg set.
  */
 static int
-pg_conn_check(struct pg_conn *c, int probe, enum db_err *code, char *msg, size_t msglen)
+pg_conn_check(struct pg_conn *c, int probe, long long deadline_ms, enum db_err *code,
+    char *msg, size_t msglen)
 {
-	/* client_encoding comes after dbname so that it wins over the expanded string. */
-	const char *const keys[] = { "dbname", "client_encoding",
-	    "fallback_application_name", NULL };
-	const char *vals[] = { c->pool->conninfo, "UTF8", "sluice", NULL };
-
 	int lost = 0;
 
 	*code = DB_EUNAVAIL;
@@ -220,23 +218,17 @@ pg_conn_check(struct pg_conn *c, int probe, enum db_err *code, char *msg, size_t
 		if (PQstatus(c->pq) == CONNECTION_OK && !c->broken)
 			return 0;
 		/* A new session, not PQreset(): nothing of the old one (its statement
-		 * names, a pipeline left half read) may survive. */
+		 * names, a pipeline left half read) may survive.  With several hosts the new
+		 * one may be another server (a promoted standby). */
 		log_warn("pg: connection lost; reconnecting");
 		pg_stmts_drop(c);
 		PQfinish(c->pq);
 		c->pq = NULL;
 		lost = 1;
 	}
-	if ((c->pq = PQconnectdbParams(keys, vals, 1)) == NULL) {
-		*code = DB_EINTERNAL;
-		pg_msg(msg, msglen, "connect", "out of memory");
+	if ((c->pq = pg_connect(c->pool->conninfo, deadline_ms, code, msg, msglen)) == NULL)
 		return -1;
-	}
 	PQsetNoticeProcessor(c->pq, pg_notice, NULL);
-	if (PQstatus(c->pq) != CONNECTION_OK) {
-		pg_msg(msg, msglen, lost ? "reconnect" : "connect", PQerrorMessage(c->pq));
-		return -1;
-	}
 	c->broken = 0;
 	if (pg_session(c, msg, msglen) == -1) {
 		c->broken = 1;
@@ -491,10 +483,21 @@ pg_batch_run(struct pg_conn *c, struct pg_job *batch)
 	char msg[PG_JOB_MSG];
 	enum db_err code;
 	struct pg_job *j;
+	long long deadline = 0;
 	size_t nops = 0;
 	int sent_all = 1, lost = 0;
 
-	if (pg_conn_check(c, c->pool->shared, &code, msg, sizeof(msg)) == -1) {
+	/* A connection to (re)open is opened within the budget of the batch's job that has
+	 * the most of it left; a job without a budget lets it take libpq's own time. */
+	for (j = batch; j != NULL; j = j->next) {
+		if (j->deadline_ms <= 0) {
+			deadline = 0;
+			break;
+		}
+		if (j->deadline_ms > deadline)
+			deadline = j->deadline_ms;
+	}
+	if (pg_conn_check(c, c->pool->shared, deadline, &code, msg, sizeof(msg)) == -1) {
 		for (j = batch; j != NULL; j = j->next)
 			pg_job_fail(j, code, msg);
 		return;
@@ -661,7 +664,7 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
 	}
 	c->state = PGC_EXCL;
 	pthread_mutex_unlock(&p->mu);
-	if (pg_conn_check(c, p->shared, code, msg, msglen) == -1) {
+	if (pg_conn_check(c, p->shared, deadline_ms, code, msg, msglen) == -1) {
 		pg_pool_release(p, c);
 		return NULL;
 	}
@@ -679,7 +682,8 @@ pg_pool_release(struct pg_pool *p, struct pg_conn *c)
 }
 
 int
-pg_pool_ready(struct pg_pool *p, enum db_err *code, char *msg, size_t msglen)
+pg_pool_ready(struct pg_pool *p, long long deadline_ms, enum db_err *code, char *msg,
+    size_t msglen)
 {
 	struct pg_conn *c = &p->conns[0];
 	int ret;
@@ -690,7 +694,7 @@ pg_pool_ready(struct pg_pool *p, enum db_err *code, char *msg, size_t msglen)
 	pthread_mutex_lock(&p->mu);
 	c->state = PGC_EXCL;
 	pthread_mutex_unlock(&p->mu);
-	ret = pg_conn_check(c, 1, code, msg, msglen);
+	ret = pg_conn_check(c, 1, deadline_ms, code, msg, msglen);
 	pg_pool_release(p, c);
 	return ret;
 }
@@ -808,7 +812,7 @@ pg_pool_same(const struct pg_pool *p, const char *conninfo, const struct db_opts
 
 int
 pg_pool_open(struct pg_pool **out, const char *conninfo, const struct db_opts *opts,
-    enum db_err *code, char *err, size_t errlen)
+    int lazy, enum db_err *code, char *err, size_t errlen)
 {
 	int shared = opts->pg_conns > 0;
 	struct pg_pool *p = NULL;
@@ -832,7 +836,7 @@ pg_pool_open(struct pg_pool **out, const char *conninfo, const struct db_opts *o
 		goto out;
 	}
 	/* One connection now: a server that is down, or refuses us, is reported at once. */
-	if (pg_conn_check(&p->conns[0], 0, code, err, errlen) == -1)
+	if (!lazy && pg_conn_check(&p->conns[0], 0, 0, code, err, errlen) == -1)
 		goto out;
 	p->shared = shared;
 	p->refs = 1;

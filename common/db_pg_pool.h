@@ -60,13 +60,14 @@ struct pg_job {
 /*
  * Opens the pool of conninfo (borrowed).  opts->pg_conns > 0: the process's pool for this
  * conninfo and these options, shared by every handle that asks for it (made at the first
- * call, with one connection opened to check the server; later calls only count a
- * reference); 0: a pool of one connection for this caller alone.  Returns 0, or -1 with
+ * call, with one connection opened to check the server unless lazy; later calls only
+ * count a reference); 0: a pool of one connection for this caller alone.  lazy: open no
+ * connection now (the first statement does, within its budget).  Returns 0, or -1 with
  * *code (DB_EUNAVAIL: server down; DB_EINTERNAL) and a message in err[errlen].  The caller
  * lets go with pg_pool_close().
  */
 int pg_pool_open(struct pg_pool **out, const char *conninfo, const struct db_opts *opts,
-    enum db_err *code, char *err, size_t errlen);
+    int lazy, enum db_err *code, char *err, size_t errlen);
 void pg_pool_close(struct pg_pool *p);
 
 /* Runs job on a shared connection (see struct pg_job); always fills its out fields. */
@@ -83,12 +84,23 @@ void pg_pool_release(struct pg_pool *p, struct pg_conn *c);
 
 /*
  * The start of a request.  A pool of the caller's own (opts.pg_conns 0) checks its
- * connection here, as a handle did before pools: a server that went away while it was
+ * connection here (reopening it before deadline_ms, 0: none), as a handle did before pools: a server that went away while it was
  * idle is noticed and the connection reopened.  Returns 0, or -1 with *code (DB_EUNAVAIL)
  * and msg set when the server is still down.  A shared pool checks each connection when a
  * thread takes it, and answers 0 here.
  */
-int pg_pool_ready(struct pg_pool *p, enum db_err *code, char *msg, size_t msglen);
+int pg_pool_ready(struct pg_pool *p, long long deadline_ms, enum db_err *code, char *msg,
+    size_t msglen);
+
+/*
+ * Opens a connection to conninfo (borrowed: a URL or key=value string, one host or
+ * several), UTF8, connect_timeout 2 s a host by default; before deadline_ms
+ * (CLOCK_MONOTONIC ms) when it is > 0, else with libpq's blocking connect (db_pg_conn.c).
+ * Returns it (caller PQfinishes), or NULL with *code (DB_EUNAVAIL, DB_ETIMEOUT past the
+ * deadline, DB_EINTERNAL) and msg[msglen] set.
+ */
+PGconn *pg_connect(const char *conninfo, long long deadline_ms, enum db_err *code,
+    char *msg, size_t msglen);
 
 /* The libpq connection of c (held by the caller). */
 PGconn *pg_conn_pq(const struct pg_conn *c);

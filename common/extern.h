@@ -96,6 +96,7 @@ struct db {
 
 	int restart;			/* db_restart_wanted() */
 	long long deadline_ms;		/* CLOCK_MONOTONIC ms the request's budget ends; 0: none */
+	enum db_route route;		/* db_route(); DB_ROUTE_WRITE from db_ready() */
 
 	struct db_stmt **cache;		/* unordered; LRU by stmt->used */
 	size_t ncache;

@@ -134,5 +134,9 @@ serve_db_error_class(struct resp *rs, int err_class)
 		msg = "database error";
 		break;
 	}
+	/* Every 503 of the database passes (a restart, a failover, a busy moment): say when
+	 * to come back. */
+	if (db_err_status(e) == 503)
+		(void)resp_header(rs, "Retry-After", "1");
 	return resp_error(rs, db_err_status(e), code, msg, NULL, NULL);
 }

@@ -40,6 +40,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "1: the system call filter confines the worker after start-up; 0: off, to debug"),
 	[SETTING_DB] = STR("SLUICE_DB",
 	    "the database URL, sqlite:PATH or a PostgreSQL URL or conninfo (db=)"),
+	[SETTING_DB_READ] = STR("SLUICE_DB_READ",
+	    "PostgreSQL: the URL of the read-only work a handler routes to it (the REST API's "
+	    "GET and HEAD), e.g. with target_session_attrs=prefer-standby; unset: db="),
 	[SETTING_DB_ISOLATION] = CHOICE("SLUICE_DB_ISOLATION", settings_isolations, 0,
 	    "isolation of every transaction: default, read_committed, repeatable_read or "
 	    "serializable"),

@@ -779,7 +779,8 @@ conf_resolve_db(struct conf_parser *p, struct conf_endpoint *ep)
 	const struct conf *c = p->c;
 	enum db_backend backend;
 	const char *dbpath;
-	size_t j;
+	char *url;
+	size_t j, k;
 
 	for (j = 0; j < c->ndbs; j++)
 		if (strcmp(c->dbs[j].key, ep->db_name) == 0)
@@ -797,6 +798,18 @@ conf_resolve_db(struct conf_parser *p, struct conf_endpoint *ep)
 	/* A URL that is no SQLite one is PostgreSQL's (db_open() checks the rest). */
 	ep->kind = db_url_parse(ep->db_url, &backend, &dbpath) == 0 && backend == DB_SQLITE ?
 	    CONF_KIND_SQLITE : CONF_KIND_PG;
+	/* db_read= names a db line as db= does (or is a URL itself). */
+	for (k = 0; k < ep->nextra; k++)
+		for (j = 0; j < c->ndbs && strcmp(ep->extra[k].key, "db_read") == 0; j++)
+			if (strcmp(c->dbs[j].key, ep->extra[k].value) == 0) {
+				if ((url = strdup(c->dbs[j].value)) == NULL) {
+					conf_error(p, "out of memory");
+					return -1;
+				}
+				free(ep->extra[k].value);
+				ep->extra[k].value = url;
+				break;
+			}
 	return 0;
 }
 

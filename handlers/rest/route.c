@@ -388,6 +388,9 @@ rest_handle(struct req *rq, struct resp *rs)
 		    "cache", t->scname, name);
 		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);
 	}
+	/* What only reads may go to a standby (db_read=); everything else stays on db=. */
+	if (rq->method == REQ_GET || rq->method == REQ_HEAD)
+		db_route(rq->db, DB_ROUTE_READ);
 	if (id.active && rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
 		return 0;
 	if (rest_search_path(t, rq) < 0)

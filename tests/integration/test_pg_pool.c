@@ -24,8 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "chatfix.h"
 #include "db.h"
 #include "http.h"
@@ -61,21 +59,6 @@ static const char pp_count_sql[] =
 static struct pgtmp pp_pg;
 static struct stack pp_s;
 static int pp_up;
-
-/* 1 when the body is a JSON object whose "code" is code (any string when code is NULL). */
-static int
-pp_json_code(const struct http_resp *r, const char *code)
-{
-	cJSON *j = NULL, *c;
-	int ok;
-
-	if (r->body.data != NULL && r->body.len > 0)
-		j = cJSON_ParseWithLength(r->body.data, r->body.len);
-	c = j != NULL && cJSON_IsObject(j) ? cJSON_GetObjectItem(j, "code") : NULL;
-	ok = cJSON_IsString(c) && (code == NULL || strcmp(c->valuestring, code) == 0);
-	cJSON_Delete(j);
-	return ok;
-}
 
 /* ---- shares ---- */
 
@@ -220,7 +203,7 @@ pp_writer_run(void *arg)
 		snprintf(body, sizeof(body), "{\"marker\":\"pk-%u\"}", p.id);
 		if (http_do("POST", url, hdr, body, strlen(body), PP_TIMEOUT_MS, &r) == 0) {
 			p.status = (short)r.status;
-			p.json = r.status >= 300 && pp_json_code(&r, NULL);
+			p.json = r.status >= 300 && http_json_code(&r, NULL);
 		}
 		if (w->n == w->cap) {
 			w->cap = w->cap ? w->cap * 2 : 1024;
@@ -401,7 +384,7 @@ test_pg_pool_terminated_backend_503_then_success(void)
 	CHECK(killed >= 1);
 	CHECK_INT(s.rc, 0);
 	CHECK_INT(s.r.status, 503);
-	CHECK(pp_json_code(&s.r, "unavailable"));
+	CHECK(http_json_code(&s.r, "unavailable"));
 	CHECK(s.ms < 4000);
 	/* pg_terminate_backend() only signals: a backend may still be on its way out, its
 	 * socket open, when a thread takes its connection (a request caught by the restart,

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 
 #include "http.h"
@@ -245,4 +246,18 @@ http_raw_unix(const char *path, const void *p, size_t len, long timeout_ms)
 	}
 	close(fd);
 	return total;
+}
+
+int
+http_json_code(const struct http_resp *r, const char *code)
+{
+	cJSON *j = NULL, *c;
+	int ok;
+
+	if (r->body.data != NULL && r->body.len > 0)
+		j = cJSON_ParseWithLength(r->body.data, r->body.len);
+	c = j != NULL && cJSON_IsObject(j) ? cJSON_GetObjectItem(j, "code") : NULL;
+	ok = cJSON_IsString(c) && (code == NULL || strcmp(c->valuestring, code) == 0);
+	cJSON_Delete(j);
+	return ok;
 }

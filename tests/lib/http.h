@@ -35,6 +35,10 @@ int http_do(const char *method, const char *url, const char *const *headers,
 /* The value of response header name (case insensitive) copied into out, or -1. */
 int http_header(const struct http_resp *r, const char *name, char *out, size_t len);
 
+/* 1 when r's body is a JSON object whose "code" is the string code (any string when code
+ * is NULL), else 0. */
+int http_json_code(const struct http_resp *r, const char *code);
+
 struct http_burst {
 	int ok;			/* got want_status */
 	int other;		/* another status */

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -390,10 +391,13 @@ pgtmp_start(struct pgtmp *pg)
 	return pgtmp_start_conns(pg, 20);
 }
 
-int
-pgtmp_start_conns(struct pgtmp *pg, int max_connections)
+/*
+ * What every cluster needs before its data directory is made: the temp directory (owned by
+ * postgres when root), the watchdog, the atexit hook.  Returns 0, or -1 after cleaning up.
+ */
+static int
+pgtmp_setup(struct pgtmp *pg, int max_connections)
 {
-	char initdb[300], data[96];
 	struct passwd *pw;
 	int p[2] = { -1, -1 }, i, slot = -1;
 	pid_t pid;
@@ -473,7 +477,28 @@ pgtmp_start_conns(struct pgtmp *pg, int max_connections)
 #endif
 		pgtmp_hooked = 1;
 	}
+	return 0;
+}
 
+/* pg->url and pg->conninfo for the server of pg.  0 or -1. */
+static int
+pgtmp_urls(struct pgtmp *pg)
+{
+	if (pgtmp_fmt(pg->url, sizeof(pg->url), "postgresql:///%s?host=%s&port=%d&user=postgres",
+	    PGTMP_DBNAME, pg->dir, pg->port) == -1 ||
+	    pgtmp_fmt(pg->conninfo, sizeof(pg->conninfo), "host=%s port=%d user=postgres "
+	    "dbname=%s", pg->dir, pg->port, PGTMP_DBNAME) == -1)
+		return -1;
+	return 0;
+}
+
+int
+pgtmp_start_conns(struct pgtmp *pg, int max_connections)
+{
+	char initdb[300], data[96];
+
+	if (pgtmp_setup(pg, max_connections) == -1)
+		return -1;
 	if (pgtmp_fmt(initdb, sizeof(initdb), "%s/initdb", pg->bindir) == -1 ||
 	    pgtmp_fmt(data, sizeof(data), "%s/data", pg->dir) == -1)
 		goto fail;
@@ -486,15 +511,118 @@ pgtmp_start_conns(struct pgtmp *pg, int max_connections)
 	}
 	if (pgtmp_start_server(pg) == -1 || pgtmp_createdb(pg) == -1)
 		goto fail;
-	if (pgtmp_fmt(pg->url, sizeof(pg->url), "postgresql:///%s?host=%s&port=%d&user=postgres",
-	    PGTMP_DBNAME, pg->dir, pg->port) == -1 ||
-	    pgtmp_fmt(pg->conninfo, sizeof(pg->conninfo), "host=%s port=%d user=postgres "
-	    "dbname=%s", pg->dir, pg->port, PGTMP_DBNAME) == -1)
+	if (pgtmp_urls(pg) == -1)
 		goto fail;
 	return 0;
 fail:
 	pgtmp_stop(pg);
 	return -1;
+}
+
+int
+pgtmp_start_standby(struct pgtmp *pg, const struct pgtmp *primary)
+{
+	char bb[300], data[96], port[16];
+
+	if (pgtmp_setup(pg, primary->max_connections) == -1)
+		return -1;
+	/* Its own port, so that the two are told apart in a multi-host URL. */
+	pg->port = primary->port + 1;
+	if (pgtmp_fmt(bb, sizeof(bb), "%s/pg_basebackup", pg->bindir) == -1 ||
+	    pgtmp_fmt(data, sizeof(data), "%s/data", pg->dir) == -1 ||
+	    pgtmp_fmt(port, sizeof(port), "%d", primary->port) == -1)
+		goto fail;
+	{
+		/* -R: standby.signal and primary_conninfo, so that it starts as a standby
+		 * streaming from the primary; -X stream: the WAL of the copy comes along. */
+		const char *const argv[] = { bb, "-D", data, "-h", primary->dir, "-p", port,
+		    "-U", "postgres", "-R", "-X", "stream", "-c", "fast", "--no-sync", NULL };
+
+		if (pgtmp_run(pg, argv, 0) == -1)
+			goto fail;
+	}
+	if (pgtmp_start_server(pg) == -1 || pgtmp_urls(pg) == -1)
+		goto fail;
+	return 0;
+fail:
+	pgtmp_stop(pg);
+	return -1;
+}
+
+/* The pids of pid's children, from /proc, into kids[max].  Their count. */
+static int
+pgtmp_children(pid_t pid, pid_t *kids, int max)
+{
+	char path[64], line[128];
+	struct dirent *de;
+	long ppid;
+	DIR *d;
+	FILE *f;
+	int n = 0;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while (n < max && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    pgtmp_fmt(path, sizeof(path), "/proc/%s/status", de->d_name) == -1 ||
+		    (f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "PPid:", 5) == 0) {
+				ppid = strtol(line + 5, NULL, 10);
+				if (ppid == (long)pid)
+					kids[n++] = (pid_t)strtol(de->d_name, NULL, 10);
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+int
+pgtmp_crash(struct pgtmp *pg)
+{
+	pid_t pid, kids[256];
+	int i, n, tries;
+
+	if (!pg->running || (pid = pgtmp_postmaster(pg)) <= 0)
+		return -1;
+	/* The machine is gone: the postmaster and every backend with it, so that none goes
+	 * on committing what its client sent after the "crash". */
+	n = pgtmp_children(pid, kids, 256);
+	if (kill(pid, SIGKILL) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		(void)kill(kids[i], SIGKILL);
+	/* Ours to reap: we are a subreaper (see pgtmp_setup()); the backends become our
+	 * children once the postmaster is gone. */
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		continue;
+	for (i = 0; i < n; i++)
+		for (tries = 0; tries < 100; tries++) {
+			if (waitpid(kids[i], NULL, 0) == kids[i] || errno != ECHILD)
+				break;
+			usleep(10000);
+		}
+	pg->running = 0;
+	return 0;
+}
+
+int
+pgtmp_promote(struct pgtmp *pg)
+{
+	char ctl[300], data[96];
+
+	if (pgtmp_fmt(ctl, sizeof(ctl), "%s/pg_ctl", pg->bindir) == -1 ||
+	    pgtmp_fmt(data, sizeof(data), "%s/data", pg->dir) == -1)
+		return -1;
+	{
+		const char *const argv[] = { ctl, "-D", data, "-w", "-t", "30", "-s",
+		    "promote", NULL };
+
+		return pgtmp_run(pg, argv, 0);
+	}
 }
 
 void

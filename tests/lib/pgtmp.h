@@ -43,6 +43,21 @@ int pgtmp_start(struct pgtmp *pg);
  * whose pools hold more connections than the default 20. */
 int pgtmp_start_conns(struct pgtmp *pg, int max_connections);
 
+/*
+ * Makes pg a streaming standby of primary (running): pg_basebackup -R of it into a new
+ * directory, started on port primary->port + 1, its URLs set as pgtmp_start()'s.  The
+ * primary's hba (trust, local replication) lets it in.  Returns 0, or -1 after printing
+ * why and cleaning up.
+ */
+int pgtmp_start_standby(struct pgtmp *pg, const struct pgtmp *primary);
+
+/* Kills the postmaster and its backends with SIGKILL, as when its machine dies: no
+ * shutdown, no backend left to finish what it was doing.  Returns 0 or -1. */
+int pgtmp_crash(struct pgtmp *pg);
+
+/* pg_ctl promote: a standby becomes a primary (waits until it takes writes).  0 or -1. */
+int pgtmp_promote(struct pgtmp *pg);
+
 /* Stops the server (pg_ctl stop -m fast: connected backends are terminated), keeping the
  * data.  Returns 0 or -1. */
 int pgtmp_stop_server(struct pgtmp *pg);

@@ -221,6 +221,33 @@ test_db_override(void)
 	conf_free(c);
 }
 
+/* db_read= names a db line (its override applied) as db= does, or is a URL itself. */
+static void
+test_db_read(void)
+{
+	char err[512];
+	struct conf *c;
+
+	setenv("SLUICE_DB_REPLICA", "postgresql://h1,h2/app?target_session_attrs=any", 1);
+	c = load_text("db main postgresql://h1:5432,h2:5432/app?target_session_attrs=read-write\n"
+	    "db replica postgresql:///x\n"
+	    "rest /rest/ db=main db_read=replica\n"
+	    "raw /raw/ db=main db_read=postgresql://h2/app?target_session_attrs=prefer-standby\n",
+	    err, sizeof(err));
+	unsetenv("SLUICE_DB_REPLICA");
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_STR(c->eps[0].db_url,
+	    "postgresql://h1:5432,h2:5432/app?target_session_attrs=read-write");
+	CHECK_INT(c->eps[0].nextra, 1);
+	CHECK_STR(c->eps[0].extra[0].key, "db_read");
+	CHECK_STR(c->eps[0].extra[0].value, "postgresql://h1,h2/app?target_session_attrs=any");
+	CHECK_STR(c->eps[1].extra[0].value,
+	    "postgresql://h2/app?target_session_attrs=prefer-standby");
+	conf_free(c);
+}
+
 static void
 test_bad_lines(void)
 {
@@ -860,6 +887,7 @@ main(void)
 	RUN(test_good_full);
 	RUN(test_defaults);
 	RUN(test_db_override);
+	RUN(test_db_read);
 	RUN(test_bad_lines);
 	RUN(test_bad_file);
 	RUN(test_auto_rule);

@@ -1521,6 +1521,11 @@ test_url_parse(void)
 		{ "postgresql:///chinook?host=/run/pg", 1, DB_PG, NULL },
 		{ "postgres://u@h/db", 1, DB_PG, NULL },
 		{ "host=/tmp dbname=x", 1, DB_PG, NULL },
+		/* Several hosts: the whole string goes to libpq as it is. */
+		{ "postgresql://h1:5432,h2:5433/db?target_session_attrs=read-write&"
+		    "connect_timeout=2", 1, DB_PG, NULL },
+		{ "host=h1,h2 port=5432,5433 dbname=db target_session_attrs=prefer-standby", 1,
+		    DB_PG, NULL },
 		{ "postgresql:/x", 0, DB_PG, NULL },
 		{ "mysql://localhost/x", 0, DB_PG, NULL },
 		{ "data/x.db", 0, DB_PG, NULL },
@@ -1551,6 +1556,36 @@ test_url_parse(void)
 		CHECK_INT(db_url_parse(NULL, &be, &path), -1);
 		CHECK(path == NULL);
 	}
+}
+
+/* db_read= is PostgreSQL's: refused on SQLite (one file, one host) and when it is no
+ * PostgreSQL URL itself; SLUICE_DB_READ fills it, empty meaning unset. */
+static void
+test_read_url_needs_pg(void)
+{
+	struct db_opts o;
+	struct db *db = NULL;
+	enum db_err code = DB_OK;
+	char err[256];
+
+	memset(&o, 0, sizeof(o));
+	o.read_url = "postgresql://h1,h2/x?target_session_attrs=prefer-standby";
+	CHECK_INT(db_open_code(&db, "sqlite::memory:", &o, &code, err, sizeof(err)), -1);
+	CHECK(db == NULL);
+	CHECK_INT(code, DB_EINPUT);
+	CHECK(strstr(err, "db_read") != NULL);
+	o.read_url = "sqlite::memory:";
+	CHECK_INT(db_open_code(&db, "postgresql://h1,h2/x", &o, &code, err, sizeof(err)), -1);
+	CHECK(db == NULL);
+	CHECK_INT(code, DB_EINPUT);
+	setenv("SLUICE_DB_READ", "postgresql://h2/x?target_session_attrs=prefer-standby", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK(o.read_url != NULL &&
+	    strcmp(o.read_url, "postgresql://h2/x?target_session_attrs=prefer-standby") == 0);
+	setenv("SLUICE_DB_READ", "", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK(o.read_url == NULL);
+	unsetenv("SLUICE_DB_READ");
 }
 
 static void
@@ -1886,6 +1921,7 @@ main(void)
 	RUN(test_opts_from_env);
 	RUN(test_bad_url);
 	RUN(test_url_parse);
+	RUN(test_read_url_needs_pg);
 
 	B = &backends[0];
 	(void)snprintf(B->url, sizeof(B->url), "sqlite:%s/test.db", tmpdir);
