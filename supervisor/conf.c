@@ -249,9 +249,11 @@ conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
 			return -1;
 		}
 		c->access_log = strcmp(val, "on") == 0;
-	} else if (strcmp(key, "user") == 0 || strcmp(key, "group") == 0) {
+	} else if (strcmp(key, "user") == 0 || strcmp(key, "group") == 0 ||
+	    strcmp(key, "pool_address") == 0) {
 		/* sluiced's run user and group when started as root (supervisor/priv.c), read
-		 * with conf_get(); sluiced checks that they exist. */
+		 * with conf_get(); sluiced checks that they exist.  pool_address is checked,
+		 * with SLUICE_POOL_ADDRESS over it, in conf_resolve_pool_address(). */
 	} else if (strcmp(key, "crash_loop_tries") == 0) {
 		if (conf_parse_int(val, 1, 1000, &v) == -1) {
 			conf_error(p, "crash_loop_tries: want an integer in [1, 1000]");
@@ -814,8 +816,56 @@ conf_resolve_db(struct conf_parser *p, struct conf_endpoint *ep)
 }
 
 /*
+ * The address every tcp= pool binds on this host: SLUICE_POOL_ADDRESS from the environment,
+ * else `set pool_address`, else none (each tcp= keeps its own address).  Given, it replaces
+ * the address part of every tcp= value, so that one endpoint list serves every app host of
+ * a load-balanced deployment, each host starting sluiced with its own private address.
+ */
+static int
+conf_resolve_pool_address(struct conf_parser *p)
+{
+	struct conf *c = p->c;
+	struct conf_endpoint *ep;
+	const char *addr = getenv("SLUICE_POOL_ADDRESS"), *colon;
+	char buf[32];
+	size_t i;
+	int n;
+
+	if (addr == NULL || *addr == '\0')
+		addr = conf_get(c, "pool_address", NULL);
+	else
+		log_info("pool_address: using %s from SLUICE_POOL_ADDRESS", addr);
+	if (addr == NULL)
+		return 0;
+	n = snprintf(buf, sizeof(buf), "%s:1", addr);
+	if (n < 0 || (size_t)n >= sizeof(buf) || conf_valid_tcp(buf) == -1) {
+		p->line = 0;
+		conf_error(p, "pool_address %s: want a dotted IPv4 address", addr);
+		return -1;
+	}
+	for (i = 0; i < c->neps; i++) {
+		ep = &c->eps[i];
+		if (ep->tcp == NULL)
+			continue;
+		colon = strrchr(ep->tcp, ':');
+		n = snprintf(buf, sizeof(buf), "%s%s", addr, colon);
+		if (n < 0 || (size_t)n >= sizeof(buf)) {
+			conf_error(p, "pool_address: address too long");
+			return -1;
+		}
+		free(ep->tcp);
+		if ((ep->tcp = strdup(buf)) == NULL) {
+			conf_error(p, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * After the whole file: endpoints' db names must name a declared db; then each endpoint's
- * kind is known, and its auto sizes follow from it and the CPUs.
+ * kind is known, and its auto sizes follow from it and the CPUs.  tcp= pools take the
+ * pool address, if any.
  */
 static int
 conf_resolve(struct conf_parser *p)
@@ -838,7 +888,7 @@ conf_resolve(struct conf_parser *p)
 		if (ep->threads_auto)
 			ep->threads = t;
 	}
-	return 0;
+	return conf_resolve_pool_address(p);
 }
 
 struct conf *

@@ -41,6 +41,10 @@
  *   user USER              the user sluiced and its workers run as when sluiced starts as
  *                          root (sluice if that user exists, else nobody; root: no drop)
  *   group GROUP            their group (USER's primary group)
+ *   pool_address ADDR      the IPv4 address every tcp= pool binds on this host, replacing the
+ *                          address part of each tcp= value (the port stays); the
+ *                          environment's SLUICE_POOL_ADDRESS overrides it, so one list
+ *                          serves every app host behind a load balancer (docs/deployment.md)
  *   cpus N                 the CPUs that workers=auto, threads=auto and nginx_workers 0
  *                          follow (unset: conf_cpus(), what this process may run on)
  *

@@ -38,7 +38,7 @@
 int
 nginx_main(const char *conf_path, const char *rundir, const char *prefix,
     const char *profile, const char *listen, int workers, int keepalive,
-    const char *nginx_user, const char *outfile)
+    const char *nginx_user, const char *hosts, const char *outfile)
 {
 	struct sluiced sd;
 	struct nginx_opts o;
@@ -82,6 +82,7 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 	o.listen = listen;
 	o.workers = workers;
 	o.keepalive = keepalive;
+	o.hosts = hosts;
 
 	/* The nginx user, as described at the top of this file. */
 	if (nginx_user == NULL)

@@ -4,6 +4,7 @@
  * the result never needs quoting: the conf parser already restricts routes and values,
  * and the paths given on the command line are checked here.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,12 @@
 #include "nginxconf.h"
 
 static const char *const nginx_profile_names[NGINX__MAX] = { "default", "tuned" };
+
+/* The app hosts of a load balancer (nginx_opts.hosts, split and checked). */
+struct nginx_hosts {
+	char addr[NGINX_HOSTS_MAX][INET_ADDRSTRLEN];
+	int n;			/* 0: a single host's file */
+};
 
 /* The standard CGI/FastCGI parameters, as Debian's /etc/nginx/fastcgi_params has them. */
 static const char *const nginx_params[][2] = {
@@ -180,7 +187,8 @@ nginx_write_main(FILE *out, const struct nginx_opts *o, int w)
 }
 
 static void
-nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts *o)
+nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts *o,
+    const struct nginx_hosts *h)
 {
 	fprintf(out, "\tsendfile on;\n\ttcp_nopush on;\n\ttcp_nodelay on;\n");
 	fprintf(out, "\ttypes_hash_max_size 2048;\n");
@@ -219,14 +227,33 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 		 * A GET that hits a cached connection whose worker just exited is retried;
 		 * POST is not (no non_idempotent), see docs/fastcgi.md rule 7.
 		 */
-		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
-		/*
-		 * No cap on the count: each upstream block's entries bound the tries.  The
-		 * time bound, equal to fastcgi_read_timeout (60 s), keeps a request that
-		 * timed out from being sent to the pool again once per entry.
-		 */
-		fprintf(out, "\tfastcgi_next_upstream_tries 0;\n");
-		fprintf(out, "\tfastcgi_next_upstream_timeout 60s;\n");
+		if (h->n == 0) {
+			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
+			/*
+			 * No cap on the count: each upstream block's entries bound the
+			 * tries.  The time bound, equal to fastcgi_read_timeout (60 s),
+			 * keeps a request that timed out from being sent to the pool again
+			 * once per entry.
+			 */
+			fprintf(out, "\tfastcgi_next_upstream_tries 0;\n");
+			fprintf(out, "\tfastcgi_next_upstream_timeout 60s;\n");
+		} else {
+			/*
+			 * Several app hosts: a GET goes to the next host when its host cannot
+			 * be reached, times out, or its proxy-side answer is a 502 or 503 (a
+			 * host whose pool is down or whose database is unavailable); once per
+			 * host at most, within 10 s.  Still no non_idempotent: a POST that
+			 * reached a host is never sent to another.  A host that is gone
+			 * (no RST, dropped SYNs) costs 2 s, not the default 60.
+			 */
+			fprintf(out, "\t# Load balancer over %d app hosts: GETs move to the next "
+			    "host, POSTs are never replayed.\n", h->n);
+			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header "
+			    "http_502 http_503;\n");
+			fprintf(out, "\tfastcgi_next_upstream_tries %d;\n", h->n);
+			fprintf(out, "\tfastcgi_next_upstream_timeout 10s;\n");
+			fprintf(out, "\tfastcgi_connect_timeout 2s;\n");
+		}
 		fprintf(out, "\tfastcgi_request_buffering on;\n");
 		/* Sized so that a ~200 kB page is buffered in memory, not in fastcgi_temp. */
 		fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");
@@ -263,7 +290,7 @@ nginx_upstream_tries(int k)
 /* One upstream block (tuned profile); returns the K used, 0 for none. */
 static int
 nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o,
-    int w)
+    const struct nginx_hosts *h, int w)
 {
 	int cap = ep->workers * ep->threads, k, n;
 
@@ -288,8 +315,22 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	 * non-idempotent requests are still never retried).  max_fails=0: a failure never
 	 * takes the pool out of rotation.
 	 */
-	n = nginx_upstream_tries(k);
 	fprintf(out, "\tupstream sluice_%s {\n", ep->name);
+	if (h->n > 0) {
+		/*
+		 * One entry per app host, the port of tcp= (the same on every host).  A
+		 * worker's death on one host sends the GET to another host; two failed
+		 * tries within 5 s take a host out of rotation for 5 s.
+		 */
+		for (int i = 0; i < h->n; i++)
+			fprintf(out, "\t\tserver %s%s max_fails=2 fail_timeout=5s;\n",
+			    h->addr[i], strrchr(ep->tcp, ':'));
+		if (k >= 1)
+			fprintf(out, "\t\tkeepalive %d;\n", k);
+		fprintf(out, "\t}\n\n");
+		return k;
+	}
+	n = nginx_upstream_tries(k);
 	for (int i = 0; i < n; i++) {
 		fprintf(out, "\t\tserver ");
 		nginx_write_addr(out, ep, o);
@@ -318,9 +359,61 @@ nginx_write_location(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	fprintf(out, "\t\t}\n");
 }
 
+/* Splits and checks o->hosts into h; 0, or -1 (logged). */
+static int
+nginx_hosts_parse(const struct conf *c, const struct nginx_opts *o, struct nginx_hosts *h)
+{
+	const char *s = o->hosts, *end;
+	struct in_addr a;
+	size_t len, i;
+
+	h->n = 0;
+	if (s == NULL)
+		return 0;
+	if (o->profile != NGINX_TUNED) {
+		log_err("nginx: app hosts need the tuned profile (upstreams with retries)");
+		return -1;
+	}
+	for (;;) {
+		end = strchr(s, ',');
+		len = end != NULL ? (size_t)(end - s) : strlen(s);
+		if (h->n == NGINX_HOSTS_MAX) {
+			log_err("nginx: more than %d app hosts", NGINX_HOSTS_MAX);
+			return -1;
+		}
+		if (len == 0 || len >= sizeof(h->addr[0])) {
+			log_err("nginx: app hosts: want dotted IPv4 addresses separated by commas");
+			return -1;
+		}
+		memcpy(h->addr[h->n], s, len);
+		h->addr[h->n][len] = '\0';
+		if (inet_pton(AF_INET, h->addr[h->n], &a) != 1) {
+			log_err("nginx: app host '%s' is not a dotted IPv4 address", h->addr[h->n]);
+			return -1;
+		}
+		for (int j = 0; j < h->n; j++)
+			if (strcmp(h->addr[j], h->addr[h->n]) == 0) {
+				log_err("nginx: app host %s given twice", h->addr[j]);
+				return -1;
+			}
+		h->n++;
+		if (end == NULL)
+			break;
+		s = end + 1;
+	}
+	for (i = 0; i < c->neps; i++)
+		if (c->eps[i].tcp == NULL) {
+			log_err("nginx: endpoint %s has no tcp= port: a load balancer cannot reach "
+			    "its unix socket on the app hosts", c->eps[i].name);
+			return -1;
+		}
+	return 0;
+}
+
 int
 nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 {
+	struct nginx_hosts *h = NULL;
 	const char *listen = o->listen != NULL ? o->listen : c->listen;
 	int w, *ks = NULL, rc = -1, root_prefix = 0;
 	size_t i;
@@ -345,6 +438,12 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 		if (!c->eps[i].exact && strcmp(c->eps[i].path, "/") == 0)
 			root_prefix = 1;
 	}
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		log_err("nginx: out of memory");
+		goto out;
+	}
+	if (nginx_hosts_parse(c, o, h) == -1)
+		goto out;
 	if ((ks = calloc(c->neps + 1, sizeof(*ks))) == NULL) {
 		log_err("nginx: out of memory");
 		goto out;
@@ -358,13 +457,16 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 	    o->prefix, o->prefix, o->prefix);
 	if (o->comment != NULL)
 		fprintf(out, "# %s\n", o->comment);
+	if (h->n > 0)
+		fprintf(out, "# Load balancer for the app hosts %s (-H): every pool on each of "
+		    "them over TCP.\n", o->hosts);
 	fprintf(out, "\n");
 	nginx_write_main(out, o, w);
 	fprintf(out, "http {\n");
-	nginx_write_http_common(out, c, o);
+	nginx_write_http_common(out, c, o, h);
 	for (i = 0; i < c->neps; i++)
 		ks[i] = o->profile == NGINX_TUNED ?
-		    nginx_write_upstream(out, &c->eps[i], o, w) : 0;
+		    nginx_write_upstream(out, &c->eps[i], o, h, w) : 0;
 
 	fprintf(out, "\tserver {\n\t\tlisten %s;\n\t\tserver_name localhost;\n\n", listen);
 	/* Every answer is JSON (or what an endpoint declares): browsers must not sniff. */
@@ -401,6 +503,7 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 	}
 	rc = 0;
 out:
+	free(h);
 	free(ks);
 	return rc;
 }

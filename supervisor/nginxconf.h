@@ -19,6 +19,19 @@
  * PREFIX/logs/access.log, is on in the default profile and off in the tuned one (for
  * speed), and `set access_log on|off` in the endpoint list says otherwise for either.
  * Unknown paths answer a JSON 404; nginx's own 4xx and 5xx answer JSON too.
+ *
+ * A load balancer in front of several app hosts (tuned profile, hosts = "ADDR,ADDR,..."):
+ * every endpoint must be on TCP (tcp=, its port the same on every host, the app hosts
+ * binding their own address with `set pool_address` or SLUICE_POOL_ADDRESS), and each
+ * upstream lists ADDR:PORT once per host with passive health checks (max_fails=2
+ * fail_timeout=5s: two failed tries take a host out of rotation for 5 s, after which one
+ * request probes it again).  fastcgi_next_upstream adds http_502 and http_503, so a GET
+ * whose host is gone or answers 502/503 is sent to the next host, at most once per host
+ * (fastcgi_next_upstream_tries) and within 10 s; connecting to a host times out after 2 s.
+ * A POST (or any non-idempotent request) is never sent again once it has reached a host:
+ * there is no non_idempotent, so a host dying under a POST answers 502, never a replay.
+ * K is the single-host K: nginx's cache of K idle connections per worker is shared by the
+ * upstream's hosts, so at most K of them can ever sit on one host's pool.
  * The generator lives in libsupervisor.a so that the unit tests link it; sluiced's `nginx`
  * subcommand (supervisor/nginx.c) fills the options.
  */
@@ -45,7 +58,10 @@ struct nginx_opts {
 	const char *user;	/* emit `user USER GROUP;` when non-NULL (nginx started as root) */
 	const char *group;	/* with user; NULL: USER's primary group (nginx decides) */
 	const char *comment;	/* an extra comment line for the header, or NULL */
+	const char *hosts;	/* "ADDR,ADDR,...": the app hosts of a load balancer, or NULL */
 };
+
+#define NGINX_HOSTS_MAX	64
 
 /* Profile by name ("default", "tuned"); -1 when unknown. */
 int nginx_profile_parse(const char *name);
@@ -59,7 +75,9 @@ int nginx_workers_resolve(const struct conf *c, const struct nginx_opts *o);
 
 /*
  * Writes the whole nginx.conf to out.  Returns 0, or -1 when a path or option cannot be
- * pasted into nginx.conf (the reason is logged) or a write fails.  With a forced keepalive
+ * pasted into nginx.conf (the reason is logged), hosts is malformed (not dotted IPv4
+ * addresses, a repeated one, more than NGINX_HOSTS_MAX), given with the default profile or
+ * with an endpoint that has no tcp=, or a write fails.  With a forced keepalive
  * that breaks W x K <= C / 2 it still writes the file, with a warning comment above the
  * upstream and a log_warn() line, because the experiments that prove the cliff need it.
  */

@@ -13,9 +13,10 @@
  *       supervisor refused or is not reachable, 2 on usage errors.  `wait` returns once
  *       every pool is up (0) or one failed or SECONDS (30) passed (1), see ctl.c.
  *   sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN] [-w W] [-k K]
- *       [-u USER[:GROUP]] [-o FILE]
+ *       [-u USER[:GROUP]] [-H ADDR,ADDR...] [-o FILE]
  *       prints the generated nginx.conf (to FILE with -o, which also creates PREFIX/logs);
- *       -u names the user of nginx's workers when it is started as root (see nginx.c).
+ *       -u names the user of nginx's workers when it is started as root (see nginx.c);
+ *       -H writes a load balancer's file whose upstreams list every app host (nginxconf.h).
  *   sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid [-p PREFIX]
  *       [-l LISTEN] [-w CHILDREN] [-k REUSE_MAX] [-o FILE]
  *       prints the generated apache2.conf (PREFIX defaults to RUNDIR/apache, LISTEN to
@@ -67,7 +68,8 @@ sluiced_usage(void)
 	    "       sluiced [-r RUNDIR] ctl status | up | wait [SECONDS] | reload NAME | stop\n"
 	    "       sluiced [-c CONF] user\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
-	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-u USER[:GROUP]] [-o FILE]\n"
+	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-u USER[:GROUP]]\n"
+	    "               [-H APP_HOST,APP_HOST...] [-o FILE]\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid\n"
 	    "               [-p PREFIX] [-l LISTEN] [-w CHILDREN] [-k REUSE_MAX] [-o FILE]\n");
 	exit(2);
@@ -402,7 +404,7 @@ main(int argc, char *argv[])
 {
 	struct sluiced s;
 	const char *profile = NULL, *prefix = NULL, *listen = NULL, *outfile = NULL;
-	const char *nginx_user = NULL;
+	const char *nginx_user = NULL, *hosts = NULL;
 	char *words[4];
 	size_t nwords = 0;
 	int ch, nginx_workers = 0, keepalive = -1, nginx_opts = 0, sup_opts = 0, grace_opt = 0;
@@ -424,7 +426,7 @@ main(int argc, char *argv[])
 	 * getopt stops at the first word, so words are collected and scanning resumes.
 	 */
 	for (;;) {
-		if ((ch = getopt(argc, argv, "c:r:b:g:p:l:w:k:o:u:h")) == -1) {
+		if ((ch = getopt(argc, argv, "c:r:b:g:p:l:w:k:o:u:H:h")) == -1) {
 			if (optind >= argc)
 				break;
 			if (nwords == sizeof(words) / sizeof(words[0]))
@@ -472,6 +474,10 @@ main(int argc, char *argv[])
 			nginx_user = optarg;
 			nginx_opts++;
 			break;
+		case 'H':
+			hosts = optarg;
+			nginx_opts++;
+			break;
 		default:
 			sluiced_usage();
 		}
@@ -499,11 +505,11 @@ main(int argc, char *argv[])
 			sluiced_usage();
 		profile = argv[1];
 		return nginx_main(s.conf_path, s.rundir, prefix, profile, listen, nginx_workers,
-		    keepalive, nginx_user, outfile);
+		    keepalive, nginx_user, hosts, outfile);
 	}
 	if (strcmp(argv[0], "apache") == 0) {
 		/* -b names the binaries that the cgi and fcgid profiles run. */
-		if (argc != 2 || grace_opt > 0 || nginx_user != NULL)
+		if (argc != 2 || grace_opt > 0 || nginx_user != NULL || hosts != NULL)
 			sluiced_usage();
 		return apache_main(s.conf_path, s.rundir, s.bindir, prefix, argv[1], listen,
 		    nginx_workers, keepalive, outfile);

@@ -181,7 +181,7 @@ int apache_main(const char *conf_path, const char *rundir, const char *bindir,
 /* nginx.c */
 int nginx_main(const char *conf_path, const char *rundir, const char *prefix,
     const char *profile, const char *listen, int workers, int keepalive,
-    const char *nginx_user, const char *outfile);
+    const char *nginx_user, const char *hosts, const char *outfile);
 
 /* paths.c.  path made absolute against the current directory (no trailing slash) into
  * buf; 0, or -1 when it does not fit or the cwd is unknown. */

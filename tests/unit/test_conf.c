@@ -527,6 +527,9 @@ test_bad_file(void)
 	CHECK(c == NULL && strlen(err) == 7);
 }
 
+/* The app hosts gen() passes (a load balancer's file), or NULL. */
+static const char *gen_hosts;
+
 /* Generates nginx.conf for text into a malloc'ed string (caller frees). */
 static char *
 gen(const char *text, enum nginx_profile prof, int w, int k)
@@ -548,6 +551,7 @@ gen(const char *text, enum nginx_profile prof, int w, int k)
 	o.prefix = "/srv/run/nginx";
 	o.workers = w;
 	o.keepalive = k;
+	o.hosts = gen_hosts;
 	if ((f = open_memstream(&buf, &len)) == NULL) {
 		conf_free(c);
 		return NULL;
@@ -664,6 +668,125 @@ test_gen_tcp(void)
 	s = gen("h =/h workers=4 tcp=127.0.0.1:9001\n", NGINX_DEFAULT, 0, -1);
 	CHECK(s != NULL && strstr(s, "fastcgi_pass 127.0.0.1:9001;") != NULL);
 	free(s);
+}
+
+/*
+ * set pool_address, and SLUICE_POOL_ADDRESS over it: every tcp= pool binds the host's own
+ * address, the port stays; unix-socket pools are untouched; a bad address is refused.
+ */
+static void
+test_pool_address(void)
+{
+	static const char list[] = "set pool_address 10.0.0.2\n"
+	    "a =/a tcp=127.0.0.1:9001\nb =/b\nc /c/ tcp=0.0.0.0:9003\n";
+	char err[512];
+	struct conf *c;
+
+	unsetenv("SLUICE_POOL_ADDRESS");
+	c = load_text(list, err, sizeof(err));
+	CHECK(c != NULL);
+	if (c != NULL) {
+		CHECK_STR(c->eps[0].tcp, "10.0.0.2:9001");
+		CHECK(c->eps[1].tcp == NULL);
+		CHECK_STR(c->eps[2].tcp, "10.0.0.2:9003");
+	}
+	conf_free(c);
+	/* The environment wins: one list, each app host its own address. */
+	setenv("SLUICE_POOL_ADDRESS", "10.231.1.12", 1);
+	c = load_text(list, err, sizeof(err));
+	CHECK(c != NULL);
+	if (c != NULL) {
+		CHECK_STR(c->eps[0].tcp, "10.231.1.12:9001");
+		CHECK_STR(c->eps[2].tcp, "10.231.1.12:9003");
+	}
+	conf_free(c);
+	c = load_text("a =/a tcp=127.0.0.1:9001\n", err, sizeof(err));
+	CHECK(c != NULL && strcmp(c->eps[0].tcp, "10.231.1.12:9001") == 0);
+	conf_free(c);
+	/* Without either, tcp= keeps its own address. */
+	unsetenv("SLUICE_POOL_ADDRESS");
+	c = load_text("a =/a tcp=127.0.0.1:9001\n", err, sizeof(err));
+	CHECK(c != NULL && strcmp(c->eps[0].tcp, "127.0.0.1:9001") == 0);
+	conf_free(c);
+	/* Not an IPv4 address: refused, from the list or from the environment. */
+	c = load_text("set pool_address app1.internal\na =/a tcp=127.0.0.1:9001\n", err,
+	    sizeof(err));
+	CHECK(c == NULL && strstr(err, "pool_address app1.internal") != NULL);
+	setenv("SLUICE_POOL_ADDRESS", "10.0.0.300", 1);
+	c = load_text("a =/a tcp=127.0.0.1:9001\n", err, sizeof(err));
+	CHECK(c == NULL && strstr(err, "pool_address 10.0.0.300") != NULL);
+	setenv("SLUICE_POOL_ADDRESS", "10.0.0.1:80", 1);
+	c = load_text("a =/a tcp=127.0.0.1:9001\n", err, sizeof(err));
+	CHECK(c == NULL && strstr(err, "want a dotted IPv4 address") != NULL);
+	unsetenv("SLUICE_POOL_ADDRESS");
+}
+
+/*
+ * A load balancer's file (-H): each upstream lists every app host once at the pool's port,
+ * with passive health checks; GETs move to the next host on error, timeout, 502 or 503, at
+ * most once per host; POSTs are never replayed (no non_idempotent).
+ */
+static void
+test_gen_hosts(void)
+{
+	static const char list[] = "set nginx_workers 2\n"
+	    "set pool_address 10.0.0.9\n"
+	    "health =/health workers=8 threads=1 tcp=127.0.0.1:9001\n"
+	    "rest /rest/v1/ workers=2 threads=1 tcp=127.0.0.1:9002\n";
+	char *s;
+
+	gen_hosts = "10.231.1.11,10.231.1.12";
+	s = gen(list, NGINX_TUNED, 0, -1);
+	CHECK(s != NULL);
+	if (s == NULL)
+		goto out;
+	/* K as on one host: health C 8, W 2 -> 2; rest C 2 -> none. */
+	CHECK(strstr(s, "upstream sluice_health {\n"
+	    "\t\tserver 10.231.1.11:9001 max_fails=2 fail_timeout=5s;\n"
+	    "\t\tserver 10.231.1.12:9001 max_fails=2 fail_timeout=5s;\n"
+	    "\t\tkeepalive 2;\n\t}") != NULL);
+	CHECK(strstr(s, "upstream sluice_rest {\n"
+	    "\t\tserver 10.231.1.11:9002 max_fails=2 fail_timeout=5s;\n"
+	    "\t\tserver 10.231.1.12:9002 max_fails=2 fail_timeout=5s;\n\t}") != NULL);
+	/* The load balancer's own pool address is no app host's. */
+	CHECK(strstr(s, "10.0.0.9") == NULL);
+	CHECK(strstr(s, "max_fails=0") == NULL);
+	CHECK(strstr(s, "fastcgi_next_upstream error timeout invalid_header http_502 "
+	    "http_503;\n") != NULL);
+	CHECK(strstr(s, "fastcgi_next_upstream_tries 2;\n") != NULL);
+	CHECK(strstr(s, "fastcgi_next_upstream_timeout 10s;\n") != NULL);
+	CHECK(strstr(s, "fastcgi_connect_timeout 2s;\n") != NULL);
+	CHECK(strstr(s, "non_idempotent") == NULL);
+	CHECK(strstr(s, "location = /health {\n\t\t\tfastcgi_pass sluice_health;\n"
+	    "\t\t\tfastcgi_keep_conn on;\n\t\t}") != NULL);
+	CHECK(strstr(s, "location /rest/v1/ {\n\t\t\tfastcgi_pass sluice_rest;\n\t\t}") !=
+	    NULL);
+	CHECK(strstr(s, "# Load balancer for the app hosts 10.231.1.11,10.231.1.12") != NULL);
+	free(s);
+
+	/* Three hosts: three tries. */
+	gen_hosts = "10.0.1.1,10.0.1.2,10.0.1.3";
+	s = gen(list, NGINX_TUNED, 0, -1);
+	CHECK(s != NULL && strstr(s, "fastcgi_next_upstream_tries 3;") != NULL &&
+	    strstr(s, "server 10.0.1.3:9002 max_fails=2 fail_timeout=5s;") != NULL);
+	free(s);
+
+	/* Refused (the errors logged here are expected): not addresses, a repeated host, an
+	 * empty item, the default profile, an endpoint on a unix socket. */
+	gen_hosts = "10.0.1.1,app2";
+	CHECK(gen(list, NGINX_TUNED, 0, -1) == NULL);
+	gen_hosts = "10.0.1.1,10.0.1.1";
+	CHECK(gen(list, NGINX_TUNED, 0, -1) == NULL);
+	gen_hosts = "10.0.1.1,";
+	CHECK(gen(list, NGINX_TUNED, 0, -1) == NULL);
+	gen_hosts = "10.0.1.1:9001";
+	CHECK(gen(list, NGINX_TUNED, 0, -1) == NULL);
+	gen_hosts = "10.0.1.1,10.0.1.2";
+	CHECK(gen(list, NGINX_DEFAULT, 0, -1) == NULL);
+	CHECK(gen("health =/health tcp=127.0.0.1:9001\nready =/ready\n", NGINX_TUNED, 0,
+	    -1) == NULL);
+out:
+	gen_hosts = NULL;
 }
 
 /* set access_log: off by default in the tuned profile, on in the default one, and either
@@ -901,6 +1024,8 @@ main(void)
 	RUN(test_gen_hostile_clients);
 	RUN(test_gen_bad_opts);
 	RUN(test_gen_tcp);
+	RUN(test_pool_address);
+	RUN(test_gen_hosts);
 	RUN(test_watch_follows_env_budget);
 	return harness_done();
 }
