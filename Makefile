@@ -84,6 +84,11 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 INTEG_SRC  := $(wildcard tests/integration/test_*.c)
 INTEG_BINS := $(INTEG_SRC:tests/integration/%.c=$(O)/tests/%)
+# Integration tests written in shell (tests/integration/test_*.sh) are copied next to the
+# C ones, so that tests/run.sh finds and counts them the same way.
+INTEG_SH   := $(wildcard tests/integration/test_*.sh)
+INTEG_SH_BINS := $(INTEG_SH:tests/integration/%.sh=$(O)/tests/%)
+INTEG_BINS += $(INTEG_SH_BINS)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(O)/%.o)
 # Seeders: sql/DIR/seed.c -> $(O)/sql/DIR-seed (standalone loaders, run by sql/DIR/seed.sh),
@@ -166,6 +171,10 @@ $(O)/tests/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(SUPERVISOR_LIB) $(LINK
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcurl $(JWT_LIBS)
 
+$(INTEG_SH_BINS): $(O)/tests/%: tests/integration/%.sh
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
+
 $(TESTHANDLER_BINS): $(O)/tests/handlers/%: $(O)/tests/handlers/%.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -193,7 +202,7 @@ DEB_BUILD  := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-
 DEB_RUN    := nginx-light curl
 DEB_APACHE := apache2 libapache2-mod-fcgid
 DEB_PG     := postgresql
-DEB_TEST   := $(DEB_APACHE) $(DEB_PG) libcurl4-openssl-dev procps clang libclang-rt-14-dev \
+DEB_TEST   := $(DEB_APACHE) $(DEB_PG) libcurl4-openssl-dev procps iproute2 util-linux clang libclang-rt-14-dev \
               nodejs npm chromium e2fsprogs cppcheck clang-tidy wrk
 DEB_BENCH  := $(DEB_APACHE) $(DEB_PG) wrk gnuplot-nox
 DB ?= sqlite

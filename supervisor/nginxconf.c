@@ -210,7 +210,17 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	if (o->profile == NGINX_TUNED)
 		fprintf(out, "\tkeepalive_requests 100000;\n");
 	/* The tuned profile logs no request unless asked: a line per request costs speed. */
-	if (c->access_log == 1 || (c->access_log == -1 && o->profile != NGINX_TUNED))
+	if (h->n > 0 && c->access_log == 1) {
+		/*
+		 * A load balancer's log says which app host answered: $upstream_addr lists
+		 * every host a request was sent to ("A:P, B:P" for a GET retried on B).
+		 */
+		fprintf(out, "\tlog_format sluice_lb '$remote_addr [$time_local] \"$request\" "
+		    "$status $body_bytes_sent upstream=$upstream_addr "
+		    "upstream_status=$upstream_status upstream_connect=$upstream_connect_time "
+		    "$request_time';\n");
+		fprintf(out, "\taccess_log %s/logs/access.log sluice_lb;\n", o->prefix);
+	} else if (c->access_log == 1 || (c->access_log == -1 && o->profile != NGINX_TUNED))
 		fprintf(out, "\taccess_log %s/logs/access.log;\n", o->prefix);
 	else
 		fprintf(out, "\taccess_log off;\n");
@@ -240,16 +250,15 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 		} else {
 			/*
 			 * Several app hosts: a GET goes to the next host when its host cannot
-			 * be reached, times out, or its proxy-side answer is a 502 or 503 (a
-			 * host whose pool is down or whose database is unavailable); once per
-			 * host at most, within 10 s.  Still no non_idempotent: a POST that
-			 * reached a host is never sent to another.  A host that is gone
-			 * (no RST, dropped SYNs) costs 2 s, not the default 60.
+			 * be reached or fails it (error: what nginx would answer 502) or times
+			 * out; once per host at most, within 10 s.  Not on a worker's 503
+			 * (see nginxconf.h).  Still no non_idempotent: a POST that reached a
+			 * host is never sent to another.  A host that is gone (no RST,
+			 * dropped SYNs) costs 2 s, not the default 60.
 			 */
 			fprintf(out, "\t# Load balancer over %d app hosts: GETs move to the next "
 			    "host, POSTs are never replayed.\n", h->n);
-			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header "
-			    "http_502 http_503;\n");
+			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
 			fprintf(out, "\tfastcgi_next_upstream_tries %d;\n", h->n);
 			fprintf(out, "\tfastcgi_next_upstream_timeout 10s;\n");
 			fprintf(out, "\tfastcgi_connect_timeout 2s;\n");

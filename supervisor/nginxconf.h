@@ -25,13 +25,22 @@
  * binding their own address with `set pool_address` or SLUICE_POOL_ADDRESS), and each
  * upstream lists ADDR:PORT once per host with passive health checks (max_fails=2
  * fail_timeout=5s: two failed tries take a host out of rotation for 5 s, after which one
- * request probes it again).  fastcgi_next_upstream adds http_502 and http_503, so a GET
- * whose host is gone or answers 502/503 is sent to the next host, at most once per host
+ * request probes it again).  A GET whose host is gone (error: refused, reset, closed, what
+ * nginx itself answers 502), or times out, is sent to the next host, at most once per host
  * (fastcgi_next_upstream_tries) and within 10 s; connecting to a host times out after 2 s.
+ * A worker's own 503 (its database unavailable) is not retried and does not count against
+ * its host: with http_503 in fastcgi_next_upstream, a database failover made every app
+ * host answer 503 at once, took them all out of rotation for fail_timeout and held writes
+ * back 5 s after the database was back (tests/integration/test_multihost.sh).  nginx has
+ * no http_502 for FastCGI at all (unlike proxy_next_upstream: `nginx -t` refuses it).
  * A POST (or any non-idempotent request) is never sent again once it has reached a host:
  * there is no non_idempotent, so a host dying under a POST answers 502, never a replay.
  * K is the single-host K: nginx's cache of K idle connections per worker is shared by the
- * upstream's hosts, so at most K of them can ever sit on one host's pool.
+ * upstream's hosts, so at most K of them can ever sit on one host's pool.  With
+ * `set access_log on`, the access log's lines name the host(s) each request went to
+ * ($upstream_addr, $upstream_status, and $upstream_connect_time, "-" for a host that
+ * could not be connected to, so a request tried on two hosts shows whether it reached the
+ * first).
  * The generator lives in libsupervisor.a so that the unit tests link it; sluiced's `nginx`
  * subcommand (supervisor/nginx.c) fills the options.
  */
