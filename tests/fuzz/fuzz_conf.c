@@ -41,6 +41,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			o.workers = 2;
 			o.keepalive = -1;
 			(void)nginx_conf_write(f, c, &o);
+			/* The load balancer's file over the same list (every pool on TCP). */
+			o.hosts = "10.0.0.2,10.0.0.3";
+			(void)nginx_conf_write(f, c, &o);
 			fclose(f);
 		}
 		conf_free(c);
