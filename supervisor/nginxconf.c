@@ -237,7 +237,7 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 		 * A GET that hits a cached connection whose worker just exited is retried;
 		 * POST is not (no non_idempotent), see docs/fastcgi.md rule 7.
 		 */
-		if (h->n == 0) {
+		if (h->n < 2) {
 			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
 			/*
 			 * No cap on the count: each upstream block's entries bound the
@@ -325,7 +325,7 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 	 * takes the pool out of rotation.
 	 */
 	fprintf(out, "\tupstream sluice_%s {\n", ep->name);
-	if (h->n > 0) {
+	if (h->n >= 2) {
 		/*
 		 * One entry per app host, the port of tcp= (the same on every host).  A
 		 * worker's death on one host sends the GET to another host; two failed
@@ -339,10 +339,14 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 		fprintf(out, "\t}\n\n");
 		return k;
 	}
+	/* One app host (-H with one address) is the single-host case at that address. */
 	n = nginx_upstream_tries(k);
 	for (int i = 0; i < n; i++) {
 		fprintf(out, "\t\tserver ");
-		nginx_write_addr(out, ep, o);
+		if (h->n == 1)
+			fprintf(out, "%s%s", h->addr[0], strrchr(ep->tcp, ':'));
+		else
+			nginx_write_addr(out, ep, o);
 		fprintf(out, " max_fails=0;\n");
 	}
 	if (k >= 1)

@@ -36,7 +36,9 @@
  * A POST (or any non-idempotent request) is never sent again once it has reached a host:
  * there is no non_idempotent, so a host dying under a POST answers 502, never a replay.
  * K is the single-host K: nginx's cache of K idle connections per worker is shared by the
- * upstream's hosts, so at most K of them can ever sit on one host's pool.  With
+ * upstream's hosts, so at most K of them can ever sit on one host's pool.  A single app
+ * host (hosts without a comma) gets the single-host upstream at its address: the pool
+ * listed K + 1 times, never marked down, since there is no other host to move to.  With
  * `set access_log on`, the access log's lines name the host(s) each request went to
  * ($upstream_addr, $upstream_status, and $upstream_connect_time, "-" for a host that
  * could not be connected to, so a request tried on two hosts shows whether it reached the

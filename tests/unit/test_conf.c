@@ -779,6 +779,17 @@ test_gen_hosts(void)
 	    strstr(s, "log_format") == NULL);
 	free(s);
 
+	/* One app host: the single-host upstream (the pool K + 1 times, never marked down,
+	 * tries bounded by the entries) at that host's address. */
+	gen_hosts = "10.0.1.1";
+	s = gen(list, NGINX_TUNED, 0, -1);
+	CHECK(s != NULL && strstr(s, "upstream sluice_health {\n"
+	    "\t\tserver 10.0.1.1:9001 max_fails=0;\n\t\tserver 10.0.1.1:9001 max_fails=0;\n"
+	    "\t\tserver 10.0.1.1:9001 max_fails=0;\n\t\tkeepalive 2;\n\t}") != NULL &&
+	    strstr(s, "fastcgi_next_upstream_tries 0;") != NULL &&
+	    strstr(s, "10.0.0.9") == NULL && strstr(s, "fail_timeout") == NULL);
+	free(s);
+
 	/* Three hosts: three tries. */
 	gen_hosts = "10.0.1.1,10.0.1.2,10.0.1.3";
 	s = gen(list, NGINX_TUNED, 0, -1);
