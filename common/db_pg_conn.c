@@ -6,7 +6,7 @@
  * key=value string, one host or several ("postgresql://h1:p1,h2:p2/db?target_session_attrs=
  * read-write", "host=h1,h2 port=p1,p2 ..."), libpq tries the hosts in order and keeps the
  * first that suits target_session_attrs.  What sluice adds comes before it (a default the
- * string overrides: connect_timeout) or after it (what the string may not change:
+ * string overrides: connect_timeout, gssencmode) or after it (what the string may not change:
  * client_encoding, which the JSON the database builds depends on).
  *
  * Without a deadline (start-up, tools) the connection is made with PQconnectdbParams(),
@@ -31,6 +31,14 @@
 
 /* Seconds a host has to answer before the next is tried (libpq's minimum). */
 #define PG_CONNECT_TIMEOUT	"2"
+
+/*
+ * GSSAPI encryption off unless the conninfo or PGGSSENCMODE asks for it.  libpq's default
+ * (prefer) loads Kerberos on every TCP connection, and Kerberos reads directories
+ * (getdents64), which the worker's seccomp filter does not allow: a worker reconnecting
+ * over TCP was killed.  GSSAPI encryption is not for sluice's workers (docs/deployment.md).
+ */
+#define PG_GSSENCMODE		"disable"
 
 /* Room for a list of hosts, host addresses or ports. */
 #define PG_HOSTS_LEN		1024
@@ -194,6 +202,10 @@ pg_attempt_start(const struct pg_attempt *a)
 		goto out;
 	k[i] = "connect_timeout";
 	v[i++] = PG_CONNECT_TIMEOUT;
+	if (getenv("PGGSSENCMODE") == NULL) {
+		k[i] = "gssencmode";
+		v[i++] = PG_GSSENCMODE;
+	}
 	for (o = a->opts; o->keyword != NULL; o++)
 		if (o->val != NULL && strcmp(o->keyword, "host") != 0 &&
 		    strcmp(o->keyword, "hostaddr") != 0 && strcmp(o->keyword, "port") != 0) {
@@ -310,21 +322,30 @@ PGconn *
 pg_connect(const char *conninfo, long long deadline_ms, enum db_err *code, char *msg,
     size_t msglen)
 {
-	/* connect_timeout before dbname: the conninfo's own wins.  client_encoding after
-	 * it, so that it wins over the expanded string. */
-	const char *keys[] = { "connect_timeout", "dbname", "client_encoding",
-	    "fallback_application_name", NULL };
-	const char *vals[] = { PG_CONNECT_TIMEOUT, conninfo, "UTF8", "sluice", NULL };
-	const char *const *k = keys, *const *v = vals;
+	/* connect_timeout and gssencmode before dbname: the conninfo's own win.
+	 * client_encoding after it, so that it wins over the expanded string. */
+	const char *k[6], *v[6];
 	PGconn *pq;
-	int n;
+	int n, i = 0;
 
 	*code = DB_EUNAVAIL;
-	/* The environment's default is the operator's: leave it to libpq. */
-	if (getenv("PGCONNECT_TIMEOUT") != NULL) {
-		k++;
-		v++;
+	/* The environment's defaults are the operator's: leave them to libpq. */
+	if (getenv("PGCONNECT_TIMEOUT") == NULL) {
+		k[i] = "connect_timeout";
+		v[i++] = PG_CONNECT_TIMEOUT;
 	}
+	if (getenv("PGGSSENCMODE") == NULL) {
+		k[i] = "gssencmode";
+		v[i++] = PG_GSSENCMODE;
+	}
+	k[i] = "dbname";
+	v[i++] = conninfo;
+	k[i] = "client_encoding";
+	v[i++] = "UTF8";
+	k[i] = "fallback_application_name";
+	v[i++] = "sluice";
+	k[i] = NULL;
+	v[i] = NULL;
 	if (deadline_ms <= 0)
 		pq = PQconnectdbParams(k, v, 1);
 	else if ((pq = PQconnectStartParams(k, v, 1)) != NULL)

@@ -160,12 +160,11 @@ hex32 >"$tmp/keys/session.key"
 hex32 >"$tmp/keys/records.key"
 chown "$RUNUSER" "$tmp/keys"/*.key
 chmod 600 "$tmp/keys"/*.key
-# gssencmode=disable: libpq would otherwise try GSSAPI on every TCP connection, and its
-# Kerberos library lists directories (getdents64), which a worker's seccomp filter kills
-# when it reconnects after a failover.
-DBURL() { echo "postgresql://postgres@$P1:5432,$P2:5432/$1?target_session_attrs=read-write&connect_timeout=2&gssencmode=disable"; }
+# No gssencmode in the URLs: sluice turns GSSAPI off by default (common/db_pg_conn.c), else
+# a worker reconnecting over TCP after the failover would be killed by its seccomp filter.
+DBURL() { echo "postgresql://postgres@$P1:5432,$P2:5432/$1?target_session_attrs=read-write&connect_timeout=2"; }
 # The rest endpoint's reads (db_read=): the standby first, the primary when it is gone.
-READURL="postgresql://postgres@$P2:5432,$P1:5432/mh?target_session_attrs=prefer-standby&connect_timeout=2&gssencmode=disable"
+READURL="postgresql://postgres@$P2:5432,$P1:5432/mh?target_session_attrs=prefer-standby&connect_timeout=2"
 cat >"$tmp/endpoints.conf" <<EOF
 # One list for every app host: each binds its pools on SLUICE_POOL_ADDRESS.
 set pool_address 127.0.0.1
@@ -289,9 +288,10 @@ echo "# answers by method and status: $(awk '{ n[$3 " " $4]++ } END { for (k in 
 
 # --- the figures ---
 L="$tmp/load.log"
-awk '$4 == 201 { print $5 }' "$L" | sort -n >"$tmp/acked"
+# comm wants its inputs in its own (byte) order, not numeric order.
+awk '$4 == 201 { print $5 }' "$L" | LC_ALL=C sort >"$tmp/acked"
 netns_run app1 "$PGBIN/psql" -X -q -A -t "postgresql://postgres@$P2:5432/mh" \
-    -c "SELECT id FROM mh_writes ORDER BY id" | sort -n >"$tmp/stored"
+    -c "SELECT id FROM mh_writes ORDER BY id" | LC_ALL=C sort >"$tmp/stored"
 requests=$(wc -l <"$L")
 gets=$(awk '$3 == "G"' "$L" | wc -l)
 get_fail=$(awk '$3 == "G" && $4 != 200' "$L" | wc -l)
@@ -303,9 +303,9 @@ acked=$(wc -l <"$tmp/acked")
 post_fail=$(awk '$3 == "P" && $4 != 201' "$L" | wc -l)
 post_unclean=$(awk '$3 == "P" && $4 != 201 && $4 != 0 && $4 < 500' "$L" | wc -l)
 post_409=$(awk '$3 == "P" && $4 == 409' "$L" | wc -l)
-lost=$(comm -23 "$tmp/acked" "$tmp/stored" | wc -l)
-failed_but_stored=$(awk '$3 == "P" && $4 != 201 { print $5 }' "$L" | sort -n |
-    comm -12 - "$tmp/stored" | wc -l)
+lost=$(LC_ALL=C comm -23 "$tmp/acked" "$tmp/stored" | wc -l)
+failed_but_stored=$(awk '$3 == "P" && $4 != 201 { print $5 }' "$L" | LC_ALL=C sort |
+    LC_ALL=C comm -12 - "$tmp/stored" | wc -l)
 acked_before_b=$(awk -v k="$t_k" '$4 == 201 && $2 < k' "$L" | wc -l)
 first=$(awk -v b="$t_b" '$3 == "P" && $4 == 201 && $1 >= b { print $2 }' "$L" | sort -n | head -1)
 resume=$(awk -v b="$t_b" -v f="${first:-0}" 'BEGIN { if (f > 0) printf "%.1f", (f - b) / 1000; else print "never" }')
