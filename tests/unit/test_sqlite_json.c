@@ -89,6 +89,30 @@ test_obj_escapes(void)
 	    "'{\"s\":' || json_quote(char(0x7f, 0x2028) || '/<>') || '}'"), "1");
 }
 
+/* An escape at every position of a string longer than a machine word, and a string
+ * without any: read as json_quote() writes them. */
+static void
+test_obj_escapes_long(void)
+{
+	static const int cs[] = { '"', '\\', 1, 10, 31, 0x7f, 0xe9, 0x2028 };
+	char sql[512];
+	size_t i;
+	int pos;
+
+	for (i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+		for (pos = 0; pos < 30; pos++) {
+			(void)snprintf(sql, sizeof(sql), "select sluice_obj('%%v', x) = "
+			    "json_quote(x) from (select substr(printf('%%.29c', 'a'), 1, %d) || "
+			    "char(%d) || substr(printf('%%.29c', 'b'), %d) as x)", pos, cs[i],
+			    pos + 1);
+			CHECK_STR(one(sql), "1");
+		}
+	CHECK_STR(one("select sluice_obj('%v', printf('%.40c', 'z')) = "
+	    "json_quote(printf('%.40c', 'z'))"), "1");
+	CHECK_STR(one("select sluice_obj('%v', char(34, 34, 34, 34, 34, 34, 34, 34, 92))"),
+	    "\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\\\"");
+}
+
 static void
 test_obj_splice(void)
 {
@@ -241,6 +265,7 @@ main(void)
 	RUN(test_obj_reals);
 	RUN(test_obj_infinity_is_null);
 	RUN(test_obj_escapes);
+	RUN(test_obj_escapes_long);
 	RUN(test_obj_splice);
 	RUN(test_obj_groups);
 	RUN(test_obj_errors);
