@@ -599,8 +599,19 @@ static void
 tpl_key(struct buf *tpl, const char *key, int first)
 {
 	struct buf k;
-	size_t i;
+	size_t i, n = strlen(key);
 
+	/* The common case, a name with nothing to escape or double, as it is. */
+	for (i = 0; i < n; i++)
+		if ((unsigned char)key[i] < 0x20 || key[i] == '"' || key[i] == '\\' ||
+		    key[i] == '%')
+			break;
+	if (i == n) {
+		buf_append(tpl, first ? "\"" : ",\"", first ? 1 : 2);
+		buf_append(tpl, key, n);
+		buf_append(tpl, "\":", 2);
+		return;
+	}
 	buf_init(&k, REST_SQL_MAX);
 	json_escape(&k, key, strlen(key));
 	if (buf_failed(&k))
