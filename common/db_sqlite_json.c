@@ -5,6 +5,8 @@
  *   sluice_arr(x)  (aggregate)               -> [x,x,...], or [] for no rows
  *   sluice_arr(template, v1, ...)  (aggregate) -> [obj,obj,...]: each row's object built
  *                                               in place, or [] for no rows
+ *   sluice_embed(template, v1, ...) (aggregate) -> the same array, as a pointer that only
+ *                                               a parent template's %e reads
  *
  * A template is the object's text with a placeholder where each value goes, in order:
  * '{"album_id":%v,"title":%v,"track":%j}'.  %v renders an SQL value as JSON (NULL as null,
@@ -17,7 +19,12 @@
  * '{"id":%v,"genre":%?{"genre_id":%v,"name":%v}%.}' with (1, NULL, NULL, NULL) gives
  * {"id":1,"genre":null}, and with (1, 2, 2, 'Jazz') the genre's object: no second call,
  * no object text of its own copied into the parent.  sluice_arr(x)'s elements are JSON
- * text, spliced as they are.
+ * text, spliced as they are.  %e splices an embedded resource's array: sluice_embed()'s
+ * pointer or JSON text; a NULL there is an error, not null (an array never is NULL, and one
+ * that lost its pointer on the way must not read as null).  sluice_embed() exists because
+ * a scalar subquery's value is copied twice on its way to the parent's call (OP_Copy
+ * makes a text value its own), a pointer is not: the all-albums embed copied its tracks'
+ * arrays, 0.77 MB, twice per request.
  * sluice_arr(template, ...) compiles the template of an array's first row and uses it for
  * every row: it must not change within a group (the generated SQL passes a literal).  The
  * SQL that uses them is generated: keys are escaped once, into the template, when the
@@ -236,6 +243,9 @@ sj_text(sqlite3_value *v, int utf8, size_t *n)
 }
 
 /* Appends one SQL value as JSON; returns -1 for a blob. */
+/* The pointer type of sluice_embed()'s arrays (sqlite3_result_pointer()). */
+static const char sj_embed_type[] = "sluice_embed";
+
 static int
 sj_value(struct sj_buf *b, sqlite3_value *v, int raw, int utf8)
 {
@@ -273,7 +283,7 @@ sj_value(struct sj_buf *b, sqlite3_value *v, int raw, int utf8)
  * array for sluice_arr(), not once per row: scanning the template for its placeholders on
  * every row shows in the profile of a large embed.
  */
-enum sj_kind { SJ_VALUE, SJ_RAW, SJ_OPT, SJ_END };
+enum sj_kind { SJ_VALUE, SJ_RAW, SJ_OPT, SJ_END, SJ_EMBED };
 
 struct sj_tpl {
 	int nvals;		/* values taken: %v, %j and %? */
@@ -324,7 +334,7 @@ sj_tpl_compile(const unsigned char *t, size_t n, const char **err)
 			text[len++] = (char)t[i];
 			continue;
 		}
-		if (i + 1 == n || t[i + 1] == '\0' || strchr("%vj?.", t[i + 1]) == NULL)
+		if (i + 1 == n || t[i + 1] == '\0' || strchr("%vje?.", t[i + 1]) == NULL)
 			goto bad;
 		if (t[++i] == '%') {
 			text[len++] = '%';
@@ -333,7 +343,7 @@ sj_tpl_compile(const unsigned char *t, size_t n, const char **err)
 		tp->piece[k].len = len;
 		off += len;
 		tp->piece[k].kind = t[i] == 'v' ? SJ_VALUE : t[i] == 'j' ? SJ_RAW :
-		    t[i] == '?' ? SJ_OPT : SJ_END;
+		    t[i] == 'e' ? SJ_EMBED : t[i] == '?' ? SJ_OPT : SJ_END;
 		if (t[i] == '?') {
 			if (depth == SJ_TPL_DEPTH)
 				goto bad;
@@ -367,6 +377,29 @@ bad:
 	*err = sj_tpl_err;
 	return NULL;
 }
+static const char sj_embed_err[] = "sluice_obj: %e takes sluice_embed()'s array or JSON "
+    "text";
+
+/* %e: a sluice_embed() array (a pointer) or JSON text, spliced; -1 for anything else, a
+ * NULL included (an array that lost its way would otherwise read as null). */
+static int
+sj_embed_value(struct sj_buf *b, sqlite3_value *v, int utf8)
+{
+	const struct sj_buf *e;
+	const unsigned char *p;
+	size_t n;
+
+	if ((e = sqlite3_value_pointer(v, sj_embed_type)) != NULL) {
+		sj_put(b, e->p, e->len);
+		return 0;
+	}
+	if (sqlite3_value_type(v) != SQLITE_TEXT)
+		return -1;
+	p = sj_text(v, utf8, &n);
+	sj_put(b, (const char *)p, n);
+	return 0;
+}
+
 /* Renders tp with the values argv[0..argc-1] into b.  0, or -1 with *err set. */
 static int
 sj_tpl_render(struct sj_buf *b, const struct sj_tpl *tp, int argc, sqlite3_value **argv,
@@ -394,6 +427,13 @@ sj_tpl_render(struct sj_buf *b, const struct sj_tpl *tp, int argc, sqlite3_value
 			p += pc->skip_text;
 			v += pc->skip_vals;
 			i = pc->skip;
+			continue;
+		}
+		if (pc->kind == SJ_EMBED) {
+			if (sj_embed_value(b, argv[v++], utf8) < 0) {
+				*err = sj_embed_err;
+				return -1;
+			}
 			continue;
 		}
 		if (sj_value(b, argv[v++], pc->kind == SJ_RAW, utf8) < 0) {
@@ -567,6 +607,45 @@ sj_arr_final(sqlite3_context *ctx)
 	sqlite3_result_text64(ctx, a->b.p, a->b.len, free, SQLITE_UTF8);
 }
 
+/* Frees a sluice_embed() array. */
+static void
+sj_embed_free(void *p)
+{
+	struct sj_buf *e = p;
+
+	free(e->p);
+	free(e);
+}
+
+/*
+ * sluice_embed(): sluice_arr(template, ...) whose array only a %j of a parent's
+ * template reads, as a pointer: a scalar subquery's value is copied twice on its way to
+ * the parent's call (an embed's array, once per parent row), a pointer is not.  No rows
+ * give the text [], as sluice_arr() does.
+ */
+static void
+sj_embed_final(sqlite3_context *ctx)
+{
+	struct sj_agg *a = sqlite3_aggregate_context(ctx, 0);
+	struct sj_buf *e;
+
+	if (a == NULL || a->b.len == 0 || a->b.failed) {
+		sj_arr_final(ctx);
+		return;
+	}
+	sj_putc(&a->b, ']');
+	if (a->b.failed || (e = malloc(sizeof(*e))) == NULL) {
+		free(a->b.p);
+		if (a->b.failed)
+			sj_failed(ctx, &a->b);
+		else
+			sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	*e = a->b;
+	sqlite3_result_pointer(ctx, e, sj_embed_type, sj_embed_free);
+}
+
 int
 db_sqlite_json_register(sqlite3 *conn, int utf8)
 {
@@ -579,6 +658,9 @@ db_sqlite_json_register(sqlite3 *conn, int utf8)
 		return -1;
 	if (sqlite3_create_function(conn, "sluice_arr", -1, flags, u, NULL, sj_arr_step,
 	    sj_arr_final) != SQLITE_OK)
+		return -1;
+	if (sqlite3_create_function(conn, "sluice_embed", -1, flags, u, NULL, sj_arr_step,
+	    sj_embed_final) != SQLITE_OK)
 		return -1;
 	return 0;
 }

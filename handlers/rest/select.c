@@ -448,9 +448,21 @@ gen_embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const cha
 	return 0;
 }
 
-/* The JSON value of embed n under parent alias palias. */
+/* Whether embed n is aggregated straight from its table: no order, page or aggregate. */
 static int
-gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
+embed_direct(const struct rest_node *n)
+{
+	return n->norder == 0 && n->limit < 0 && n->offset == 0 && !has_agg(n);
+}
+
+/*
+ * The JSON value of embed n under parent alias palias.  spliced: the value is an argument
+ * of the parent's sluice_obj()/sluice_arr() (SQLite's templates), where a to-many embed
+ * aggregated directly is sluice_embed(), the array handed over as a pointer to the
+ * template's %e.
+ */
+static int
+gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias, int spliced)
 {
 	char a[16], r[16];
 	int many = !n->one, rc;
@@ -460,7 +472,7 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 	rest_next_alias(g, "_r", r, sizeof(r));
 	/* The array of the rows' objects ('[]' when there are none), or the one object (NULL
 	 * when there is none, which the parent's object renders as null). */
-	if (n->norder == 0 && n->limit < 0 && n->offset == 0 && !has_agg(n)) {
+	if (embed_direct(n)) {
 		if (!many && g->joins != NULL && to_one_unique(g, n))
 			return gen_embed_join(g, n, a, palias);
 		/* Without order or page, aggregate the table directly: no subquery to run
@@ -468,7 +480,7 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 		buf_init(&joins, REST_SQL_MAX);
 		g->joins = &joins;
 		buf_puts(g->sql, "(select ");
-		rc = gen_obj(g, n, a, many);
+		rc = gen_obj(g, n, a, many && spliced ? 2 : many);
 		g->joins = outer;
 		if (rc == 0)
 			rc = gen_from_where(g, n, NULL, a, palias, &joins);
@@ -576,12 +588,12 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 			if (gen_expr(g, alias, n->table, it, !columns) < 0)
 				return -1;
 		} else if (columns) {
-			if (gen_embed(g, it->embed, alias) < 0)
+			if (gen_embed(g, it->embed, alias, 0) < 0)
 				return -1;
 		} else {
 			/* A missing to-one row is NULL, which would make the whole text NULL. */
 			buf_puts(g->sql, "coalesce(");
-			if (gen_embed(g, it->embed, alias) < 0)
+			if (gen_embed(g, it->embed, alias, 0) < 0)
 				return -1;
 			buf_puts(g->sql, ", 'null')");
 		}
@@ -633,7 +645,7 @@ obj_value(struct rest_gen *g, const char *alias, int t, int c, struct rest_node 
 {
 	buf_puts(g->sql, ", ");
 	if (embed != NULL)
-		return gen_embed(g, embed, alias);
+		return gen_embed(g, embed, alias, 1);
 	col_value(g, alias, t, c);
 	return 0;
 }
@@ -661,8 +673,8 @@ gen_obj_concat(struct rest_gen *g, struct rest_node *n, const char *alias, int a
 static int
 embed_inline(const struct rest_gen *g, const struct rest_node *n)
 {
-	return n->one && !n->spread && n->nitems > 0 && n->norder == 0 && n->limit < 0 &&
-	    n->offset == 0 && !has_agg(n) && g->joins != NULL && to_one_unique(g, n);
+	return n->one && !n->spread && n->nitems > 0 && embed_direct(n) && g->joins != NULL &&
+	    to_one_unique(g, n);
 }
 
 /*
@@ -720,6 +732,11 @@ tpl_items(struct rest_gen *g, const struct rest_node *n, struct buf *tpl, size_t
 			    (*nk += inner) > REST_OBJ_MEMBERS_MAX)
 				return -1;
 			buf_puts(tpl, "}%.");
+			continue;
+		}
+		if (it->kind == REST_I_EMBED && !it->embed->one && embed_direct(it->embed)) {
+			/* sluice_embed()'s array (gen_embed()). */
+			buf_puts(tpl, "%e");
 			continue;
 		}
 		k = it->kind == REST_I_COL ? t->cols[rest_schema_col(t, it->name)].kind :
@@ -810,7 +827,7 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 	buf_putc(&tpl, '}');
 	if (buf_failed(&tpl))
 		g->sql->failed = 1;
-	buf_puts(g->sql, agg ? "sluice_arr(" : "sluice_obj(");
+	buf_puts(g->sql, agg == 2 ? "sluice_embed(" : agg ? "sluice_arr(" : "sluice_obj(");
 	rest_sql_literal(g->sql, tpl.data);
 	buf_free(&tpl);
 	if (tpl_values(g, n, alias, star) < 0)

@@ -146,6 +146,28 @@ test_obj_groups(void)
 	    "[{\"i\":1,\"o\":{\"v\":10}},{\"i\":2,\"o\":null},{\"i\":3,\"o\":{\"v\":30}}]");
 }
 
+/* sluice_embed(): sluice_arr()'s array handed to a parent's %e as a pointer, through a
+ * correlated subquery, row by row; %e also splices JSON text, and refuses a NULL. */
+static void
+test_embed(void)
+{
+	CHECK_STR(one("select sluice_obj('{\"t\":%e}', (select sluice_embed('{\"v\":%v}', value) "
+	    "from json_each('[1,2]')))"), "{\"t\":[{\"v\":1},{\"v\":2}]}");
+	CHECK_STR(one("select sluice_obj('{\"t\":%e}', (select sluice_embed('{\"v\":%v}', value) "
+	    "from json_each('[]')))"), "{\"t\":[]}");
+	CHECK_STR(one("select sluice_arr('{\"a\":%v,\"t\":%e}', a.x, (select sluice_embed("
+	    "'{\"v\":%v}', value) from json_each(a.j))) from (select 1 as x, '[1,2]' as j "
+	    "union all select 2, '[]' union all select 3, '[3]') a"),
+	    "[{\"a\":1,\"t\":[{\"v\":1},{\"v\":2}]},{\"a\":2,\"t\":[]},{\"a\":3,\"t\":[{\"v\":3}]}]");
+	CHECK_STR(one("select sluice_obj('{\"t\":%e}', '[1]')"), "{\"t\":[1]}");
+	/* Anywhere else the pointer reads as NULL. */
+	CHECK_STR(one("select sluice_embed('{\"v\":%v}', 1) is null"), "1");
+	CHECK(strncmp(one("select sluice_obj('{\"t\":%e}', null)"), "<ERROR: sluice_obj: %e takes",
+	    28) == 0);
+	CHECK(strncmp(one("select sluice_obj('{\"t\":%e}', 5)"), "<ERROR: sluice_obj: %e takes",
+	    28) == 0);
+}
+
 static void
 test_obj_errors(void)
 {
@@ -268,6 +290,7 @@ main(void)
 	RUN(test_obj_escapes_long);
 	RUN(test_obj_splice);
 	RUN(test_obj_groups);
+	RUN(test_embed);
 	RUN(test_obj_errors);
 	RUN(test_arr);
 	RUN(test_arr_large);
