@@ -341,5 +341,5 @@ clean:
 -include $(FUZZ_ALLOBJ:.o=.d) $(COMMON_OBJ:.o=.d) $(SUPERVISOR_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) \
     $(O)/supervisor/sluiced.d $(patsubst %.c,$(O)/%.d,$(wildcard apps/*/*.c handlers/*/*.c)) \
     $(HANDLERS:%=$(O)/handlers/%.d) $(UNIT_BINS:$(O)/tests/%=$(O)/tests/unit/%.d) \
-    $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d) $(SEED_SRC:%.c=$(O)/%.d) \
+    $(INTEG_BINS:$(O)/tests/%=$(O)/tests/integration/%.d) $(SEED_SRC:%.c=$(O)/%.d) $(O)/sql/seedfile.d \
     $(TESTHANDLER_BINS:%=%.d) $(FUZZ_BINS:=.d)

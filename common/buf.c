@@ -87,18 +87,6 @@ buf_append(struct buf *b, const void *p, size_t len)
 }
 
 int
-buf_putc(struct buf *b, char c)
-{
-	/* The common case, room already there (the NUL included), without the general path. */
-	if (!b->failed && b->len + 2 <= b->size && b->len < b->cap) {
-		b->data[b->len++] = c;
-		b->data[b->len] = '\0';
-		return 0;
-	}
-	return buf_append(b, &c, 1);
-}
-
-int
 buf_put_int(struct buf *b, long long v)
 {
 	char t[STR_INT_MAX];

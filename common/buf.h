@@ -29,7 +29,18 @@ void buf_reset(struct buf *b, size_t keep);
 
 /* Appends; returns 0, or -1 (and sets failed) past the cap or out of memory. */
 int buf_append(struct buf *b, const void *p, size_t len);
-int buf_putc(struct buf *b, char c);
+/* Inline: SQL and JSON text is built a byte at a time in places, on every request.  The
+ * common case, room already there (the NUL included), without the general path. */
+static inline int
+buf_putc(struct buf *b, char c)
+{
+	if (!b->failed && b->len + 2 <= b->size && b->len < b->cap) {
+		b->data[b->len++] = c;
+		b->data[b->len] = '\0';
+		return 0;
+	}
+	return buf_append(b, &c, 1);
+}
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A decimal integer, without printf's cost (SQL generation writes many of them). */

@@ -5,12 +5,26 @@
  *   sluice_arr(x)  (aggregate)               -> [x,x,...], or [] for no rows
  *   sluice_arr(template, v1, ...)  (aggregate) -> [obj,obj,...]: each row's object built
  *                                               in place, or [] for no rows
+ *   sluice_embed(template, v1, ...) (aggregate) -> the same array, as a pointer that only
+ *                                               a parent template's %e reads
  *
  * A template is the object's text with a placeholder where each value goes, in order:
  * '{"album_id":%v,"title":%v,"track":%j}'.  %v renders an SQL value as JSON (NULL as null,
  * integers bare, reals as json_quote() does, text as a quoted string; a blob is an error,
  * as in json_quote()), %j splices a value that is already JSON text (NULL as null), %% is
- * a literal %.  sluice_arr(x)'s elements are JSON text, spliced as they are.
+ * a literal %.  %? and %. bracket an optional group, a to-one embed written in its
+ * parent's template: %? takes a value and, when it is NULL, writes null in place of the
+ * group and passes over the group's text and values; else it writes nothing and the group
+ * is rendered; %. ends the group and takes no value.  Groups nest.  So
+ * '{"id":%v,"genre":%?{"genre_id":%v,"name":%v}%.}' with (1, NULL, NULL, NULL) gives
+ * {"id":1,"genre":null}, and with (1, 2, 2, 'Jazz') the genre's object: no second call,
+ * no object text of its own copied into the parent.  sluice_arr(x)'s elements are JSON
+ * text, spliced as they are.  %e splices an embedded resource's array: sluice_embed()'s
+ * pointer or JSON text; a NULL there is an error, not null (an array never is NULL, and one
+ * that lost its pointer on the way must not read as null).  sluice_embed() exists because
+ * a scalar subquery's value is copied twice on its way to the parent's call (OP_Copy
+ * makes a text value its own), a pointer is not: the all-albums embed copied its tracks'
+ * arrays, 0.77 MB, twice per request.
  * sluice_arr(template, ...) compiles the template of an array's first row and uses it for
  * every row: it must not change within a group (the generated SQL passes a literal).  The
  * SQL that uses them is generated: keys are escaped once, into the template, when the
@@ -229,6 +243,9 @@ sj_text(sqlite3_value *v, int utf8, size_t *n)
 }
 
 /* Appends one SQL value as JSON; returns -1 for a blob. */
+/* The pointer type of sluice_embed()'s arrays (sqlite3_result_pointer()). */
+static const char sj_embed_type[] = "sluice_embed";
+
 static int
 sj_value(struct sj_buf *b, sqlite3_value *v, int raw, int utf8)
 {
@@ -259,21 +276,35 @@ sj_value(struct sj_buf *b, sqlite3_value *v, int raw, int utf8)
 
 /*
  * A compiled template: its literal pieces back to back in text (%% already one %), and
- * after each piece but the last a value, spliced (raw, %j) or rendered (%v).  Compiled
- * once per statement for sluice_obj() (SQLite keeps it with the constant argument) and
- * once per array for sluice_arr(), not once per row: scanning the template for its
- * placeholders on every row shows in the profile of a large embed.
+ * after each piece but the last a placeholder: a value spliced (%j) or rendered (%v), or
+ * the two marks of an optional group (%? takes a value: NULL writes null and skips the
+ * group, its values included; %. ends the group and takes none).  Compiled once per
+ * statement for sluice_obj() (SQLite keeps it with the constant argument) and once per
+ * array for sluice_arr(), not once per row: scanning the template for its placeholders on
+ * every row shows in the profile of a large embed.
  */
+enum sj_kind { SJ_VALUE, SJ_RAW, SJ_OPT, SJ_END, SJ_EMBED };
+
 struct sj_tpl {
-	int nvals;
+	int nvals;		/* values taken: %v, %j and %? */
+	int nph;		/* placeholders */
 	const char *text;
+	const unsigned char *src;	/* the template as given, srclen bytes */
+	size_t srclen;
 	struct sj_piece {
-		size_t len;
-		int raw;
-	} piece[];		/* nvals + 1 */
+		size_t len;	/* literal bytes before placeholder i (after the last: the end) */
+		enum sj_kind kind;
+		/* %?: the placeholder of its %., the literal bytes and the values up to it */
+		int skip, skip_vals;
+		size_t skip_text;
+	} piece[];		/* nph + 1 */
 };
 
-static const char sj_tpl_err[] = "sluice_obj: one value per %v or %j in the template";
+/* How deep optional groups may nest in one template (embeds in embeds). */
+#define SJ_TPL_DEPTH	64
+
+static const char sj_tpl_err[] = "sluice_obj: one value per %v, %j or %? in the template, "
+    "and one %. per %?";
 
 /* Compiles a template (t, n bytes); NULL with *err set when it is malformed or memory
  * ran out.  One free() releases it. */
@@ -281,42 +312,92 @@ static struct sj_tpl *
 sj_tpl_compile(const unsigned char *t, size_t n, const char **err)
 {
 	struct sj_tpl *tp;
-	size_t i, npct = 0, len = 0;
+	size_t i, npct = 0, len = 0, off = 0, openoff[SJ_TPL_DEPTH];
 	char *text;
-	int k = 0;
+	int k = 0, nvals = 0, depth = 0, open[SJ_TPL_DEPTH], j;
 
 	for (i = 0; i < n; i++)
 		npct += t[i] == '%';
-	tp = malloc(sizeof(*tp) + (npct + 1) * sizeof(tp->piece[0]) + n + 1);
+	tp = malloc(sizeof(*tp) + (npct + 1) * sizeof(tp->piece[0]) + 2 * n + 1);
 	if (tp == NULL) {
 		*err = NULL;
 		return NULL;
 	}
 	text = (char *)&tp->piece[npct + 1];
+	/* The source after the text (which is at most n bytes): sj_tpl_same() reads it. */
+	if (n > 0)
+		memcpy(text + n, t, n);
+	tp->src = (const unsigned char *)text + n;
+	tp->srclen = n;
 	for (i = 0; i < n; i++) {
 		if (t[i] != '%') {
 			text[len++] = (char)t[i];
 			continue;
 		}
-		if (i + 1 == n || (t[i + 1] != '%' && t[i + 1] != 'v' && t[i + 1] != 'j')) {
-			free(tp);
-			*err = sj_tpl_err;
-			return NULL;
-		}
+		if (i + 1 == n || t[i + 1] == '\0' || strchr("%vje?.", t[i + 1]) == NULL)
+			goto bad;
 		if (t[++i] == '%') {
 			text[len++] = '%';
 			continue;
 		}
 		tp->piece[k].len = len;
-		tp->piece[k++].raw = t[i] == 'j';
+		off += len;
+		tp->piece[k].kind = t[i] == 'v' ? SJ_VALUE : t[i] == 'j' ? SJ_RAW :
+		    t[i] == 'e' ? SJ_EMBED : t[i] == '?' ? SJ_OPT : SJ_END;
+		if (t[i] == '?') {
+			if (depth == SJ_TPL_DEPTH)
+				goto bad;
+			openoff[depth] = off;
+			open[depth++] = k;
+			/* Until its %. is seen: the index of the group's own value. */
+			tp->piece[k].skip_vals = nvals;
+		} else if (t[i] == '.') {
+			if (depth == 0)
+				goto bad;
+			j = open[--depth];
+			tp->piece[j].skip = k;
+			tp->piece[j].skip_vals = nvals - tp->piece[j].skip_vals - 1;
+			tp->piece[j].skip_text = off - openoff[depth];
+		}
+		nvals += t[i] != '.';
 		text += len;
 		len = 0;
+		k++;
 	}
+	if (depth > 0)
+		goto bad;
 	tp->piece[k].len = len;
-	tp->piece[k].raw = 0;
-	tp->nvals = k;
+	tp->piece[k].kind = SJ_VALUE;
+	tp->nvals = nvals;
+	tp->nph = k;
 	tp->text = (const char *)&tp->piece[npct + 1];
 	return tp;
+bad:
+	free(tp);
+	*err = sj_tpl_err;
+	return NULL;
+}
+static const char sj_embed_err[] = "sluice_obj: %e takes sluice_embed()'s array or JSON "
+    "text";
+
+/* %e: a sluice_embed() array (a pointer) or JSON text, spliced; -1 for anything else, a
+ * NULL included (an array that lost its way would otherwise read as null). */
+static int
+sj_embed_value(struct sj_buf *b, sqlite3_value *v, int utf8)
+{
+	const struct sj_buf *e;
+	const unsigned char *p;
+	size_t n;
+
+	if ((e = sqlite3_value_pointer(v, sj_embed_type)) != NULL) {
+		sj_put(b, e->p, e->len);
+		return 0;
+	}
+	if (sqlite3_value_type(v) != SQLITE_TEXT)
+		return -1;
+	p = sj_text(v, utf8, &n);
+	sj_put(b, (const char *)p, n);
+	return 0;
 }
 
 /* Renders tp with the values argv[0..argc-1] into b.  0, or -1 with *err set. */
@@ -324,23 +405,57 @@ static int
 sj_tpl_render(struct sj_buf *b, const struct sj_tpl *tp, int argc, sqlite3_value **argv,
     int utf8, const char **err)
 {
+	const struct sj_piece *pc;
 	const char *p = tp->text;
-	int i;
+	int i, v = 0;
 
 	if (argc != tp->nvals) {
 		*err = sj_tpl_err;
 		return -1;
 	}
-	for (i = 0; i < argc; i++) {
-		sj_put(b, p, tp->piece[i].len);
-		p += tp->piece[i].len;
-		if (sj_value(b, argv[i], tp->piece[i].raw, utf8) < 0) {
+	for (i = 0; i < tp->nph; i++) {
+		pc = &tp->piece[i];
+		sj_put(b, p, pc->len);
+		p += pc->len;
+		if (pc->kind == SJ_END)
+			continue;
+		if (pc->kind == SJ_OPT) {
+			if (sqlite3_value_type(argv[v++]) != SQLITE_NULL)
+				continue;
+			/* The group is null: its text and values are passed over. */
+			sj_put(b, "null", 4);
+			p += pc->skip_text;
+			v += pc->skip_vals;
+			i = pc->skip;
+			continue;
+		}
+		if (pc->kind == SJ_EMBED) {
+			if (sj_embed_value(b, argv[v++], utf8) < 0) {
+				*err = sj_embed_err;
+				return -1;
+			}
+			continue;
+		}
+		if (sj_value(b, argv[v++], pc->kind == SJ_RAW, utf8) < 0) {
 			*err = "JSON cannot hold BLOB values";
 			return -1;
 		}
 	}
-	sj_put(b, p, tp->piece[argc].len);
+	sj_put(b, p, tp->piece[tp->nph].len);
 	return 0;
+}
+
+/* Whether tp was compiled from the template argument v. */
+static int
+sj_tpl_same(const struct sj_tpl *tp, sqlite3_value *v, int utf8)
+{
+	const unsigned char *t;
+	size_t n;
+
+	if (sqlite3_value_type(v) != SQLITE_TEXT)
+		return 0;
+	t = sj_text(v, utf8, &n);
+	return n == tp->srclen && (n == 0 || memcmp(t, tp->src, n) == 0);
 }
 
 /* The longest text a function may build on ctx's connection (SQLITE_LIMIT_LENGTH). */
@@ -417,17 +532,22 @@ sj_obj(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_set_auxdata(ctx, 0, tp, free);
 }
 
-/* sluice_arr()'s state: the array so far, and the template compiled at the first row. */
+/*
+ * sluice_arr()'s state: the array so far.  Its template is compiled once per statement,
+ * not once per group (an embed's array is one group per parent row): SQLite keeps it as
+ * the constant argument's auxiliary data, and the first row of each group checks that it
+ * is still the argument's template.
+ */
 struct sj_agg {
 	struct sj_buf b;
-	struct sj_tpl *tp;
 };
 
 static void
 sj_arr_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	struct sj_agg *a = sqlite3_aggregate_context(ctx, (int)sizeof(*a));
-	int utf8 = sqlite3_user_data(ctx) != NULL;
+	int utf8 = sqlite3_user_data(ctx) != NULL, first, fresh = 0;
+	struct sj_tpl *tp;
 	const char *err = "JSON cannot hold BLOB values";
 
 	if (a == NULL) {
@@ -439,9 +559,10 @@ sj_arr_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		return;
 	}
 	/* The first row sets the cap; an error from a step ends the statement at once. */
-	if (a->b.len == 0)
+	first = a->b.len == 0;
+	if (first)
 		a->b.max = sj_max(ctx);
-	sj_putc(&a->b, a->b.len == 0 ? '[' : ',');
+	sj_putc(&a->b, first ? '[' : ',');
 	if (argc == 1) {
 		if (sj_value(&a->b, argv[0], 1, utf8) < 0)
 			sqlite3_result_error(ctx, err, -1);
@@ -449,12 +570,21 @@ sj_arr_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			sj_failed(ctx, &a->b);
 		return;
 	}
-	if (a->tp == NULL && (a->tp = sj_tpl_arg(ctx, argv[0], utf8)) == NULL)
-		return;
-	if (sj_tpl_render(&a->b, a->tp, argc - 1, argv + 1, utf8, &err) < 0)
+	tp = sqlite3_get_auxdata(ctx, 0);
+	if (tp != NULL && first && !sj_tpl_same(tp, argv[0], utf8))
+		tp = NULL;
+	if (tp == NULL) {
+		if ((tp = sj_tpl_arg(ctx, argv[0], utf8)) == NULL)
+			return;
+		fresh = 1;
+	}
+	if (sj_tpl_render(&a->b, tp, argc - 1, argv + 1, utf8, &err) < 0)
 		sqlite3_result_error(ctx, err, -1);
 	else if (a->b.failed)
 		sj_failed(ctx, &a->b);
+	/* Last: SQLite may free tp at once (when it runs out of memory). */
+	if (fresh)
+		sqlite3_set_auxdata(ctx, 0, tp, free);
 }
 
 static void
@@ -462,8 +592,6 @@ sj_arr_final(sqlite3_context *ctx)
 {
 	struct sj_agg *a = sqlite3_aggregate_context(ctx, 0);
 
-	if (a != NULL)
-		free(a->tp);
 	if (a == NULL || a->b.len == 0) {
 		free(a != NULL ? a->b.p : NULL);
 		sqlite3_result_text(ctx, "[]", 2, SQLITE_STATIC);
@@ -479,6 +607,45 @@ sj_arr_final(sqlite3_context *ctx)
 	sqlite3_result_text64(ctx, a->b.p, a->b.len, free, SQLITE_UTF8);
 }
 
+/* Frees a sluice_embed() array. */
+static void
+sj_embed_free(void *p)
+{
+	struct sj_buf *e = p;
+
+	free(e->p);
+	free(e);
+}
+
+/*
+ * sluice_embed(): sluice_arr(template, ...) whose array only a %j of a parent's
+ * template reads, as a pointer: a scalar subquery's value is copied twice on its way to
+ * the parent's call (an embed's array, once per parent row), a pointer is not.  No rows
+ * give the text [], as sluice_arr() does.
+ */
+static void
+sj_embed_final(sqlite3_context *ctx)
+{
+	struct sj_agg *a = sqlite3_aggregate_context(ctx, 0);
+	struct sj_buf *e;
+
+	if (a == NULL || a->b.len == 0 || a->b.failed) {
+		sj_arr_final(ctx);
+		return;
+	}
+	sj_putc(&a->b, ']');
+	if (a->b.failed || (e = malloc(sizeof(*e))) == NULL) {
+		free(a->b.p);
+		if (a->b.failed)
+			sj_failed(ctx, &a->b);
+		else
+			sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	*e = a->b;
+	sqlite3_result_pointer(ctx, e, sj_embed_type, sj_embed_free);
+}
+
 int
 db_sqlite_json_register(sqlite3 *conn, int utf8)
 {
@@ -491,6 +658,9 @@ db_sqlite_json_register(sqlite3 *conn, int utf8)
 		return -1;
 	if (sqlite3_create_function(conn, "sluice_arr", -1, flags, u, NULL, sj_arr_step,
 	    sj_arr_final) != SQLITE_OK)
+		return -1;
+	if (sqlite3_create_function(conn, "sluice_embed", -1, flags, u, NULL, sj_arr_step,
+	    sj_embed_final) != SQLITE_OK)
 		return -1;
 	return 0;
 }

@@ -117,8 +117,9 @@ long long db_now_ms(void);
 struct timespec;
 void db_ms_timespec(long long ms, struct timespec *ts);
 
-/* FNV-1a of the NUL-terminated s: cheap and good enough to skip almost every strcmp() in a
- * cache of SQL texts (db.c's, and each pooled PostgreSQL connection's). */
+/* A hash of the NUL-terminated s, eight bytes a step: cheap and good enough to skip almost
+ * every strcmp() in a cache of SQL texts (db.c's, and each pooled PostgreSQL
+ * connection's). */
 uint64_t db_hash(const char *s);
 
 /* Frees every cached statement; server_side as in db_ops.stmt_free. */

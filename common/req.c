@@ -70,27 +70,47 @@ req_env(const struct req *rq, const char *name)
 	return NULL;
 }
 
+/* Whether the environment entry e is "HTTP_<name>=...", name (n bytes) a header name in
+ * any case, with '-' where CGI has '_'. */
+static int
+req_header_is(const char *e, const char *name, size_t n)
+{
+	size_t i;
+
+	if (e[0] != 'H' || e[1] != 'T' || e[2] != 'T' || e[3] != 'P' || e[4] != '_')
+		return 0;
+	e += 5;
+	/* A mismatch, the end of e included (want is never NUL), ends the loop. */
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		char want = c == '-' ? '_' : c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') :
+		    (char)c;
+
+		if (e[i] != want)
+			return 0;
+	}
+	return e[n] == '=';
+}
+
 const char *
 req_header(const struct req *rq, const char *name)
 {
-	char key[128];
-	size_t i, n = strlen(name);
+	size_t n = strlen(name);
+	char **e;
 
 	/* CGI passes two headers without the HTTP_ prefix. */
-	if (strcasecmp(name, "Content-Type") == 0)
+	if ((name[0] == 'C' || name[0] == 'c') && strcasecmp(name, "Content-Type") == 0)
 		return req_env(rq, "CONTENT_TYPE");
-	if (strcasecmp(name, "Content-Length") == 0)
+	if ((name[0] == 'C' || name[0] == 'c') && strcasecmp(name, "Content-Length") == 0)
 		return req_env(rq, "CONTENT_LENGTH");
-	if (n + 6 > sizeof(key))
+	/* Entry by entry, without building "HTTP_NAME" first: this runs several times for
+	 * every request, and most entries differ at their first byte or the sixth. */
+	if (rq->envp == NULL || memchr(name, '=', n) != NULL)
 		return NULL;
-	memcpy(key, "HTTP_", 5);
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		key[5 + i] = c == '-' ? '_' : (char)toupper(c);
-	}
-	key[5 + n] = '\0';
-	return req_env(rq, key);
+	for (e = rq->envp; *e != NULL; e++)
+		if (req_header_is(*e, name, n))
+			return *e + 5 + n + 1;
+	return NULL;
 }
 
 /*

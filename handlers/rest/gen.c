@@ -11,29 +11,34 @@
 #include "rest.h"
 #include "str.h"
 
+/* s between two q, each q inside doubled: a run without q is appended at once (every
+ * statement quotes dozens of names). */
+static void
+quote_doubled(struct buf *b, const char *s, char q)
+{
+	const char *e;
+
+	buf_putc(b, q);
+	while ((e = strchr(s, q)) != NULL) {
+		buf_append(b, s, (size_t)(e - s + 1));
+		buf_putc(b, q);
+		s = e + 1;
+	}
+	buf_puts(b, s);
+	buf_putc(b, q);
+}
+
 void
 rest_quote_ident(struct buf *b, const char *name)
 {
-	buf_putc(b, '"');
-	for (; *name != '\0'; name++) {
-		if (*name == '"')
-			buf_putc(b, '"');
-		buf_putc(b, *name);
-	}
-	buf_putc(b, '"');
+	quote_doubled(b, name, '"');
 }
 
 /* A SQL string literal (JSON keys: schema names or request aliases). */
 void
 rest_sql_literal(struct buf *b, const char *s)
 {
-	buf_putc(b, '\'');
-	for (; *s != '\0'; s++) {
-		if (*s == '\'')
-			buf_putc(b, '\'');
-		buf_putc(b, *s);
-	}
-	buf_putc(b, '\'');
+	quote_doubled(b, s, '\'');
 }
 
 void

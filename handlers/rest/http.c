@@ -441,7 +441,7 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	const char *body;
 	size_t len;
 	int64_t rows, total = -1, off = root->offset;
-	char range[80];
+	char range[3 * STR_INT_MAX + 4], *rp;
 	struct rest_err e;
 
 	if (rest_bind_run(rq, rs, t, p, &st) < 0)
@@ -474,16 +474,21 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 		db_reset(st);
 		return rest_error_not_one(rs, rows);
 	}
-	if (rows > 0)
-		(void)snprintf(range, sizeof(range), "%lld-%lld/", (long long)off,
-		    (long long)(off + rows - 1));
-	else
-		(void)snprintf(range, sizeof(range), "*/");
+	/* "lo-hi/total", "*" for what is unknown or empty: three integers of at most
+	 * STR_INT_MAX bytes fit in range[]. */
+	rp = range;
+	if (rows > 0) {
+		rp += str_from_int(rp, off);
+		*rp++ = '-';
+		rp += str_from_int(rp, off + rows - 1);
+	} else
+		*rp++ = '*';
+	*rp++ = '/';
 	if (count)
-		(void)snprintf(range + strlen(range), sizeof(range) - strlen(range), "%lld",
-		    (long long)total);
+		rp += str_from_int(rp, total);
 	else
-		(void)snprintf(range + strlen(range), sizeof(range) - strlen(range), "*");
+		*rp++ = '*';
+	*rp = '\0';
 	resp_header(rs, "Content-Range", range);
 	rs->status = count && (off > 0 || rows < total) ? 206 : 200;
 	buf_reset(&rs->body, 1 << 20);

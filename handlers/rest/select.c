@@ -408,15 +408,13 @@ to_one_unique(const struct rest_gen *g, const struct rest_node *n)
 
 /*
  * A to-one embed (alias a) as a LEFT JOIN of the parent's FROM, its filters in the ON
- * clause, and the value "case when <key> is null then null else OBJ end".
- * A correlated subquery would be opened, sought and closed once per parent row: a join
- * costs about half as much (an all-albums embed with tracks and their genres: 15% fewer
- * instructions).  Its own to-one embeds join the same FROM, after it.
+ * clause.  A correlated subquery would be opened, sought and closed once per parent row:
+ * a join costs about half as much (an all-albums embed with tracks and their genres:
+ * 15% fewer instructions).  Its own to-one embeds join the same FROM, after it.
  */
 static int
-gen_embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const char *palias)
+embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const char *palias)
 {
-	const struct rest_fk *fk = &g->sc->fks[n->fk];
 	struct buf *sql = g->sql;
 	int rc;
 
@@ -429,20 +427,42 @@ gen_embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const cha
 	g->sql = sql;
 	if (buf_failed(g->joins))
 		sql->failed = 1;
-	if (rc < 0)
+	return rc;
+}
+
+/* The to-one embed n (alias a) as embed_join() and the value "case when <key> is null
+ * then null else OBJ end". */
+static int
+gen_embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const char *palias)
+{
+	const struct rest_fk *fk = &g->sc->fks[n->fk];
+
+	if (embed_join(g, n, a, palias) < 0)
 		return -1;
-	buf_puts(sql, "case when ");
+	buf_puts(g->sql, "case when ");
 	rest_gen_col(g, a, fk->to, fk->to_cols[0]);
-	buf_puts(sql, " is null then null else ");
+	buf_puts(g->sql, " is null then null else ");
 	if (gen_obj(g, n, a, 0) < 0)
 		return -1;
-	buf_puts(sql, " end");
+	buf_puts(g->sql, " end");
 	return 0;
 }
 
-/* The JSON value of embed n under parent alias palias. */
+/* Whether embed n is aggregated straight from its table: no order, page or aggregate. */
 static int
-gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
+embed_direct(const struct rest_node *n)
+{
+	return n->norder == 0 && n->limit < 0 && n->offset == 0 && !has_agg(n);
+}
+
+/*
+ * The JSON value of embed n under parent alias palias.  spliced: the value is an argument
+ * of the parent's sluice_obj()/sluice_arr() (SQLite's templates), where a to-many embed
+ * aggregated directly is sluice_embed(), the array handed over as a pointer to the
+ * template's %e.
+ */
+static int
+gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias, int spliced)
 {
 	char a[16], r[16];
 	int many = !n->one, rc;
@@ -452,7 +472,7 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 	rest_next_alias(g, "_r", r, sizeof(r));
 	/* The array of the rows' objects ('[]' when there are none), or the one object (NULL
 	 * when there is none, which the parent's object renders as null). */
-	if (n->norder == 0 && n->limit < 0 && n->offset == 0 && !has_agg(n)) {
+	if (embed_direct(n)) {
 		if (!many && g->joins != NULL && to_one_unique(g, n))
 			return gen_embed_join(g, n, a, palias);
 		/* Without order or page, aggregate the table directly: no subquery to run
@@ -460,7 +480,7 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias)
 		buf_init(&joins, REST_SQL_MAX);
 		g->joins = &joins;
 		buf_puts(g->sql, "(select ");
-		rc = gen_obj(g, n, a, many);
+		rc = gen_obj(g, n, a, many && spliced ? 2 : many);
 		g->joins = outer;
 		if (rc == 0)
 			rc = gen_from_where(g, n, NULL, a, palias, &joins);
@@ -568,12 +588,12 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 			if (gen_expr(g, alias, n->table, it, !columns) < 0)
 				return -1;
 		} else if (columns) {
-			if (gen_embed(g, it->embed, alias) < 0)
+			if (gen_embed(g, it->embed, alias, 0) < 0)
 				return -1;
 		} else {
 			/* A missing to-one row is NULL, which would make the whole text NULL. */
 			buf_puts(g->sql, "coalesce(");
-			if (gen_embed(g, it->embed, alias) < 0)
+			if (gen_embed(g, it->embed, alias, 0) < 0)
 				return -1;
 			buf_puts(g->sql, ", 'null')");
 		}
@@ -591,8 +611,19 @@ static void
 tpl_key(struct buf *tpl, const char *key, int first)
 {
 	struct buf k;
-	size_t i;
+	size_t i, n = strlen(key);
 
+	/* The common case, a name with nothing to escape or double, as it is. */
+	for (i = 0; i < n; i++)
+		if ((unsigned char)key[i] < 0x20 || key[i] == '"' || key[i] == '\\' ||
+		    key[i] == '%')
+			break;
+	if (i == n) {
+		buf_append(tpl, first ? "\"" : ",\"", first ? 1 : 2);
+		buf_append(tpl, key, n);
+		buf_append(tpl, "\":", 2);
+		return;
+	}
 	buf_init(&k, REST_SQL_MAX);
 	json_escape(&k, key, strlen(key));
 	if (buf_failed(&k))
@@ -614,7 +645,7 @@ obj_value(struct rest_gen *g, const char *alias, int t, int c, struct rest_node 
 {
 	buf_puts(g->sql, ", ");
 	if (embed != NULL)
-		return gen_embed(g, embed, alias);
+		return gen_embed(g, embed, alias, 1);
 	col_value(g, alias, t, c);
 	return 0;
 }
@@ -634,37 +665,39 @@ gen_obj_concat(struct rest_gen *g, struct rest_node *n, const char *alias, int a
 }
 
 /*
- * The row's JSON object as text (OBJ of the file's comment), members in the order of
- * select=; with agg, ARR(OBJ), the array of the rows' objects.
- * PostgreSQL: a concatenation (gen_obj_concat()).
- * SQLite: sluice_obj(template, value, ...) (db_sqlite_json.c); with agg,
- * sluice_arr(template, value, ...), each object built in place.  %j splices JSON text as
- * it is: embeds, booleans (col_json() gives true/false) and JSON columns (validated by
- * json()); %v renders a plain value.  A row with more members than an SQL function takes
- * is concatenated value by value instead.
+ * Whether embed n goes into its parent's template as an optional group (%?{...}%.) over a
+ * LEFT JOIN of the parent's FROM: a to-one embed on its table's primary key, without
+ * order, page or aggregate, where the FROM is generated here.  Its values join the
+ * parent's: no sluice_obj() call and no object text of its own per row.
  */
 static int
-gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
+embed_inline(const struct rest_gen *g, const struct rest_node *n)
+{
+	return n->one && !n->spread && n->nitems > 0 && embed_direct(n) && g->joins != NULL &&
+	    to_one_unique(g, n);
+}
+
+/*
+ * The members of n's object into the template tpl, *nk counting its values: -1 when
+ * they pass REST_OBJ_MEMBERS_MAX.  star: select= was empty, every column.
+ */
+static int
+tpl_items(struct rest_gen *g, const struct rest_node *n, struct buf *tpl, size_t *nk, int star)
 {
 	const struct rest_table *t = tab(g, n->table);
-	struct buf tpl;
-	size_t i, nk = 0;
-	int c, k, star = n->nitems == 0 && n->parent == NULL;
+	size_t i;
+	int c, k;
 
-	if (!g->d->obj_template)
-		return gen_obj_concat(g, n, alias, agg);
-	buf_init(&tpl, REST_SQL_MAX);
-	buf_putc(&tpl, '{');
 	for (i = 0; i < n->nitems + (size_t)star; i++) {
 		const struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
 
 		if (it == NULL || it->kind == REST_I_STAR) {
 			for (c = 0; c < t->ncols; c++) {
-				if (nk == REST_OBJ_MEMBERS_MAX)
-					goto wide;
+				if (*nk == REST_OBJ_MEMBERS_MAX)
+					return -1;
 				k = t->cols[c].kind;
-				tpl_key(&tpl, t->cols[c].name, nk++ == 0);
-				buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
+				tpl_key(tpl, t->cols[c].name, (*nk)++ == 0);
+				buf_puts(tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
 			}
 			continue;
 		}
@@ -674,31 +707,53 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 
 			nc = spread_cols(g, it->embed, cols, keys, REST_MEMBERS_MAX);
 			for (j = 0; j < nc; j++) {
-				if (nk == REST_OBJ_MEMBERS_MAX)
-					goto wide;
+				if (*nk == REST_OBJ_MEMBERS_MAX)
+					return -1;
 				k = !it->embed->one ? REST_K_JSON : cols[j] < 0 ?
 				    expr_kind(g, it->embed->table, &it->embed->items[-1 - cols[j]]) :
 				    tab(g, it->embed->table)->cols[cols[j]].kind;
-				tpl_key(&tpl, keys[j], nk++ == 0);
-				buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
+				tpl_key(tpl, keys[j], (*nk)++ == 0);
+				buf_puts(tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
 			}
 			continue;
 		}
 		if (embed_hidden(it))
 			continue;
-		if (nk == REST_OBJ_MEMBERS_MAX)
-			goto wide;
+		if (*nk == REST_OBJ_MEMBERS_MAX)
+			return -1;
+		tpl_key(tpl, it->alias ? it->alias : it->name, (*nk)++ == 0);
+		if (it->kind == REST_I_EMBED && embed_inline(g, it->embed)) {
+			size_t inner = 0;
+
+			/* The group's keys start their own object: counted apart for the
+			 * commas, together for the values. */
+			buf_puts(tpl, "%?{");
+			if (tpl_items(g, it->embed, tpl, &inner, 0) < 0 ||
+			    (*nk += inner) > REST_OBJ_MEMBERS_MAX)
+				return -1;
+			buf_puts(tpl, "}%.");
+			continue;
+		}
+		if (it->kind == REST_I_EMBED && !it->embed->one && embed_direct(it->embed)) {
+			/* sluice_embed()'s array (gen_embed()). */
+			buf_puts(tpl, "%e");
+			continue;
+		}
 		k = it->kind == REST_I_COL ? t->cols[rest_schema_col(t, it->name)].kind :
 		    it->kind == REST_I_EXPR ? expr_kind(g, n->table, it) : REST_K_JSON;
-		tpl_key(&tpl, it->alias ? it->alias : it->name, nk++ == 0);
-		buf_puts(&tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
+		buf_puts(tpl, k == REST_K_BOOL || k == REST_K_JSON ? "%j" : "%v");
 	}
-	buf_putc(&tpl, '}');
-	if (buf_failed(&tpl))
-		g->sql->failed = 1;
-	buf_puts(g->sql, agg ? "sluice_arr(" : "sluice_obj(");
-	rest_sql_literal(g->sql, tpl.data);
-	buf_free(&tpl);
+	return 0;
+}
+
+/* The values of tpl_items()'s template for n under alias, each ", value". */
+static int
+tpl_values(struct rest_gen *g, struct rest_node *n, const char *alias, int star)
+{
+	const struct rest_table *t = tab(g, n->table);
+	size_t i;
+	int c;
+
 	for (i = 0; i < n->nitems + (size_t)star; i++) {
 		struct rest_item *it = i < n->nitems ? &n->items[i] : NULL;
 
@@ -721,16 +776,64 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 				return -1;
 		} else if (embed_hidden(it))
 			continue;
-		else if (obj_value(g, alias, n->table,
+		else if (it->kind == REST_I_EMBED && embed_inline(g, it->embed)) {
+			const struct rest_fk *fk = &g->sc->fks[it->embed->fk];
+			char a[16], r[16];
+
+			/* The aliases gen_embed() would take. */
+			rest_next_alias(g, "_t", a, sizeof(a));
+			rest_next_alias(g, "_r", r, sizeof(r));
+			if (embed_join(g, it->embed, a, alias) < 0)
+				return -1;
+			/* The group's value: its key, NULL when the join found no row. */
+			buf_puts(g->sql, ", ");
+			rest_gen_col(g, a, fk->to, fk->to_cols[0]);
+			if (tpl_values(g, it->embed, a, 0) < 0)
+				return -1;
+		} else if (obj_value(g, alias, n->table,
 		    it->kind == REST_I_COL ? rest_schema_col(t, it->name) : -1,
 		    it->kind == REST_I_EMBED ? it->embed : NULL) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * The row's JSON object as text (OBJ of the file's comment), members in the order of
+ * select=; with agg, ARR(OBJ), the array of the rows' objects.
+ * PostgreSQL: a concatenation (gen_obj_concat()).
+ * SQLite: sluice_obj(template, value, ...) (db_sqlite_json.c); with agg,
+ * sluice_arr(template, value, ...), each object built in place.  %j splices JSON text as
+ * it is: embeds, booleans (col_json() gives true/false) and JSON columns (validated by
+ * json()); %v renders a plain value; a to-one embed that embed_inline() allows is an
+ * optional group of the same template, %?{...}%., its key the group's value.  A row with
+ * more values than an SQL function takes is concatenated value by value instead.
+ */
+static int
+gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
+{
+	struct buf tpl;
+	size_t nk = 0;
+	int star = n->nitems == 0 && n->parent == NULL;
+
+	if (!g->d->obj_template)
+		return gen_obj_concat(g, n, alias, agg);
+	buf_init(&tpl, REST_SQL_MAX);
+	buf_putc(&tpl, '{');
+	if (tpl_items(g, n, &tpl, &nk, star) < 0) {
+		buf_free(&tpl);
+		return gen_obj_concat(g, n, alias, agg);
+	}
+	buf_putc(&tpl, '}');
+	if (buf_failed(&tpl))
+		g->sql->failed = 1;
+	buf_puts(g->sql, agg == 2 ? "sluice_embed(" : agg ? "sluice_arr(" : "sluice_obj(");
+	rest_sql_literal(g->sql, tpl.data);
+	buf_free(&tpl);
+	if (tpl_values(g, n, alias, star) < 0)
+		return -1;
 	buf_putc(g->sql, ')');
 	return 0;
-wide:
-	buf_free(&tpl);
-	return gen_obj_concat(g, n, alias, agg);
 }
 
 static int

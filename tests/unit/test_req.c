@@ -99,6 +99,15 @@ test_method_path_headers(void)
 	CHECK_STR(req_header(&rq, "accept-encoding"), "br, gzip");
 	CHECK_STR(req_header(&rq, "X"), "1");
 	CHECK(req_header(&rq, "Missing") == NULL);
+	/* Whole names only, in any case, '-' for '_'; the two CGI names without HTTP_. */
+	CHECK_STR(req_header(&rq, "ACCEPT-encoding"), "br, gzip");
+	CHECK(req_header(&rq, "Accept") == NULL);
+	CHECK(req_header(&rq, "Accept-Encoding-X") == NULL);
+	CHECK_STR(req_header(&rq, "accept_encoding"), "br, gzip");
+	CHECK(req_header(&rq, "X=1") == NULL);
+	CHECK(req_header(&rq, "") == NULL);
+	CHECK_STR(req_header(&rq, "content-type"), "application/json; charset=utf-8");
+	CHECK(req_header(&rq, "Content-Length") == NULL);
 	CHECK(req_content_type_is(&rq, "application/json"));
 	CHECK(!req_content_type_is(&rq, "application/js"));
 	CHECK(!req_content_type_is(&rq, "text/csv"));

@@ -89,6 +89,30 @@ test_obj_escapes(void)
 	    "'{\"s\":' || json_quote(char(0x7f, 0x2028) || '/<>') || '}'"), "1");
 }
 
+/* An escape at every position of a string longer than a machine word, and a string
+ * without any: read as json_quote() writes them. */
+static void
+test_obj_escapes_long(void)
+{
+	static const int cs[] = { '"', '\\', 1, 10, 31, 0x7f, 0xe9, 0x2028 };
+	char sql[512];
+	size_t i;
+	int pos;
+
+	for (i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+		for (pos = 0; pos < 30; pos++) {
+			(void)snprintf(sql, sizeof(sql), "select sluice_obj('%%v', x) = "
+			    "json_quote(x) from (select substr(printf('%%.29c', 'a'), 1, %d) || "
+			    "char(%d) || substr(printf('%%.29c', 'b'), %d) as x)", pos, cs[i],
+			    pos + 1);
+			CHECK_STR(one(sql), "1");
+		}
+	CHECK_STR(one("select sluice_obj('%v', printf('%.40c', 'z')) = "
+	    "json_quote(printf('%.40c', 'z'))"), "1");
+	CHECK_STR(one("select sluice_obj('%v', char(34, 34, 34, 34, 34, 34, 34, 34, 92))"),
+	    "\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\\\"");
+}
+
 static void
 test_obj_splice(void)
 {
@@ -96,6 +120,52 @@ test_obj_splice(void)
 	    "'[1,2]')"), "{\"a\":[1,2],\"b\":null,\"c\":\"[1,2]\"}");
 	CHECK_STR(one("select sluice_obj('{\"o\":%j}', sluice_obj('{\"x\":%v}', 1))"),
 	    "{\"o\":{\"x\":1}}");
+}
+
+static void
+test_obj_groups(void)
+{
+	/* An optional group: null in its place when its value is NULL, its values passed
+	 * over (they need not be NULL); else the group's text with its values. */
+	CHECK_STR(one("select sluice_obj('{\"id\":%v,\"g\":%?{\"gid\":%v,\"n\":%v}%.,\"z\":%v}', "
+	    "1, null, 7, 'x', 'end')"), "{\"id\":1,\"g\":null,\"z\":\"end\"}");
+	CHECK_STR(one("select sluice_obj('{\"id\":%v,\"g\":%?{\"gid\":%v,\"n\":%v}%.,\"z\":%v}', "
+	    "1, 2, 2, 'Jazz', 'end')"), "{\"id\":1,\"g\":{\"gid\":2,\"n\":\"Jazz\"},\"z\":\"end\"}");
+	/* Nested groups, and a group that ends the template. */
+	CHECK_STR(one("select sluice_obj('{\"a\":%?{\"b\":%?{\"c\":%v}%.,\"d\":%j}%.}', 1, 1, "
+	    "5, '[]')"), "{\"a\":{\"b\":{\"c\":5},\"d\":[]}}");
+	CHECK_STR(one("select sluice_obj('{\"a\":%?{\"b\":%?{\"c\":%v}%.,\"d\":%j}%.}', 1, null, "
+	    "5, '[]')"), "{\"a\":{\"b\":null,\"d\":[]}}");
+	CHECK_STR(one("select sluice_obj('{\"a\":%?{\"b\":%?{\"c\":%v}%.,\"d\":%j}%.}', null, 1, "
+	    "5, '[]')"), "{\"a\":null}");
+	CHECK_STR(one("select sluice_obj('%?%.', null)"), "null");
+	CHECK_STR(one("select sluice_obj('%?%.', 0)"), "");
+	/* In the aggregate form, row by row. */
+	CHECK_STR(one("select sluice_arr('{\"i\":%v,\"o\":%?{\"v\":%v}%.}', value, "
+	    "nullif(value, 2), value * 10) from json_each('[1,2,3]')"),
+	    "[{\"i\":1,\"o\":{\"v\":10}},{\"i\":2,\"o\":null},{\"i\":3,\"o\":{\"v\":30}}]");
+}
+
+/* sluice_embed(): sluice_arr()'s array handed to a parent's %e as a pointer, through a
+ * correlated subquery, row by row; %e also splices JSON text, and refuses a NULL. */
+static void
+test_embed(void)
+{
+	CHECK_STR(one("select sluice_obj('{\"t\":%e}', (select sluice_embed('{\"v\":%v}', value) "
+	    "from json_each('[1,2]')))"), "{\"t\":[{\"v\":1},{\"v\":2}]}");
+	CHECK_STR(one("select sluice_obj('{\"t\":%e}', (select sluice_embed('{\"v\":%v}', value) "
+	    "from json_each('[]')))"), "{\"t\":[]}");
+	CHECK_STR(one("select sluice_arr('{\"a\":%v,\"t\":%e}', a.x, (select sluice_embed("
+	    "'{\"v\":%v}', value) from json_each(a.j))) from (select 1 as x, '[1,2]' as j "
+	    "union all select 2, '[]' union all select 3, '[3]') a"),
+	    "[{\"a\":1,\"t\":[{\"v\":1},{\"v\":2}]},{\"a\":2,\"t\":[]},{\"a\":3,\"t\":[{\"v\":3}]}]");
+	CHECK_STR(one("select sluice_obj('{\"t\":%e}', '[1]')"), "{\"t\":[1]}");
+	/* Anywhere else the pointer reads as NULL. */
+	CHECK_STR(one("select sluice_embed('{\"v\":%v}', 1) is null"), "1");
+	CHECK(strncmp(one("select sluice_obj('{\"t\":%e}', null)"), "<ERROR: sluice_obj: %e takes",
+	    28) == 0);
+	CHECK(strncmp(one("select sluice_obj('{\"t\":%e}', 5)"), "<ERROR: sluice_obj: %e takes",
+	    28) == 0);
 }
 
 static void
@@ -108,6 +178,10 @@ test_obj_errors(void)
 		"select sluice_obj('{%x}', 1)",		/* no such placeholder */
 		"select sluice_obj('{%v%', 1)",		/* a lone % at the end */
 		"select sluice_arr('[%v]', 1, 2)",
+		"select sluice_obj('{%?%v}', 1, 2)",	/* a group without its end */
+		"select sluice_obj('{%v%.}', 1)",	/* an end without its group */
+		"select sluice_obj('{%?%v%.%.}', 1, 2)",
+		"select sluice_obj('{%?%v%.}', 1)",	/* the group's own value missing */
 	};
 	size_t i;
 
@@ -135,6 +209,16 @@ test_arr(void)
 	CHECK_STR(one("select sluice_arr('{\"i\":%v,\"o\":%j}', value, '{}') from "
 	    "json_each('[3,1,2]')"), "[{\"i\":3,\"o\":{}},{\"i\":1,\"o\":{}},{\"i\":2,\"o\":{}}]");
 	CHECK_STR(one("select sluice_arr('{\"i\":%v}', 1) where 0"), "[]");
+	/* The template is compiled once per statement, not per group: a group whose
+	 * template differs from the one before gets its own. */
+	CHECK_STR(one("select group_concat(j, ';') from (select sluice_arr(t, v) as j from "
+	    "(select '{\"a\":%v}' as t, 1 as v, 1 as g union all select '{\"b\":%v}', 2, 2 "
+	    "union all select '{\"b\":%v}', 3, 2 union all select '{\"a\":%v}', 4, 3) "
+	    "group by g order by g)"), "[{\"a\":1}];[{\"b\":2},{\"b\":3}];[{\"a\":4}]");
+	CHECK_STR(one("select group_concat(j, ';') from (select album, (select sluice_arr("
+	    "'{\"t\":%v}', value) from json_each(a.tracks)) as j from (select 1 as album, "
+	    "'[1,2]' as tracks union all select 2, '[]' union all select 3, '[3]') a)"),
+	    "[{\"t\":1},{\"t\":2}];[];[{\"t\":3}]");
 	/* A template that changes from row to row is compiled again for each row (a
 	 * constant one only once: the rows above). */
 	CHECK_STR(one("select sluice_arr(sluice_obj(t, v)) from (select '{\"a\":%v}' as t, 1 "
@@ -203,7 +287,10 @@ main(void)
 	RUN(test_obj_reals);
 	RUN(test_obj_infinity_is_null);
 	RUN(test_obj_escapes);
+	RUN(test_obj_escapes_long);
 	RUN(test_obj_splice);
+	RUN(test_obj_groups);
+	RUN(test_embed);
 	RUN(test_obj_errors);
 	RUN(test_arr);
 	RUN(test_arr_large);
