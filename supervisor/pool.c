@@ -165,6 +165,8 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 		    ep->workers_auto ? "auto-workers" : "auto-threads", s->conf->cpus);
 	out->mode = ep->mode;
 	out->backlog = ep->backlog;
+	(void)snprintf(out->where, sizeof(out->where), "%.300s:%d",
+	    s->conf->path != NULL ? s->conf->path : "?", ep->line);
 	if (ep->tcp != NULL && (out->tcp = strdup(ep->tcp)) == NULL)
 		goto fail;
 	if (pool_binary(s, ep, buf, sizeof(buf)) == -1 || (out->binary = strdup(buf)) == NULL)
@@ -831,9 +833,11 @@ pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
 		p->state = POOL_FAILED;
 		p->reloading = 0;
 		log_err("%s: CRASH LOOP: %d workers in a row died within %d ms of starting "
-		    "(last: %s); pool FAILED, no more restarts. Fix it, then `sluiced ctl "
-		    "reload %s`.%s", p->name, p->quick_fails, POOL_QUICK_MS, how, p->name,
-		    p->nw > pool_current(p) ? " The previous generation keeps serving." : "");
+		    "(last: %s); pool FAILED, no more restarts. Fix it (the endpoint's line is "
+		    "%s; a worker's own log line above says what it refused), then `sluiced ctl "
+		    "reload %s`.%s", p->name, p->quick_fails, POOL_QUICK_MS, how, p->spec.where,
+		    p->name, p->nw > pool_current(p) ? " The previous generation keeps serving." :
+		    "");
 		return 0;
 	}
 	delay = (int64_t)POOL_BACKOFF_MS << (p->quick_fails - 1 > 5 ? 5 : p->quick_fails - 1);

@@ -71,6 +71,7 @@ struct pool_spec {
 	int backlog;
 	char *tcp;		/* "IPv4:PORT" to listen on instead of the unix socket, or NULL */
 	int64_t watch_ms;	/* a request older than this gets its worker killed; 0: never */
+	char where[320];	/* the endpoint's line in the endpoint list, "PATH:LINE" */
 };
 
 struct worker {

@@ -312,6 +312,15 @@ int rest_parse_columns(struct arena *a, const char *s, size_t len, const char **
 char *rest_like_pattern(struct arena *a, const char *v, size_t len);
 
 /* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
+/* Whom a request's SQLite grants are checked for, past the router's check of the table
+ * it names: the tables its embeds read (names.c).  role NULL: no check (PostgreSQL, or
+ * access control off). */
+struct rest_access {
+	const struct rest_auth *auth;
+	const char *role;	/* borrowed for the request */
+	int anon;		/* the anonymous role: a refusal is 401, else 403 */
+};
+
 struct rest_gen {
 	const struct rest_schema *sc;
 	const struct rest_dialect *d;
@@ -325,6 +334,9 @@ struct rest_gen {
 	struct buf *joins;
 	int pgrst12;		/* rest_dialect_version=12: PostgREST 12's answers where 13's
 				 * differ (to-many spreads); 0: 13's */
+	/* The request's SQLite grants, which every embedded table must allow to be read;
+	 * NULL (or its role NULL): no check. */
+	const struct rest_access *access;
 };
 
 /* gen.c.  Every function writes to the buffer it is given (g->sql for g). */
@@ -537,6 +549,7 @@ struct rest_thread {
 	int in_txn;			/* the request's transaction is open (rest_txn_begin()): the
 					 * verbs neither begin nor end one of their own */
 	struct rest_prefs prefs;	/* the request's Prefer, read by the router */
+	struct rest_access access;	/* the request's SQLite grants (auth.c) */
 	int64_t rows;			/* rows of the last answer of rest_answer_read() */
 };
 
@@ -557,7 +570,9 @@ int rest_handle(struct req *rq, struct resp *rs);
 #define REST_JWT_SKEW		30	/* seconds allowed around exp, nbf and iat */
 #define REST_ROLE_MAX		64	/* a role name's bytes, its NUL included */
 #define REST_ROLE_PATH_MAX	8	/* keys in rest_jwt_role_claim */
-#define REST_GRANTS_MAX		32	/* roles in rest_grants */
+#define REST_GRANTS_MAX		32	/* entries in rest_grants */
+#define REST_GRANT_NAME_MAX	64	/* a table or function name of rest_grants, its NUL
+					 * included (PostgreSQL's NAMEDATALEN) */
 
 enum rest_key_kind { REST_KEY_NONE, REST_KEY_HMAC, REST_KEY_RSA, REST_KEY_EC };
 
@@ -571,9 +586,12 @@ enum {
 	REST_PRIV_ALL = (1 << 5) - 1,
 };
 
+/* One entry of rest_grants: what role may do on the tables and functions of on (a
+ * comma-separated list of names, in the rest_auth's grants_buf), or on all of them. */
 struct rest_grant {
 	char role[REST_ROLE_MAX];
 	unsigned privs;
+	const char *on;		/* "artist,album", or NULL: every table and function */
 };
 
 /* The endpoint's access control, from its settings. */
@@ -591,7 +609,9 @@ struct rest_auth {
 	char *role_buf;			/* holds them */
 	struct rest_grant grants[REST_GRANTS_MAX];
 	int ngrants;
+	char *grants_buf;		/* holds the entries' table lists */
 };
+
 
 /* Who a request runs as. */
 struct rest_identity {
@@ -636,6 +656,19 @@ int rest_auth_error(struct resp *rs, const struct rest_err *e);
  */
 int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc);
+/*
+ * The privileges need (REST_PRIV_* bits) of role on the table or function name, by the
+ * union of role's rest_grants entries that cover name.  1 when all are granted, 0 when
+ * some are not, -1 when rest_grants names the role nowhere.
+ */
+int rest_auth_may(const struct rest_auth *a, const char *role, const char *name,
+    unsigned need);
+/*
+ * Parses a rest_grants value s into a (entries appended to a->grants, their table lists
+ * copied into a->grants_buf, which rest_auth_clear() frees).  0, or -1 with the reason
+ * (the entry's number and text, and what is wrong in it) written into err[errlen].
+ */
+int rest_auth_grants_parse(struct rest_auth *a, const char *s, char *err, size_t errlen);
 /* http.c: opens the request's transaction unless t->in_txn says it is open, read-only
  * for GET and HEAD (as PostgREST runs them), read-write otherwise, and sets t->in_txn.
  * 0, or -1 with the error on rq->db. */

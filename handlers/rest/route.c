@@ -365,6 +365,7 @@ rest_handle(struct req *rq, struct resp *rs)
 		return rest_auth_error(rs, &e);
 	t->rows = 0;
 	t->in_txn = 0;
+	t->access.role = NULL;
 	if (rest_prefs_read(rq, &t->prefs, &e) < 0)
 		return rest_error(rs, &e);
 	if (t->prefs.applied[0] != '\0')

@@ -190,7 +190,8 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	}
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12 };
+	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12,
+	    &t->access };
 	if (rpc_args(rq, rs, t->scname, f, &g, given) < 0)
 		return 0;
 	buf_init(&from, REST_SQL_MAX);
