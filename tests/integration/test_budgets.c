@@ -36,6 +36,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "http.h"
 #include "pgtmp.h"
 #include "stack.h"
@@ -178,6 +179,64 @@ test_embed_bomb_pg_cancelled_at_budget(void)
 	CHECK_INT(r.status, 200);
 	CHECK(r.seconds < 1.0);
 	http_resp_free(&r);
+}
+
+/*
+ * A request's budget spans its statements on PostgreSQL: three statements of 350 ms under
+ * a 600 ms budget, each well within it alone, stop at the budget (DB_ETIMEOUT) instead of
+ * running 1050 ms; outside a transaction (the pool's pipelined batches) and inside one (a
+ * connection held alone).  A new request's budget runs again.
+ */
+static void
+test_pg_request_budget_spans_statements(void)
+{
+	struct db_opts o;
+	struct db *db;
+	struct db_stmt *q;
+	char err[256];
+	long long t0, ms;
+	int txn, i, rc = DB_ROW;
+
+	memset(&o, 0, sizeof(o));
+	o.stmt_timeout_ms = 600;
+	o.pg_conns = 2;
+	if (db_open(&db, pg.url, &o, err, sizeof(err)) < 0) {
+		harness_fail(__FILE__, __LINE__, "db_open: %s", err);
+		return;
+	}
+	for (txn = 0; txn < 2; txn++) {
+		CHECK_INT(db_ready(db), 0);
+		t0 = stack_now_ms();
+		if (txn)
+			CHECK_INT(db_begin(db, DB_TXN_READ), 0);
+		for (i = 0; i < 3; i++) {
+			if ((q = db_prepare(db, "select pg_sleep(0.35)")) == NULL)
+				break;
+			rc = db_step(q);
+			db_reset(q);
+			if (rc != DB_ROW)
+				break;
+		}
+		ms = stack_now_ms() - t0;
+		printf("# %s: %d of 3 statements of 350 ms in a 600 ms budget, %lld ms\n",
+		    txn ? "in a transaction" : "pipelined", i, ms);
+		CHECK_INT(i, 1);
+		CHECK_INT(rc, DB_ERROR);
+		CHECK_INT(db_errcode(db), DB_ETIMEOUT);
+		CHECK(ms < 600 + 400);
+		if (txn)
+			(void)db_rollback(db);
+	}
+	/* The next request has a budget of its own. */
+	CHECK_INT(db_ready(db), 0);
+	q = db_prepare(db, "select pg_sleep(0.35)");
+	CHECK(q != NULL);
+	if (q != NULL) {
+		CHECK_INT(db_step(q), DB_ROW);
+		db_reset(q);
+	}
+	db_deadline_clear(db);
+	db_close(db);
 }
 
 /* The embed bomb on the short budget: 503 "timeout" in about the budget. */
@@ -335,7 +394,7 @@ test_idle_stopped_worker_replaced(void)
 int
 main(void)
 {
-	char conf[512];
+	char conf[8192];
 
 	signal(SIGPIPE, SIG_IGN);
 	if (setup() < 0) {
@@ -361,6 +420,7 @@ main(void)
 	}
 	pg_up = 1;
 	RUN(test_embed_bomb_pg_cancelled_at_budget);
+	RUN(test_pg_request_budget_spans_statements);
 out:
 	unsetenv("SLUICE_DB_CHINOOK");
 	if (pg_up)
