@@ -34,7 +34,7 @@ read_plan(struct req *rq, struct resp *rs, struct rest_thread *t, int table,
 	p->n = 0;
 	root->name = t->sc->tables[table].name;
 	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12,
-	    &t->access };
+	    &t->access, 0 };
 	if (rest_plan_prefix(rq, t, acc, &t->sql, &e) < 0 ||
 	    rest_apply_params(rq, root, rest_read_skip, NULL, &e) < 0 ||
 	    rest_range(rq, root, &e) < 0 || rest_resolve(&g, root, table) < 0 ||
@@ -84,7 +84,7 @@ rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	if (acc >= REST_ACCEPT_PLAN)
 		return read_plan(rq, rs, t, table, acc);
 	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12,
-	    &t->access };
+	    &t->access, t->body_max };
 	if (rest_apply_params(rq, root, rest_read_skip, NULL, &e) < 0 ||
 	    rest_range(rq, root, &e) < 0 || rest_resolve(&g, root, table) < 0)
 		return rest_error(rs, &e);

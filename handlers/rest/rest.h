@@ -337,6 +337,9 @@ struct rest_gen {
 	/* The request's SQLite grants, which every embedded table must allow to be read;
 	 * NULL (or its role NULL): no check. */
 	const struct rest_access *access;
+	/* rest_sql_select(): the longest body the database may send back (the response
+	 * cap), for a dialect with body_over; 0: no bound in the statement. */
+	int64_t body_max;
 };
 
 /* gen.c.  Every function writes to the buffer it is given (g->sql for g). */
@@ -402,7 +405,7 @@ struct rest_dialect {
 	const char *arr_open;	/* ARR(x) = arr_open x arr_close: the array of the x */
 	const char *arr_close;
 	const char *limit_none;	/* before an offset without a limit */
-	/* CSV: the aggregate around the lines (through ", count(*)"), and its functions. */
+	/* CSV: the aggregate around the lines, and its functions. */
 	const char *csv_agg_open, *csv_agg_close;
 	const char *strpos, *as_text, *chr;
 	/* Writes: written around and into INSERT, UPDATE and DELETE (write.c). */
@@ -431,6 +434,13 @@ struct rest_dialect {
 	 * all) in order, and the SELECT around a scalar one. */
 	void (*call)(struct buf *b, const struct rest_func *f, const unsigned char *given);
 	const char *scalar_open, *scalar_close;
+	/*
+	 * What a read's body becomes past rest_gen's body_max (_s._b the body): an
+	 * expression failing with 54000, as the back end's own limit on a value fails
+	 * (SQLite's SQLITE_LIMIT_LENGTH, set to the same cap by db_sqlite.c, needs none:
+	 * NULL), so that the worker never receives more than the cap.
+	 */
+	const char *body_over;
 	/* Before a SELECT: its plan as JSON with "Plan Rows" (count=planned), or NULL. */
 	const char *explain;
 	/* The statement making $1 (a quoted schema name) the transaction's search_path;
@@ -544,6 +554,7 @@ struct rest_thread {
 	struct buf sql;			/* the statement being written, reused */
 	int unfiltered_writes;		/* rest_unfiltered_writes=1: PATCH/DELETE of all rows */
 	int pgrst12;			/* rest_dialect_version=12 (rest_gen's pgrst12) */
+	int64_t body_max;		/* the response cap (resp_max): a read's longest body */
 	const char *cors_origins;	/* rest_cors_origins, comma-separated; NULL: no CORS */
 	const struct rest_auth *auth;	/* the process's access control (auth.c) */
 	int in_txn;			/* the request's transaction is open (rest_txn_begin()): the
