@@ -186,8 +186,10 @@ enum db_backend db_backend(const struct db *db);
  *
  * It also starts the request's time budget (opts.stmt_timeout_ms): on SQLite every
  * statement of the request, and the wait in the writers' queue, fails with DB_ETIMEOUT
- * once the budget is spent; on PostgreSQL each statement is cancelled by the server
- * (statement_timeout) past the same budget.  db_deadline_clear() ends it.
+ * once the budget is spent; on PostgreSQL the statement running when it is spent is
+ * cancelled (DB_ETIMEOUT) and no statement is sent after it, so the budget bounds the
+ * request's statements together (the server's statement_timeout, the same budget, bounds
+ * each one as a backstop).  db_deadline_clear() ends it.
  */
 int db_ready(struct db *db);
 

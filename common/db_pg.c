@@ -429,6 +429,13 @@ db_pg_run(struct db_pg *p, const char *sql, int nparams, const char *const *valu
 	const char *name;
 	PGconn *conn;
 
+	/* The request's budget is spent: no statement more (the one running when it ran
+	 * out was cancelled, pg_conn_result()). */
+	if (!describe && p->base.deadline_ms > 0 && db_now_ms() >= p->base.deadline_ms) {
+		db_set_err(&p->base, DB_ETIMEOUT, "pg: the request's time budget is spent");
+		db_pg_settle(p);
+		return NULL;
+	}
 	if (p->held != NULL) {
 		conn = pg_conn_pq(p->held);
 		if ((name = pg_conn_stmt(p->held, sql, &failed)) == NULL) {
@@ -437,8 +444,11 @@ db_pg_run(struct db_pg *p, const char *sql, int nparams, const char *const *valu
 			db_pg_settle(p);
 			return NULL;
 		}
-		res = describe ? PQdescribePrepared(conn, name) :
-		    PQexecPrepared(conn, name, nparams, values, NULL, NULL, 0);
+		if (describe)
+			res = PQdescribePrepared(conn, name);
+		else
+			(void)pg_conn_exec(p->held, name, nparams, values, p->base.deadline_ms,
+			    &res);
 	} else {
 		memset(&job, 0, sizeof(job));
 		job.sql = sql;

@@ -39,11 +39,16 @@
  * non-blocking read), so such a restart fails no request.
  *
  * Waits honour the job's deadline (the request's time budget): a job that could not even
- * be sent in time gives up with DB_ETIMEOUT; once sent, the server's statement_timeout
- * bounds it.  A connection (re)opened for a request is opened within that deadline too
- * (pg_connect(), db_pg_conn.c).
+ * be sent in time gives up with DB_ETIMEOUT; once sent, it is cancelled at the deadline
+ * (pg_conn_result()), so that the budget bounds a request's statements together, and the
+ * server's statement_timeout (the same budget) bounds each one as a backstop.  The
+ * cancel reaches whatever the connection runs when it arrives: in the rare case that
+ * the job has just been answered, the next job of the batch is cancelled instead and
+ * answers 503 "timeout", which a client may retry.  A connection (re)opened for a request
+ * is opened within that deadline too (pg_connect(), db_pg_conn.c).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +428,76 @@ pg_batch_send(struct pg_conn *c, struct pg_job *j, size_t *nops)
 	return 0;
 }
 
+/*
+ * Asks the server to cancel what c runs now (the statement past its request's budget):
+ * it answers that statement with 57014 (DB_ETIMEOUT), as statement_timeout does.  Best
+ * effort: a cancel that cannot be sent is logged, and the wait goes on.
+ */
+static void
+pg_cancel(struct pg_conn *c)
+{
+	PGcancel *cn;
+	char err[256];
+
+	if ((cn = PQgetCancel(c->pq)) == NULL)
+		return;
+	if (PQcancel(cn, err, sizeof(err)) != 1)
+		log_warn("pg: cannot cancel a statement past its budget: %s", err);
+	PQfreeCancel(cn);
+}
+
+/*
+ * The next result on c, as PQgetResult() gives it, waiting no later than deadline_ms
+ * (CLOCK_MONOTONIC ms; 0: no deadline): past it, the statement running is cancelled
+ * (once) and its answer, the cancel's error, awaited.  So a request's budget bounds the
+ * sum of its statements, not each alone (statement_timeout, the session's, is the
+ * budget of one).
+ */
+static PGresult *
+pg_conn_result(struct pg_conn *c, long long deadline_ms)
+{
+	struct pollfd pfd;
+	long long left;
+	int cancelled = 0, n;
+
+	pfd.fd = PQsocket(c->pq);
+	pfd.events = POLLIN;
+	while (deadline_ms > 0 && PQisBusy(c->pq)) {
+		left = cancelled ? -1 : deadline_ms - db_now_ms();
+		if (!cancelled && left <= 0) {
+			pg_cancel(c);
+			cancelled = 1;
+			continue;
+		}
+		n = poll(&pfd, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left);
+		if (n < 0 && errno != EINTR)
+			break;	/* PQgetResult() reports what is wrong */
+		if (n > 0 && PQconsumeInput(c->pq) != 1)
+			break;
+	}
+	return PQgetResult(c->pq);
+}
+
+int
+pg_conn_exec(struct pg_conn *c, const char *name, int nparams, const char *const *values,
+    long long deadline_ms, PGresult **out)
+{
+	PGresult *r, *last = NULL;
+
+	*out = NULL;
+	if (PQsendQueryPrepared(c->pq, name, nparams, values, NULL, NULL, 0) != 1)
+		return -1;
+	/* As PQexecPrepared(): the last result, once the statement's answer has ended. */
+	while ((r = pg_conn_result(c, deadline_ms)) != NULL) {
+		PQclear(last);
+		last = r;
+		if (PQstatus(c->pq) == CONNECTION_BAD)
+			break;
+	}
+	*out = last;
+	return last != NULL ? 0 : -1;
+}
+
 /* Reads the answers of ops[0..nops) in order.  Returns 0, or -1 when the connection was
  * lost or answered out of step (the jobs not yet synced then fail). */
 static int
@@ -434,7 +509,9 @@ pg_batch_read(struct pg_conn *c, size_t nops)
 
 	for (i = 0; i < nops; i++) {
 		op = &c->ops[i];
-		if ((r = PQgetResult(c->pq)) == NULL)
+		/* The statement of a job is cancelled at its request's deadline. */
+		if ((r = pg_conn_result(c, op->kind == PG_OP_MAIN && !op->job->describe ?
+		    op->job->deadline_ms : 0)) == NULL)
 			return -1;
 		if (op->kind == PG_OP_SYNC) {
 			if (PQresultStatus(r) != PGRES_PIPELINE_SYNC) {

@@ -112,4 +112,14 @@ PGconn *pg_conn_pq(const struct pg_conn *c);
  */
 const char *pg_conn_stmt(struct pg_conn *c, const char *sql, PGresult **failed);
 
+/*
+ * Runs the prepared statement name on c (held by the caller) with nparams text values, as
+ * PQexecPrepared() does, but cancels it once deadline_ms (CLOCK_MONOTONIC ms; 0: none)
+ * has passed: the server then answers 57014.  Returns 0 with *out the last result
+ * (caller PQclears; it may be an error result), or -1 with *out NULL when libpq could not
+ * send or got no answer (the connection's error message says why).
+ */
+int pg_conn_exec(struct pg_conn *c, const char *name, int nparams, const char *const *values,
+    long long deadline_ms, PGresult **out);
+
 #endif /* SLUICE_DB_PG_POOL_H */

@@ -76,7 +76,8 @@ int serve_main(int argc, char **argv, const struct endpoint *ep);
 
 /*
  * Turns the last failure on db into an error response (409, 400, 503, 507 or 500 with the
- * JSON body) and logs the database's message, which never reaches the client.  Returns 0.
+ * JSON body) and logs the database's message, which never reaches the client (at error
+ * level for a 5xx, but for 42501, a refused privilege, logged at info).  Returns 0.
  */
 int serve_db_error(struct resp *rs, struct db *db);
 

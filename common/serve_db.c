@@ -55,7 +55,12 @@ serve_db_error(struct resp *rs, struct db *db)
 {
 	enum db_err e = db_errcode(db);
 
-	if (db_err_status(e) >= 500)
+	/* 42501 (insufficient privilege) is the database refusing a role what its grants or
+	 * policies do not allow: an answer about who asks (401/403 where access control
+	 * switches roles), not a fault of the server, so it is no error line. */
+	if (strcmp(db_sqlstate(db), "42501") == 0)
+		log_info("database: %s", db_errmsg(db));
+	else if (db_err_status(e) >= 500)
 		log_err("database: %s", db_errmsg(db));
 	else
 		log_debug("database: %s", db_errmsg(db));

@@ -97,8 +97,8 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_REST_ANON_ROLE] = STR("SLUICE_REST_ANON_ROLE",
 	    "the REST API: the role of requests without a token; unset: 401 PGRST302"),
 	[SETTING_REST_GRANTS] = STR("SLUICE_REST_GRANTS",
-	    "the REST API on SQLite: what each role may do, ROLE:PRIV[,PRIV] entries "
-	    "separated by |, PRIV select, insert, update, delete, execute or all"),
+	    "the REST API on SQLite: what each role may do, ROLE:PRIV[,PRIV][@TABLE[,TABLE]] "
+	    "entries separated by |, PRIV select, insert, update, delete, execute or all"),
 	[SETTING_REST_SCHEMAS] = STR("SLUICE_REST_SCHEMAS",
 	    "the REST API: the PostgreSQL schemas served (comma-separated, the first the "
 	    "default), picked by Accept-Profile and Content-Profile; unset: public"),

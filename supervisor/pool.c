@@ -24,6 +24,11 @@
  * stopped (SIGSTOP) between requests is killed after the same time: nginx keeps sending
  * it requests on its kept connections.
  *
+ * A pool whose database is a SQLite file looks at it every DBCHECK_EVERY_MS (dbcheck.c):
+ * a file deleted, replaced or emptied while the pool serves is logged once per change,
+ * naming the pool and the file, and `sluiced ctl status` shows the pool as degraded with
+ * the reason until the file is back (or, replaced, until a reload opens the new one).
+ *
  * Nothing here blocks or exits: the poll() loop in sluiced.c calls pool_tick() and
  * pool_reap(), which return the next deadline they care about.
  */
@@ -47,6 +52,7 @@
 #include <unistd.h>
 #include <ctype.h>
 
+#include "db.h"
 #include "log.h"
 #include "settings.h"
 #include "sluiced.h"
@@ -151,6 +157,8 @@ int
 pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct pool_spec *out)
 {
 	char buf[4096], key[CONF_NAME_MAX + 8];
+	enum db_backend backend;
+	const char *dbpath;
 	size_t n = 0, i;
 	int m;
 
@@ -165,6 +173,8 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 		    ep->workers_auto ? "auto-workers" : "auto-threads", s->conf->cpus);
 	out->mode = ep->mode;
 	out->backlog = ep->backlog;
+	(void)snprintf(out->where, sizeof(out->where), "%.300s:%d",
+	    s->conf->path != NULL ? s->conf->path : "?", ep->line);
 	if (ep->tcp != NULL && (out->tcp = strdup(ep->tcp)) == NULL)
 		goto fail;
 	if (pool_binary(s, ep, buf, sizeof(buf)) == -1 || (out->binary = strdup(buf)) == NULL)
@@ -180,6 +190,9 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 		goto fail;
 	if (ep->db_url != NULL &&
 	    pool_env_add(&out->env, &n, "SLUICE_DB", ep->db_url) == -1)
+		goto fail;
+	if (ep->db_url != NULL && db_url_parse(ep->db_url, &backend, &dbpath) == 0 &&
+	    backend == DB_SQLITE && (out->db_path = strdup(dbpath)) == NULL)
 		goto fail;
 	out->watch_ms = pool_spec_watch(ep);
 	if (out->watch_ms > 0 &&
@@ -205,6 +218,7 @@ pool_spec_free(struct pool_spec *sp)
 
 	free(sp->binary);
 	free(sp->tcp);
+	free(sp->db_path);
 	for (i = 0; sp->env != NULL && sp->env[i] != NULL; i++)
 		free(sp->env[i]);
 	free(sp->env);
@@ -679,6 +693,25 @@ pool_term(struct pool *p, struct worker *w, int64_t now)
 		log_warn("%s: kill %ld: %s", p->name, (long)w->pid, strerror(errno));
 }
 
+/* Looks at the pool's SQLite file (dbcheck.c) and logs a change of its state, once. */
+static void
+pool_db_look(struct pool *p)
+{
+	enum dbcheck_state st;
+	char why[256];
+
+	st = dbcheck_look(&p->db, p->spec.db_path, why, sizeof(why));
+	if (st == p->db.state)
+		return;
+	p->db.state = st;
+	if (st != DBCHECK_OK)
+		log_err("%s: DEGRADED: database %s: %s; its workers cannot serve from it (/ready "
+		    "answers 503). Restore the file, then `sluiced ctl reload %s`.", p->name,
+		    p->spec.db_path, why, p->name);
+	else
+		log_info("%s: database %s is usable again", p->name, p->spec.db_path);
+}
+
 void
 pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 {
@@ -715,6 +748,13 @@ pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 	}
 	if (p->state != POOL_RUNNING)
 		return;
+	if (p->spec.db_path != NULL) {
+		if (now >= p->db.next) {
+			pool_db_look(p);
+			p->db.next = now + DBCHECK_EVERY_MS;
+		}
+		pool_deadline(deadline, p->db.next);
+	}
 	if (p->fd == -1 && pool_socket(s, p) == -1) {
 		p->state = POOL_FAILED;
 		return;
@@ -831,9 +871,11 @@ pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
 		p->state = POOL_FAILED;
 		p->reloading = 0;
 		log_err("%s: CRASH LOOP: %d workers in a row died within %d ms of starting "
-		    "(last: %s); pool FAILED, no more restarts. Fix it, then `sluiced ctl "
-		    "reload %s`.%s", p->name, p->quick_fails, POOL_QUICK_MS, how, p->name,
-		    p->nw > pool_current(p) ? " The previous generation keeps serving." : "");
+		    "(last: %s); pool FAILED, no more restarts. Fix it (the endpoint's line is "
+		    "%s; a worker's own log line above says what it refused), then `sluiced ctl "
+		    "reload %s`.%s", p->name, p->quick_fails, POOL_QUICK_MS, how, p->spec.where,
+		    p->name, p->nw > pool_current(p) ? " The previous generation keeps serving." :
+		    "");
 		return 0;
 	}
 	delay = (int64_t)POOL_BACKOFF_MS << (p->quick_fails - 1 > 5 ? 5 : p->quick_fails - 1);
@@ -858,6 +900,11 @@ pool_reload(struct pool *p, struct pool_spec *sp, int64_t now)
 	p->gen++;
 	p->reloading = 1;
 	p->state = POOL_RUNNING;
+	/* The new generation opens the file there is now. */
+	if (p->db.state != DBCHECK_OK)
+		log_info("%s: database %s: the new generation opens it anew", p->name,
+		    p->spec.db_path != NULL ? p->spec.db_path : "(none)");
+	dbcheck_reset(&p->db);
 	p->quick_fails = 0;
 	p->next_spawn = now;
 	log_info("%s: reloading: starting generation %u (%d workers of %s)", p->name, p->gen,
@@ -893,11 +940,15 @@ pool_status(FILE *out, const struct pool *p)
 
 	if (p->has_exit)
 		pool_describe_exit(p->last_status, how, sizeof(how));
+	/* A running pool whose database is gone, replaced or empty is degraded: db= says
+	 * why (dbcheck.c); "none" for a pool without a SQLite file. */
 	fprintf(out, "%s state=%s gen=%u workers=%zu/%d threads=%d sizing=%s old=%zu "
-	    "reloading=%d spawns=%lu crashes=%lu hung=%lu quick_fails=%d last_exit=%s pids=",
-	    p->name, pool_state_names[p->state], p->gen, pool_current(p), p->spec.workers,
-	    p->spec.threads, p->spec.sizing, p->nw - pool_current(p), p->reloading, p->spawns, p->crashes, p->hung,
-	    p->quick_fails, how);
+	    "reloading=%d spawns=%lu crashes=%lu hung=%lu quick_fails=%d last_exit=%s db=%s "
+	    "pids=", p->name, p->state == POOL_RUNNING && p->db.state != DBCHECK_OK ?
+	    "degraded" : pool_state_names[p->state], p->gen, pool_current(p), p->spec.workers,
+	    p->spec.threads, p->spec.sizing, p->nw - pool_current(p), p->reloading, p->spawns,
+	    p->crashes, p->hung, p->quick_fails, how, p->spec.db_path == NULL ? "none" :
+	    dbcheck_words[p->db.state]);
 	/* Only the current generation's pids: those are the ones that serve. */
 	for (i = 0, n = 0; i < p->nw; i++)
 		if (p->w[i].gen == p->gen && p->w[i].term_at == 0)

@@ -184,6 +184,7 @@ sluiced_reread(struct sluiced *s)
 		pool_apply_socket(s, p, &sp);
 		p->spec.mode = sp.mode;
 		p->spec.backlog = sp.backlog;
+		memcpy(p->spec.where, sp.where, sizeof(p->spec.where));
 		if (pool_spec_same(&p->spec, &sp))
 			pool_spec_free(&sp);
 		else

@@ -38,6 +38,7 @@
 #include <sys/un.h>
 
 #include "conf.h"
+#include "dbcheck.h"
 
 #define SLUICED_SUN_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
 
@@ -71,6 +72,8 @@ struct pool_spec {
 	int backlog;
 	char *tcp;		/* "IPv4:PORT" to listen on instead of the unix socket, or NULL */
 	int64_t watch_ms;	/* a request older than this gets its worker killed; 0: never */
+	char where[320];	/* the endpoint's line in the endpoint list, "PATH:LINE" */
+	char *db_path;		/* the file of a sqlite: database (dbcheck.c), or NULL */
 };
 
 struct worker {
@@ -104,6 +107,7 @@ struct pool {
 	int64_t next_spawn;	/* no spawn before this (backoff) */
 	int last_status;	/* wait status of the last unexpected exit */
 	int has_exit;
+	struct dbcheck db;	/* its SQLite database as last seen (spec.db_path) */
 };
 
 /* The supervisor's state; one instance, owned by main. */

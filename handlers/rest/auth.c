@@ -20,9 +20,11 @@
  * request.method, request.path and request.headers set the same way, so that grants and
  * row-level security policies apply; the database's 42501 becomes 401 for the anonymous role and 403 for
  * others.  SQLite has no roles: rest_grants lists what each role may do
- * ("anon:select|web_user:select,insert,update,delete,execute", or "all"), checked before
- * the verb runs; a role it does not name is 400 22023, as PostgreSQL's "role does not
- * exist".
+ * ("anon:select|web_user:select,insert,update,delete,execute", or "all"), on every table
+ * and function or on the ones named after '@' ("anon:select@artist,album|anon:execute"),
+ * a role's entries adding up; the table or function a request names is checked before the
+ * verb runs, the tables its embeds read as names.c resolves them.  A role it does not
+ * name is 400 22023, as PostgreSQL's "role does not exist".
  *
  * The configuration is read once per process, before the workers serve (rest_auth_init()
  * from main()), so that a bad one stops the worker at start-up; it is never written again.
@@ -172,50 +174,170 @@ bad:
 	return -1;
 }
 
-/* "anon:select|web:select,insert" into a->grants.  0 or -1 (logged). */
-static int
-rest_auth_grants(struct rest_auth *a, const char *s)
+/* The privilege word w (n bytes): its REST_PRIV_* bit(s), or 0 when it is none. */
+static unsigned
+rest_priv_word(const char *w, size_t n)
 {
-	const char *e, *colon, *w, *we;
-	unsigned bits;
-	size_t i, n;
+	size_t i;
 
-	for (; *s != '\0'; s = *e == '|' ? e + 1 : e) {
-		e = s + strcspn(s, "|");
-		colon = memchr(s, ':', (size_t)(e - s));
-		if (colon == NULL || colon == s || colon + 1 == e ||
-		    a->ngrants == REST_GRANTS_MAX || (size_t)(colon - s) >= REST_ROLE_MAX)
-			goto bad;
-		bits = 0;
-		for (w = colon + 1;; w = we + 1) {
-			we = w;
-			while (we < e && *we != ',')
-				we++;
-			n = (size_t)(we - w);
-			if (n == 3 && strncmp(w, "all", 3) == 0)
-				bits |= REST_PRIV_ALL;
-			else {
-				for (i = 0; rest_priv_words[i] != NULL; i++)
-					if (strlen(rest_priv_words[i]) == n &&
-					    strncmp(w, rest_priv_words[i], n) == 0)
-						break;
-				if (rest_priv_words[i] == NULL)
-					goto bad;
-				bits |= 1u << i;
+	if (n == 3 && strncmp(w, "all", 3) == 0)
+		return REST_PRIV_ALL;
+	for (i = 0; rest_priv_words[i] != NULL; i++)
+		if (strlen(rest_priv_words[i]) == n && strncmp(w, rest_priv_words[i], n) == 0)
+			return 1u << i;
+	return 0;
+}
+
+#define REST_GRANTS_SYNTAX	"want ROLE:PRIV[,PRIV...][@TABLE[,TABLE...]], PRIV one of " \
+	"select, insert, update, delete, execute, all"
+
+/*
+ * One entry of rest_grants, s (NUL-terminated, in a->grants_buf): "anon:select" or
+ * "anon:select,insert@artist,album" into a->grants.  0, or -1 with why in err.
+ */
+static int
+rest_auth_grant(struct rest_auth *a, char *s, char *err, size_t errlen)
+{
+	struct rest_grant *g = &a->grants[a->ngrants];
+	char *colon, *at, *w, *we, *end;
+	unsigned bits = 0, b;
+
+	if (*s == '\0') {
+		(void)snprintf(err, errlen, "an empty entry (two '|' in a row, or one at an end)");
+		return -1;
+	}
+	if ((colon = strchr(s, ':')) == NULL || colon == s) {
+		(void)snprintf(err, errlen, "no ROLE: before the privileges: " REST_GRANTS_SYNTAX);
+		return -1;
+	}
+	if (memchr(s, '@', (size_t)(colon - s)) != NULL) {
+		(void)snprintf(err, errlen, "'@' in the role name: " REST_GRANTS_SYNTAX);
+		return -1;
+	}
+	if ((size_t)(colon - s) >= REST_ROLE_MAX) {
+		(void)snprintf(err, errlen, "a role name longer than %d bytes", REST_ROLE_MAX - 1);
+		return -1;
+	}
+	if ((at = strchr(colon + 1, '@')) != NULL && strchr(at + 1, '@') != NULL) {
+		(void)snprintf(err, errlen, "more than one '@': " REST_GRANTS_SYNTAX);
+		return -1;
+	}
+	end = at != NULL ? at : colon + 1 + strlen(colon + 1);
+	for (w = colon + 1;; w = we + 1) {
+		for (we = w; we < end && *we != ','; we++)
+			;
+		if ((b = rest_priv_word(w, (size_t)(we - w))) == 0) {
+			(void)snprintf(err, errlen, "'%.*s' is no privilege: " REST_GRANTS_SYNTAX,
+			    (int)(we - w > 40 ? 40 : we - w), w);
+			return -1;
+		}
+		bits |= b;
+		if (we == end)
+			break;
+	}
+	g->on = NULL;
+	if (at != NULL) {
+		g->on = at + 1;
+		for (w = at + 1;; w = we + 1) {
+			we = w + strcspn(w, ",");
+			if (we == w) {
+				(void)snprintf(err, errlen, "an empty table or function name after "
+				    "'@' (names separated by ',')");
+				return -1;
 			}
-			if (we == e)
+			if ((size_t)(we - w) >= REST_GRANT_NAME_MAX) {
+				(void)snprintf(err, errlen, "a table or function name longer than "
+				    "%d bytes", REST_GRANT_NAME_MAX - 1);
+				return -1;
+			}
+			if (*we == '\0')
 				break;
 		}
-		memcpy(a->grants[a->ngrants].role, s, (size_t)(colon - s));
-		a->grants[a->ngrants].role[colon - s] = '\0';
-		a->grants[a->ngrants].privs = bits;
-		a->ngrants++;
 	}
+	memcpy(g->role, s, (size_t)(colon - s));
+	g->role[colon - s] = '\0';
+	g->privs = bits;
+	a->ngrants++;
 	return 0;
+}
+
+int
+rest_auth_grants_parse(struct rest_auth *a, const char *s, char *err, size_t errlen)
+{
+	char *p, *e, *copy;
+	const char *c;
+	int n;
+
+	for (c = s; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == ' ') {
+			(void)snprintf(err, errlen, "a blank or control character at byte %zu",
+			    (size_t)(c - s) + 1);
+			return -1;
+		}
+	if ((copy = strdup(s)) == NULL) {
+		(void)snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	free(a->grants_buf);
+	a->grants_buf = copy;
+	a->ngrants = 0;
+	for (p = copy, n = 1;; p = e + 1, n++) {
+		e = p + strcspn(p, "|");
+		if (a->ngrants == REST_GRANTS_MAX) {
+			(void)snprintf(err, errlen, "more than %d entries", REST_GRANTS_MAX);
+			return -1;
+		}
+		if (*e == '\0') {
+			if (rest_auth_grant(a, p, err, errlen) < 0)
+				goto bad;
+			return 0;
+		}
+		*e = '\0';
+		if (rest_auth_grant(a, p, err, errlen) < 0)
+			goto bad;
+	}
 bad:
-	log_err("rest_grants: want ROLE:PRIV[,PRIV...] entries separated by '|', PRIV one of "
-	    "select, insert, update, delete, execute, all (at most %d roles)", REST_GRANTS_MAX);
+	{
+		char why[256];
+
+		(void)snprintf(why, sizeof(why), "%s", err);
+		(void)snprintf(err, errlen, "entry %d (\"%.60s\"): %s", n, p, why);
+	}
 	return -1;
+}
+
+/* 1 when the comma-separated list on holds name. */
+static int
+rest_grant_covers(const char *on, const char *name)
+{
+	size_t n = strlen(name), k;
+
+	for (;;) {
+		k = strcspn(on, ",");
+		if (k == n && strncmp(on, name, n) == 0)
+			return 1;
+		if (on[k] == '\0')
+			return 0;
+		on += k + 1;
+	}
+}
+
+int
+rest_auth_may(const struct rest_auth *a, const char *role, const char *name, unsigned need)
+{
+	unsigned have = 0;
+	int i, known = 0;
+
+	for (i = 0; i < a->ngrants; i++) {
+		if (strcmp(a->grants[i].role, role) != 0)
+			continue;
+		known = 1;
+		if (a->grants[i].on == NULL || rest_grant_covers(a->grants[i].on, name))
+			have |= a->grants[i].privs;
+	}
+	if (!known)
+		return -1;
+	return (have & need) == need;
 }
 
 int
@@ -227,6 +349,7 @@ rest_auth_load(struct rest_auth *a)
 	const char *claim = settings_get(SETTING_REST_JWT_ROLE_CLAIM);
 	const char *anon = settings_get(SETTING_REST_ANON_ROLE);
 	const char *grants = settings_get(SETTING_REST_GRANTS);
+	char why[320];
 
 	memset(a, 0, sizeof(*a));
 	if (secret != NULL && *secret == '\0')
@@ -280,8 +403,11 @@ rest_auth_load(struct rest_auth *a)
 	}
 	if (aud != NULL && *aud != '\0')
 		a->aud = aud;
-	if (grants != NULL && *grants != '\0' && rest_auth_grants(a, grants) < 0)
+	if (grants != NULL && *grants != '\0' &&
+	    rest_auth_grants_parse(a, grants, why, sizeof(why)) < 0) {
+		log_err("rest_grants: %s", why);
 		goto fail;
+	}
 	a->on = a->kind != REST_KEY_NONE || a->anon != NULL || (grants != NULL && *grants != '\0');
 	return 0;
 fail:
@@ -294,6 +420,7 @@ rest_auth_clear(struct rest_auth *a)
 {
 	free(a->key);
 	free(a->role_buf);
+	free(a->grants_buf);
 	buf_free(&a->anon_claims);
 	memset(a, 0, sizeof(*a));
 }
@@ -694,16 +821,17 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 	unsigned need = rest_auth_needed(rq, rpc);
 	const char *hdrs;
 	size_t hlen;
-	int i, r;
+	int r;
 
 	if (db_backend(rq->db) == DB_SQLITE) {
-		for (i = 0; i < a->ngrants; i++)
-			if (strcmp(a->grants[i].role, id->role) == 0)
-				break;
-		if (i == a->ngrants)
+		if ((r = rest_auth_may(a, id->role, name, need)) < 0)
 			return rest_auth_no_role(rs, id->role), -1;
-		if ((a->grants[i].privs & need) != need)
+		if (r == 0)
 			return rest_auth_denied(rs, id, rpc ? "function" : "table", name, 0), -1;
+		/* The tables its embeds read are checked as names.c resolves them. */
+		t->access.auth = a;
+		t->access.role = id->role;
+		t->access.anon = id->anon;
 		return 0;
 	}
 	/* PostgreSQL: one transaction, the role and the request's settings first.  A GET

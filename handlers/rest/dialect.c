@@ -965,7 +965,7 @@ static const struct rest_dialect rest_dialect_pg = {
 	.arr_close = ", ','), '') || ']'",
 	.limit_none = "",
 	.csv_agg_open = "coalesce(string_agg(",
-	.csv_agg_close = ", chr(10)), ''), count(*)",
+	.csv_agg_close = ", chr(10)), '')",
 	.strpos = "strpos",
 	.as_text = "::text",
 	.chr = "chr",
@@ -989,6 +989,11 @@ static const struct rest_dialect rest_dialect_pg = {
 	.call = pg_call,
 	.scalar_open = "select to_json(",
 	.scalar_close = ")::text",
+	/* PostgreSQL has no way to raise an error in plain SQL: an array past its size
+	 * limit fails with 54000 ("array size exceeds the maximum allowed") before anything
+	 * is allocated.  Its size depends on the row so that the planner cannot fold it
+	 * (and fail every statement) ahead of the CASE that guards it. */
+	.body_over = "array_fill(0, array[134217728 + 0 * octet_length(_s._b)])::text",
 	.explain = "explain (format json) ",
 	.search_path = "select set_config('search_path', $1, true)",
 	.schema_cols = schema_pg_cols,
@@ -1025,7 +1030,7 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.arr_close = ")",
 	.limit_none = " limit -1",
 	.csv_agg_open = "coalesce(group_concat(",
-	.csv_agg_close = ", char(10)), ''), count(*)",
+	.csv_agg_close = ", char(10)), '')",
 	.strpos = "instr",
 	.as_text = "",
 	.chr = "char",
@@ -1049,6 +1054,7 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.call = lite_call,
 	.scalar_open = "select json_quote((",
 	.scalar_close = "))",
+	.body_over = NULL,
 	.explain = NULL,
 	.search_path = NULL,
 	.schema_cols = schema_lite_cols,

@@ -237,7 +237,8 @@ rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root
 		return -1;
 	p->n = 0;
 	buf_init(&sql, REST_SQL_MAX);
-	g = (struct rest_gen){ t->sc, t->d, rq->arena, &sql, p, &e, 1000, NULL, t->pgrst12 };
+	g = (struct rest_gen){ t->sc, t->d, rq->arena, &sql, p, &e, 1000, NULL, t->pgrst12,
+	    &t->access, 0 };
 	buf_puts(&sql, t->d->explain);
 	buf_puts(&sql, "select 1 from ");
 	rest_quote_ident(&sql, t->sc->tables[table].name);

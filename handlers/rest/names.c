@@ -681,6 +681,29 @@ dup_embeds(struct rest_gen *g, const struct rest_node *n)
 	return 0;
 }
 
+/*
+ * SQLite's grants (g->access, auth.c) for an embed: its table, and a many-to-many's
+ * junction, must be readable by the request's role, as PostgreSQL's grants ask of a
+ * join.  42501 as the router answers it: 401 for the anonymous role, 403 otherwise.
+ */
+static int
+embed_allowed(struct rest_gen *g, const struct rest_node *n)
+{
+	const struct rest_access *ac = g->access;
+	int k, ts[2] = { n->table, n->junction };
+
+	if (ac == NULL || ac->role == NULL)
+		return 0;
+	for (k = 0; k < 2; k++)
+		if (ts[k] >= 0 && rest_auth_may(ac->auth, ac->role, tab(g, ts[k])->name,
+		    REST_PRIV_SELECT) != 1) {
+			rest_err_set(g->e, ac->anon ? 401 : 403, "42501", NULL,
+			    "permission denied for table %.100s", tab(g, ts[k])->name);
+			return -1;
+		}
+	return 0;
+}
+
 int
 rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 {
@@ -721,6 +744,7 @@ rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 			 * PostgREST groups by the spread's values, which sluice does not do. */
 			embeds += !it->embed->spread || !n->one || n->parent == NULL;
 			if (resolve_rel(g, table, it->embed) < 0 ||
+			    embed_allowed(g, it->embed) < 0 ||
 			    rest_resolve(g, it->embed, it->embed->table) < 0)
 				return -1;
 		}

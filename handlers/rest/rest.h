@@ -312,6 +312,15 @@ int rest_parse_columns(struct arena *a, const char *s, size_t len, const char **
 char *rest_like_pattern(struct arena *a, const char *v, size_t len);
 
 /* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
+/* Whom a request's SQLite grants are checked for, past the router's check of the table
+ * it names: the tables its embeds read (names.c).  role NULL: no check (PostgreSQL, or
+ * access control off). */
+struct rest_access {
+	const struct rest_auth *auth;
+	const char *role;	/* borrowed for the request */
+	int anon;		/* the anonymous role: a refusal is 401, else 403 */
+};
+
 struct rest_gen {
 	const struct rest_schema *sc;
 	const struct rest_dialect *d;
@@ -325,6 +334,12 @@ struct rest_gen {
 	struct buf *joins;
 	int pgrst12;		/* rest_dialect_version=12: PostgREST 12's answers where 13's
 				 * differ (to-many spreads); 0: 13's */
+	/* The request's SQLite grants, which every embedded table must allow to be read;
+	 * NULL (or its role NULL): no check. */
+	const struct rest_access *access;
+	/* rest_sql_select(): the longest body the database may send back (the response
+	 * cap), for a dialect with body_over; 0: no bound in the statement. */
+	int64_t body_max;
 };
 
 /* gen.c.  Every function writes to the buffer it is given (g->sql for g). */
@@ -390,7 +405,7 @@ struct rest_dialect {
 	const char *arr_open;	/* ARR(x) = arr_open x arr_close: the array of the x */
 	const char *arr_close;
 	const char *limit_none;	/* before an offset without a limit */
-	/* CSV: the aggregate around the lines (through ", count(*)"), and its functions. */
+	/* CSV: the aggregate around the lines, and its functions. */
 	const char *csv_agg_open, *csv_agg_close;
 	const char *strpos, *as_text, *chr;
 	/* Writes: written around and into INSERT, UPDATE and DELETE (write.c). */
@@ -419,6 +434,13 @@ struct rest_dialect {
 	 * all) in order, and the SELECT around a scalar one. */
 	void (*call)(struct buf *b, const struct rest_func *f, const unsigned char *given);
 	const char *scalar_open, *scalar_close;
+	/*
+	 * What a read's body becomes past rest_gen's body_max (_s._b the body): an
+	 * expression failing with 54000, as the back end's own limit on a value fails
+	 * (SQLite's SQLITE_LIMIT_LENGTH, set to the same cap by db_sqlite.c, needs none:
+	 * NULL), so that the worker never receives more than the cap.
+	 */
+	const char *body_over;
 	/* Before a SELECT: its plan as JSON with "Plan Rows" (count=planned), or NULL. */
 	const char *explain;
 	/* The statement making $1 (a quoted schema name) the transaction's search_path;
@@ -532,11 +554,13 @@ struct rest_thread {
 	struct buf sql;			/* the statement being written, reused */
 	int unfiltered_writes;		/* rest_unfiltered_writes=1: PATCH/DELETE of all rows */
 	int pgrst12;			/* rest_dialect_version=12 (rest_gen's pgrst12) */
+	int64_t body_max;		/* the response cap (resp_max): a read's longest body */
 	const char *cors_origins;	/* rest_cors_origins, comma-separated; NULL: no CORS */
 	const struct rest_auth *auth;	/* the process's access control (auth.c) */
 	int in_txn;			/* the request's transaction is open (rest_txn_begin()): the
 					 * verbs neither begin nor end one of their own */
 	struct rest_prefs prefs;	/* the request's Prefer, read by the router */
+	struct rest_access access;	/* the request's SQLite grants (auth.c) */
 	int64_t rows;			/* rows of the last answer of rest_answer_read() */
 };
 
@@ -557,7 +581,9 @@ int rest_handle(struct req *rq, struct resp *rs);
 #define REST_JWT_SKEW		30	/* seconds allowed around exp, nbf and iat */
 #define REST_ROLE_MAX		64	/* a role name's bytes, its NUL included */
 #define REST_ROLE_PATH_MAX	8	/* keys in rest_jwt_role_claim */
-#define REST_GRANTS_MAX		32	/* roles in rest_grants */
+#define REST_GRANTS_MAX		32	/* entries in rest_grants */
+#define REST_GRANT_NAME_MAX	64	/* a table or function name of rest_grants, its NUL
+					 * included (PostgreSQL's NAMEDATALEN) */
 
 enum rest_key_kind { REST_KEY_NONE, REST_KEY_HMAC, REST_KEY_RSA, REST_KEY_EC };
 
@@ -571,9 +597,12 @@ enum {
 	REST_PRIV_ALL = (1 << 5) - 1,
 };
 
+/* One entry of rest_grants: what role may do on the tables and functions of on (a
+ * comma-separated list of names, in the rest_auth's grants_buf), or on all of them. */
 struct rest_grant {
 	char role[REST_ROLE_MAX];
 	unsigned privs;
+	const char *on;		/* "artist,album", or NULL: every table and function */
 };
 
 /* The endpoint's access control, from its settings. */
@@ -591,7 +620,9 @@ struct rest_auth {
 	char *role_buf;			/* holds them */
 	struct rest_grant grants[REST_GRANTS_MAX];
 	int ngrants;
+	char *grants_buf;		/* holds the entries' table lists */
 };
+
 
 /* Who a request runs as. */
 struct rest_identity {
@@ -636,6 +667,19 @@ int rest_auth_error(struct resp *rs, const struct rest_err *e);
  */
 int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc);
+/*
+ * The privileges need (REST_PRIV_* bits) of role on the table or function name, by the
+ * union of role's rest_grants entries that cover name.  1 when all are granted, 0 when
+ * some are not, -1 when rest_grants names the role nowhere.
+ */
+int rest_auth_may(const struct rest_auth *a, const char *role, const char *name,
+    unsigned need);
+/*
+ * Parses a rest_grants value s into a (entries appended to a->grants, their table lists
+ * copied into a->grants_buf, which rest_auth_clear() frees).  0, or -1 with the reason
+ * (the entry's number and text, and what is wrong in it) written into err[errlen].
+ */
+int rest_auth_grants_parse(struct rest_auth *a, const char *s, char *err, size_t errlen);
 /* http.c: opens the request's transaction unless t->in_txn says it is open, read-only
  * for GET and HEAD (as PostgREST runs them), read-write otherwise, and sets t->in_txn.
  * 0, or -1 with the error on rq->db. */

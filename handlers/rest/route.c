@@ -120,15 +120,17 @@ rest_thread_init(struct db *db)
 {
 	struct rest_thread *t;
 
-	long long unfiltered, version;
+	long long unfiltered, version, resp_max;
 
 	if (settings_int(SETTING_REST_UNFILTERED_WRITES, &unfiltered) < 0 ||
-	    settings_int(SETTING_REST_DIALECT_VERSION, &version) < 0)
+	    settings_int(SETTING_REST_DIALECT_VERSION, &version) < 0 ||
+	    settings_int(SETTING_RESP_MAX, &resp_max) < 0)
 		return NULL;
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
 	t->unfiltered_writes = unfiltered != 0;
 	t->pgrst12 = version == 12;
+	t->body_max = resp_max;
 	t->cors_origins = settings_get(SETTING_REST_CORS_ORIGINS);
 	if (t->cors_origins != NULL && *t->cors_origins == '\0')
 		t->cors_origins = NULL;
@@ -365,6 +367,7 @@ rest_handle(struct req *rq, struct resp *rs)
 		return rest_auth_error(rs, &e);
 	t->rows = 0;
 	t->in_txn = 0;
+	t->access.role = NULL;
 	if (rest_prefs_read(rq, &t->prefs, &e) < 0)
 		return rest_error(rs, &e);
 	if (t->prefs.applied[0] != '\0')

@@ -190,7 +190,8 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	}
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12 };
+	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12,
+	    &t->access, 0 };
 	if (rpc_args(rq, rs, t->scname, f, &g, given) < 0)
 		return 0;
 	buf_init(&from, REST_SQL_MAX);
@@ -229,6 +230,7 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 		return rest_error(rs, &e);
 	if (acc == REST_ACCEPT_CSV && (csv = rest_csv_header(&g, root)) == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+	g.body_max = t->body_max;
 	if (rest_sql_select(&g, root, fromsql, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
 	    REST_SHAPE_JSON, count) < 0)
 		return rest_error(rs, &e);

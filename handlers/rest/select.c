@@ -998,8 +998,15 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	struct buf joins;
 	int direct = shape != REST_SHAPE_CSV && root->norder == 0 &&
 	    root->limit < 0 && root->offset == 0 && !has_agg(root), rc = 0;
+	/* The body capped in the statement (see body_over): the select below becomes
+	 * the subquery _s of one that lets through a body of body_max bytes at most. */
+	int wrap = g->body_max > 0 && g->d->body_over != NULL;
 
 	g->seq = 0;
+	if (wrap)
+		buf_printf(g->sql, "select case when octet_length(_s._b) <= %lld then _s._b else "
+		    "%s end, _s._n%s from (", (long long)g->body_max, g->d->body_over,
+		    count ? ", _s._c" : "");
 	buf_puts(g->sql, "select ");
 	buf_init(&joins, REST_SQL_MAX);
 	if (direct) {
@@ -1008,7 +1015,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		g->joins = &joins;
 		rc = gen_obj(g, root, a, 1);
 		g->joins = NULL;
-		buf_puts(g->sql, ", count(*)");
+		buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
 	} else if (shape == REST_SHAPE_CSV) {
 		const char *keys[1024];
 		int nk = rest_sql_keys(g, root, keys, 1024), i;
@@ -1022,9 +1029,10 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		if (nk == 0)
 			buf_puts(g->sql, "''");
 		buf_puts(g->sql, g->d->csv_agg_close);
+		buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
 	} else {
 		arr_of_j(g);
-		buf_puts(g->sql, ", count(*)");
+		buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
 	}
 	if (count) {
 		char c[16];
@@ -1038,7 +1046,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		buf_printf(g->sql, " %s where true", c);
 		if (rc == 0)
 			rc = rest_sql_filters(g, root, c);
-		buf_putc(g->sql, ')');
+		buf_puts(g->sql, wrap ? ") as _c" : ")");
 	}
 	if (direct && rc == 0)
 		rc = gen_from_where(g, root, from, a, NULL, &joins);
@@ -1051,6 +1059,8 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 			return -1;
 		buf_puts(g->sql, ") _r");
 	}
+	if (wrap)
+		buf_puts(g->sql, ") _s");
 	if (buf_failed(g->sql)) {
 		rest_err_set(g->e, 400, "PGRST100", NULL, "the request is too complex");
 		return -1;

@@ -396,7 +396,8 @@ write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_
 {
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
-	*g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, e, 0, NULL, t->pgrst12 };
+	*g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, e, 0, NULL, t->pgrst12,
+	    &t->access, 0 };
 	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV ||
 	    *acc >= REST_ACCEPT_PLAN) {
 		if (*acc != REST_ACCEPT_BAD)

@@ -127,7 +127,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		buf_init(&sql, REST_SQL_MAX);
 		p.n = 0;
 		g = (struct rest_gen){ &schema, rest_dialect_of(be ? DB_PG : DB_SQLITE), a, &sql, &p,
-		    &e, 0, NULL };
+		    &e, 0, NULL, 0, NULL, 0 };
 		if (rest_resolve(&g, root, table) == 0 &&
 		    rest_sql_select(&g, root, NULL, be ? REST_SHAPE_CSV : REST_SHAPE_JSON, 1) == 0)
 			check_sql(&sql);

@@ -36,6 +36,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "http.h"
 #include "pgtmp.h"
 #include "stack.h"
@@ -52,7 +53,7 @@
 
 static struct stack st, pgs;
 static struct pgtmp pg;
-static char dir[64], dbpath[128];
+static char dir[64], dbpath[128], binabs[4096];	/* binabs: SLUICE_BIN's real path */
 static int up, pg_up;
 
 static const char *
@@ -78,6 +79,7 @@ setup(void)
 		return -1;
 	if (realpath(b ? b : "bin", bin) == NULL)
 		return -1;
+	snprintf(binabs, sizeof(binabs), "%s", bin);
 	snprintf(conf, sizeof(conf),
 	    "db chinook sqlite:%s\n"
 	    "rest /rest/v1/ workers=1 threads=2 db=chinook\n"
@@ -178,6 +180,110 @@ test_embed_bomb_pg_cancelled_at_budget(void)
 	CHECK_INT(r.status, 200);
 	CHECK(r.seconds < 1.0);
 	http_resp_free(&r);
+}
+
+/*
+ * A body past the response cap on PostgreSQL: the statement fails at the cap on the
+ * server (400 54000, as SQLite's length limit answers), so that the worker never receives
+ * it; it used to receive the whole body and then answer 500.  The "capped" pool has
+ * resp_max=262144 and track?select=* is about 700 kB.
+ */
+static void
+test_pg_body_past_cap_refused_before_received(void)
+{
+	char url[512];
+	struct http_resp r;
+	pid_t pids[MAXPIDS];
+	long before, after;
+
+	http_resp_init(&r);
+	if (stack_worker_pids(&pgs, "capped", pids, MAXPIDS) != 1) {
+		CHECK(!"one capped worker");
+		return;
+	}
+	before = stack_proc_kb(pids[0], "VmHWM:");
+	snprintf(url, sizeof(url), "%s/capped/v1/track?select=*", pgs.base);
+	CHECK_INT(http_do("GET", url, NULL, NULL, 0, 20000, &r), 0);
+	CHECK_INT(r.status, 400);
+	CHECK(json_error(&r, "54000"));
+	after = stack_proc_kb(pids[0], "VmHWM:");
+	printf("# a 700 kB body past a 256 kB cap on PostgreSQL: %ld in %.2f s, the worker's "
+	    "peak RSS %ld -> %ld kB\n", r.status, r.seconds, before, after);
+	/* A body under the cap is served whole, and the same worker answers at once. */
+	snprintf(url, sizeof(url), "%s/capped/v1/track?select=track_id&track_id=lt.4", pgs.base);
+	CHECK_INT(http_do("GET", url, NULL, NULL, 0, 10000, &r), 0);
+	CHECK_INT(r.status, 200);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"track_id\":3}]") != NULL);
+	CHECK(r.seconds < 1.0);
+	/* CSV is capped alike (every column and the long ones twice more: about 500 kB). */
+	snprintf(url, sizeof(url), "%s/capped/v1/track?select=*,n1:name,c1:composer,n2:name,"
+	    "c2:composer", pgs.base);
+	{
+		const char *h[] = { "Accept: text/csv", NULL };
+
+		CHECK_INT(http_do("GET", url, h, NULL, 0, 20000, &r), 0);
+		CHECK_INT(r.status, 400);
+		CHECK(json_error(&r, "54000"));
+	}
+	http_resp_free(&r);
+}
+
+/*
+ * A request's budget spans its statements on PostgreSQL: three statements of 350 ms under
+ * a 600 ms budget, each well within it alone, stop at the budget (DB_ETIMEOUT) instead of
+ * running 1050 ms; outside a transaction (the pool's pipelined batches) and inside one (a
+ * connection held alone).  A new request's budget runs again.
+ */
+static void
+test_pg_request_budget_spans_statements(void)
+{
+	struct db_opts o;
+	struct db *db;
+	struct db_stmt *q;
+	char err[256];
+	long long t0, ms;
+	int txn, i, rc = DB_ROW;
+
+	memset(&o, 0, sizeof(o));
+	o.stmt_timeout_ms = 600;
+	o.pg_conns = 2;
+	if (db_open(&db, pg.url, &o, err, sizeof(err)) < 0) {
+		harness_fail(__FILE__, __LINE__, "db_open: %s", err);
+		return;
+	}
+	for (txn = 0; txn < 2; txn++) {
+		CHECK_INT(db_ready(db), 0);
+		t0 = stack_now_ms();
+		if (txn)
+			CHECK_INT(db_begin(db, DB_TXN_READ), 0);
+		for (i = 0; i < 3; i++) {
+			if ((q = db_prepare(db, "select pg_sleep(0.35)")) == NULL)
+				break;
+			rc = db_step(q);
+			db_reset(q);
+			if (rc != DB_ROW)
+				break;
+		}
+		ms = stack_now_ms() - t0;
+		printf("# %s: %d of 3 statements of 350 ms in a 600 ms budget, %lld ms\n",
+		    txn ? "in a transaction" : "pipelined", i, ms);
+		CHECK_INT(i, 1);
+		CHECK_INT(rc, DB_ERROR);
+		CHECK_INT(db_errcode(db), DB_ETIMEOUT);
+		CHECK(ms < 600 + 400);
+		if (txn)
+			(void)db_rollback(db);
+	}
+	/* The next request has a budget of its own. */
+	CHECK_INT(db_ready(db), 0);
+	q = db_prepare(db, "select pg_sleep(0.35)");
+	CHECK(q != NULL);
+	if (q != NULL) {
+		CHECK_INT(db_step(q), DB_ROW);
+		db_reset(q);
+	}
+	db_deadline_clear(db);
+	db_close(db);
 }
 
 /* The embed bomb on the short budget: 503 "timeout" in about the budget. */
@@ -335,7 +441,7 @@ test_idle_stopped_worker_replaced(void)
 int
 main(void)
 {
-	char conf[512];
+	char conf[8192];
 
 	signal(SIGPIPE, SIG_IGN);
 	if (setup() < 0) {
@@ -354,13 +460,17 @@ main(void)
 	}
 	setenv("SLUICE_DB_CHINOOK", pg.url, 1);
 	snprintf(conf, sizeof(conf), "db chinook sqlite:%s\n"
-	    "rest /rest/v1/ workers=1 threads=2 db=chinook\n", dbpath);
+	    "rest /rest/v1/ workers=1 threads=2 db=chinook\n"
+	    "capped /capped/v1/ workers=1 threads=1 db=chinook binary=%s/rest "
+	    "resp_max=262144\n", dbpath, binabs);
 	if (stack_start(&pgs, conf, "tuned", 1, NULL) < 0) {
 		CHECK(!"the PostgreSQL stack started");
 		goto out;
 	}
 	pg_up = 1;
 	RUN(test_embed_bomb_pg_cancelled_at_budget);
+	RUN(test_pg_body_past_cap_refused_before_received);
+	RUN(test_pg_request_budget_spans_statements);
 out:
 	unsetenv("SLUICE_DB_CHINOOK");
 	if (pg_up)

@@ -197,6 +197,100 @@ out:
 	stack_sh("rm -rf %s", dir);
 }
 
+/* Waits up to ms for pool name's status to show state and db; 0 or -1. */
+static int
+pool_db_wait(struct stack *s, const char *name, const char *state, const char *db, int ms)
+{
+	long long end = stack_now_ms() + ms;
+	char st[32], d[32];
+
+	do {
+		if (stack_pool_state(s, name, st, sizeof(st)) == 0 &&
+		    stack_pool_field(s, name, "db", d, sizeof(d)) == 0 &&
+		    strcmp(st, state) == 0 && strcmp(d, db) == 0)
+			return 0;
+		usleep(100 * 1000);
+	} while (stack_now_ms() < end);
+	fprintf(stderr, "pool %s: state=%s db=%s, want %s and %s\n", name, st, d, state, db);
+	return -1;
+}
+
+/* The lines of sluiced.log holding both a and b. */
+static int
+log_count(const struct stack *s, const char *a, const char *b)
+{
+	char cmd[1024];
+	FILE *f;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "grep -F -- '%s' %s/sluiced.log | grep -cF -- '%s'", a, s->dir,
+	    b);
+	if ((f = popen(cmd, "r")) == NULL)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	pclose(f);
+	return n;
+}
+
+/*
+ * Regression: a database emptied, deleted or replaced while serving was told only by
+ * /ready: the pool went on reporting "running".  Now sluiced looks at the file and says
+ * it: one log line per change naming the pool and the file, and `ctl status` shows the
+ * pool degraded with db=empty, missing or replaced (db=ok again once the tables are back;
+ * a replaced file until a reload opens it).  No worker creates a file in its place.
+ */
+static void
+test_sqlite_deleted_or_emptied_pool_degraded(void)
+{
+	struct stack s;
+	char dir[64], url[128], conf[512], path[128];
+	struct stat st;
+
+	if (ready_dir(dir, sizeof(dir), url, sizeof(url),
+	    "CREATE TABLE item (id integer PRIMARY KEY)") == -1) {
+		CHECK(!"database made");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/db.db", dir);
+	snprintf(conf, sizeof(conf), "db main %s\nready =/ready workers=1 db=main\n"
+	    "health =/health workers=1\n", url);
+	if (stack_start(&s, conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	CHECK_INT(pool_db_wait(&s, "ready", "running", "ok", 3000), 0);
+	CHECK_INT(pool_db_wait(&s, "health", "running", "none", 3000), 0);
+	/* Emptied: no table left. */
+	CHECK_INT(chatfix_exec(url, "DROP TABLE item"), 0);
+	CHECK_INT(pool_db_wait(&s, "ready", "degraded", "empty", 3000), 0);
+	CHECK_INT(log_count(&s, "ready: DEGRADED: database ", "no table left"), 1);
+	CHECK(log_count(&s, "DEGRADED", path) >= 1);
+	/* Its tables back: running again, said once. */
+	CHECK_INT(chatfix_exec(url, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
+	CHECK_INT(pool_db_wait(&s, "ready", "running", "ok", 3000), 0);
+	CHECK_INT(log_count(&s, "ready: database ", "is usable again"), 1);
+	/* Deleted: reported once, however long it stays gone. */
+	CHECK_INT(stack_sh("cp -p %s %s.bak", path, path), 0);
+	CHECK(unlink(path) == 0);
+	CHECK_INT(pool_db_wait(&s, "ready", "degraded", "missing", 3000), 0);
+	usleep(2500 * 1000);
+	CHECK_INT(log_count(&s, "ready: DEGRADED: database ", "the file is gone"), 1);
+	CHECK_INT(log_count(&s, "DEGRADED", "health"), 0);
+	CHECK(stat(path, &st) == -1);	/* no worker made a new one */
+	/* Another file in its place (a restore): the workers still use the old one. */
+	CHECK_INT(stack_sh("mv %s.bak %s", path, path), 0);
+	CHECK_INT(pool_db_wait(&s, "ready", "degraded", "replaced", 3000), 0);
+	CHECK_INT(log_count(&s, "ready: DEGRADED: database ", "another file is in its place"),
+	    1);
+	/* A reload opens the new file: running, db=ok. */
+	CHECK_INT(stack_ctl(&s, NULL, "reload ready"), 0);
+	CHECK_INT(pool_db_wait(&s, "ready", "running", "ok", 5000), 0);
+	stack_stop(&s);
+out:
+	stack_sh("rm -rf %s", dir);
+}
+
 /*
  * Regression: /ready said 200 on a read-only database file, and a worker that opened the
  * file while it was read-only kept refusing writes after it was made writable again,
@@ -426,6 +520,7 @@ main(void)
 	RUN(test_ready_sqlite_unopenable);
 	RUN(test_ready_sqlite_missing_not_created);
 	RUN(test_ready_sqlite_deleted_or_empty_is_503);
+	RUN(test_sqlite_deleted_or_emptied_pool_degraded);
 	RUN(test_ready_sqlite_read_only_then_writable);
 	RUN(test_ready_postgres_restart);
 	RUN(test_ready_postgres_down_at_start);

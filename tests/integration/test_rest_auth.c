@@ -270,6 +270,115 @@ test_rest_auth_sqlite_grants(void)
 	CHECK_INT(one(&fx.lite, "DELETE", "note?note_id=eq.6", bearer(t), NULL), 204);
 }
 
+/*
+ * rest_grants per table on SQLite: clerk reads note and artist, inserts into note and
+ * calls add_them, and nothing else; an embed reads its table too, so it needs select on
+ * it as well.
+ */
+static void
+test_rest_auth_sqlite_grants_per_table(void)
+{
+	char t[4096];
+
+	snprintf(t, sizeof(t), "%s", hs("{\"role\":\"clerk\"}", NULL));
+	CHECK_INT(one(&fx.lite, "GET", "note?select=note_id&note_id=eq.1", bearer(t), NULL), 200);
+	CHECK(fx_json_eq(body_of(&r), "[{\"note_id\":1}]"));
+	CHECK_INT(one(&fx.lite, "GET", "artist?artist_id=eq.1", bearer(t), NULL), 200);
+	CHECK(fx_json_eq(body_of(&r), "[{\"artist_id\":1,\"name\":\"AC/DC\"}]"));
+	/* A table not listed: 403 42501, for the token's role. */
+	CHECK_INT(one(&fx.lite, "GET", "album?album_id=eq.1", bearer(t), NULL), 403);
+	CHECK_STR(code_of(&r), "42501");
+	CHECK(strstr(body_of(&r), "permission denied for table album") != NULL);
+	/* An embed of it, from a table clerk may read: refused the same. */
+	CHECK_INT(one(&fx.lite, "GET", "artist?select=name,album(title)&artist_id=eq.1",
+	    bearer(t), NULL), 403);
+	CHECK_STR(code_of(&r), "42501");
+	CHECK(strstr(body_of(&r), "album") != NULL);
+	/* The verbs, per table: insert into note only, no update or delete anywhere. */
+	CHECK_INT(one(&fx.lite, "POST", "note", bearer(t), "{\"note_id\":7,\"owner\":\"c\"}"),
+	    201);
+	CHECK_INT(one(&fx.lite, "POST", "artist", bearer(t), "{\"artist_id\":95,\"name\":\"c\"}"),
+	    403);
+	CHECK_STR(code_of(&r), "42501");
+	CHECK_INT(one(&fx.lite, "PATCH", "note?note_id=eq.7", bearer(t), "{\"body\":\"x\"}"), 403);
+	CHECK_INT(one(&fx.lite, "DELETE", "note?note_id=eq.7", bearer(t), NULL), 403);
+	/* return=representation reads the row back: select on note, which clerk has. */
+	{
+		const char *h[4] = { NULL, "Content-Type: application/json",
+		    "Prefer: return=representation", NULL };
+		char auth[4200];
+
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", t);
+		h[0] = auth;
+		CHECK_INT(one(&fx.lite, "POST", "note", h, "{\"note_id\":8,\"owner\":\"c\"}"),
+		    201);
+		CHECK(strstr(body_of(&r), "\"note_id\":8") != NULL);
+	}
+	/* RPC: execute on the functions listed only. */
+	CHECK_INT(one(&fx.lite, "GET", "rpc/add_them?a=1&b=2", bearer(t), NULL), 200);
+	CHECK_STR(body_of(&r), "3");
+	CHECK_INT(one(&fx.lite, "GET", "rpc/all_albums", bearer(t), NULL), 403);
+	CHECK_STR(code_of(&r), "42501");
+	/* The rows clerk wrote are there; another role removes them. */
+	snprintf(t, sizeof(t), "%s", hs("{\"role\":\"web_user\"}", NULL));
+	CHECK_INT(one(&fx.lite, "DELETE", "note?note_id=in.(7,8)", bearer(t), NULL), 204);
+	CHECK_INT(one(&fx.lite, "GET", "note?note_id=in.(7,8)", bearer(t), NULL), 200);
+	CHECK_STR(body_of(&r), "[]");
+}
+
+/* A malformed rest_grants stops the endpoint at start-up: the worker's log says which entry
+ * and why, and sluiced's crash-loop line names the endpoint's line in the list. */
+static void
+test_rest_auth_bad_grants_refused_at_start(void)
+{
+	struct stack s;
+	char conf[1024];
+
+	snprintf(conf, sizeof(conf), "set crash_loop_tries 2\ndb chinook sqlite:%s\n"
+	    "rest /rest/v1/ workers=1 threads=1 db=chinook rest_anon_role=anon "
+	    "rest_grants=anon:select@artist|web:selekt\n", litepath2);
+	memset(&s, 0, sizeof(s));
+	if (stack_start(&s, conf, "tuned", 1, NULL) < 0) {
+		CHECK(1);	/* refused before serving */
+		stack_stop(&s);
+		return;
+	}
+	CHECK(one(&s, "GET", "artist", NULL, NULL) != 200);
+	CHECK_INT(stack_sh("grep -rq \"rest_grants: entry 2 (.web:selekt.): 'selekt' is no "
+	    "privilege\" %s", s.dir), 0);
+	/* The pool fails after two quick deaths; its line is the one of "rest ...". */
+	{
+		long long end = stack_now_ms() + 15000;
+		char st[32] = "";
+
+		while (stack_now_ms() < end && (stack_pool_state(&s, "rest", st, sizeof(st)) < 0 ||
+		    strcmp(st, "failed") != 0))
+			usleep(100 * 1000);
+		CHECK_STR(st, "failed");
+	}
+	CHECK_INT(stack_sh("l=$(grep -n '^rest ' %s | cut -d: -f1) && grep -q \"CRASH LOOP.*"
+	    "line is %s:$l;\" %s/sluiced.log", s.conf, s.conf, s.dir), 0);
+	stack_stop(&s);
+}
+
+/* An anonymous request that PostgreSQL's grants refuse (42501) is a normal 401: the worker
+ * logs it at info, never as an error line (it logged one per request). */
+static void
+test_rest_auth_anon_refusal_logs_no_error(void)
+{
+	static const char *const json[] = { "Content-Type: application/json", NULL };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		CHECK_INT(one(&fx.pgs, "POST", "artist", json, "{\"artist_id\":91,\"name\":\"x\"}"),
+		    401);
+		CHECK_STR(code_of(&r), "42501");
+	}
+	CHECK_INT(stack_sh("grep -r 'info: database: .*42501' %s | grep -q 'permission denied'",
+	    fx.pgs.dir), 0);
+	CHECK_INT(stack_sh("grep -r ' error: ' %s | grep -q 42501", fx.pgs.dir), 1);
+}
+
 /* The RS256 stack: no anonymous role, an RSA public key. */
 static void
 test_rest_auth_rs256_and_no_anon(void)
@@ -358,7 +467,7 @@ test_rest_auth_short_secret_refused_at_start(void)
 static int
 setup(void)
 {
-	char path[160], xconf[240], conf[1024], url[200];
+	char path[160], xconf[400], conf[1024], url[200];
 	struct stack *stacks[2] = { &fx.lite, &fx.pgs };
 	pid_t pids[8];
 	struct db *db;
@@ -382,7 +491,8 @@ setup(void)
 		return -1;
 	}
 	snprintf(xconf, sizeof(xconf), "rest_jwt_secret_file=%.100s "
-	    "rest_anon_role=anon rest_grants=anon:select,execute|web_user:all|reader:select",
+	    "rest_anon_role=anon rest_grants=anon:select,execute|web_user:all|reader:select|"
+	    "clerk:select@note,artist|clerk:insert@note|clerk:execute@add_them",
 	    path);
 	if (fx_start(xconf) < 0)
 		return -1;
@@ -429,9 +539,12 @@ main(void)
 	RUN(test_rest_auth_bad_tokens_are_401);
 	RUN(test_rest_auth_role_switch_visible_in_rls);
 	RUN(test_rest_auth_sqlite_grants);
+	RUN(test_rest_auth_sqlite_grants_per_table);
+	RUN(test_rest_auth_anon_refusal_logs_no_error);
 	RUN(test_rest_auth_rs256_and_no_anon);
 	RUN(test_rest_auth_postgrest_js);
 	RUN(test_rest_auth_short_secret_refused_at_start);
+	RUN(test_rest_auth_bad_grants_refused_at_start);
 out:
 	stack_stop(&rs);
 	fx_stop();

@@ -449,6 +449,87 @@ test_rest_auth_settings(void)
 	rest_auth_clear(&a);
 }
 
+/* rest_grants per table: ROLE:PRIV[,PRIV...][@NAME[,NAME...]], entries of one role adding
+ * up; the old form (no '@') covers every table and function. */
+static void
+test_rest_grants_per_table(void)
+{
+	struct rest_auth a;
+
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, "anon:select@artist,album|anon:execute|"
+	    "web_user:all|clerk:select|clerk:insert,update@invoice"), 0);
+	CHECK_INT(a.ngrants, 5);
+	CHECK_STR(a.grants[0].on, "artist,album");
+	CHECK(a.grants[1].on == NULL);
+	/* Allowed and refused per table, per verb. */
+	CHECK_INT(rest_auth_may(&a, "anon", "artist", REST_PRIV_SELECT), 1);
+	CHECK_INT(rest_auth_may(&a, "anon", "album", REST_PRIV_SELECT), 1);
+	CHECK_INT(rest_auth_may(&a, "anon", "track", REST_PRIV_SELECT), 0);
+	CHECK_INT(rest_auth_may(&a, "anon", "art", REST_PRIV_SELECT), 0);	/* no prefix */
+	CHECK_INT(rest_auth_may(&a, "anon", "artist,album", REST_PRIV_SELECT), 0);
+	CHECK_INT(rest_auth_may(&a, "anon", "artist", REST_PRIV_INSERT), 0);
+	CHECK_INT(rest_auth_may(&a, "anon", "add_them", REST_PRIV_EXECUTE), 1);
+	CHECK_INT(rest_auth_may(&a, "clerk", "invoice",
+	    REST_PRIV_SELECT | REST_PRIV_INSERT | REST_PRIV_UPDATE), 1);
+	CHECK_INT(rest_auth_may(&a, "clerk", "invoice", REST_PRIV_DELETE), 0);
+	CHECK_INT(rest_auth_may(&a, "clerk", "artist", REST_PRIV_INSERT), 0);
+	CHECK_INT(rest_auth_may(&a, "clerk", "artist", REST_PRIV_SELECT), 1);
+	CHECK_INT(rest_auth_may(&a, "web_user", "anything", REST_PRIV_ALL), 1);
+	CHECK_INT(rest_auth_may(&a, "nobody", "artist", REST_PRIV_SELECT), -1);
+	rest_auth_clear(&a);
+}
+
+/* Hostile rest_grants values: each refused at start-up with the entry and the reason. */
+static void
+test_rest_grants_hostile(void)
+{
+	static const struct {
+		const char *v, *why;
+	} bad[] = {
+		{ "anon:select@", "entry 1 (\"anon:select@\"): an empty table" },
+		{ "anon:select@artist,", "an empty table" },
+		{ "anon:select@,artist", "an empty table" },
+		{ "anon:select@a@b", "more than one '@'" },
+		{ "anon:@artist", "'' is no privilege" },
+		{ "anon:select,@artist", "'' is no privilege" },
+		{ "anon:sel ect", "a blank or control character at byte 9" },
+		{ "anon:select\tx", "control character" },
+		{ "anon:select||web:all", "entry 2 (\"\"): an empty entry" },
+		{ "anon:select|", "entry 2" },
+		{ "|anon:select", "entry 1" },
+		{ "anon:select|web:drop@t", "entry 2 (\"web:drop@t\"): 'drop' is no privilege" },
+		{ "@t:select", "'@' in the role name" },
+		{ "anon@t", "no ROLE:" },
+		{ "anon:select@tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt",
+		    "longer than 63 bytes" },
+		{ "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr:select",
+		    "a role name longer than 63 bytes" },
+	};
+	struct rest_auth a;
+	char err[320], many[32 * 12 + 1];
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&a, 0, sizeof(a));
+		err[0] = '\0';
+		CHECK_INT(rest_auth_grants_parse(&a, bad[i].v, err, sizeof(err)), -1);
+		if (strstr(err, bad[i].why) == NULL)
+			fprintf(stderr, "rest_grants=%s: \"%s\" lacks \"%s\"\n", bad[i].v, err,
+			    bad[i].why);
+		CHECK(strstr(err, bad[i].why) != NULL);
+		rest_auth_clear(&a);
+		/* And the worker's start-up refuses it. */
+		CHECK_INT(load(&a, NULL, NULL, NULL, NULL, bad[i].v), -1);
+	}
+	/* 33 entries: one too many. */
+	for (i = 0; i < 33; i++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n, "%sr%zu:all", i ? "|" : "", i);
+	memset(&a, 0, sizeof(a));
+	CHECK_INT(rest_auth_grants_parse(&a, many, err, sizeof(err)), -1);
+	CHECK(strstr(err, "more than 32 entries") != NULL);
+	rest_auth_clear(&a);
+}
+
 int
 main(void)
 {
@@ -460,6 +541,8 @@ main(void)
 	RUN(test_rest_jwt_audience_and_role_path);
 	RUN(test_rest_jwt_public_keys);
 	RUN(test_rest_auth_settings);
+	RUN(test_rest_grants_per_table);
+	RUN(test_rest_grants_hostile);
 	arena_free(ar);
 	return harness_done();
 }

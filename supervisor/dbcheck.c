@@ -1,0 +1,152 @@
+/*
+ * dbcheck.c: what sluiced sees of a pool's SQLite database from outside.
+ *
+ * A worker opens its database once, at start-up, and keeps it: if the file is deleted,
+ * replaced by another or emptied while the pool serves, each worker's /ready answers 503
+ * (handlers/ready.c), but only a probe of every worker would tell.  The pool tells it
+ * once: every DBCHECK_EVERY_MS pool_tick() looks at the path of the endpoint's sqlite: URL
+ * with stat() (gone; another inode than the one the current generation started with;
+ * zero bytes) and, when the file is there, reads whether its schema has any row left
+ * (page 1's b-tree, from the newest committed copy in the write-ahead log when there is
+ * one): an emptied database has none.  It never opens the database through SQLite, whose
+ * connection would take part in the workers' locks and shared memory (a supervisor's
+ * read-only connection made workers die with SIGBUS).  pool.c logs each change of state once and
+ * `sluiced ctl status` shows the pool as degraded with the reason (db=missing, ...).
+ * Serving workers never create a database, and neither does this: it only reads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "dbcheck.h"
+
+const char *const dbcheck_words[DBCHECK__MAX] = { "ok", "missing", "replaced", "empty" };
+
+void
+dbcheck_reset(struct dbcheck *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+static uint32_t
+dbcheck_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * The schema's rows as page 1's b-tree header at off in fd says: its cell count when it
+ * is a leaf (0: no table, index or view at all), 1 for an interior page (it has rows),
+ * -1 when unreadable.
+ */
+static long
+dbcheck_page1(int fd, off_t off)
+{
+	unsigned char h[5];
+
+	if (pread(fd, h, sizeof(h), off + 100) != (ssize_t)sizeof(h))
+		return -1;
+	if (h[0] == 0x05)
+		return 1;
+	if (h[0] != 0x0d)
+		return -1;
+	return (long)(h[3] << 8 | h[4]);
+}
+
+/*
+ * The newest committed copy of page 1 in the write-ahead log path-wal: its offset in the
+ * log (*fd open on it), 0 when the log holds none (or there is no log), -1 when it cannot
+ * be read.  Frames count while their salts are the header's (a log started anew has new
+ * salts); a copy counts once a commit frame follows it.
+ */
+static off_t
+dbcheck_wal_page1(const char *path, int *fd)
+{
+	char wal[4096];
+	unsigned char hdr[32], fh[24];
+	uint32_t psize;
+	off_t off, cand = 0, found = 0;
+
+	*fd = -1;
+	if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal))
+		return -1;
+	if ((*fd = open(wal, O_RDONLY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if (pread(*fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		return 0;	/* empty or reset: nothing in it */
+	psize = dbcheck_be32(hdr + 8);
+	if ((dbcheck_be32(hdr) & ~1u) != 0x377f0682u || psize < 512 || psize > 65536)
+		return -1;
+	for (off = 32; pread(*fd, fh, sizeof(fh), off) == (ssize_t)sizeof(fh);
+	    off += 24 + (off_t)psize) {
+		if (memcmp(fh + 8, hdr + 16, 8) != 0)
+			break;
+		if (dbcheck_be32(fh) == 1)
+			cand = off + 24;
+		if (dbcheck_be32(fh + 4) != 0 && cand != 0)
+			found = cand;
+	}
+	return found;
+}
+
+/*
+ * Rows in the schema of the database at path, from the file itself (page 1, or its newest
+ * committed copy in the write-ahead log), never through SQLite: a connection of sluiced's
+ * would take part in the workers' locking and shared memory.  -1 when it cannot be told.
+ */
+static long
+dbcheck_tables(const char *path)
+{
+	int fd, wfd;
+	off_t w;
+	long n = -1;
+
+	if ((w = dbcheck_wal_page1(path, &wfd)) > 0)
+		n = dbcheck_page1(wfd, w);
+	else if (w == 0 && (fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = dbcheck_page1(fd, 0);
+		close(fd);
+	}
+	if (wfd != -1)
+		close(wfd);
+	return n;
+}
+
+enum dbcheck_state
+dbcheck_look(struct dbcheck *d, const char *path, char *why, size_t len)
+{
+	struct stat st;
+	long tables;
+
+	why[0] = '\0';
+	if (stat(path, &st) == -1) {
+		if (errno != ENOENT)
+			return d->state;
+		(void)snprintf(why, len, "the file is gone (deleted or moved while the pool "
+		    "serves; its workers write to the unlinked file)");
+		return DBCHECK_MISSING;
+	}
+	if (!d->known) {
+		d->dev = st.st_dev;
+		d->ino = st.st_ino;
+		d->known = 1;
+	} else if (st.st_dev != d->dev || st.st_ino != d->ino) {
+		(void)snprintf(why, len, "another file is in its place (inode %lu, the workers "
+		    "opened %lu)", (unsigned long)st.st_ino, (unsigned long)d->ino);
+		return DBCHECK_REPLACED;
+	}
+	if (st.st_size == 0) {
+		(void)snprintf(why, len, "the file is empty (0 bytes)");
+		return DBCHECK_EMPTY;
+	}
+	if ((tables = dbcheck_tables(path)) < 0)
+		return d->state;
+	if (tables == 0) {
+		(void)snprintf(why, len, "the database has no table left");
+		return DBCHECK_EMPTY;
+	}
+	return DBCHECK_OK;
+}
