@@ -244,8 +244,8 @@ done:
 		rs->content_type = "application/json; charset=utf-8";
 	return 0;
 fail:
-	/* SQLite stops building a representation at the response cap (54000, the value too
-	 * big): the same answer as a body past the buffer. */
+	/* A representation stopped at the response cap (54000: SQLite's length limit, or
+	 * PostgreSQL's body_over): the same answer as a body past the buffer. */
 	if (rep && strcmp(db_sqlstate(rq->db), "54000") == 0)
 		goto too_large;
 	serve_db_error(rs, rq->db);
@@ -282,6 +282,17 @@ write_returning(struct rest_gen *g, struct rest_node *root)
 		buf_free(&q);
 		if (alias == NULL)
 			return -1;
+	}
+	if (g->body_max > 0 && g->d->body_over != NULL && g->d->ret_agg) {
+		/* Capped in the statement, as a read (select.c): past body_max the whole
+		 * statement fails (54000), so nothing is written and the worker never
+		 * receives the body. */
+		buf_printf(g->sql, ") select case when octet_length(_s._b) <= %lld then _s._b "
+		    "else %s end, _s._n from (select ", (long long)g->body_max, g->d->body_over);
+		if (rest_sql_row_json(g, root, alias, g->d->ret_agg) < 0)
+			return -1;
+		buf_puts(g->sql, " as _b, count(*) as _n from _w _t0) _s");
+		return 0;
 	}
 	buf_puts(g->sql, g->d->ret_open);
 	if (rest_sql_row_json(g, root, alias, g->d->ret_agg) < 0)
@@ -396,8 +407,10 @@ write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_
 {
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
+	/* body_max: on PostgreSQL a representation past the response cap fails in the
+	 * statement (54000, as SQLite's length limit), before the worker receives it. */
 	*g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, e, 0, NULL, t->pgrst12,
-	    &t->access, 0 };
+	    &t->access, t->body_max };
 	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV ||
 	    *acc >= REST_ACCEPT_PLAN) {
 		if (*acc != REST_ACCEPT_BAD)

@@ -225,6 +225,29 @@ test_pg_body_past_cap_refused_before_received(void)
 		CHECK_INT(r.status, 400);
 		CHECK(json_error(&r, "54000"));
 	}
+	/* A write whose representation is past the cap (every track with its album's
+	 * tracks: several MB): 413, nothing written, and the worker never received it. */
+	before = stack_proc_kb(pids[0], "VmHWM:");
+	snprintf(url, sizeof(url), "%s/capped/v1/track?track_id=gt.0&select=*,album(*,track(*))",
+	    pgs.base);
+	{
+		const char *h[] = { "Content-Type: application/json",
+		    "Prefer: return=representation", NULL };
+		const char *patch = "{\"composer\":\"capped-write\"}";
+
+		CHECK_INT(http_do("PATCH", url, h, patch, strlen(patch), 30000, &r), 0);
+		CHECK_INT(r.status, 413);
+		CHECK(r.body.data != NULL && strstr(r.body.data, "nothing was written") != NULL);
+	}
+	after = stack_proc_kb(pids[0], "VmHWM:");
+	printf("# a PATCH's representation of several MB past a 256 kB cap: %ld, the worker's "
+	    "peak RSS %ld -> %ld kB\n", r.status, before, after);
+	CHECK(after - before < 2048);
+	snprintf(url, sizeof(url), "%s/capped/v1/track?select=track_id&composer=eq.capped-write",
+	    pgs.base);
+	CHECK_INT(http_do("GET", url, NULL, NULL, 0, 10000, &r), 0);
+	CHECK_INT(r.status, 200);
+	CHECK(r.body.data != NULL && strcmp(r.body.data, "[]") == 0);
 	http_resp_free(&r);
 }
 
