@@ -8,9 +8,11 @@
  * of one file queue on a lock file first (db_sqlite_wlock_open()), so that they are woken
  * in turn instead of polling SQLite's lock.  It is the file's one writers' queue: a
  * group-committed batch (gcommit.h) joins it through the same db_begin(), once per batch.
- * Lock order: "<file>-wlock" (flock, at db_begin(DB_TXN_WRITE)), then SQLite's write lock
- * (BEGIN IMMEDIATE); both are let go when the transaction ends, the queue only once
- * SQLite says no transaction is open.
+ * The queue is first-come first-served across processes: a mutex shared through the lock
+ * file hands the lock to the writer that has waited longest (db_sqlite_wq_open()).
+ * Lock order: the queue's turn, "<file>-wlock" (flock), then SQLite's write lock (BEGIN
+ * IMMEDIATE), all at db_begin(DB_TXN_WRITE); all are let go when the transaction ends,
+ * only once SQLite says no transaction is open, the turn last.
  *
  * Budgets.  db_ready() starts a request's time budget (db->deadline_ms); a progress handler
  * looks at the clock every few thousand virtual machine steps and interrupts the statement
@@ -34,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -45,11 +48,29 @@
 #include "extern.h"
 #include "log.h"
 
+/*
+ * The writers' turn, shared by every process of a file through "<file>-wlock" itself
+ * (mapped): a process-shared, robust, priority-inheritance mutex.  On unlock the kernel
+ * gives a PI mutex straight to the waiter at the head of its queue (waiters of one
+ * priority queue in arrival order), so the writer that lets it go cannot take it again
+ * ahead of the others, and a process that dies holding it lets it go to the next
+ * (EOWNERDEAD).  A flock() is no queue: every waiter is woken and the first to run wins,
+ * usually the process that just let go, whose next batch is ready; with the budget's
+ * polling the writers of eight processes waited up to half a second for their turn.
+ */
+struct db_sqlite_wq {
+	atomic_uint state;	/* 0: new file, 1: mu being made, 2: mu made */
+	unsigned size;		/* sizeof(struct db_sqlite_wq) of the process that made it */
+	pthread_mutex_t mu;
+};
+
 struct db_sqlite {
 	struct db base;		/* first: a struct db * is a struct db_sqlite * */
 	sqlite3 *conn;
 	int wlock;		/* "<file>-wlock", or -1: no queue for writers */
 	int wlocked;		/* this connection holds it */
+	struct db_sqlite_wq *wq;	/* the turn, mapped from wlock, or NULL: flock alone */
+	int wqheld;		/* this connection (its thread) holds wq->mu */
 };
 
 struct db_sqlite_stmt {
@@ -372,9 +393,11 @@ db_sqlite_wlock_open(sqlite3 *conn)
 	n = snprintf(path, sizeof(path), "%s-wlock", f);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -1;
-	/* flock() needs no write access: read-only, so a file another user made will do.  A
-	 * failure is said once per process, not once per connection of a 64-thread pool. */
-	if ((fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0640)) < 0 &&
+	/* Read-write to map the turn; flock() alone needs no write access, so a file another
+	 * user made will do read-only.  A failure is said once per process, not once per
+	 * connection of a 64-thread pool. */
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) < 0 &&
+	    (fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0640)) < 0 &&
 	    !atomic_flag_test_and_set(&warned))
 		log_warn("sqlite: no writers' queue (%s: %s); writers poll the busy timeout",
 		    path, strerror(errno));
@@ -382,11 +405,130 @@ db_sqlite_wlock_open(sqlite3 *conn)
 }
 
 /*
- * Takes the queue.  Without a time budget it waits as long as it takes, woken by the
- * kernel.  With one, a writer that finds the queue taken tries again after a pause that
- * grows from 0.1 ms to 5 ms, until the budget is spent: a writer that hangs (or a slow
- * one) makes the others answer 503 in time instead of holding them all.  Returns 0, or
- * -1 with DB_ETIMEOUT set.
+ * Maps the writers' turn from the lock file fd, making it the first time: the first
+ * process to find the file new claims it (state 0 -> 1), makes the mutex and says so
+ * (state 2); the others wait up to a second for that.  Not under the file's flock, which
+ * a writer may hold for as long as its transaction lasts.  Returns it, or NULL: the file
+ * is read-only to this process, was made by another layout, or the turn cannot be made;
+ * its writers then queue on the flock alone, which still keeps them one at a time.
+ */
+static struct db_sqlite_wq *
+db_sqlite_wq_open(int fd)
+{
+	static atomic_flag warned = ATOMIC_FLAG_INIT;
+	struct timespec pause = { 0, 1000000 };
+	struct db_sqlite_wq *wq;
+	pthread_mutexattr_t ma;
+	unsigned expect = 0;
+	struct stat st;
+	void *p;
+	int i;
+
+	if (fd < 0 || (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR)
+		return NULL;
+	/* Growing it twice is harmless: the new bytes are zero, state 0. */
+	if (fstat(fd, &st) < 0 || (st.st_size < (off_t)sizeof(*wq) &&
+	    ftruncate(fd, (off_t)sizeof(*wq)) < 0))
+		goto fail;
+	p = mmap(NULL, sizeof(*wq), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	wq = p;
+	if (atomic_compare_exchange_strong(&wq->state, &expect, 1)) {
+		if (pthread_mutexattr_init(&ma) != 0)
+			goto unmap;	/* state stays 1: the others give up after a second */
+		if (pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) == 0 &&
+		    pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST) == 0 &&
+		    pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT) == 0 &&
+		    pthread_mutex_init(&wq->mu, &ma) == 0) {
+			wq->size = sizeof(*wq);
+			atomic_store(&wq->state, 2);
+		}
+		(void)pthread_mutexattr_destroy(&ma);
+	}
+	for (i = 0; i < 1000 && atomic_load(&wq->state) != 2; i++)
+		(void)nanosleep(&pause, NULL);
+	if (atomic_load(&wq->state) == 2 && wq->size == sizeof(*wq))
+		return wq;
+	errno = EPROTO;
+unmap:
+	(void)munmap(wq, sizeof(*wq));
+fail:
+	if (!atomic_flag_test_and_set(&warned))
+		log_warn("sqlite: the writers' queue is not first-come first-served (%s); "
+		    "writers take the lock file in any order", strerror(errno));
+	return NULL;
+}
+
+/*
+ * Waits for the writers' turn until deadline (0: none).  Returns 0 with the turn held,
+ * 1 without it (no turn to wait for: the flock alone orders this writer), or -1 with
+ * DB_ETIMEOUT set.
+ */
+static int
+db_sqlite_wq_take(struct db_sqlite *s, long long deadline)
+{
+	static atomic_flag warned = ATOMIC_FLAG_INIT;
+	struct timespec ts;
+	long long left;
+	int rc;
+
+	if (s->wq == NULL)
+		return 1;
+	if (deadline == 0)
+		rc = pthread_mutex_lock(&s->wq->mu);
+	else {
+		/* POSIX times a mutex wait on the wall clock: the budget left, from now. */
+		left = deadline - db_now_ms();
+		(void)clock_gettime(CLOCK_REALTIME, &ts);
+		if (left > 0) {
+			ts.tv_sec += (time_t)(left / 1000);
+			ts.tv_nsec += (long)(left % 1000) * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+		}
+		rc = pthread_mutex_timedlock(&s->wq->mu, &ts);
+	}
+	if (rc == EOWNERDEAD) {
+		/* Its holder died (its transaction is SQLite's to undo): the turn is ours. */
+		log_warn("sqlite: a writer died holding the writers' queue; it goes on");
+		rc = pthread_mutex_consistent(&s->wq->mu);
+	}
+	if (rc == 0) {
+		s->wqheld = 1;
+		return 0;
+	}
+	if (rc == ETIMEDOUT) {
+		db_set_err(&s->base, DB_ETIMEOUT, "sqlite: the writers' queue was busy for "
+		    "the whole time budget");
+		return -1;
+	}
+	if (!atomic_flag_test_and_set(&warned))
+		log_warn("sqlite: the writers' queue failed (%s); writers take the lock file "
+		    "in any order", strerror(rc));
+	return 1;
+}
+
+/* Lets the turn go, to the writer that has waited longest. */
+static void
+db_sqlite_wq_drop(struct db_sqlite *s)
+{
+	if (s->wqheld) {
+		s->wqheld = 0;
+		(void)pthread_mutex_unlock(&s->wq->mu);
+	}
+}
+
+/*
+ * Takes the queue: the writers' turn first (in arrival order), then the flock.  The
+ * flock is free by then unless a writer outside the turn holds it (a process that could
+ * not map the turn, a tool).  Without a time budget it waits as long as it takes, woken by
+ * the kernel.  With one, a writer that finds the flock taken tries again after a pause
+ * that grows from 0.1 ms to 5 ms, until the budget is spent: a writer that hangs (or a
+ * slow one) makes the others answer 503 in time instead of holding them all.  Returns 0,
+ * or -1 with DB_ETIMEOUT set (neither held).
  */
 static int
 db_sqlite_wlock_take(struct db_sqlite *s)
@@ -396,17 +538,25 @@ db_sqlite_wlock_take(struct db_sqlite *s)
 
 	if (s->wlock < 0 || s->wlocked)
 		return 0;
+	if (db_sqlite_wq_take(s, deadline) < 0)
+		return -1;
 	if (deadline == 0) {
 		while (flock(s->wlock, LOCK_EX) < 0)
-			if (errno != EINTR)
-				return 0;	/* not queued this time: the busy timeout applies */
+			if (errno != EINTR) {
+				/* Not queued this time: the busy timeout applies. */
+				db_sqlite_wq_drop(s);
+				return 0;
+			}
 		s->wlocked = 1;
 		return 0;
 	}
 	while (flock(s->wlock, LOCK_EX | LOCK_NB) < 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			db_sqlite_wq_drop(s);
 			return 0;
+		}
 		if (db_now_ms() >= deadline) {
+			db_sqlite_wq_drop(s);
 			db_set_err(&s->base, DB_ETIMEOUT, "sqlite: the writers' queue was "
 			    "busy for the whole time budget");
 			return -1;
@@ -430,13 +580,15 @@ db_sqlite_progress(void *arg)
 }
 
 /* Lets the queue go once no transaction is open (committed, rolled back, or ended by
- * SQLite itself after an error). */
+ * SQLite itself after an error): the flock, then the turn, so that the next writer finds
+ * the flock free. */
 static void
 db_sqlite_wlock_drop(struct db_sqlite *s)
 {
 	if (s->wlocked && sqlite3_get_autocommit(s->conn)) {
 		(void)flock(s->wlock, LOCK_UN);
 		s->wlocked = 0;
+		db_sqlite_wq_drop(s);
 	}
 }
 
@@ -546,6 +698,7 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 	if (sqlite3_db_readonly(s->conn, "main") == 1)
 		log_warn("sqlite %s: opened read-only; writes will fail", path);
 	s->wlock = db_sqlite_wlock_open(s->conn);
+	s->wq = db_sqlite_wq_open(s->wlock);
 
 	*out = &s->base;
 	s = NULL;
@@ -573,6 +726,10 @@ db_sqlite_close(struct db *db)
 	/* Every statement was finalized by db.c, so sqlite3_close() cannot be refused. */
 	if (sqlite3_close(s->conn) != SQLITE_OK)
 		log_err("sqlite close: %s", sqlite3_errmsg(s->conn));
+	/* Closed in a transaction (SQLite rolled it back): the turn goes to the next. */
+	db_sqlite_wq_drop(s);
+	if (s->wq != NULL)
+		(void)munmap(s->wq, sizeof(*s->wq));
 	if (s->wlock >= 0)
 		(void)close(s->wlock);
 	free(s);

@@ -14,6 +14,7 @@
  */
 #define _XOPEN_SOURCE 700	/* nftw() */
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1852,6 +1854,193 @@ out:
 	db_close(db);
 }
 
+/* 1 once process pid sleeps (in /proc/PID/stat): the only place it can wait here. */
+static int
+proc_sleeps(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int s = 0;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL)
+		s = p[1] == ' ' && p[2] == 'S';
+	fclose(f);
+	return s;
+}
+
+#define FIFO_PROCS	4
+#define FIFO_ROUNDS	3
+
+/*
+ * The writers' queue is first come, first served across processes (the bug: eight
+ * processes' writers took turns on a flock, and the process that just let it go took it
+ * again while the others slept; a write waited up to half a second).  A process holds the
+ * queue while FIFO_PROCS writer processes queue one after the other (each is in the queue
+ * once it sleeps: it has nothing else to wait for); then each writes FIFO_ROUNDS times,
+ * writing again at once after each commit.  The writes must come in arrival order, round
+ * after round: the one that just committed queues behind every other waiting one.  Every
+ * connection is a child's own (an SQLite connection must not cross a fork).
+ */
+static void
+test_sqlite_queue_is_fifo(void)
+{
+	struct fifo_log {
+		atomic_int n;
+		int who[FIFO_PROCS * FIFO_ROUNDS];
+	} *log_;
+	char url[4200], err[200];
+	struct db *db = NULL, *w;
+	pid_t pid[FIFO_PROCS], holder = -1;
+	int fd[2], go[2] = { -1, -1 }, i, k, status, procs = 0;
+	char c;
+
+	(void)snprintf(url, sizeof(url), "sqlite:%s/fifo.db", tmpdir);
+	log_ = mmap(NULL, sizeof(*log_), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	    -1, 0);
+	if (log_ == MAP_FAILED) {
+		harness_fail(__FILE__, __LINE__, "mmap: %s", strerror(errno));
+		return;
+	}
+	atomic_init(&log_->n, 0);
+	fflush(NULL);
+	/* The holder: takes the queue, says so, and commits when told. */
+	if (pipe(fd) == -1 || pipe(go) == -1 || (holder = fork()) == -1) {
+		harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (holder == 0) {
+		(void)close(fd[0]);
+		(void)close(go[1]);
+		if (db_open(&w, url, NULL, err, sizeof(err)) == -1 ||
+		    db_exec(w, "CREATE TABLE t_fifo(who integer)") == -1 ||
+		    db_begin(w, DB_TXN_WRITE) == -1 || write(fd[1], "h", 1) != 1 ||
+		    read(go[0], &c, 1) != 1 || db_commit(w) == -1)
+			_exit(3);
+		db_close(w);
+		_exit(0);
+	}
+	(void)close(fd[1]);
+	(void)close(go[0]);
+	CHECK_INT((int)read(fd[0], &c, 1), 1);
+	(void)close(fd[0]);
+	for (i = 0; i < FIFO_PROCS; i++) {
+		if (pipe(fd) == -1 || (pid[i] = fork()) == -1) {
+			harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+			break;
+		}
+		if (pid[i] == 0) {
+			int bad = 0;
+
+			(void)close(fd[0]);
+			if (db_open(&w, url, NULL, err, sizeof(err)) == -1)
+				_exit(3);
+			/* Ready: from here on it waits only in the queue. */
+			if (write(fd[1], "r", 1) != 1)
+				_exit(4);
+			for (k = 0; k < FIFO_ROUNDS; k++) {
+				if (db_begin(w, DB_TXN_WRITE) == -1) {
+					bad = 1;
+					break;
+				}
+				log_->who[atomic_fetch_add(&log_->n, 1)] = i;
+				bad |= db_exec(w, "INSERT INTO t_fifo VALUES (1)") == -1;
+				bad |= db_commit(w) == -1;
+			}
+			db_close(w);
+			_exit(bad);
+		}
+		procs++;
+		(void)close(fd[1]);
+		CHECK_INT((int)read(fd[0], &c, 1), 1);
+		(void)close(fd[0]);
+		/* Queued once it sleeps (10 s at most: a queue that never sleeps fails). */
+		for (k = 0; k < 10000 && !proc_sleeps(pid[i]); k++)
+			(void)usleep(1000);
+		CHECK(proc_sleeps(pid[i]));
+	}
+	CHECK_INT((int)write(go[1], "c", 1), 1);
+	CHECK(waitpid(holder, &status, 0) == holder);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (i = 0; i < procs; i++) {
+		CHECK(waitpid(pid[i], &status, 0) == pid[i]);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	CHECK_INT(procs, FIFO_PROCS);
+	CHECK_INT(atomic_load(&log_->n), procs * FIFO_ROUNDS);
+	for (i = 0; i < atomic_load(&log_->n) && i < FIFO_PROCS * FIFO_ROUNDS; i++)
+		if (log_->who[i] != i % FIFO_PROCS) {
+			harness_fail(__FILE__, __LINE__, "write %d was process %d's, want %d's",
+			    i, log_->who[i], i % FIFO_PROCS);
+			break;
+		}
+	if (db_open(&db, url, NULL, err, sizeof(err)) == -1)
+		harness_fail(__FILE__, __LINE__, "%s", err);
+	else
+		CHECK_STR(q1(db, "SELECT count(*) FROM t_fifo"), "12");
+out:
+	if (go[1] >= 0)
+		(void)close(go[1]);
+	db_close(db);
+	(void)munmap(log_, sizeof(*log_));
+}
+
+/*
+ * A writer process killed (kill -9) while it holds the writers' queue lets it go: the
+ * next writer gets its turn within its budget, and the dead one's transaction is undone.
+ */
+static void
+test_sqlite_queue_survives_dead_writer(void)
+{
+	struct db_opts o;
+	char err[200];
+	struct db *db, *w;
+	int fd[2], status;
+	pid_t pid;
+	char c;
+
+	memset(&o, 0, sizeof(o));
+	o.stmt_timeout_ms = 5000;
+	if ((db = open_db(&o)) == NULL)
+		return;
+	CHECK_INT(db_exec(db, "CREATE TABLE IF NOT EXISTS t_dead(x integer)"), 0);
+	fflush(NULL);
+	if (pipe(fd) == -1 || (pid = fork()) == -1) {
+		harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+		db_close(db);
+		return;
+	}
+	if (pid == 0) {
+		(void)close(fd[0]);
+		if (db_open(&w, B->url, NULL, err, sizeof(err)) == -1 ||
+		    db_begin(w, DB_TXN_WRITE) == -1 ||
+		    db_exec(w, "INSERT INTO t_dead VALUES (1)") == -1 ||
+		    write(fd[1], "h", 1) != 1)
+			_exit(3);
+		for (;;)
+			(void)pause();
+	}
+	(void)close(fd[1]);
+	CHECK_INT((int)read(fd[0], &c, 1), 1);
+	(void)close(fd[0]);
+	CHECK_INT(kill(pid, SIGKILL), 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK_INT(db_ready(db), 0);
+	CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
+	CHECK_INT(db_exec(db, "INSERT INTO t_dead VALUES (2)"), 0);
+	CHECK_INT(db_commit(db), 0);
+	/* And the queue goes on: a second turn, then only the live writer's row. */
+	CHECK_INT(db_ready(db), 0);
+	CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
+	CHECK_INT(db_commit(db), 0);
+	CHECK_STR(q1(db, "SELECT count(*) FROM t_dead WHERE x = 1"), "0");
+	CHECK_STR(q1(db, "SELECT count(*) FROM t_dead WHERE x = 2"), "1");
+	CHECK_INT(db_exec(db, "DROP TABLE t_dead"), 0);
+	db_close(db);
+}
+
 /*
  * A writer that holds the writers' queue (a slow or hung one) makes another writer with a
  * time budget answer DB_ETIMEOUT once its budget is spent, instead of waiting for as long
@@ -1930,6 +2119,8 @@ main(void)
 	RUNB(test_sqlite_concurrent_writers);
 	RUNB(test_sqlite_writers_queue);
 	RUNB(test_sqlite_queue_wait_has_budget);
+	RUNB(test_sqlite_queue_is_fifo);
+	RUNB(test_sqlite_queue_survives_dead_writer);
 	RUNB(test_sqlite_value_cap_stops_big_result);
 	RUNB(test_sqlite_no_queue_warns_once);
 	RUNB(test_sqlite_readonly);
