@@ -11,9 +11,9 @@
  * constraint) is undone alone while the others in the batch commit.
  *
  * One writers' queue.  Across processes the batches queue where every other SQLite writer
- * of the file queues: the leader's BEGIN takes db_sqlite.c's "<file>-wlock" (an exclusive
- * flock(), woken as soon as it is free) and then SQLite's write lock (BEGIN IMMEDIATE,
- * within the busy timeout); COMMIT lets both go.  The group commit adds no lock file of
+ * of the file queues: the leader's BEGIN takes db_sqlite.c's "<file>-wlock" (first come,
+ * first served across processes, woken as soon as it is free) and then SQLite's write
+ * lock (BEGIN IMMEDIATE, within the busy timeout); COMMIT lets both go.  The group commit adds no lock file of
  * its own, so a write takes one file lock whether it is batched or not (the chat's and
  * rest's writes all come through here, handlers/rest/commit.c).  The lock order:
  *
