@@ -61,6 +61,7 @@
 struct db_sqlite_wq {
 	atomic_uint state;	/* 0: new file, 1: mu being made, 2: mu made */
 	unsigned size;		/* sizeof(struct db_sqlite_wq) of the process that made it */
+	char boot[40];		/* the boot it was made in (db_sqlite_boot_id()) */
 	pthread_mutex_t mu;
 };
 
@@ -404,22 +405,52 @@ db_sqlite_wlock_open(sqlite3 *conn)
 	return fd;
 }
 
+static char db_sqlite_boot[40];
+
+static void
+db_sqlite_boot_read(void)
+{
+	FILE *f;
+
+	if ((f = fopen("/proc/sys/kernel/random/boot_id", "re")) == NULL)
+		return;
+	if (fgets(db_sqlite_boot, sizeof(db_sqlite_boot), f) == NULL)
+		memset(db_sqlite_boot, 0, sizeof(db_sqlite_boot));
+	(void)fclose(f);
+}
+
 /*
- * Maps the writers' turn from the lock file fd, making it the first time: the first
- * process to find the file new claims it (state 0 -> 1), makes the mutex and says so
- * (state 2); the others wait up to a second for that.  Not under the file's flock, which
- * a writer may hold for as long as its transaction lasts.  Returns it, or NULL: the file
- * is read-only to this process, was made by another layout, or the turn cannot be made;
- * its writers then queue on the flock alone, which still keeps them one at a time.
+ * This boot's id (all zero where /proc does not say).  The lock file outlives the boot,
+ * and a mutex left locked by a power cut names a thread of the old boot: no robust list
+ * will ever free it, and the kernel would make its next taker wait for good.
+ */
+static const char *
+db_sqlite_boot_id(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	(void)pthread_once(&once, db_sqlite_boot_read);
+	return db_sqlite_boot;
+}
+
+/*
+ * Maps the writers' turn from the lock file fd, making it the first time in a boot: the
+ * first process to find the file new, or made in another boot, claims it (state 0 or 2
+ * -> 1), makes the mutex and says so (state 2); the others wait up to a second for that.
+ * Not under the file's flock, which a writer may hold for as long as its transaction
+ * lasts.  Returns it, or NULL: the file is read-only to this process, was made by another
+ * layout, or the turn cannot be made; its writers then queue on the flock alone, which
+ * still keeps them one at a time.
  */
 static struct db_sqlite_wq *
 db_sqlite_wq_open(int fd)
 {
 	static atomic_flag warned = ATOMIC_FLAG_INIT;
 	struct timespec pause = { 0, 1000000 };
+	const char *boot = db_sqlite_boot_id();
 	struct db_sqlite_wq *wq;
 	pthread_mutexattr_t ma;
-	unsigned expect = 0;
+	unsigned expect;
 	struct stat st;
 	void *p;
 	int i;
@@ -434,21 +465,34 @@ db_sqlite_wq_open(int fd)
 	if (p == MAP_FAILED)
 		goto fail;
 	wq = p;
-	if (atomic_compare_exchange_strong(&wq->state, &expect, 1)) {
+	expect = atomic_load(&wq->state);
+	if (expect == 2 && memcmp(wq->boot, boot, sizeof(wq->boot)) == 0)
+		expect = 1;	/* made in this boot: use it */
+	if (expect != 1 && atomic_compare_exchange_strong(&wq->state, &expect, 1)) {
+		/* Claimed.  Another process may have made it in this boot meanwhile (it
+		 * was 2 again when claimed): then it is in use, and stays as it is. */
+		if (expect == 2 && memcmp(wq->boot, boot, sizeof(wq->boot)) == 0) {
+			atomic_store(&wq->state, 2);
+			goto made;
+		}
 		if (pthread_mutexattr_init(&ma) != 0)
 			goto unmap;	/* state stays 1: the others give up after a second */
+		memset(&wq->mu, 0, sizeof(wq->mu));
 		if (pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) == 0 &&
 		    pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST) == 0 &&
 		    pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT) == 0 &&
 		    pthread_mutex_init(&wq->mu, &ma) == 0) {
 			wq->size = sizeof(*wq);
+			memcpy(wq->boot, boot, sizeof(wq->boot));
 			atomic_store(&wq->state, 2);
 		}
 		(void)pthread_mutexattr_destroy(&ma);
 	}
+made:
 	for (i = 0; i < 1000 && atomic_load(&wq->state) != 2; i++)
 		(void)nanosleep(&pause, NULL);
-	if (atomic_load(&wq->state) == 2 && wq->size == sizeof(*wq))
+	if (atomic_load(&wq->state) == 2 && wq->size == sizeof(*wq) &&
+	    memcmp(wq->boot, boot, sizeof(wq->boot)) == 0)
 		return wq;
 	errno = EPROTO;
 unmap:

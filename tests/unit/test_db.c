@@ -6,7 +6,9 @@
  * DDL through db_exec, $N placeholders (out of order, and inside literals and comments),
  * binding every type, rows and columns, the statement cache (hits, eviction, statements in
  * use), db_changes, transactions and error classes.  Then each back end's own: SQLite
- * pragmas, two threads writing at once, read-only and missing files; PostgreSQL isolation
+ * pragmas, two threads writing at once, the writers' queue (first come, first served
+ * across processes, handed on by a writer killed holding it, bounded by the budget),
+ * read-only and missing files; PostgreSQL isolation
  * levels, read-only transactions, the server restarting or going away under an open
  * connection ("503 once, then success"), and the connections a process's threads share
  * (pipelined statements from many threads, transactions holding one alone, the wait for
@@ -2042,6 +2044,81 @@ test_sqlite_queue_survives_dead_writer(void)
 }
 
 /*
+ * The writers' queue made in an earlier boot is made again: a power cut while a writer
+ * held it leaves it locked by a thread of that boot, which nothing would ever free (the
+ * file is copied from a held queue with another boot's id, its holder gone).
+ */
+static void
+test_sqlite_queue_from_old_boot(void)
+{
+	struct db_opts o;
+	char url[4200], path[4200], err[200], boot[64], snap[4096], *b;
+	struct db *db = NULL, *w;
+	int fd[2], lf = -1, status;
+	ssize_t n = -1, i;
+	pid_t pid;
+	FILE *f;
+	char c;
+
+	(void)snprintf(url, sizeof(url), "sqlite:%s/boot.db", tmpdir);
+	(void)snprintf(path, sizeof(path), "%s/boot.db-wlock", tmpdir);
+	memset(boot, 0, sizeof(boot));
+	if ((f = fopen("/proc/sys/kernel/random/boot_id", "r")) != NULL) {
+		if (fgets(boot, sizeof(boot), f) == NULL)
+			boot[0] = '\0';
+		fclose(f);
+	}
+	CHECK(strlen(boot) >= 36);
+	fflush(NULL);
+	if (pipe(fd) == -1 || (pid = fork()) == -1) {
+		harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		(void)close(fd[0]);
+		if (db_open(&w, url, NULL, err, sizeof(err)) == -1 ||
+		    db_exec(w, "CREATE TABLE t_boot(x integer)") == -1 ||
+		    db_begin(w, DB_TXN_WRITE) == -1 || write(fd[1], "h", 1) != 1)
+			_exit(3);
+		for (;;)
+			(void)pause();
+	}
+	(void)close(fd[1]);
+	CHECK_INT((int)read(fd[0], &c, 1), 1);
+	(void)close(fd[0]);
+	/* The queue as the power cut left it: held, by a thread of another boot. */
+	if ((lf = open(path, O_RDWR)) >= 0)
+		n = pread(lf, snap, sizeof(snap), 0);
+	CHECK_INT(kill(pid, SIGKILL), 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(n > 0);
+	for (b = NULL, i = 0; n > 36 && i <= n - 36 && b == NULL; i++)
+		if (memcmp(snap + i, boot, 36) == 0)
+			b = snap + i;
+	if (b == NULL || strlen(boot) < 36) {
+		harness_fail(__FILE__, __LINE__, "no boot id in %s", path);
+		goto out;
+	}
+	b[0] = b[0] == '0' ? '1' : '0';
+	CHECK_INT((int)pwrite(lf, snap, (size_t)n, 0), (int)n);
+	memset(&o, 0, sizeof(o));
+	o.stmt_timeout_ms = 2000;
+	if (db_open(&db, url, &o, err, sizeof(err)) == -1) {
+		harness_fail(__FILE__, __LINE__, "%s", err);
+		goto out;
+	}
+	CHECK_INT(db_ready(db), 0);
+	CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
+	CHECK_INT(db_exec(db, "INSERT INTO t_boot VALUES (2)"), 0);
+	CHECK_INT(db_commit(db), 0);
+	CHECK_STR(q1(db, "SELECT count(*) FROM t_boot"), "1");
+out:
+	if (lf >= 0)
+		(void)close(lf);
+	db_close(db);
+}
+
+/*
  * A writer that holds the writers' queue (a slow or hung one) makes another writer with a
  * time budget answer DB_ETIMEOUT once its budget is spent, instead of waiting for as long
  * as the first one takes.
@@ -2121,6 +2198,7 @@ main(void)
 	RUNB(test_sqlite_queue_wait_has_budget);
 	RUNB(test_sqlite_queue_is_fifo);
 	RUNB(test_sqlite_queue_survives_dead_writer);
+	RUNB(test_sqlite_queue_from_old_boot);
 	RUNB(test_sqlite_value_cap_stops_big_result);
 	RUNB(test_sqlite_no_queue_warns_once);
 	RUNB(test_sqlite_readonly);
