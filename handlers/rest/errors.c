@@ -39,26 +39,28 @@ rest_error(struct resp *rs, const struct rest_err *e)
 	    e->details[0] != '\0' ? e->details : NULL, e->hint);
 }
 
-int
-rest_error_not_one(struct resp *rs, int64_t rows)
+/* An error about a count of rows: its details say how many ("The X N rows"). */
+static int
+rest_error_rows(struct resp *rs, int status, const char *code, const char *message,
+    const char *what, int64_t rows)
 {
 	struct rest_err e;
 
-	rest_err_set(&e, 406, "PGRST116", NULL,
-	    "JSON object requested, multiple (or no) rows returned");
-	(void)snprintf(e.details, sizeof(e.details), "The result contains %lld rows",
-	    (long long)rows);
+	rest_err_set(&e, status, code, NULL, "%s", message);
+	(void)snprintf(e.details, sizeof(e.details), "The %s %lld rows", what, (long long)rows);
 	return rest_error(rs, &e);
+}
+
+int
+rest_error_not_one(struct resp *rs, int64_t rows)
+{
+	return rest_error_rows(rs, 406, "PGRST116",
+	    "JSON object requested, multiple (or no) rows returned", "result contains", rows);
 }
 
 int
 rest_error_max_affected(struct resp *rs, int64_t rows)
 {
-	struct rest_err e;
-
-	rest_err_set(&e, 400, "PGRST124", NULL,
-	    "Query result exceeds max-affected preference constraint");
-	(void)snprintf(e.details, sizeof(e.details), "The query affects %lld rows",
-	    (long long)rows);
-	return rest_error(rs, &e);
+	return rest_error_rows(rs, 400, "PGRST124",
+	    "Query result exceeds max-affected preference constraint", "query affects", rows);
 }
