@@ -1993,32 +1993,30 @@ out:
  * A writer process killed (kill -9) while it holds the writers' queue lets it go: the
  * next writer gets its turn within its budget, and the dead one's transaction is undone.
  */
-static void
-test_sqlite_queue_survives_dead_writer(void)
+/*
+ * A child process that holds the writers' queue of url: it opens it, runs setup (if not
+ * NULL), begins a write transaction, runs in_txn (if not NULL), and pauses until killed.
+ * Returns its pid once it holds the queue, or -1 (the failure said).
+ */
+static pid_t
+fork_queue_holder(const char *url, const char *setup, const char *in_txn)
 {
-	struct db_opts o;
-	char err[200];
-	struct db *db, *w;
-	int fd[2], status;
+	char err[200], c;
+	struct db *w;
+	int fd[2];
 	pid_t pid;
-	char c;
 
-	memset(&o, 0, sizeof(o));
-	o.stmt_timeout_ms = 5000;
-	if ((db = open_db(&o)) == NULL)
-		return;
-	CHECK_INT(db_exec(db, "CREATE TABLE IF NOT EXISTS t_dead(x integer)"), 0);
 	fflush(NULL);
 	if (pipe(fd) == -1 || (pid = fork()) == -1) {
 		harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
-		db_close(db);
-		return;
+		return -1;
 	}
 	if (pid == 0) {
 		(void)close(fd[0]);
-		if (db_open(&w, B->url, NULL, err, sizeof(err)) == -1 ||
+		if (db_open(&w, url, NULL, err, sizeof(err)) == -1 ||
+		    (setup != NULL && db_exec(w, setup) == -1) ||
 		    db_begin(w, DB_TXN_WRITE) == -1 ||
-		    db_exec(w, "INSERT INTO t_dead VALUES (1)") == -1 ||
+		    (in_txn != NULL && db_exec(w, in_txn) == -1) ||
 		    write(fd[1], "h", 1) != 1)
 			_exit(3);
 		for (;;)
@@ -2027,6 +2025,26 @@ test_sqlite_queue_survives_dead_writer(void)
 	(void)close(fd[1]);
 	CHECK_INT((int)read(fd[0], &c, 1), 1);
 	(void)close(fd[0]);
+	return pid;
+}
+
+static void
+test_sqlite_queue_survives_dead_writer(void)
+{
+	struct db_opts o;
+	struct db *db;
+	int status;
+	pid_t pid;
+
+	memset(&o, 0, sizeof(o));
+	o.stmt_timeout_ms = 5000;
+	if ((db = open_db(&o)) == NULL)
+		return;
+	CHECK_INT(db_exec(db, "CREATE TABLE IF NOT EXISTS t_dead(x integer)"), 0);
+	if ((pid = fork_queue_holder(B->url, NULL, "INSERT INTO t_dead VALUES (1)")) == -1) {
+		db_close(db);
+		return;
+	}
 	CHECK_INT(kill(pid, SIGKILL), 0);
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK_INT(db_ready(db), 0);
@@ -2053,12 +2071,11 @@ test_sqlite_queue_from_old_boot(void)
 {
 	struct db_opts o;
 	char url[4200], path[4200], err[200], boot[64], snap[4096], *b;
-	struct db *db = NULL, *w;
-	int fd[2], lf = -1, status;
+	struct db *db = NULL;
+	int lf = -1, status;
 	ssize_t n = -1, i;
 	pid_t pid;
 	FILE *f;
-	char c;
 
 	(void)snprintf(url, sizeof(url), "sqlite:%s/boot.db", tmpdir);
 	(void)snprintf(path, sizeof(path), "%s/boot.db-wlock", tmpdir);
@@ -2069,23 +2086,8 @@ test_sqlite_queue_from_old_boot(void)
 		fclose(f);
 	}
 	CHECK(strlen(boot) >= 36);
-	fflush(NULL);
-	if (pipe(fd) == -1 || (pid = fork()) == -1) {
-		harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+	if ((pid = fork_queue_holder(url, "CREATE TABLE t_boot(x integer)", NULL)) == -1)
 		return;
-	}
-	if (pid == 0) {
-		(void)close(fd[0]);
-		if (db_open(&w, url, NULL, err, sizeof(err)) == -1 ||
-		    db_exec(w, "CREATE TABLE t_boot(x integer)") == -1 ||
-		    db_begin(w, DB_TXN_WRITE) == -1 || write(fd[1], "h", 1) != 1)
-			_exit(3);
-		for (;;)
-			(void)pause();
-	}
-	(void)close(fd[1]);
-	CHECK_INT((int)read(fd[0], &c, 1), 1);
-	(void)close(fd[0]);
 	/* The queue as the power cut left it: held, by a thread of another boot. */
 	if ((lf = open(path, O_RDWR)) >= 0)
 		n = pread(lf, snap, sizeof(snap), 0);
