@@ -98,6 +98,24 @@ nginx_keepalive(int capacity, int nginx_workers)
 	return capacity / (2 * nginx_workers);
 }
 
+/*
+ * A load balancer's K (several hosts, -H): every connection an nginx worker can have open
+ * to the app tier, which is at most half its worker_connections (each proxied request
+ * holds its client's connection and its upstream one).  Past K, nginx closes each
+ * connection it opened as soon as its request is answered, and over a network (not
+ * loopback) the closing side keeps it in TIME_WAIT for 60 s: with a few thousand such
+ * requests a second the load balancer runs out of ports to each app host (about 28,000
+ * in Linux's default range, so some 470 new connections a second, sustained) and serves
+ * at that pace.  A sluice worker binds no thread to a connection (common/serve.c), so an
+ * idle kept connection costs an app host one descriptor and no thread: rule 2's bound
+ * (W x K <= C / 2) is for workers that pin threads.
+ */
+int
+nginx_lb_keepalive(void)
+{
+	return NGINX_WORKER_CONNECTIONS / 2;
+}
+
 int
 nginx_workers_resolve(const struct conf *c, const struct nginx_opts *o)
 {
@@ -172,7 +190,8 @@ nginx_write_main(FILE *out, const struct nginx_opts *o, int w)
 		 * and event arrays for all of them at start (about 0.4 KiB each), so 16384
 		 * cost 7 MB a worker, idle.
 		 */
-		fprintf(out, "events {\n\tworker_connections 4096;\n\tmulti_accept off;\n}\n\n");
+		fprintf(out, "events {\n\tworker_connections %d;\n\tmulti_accept off;\n}\n\n",
+		    NGINX_WORKER_CONNECTIONS);
 	} else {
 		/*
 		 * The one departure from Debian's stock file (worker_connections 768): with it
@@ -182,7 +201,8 @@ nginx_write_main(FILE *out, const struct nginx_opts *o, int w)
 		 */
 		fprintf(out, "worker_rlimit_nofile 8192;\n");
 		fprintf(out, "\n# Debian's stock file says 768, too few for 1000 clients.\n");
-		fprintf(out, "events {\n\tworker_connections 4096;\n}\n\n");
+		fprintf(out, "events {\n\tworker_connections %d;\n}\n\n",
+		    NGINX_WORKER_CONNECTIONS);
 	}
 }
 
@@ -303,10 +323,23 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 {
 	int cap = ep->workers * ep->threads, k, n;
 
-	k = o->keepalive >= 0 ? o->keepalive : nginx_keepalive(cap, w);
+	/* binary= may be a plain fcgi2 program, which pins threads: rule 2 for it. */
+	int lb = h->n >= 1 && o->keepalive < 0 && ep->binary == NULL;
+
+	if (o->keepalive >= 0)
+		k = o->keepalive;
+	else if (lb)
+		k = nginx_lb_keepalive();
+	else
+		k = nginx_keepalive(cap, w);
 	fprintf(out, "\t# %s: capacity C = %d workers x %d threads = %d, W = %d nginx "
 	    "workers, K = %s%d\n", ep->name, ep->workers, ep->threads, cap, w,
-	    o->keepalive >= 0 ? "forced " : "floor(C / 2W) = ", k);
+	    o->keepalive >= 0 ? "forced " : lb ? "worker_connections / 2 = " :
+	    "floor(C / 2W) = ", k);
+	if (lb)
+		fprintf(out, "\t# (a load balancer keeps every connection it opens to the app "
+		    "hosts: one it closed\n\t# would wait 60 s in TIME_WAIT, and ports to a host "
+		    "run out at ~470 a second)\n");
 	if (o->keepalive >= 0 && 2 * w * k > cap) {
 		fprintf(out, "\t# WARNING: W x K = %d > C / 2 = %d: a worker that binds a thread "
 		    "to its connection\n\t# (plain fcgi2, not sluice's) can have every thread "
@@ -339,8 +372,12 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 		fprintf(out, "\t}\n\n");
 		return k;
 	}
-	/* One app host (-H with one address) is the single-host case at that address. */
-	n = nginx_upstream_tries(k);
+	/*
+	 * One app host (-H with one address) is the single-host case at that address, its
+	 * entries counted from the single-host K (a worker's death is retried on the same
+	 * pool, as on one host).
+	 */
+	n = nginx_upstream_tries(lb ? nginx_keepalive(cap, w) : k);
 	for (int i = 0; i < n; i++) {
 		fprintf(out, "\t\tserver ");
 		if (h->n == 1)

@@ -73,12 +73,17 @@ struct nginx_opts {
 };
 
 #define NGINX_HOSTS_MAX	64
+/* Both profiles' worker_connections. */
+#define NGINX_WORKER_CONNECTIONS	4096
 
 /* Profile by name ("default", "tuned"); -1 when unknown. */
 int nginx_profile_parse(const char *name);
 
 /* The derived keepalive K = floor(capacity / (2 * nginx_workers)); 0 means none. */
 int nginx_keepalive(int capacity, int nginx_workers);
+
+/* A load balancer's K (-H): worker_connections / 2, whatever the pools (nginxconf.c). */
+int nginx_lb_keepalive(void);
 
 /* W as the generator resolves it: o->workers, else c->nginx_workers, else c->cpus (the CPUs
  * the pools' auto sizes follow), else online CPUs. */

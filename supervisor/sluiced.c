@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -297,6 +298,25 @@ sluiced_write_pid(struct sluiced *s)
 	close(fd);
 }
 
+/*
+ * Raises the soft limit on descriptors to the hard one, for sluiced and the workers it
+ * starts.  A worker holds every connection nginx keeps open to it, idle ones included
+ * (none is bound to a thread: common/serve.c), and a load balancer in front of several
+ * hosts keeps up to 2,048 per nginx worker (supervisor/nginxconf.c): the usual soft limit
+ * of 1,024 would make a worker refuse connections (EMFILE) with threads to spare.
+ */
+static void
+sluiced_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		log_warn("cannot raise the descriptor limit: %s", strerror(errno));
+}
+
 static int
 sluiced_serve(struct sluiced *s)
 {
@@ -311,6 +331,7 @@ sluiced_serve(struct sluiced *s)
 	    pool_check_binaries(s, s->conf, errbuf, sizeof(errbuf)) == -1)
 		errx(1, "%s", errbuf);
 	sluiced_apply_globals(s, s->conf);
+	sluiced_raise_nofile();
 	if (mkdir(s->rundir, 0755) == -1 && errno != EEXIST)
 		err(1, "mkdir %s", s->rundir);
 	m = snprintf(s->ctl_path, sizeof(s->ctl_path), "%s/sluiced.ctl", s->rundir);

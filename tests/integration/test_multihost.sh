@@ -19,7 +19,9 @@
 #
 # Checked: the load balancer's file passes nginx -t; a chat session cookie made on app1 is
 # accepted on app2 (and a forged one is not); a records token issued by app1 is accepted by
-# app2 (and a forged one is not).  Then, under load (GETs of one row, 30% POSTs of new
+# app2 (and a forged one is not); a burst with more connections than the pools have threads
+# is served with the load balancer's connections to the app hosts kept (fewer than 1 in 100
+# requests leaves one in TIME_WAIT on lb).  Then, under load (GETs of one row, 30% POSTs of new
 # rows with their own ids):
 #   a. app1's sluiced and all its workers are killed (SIGKILL to the process group): no
 #      GET fails; every POST that fails fails with a 5xx or a connection error;
@@ -254,6 +256,24 @@ check "app2 refuses a forged records token" test "$(hcurl -o /dev/null -w '%{htt
     "http://$A2:8080/api/collections/users/auth-refresh")" = 401
 check "a GET through the load balancer" test "$(hcurl -o /dev/null -w '%{http_code}' \
     "http://$LB:8080/rest/v1/mh_items?id=eq.3")" = 200
+
+# --- the load balancer keeps its connections to the app hosts ---
+# 16 connections against /health's 2 x 2 threads: nginx needs more upstream connections
+# than the pools have threads, and must keep them all (K = worker_connections / 2): a
+# connection it closed would wait 60 s in TIME_WAIT on lb, and at a few thousand such
+# requests a second lb runs out of ports to a host (a single-host K of 1 here did that:
+# every request but one a new connection, 870-2,350 req/s and 15,000 ports in TIME_WAIT
+# after 5 s with a 2 x 8 pool under 32 connections).  nginx still closes a kept
+# connection after its 1,000th request (the upstream keepalive_requests default), which
+# spreads them over the app workers again: fewer than 1 in 100 requests may leave one.
+burst=$(netns_run lb "$BUILD/bench/mhload" -d 2 -c 16 -G /health "http://$LB:8080")
+tw=$(netns_run lb ss -Htan state time-wait '( dport = :9001 )' | wc -l)
+gets=$(echo "$burst" | sed -n 's/.* get=\([0-9]*\) .*/\1/p')
+echo "# keepalive burst: $burst; lb's connections to :9001 in TIME_WAIT: $tw"
+check "a burst past the pools' threads is served (${burst#mhload: })" \
+    sh -c "echo '$burst' | grep -q ' get_failed=0 ' && [ '${gets:-0}' -gt 0 ]"
+check "the load balancer kept its connections to the app hosts ($tw in TIME_WAIT after ${gets:-0} GETs)" \
+    test "$((tw * 100))" -lt "${gets:-0}"
 
 # --- under load: kill an app host, fail the database over, bring the host back ---
 alog="$tmp/lb/nginx/logs/access.log"

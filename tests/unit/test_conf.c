@@ -740,14 +740,31 @@ test_gen_hosts(void)
 	CHECK(s != NULL);
 	if (s == NULL)
 		goto out;
-	/* K as on one host: health C 8, W 2 -> 2; rest C 2 -> none. */
+	/*
+	 * K is worker_connections / 2 whatever the pools (health C 8, rest C 2, which on one
+	 * host give 2 and none): the load balancer keeps every connection it opens, since
+	 * one it closed would sit in TIME_WAIT on its side.
+	 */
+	CHECK(nginx_lb_keepalive() == 2048);
 	CHECK(strstr(s, "upstream sluice_health {\n"
 	    "\t\tserver 10.231.1.11:9001 max_fails=2 fail_timeout=5s;\n"
 	    "\t\tserver 10.231.1.12:9001 max_fails=2 fail_timeout=5s;\n"
-	    "\t\tkeepalive 2;\n\t}") != NULL);
+	    "\t\tkeepalive 2048;\n\t}") != NULL);
 	CHECK(strstr(s, "upstream sluice_rest {\n"
 	    "\t\tserver 10.231.1.11:9002 max_fails=2 fail_timeout=5s;\n"
-	    "\t\tserver 10.231.1.12:9002 max_fails=2 fail_timeout=5s;\n\t}") != NULL);
+	    "\t\tserver 10.231.1.12:9002 max_fails=2 fail_timeout=5s;\n"
+	    "\t\tkeepalive 2048;\n\t}") != NULL);
+	CHECK(strstr(s, "worker_connections 4096;") != NULL);
+	free(s);
+	/* A binary= pool may be a plain fcgi2 program that pins threads: rule 2's K. */
+	s = gen("set nginx_workers 2\nhello =/hello workers=8 threads=1 binary=/bin/true "
+	    "tcp=127.0.0.1:9009\n", NGINX_TUNED, 0, -1);
+	CHECK(s != NULL && strstr(s, "server 10.231.1.12:9009 max_fails=2 fail_timeout=5s;\n"
+	    "\t\tkeepalive 2;\n\t}") != NULL);
+	free(s);
+	s = gen(list, NGINX_TUNED, 0, -1);
+	if (s == NULL)
+		goto out;
 	/* The load balancer's own pool address is no app host's. */
 	CHECK(strstr(s, "10.0.0.9") == NULL);
 	CHECK(strstr(s, "max_fails=0") == NULL);
@@ -761,8 +778,8 @@ test_gen_hosts(void)
 	CHECK(strstr(s, "non_idempotent") == NULL);
 	CHECK(strstr(s, "location = /health {\n\t\t\tfastcgi_pass sluice_health;\n"
 	    "\t\t\tfastcgi_keep_conn on;\n\t\t}") != NULL);
-	CHECK(strstr(s, "location /rest/v1/ {\n\t\t\tfastcgi_pass sluice_rest;\n\t\t}") !=
-	    NULL);
+	CHECK(strstr(s, "location /rest/v1/ {\n\t\t\tfastcgi_pass sluice_rest;\n"
+	    "\t\t\tfastcgi_keep_conn on;\n\t\t}") != NULL);
 	CHECK(strstr(s, "# Load balancer for the app hosts 10.231.1.11,10.231.1.12") != NULL);
 	free(s);
 
@@ -779,13 +796,14 @@ test_gen_hosts(void)
 	    strstr(s, "log_format") == NULL);
 	free(s);
 
-	/* One app host: the single-host upstream (the pool K + 1 times, never marked down,
-	 * tries bounded by the entries) at that host's address. */
+	/* One app host: the single-host upstream (the pool listed the single-host K + 1
+	 * times, never marked down, tries bounded by the entries) at that host's address,
+	 * with the load balancer's K. */
 	gen_hosts = "10.0.1.1";
 	s = gen(list, NGINX_TUNED, 0, -1);
 	CHECK(s != NULL && strstr(s, "upstream sluice_health {\n"
 	    "\t\tserver 10.0.1.1:9001 max_fails=0;\n\t\tserver 10.0.1.1:9001 max_fails=0;\n"
-	    "\t\tserver 10.0.1.1:9001 max_fails=0;\n\t\tkeepalive 2;\n\t}") != NULL &&
+	    "\t\tserver 10.0.1.1:9001 max_fails=0;\n\t\tkeepalive 2048;\n\t}") != NULL &&
 	    strstr(s, "fastcgi_next_upstream_tries 0;") != NULL &&
 	    strstr(s, "10.0.0.9") == NULL && strstr(s, "fail_timeout") == NULL);
 	free(s);
