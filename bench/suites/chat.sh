@@ -266,7 +266,7 @@ chat_differences() {
 		echo "|---|---|---|"
 		echo "| Litestar + SQLite against FastAPI + PostgreSQL: two stacks | sluice (nginx + C FastCGI workers) on SQLite and on PostgreSQL: one stack | no: the ratios measure the database alone |"
 		echo "| wrk -t4 -c1k -d60s -s common.lua --latency | wrk -t$threads, connections ${conns// /, }, ${duration} s, bench/chat.lua (the same mix: GET / or 80% message-send, 10% channel-open, 10% nickname-set; Zipf inverse-CDF channel ranks) | $([ "$faithful" = 1 ] && echo "yes (BENCH_CHAT_FAITHFUL=1)" || echo "no: BENCH_CHAT_FAITHFUL=1 runs it") |"
-		echo "| 2 warm-up runs before the real benchmark | $warmups warm-up run(s) | $([ "$warmups" = 2 ] && echo yes || echo no) |"
+		echo "| 2 warm-up runs before the real benchmark (their length not stated) | $warmups warm-up run(s) of ${warmup:-?} s each (CHAT_WARMUP) | $([ "$warmups" = 2 ] && echo yes || echo no) |"
 		echo "| results as one run per point | one run per point | yes |"
 		echo "| read/write 100/0, 95/5, 50/50; alpha 0.1 and 0.9 | read shares ${reads// /, }; alpha ${skews// /, } | $([ "$faithful" = 1 ] && echo yes || echo "as listed") |"
 		echo "| 4 GB dataset: 4,096 channels, 8,192 users, 36M messages; 40 GB: 262,144 / 524,288 / 360M | preset $preset: $channels channels, $users users, $msgs messages (the 40 GB case needs a machine with more memory and disk) | $([ "$preset" = small ] && echo "yes (4 GB)" || echo "no: CHAT_PRESET=small for 4 GB") |"
