@@ -50,6 +50,10 @@ LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -
 # libjwt (the rest endpoint's token signatures): bin/rest, and the tests and fuzzers that
 # link its library (--as-needed drops it from the others).
 JWT_LIBS := -ljwt
+# The endpoint binaries and sluiced load libpq only when a database is PostgreSQL
+# (common/pq.h: its dependencies cost every process that maps them private pages); -ldl
+# for a C library older than glibc 2.34.
+BIN_LDLIBS := $(filter-out -lpq,$(LDLIBS)) -ldl
 
 # The libraries, one per part; nothing reaches sideways:
 #   common/      $(O)/libsluice.a        what any endpoint binary may use
@@ -136,20 +140,20 @@ $(foreach a,$(APPS),$(eval $(call app_lib,$(a))))
 define handler_file
 $(BIN)/$(1): $(O)/handlers/$(1).o $(LINK_LIBS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(BIN_LDLIBS)
 endef
 define handler_dir
 ifeq ($(wildcard handlers/$(1)/main.c),)
 $(BIN)/$(1): $(patsubst %.c,$(O)/%.o,$(wildcard handlers/$(1)/*.c)) $(LINK_LIBS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(BIN_LDLIBS)
 else
 $(O)/handlers/lib$(1).a: $(patsubst %.c,$(O)/%.o,$(filter-out handlers/$(1)/main.c,$(wildcard handlers/$(1)/*.c)))
 	@rm -f $$@
 	$$(AR) rcs $$@ $$^
 $(BIN)/$(1): $(O)/handlers/$(1)/main.o $(LINK_LIBS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS) $$(LDLIBS_$(1))
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(BIN_LDLIBS) $$(LDLIBS_$(1))
 endif
 endef
 LDLIBS_rest := $(JWT_LIBS)
@@ -161,7 +165,7 @@ $(O)/handlers/chat_script.o: handlers/chat_script.js
 
 $(BIN)/sluiced: $(O)/supervisor/sluiced.o $(SUPERVISOR_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(BIN_LDLIBS)
 
 $(O)/tests/%: $(O)/tests/unit/%.o $(TESTLIB_OBJ) $(SUPERVISOR_LIB) $(LINK_LIBS)
 	@mkdir -p $(dir $@)
@@ -333,7 +337,7 @@ fuzz: fuzz-build
 # and supervisor/ with the build's preprocessor flags; any finding fails (tests/lint/README).
 .PHONY: lint
 lint: all
-	@SLUICE_OBJ=$(O) LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)" bash tests/lint/run.sh
+	@SLUICE_OBJ=$(O) SLUICE_BIN=$(BIN) LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)" bash tests/lint/run.sh
 
 clean:
 	rm -rf build bin

@@ -155,6 +155,9 @@ db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts,
 	char *perr = NULL;
 	int ret = -1;
 
+	*code = DB_EINTERNAL;
+	if (pq_load(err, errlen) == -1)
+		goto out;
 	*code = DB_EINPUT;
 	/* Parse first, so that a malformed string is told apart from a server that is
 	 * down.  libpq's messages name options, never their values. */

@@ -11,17 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Debian keeps libpq-fe.h in /usr/include/postgresql, off the default path; the Makefile
- * adds it, and the fallback keeps a build without that -I working. */
-#if defined(__has_include)
-#if __has_include(<libpq-fe.h>)
-#include <libpq-fe.h>
-#else
-#include <postgresql/libpq-fe.h>
-#endif
-#else
-#include <libpq-fe.h>
-#endif
+#include "pq.h"
 
 #include "db.h"
 

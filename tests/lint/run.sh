@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Static analysis of common/, apps/, handlers/ and supervisor/: cppcheck, then clang-tidy
 # with the checks chosen in .clang-tidy (see tests/lint/README), then the layering check
-# (layers.sh).  Every finding is printed and makes the run fail (exit 1).  The preprocessor flags are the build's, from the Makefile
+# (layers.sh) and the libraries of bin/ (no libpq).  Every finding is printed and makes
+# the run fail (exit 1).  The preprocessor flags are the build's, from the Makefile
 # (LINT_CPPFLAGS); both tools run on every core (LINT_JOBS, default nproc).
 #
 # Run from the repository root: `make lint`, or `bash tests/lint/run.sh`.
@@ -68,5 +69,15 @@ grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]
 # (tests/lint/layers.sh, over the build's objects in SLUICE_OBJ).
 echo "== layers"
 bash tests/lint/layers.sh || status=1
+# libpq is loaded when a database is PostgreSQL (common/pq.h): linked into a binary, it
+# and its dependencies (libssl, Kerberos, LDAP, GnuTLS) cost every worker private pages.
+echo "== libraries"
+for b in "${SLUICE_BIN:-bin}"/*; do
+	[ -x "$b" ] || continue
+	if readelf -d "$b" 2>/dev/null | grep -q 'NEEDED.*\[libpq\.so'; then
+		echo "$b: links libpq (the Makefile's BIN_LDLIBS leaves it out)"
+		status=1
+	fi
+done
 echo "lint: $((SECONDS - start)) s, $([ $status -eq 0 ] && echo clean || echo FINDINGS)"
 exit $status
