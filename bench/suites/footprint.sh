@@ -15,6 +15,8 @@
 #        that processes outside the stack map too is split with them, so the sum moves
 #        by a few MB with what else runs);
 #   USS: the process's private pages only (what killing it would give back).
+# Each process's /proc/PID/smaps is kept in raw/footprint-ROW-PID.smaps: where its private
+# pages are (heap, thread stacks, the relocated data of each shared library).
 # The published figures of the systems in the slonbase benchmark stand beside them: the
 # idle RSS of one process each (other hardware; their PostgreSQL server is not counted
 # there, nor is sluice's here).  For one process RSS >= PSS >= USS.
@@ -24,7 +26,10 @@
 footprint_row() {
 	local label=$1 key=$2 p rss=0 pss=0 uss=0 n=0 m
 	shift 2
+	mkdir -p "$BENCH_OUT/raw"
 	for p in "$@"; do
+		# Each process's mappings, kept raw: where its private pages are.
+		cat "/proc/$p/smaps" > "$BENCH_OUT/raw/footprint-$key-$p.smaps" 2>/dev/null || true
 		rss=$((rss + $(bench_smaps_kib "$p" Rss)))
 		pss=$((pss + $(bench_smaps_kib "$p" Pss)))
 		uss=$((uss + $(bench_smaps_kib "$p" Private_Clean Private_Dirty)))
