@@ -18,6 +18,7 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -927,7 +928,7 @@ test_sqlite_readonly(void)
 	char base[128];
 	struct passwd *pw = NULL;
 	pid_t pid;
-	int status;
+	int status, failed_before;
 
 	(void)snprintf(base, sizeof(base), "%s/ro", tmpdir);
 	if (mkdir(base, 0755) == -1) {
@@ -945,6 +946,7 @@ test_sqlite_readonly(void)
 	}
 	CHECK_INT(chown(base, pw->pw_uid, pw->pw_gid), 0);
 	CHECK_INT(chmod(tmpdir, 0711), 0);
+	failed_before = harness_failed_checks;
 	fflush(NULL);
 	if ((pid = fork()) == -1) {
 		harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
@@ -956,7 +958,8 @@ test_sqlite_readonly(void)
 			_exit(2);
 		sqlite_readonly_checks(base);
 		fflush(NULL);
-		_exit(harness_failed_checks != 0);
+		/* Its own checks only: the count it inherited has earlier tests' failures. */
+		_exit(harness_failed_checks != failed_before);
 	}
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -1873,17 +1876,37 @@ proc_sleeps(pid_t pid)
 	return s;
 }
 
+/*
+ * Whether process pid is blocked in futex(2), where a writer waits in the queue (a
+ * process-shared mutex); where /proc/PID/syscall cannot be read, whether it sleeps.
+ */
+static int
+proc_in_futex(pid_t pid)
+{
+	char path[64], buf[64];
+	FILE *f;
+	long nr = -1;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return proc_sleeps(pid);
+	if (fgets(buf, sizeof(buf), f) != NULL && sscanf(buf, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_futex && proc_sleeps(pid);
+}
+
 #define FIFO_PROCS	4
 #define FIFO_ROUNDS	3
 
 /*
  * The writers' queue is first come, first served across processes (the bug: eight
  * processes' writers took turns on a flock, and the process that just let it go took it
- * again while the others slept; a write waited up to half a second).  A process holds the
- * queue while FIFO_PROCS writer processes queue one after the other (each is in the queue
- * once it sleeps: it has nothing else to wait for); then each writes FIFO_ROUNDS times,
- * writing again at once after each commit.  The writes must come in arrival order, round
- * after round: the one that just committed queues behind every other waiting one.  Every
+ * again while the others slept; a write waited up to half a second).  Each round, a
+ * holder process takes the queue, then FIFO_PROCS writer processes are sent into it one
+ * after the other, each once the one before waits in it (blocked in futex(2): it has
+ * nothing else to wait for), in an order that rotates every round; then the holder
+ * commits.  The writes must come in the order the writers queued, every round.  Every
  * connection is a child's own (an SQLite connection must not cross a fork).
  */
 static void
@@ -1893,12 +1916,14 @@ test_sqlite_queue_is_fifo(void)
 		atomic_int n;
 		int who[FIFO_PROCS * FIFO_ROUNDS];
 	} *log_;
-	char url[4200], err[200];
+	char url[4200], err[200], c;
 	struct db *db = NULL, *w;
 	pid_t pid[FIFO_PROCS], holder = -1;
-	int fd[2], go[2] = { -1, -1 }, i, k, status, procs = 0;
-	char c;
+	int hcmd[2] = { -1, -1 }, hack[2] = { -1, -1 }, go[FIFO_PROCS], fd[2];
+	int want[FIFO_PROCS * FIFO_ROUNDS], i, j, k, status, procs = 0;
 
+	for (i = 0; i < FIFO_PROCS; i++)
+		go[i] = -1;
 	(void)snprintf(url, sizeof(url), "sqlite:%s/fifo.db", tmpdir);
 	log_ = mmap(NULL, sizeof(*log_), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	    -1, 0);
@@ -1908,41 +1933,40 @@ test_sqlite_queue_is_fifo(void)
 	}
 	atomic_init(&log_->n, 0);
 	fflush(NULL);
-	/* The holder: takes the queue, says so, and commits when told. */
-	if (pipe(fd) == -1 || pipe(go) == -1 || (holder = fork()) == -1) {
+	/* The holder: each "t" takes the queue (answered "h"), each "c" commits. */
+	if (pipe(hcmd) == -1 || pipe(hack) == -1 || (holder = fork()) == -1) {
 		harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (holder == 0) {
-		(void)close(fd[0]);
-		(void)close(go[1]);
+		(void)close(hcmd[1]);
+		(void)close(hack[0]);
 		if (db_open(&w, url, NULL, err, sizeof(err)) == -1 ||
-		    db_exec(w, "CREATE TABLE t_fifo(who integer)") == -1 ||
-		    db_begin(w, DB_TXN_WRITE) == -1 || write(fd[1], "h", 1) != 1 ||
-		    read(go[0], &c, 1) != 1 || db_commit(w) == -1)
+		    db_exec(w, "CREATE TABLE t_fifo(who integer)") == -1)
 			_exit(3);
+		while (read(hcmd[0], &c, 1) == 1)
+			if ((c == 't' && (db_begin(w, DB_TXN_WRITE) == -1 ||
+			    write(hack[1], "h", 1) != 1)) || (c == 'c' && db_commit(w) == -1))
+				_exit(4);
 		db_close(w);
 		_exit(0);
 	}
-	(void)close(fd[1]);
-	(void)close(go[0]);
-	CHECK_INT((int)read(fd[0], &c, 1), 1);
-	(void)close(fd[0]);
+	(void)close(hcmd[0]);
+	(void)close(hack[1]);
+	hcmd[0] = hack[1] = -1;
+	/* The writers: each byte on its go pipe is one write. */
 	for (i = 0; i < FIFO_PROCS; i++) {
 		if (pipe(fd) == -1 || (pid[i] = fork()) == -1) {
 			harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
-			break;
+			goto wait;
 		}
 		if (pid[i] == 0) {
 			int bad = 0;
 
-			(void)close(fd[0]);
+			(void)close(fd[1]);
 			if (db_open(&w, url, NULL, err, sizeof(err)) == -1)
 				_exit(3);
-			/* Ready: from here on it waits only in the queue. */
-			if (write(fd[1], "r", 1) != 1)
-				_exit(4);
-			for (k = 0; k < FIFO_ROUNDS; k++) {
+			while (read(fd[0], &c, 1) == 1) {
 				if (db_begin(w, DB_TXN_WRITE) == -1) {
 					bad = 1;
 					break;
@@ -1955,15 +1979,38 @@ test_sqlite_queue_is_fifo(void)
 			_exit(bad);
 		}
 		procs++;
-		(void)close(fd[1]);
-		CHECK_INT((int)read(fd[0], &c, 1), 1);
 		(void)close(fd[0]);
-		/* Queued once it sleeps (10 s at most: a queue that never sleeps fails). */
-		for (k = 0; k < 10000 && !proc_sleeps(pid[i]); k++)
-			(void)usleep(1000);
-		CHECK(proc_sleeps(pid[i]));
+		go[i] = fd[1];
 	}
-	CHECK_INT((int)write(go[1], "c", 1), 1);
+	for (k = 0; k < FIFO_ROUNDS; k++) {
+		if (write(hcmd[1], "t", 1) != 1 || read(hack[0], &c, 1) != 1) {
+			harness_fail(__FILE__, __LINE__, "the holder did not take the queue");
+			goto wait;
+		}
+		for (j = 0; j < FIFO_PROCS; j++) {
+			i = (j + k) % FIFO_PROCS;
+			want[k * FIFO_PROCS + j] = i;
+			CHECK_INT((int)write(go[i], "w", 1), 1);
+			/* Queued once it waits in futex(2) (10 s at most). */
+			for (int t = 0; t < 10000 && !proc_in_futex(pid[i]); t++)
+				(void)usleep(1000);
+			if (!proc_in_futex(pid[i])) {
+				harness_fail(__FILE__, __LINE__, "round %d: writer %d never queued",
+				    k, i);
+				goto wait;
+			}
+		}
+		CHECK_INT((int)write(hcmd[1], "c", 1), 1);
+		for (int t = 0; t < 10000 && atomic_load(&log_->n) < (k + 1) * FIFO_PROCS; t++)
+			(void)usleep(1000);
+		CHECK_INT(atomic_load(&log_->n), (k + 1) * FIFO_PROCS);
+	}
+wait:
+	for (i = 0; i < FIFO_PROCS; i++)
+		if (go[i] >= 0)
+			(void)close(go[i]);
+	(void)close(hcmd[1]);
+	hcmd[1] = -1;
 	CHECK(waitpid(holder, &status, 0) == holder);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	for (i = 0; i < procs; i++) {
@@ -1973,9 +2020,9 @@ test_sqlite_queue_is_fifo(void)
 	CHECK_INT(procs, FIFO_PROCS);
 	CHECK_INT(atomic_load(&log_->n), procs * FIFO_ROUNDS);
 	for (i = 0; i < atomic_load(&log_->n) && i < FIFO_PROCS * FIFO_ROUNDS; i++)
-		if (log_->who[i] != i % FIFO_PROCS) {
+		if (log_->who[i] != want[i]) {
 			harness_fail(__FILE__, __LINE__, "write %d was process %d's, want %d's",
-			    i, log_->who[i], i % FIFO_PROCS);
+			    i, log_->who[i], want[i]);
 			break;
 		}
 	if (db_open(&db, url, NULL, err, sizeof(err)) == -1)
@@ -1983,8 +2030,12 @@ test_sqlite_queue_is_fifo(void)
 	else
 		CHECK_STR(q1(db, "SELECT count(*) FROM t_fifo"), "12");
 out:
-	if (go[1] >= 0)
-		(void)close(go[1]);
+	for (i = 0; i < 2; i++) {
+		if (hcmd[i] >= 0)
+			(void)close(hcmd[i]);
+		if (hack[i] >= 0)
+			(void)close(hack[i]);
+	}
 	db_close(db);
 	(void)munmap(log_, sizeof(*log_));
 }
