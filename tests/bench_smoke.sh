@@ -92,6 +92,11 @@ for k in sqlite-durable sqlite-published pg-default pg-serializable; do
 	    { echo "FAIL no chat rows for the series $k"; fail=1; }
 done
 grep -q '^footprint,disk-total,' "$out/results.csv" || { echo "FAIL footprint: no size on disk"; fail=1; }
+# multihost: both requests, both load balancers (where namespaces can be made).
+grep -q '^Not run: .*needs root and ip netns' "$out/report.md" || for k in health-one scan-one health-two scan-two; do
+	awk -F, -v k="$k" 'NR > 1 && $1 == "multihost" && index($2, k "-app-host") == 1 && $8 + 0 > 0 { found = 1 } END { exit !found }' "$out/results.csv" ||
+	    { echo "FAIL multihost: no $k-app-host(s) rows"; fail=1; }
+done
 for s in postgrest chat footprint; do
 	grep -q "^### $s: differences from the published benchmark" "$out/report.md" ||
 	    { echo "FAIL $s: no differences section"; fail=1; }

@@ -119,11 +119,13 @@ footprint_base_pkgs() {
 
 # Size on disk, comparable with the published "binary on disk" of single-binary systems:
 # sluice's binaries (stripped), the shared libraries they and nginx load beyond Debian's
-# base system (footprint_base_pkgs: libfcgi, libcjson, libsqlite3, libpq and its
-# dependencies, libbrotli, ... count; libc does not), and nginx's binary.  Run by bench/run
+# base system (footprint_base_pkgs: libfcgi, libcjson, libsqlite3, libbrotli, ... count;
+# libc does not), and nginx's binary; then, on its own row, libpq and its dependencies,
+# which only a PostgreSQL host needs (the workers load it at run time).  Run by bench/run
 # after suite_footprint.
 suite_footprint_more() {
 	local scratch=$BENCH_TMP/footprint-disk bin lib pkg size total=0 libs=0 bins=0 ngx base
+	local counted=" " pq pqlibs=0
 	mkdir -p "$scratch"
 	base=" $(footprint_base_pkgs | tr '\n' ' ') "
 	ngx=$(readlink -f /usr/sbin/nginx)
@@ -147,13 +149,27 @@ suite_footprint_more() {
 		[ -n "$pkg" ] && [[ "$base" == *" $pkg "* ]] && continue
 		size=$(stat -c %s "$lib")
 		libs=$((libs + size))
+		counted+="$lib "
 		echo "| $(basename "$lib") | ${pkg:-?} | $size |" | bench_report
 	done
 	size=$(stat -c %s "$ngx")
 	total=$((bins + libs + size))
+	# libpq is not linked: a worker loads it when its database is PostgreSQL (common/pq.c).
+	# What a PostgreSQL host needs besides: libpq and its libraries beyond the base system
+	# and those counted above.
+	pq=$(ldconfig -p 2>/dev/null | awk '$1 == "libpq.so.5" { print $NF; exit }')
+	if [ -n "$pq" ]; then
+		for lib in $( { echo "$pq"; ldd "$pq" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'; } | xargs -r readlink -f | sort -u); do
+			[[ "$counted" == *" $lib "* ]] && continue
+			pkg=$( (dpkg -S "$lib" 2>/dev/null || dpkg -S "${lib#/usr}" 2>/dev/null || true) | head -1 | cut -d: -f1)
+			[ -n "$pkg" ] && [[ "$base" == *" $pkg "* ]] && continue
+			pqlibs=$((pqlibs + $(stat -c %s "$lib")))
+		done
+	fi
 	{
 		echo "| nginx | $( (dpkg -S "$ngx" 2>/dev/null || true) | head -1 | cut -d: -f1) | $size |"
 		echo "| **total: binaries + libraries + nginx** | | **$total** ($(awk -v t="$total" 'BEGIN { printf "%.1f MB", t / 1e6 }')) |"
+		[ -n "$pq" ] && echo "| with PostgreSQL: libpq and the libraries it loads beyond those above (loaded at run time, only by a worker whose database is PostgreSQL) | libpq5 and its dependencies | $pqlibs (total $(awk -v t="$((total + pqlibs))" 'BEGIN { printf "%.1f MB", t / 1e6 }')) |"
 		echo
 	} | bench_report
 	echo "footprint,disk-binaries,sluice,none,none,0,1,0,0,0,0,0,0,0,0,0,0,0,$bins" >> "$BENCH_OUT/results.csv"
