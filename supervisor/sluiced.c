@@ -304,6 +304,9 @@ sluiced_write_pid(struct sluiced *s)
  * (none is bound to a thread: common/serve.c), and a load balancer in front of several
  * hosts keeps up to 2,048 per nginx worker (supervisor/nginxconf.c): the usual soft limit
  * of 1,024 would make a worker refuse connections (EMFILE) with threads to spare.
+ * Descriptors past 1,023 are safe in a worker: fcgi2 (2.4.2) waits with poll() when it
+ * closes a connection, and its select() is only in the asynchronous I/O sluice does not
+ * use (checked: a worker holding 1,200 connections, descriptor 1,203, closed them all).
  */
 static void
 sluiced_raise_nofile(void)
