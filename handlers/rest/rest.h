@@ -311,7 +311,6 @@ int rest_parse_columns(struct arena *a, const char *s, size_t len, const char **
 /* The like pattern with PostgREST's '*' wildcard turned into '%'; in the arena. */
 char *rest_like_pattern(struct arena *a, const char *v, size_t len);
 
-/* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
 /* Whom a request's SQLite grants are checked for, past the router's check of the table
  * it names: the tables its embeds read (names.c).  role NULL: no check (PostgreSQL, or
  * access control off). */
@@ -321,6 +320,7 @@ struct rest_access {
 	int anon;		/* the anonymous role: a refusal is 401, else 403 */
 };
 
+/* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
 struct rest_gen {
 	const struct rest_schema *sc;
 	const struct rest_dialect *d;
@@ -523,6 +523,11 @@ int rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from
  * of the rows' objects (PostgreSQL's select over the written rows).  0 or -1.
  */
 int rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
+/* Whether g's statement caps its body (body_max set, the dialect has body_over). */
+int rest_sql_caps_body(const struct rest_gen *g);
+/* The capped body and its row count, from a subquery _s with columns _b and _n: _b when
+ * it is body_max bytes at most, else body_over, which fails the statement (54000). */
+void rest_sql_capped_body(struct rest_gen *g);
 /* The output keys of n in order (CSV header); returns how many were stored in keys. */
 int rest_sql_keys(struct rest_gen *g, struct rest_node *n, const char **keys, int max);
 

@@ -991,6 +991,19 @@ rest_sql_keys(struct rest_gen *g, struct rest_node *n, const char **keys, int ma
 }
 
 int
+rest_sql_caps_body(const struct rest_gen *g)
+{
+	return g->body_max > 0 && g->d->body_over != NULL;
+}
+
+void
+rest_sql_capped_body(struct rest_gen *g)
+{
+	buf_printf(g->sql, "case when octet_length(_s._b) <= %lld then _s._b else %s end, _s._n",
+	    (long long)g->body_max, g->d->body_over);
+}
+
+int
 rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
     enum rest_shape shape, int count)
 {
@@ -998,15 +1011,16 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	struct buf joins;
 	int direct = shape != REST_SHAPE_CSV && root->norder == 0 &&
 	    root->limit < 0 && root->offset == 0 && !has_agg(root), rc = 0;
-	/* The body capped in the statement (see body_over): the select below becomes
-	 * the subquery _s of one that lets through a body of body_max bytes at most. */
-	int wrap = g->body_max > 0 && g->d->body_over != NULL;
+	/* The body capped in the statement (rest_sql_capped_body()): the select below
+	 * becomes the subquery _s of one that lets through body_max bytes at most. */
+	int wrap = rest_sql_caps_body(g);
 
 	g->seq = 0;
-	if (wrap)
-		buf_printf(g->sql, "select case when octet_length(_s._b) <= %lld then _s._b else "
-		    "%s end, _s._n%s from (", (long long)g->body_max, g->d->body_over,
-		    count ? ", _s._c" : "");
+	if (wrap) {
+		buf_puts(g->sql, "select ");
+		rest_sql_capped_body(g);
+		buf_puts(g->sql, count ? ", _s._c from (" : " from (");
+	}
 	buf_puts(g->sql, "select ");
 	buf_init(&joins, REST_SQL_MAX);
 	if (direct) {
@@ -1015,7 +1029,6 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		g->joins = &joins;
 		rc = gen_obj(g, root, a, 1);
 		g->joins = NULL;
-		buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
 	} else if (shape == REST_SHAPE_CSV) {
 		const char *keys[1024];
 		int nk = rest_sql_keys(g, root, keys, 1024), i;
@@ -1029,11 +1042,9 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		if (nk == 0)
 			buf_puts(g->sql, "''");
 		buf_puts(g->sql, g->d->csv_agg_close);
-		buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
-	} else {
+	} else
 		arr_of_j(g);
-		buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
-	}
+	buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
 	if (count) {
 		char c[16];
 

@@ -283,12 +283,13 @@ write_returning(struct rest_gen *g, struct rest_node *root)
 		if (alias == NULL)
 			return -1;
 	}
-	if (g->body_max > 0 && g->d->body_over != NULL && g->d->ret_agg) {
+	if (rest_sql_caps_body(g) && g->d->ret_agg) {
 		/* Capped in the statement, as a read (select.c): past body_max the whole
 		 * statement fails (54000), so nothing is written and the worker never
 		 * receives the body. */
-		buf_printf(g->sql, ") select case when octet_length(_s._b) <= %lld then _s._b "
-		    "else %s end, _s._n from (select ", (long long)g->body_max, g->d->body_over);
+		buf_puts(g->sql, ") select ");
+		rest_sql_capped_body(g);
+		buf_puts(g->sql, " from (select ");
 		if (rest_sql_row_json(g, root, alias, g->d->ret_agg) < 0)
 			return -1;
 		buf_puts(g->sql, " as _b, count(*) as _n from _w _t0) _s");
