@@ -264,9 +264,9 @@ rest_auth_grant(struct rest_auth *a, char *s, char *err, size_t errlen)
 int
 rest_auth_grants_parse(struct rest_auth *a, const char *s, char *err, size_t errlen)
 {
-	char *p, *e, *copy;
+	char *p, *e, *copy, why[256];
 	const char *c;
-	int n;
+	int n, last;
 
 	for (c = s; *c != '\0'; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == ' ') {
@@ -283,26 +283,20 @@ rest_auth_grants_parse(struct rest_auth *a, const char *s, char *err, size_t err
 	a->ngrants = 0;
 	for (p = copy, n = 1;; p = e + 1, n++) {
 		e = p + strcspn(p, "|");
+		last = *e == '\0';
 		if (a->ngrants == REST_GRANTS_MAX) {
 			(void)snprintf(err, errlen, "more than %d entries", REST_GRANTS_MAX);
 			return -1;
 		}
-		if (*e == '\0') {
-			if (rest_auth_grant(a, p, err, errlen) < 0)
-				goto bad;
-			return 0;
-		}
 		*e = '\0';
 		if (rest_auth_grant(a, p, err, errlen) < 0)
-			goto bad;
+			break;
+		if (last)
+			return 0;
 	}
-bad:
-	{
-		char why[256];
-
-		(void)snprintf(why, sizeof(why), "%s", err);
-		(void)snprintf(err, errlen, "entry %d (\"%.60s\"): %s", n, p, why);
-	}
+	/* The entry's number and text before the reason (err is both source and target). */
+	(void)snprintf(why, sizeof(why), "%s", err);
+	(void)snprintf(err, errlen, "entry %d (\"%.60s\"): %s", n, p, why);
 	return -1;
 }
 
