@@ -63,16 +63,13 @@ dbcheck_page1(int fd, off_t off)
  * salts); a copy counts once a commit frame follows it.
  */
 static off_t
-dbcheck_wal_page1(const char *path, int *fd)
+dbcheck_wal_page1(const char *wal, int *fd)
 {
-	char wal[4096];
 	unsigned char hdr[32], fh[24];
 	uint32_t psize;
 	off_t off, cand = 0, found = 0;
 
 	*fd = -1;
-	if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal))
-		return -1;
 	if ((*fd = open(wal, O_RDONLY | O_CLOEXEC)) == -1)
 		return errno == ENOENT ? 0 : -1;
 	if (pread(*fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
@@ -98,13 +95,13 @@ dbcheck_wal_page1(const char *path, int *fd)
  * would take part in the workers' locking and shared memory.  -1 when it cannot be told.
  */
 static long
-dbcheck_tables(const char *path)
+dbcheck_tables(const char *path, const char *wal)
 {
 	int fd, wfd;
 	off_t w;
 	long n = -1;
 
-	if ((w = dbcheck_wal_page1(path, &wfd)) > 0)
+	if ((w = dbcheck_wal_page1(wal, &wfd)) > 0)
 		n = dbcheck_page1(wfd, w);
 	else if (w == 0 && (fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
 		n = dbcheck_page1(fd, 0);
@@ -118,7 +115,9 @@ dbcheck_tables(const char *path)
 enum dbcheck_state
 dbcheck_look(struct dbcheck *d, const char *path, char *why, size_t len)
 {
-	struct stat st;
+	struct stat st, wst;
+	struct dbcheck_seen seen;
+	char wal[4096];
 	long tables;
 
 	why[0] = '\0';
@@ -142,8 +141,28 @@ dbcheck_look(struct dbcheck *d, const char *path, char *why, size_t len)
 		(void)snprintf(why, len, "the file is empty (0 bytes)");
 		return DBCHECK_EMPTY;
 	}
-	if ((tables = dbcheck_tables(path)) < 0)
+	/*
+	 * The schema is read again only when the file or its log has changed since the
+	 * last look (size, time of change, the log's inode): a pool idle or only read
+	 * costs two stat() calls a second, not a walk of the log's frame headers.
+	 */
+	if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal))
 		return d->state;
+	memset(&seen, 0, sizeof(seen));
+	seen.db_size = st.st_size;
+	seen.db_ctime = st.st_ctim;
+	if (stat(wal, &wst) == 0) {
+		seen.wal_ino = wst.st_ino;
+		seen.wal_size = wst.st_size;
+		seen.wal_ctime = wst.st_ctim;
+	}
+	if (d->seen_ok && memcmp(&seen, &d->seen, sizeof(seen)) == 0)
+		tables = d->tables;
+	else if ((tables = dbcheck_tables(path, wal)) < 0)
+		return d->state;
+	d->seen = seen;
+	d->seen_ok = 1;
+	d->tables = tables;
 	if (tables == 0) {
 		(void)snprintf(why, len, "the database has no table left");
 		return DBCHECK_EMPTY;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* How often a running pool looks at its database file. */
 #define DBCHECK_EVERY_MS	1000
@@ -24,6 +25,14 @@ enum dbcheck_state {
  * "empty". */
 extern const char *const dbcheck_words[DBCHECK__MAX];
 
+/* What a look saw of the file and its write-ahead log (zeroed, then filled: compared
+ * whole). */
+struct dbcheck_seen {
+	off_t db_size, wal_size;
+	ino_t wal_ino;		/* 0: no log */
+	struct timespec db_ctime, wal_ctime;
+};
+
 /* A pool's view of its database; zeroed (dbcheck_reset()) when a generation starts. */
 struct dbcheck {
 	int known;		/* dev and ino are those of the file the generation opened */
@@ -31,6 +40,9 @@ struct dbcheck {
 	ino_t ino;
 	enum dbcheck_state state;	/* as last reported */
 	int64_t next;		/* pool_now() ms of the next look; 0: at once */
+	struct dbcheck_seen seen;	/* the last look that read the schema, */
+	int seen_ok;		/* if any, */
+	long tables;		/* and the schema's rows it found */
 };
 
 /* Forgets the file seen: the next look takes the file at path as the workers'. */
