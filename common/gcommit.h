@@ -13,9 +13,10 @@
  * One writers' queue.  Across processes the batches queue where every other SQLite writer
  * of the file queues: the leader's BEGIN takes db_sqlite.c's "<file>-wlock" (first come,
  * first served across processes, woken as soon as it is free) and then SQLite's write
- * lock (BEGIN IMMEDIATE, within the busy timeout); COMMIT lets both go.  The group commit adds no lock file of
- * its own, so a write takes one file lock whether it is batched or not (the chat's and
- * rest's writes all come through here, handlers/rest/commit.c).  The lock order:
+ * lock (BEGIN IMMEDIATE, within the busy timeout); COMMIT lets both go.  The group commit
+ * adds no lock file of its own, so a write takes one file lock whether it is batched or
+ * not (the chat's and rest's writes all come through here, handlers/rest/commit.c).  The
+ * lock order:
  *
  *   1. gcommit's process mutex: held only to queue a write, to take a batch off the
  *      queue and to hand the results back, never while waiting for 2 or 3;
