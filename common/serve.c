@@ -3,11 +3,13 @@
  *
  * Signals.  fcgi2 writes with a plain write(2) that gives up on EINTR, so a signal that
  * lands while a response is being written would cut it short.  Every serving thread
- * therefore keeps all signals blocked except SIGUSR2, and unblocks SIGUSR2 only while it
- * waits for a connection with a request (serve_conns_next()).  The main thread waits for
+ * therefore keeps all signals blocked, SIGUSR2 included, except while it sleeps in
+ * epoll_pwait() for a connection with a request (serve_conns_next()), whose mask lets
+ * SIGUSR2 in for that wait alone (one system call, where unblocking around the wait took
+ * two more per request).  The main thread waits for
  * SIGTERM, SIGINT, SIGUSR1 and SIGHUP with sigwait(); on a stop signal it sets the stop
  * flag, calls FCGX_ShutdownPending(), and sends SIGUSR2 to every serving thread every few
- * milliseconds until all have left.  A thread waiting in epoll_wait() gets EINTR (the
+ * milliseconds until all have left.  A thread waiting in epoll_pwait() gets EINTR (the
  * handler is installed without SA_RESTART, before FCGX_Init() so that fcgi2 leaves it
  * alone) and leaves; a thread in the middle of a request finishes it first; the idle
  * kept-alive connections close with the process.  So a worker leaves only between
@@ -169,14 +171,15 @@ serve_block_all(void)
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
 }
 
-static void
-serve_wake_mask(int how)
-{
-	sigset_t s;
+/* The mask a serving thread sleeps with in epoll_pwait(): everything blocked but the
+ * wake-up signal.  A wake-up sent before the wait stays pending and interrupts it. */
+static sigset_t serve_wait_mask;
 
-	sigemptyset(&s);
-	sigaddset(&s, SERVE_WAKE_SIGNAL);
-	pthread_sigmask(how, &s, NULL);
+static void
+serve_wait_mask_init(void)
+{
+	sigfillset(&serve_wait_mask);
+	sigdelset(&serve_wait_mask, SERVE_WAKE_SIGNAL);
 }
 
 static int
@@ -334,7 +337,7 @@ serve_conns_next(struct serve_conns *c)
 			    errno != EINTR)
 				return -errno;
 		}
-		if (epoll_wait(c->epfd, &ev, 1, -1) < 0)
+		if (epoll_pwait(c->epfd, &ev, 1, -1, &serve_wait_mask) < 0)
 			return -errno;
 		if (ev.data.fd == c->listen_fd)
 			continue;
@@ -360,13 +363,9 @@ serve_thread_main(void *arg)
 	}
 	io.fcgi = &r;
 	for (;;) {
-		serve_wake_mask(SIG_UNBLOCK);
-		if (atomic_load(&serve_stopping)) {
-			serve_wake_mask(SIG_BLOCK);
+		if (atomic_load(&serve_stopping))
 			break;
-		}
 		fd = serve_conns_next(t->conns);
-		serve_wake_mask(SIG_BLOCK);
 		if (fd < 0) {
 			if (atomic_load(&serve_stopping))
 				break;
@@ -554,7 +553,9 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	if (serve_conns_open(&conns, listen_fd) < 0)
 		goto out;
 
-	/* Threads inherit the mask: everything blocked; each unblocks only its wake-up. */
+	/* Threads inherit the mask: everything blocked; each lets its wake-up in only while
+	 * it waits (serve_wait_mask). */
+	serve_wait_mask_init();
 	serve_block_all();
 	serve_main_thread = pthread_self();
 	serve_main_set = 1;
