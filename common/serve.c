@@ -208,13 +208,20 @@ serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 	return 0;
 }
 
+/*
+ * A thread's arena and response; with connect, its database connection too.  The first
+ * thread connects at start-up, so that a database that cannot be opened stops the worker
+ * at once (the supervisor reports the pool); the others connect at their first request
+ * (serve_request()), so that an idle thread holds no SQLite connection (its schema and
+ * page cache) and the thread count costs an idle worker only stacks.
+ */
 static int
-serve_thread_init(struct serve_thread *t)
+serve_thread_init(struct serve_thread *t, int connect)
 {
 	if ((t->arena = arena_new(t->set->arena_max)) == NULL)
 		return -1;
 	resp_init(&t->rs, t->set->resp_max);
-	if (t->ep->db != NULL && serve_db_connect(t) < 0)
+	if (connect && t->ep->db != NULL && serve_db_connect(t) < 0)
 		return -1;
 	return 0;
 }
@@ -475,7 +482,7 @@ serve_cgi(const struct endpoint *ep, const struct serve_settings *set)
 	memset(&t, 0, sizeof(t));
 	t.ep = ep;
 	t.set = set;
-	if (serve_thread_init(&t) < 0) {
+	if (serve_thread_init(&t, 1) < 0) {
 		struct resp rs;
 
 		/* Still answer: a CGI server shows a script that prints nothing as a 500. */
@@ -567,7 +574,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 		threads[i].set = &set;
 		threads[i].conns = &conns;
 		threads[i].watch = watch != NULL && i < SETTINGS_WATCH_SLOTS ? &watch[i] : NULL;
-		if (serve_thread_init(&threads[i]) < 0)
+		if (serve_thread_init(&threads[i], i == 0) < 0)
 			goto stop;
 	}
 	/* Start-up is over: confine the process before any request (sandbox.h). */
