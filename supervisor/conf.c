@@ -693,9 +693,9 @@ conf_auto_size(enum conf_kind kind, int cpus, int *workers, int *threads)
 		int workers_max;	/* 0: no cap */
 		int threads;
 	} rule[CONF_KIND__MAX] = {
-		[CONF_KIND_CPU] = { 0, 32 },
-		[CONF_KIND_SQLITE] = { 0, 16 },
-		[CONF_KIND_PG] = { 4, 8 },
+		[CONF_KIND_CPU] = { 0, 64 },
+		[CONF_KIND_SQLITE] = { 0, 64 },
+		[CONF_KIND_PG] = { 4, 64 },
 	};
 	int w = cpus < 2 ? 1 : (cpus + 1) / 2;
 

@@ -12,14 +12,12 @@
 # Settings: BENCH_PGRST_PROFILES ("default tuned"), BENCH_PGRST_DBS ("sqlite postgresql"),
 # BENCH_PGRST_CONNS (32), BENCH_PGRST_PUB_DBS (the databases of the published nginx pair
 # and of the open-loop table: BENCH_PGRST_DBS; sqlite alone in a smoke run),
-# BENCH_PGRST_POOL (the rest pool on both databases; by default
-# "workers=8 threads=8" on SQLite, the pool /health has, and "workers=4 threads=4" on
-# PostgreSQL, where each thread is a server backend and 64 of them on two cores cost more
-# than they bring).  On SQLite each process has its own group commit and the processes'
-# batches take turns in the file's first-come first-served writers' queue: 8 x 8 writes as
-# fast as 1 x 64 with no longer a tail (POSTSingle p99 7-9 ms against 10 ms; 100-180 ms
-# at 8 x 8 while the queue was a bare flock).
-
+# BENCH_PGRST_POOL (the rest pool on both databases; by default "workers=auto
+# threads=auto", the pool that ships, resolved for the CPUs the server is pinned to: one
+# worker of 64 threads here.  One process makes the biggest group-commit batches on
+# SQLite, and on PostgreSQL its threads share 2 backends with pipelining, where a backend
+# per thread cost more than it brought on two cores; 64 threads keep nginx's keepalive at
+# K = 16 per nginx worker, so that 32 connections never open one of their own).
 PGRST_SCENARIOS="GETSingle GETSingleEmbed GETAllEmbed POSTSingle POSTBulk RPCSimple RPCGETSingle RPCGETSingleEmbed PATCHSingle"
 # The published runs (PostgREST, k6), after its GET optimisations: t3a.nano and c5.xlarge.
 declare -A PGRST_NANO=([GETSingle]=2068 [GETSingleEmbed]=805 [GETAllEmbed]=28.4 [POSTSingle]=1547
@@ -45,7 +43,7 @@ suite_postgrest() {
 	{
 		echo "## postgrest: the PostgREST benchmark's scenarios on Chinook"
 		echo
-		echo "bin/rest (pool: ${BENCH_PGRST_POOL:-workers=8 threads=8 on SQLite (its writer processes take turns first come, first served: as many writes as one process of 64 threads, and no longer a tail), workers=4 threads=4 on PostgreSQL}) and /health (workers=8 threads=8) in the same run, $conns connections, median of $BENCH_RUNS; published: PostgREST on AWS t3a.nano and c5.xlarge (k6), other hardware and software, for scale only."
+		echo "bin/rest (pool: ${BENCH_PGRST_POOL:-workers=auto threads=auto, the shipped sizes: one worker of 64 threads on the server's core, 2 backends on PostgreSQL}) and /health (workers=8 threads=8) in the same run, $conns connections, median of $BENCH_RUNS; published: PostgREST on AWS t3a.nano and c5.xlarge (k6), other hardware and software, for scale only."
 		echo
 	} | bench_report
 	for db in $dbs; do
@@ -58,8 +56,7 @@ suite_postgrest() {
 			url=$BENCH_PG_URL
 			"$seed" -f "$url" >/dev/null ;;
 		esac
-		pool=${BENCH_PGRST_POOL:-workers=4 threads=4}
-		[ "$db" = sqlite ] && pool=${BENCH_PGRST_POOL:-workers=8 threads=8}
+		pool=${BENCH_PGRST_POOL:-workers=auto threads=auto}
 		for profile in $profiles; do
 			bench_stack_start "pgrst-$db" "$profile" "set nginx_workers 2
 db chinook $url

@@ -16,8 +16,8 @@
 #
 # Settings: BENCH_RECORDS_DBS ("sqlite postgresql"), BENCH_RECORDS_CONNS (32),
 # BENCH_RECORDS_SIGNIN_CONNS (4: a sign-in costs one bcrypt compare, some 50 ms of a core),
-# BENCH_RECORDS_POOL (by default "workers=8 threads=4" on SQLite, the shipped pool, and
-# "workers=4 threads=4" on PostgreSQL, where each thread is a server backend).
+# BENCH_RECORDS_POOL (by default "workers=auto threads=auto", the shipped pool, resolved
+# for the CPUs the server is pinned to).
 
 RECORDS_SCENARIOS="view list list_skiptotal filtered filtered_skiptotal expanded expanded_skiptotal create update signin"
 # Seed 000 (slonbase 2.2 and PocketBase 0.40.6 on a 4-vCPU cloud VM): req/s.
@@ -93,8 +93,7 @@ suite_records() {
 			url=$BENCH_PG_URL
 			"$seed" -f -S "$TOP/sql/records" "$url" >/dev/null ;;
 		esac
-		pool=${BENCH_RECORDS_POOL:-workers=4 threads=4}
-		[ "$db" = sqlite ] && pool=${BENCH_RECORDS_POOL:-workers=8 threads=4}
+		pool=${BENCH_RECORDS_POOL:-workers=auto threads=auto}
 		bench_stack_start "records-$db" tuned "set nginx_workers 2
 db records $url
 records /api/ $pool db=records records_secret_file=$keydir/records-secret.key"

@@ -255,7 +255,7 @@ test_one_log_line_per_pool(void)
 
 /*
  * workers=auto / threads=auto: a pool starts the number of workers the rule computes from
- * set cpus (one per two CPUs; 32 threads each without a database), says so in ctl status
+ * set cpus (one per two CPUs; 64 threads each), says so in ctl status
  * and its start line, and each worker runs that many serving threads.
  */
 static void
@@ -275,23 +275,23 @@ test_pool_auto_sizes(void)
 	CHECK(stack_wait_pool(&s, "health", 3000) == 0);
 	CHECK(stack_wait_pool(&s, "other", 3000) == 0);
 	CHECK_INT(stack_pool_value(&s, "health", "workers"), 3);
-	CHECK_INT(stack_pool_value(&s, "health", "threads"), 32);
+	CHECK_INT(stack_pool_value(&s, "health", "threads"), 64);
 	CHECK(stack_pool_field(&s, "health", "sizing", sizing, sizeof(sizing)) == 0 &&
 	    strcmp(sizing, "auto:6cpus") == 0);
 	CHECK_INT(stack_pool_value(&s, "other", "workers"), 2);
-	CHECK_INT(stack_pool_value(&s, "other", "threads"), 32);
+	CHECK_INT(stack_pool_value(&s, "other", "threads"), 64);
 	CHECK(stack_pool_field(&s, "other", "sizing", sizing, sizeof(sizing)) == 0 &&
 	    strcmp(sizing, "auto-threads:6cpus") == 0);
 	n = stack_worker_pids(&s, "health", pids, 16);
 	CHECK_INT(n, 3);
-	/* Every worker serves with 32 threads (and may have a helper or two of its own). */
+	/* Every worker serves with 64 threads (and may have a helper or two of its own). */
 	for (i = 0; i < n; i++)
-		CHECK(stack_proc_kb(pids[i], "Threads:") >= 32);
+		CHECK(stack_proc_kb(pids[i], "Threads:") >= 64);
 	CHECK_INT(stack_worker_pids(&s, "other", pids, 16), 2);
 	snprintf(log, sizeof(log), "%s/sluiced.log", s.dir);
 	CHECK_INT(count_in_file(log, "health: listening on "), 1);
-	CHECK_INT(count_in_file(log, "3 workers x 32 threads (auto:6cpus)"), 1);
-	CHECK_INT(count_in_file(log, "2 workers x 32 threads (auto-threads:6cpus)"), 1);
+	CHECK_INT(count_in_file(log, "3 workers x 64 threads (auto:6cpus)"), 1);
+	CHECK_INT(count_in_file(log, "2 workers x 64 threads (auto-threads:6cpus)"), 1);
 	stack_stop(&s);
 }
 

@@ -71,11 +71,11 @@ test_shipped_file(void)
 	if (ep != NULL) {
 		CHECK_INT(ep->exact, 1);
 		CHECK_STR(ep->path, "/health");
-		/* Sized by the machine: one worker per two CPUs, 32 threads each. */
+		/* Sized by the machine: one worker per two CPUs, 64 threads each. */
 		CHECK(ep->workers_auto && ep->threads_auto);
 		CHECK_INT(c->cpus, conf_cpus());
 		CHECK_INT(ep->workers, (conf_cpus() + 1) / 2);
-		CHECK_INT(ep->threads, 32);
+		CHECK_INT(ep->threads, 64);
 		CHECK(ep->db_name == NULL);
 	}
 	/* The writers stay one process each, whatever the machine: one group commit each. */
@@ -370,20 +370,20 @@ test_auto_rule(void)
 		enum conf_kind kind;
 		int cpus, workers, threads;
 	} cases[] = {
-		{ CONF_KIND_CPU, 0, 1, 32 },
-		{ CONF_KIND_CPU, 1, 1, 32 },
-		{ CONF_KIND_CPU, 2, 1, 32 },
-		{ CONF_KIND_CPU, 3, 2, 32 },
-		{ CONF_KIND_CPU, 4, 2, 32 },
-		{ CONF_KIND_CPU, 64, 32, 32 },
-		{ CONF_KIND_SQLITE, 2, 1, 16 },
-		{ CONF_KIND_SQLITE, 8, 4, 16 },
-		{ CONF_KIND_SQLITE, 64, 32, 16 },
-		{ CONF_KIND_PG, 1, 1, 8 },
-		{ CONF_KIND_PG, 2, 1, 8 },
-		{ CONF_KIND_PG, 8, 4, 8 },
-		{ CONF_KIND_PG, 64, 4, 8 },
-		{ CONF_KIND_PG, 1024, 4, 8 },
+		{ CONF_KIND_CPU, 0, 1, 64 },
+		{ CONF_KIND_CPU, 1, 1, 64 },
+		{ CONF_KIND_CPU, 2, 1, 64 },
+		{ CONF_KIND_CPU, 3, 2, 64 },
+		{ CONF_KIND_CPU, 4, 2, 64 },
+		{ CONF_KIND_CPU, 64, 32, 64 },
+		{ CONF_KIND_SQLITE, 2, 1, 64 },
+		{ CONF_KIND_SQLITE, 8, 4, 64 },
+		{ CONF_KIND_SQLITE, 64, 32, 64 },
+		{ CONF_KIND_PG, 1, 1, 64 },
+		{ CONF_KIND_PG, 2, 1, 64 },
+		{ CONF_KIND_PG, 8, 4, 64 },
+		{ CONF_KIND_PG, 64, 4, 64 },
+		{ CONF_KIND_PG, 1024, 4, 64 },
 	};
 	size_t i;
 	int w, t;
@@ -457,25 +457,25 @@ test_auto_lines(void)
 	if ((ep = conf_find(c, "h")) != NULL) {
 		CHECK_INT(ep->kind, CONF_KIND_CPU);
 		CHECK_INT(ep->workers, 4);
-		CHECK_INT(ep->threads, 32);
+		CHECK_INT(ep->threads, 64);
 	} else
 		CHECK(ep != NULL);
 	if ((ep = conf_find(c, "s")) != NULL) {
 		CHECK_INT(ep->kind, CONF_KIND_SQLITE);
 		CHECK_INT(ep->workers, 4);
-		CHECK_INT(ep->threads, 16);
+		CHECK_INT(ep->threads, 64);
 	} else
 		CHECK(ep != NULL);
 	if ((ep = conf_find(c, "p")) != NULL) {
 		CHECK_INT(ep->kind, CONF_KIND_PG);
 		CHECK_INT(ep->workers, 4);
-		CHECK_INT(ep->threads, 8);
+		CHECK_INT(ep->threads, 64);
 	} else
 		CHECK(ep != NULL);
 	if ((ep = conf_find(c, "w")) != NULL) {
 		CHECK(!ep->workers_auto && ep->threads_auto);
 		CHECK_INT(ep->workers, 1);
-		CHECK_INT(ep->threads, 16);
+		CHECK_INT(ep->threads, 64);
 	} else
 		CHECK(ep != NULL);
 	if ((ep = conf_find(c, "t")) != NULL) {
@@ -490,7 +490,8 @@ test_auto_lines(void)
 	c = load_text("set cpus 2\ndb lite sqlite:x.db\ns =/s workers=auto threads=auto db=lite\n",
 	    err, sizeof(err));
 	unsetenv("SLUICE_DB_LITE");
-	CHECK(c != NULL && c->eps[0].kind == CONF_KIND_PG && c->eps[0].threads == 8);
+	CHECK(c != NULL && c->eps[0].kind == CONF_KIND_PG && c->eps[0].workers == 1 &&
+	    c->eps[0].threads == 64);
 	conf_free(c);
 	/* Without set cpus, the machine's. */
 	c = load_text("h =/h workers=auto\n", err, sizeof(err));
