@@ -43,7 +43,7 @@ suite_postgrest() {
 	{
 		echo "## postgrest: the PostgREST benchmark's scenarios on Chinook"
 		echo
-		echo "bin/rest (pool: ${BENCH_PGRST_POOL:-workers=auto threads=auto, the shipped sizes: one worker of 64 threads on the server's core, 2 backends on PostgreSQL}) and /health (workers=8 threads=8) in the same run, $conns connections, median of $BENCH_RUNS; published: PostgREST on AWS t3a.nano and c5.xlarge (k6), other hardware and software, for scale only."
+		echo "bin/rest (pool: ${BENCH_PGRST_POOL:-workers=auto threads=auto, the shipped sizes: one worker of 64 threads on the server core, 2 backends on PostgreSQL}) and /health (workers=8 threads=8) in the same run, $conns connections, median of $BENCH_RUNS; published: PostgREST on AWS t3a.nano and c5.xlarge (k6), other hardware and software, for scale only."
 		echo
 	} | bench_report
 	for db in $dbs; do
