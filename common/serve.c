@@ -6,10 +6,9 @@
  * therefore keeps all signals blocked, SIGUSR2 included, except while it sleeps in
  * epoll_pwait() for a connection with a request (serve_conns_next()), whose mask lets
  * SIGUSR2 in for that wait alone (one system call, where unblocking around the wait took
- * two more per request).  The main thread waits for
- * SIGTERM, SIGINT, SIGUSR1 and SIGHUP with sigwait(); on a stop signal it sets the stop
- * flag, calls FCGX_ShutdownPending(), and sends SIGUSR2 to every serving thread every few
- * milliseconds until all have left.  A thread waiting in epoll_pwait() gets EINTR (the
+ * two more per request).  The main thread waits for SIGTERM, SIGINT, SIGUSR1 and SIGHUP
+ * with sigwait(); on a stop signal it sets the stop flag, calls FCGX_ShutdownPending(),
+ * and sends SIGUSR2 to every serving thread every few milliseconds until all have left.  A thread waiting in epoll_pwait() gets EINTR (the
  * handler is installed without SA_RESTART, before FCGX_Init() so that fcgi2 leaves it
  * alone) and leaves; a thread in the middle of a request finishes it first; the idle
  * kept-alive connections close with the process.  So a worker leaves only between
