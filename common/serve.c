@@ -8,10 +8,11 @@
  * SIGUSR2 in for that wait alone (one system call, where unblocking around the wait took
  * two more per request).  The main thread waits for SIGTERM, SIGINT, SIGUSR1 and SIGHUP
  * with sigwait(); on a stop signal it sets the stop flag, calls FCGX_ShutdownPending(),
- * and sends SIGUSR2 to every serving thread every few milliseconds until all have left.  A thread waiting in epoll_pwait() gets EINTR (the
- * handler is installed without SA_RESTART, before FCGX_Init() so that fcgi2 leaves it
- * alone) and leaves; a thread in the middle of a request finishes it first; the idle
- * kept-alive connections close with the process.  So a worker leaves only between
+ * and sends SIGUSR2 to every serving thread every few milliseconds until all have left.
+ * A thread waiting in epoll_pwait() gets EINTR (the handler is installed without
+ * SA_RESTART, before FCGX_Init() so that fcgi2 leaves it alone) and leaves; a thread in
+ * the middle of a request finishes it first; the idle kept-alive connections close with
+ * the process.  So a worker leaves only between
  * requests, even behind nginx's keepalive.  A SIGHUP only counts (serve_reloads()): each
  * serving thread sees the count move before its next request and calls the endpoint's
  * thread_reload() (serve_req.c).
