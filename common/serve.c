@@ -12,10 +12,9 @@
  * A thread waiting in epoll_pwait() gets EINTR (the handler is installed without
  * SA_RESTART, before FCGX_Init() so that fcgi2 leaves it alone) and leaves; a thread in
  * the middle of a request finishes it first; the idle kept-alive connections close with
- * the process.  So a worker leaves only between
- * requests, even behind nginx's keepalive.  A SIGHUP only counts (serve_reloads()): each
- * serving thread sees the count move before its next request and calls the endpoint's
- * thread_reload() (serve_req.c).
+ * the process.  So a worker leaves only between requests, even behind nginx's keepalive.
+ * A SIGHUP only counts (serve_reloads()): each serving thread sees the count move before
+ * its next request and calls the endpoint's thread_reload() (serve_req.c).
  *
  * Connections.  No connection belongs to a thread.  fcgi2 on its own binds a thread to
  * the connection it accepted until nginx closes it, and nginx's `keepalive K` caps only
