@@ -7,7 +7,7 @@
  * of the queue, which leads the next one.  With one variable for all, each result of a
  * batch of n woke all m writers waiting, n x m wake-ups where n are needed (measured: one
  * process of 64 threads wrote 5.4k rows/s, two of 16 about 9k; now the one process writes
- * 11k, the most of any shape).  Across processes the batches meet in the SQLite writers'
+ * 11k, more than 8 x 8 (7.6k)).  Across processes the batches meet in the SQLite writers'
  * queue that the leader's BEGIN joins (db_sqlite.c's "<file>-wlock", then SQLite's own
  * lock): the lock order is in gcommit.h.
  *
