@@ -1899,6 +1899,24 @@ proc_in_futex(pid_t pid)
 #define FIFO_PROCS	4
 #define FIFO_ROUNDS	3
 
+/* Waits for child pid up to 20 s; past that it is killed and the test fails.  Returns its
+ * exit code, or -1 when it did not exit of itself. */
+static int
+fifo_reap(pid_t pid)
+{
+	int status, t;
+
+	for (t = 0; t < 2000; t++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		(void)usleep(10000);
+	}
+	harness_fail(__FILE__, __LINE__, "child %d still runs after 20 s: killed", (int)pid);
+	(void)kill(pid, SIGKILL);
+	(void)waitpid(pid, &status, 0);
+	return -1;
+}
+
 /*
  * The writers' queue is first come, first served across processes (the bug: eight
  * processes' writers took turns on a flock, and the process that just let it go took it
@@ -1907,7 +1925,10 @@ proc_in_futex(pid_t pid)
  * after the other, each once the one before waits in it (blocked in futex(2): it has
  * nothing else to wait for), in an order that rotates every round; then the holder
  * commits.  The writes must come in the order the writers queued, every round.  Every
- * connection is a child's own (an SQLite connection must not cross a fork).
+ * connection is a child's own (an SQLite connection must not cross a fork).  The writers
+ * open the database only once the holder has made it (opening it while another process
+ * creates it may find it locked), and a child that dies makes the test fail, never hang
+ * (SIGPIPE ignored, every wait bounded).
  */
 static void
 test_sqlite_queue_is_fifo(void)
@@ -1920,7 +1941,8 @@ test_sqlite_queue_is_fifo(void)
 	struct db *db = NULL, *w;
 	pid_t pid[FIFO_PROCS], holder = -1;
 	int hcmd[2] = { -1, -1 }, hack[2] = { -1, -1 }, go[FIFO_PROCS], fd[2];
-	int want[FIFO_PROCS * FIFO_ROUNDS], i, j, k, status, procs = 0;
+	int want[FIFO_PROCS * FIFO_ROUNDS], i, j, k, procs = 0;
+	void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
 
 	for (i = 0; i < FIFO_PROCS; i++)
 		go[i] = -1;
@@ -1942,7 +1964,8 @@ test_sqlite_queue_is_fifo(void)
 		(void)close(hcmd[1]);
 		(void)close(hack[0]);
 		if (db_open(&w, url, NULL, err, sizeof(err)) == -1 ||
-		    db_exec(w, "CREATE TABLE t_fifo(who integer)") == -1)
+		    db_exec(w, "CREATE TABLE t_fifo(who integer)") == -1 ||
+		    write(hack[1], "r", 1) != 1)
 			_exit(3);
 		while (read(hcmd[0], &c, 1) == 1)
 			if ((c == 't' && (db_begin(w, DB_TXN_WRITE) == -1 ||
@@ -1954,6 +1977,10 @@ test_sqlite_queue_is_fifo(void)
 	(void)close(hcmd[0]);
 	(void)close(hack[1]);
 	hcmd[0] = hack[1] = -1;
+	if (read(hack[0], &c, 1) != 1 || c != 'r') {
+		harness_fail(__FILE__, __LINE__, "the holder could not make the database");
+		goto wait;
+	}
 	/* The writers: each byte on its go pipe is one write. */
 	for (i = 0; i < FIFO_PROCS; i++) {
 		if (pipe(fd) == -1 || (pid[i] = fork()) == -1) {
@@ -2011,12 +2038,9 @@ wait:
 			(void)close(go[i]);
 	(void)close(hcmd[1]);
 	hcmd[1] = -1;
-	CHECK(waitpid(holder, &status, 0) == holder);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	for (i = 0; i < procs; i++) {
-		CHECK(waitpid(pid[i], &status, 0) == pid[i]);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	}
+	CHECK_INT(fifo_reap(holder), 0);
+	for (i = 0; i < procs; i++)
+		CHECK_INT(fifo_reap(pid[i]), 0);
 	CHECK_INT(procs, FIFO_PROCS);
 	CHECK_INT(atomic_load(&log_->n), procs * FIFO_ROUNDS);
 	for (i = 0; i < atomic_load(&log_->n) && i < FIFO_PROCS * FIFO_ROUNDS; i++)
@@ -2038,6 +2062,7 @@ out:
 	}
 	db_close(db);
 	(void)munmap(log_, sizeof(*log_));
+	(void)signal(SIGPIPE, old_pipe);
 }
 
 /*
