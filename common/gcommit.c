@@ -38,7 +38,7 @@ struct gcommit_item {
 	int taken;		/* in a batch: only the leader may let it go */
 	int done;		/* the result is in: the writer may return */
 	struct gcommit_item *next;
-	pthread_cond_t cv;	/* its writer waits on it: the result, or its turn to lead */
+	pthread_cond_t *cv;	/* its writer waits on it: the result, or its turn to lead */
 };
 
 static pthread_once_t gcommit_once = PTHREAD_ONCE_INIT;
@@ -71,7 +71,7 @@ gcommit_set(struct gcommit_item *it, int rc, enum db_err err)
 	it->done = 1;
 	if (rc < 0 && err == DB_ETIMEOUT)
 		gcommit_timeouts++;
-	pthread_cond_signal(&it->cv);
+	pthread_cond_signal(it->cv);
 }
 
 /* Gives it its result and lets its writer return; the leader must not touch it again. */
@@ -267,15 +267,19 @@ gcommit_unqueue(struct gcommit_item *it)
 int
 gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 {
+	/* The condition variable lives beside the item, not in it: a wait on it then
+	 * leaves the item's fields to the mutex's holders (as static analysis sees it too). */
+	pthread_cond_t cv;
 	struct gcommit_item item = {
-		.fn = fn, .arg = arg, .deadline = db->deadline_ms, .rc = -1, .err = DB_EINTERNAL
+		.fn = fn, .arg = arg, .deadline = db->deadline_ms, .rc = -1, .err = DB_EINTERNAL,
+		.cv = &cv
 	};
 	struct gcommit_item *batch, *last;
 	struct timespec ts;
 	int n;
 
 	(void)pthread_once(&gcommit_once, gcommit_init);
-	(void)pthread_cond_init(&item.cv, gcommit_monotonic ? &gcommit_ca : NULL);
+	(void)pthread_cond_init(&cv, gcommit_monotonic ? &gcommit_ca : NULL);
 	pthread_mutex_lock(&gcommit_mu);
 	if (gcommit_tail != NULL)
 		gcommit_tail->next = &item;
@@ -285,12 +289,12 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 	while (!item.done) {
 		if (gcommit_busy || item.taken) {
 			if (item.taken || item.deadline == 0) {
-				pthread_cond_wait(&item.cv, &gcommit_mu);
+				pthread_cond_wait(&cv, &gcommit_mu);
 				continue;
 			}
 			/* Queued behind a batch: wait no longer than the budget. */
 			db_ms_timespec(item.deadline, &ts);
-			if (pthread_cond_timedwait(&item.cv, &gcommit_mu, &ts) == ETIMEDOUT &&
+			if (pthread_cond_timedwait(&cv, &gcommit_mu, &ts) == ETIMEDOUT &&
 			    !item.taken && !item.done) {
 				gcommit_unqueue(&item);
 				item.rc = -1;
@@ -300,7 +304,7 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 				/* It may have been woken to lead as its time ran out: the
 				 * turn passes to the new head. */
 				if (!gcommit_busy && gcommit_head != NULL)
-					pthread_cond_signal(&gcommit_head->cv);
+					pthread_cond_signal(gcommit_head->cv);
 			}
 			continue;
 		}
@@ -311,6 +315,12 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 		 * leading it must not keep the leader's request much past its budget (the
 		 * watchdog replaces a worker whose request overruns it by its grace).
 		 */
+		if (gcommit_head == NULL) {
+			/* Cannot be: this write is queued and not taken.  Fail it, never
+			 * wait for a turn that no one would give. */
+			log_err("group commit: a write found the queue empty");
+			break;
+		}
 		gcommit_busy = 1;
 		batch = last = gcommit_head;
 		batch->taken = 1;
@@ -335,10 +345,10 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 		gcommit_busy = 0;
 		/* The next batch is led by the write at the head of the queue. */
 		if (gcommit_head != NULL)
-			pthread_cond_signal(&gcommit_head->cv);
+			pthread_cond_signal(gcommit_head->cv);
 	}
 	pthread_mutex_unlock(&gcommit_mu);
-	(void)pthread_cond_destroy(&item.cv);
+	(void)pthread_cond_destroy(&cv);
 	if (item.rc < 0 && err != NULL)
 		*err = item.err;
 	return item.rc;
