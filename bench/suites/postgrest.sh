@@ -17,7 +17,9 @@
 # worker of 64 threads here.  One process makes the biggest group-commit batches on
 # SQLite, and on PostgreSQL its threads share 2 backends with pipelining, where a backend
 # per thread cost more than it brought on two cores; 64 threads keep nginx's keepalive at
-# K = 16 per nginx worker, so that 32 connections never open one of their own).
+# K = 16 per nginx worker, so that 32 connections split over 2 nginx workers seldom open
+# one of their own).
+
 PGRST_SCENARIOS="GETSingle GETSingleEmbed GETAllEmbed POSTSingle POSTBulk RPCSimple RPCGETSingle RPCGETSingleEmbed PATCHSingle"
 # The published runs (PostgREST, k6), after its GET optimisations: t3a.nano and c5.xlarge.
 declare -A PGRST_NANO=([GETSingle]=2068 [GETSingleEmbed]=805 [GETAllEmbed]=28.4 [POSTSingle]=1547
