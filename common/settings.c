@@ -76,6 +76,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_CHAT_PAGE_CACHE] = INT("SLUICE_CHAT_PAGE_CACHE", 0, 1, 0,
 	    "the chat page: 1 serves each channel's rendered message list (and its gzip) from "
 	    "a per-process cache that every write to the channel invalidates; 0: off"),
+	[SETTING_CHAT_PAGE_CACHE_LISTS] = INT("SLUICE_CHAT_PAGE_CACHE_LISTS", 1, 65536, 64,
+	    "the chat page's cache: the channels' lists a process keeps at most (slots by "
+	    "channel id), about 200 KB each; set it to the channels being read"),
 	[SETTING_CHAT_PAGE_ORDER] = CHOICE("SLUICE_CHAT_PAGE_ORDER", settings_page_orders, 0,
 	    "the chat page's 500 messages: newest (the channel's last 500) or oldest (its "
 	    "first 500, as the Starcord benchmark's page query)"),

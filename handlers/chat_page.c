@@ -571,13 +571,20 @@ int
 main(int argc, char **argv)
 {
 	char err[256];
-	long long order = 0;
+	long long order = 0, lists = 0;
 	int rc;
 
 	if (chat_init() < 0)
 		return 1;
 	if (settings_int(SETTING_CHAT_PAGE_CACHE, &page_cache_on) < 0)
 		return 1;	/* chat_init() said why */
+	if (settings_int(SETTING_CHAT_PAGE_CACHE_LISTS, &lists) < 0)
+		return 1;	/* settings_int() said why */
+	if (page_cache_on && chat_cache_init((size_t)lists) < 0) {
+		fprintf(stderr, "chat_page: no memory for the page cache's %lld slots\n", lists);
+		chat_fini();
+		return 1;
+	}
 	if (settings_int(SETTING_CHAT_PAGE_ORDER, &order) < 0)
 		return 1;	/* settings_int() said why */
 	page_oldest = order == 1;

@@ -21,12 +21,31 @@
 #define CHAT_CACHE_ZLEVEL	Z_DEFAULT_COMPRESSION
 
 static pthread_mutex_t chat_cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct chat_frag *chat_cache_slot[CHAT_CACHE_SLOTS];
+static struct chat_frag **chat_cache_slot;	/* chat_cache_nslots, under the mutex */
+static size_t chat_cache_nslots;
 
 static size_t
 chat_cache_index(int64_t channel)
 {
-	return (size_t)((uint64_t)channel % CHAT_CACHE_SLOTS);
+	return (size_t)((uint64_t)channel % chat_cache_nslots);
+}
+
+int
+chat_cache_init(size_t nslots)
+{
+	struct chat_frag **t;
+
+	if (nslots < 1 || (t = calloc(nslots, sizeof(*t))) == NULL)
+		return -1;
+	pthread_mutex_lock(&chat_cache_mu);
+	if (chat_cache_slot == NULL) {
+		chat_cache_slot = t;
+		chat_cache_nslots = nslots;
+		t = NULL;
+	}
+	pthread_mutex_unlock(&chat_cache_mu);
+	free(t);	/* made already: the first size stays */
+	return 0;
 }
 
 static void
@@ -54,7 +73,7 @@ chat_cache_get(int64_t channel, uint64_t ver)
 	size_t i;
 
 	pthread_mutex_lock(&chat_cache_mu);
-	f = chat_cache_slot[chat_cache_index(channel)];
+	f = chat_cache_slot == NULL ? NULL : chat_cache_slot[chat_cache_index(channel)];
 	if (f != NULL && f->channel == channel && f->ver == ver)
 		__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 	else
@@ -137,8 +156,14 @@ chat_cache_put(int64_t channel, uint64_t ver, const struct chat_author *authors,
 		chat_frag_free(f);
 		return NULL;
 	}
-	i = chat_cache_index(channel);
 	pthread_mutex_lock(&chat_cache_mu);
+	if (chat_cache_slot == NULL) {
+		/* No table (chat_cache_init() not called, or it failed): nothing is kept. */
+		pthread_mutex_unlock(&chat_cache_mu);
+		chat_frag_free(f);
+		return NULL;
+	}
+	i = chat_cache_index(channel);
 	old = chat_cache_slot[i];
 	/* Counters only grow: an entry of the same channel with a newer label stays. */
 	if (old != NULL && old->channel == channel && old->ver > ver) {
@@ -240,9 +265,10 @@ chat_cache_free(void)
 	size_t i;
 
 	pthread_mutex_lock(&chat_cache_mu);
-	for (i = 0; i < CHAT_CACHE_SLOTS; i++) {
+	for (i = 0; i < chat_cache_nslots; i++)
 		chat_cache_release(chat_cache_slot[i]);
-		chat_cache_slot[i] = NULL;
-	}
+	free(chat_cache_slot);
+	chat_cache_slot = NULL;
+	chat_cache_nslots = 0;
 	pthread_mutex_unlock(&chat_cache_mu);
 }

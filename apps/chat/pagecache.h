@@ -15,7 +15,9 @@
  *
  * Entries are immutable once published and counted: a thread holds one from
  * chat_cache_get() to chat_cache_release() while another replaces it.  Slots are direct
- * mapped by channel id (CHAT_CACHE_SLOTS), so the cache holds at most that many lists.
+ * mapped by channel id, as many as chat_cache_init() was given (chat_page_cache_lists,
+ * 64 by default), so the cache holds at most that many lists: two channels that share a
+ * slot evict each other.
  */
 #ifndef SLUICE_CHAT_PAGECACHE_H
 #define SLUICE_CHAT_PAGECACHE_H
@@ -25,8 +27,6 @@
 
 struct buf;
 struct arena;
-
-#define CHAT_CACHE_SLOTS	64
 
 /* A user slot of the board and its counter, as a list's label holds them. */
 struct chat_author {
@@ -51,6 +51,11 @@ struct chat_frag {
  * The entry of channel labelled ver whose authors' counters are still the board's, held
  * for the caller, or NULL.  Never fails.
  */
+/* Makes the cache's table of nslots (>= 1) slots; before it, or when it failed (-1, out
+ * of memory), nothing is cached: chat_cache_get() finds nothing, chat_cache_put() keeps
+ * nothing. */
+int chat_cache_init(size_t nslots);
+
 struct chat_frag *chat_cache_get(int64_t channel, uint64_t ver);
 
 /* Lets go of an entry from chat_cache_get(); NULL is allowed. */
@@ -60,8 +65,9 @@ void chat_cache_release(struct chat_frag *f);
  * Stores a copy of text[0..len) as channel's list labelled ver and the authors[0..n)
  * (copied; slots distinct), replacing the slot's entry unless that one is the same
  * channel with a newer ver.  Returns the stored entry held for the caller (put it back
- * with chat_cache_release()), or NULL when out of memory or compression failed, or a
- * newer entry stays (nothing stored; the caller's page is fine).
+ * with chat_cache_release()), or NULL when out of memory or compression failed, there is
+ * no table (chat_cache_init()), or a newer entry stays (nothing stored; the caller's page
+ * is fine).
  */
 struct chat_frag *chat_cache_put(int64_t channel, uint64_t ver,
     const struct chat_author *authors, size_t n, const char *text, size_t len);

@@ -50,14 +50,14 @@ chat_cache_scenario() {
 	local skew0=${skews%% *}
 	{
 		echo
-		echo "The page cache (chat_page_cache=1, off in the runs above): SQLite, alpha $skew0, the same mix, every request with a browser's Accept-Encoding (gzip, deflate, br): without the cache the page is Brotli q3, with it gzip spliced from the cached message list. A write to a channel or a nickname invalidates the cached lists it touches (docs/chat.md)."
+		echo "The page cache (chat_page_cache=1, off in the runs above): SQLite, alpha $skew0, the same mix, every request with a browser's Accept-Encoding (gzip, deflate, br): without the cache the page is Brotli q3, with it gzip spliced from the cached message list. A write to a channel or a nickname invalidates the cached lists it touches (docs/chat.md). The cache holds a list per channel ($channels lists a worker, chat_page_cache_lists, about 200 KB each: up to $((channels * 8 / 5)) MB for the pool's 8 workers), so that the channels read fit in it."
 		echo
 		echo "| page cache | read % | connections | req/s | p99 ms | errors | bytes/answer |"
 		echo "|---|---|---|---|---|---|---|"
 	} | bench_report
 	for mode in 0 1; do
 		conf="db chat sqlite:/unused.db
-chat_page =/ workers=8 threads=2 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0 chat_page_cache=$mode
+chat_page =/ workers=8 threads=2 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0 chat_page_cache=$mode chat_page_cache_lists=$channels
 chat_message_send =/chat/message-send workers=1 threads=32 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0
 chat_channel_open =/chat/channel-open workers=1 threads=32 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0
 chat_nickname_set =/chat/nickname-set workers=1 threads=32 db=chat session_key=$key bench_sessions=$users sqlite_mmap=0"

@@ -193,6 +193,10 @@ test_page_cache(void)
 	au[0].ver = chat_version_user(au[0].slot);
 	au[1].slot = chat_version_user_slot(5);
 	au[1].ver = chat_version_user(au[1].slot);
+	/* No table yet: nothing is kept. */
+	CHECK(chat_cache_put(7, v0, au, 2, "<li>x</li>", 10) == NULL);
+	CHECK(chat_cache_get(7, v0) == NULL);
+	CHECK_INT(chat_cache_init(64), 0);
 	f = chat_cache_put(7, v0, au, 2, "<li>x</li>", 10);
 	CHECK(f != NULL);
 	chat_cache_release(f);
@@ -248,6 +252,23 @@ test_page_cache(void)
 	free(plain);
 	free(out);
 	arena_free(a);
+	chat_cache_free();
+	/* A table of 2 slots: channels 7 and 9 share one and evict each other, 8 has its own;
+	 * made again after chat_cache_free(), the table takes its new size. */
+	CHECK_INT(chat_cache_init(2), 0);
+	v0 = chat_version_channel(7);
+	CHECK((f = chat_cache_put(7, v0, NULL, 0, "<li>7</li>", 10)) != NULL);
+	chat_cache_release(f);
+	CHECK((f = chat_cache_put(8, chat_version_channel(8), NULL, 0, "<li>8</li>", 10)) != NULL);
+	chat_cache_release(f);
+	CHECK((g = chat_cache_get(7, v0)) != NULL);
+	chat_cache_release(g);
+	CHECK((f = chat_cache_put(9, chat_version_channel(9), NULL, 0, "<li>9</li>", 10)) != NULL);
+	chat_cache_release(f);
+	CHECK(chat_cache_get(7, v0) == NULL);
+	CHECK((g = chat_cache_get(8, chat_version_channel(8))) != NULL);
+	chat_cache_release(g);
+	CHECK_INT(chat_cache_init(0), -1);
 	chat_cache_free();
 	chat_version_close();
 	CHECK(!chat_version_ready());
