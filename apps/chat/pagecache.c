@@ -35,7 +35,7 @@ chat_cache_init(size_t nslots)
 {
 	struct chat_frag **t;
 
-	if (nslots < 1 || (t = calloc(nslots, sizeof(*t))) == NULL)
+	if (nslots < 1 || (t = calloc(nslots, sizeof(struct chat_frag *))) == NULL)
 		return -1;
 	pthread_mutex_lock(&chat_cache_mu);
 	if (chat_cache_slot == NULL) {
