@@ -47,15 +47,15 @@ struct chat_frag {
 	unsigned long crc;	/* crc32 of text */
 };
 
-/*
- * The entry of channel labelled ver whose authors' counters are still the board's, held
- * for the caller, or NULL.  Never fails.
- */
 /* Makes the cache's table of nslots (>= 1) slots; before it, or when it failed (-1, out
  * of memory), nothing is cached: chat_cache_get() finds nothing, chat_cache_put() keeps
  * nothing. */
 int chat_cache_init(size_t nslots);
 
+/*
+ * The entry of channel labelled ver whose authors' counters are still the board's, held
+ * for the caller, or NULL.  Never fails.
+ */
 struct chat_frag *chat_cache_get(int64_t channel, uint64_t ver);
 
 /* Lets go of an entry from chat_cache_get(); NULL is allowed. */
