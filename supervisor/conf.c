@@ -689,20 +689,13 @@ conf_split(char *line, char **tok, size_t max, size_t *ntok)
 void
 conf_auto_size(enum conf_kind kind, int cpus, int *workers, int *threads)
 {
-	static const struct {
-		int workers_max;	/* 0: no cap */
-		int threads;
-	} rule[CONF_KIND__MAX] = {
-		[CONF_KIND_CPU] = { 0, 64 },
-		[CONF_KIND_SQLITE] = { 0, 64 },
-		[CONF_KIND_PG] = { 4, 64 },
-	};
 	int w = cpus < 2 ? 1 : (cpus + 1) / 2;
 
-	if (rule[kind].workers_max > 0 && w > rule[kind].workers_max)
-		w = rule[kind].workers_max;
+	/* PostgreSQL: at most CONF_AUTO_PG_WORKERS x db_conns backends a pool. */
+	if (kind == CONF_KIND_PG && w > CONF_AUTO_PG_WORKERS)
+		w = CONF_AUTO_PG_WORKERS;
 	*workers = w;
-	*threads = rule[kind].threads;
+	*threads = CONF_AUTO_THREADS;
 }
 
 /* "QUOTA PERIOD" of cgroup v2's cpu.max as whole CPUs (rounded up); 0 for "max" or junk. */

@@ -137,21 +137,26 @@ void conf_free(struct conf *c);
 /* The endpoint called name, or NULL. Borrowed from c. */
 const struct conf_endpoint *conf_find(const struct conf *c, const char *name);
 
+#define CONF_AUTO_THREADS	64
+#define CONF_AUTO_PG_WORKERS	4
+
 /*
  * The auto sizes of an endpoint of this kind on cpus CPUs (docs/supervisor.md, "Sizes"):
  *   workers=auto: one process per two CPUs, rounded up (a worker's threads run on every
  *                 core, so processes are for isolation, not for parallelism, and each
  *                 costs about 1.6 MB of relocated libraries and heap); on PostgreSQL at
- *                 most 4;
- *   threads=auto: 32 without a database (an idle thread costs a few pages of stack; 32
- *                 per two CPUs keep the tuned nginx's keepalive at 8 per nginx worker),
- *                 16 on SQLite (a thread holds a connection and its page cache, about
- *                 40 KB idle; 8 a core keep it busy while the others wait for the disk,
- *                 a lock or the writers' batch), 8 on PostgreSQL (a worker's threads
- *                 share at most min(threads, CPUs) backends by default, db_conns: at
- *                 most 4 x 8 = 32 backends a pool, so the shipped list's pools fit the
- *                 server's default max_connections of 100).
- * The pool's capacity, workers x threads, so grows with the CPUs: 16, 8 and 4 a CPU.
+ *                 most CONF_AUTO_PG_WORKERS;
+ *   threads=auto: CONF_AUTO_THREADS, whatever the kind: the tuned nginx keeps
+ *                 K = floor(workers x threads / 2W) connections to a pool per nginx
+ *                 worker (W of them, one a CPU), and 64 threads give K >= 16 on any
+ *                 number of CPUs (a PostgreSQL pool past 8 CPUs has less).  An idle
+ *                 thread costs its stack and arena: a thread opens its database
+ *                 connection at its first request (the first one at start), and on
+ *                 PostgreSQL a worker's threads share db_conns backends (one a CPU, 2 to
+ *                 8 by default: at most 4 x 8 = 32 a pool, so the shipped list's pools
+ *                 fit the server's default max_connections of 100).
+ * The pool's capacity, workers x threads, so grows with the CPUs: 32 a CPU (on
+ * PostgreSQL, up to 8 CPUs).
  * cpus below 1 counts as 1.  Never fails.
  */
 void conf_auto_size(enum conf_kind kind, int cpus, int *workers, int *threads);
