@@ -297,10 +297,7 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 			if (pthread_cond_timedwait(&cv, &gcommit_mu, &ts) == ETIMEDOUT &&
 			    !item.taken && !item.done) {
 				gcommit_unqueue(&item);
-				item.rc = -1;
-				item.err = DB_ETIMEOUT;
-				item.done = 1;
-				gcommit_timeouts++;
+				gcommit_set(&item, -1, DB_ETIMEOUT);
 				/* It may have been woken to lead as its time ran out: the
 				 * turn passes to the new head. */
 				if (!gcommit_busy && gcommit_head != NULL)

@@ -33,19 +33,20 @@ chat_cache_index(int64_t channel)
 int
 chat_cache_init(size_t nslots)
 {
-	struct chat_frag **t;
+	int rc = 0;
 
-	if (nslots < 1 || (t = calloc(nslots, sizeof(struct chat_frag *))) == NULL)
+	if (nslots < 1)
 		return -1;
 	pthread_mutex_lock(&chat_cache_mu);
+	/* Made already: the first size stays. */
 	if (chat_cache_slot == NULL) {
-		chat_cache_slot = t;
-		chat_cache_nslots = nslots;
-		t = NULL;
+		if ((chat_cache_slot = calloc(nslots, sizeof(struct chat_frag *))) != NULL)
+			chat_cache_nslots = nslots;
+		else
+			rc = -1;
 	}
 	pthread_mutex_unlock(&chat_cache_mu);
-	free(t);	/* made already: the first size stays */
-	return 0;
+	return rc;
 }
 
 static void

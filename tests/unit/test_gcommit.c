@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE	/* pthread_timedjoin_np() */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -281,7 +282,7 @@ struct gt_churner {
 	pthread_t tid;
 };
 
-static volatile int gt_churn_stop;
+static atomic_int gt_churn_stop;
 
 static void *
 gt_churn_write(void *arg)
@@ -310,7 +311,7 @@ gt_churn_hold(void *arg)
 	unsigned n = 0;
 
 	(void)arg;
-	while (db != NULL && !gt_churn_stop) {
+	while (db != NULL && !atomic_load(&gt_churn_stop)) {
 		if (db_begin(db, DB_TXN_WRITE) == 0) {
 			gt_sleep_ms(5 + (int)(n * 13 % 36));
 			(void)db_commit(db);
@@ -338,7 +339,7 @@ test_gcommit_churn(void)
 
 	gt_setup("churn");
 	gcommit_counts(&c0);
-	gt_churn_stop = 0;
+	atomic_store(&gt_churn_stop, 0);
 	pthread_create(&holder, NULL, gt_churn_hold, NULL);
 	for (i = 0; i < GT_CHURN_THREADS; i++) {
 		w[i].id = i;
@@ -349,7 +350,7 @@ test_gcommit_churn(void)
 	for (i = 0; i < GT_CHURN_THREADS; i++)
 		if (pthread_timedjoin_np(w[i].tid, NULL, &until) == 0)
 			joined++;
-	gt_churn_stop = 1;
+	atomic_store(&gt_churn_stop, 1);
 	pthread_join(holder, NULL);
 	CHECK_INT(joined, GT_CHURN_THREADS);
 	if (joined != GT_CHURN_THREADS) {
