@@ -117,6 +117,17 @@ footprint_base_pkgs() {
 	    tr ',|' '\n\n' | awk '{ print $1 }' | sed 's/:.*//') | grep . | sort -u
 }
 
+# The Debian package that ships FILE (Debian's merged /usr: a library under /usr/lib may
+# be listed as /lib), or nothing.
+footprint_pkg() {
+	(dpkg -S "$1" 2>/dev/null || dpkg -S "${1#/usr}" 2>/dev/null || true) | head -1 | cut -d: -f1
+}
+
+# The shared libraries FILES load, resolved, one a line.
+footprint_ldd() {
+	ldd "$@" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | xargs -r readlink -f | sort -u
+}
+
 # Size on disk, comparable with the published "binary on disk" of single-binary systems:
 # sluice's binaries (stripped), the shared libraries they and nginx load beyond Debian's
 # base system (footprint_base_pkgs: libfcgi, libcjson, libsqlite3, libbrotli, ... count;
@@ -143,9 +154,8 @@ suite_footprint_more() {
 		echo "|---|---|---|"
 		echo "| sluice's binaries, stripped ($(ls "$scratch" | wc -l)) | | $bins |"
 	} | bench_report
-	for lib in $(ldd "$TOP"/bin/* "$ngx" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | xargs -r readlink -f | sort -u); do
-		# Debian's merged /usr: a library under /usr/lib may be listed as /lib.
-		pkg=$( (dpkg -S "$lib" 2>/dev/null || dpkg -S "${lib#/usr}" 2>/dev/null || true) | head -1 | cut -d: -f1)
+	for lib in $(footprint_ldd "$TOP"/bin/* "$ngx"); do
+		pkg=$(footprint_pkg "$lib")
 		[ -n "$pkg" ] && [[ "$base" == *" $pkg "* ]] && continue
 		size=$(stat -c %s "$lib")
 		libs=$((libs + size))
@@ -159,15 +169,15 @@ suite_footprint_more() {
 	# and those counted above.
 	pq=$(ldconfig -p 2>/dev/null | awk '$1 == "libpq.so.5" { print $NF; exit }')
 	if [ -n "$pq" ]; then
-		for lib in $( { echo "$pq"; ldd "$pq" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'; } | xargs -r readlink -f | sort -u); do
+		for lib in $( { readlink -f "$pq"; footprint_ldd "$pq"; } | sort -u); do
 			[[ "$counted" == *" $lib "* ]] && continue
-			pkg=$( (dpkg -S "$lib" 2>/dev/null || dpkg -S "${lib#/usr}" 2>/dev/null || true) | head -1 | cut -d: -f1)
+			pkg=$(footprint_pkg "$lib")
 			[ -n "$pkg" ] && [[ "$base" == *" $pkg "* ]] && continue
 			pqlibs=$((pqlibs + $(stat -c %s "$lib")))
 		done
 	fi
 	{
-		echo "| nginx | $( (dpkg -S "$ngx" 2>/dev/null || true) | head -1 | cut -d: -f1) | $size |"
+		echo "| nginx | $(footprint_pkg "$ngx") | $size |"
 		echo "| **total: binaries + libraries + nginx** | | **$total** ($(awk -v t="$total" 'BEGIN { printf "%.1f MB", t / 1e6 }')) |"
 		[ -n "$pq" ] && echo "| with PostgreSQL: libpq and the libraries it loads beyond those above (loaded at run time, only by a worker whose database is PostgreSQL) | libpq5 and its dependencies | $pqlibs (total $(awk -v t="$((total + pqlibs))" 'BEGIN { printf "%.1f MB", t / 1e6 }')) |"
 		echo
