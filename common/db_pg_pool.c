@@ -105,7 +105,6 @@ struct pg_conn {
 	int reserved;			/* an acquirer waits for it: queue nothing more */
 	struct pg_job *head, **tail;	/* the queue, under pool->mu */
 	int nqueued;
-	pthread_cond_t cv;		/* a batch on it ended */
 	int broken;			/* out of step with the server: reset before use */
 	/* The holder's (leader or EXCL) alone: */
 	struct pg_stmt *stmts;
@@ -618,10 +617,81 @@ pg_batch_run(struct pg_conn *c, struct pg_job *batch)
 	}
 }
 
+/* Lets the thread of c's first queued job know that c is idle: it leads the next batch.
+ * pool->mu held. */
+static void
+pg_wake_next(struct pg_conn *c)
+{
+	if (c->state == PGC_IDLE && c->head != NULL)
+		pthread_cond_signal(c->head->cv);
+}
+
+/* Takes job (still queued on c, not taken) out of c's queue.  pool->mu held. */
+static void
+pg_unqueue(struct pg_conn *c, struct pg_job *job)
+{
+	struct pg_job **pp;
+
+	for (pp = &c->head; *pp != job; pp = &(*pp)->next)
+		;
+	*pp = job->next;
+	if (c->tail == &job->next)
+		c->tail = pp;
+	c->nqueued--;
+	/* It may have been told to lead: the next one leads instead. */
+	pg_wake_next(c);
+	/* An acquirer may wait for this queue to drain. */
+	if (c->head == NULL && c->pool->waiters > 0)
+		pthread_cond_broadcast(&c->pool->cv);
+}
+
+/*
+ * Leads a batch on c (IDLE, its queue not empty; pool->mu held, and held again on
+ * return): takes the queue's first jobs, runs them, and wakes their threads one by one,
+ * then the thread of the job now first in the queue, which leads the next batch.  Each
+ * thread waits on a condition variable of its own, so that the end of a batch wakes the
+ * threads that have something to do and no other (a broadcast would wake every queued
+ * thread to find its job still queued).
+ */
+static void
+pg_lead(struct pg_pool *p, struct pg_conn *c)
+{
+	struct pg_job *batch, **pp, *j;
+	int n;
+
+	batch = c->head;
+	for (pp = &c->head, n = 0; *pp != NULL && n < PG_BATCH_MAX; n++) {
+		(*pp)->taken = 1;
+		pp = &(*pp)->next;
+	}
+	c->head = *pp;
+	*pp = NULL;
+	if (c->head == NULL)
+		c->tail = &c->head;
+	c->nqueued -= n;
+	c->state = PGC_BATCH;
+	p->jobs += (unsigned long long)n;
+	p->batches++;
+	pthread_mutex_unlock(&p->mu);
+	pg_batch_run(c, batch);
+	pthread_mutex_lock(&p->mu);
+	for (j = batch; j != NULL; j = batch) {
+		batch = j->next;
+		j->next = NULL;
+		j->done = 1;
+		pthread_cond_signal(j->cv);
+	}
+	c->state = PGC_IDLE;
+	pg_wake_next(c);
+	if (p->waiters > 0)
+		pthread_cond_broadcast(&p->cv);
+}
+
 void
 pg_pool_run(struct pg_pool *p, struct pg_job *job)
 {
-	struct pg_job *batch, **pp, *j;
+	pthread_condattr_t ca;
+	pthread_cond_t cv;
 	struct pg_conn *c;
 	int n;
 
@@ -630,6 +700,15 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 	job->msg[0] = '\0';
 	job->next = NULL;
 	job->taken = job->done = job->synced = 0;
+	/* Deadlines are CLOCK_MONOTONIC (db_now_ms()). */
+	if (pthread_condattr_init(&ca) != 0) {
+		pg_job_fail(job, DB_EINTERNAL, "pg: out of memory");
+		return;
+	}
+	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	(void)pthread_cond_init(&cv, &ca);
+	pthread_condattr_destroy(&ca);
+	job->cv = &cv;
 	pthread_mutex_lock(&p->mu);
 	while ((c = pg_pick_job(p)) == NULL) {
 		p->waiters++;
@@ -637,6 +716,7 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 		p->waiters--;
 		if (n == ETIMEDOUT) {
 			pthread_mutex_unlock(&p->mu);
+			pthread_cond_destroy(&cv);
 			pg_job_fail(job, DB_ETIMEOUT, "pg: no connection free within the budget");
 			return;
 		}
@@ -646,52 +726,21 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 	c->nqueued++;
 	while (!job->done) {
 		if (c->state == PGC_IDLE) {
-			/* Lead: take the queue's first jobs. */
-			batch = c->head;
-			for (pp = &c->head, n = 0; *pp != NULL && n < PG_BATCH_MAX; n++) {
-				(*pp)->taken = 1;
-				pp = &(*pp)->next;
-			}
-			c->head = *pp;
-			*pp = NULL;
-			if (c->head == NULL)
-				c->tail = &c->head;
-			c->nqueued -= n;
-			c->state = PGC_BATCH;
-			p->jobs += (unsigned long long)n;
-			p->batches++;
-			pthread_mutex_unlock(&p->mu);
-			pg_batch_run(c, batch);
-			pthread_mutex_lock(&p->mu);
-			for (j = batch; j != NULL; j = batch) {
-				batch = j->next;
-				j->next = NULL;
-				j->done = 1;
-			}
-			c->state = PGC_IDLE;
-			pthread_cond_broadcast(&c->cv);
-			if (p->waiters > 0)
-				pthread_cond_broadcast(&p->cv);
+			pg_lead(p, c);
 			continue;
 		}
-		if (pg_wait(&c->cv, p, job->taken ? 0 : job->deadline_ms) == ETIMEDOUT &&
-		    !job->taken) {
+		if (pg_wait(&cv, p, job->taken ? 0 : job->deadline_ms) == ETIMEDOUT &&
+		    !job->taken && !job->done) {
 			/* Still queued: take it out and give up. */
-			for (pp = &c->head; *pp != job; pp = &(*pp)->next)
-				;
-			*pp = job->next;
-			if (c->tail == &job->next)
-				c->tail = pp;
-			c->nqueued--;
-			/* An acquirer may wait for this queue to drain. */
-			if (c->head == NULL && p->waiters > 0)
-				pthread_cond_broadcast(&p->cv);
+			pg_unqueue(c, job);
 			pthread_mutex_unlock(&p->mu);
+			pthread_cond_destroy(&cv);
 			pg_job_fail(job, DB_ETIMEOUT, "pg: the statement waited past the budget");
 			return;
 		}
 	}
 	pthread_mutex_unlock(&p->mu);
+	pthread_cond_destroy(&cv);
 }
 
 struct pg_conn *
@@ -832,7 +881,6 @@ pg_pool_free(struct pg_pool *p)
 		free(p->conns[i].stmts);
 		free(p->conns[i].ops);
 		PQfinish(p->conns[i].pq);
-		pthread_cond_destroy(&p->conns[i].cv);
 	}
 	free(p->conns);
 	pthread_cond_destroy(&p->cv);
@@ -868,7 +916,6 @@ pg_pool_new(const char *conninfo, const struct db_opts *opts, int n)
 		for (i = 0; i < n; i++) {
 			p->conns[i].pool = p;
 			p->conns[i].tail = &p->conns[i].head;
-			(void)pthread_cond_init(&p->conns[i].cv, &ca);
 		}
 	}
 	pthread_condattr_destroy(&ca);

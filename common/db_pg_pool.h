@@ -8,6 +8,7 @@
 #ifndef SLUICE_DB_PG_POOL_H
 #define SLUICE_DB_PG_POOL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,7 @@ struct pg_job {
 	char msg[PG_JOB_MSG];
 	/* The pool's. */
 	struct pg_job *next;
+	pthread_cond_t *cv;		/* its thread waits on it (on that thread's stack) */
 	int taken;
 	int done;
 	int synced;
