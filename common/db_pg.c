@@ -5,8 +5,9 @@
  * (db_pg_pool.c): the worker's threads hold pg_conns backends between them (db_conns,
  * SLUICE_DB_CONNS), not one each.  A statement outside a transaction is a job the pool
  * runs on a shared connection in libpq's pipeline mode, batched with the statements other
- * threads send meanwhile, each with a Sync of its own (its own implicit transaction).  A
- * transaction (db_begin(), or db_exec() of anything, which may set up session state) takes
+ * threads send meanwhile, each with a Sync of its own (its own implicit transaction), or,
+ * for the statements on the write route that meet in a batch, in one transaction that
+ * commits them together (db_pg_pool.c's group commit).  A transaction (db_begin(), or db_exec() of anything, which may set up session state) takes
  * a connection for this handle alone until it ends: every statement in between runs
  * there with the plain blocking calls, so BEGIN ... SET LOCAL ... COMMIT sees one session.
  * A session-level SET outside a transaction would leak into other requests: use SET LOCAL
@@ -459,6 +460,8 @@ db_pg_run(struct db_pg *p, const char *sql, int nparams, const char *const *valu
 		job.values = values;
 		job.describe = describe;
 		job.deadline_ms = p->base.deadline_ms;
+		/* A statement on the write route may write: it may share its commit. */
+		job.group = !describe && p->base.route == DB_ROUTE_WRITE;
 		conn = NULL;
 		pg_pool_run(db_pg_pool(p, 1), &job);
 		if (job.code != DB_OK) {

@@ -24,7 +24,11 @@ struct pg_conn;
 
 /*
  * One statement to run on whichever shared connection the pool picks, in its own implicit
- * transaction (a Sync of its own), batched with the statements of other threads.
+ * transaction (a Sync of its own), batched with the statements of other threads.  Jobs
+ * marked group that meet in one batch run instead in one transaction, committed together
+ * (one WAL flush for all): each is answered once that transaction committed; when any of
+ * them fails (its own error, a deadlock, a cancel) the transaction rolls back and each is
+ * run again alone, so that one job's error is never another's.
  */
 struct pg_job {
 	/* In, borrowed until pg_pool_run() returns. */
@@ -34,6 +38,8 @@ struct pg_job {
 	int describe;			/* 1: describe the statement instead of running it */
 	long long deadline_ms;		/* CLOCK_MONOTONIC ms past which a job still waiting
 					 * for a connection gives up (DB_ETIMEOUT); 0: none */
+	int group;			/* 1: may share one transaction with the other jobs
+					 * of its batch that may (a group commit, below) */
 	/* Out.  code DB_OK: res is the server's answer (the statement's result, or the
 	 * error of its preparation), owned by the caller (PQclear).  Any other code: the
 	 * job got no answer (connection lost, time budget spent), res is NULL and msg
@@ -43,6 +49,7 @@ struct pg_job {
 	char msg[PG_JOB_MSG];
 	/* The pool's. */
 	struct pg_job *next;
+	long stmt;			/* its statement's index on the connection */
 	pthread_cond_t *cv;		/* its thread waits on it (on that thread's stack) */
 	int taken;
 	int done;
