@@ -75,6 +75,8 @@ struct nginx_opts {
 #define NGINX_HOSTS_MAX	64
 /* Both profiles' worker_connections. */
 #define NGINX_WORKER_CONNECTIONS	4096
+/* Both profiles' listen backlog (the kernel caps it at net.core.somaxconn). */
+#define NGINX_LISTEN_BACKLOG		4096
 
 /* Profile by name ("default", "tuned"); -1 when unknown. */
 int nginx_profile_parse(const char *name);
