@@ -638,7 +638,8 @@ test_gen_tuned(void)
 	CHECK(strstr(s, "worker_rlimit_nofile 65536;") != NULL);
 	CHECK(strstr(s, "pid /srv/run/nginx/nginx.pid;") != NULL);
 	CHECK(strstr(s, "fastcgi_temp_path /srv/run/nginx/fastcgi_temp;") != NULL);
-	CHECK(strstr(s, "listen 127.0.0.1:8080 backlog=4096;") != NULL);
+	CHECK(strstr(s, "listen 127.0.0.1:8080 backlog=4096 reuseport;") != NULL);
+	CHECK(strstr(s, "multi_accept on;") != NULL);
 	CHECK(strstr(s, "client_max_body_size 1048576;") != NULL);
 	CHECK(strstr(s, "return 404 '{\"code\":\"not_found\"") != NULL);
 	CHECK(strstr(s, "include") == NULL);
@@ -912,6 +913,7 @@ test_gen_default(void)
 	CHECK(strstr(s, "fastcgi_keep_conn") == NULL);
 	CHECK(strstr(s, "access_log /srv/run/nginx/logs/access.log;") != NULL);
 	CHECK(strstr(s, "listen 127.0.0.1:9999 backlog=4096;") != NULL);
+	CHECK(strstr(s, "multi_accept") == NULL);
 	CHECK(strstr(s, "client_max_body_size 65536;") != NULL);
 	CHECK(strstr(s, "fastcgi_param SCRIPT_NAME       $fastcgi_script_name;") != NULL);
 	CHECK(strstr(s, "fastcgi_param HTTPS             $https if_not_empty;") != NULL);
