@@ -194,7 +194,8 @@ bench_oload() {
 bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 
 # bench_measure SUITE PROFILE DATABASE CONNS TARGET... : warms up, then runs every target
-# BENCH_RUNS times, interleaved so that drift on a shared machine hits all alike.  A target
+# BENCH_RUNS times, interleaved so that drift on a shared machine hits all alike, each run
+# after BENCH_SETTLE seconds of the same target (unmeasured).  A target
 # is SCENARIO=PATH (a GET of PATH) or SCENARIO=lua:NAME (bench/postgrest.lua with
 # SCENARIO=NAME, the API under /rest/v1; BENCH_LUA names another script).  Fills MEAS[scenario.rps|p99|err|reqs|avg|rx|tx]
 # with the medians (errors summed).
@@ -213,6 +214,11 @@ bench_measure() {
 		for t in "$@"; do
 			scenario=${t%%=*}
 			bench_target "$t"
+			# The previous target's requests still in the server (32 GETAllEmbed on
+			# PostgreSQL take 0.3 s to drain) would land in this run's first
+			# latencies: BENCH_SETTLE seconds of this target first, unmeasured.
+			[ "${BENCH_SETTLE:-0}" = 0 ] || SCENARIO=$BT_LUA taskset -c "$WRK_CPUS" wrk -t2 \
+			    -c"$conns" -d"${BENCH_SETTLE}s" "${BT_ARGS[@]}" "$BT_URL" >/dev/null 2>&1 || true
 			rows[$scenario]+="$(SCENARIO=$BT_LUA bench_wrk "$suite" "$scenario" "$profile" "$database" "$conns" "$r" "$BT_URL" "${BT_ARGS[@]}")"$'\n'
 		done
 	done
