@@ -60,8 +60,9 @@ bench_stack_start() {
 # bench_nginx_published FILE KIND: turns a config generated in sluice's default profile
 # into the PostgREST benchmark's published nginx pair (seed 002), as far as FastCGI allows.
 # Both: one worker process, `events {}` (nginx's built-in 512 connections a worker), the
-# access log on, the listen line without the generated backlog (nginx's own 511).  KIND default: every fastcgi_pass as generated (the suite gives the
-# endpoints tcp= addresses: TCP to the upstream, a new connection per request).  KIND best:
+# access log on, the listen line without the generated backlog (nginx's own 511).  KIND
+# default: every fastcgi_pass as generated (the suite gives the endpoints tcp= addresses:
+# TCP to the upstream, a new connection per request).  KIND best:
 # every unix-socket fastcgi_pass through an upstream block with `keepalive 64` and
 # `keepalive_timeout 120s`, and fastcgi_keep_conn on.
 bench_nginx_published() {
