@@ -107,20 +107,11 @@ struct pg_stmt {
 };
 
 enum pg_op_kind {
-	PG_OP_DEALLOC,
+	PG_OP_PLAIN,	/* DEALLOCATE, a group's BEGIN and SET LOCAL, ROLLBACK: answer dropped */
 	PG_OP_PREPARE,
 	PG_OP_MAIN,
 	PG_OP_SYNC,
-	PG_OP_BEGIN,	/* a group's transaction */
-	PG_OP_COMMIT,
-	PG_OP_GSYNC,	/* the Sync that ends a group */
-	PG_OP_ROLLBACK,	/* of a group that failed */
-};
-
-/* What the server answered to a batch's group (its BEGIN .. COMMIT and Sync). */
-struct pg_group {
-	int committed;	/* COMMIT answered success */
-	int synced;	/* and its Sync came */
+	PG_OP_COMMIT,	/* a group's: whether it committed */
 };
 
 /* What was sent, in order, so that the answers can be matched to it. */
@@ -150,6 +141,7 @@ struct pg_conn {
 struct pg_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;		/* a connection became free or drained */
+	pthread_condattr_t ca;		/* CLOCK_MONOTONIC, for cv and the jobs' own */
 	int waiters;			/* threads waiting on cv */
 	unsigned long long jobs, batches;	/* sent so far, for the log at close */
 	char *conninfo;			/* owned */
@@ -453,7 +445,7 @@ pg_batch_stmt(struct pg_conn *c, struct pg_job *j, size_t *nops)
 		return 0;
 	/* Cannot truncate: a name is at most 15 bytes. */
 	(void)snprintf(sql, sizeof(sql), "DEALLOCATE %s", evicted);
-	if (pg_send_plain(c, sql, nops, PG_OP_DEALLOC) == -1 ||
+	if (pg_send_plain(c, sql, nops, PG_OP_PLAIN) == -1 ||
 	    pg_send_sync(c, nops, PG_OP_SYNC, NULL) == -1)
 		return -1;
 	return 0;
@@ -555,10 +547,11 @@ pg_conn_exec(struct pg_conn *c, const char *name, int nparams, const char *const
 	return last != NULL ? 0 : -1;
 }
 
-/* Reads the answers of ops[0..nops) in order, a group's into *g.  Returns 0, or -1 when
- * the connection was lost or answered out of step (the jobs not yet synced then fail). */
+/* Reads the answers of ops[0..nops) in order; *committed: a group's COMMIT succeeded.
+ * Returns 0, or -1 when the connection was lost or answered out of step (the jobs not yet
+ * synced then fail). */
 static int
-pg_batch_read(struct pg_conn *c, size_t nops, struct pg_group *g)
+pg_batch_read(struct pg_conn *c, size_t nops, int *committed)
 {
 	struct pg_op *op;
 	PGresult *r;
@@ -570,7 +563,7 @@ pg_batch_read(struct pg_conn *c, size_t nops, struct pg_group *g)
 		if ((r = pg_conn_result(c, op->kind == PG_OP_MAIN && !op->job->describe ?
 		    op->job->deadline_ms : 0)) == NULL)
 			return -1;
-		if (op->kind == PG_OP_SYNC || op->kind == PG_OP_GSYNC) {
+		if (op->kind == PG_OP_SYNC) {
 			if (PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
 				PQclear(r);
 				return -1;
@@ -578,8 +571,6 @@ pg_batch_read(struct pg_conn *c, size_t nops, struct pg_group *g)
 			PQclear(r);
 			if (op->job != NULL)
 				op->job->synced = 1;
-			if (op->kind == PG_OP_GSYNC)
-				g->synced = 1;
 			continue;
 		}
 		switch (op->kind) {
@@ -603,7 +594,7 @@ pg_batch_read(struct pg_conn *c, size_t nops, struct pg_group *g)
 			break;
 		case PG_OP_COMMIT:
 			/* PIPELINE_ABORTED when a statement of the group failed. */
-			g->committed = PQresultStatus(r) == PGRES_COMMAND_OK;
+			*committed = PQresultStatus(r) == PGRES_COMMAND_OK;
 			PQclear(r);
 			break;
 		default:
@@ -641,7 +632,7 @@ pg_batch_send(struct pg_conn *c, struct pg_job *batch, size_t *nops, int *groupe
 	/* A group that failed left its transaction open (a Sync does not end an explicit
 	 * one): rolled back before anything else runs. */
 	if (PQtransactionStatus(c->pq) == PQTRANS_INERROR &&
-	    (pg_send_plain(c, "ROLLBACK", nops, PG_OP_ROLLBACK) == -1 ||
+	    (pg_send_plain(c, "ROLLBACK", nops, PG_OP_PLAIN) == -1 ||
 	    pg_send_sync(c, nops, PG_OP_SYNC, NULL) == -1))
 		return -1;
 	for (j = batch; j != NULL; j = j->next)
@@ -658,14 +649,14 @@ pg_batch_send(struct pg_conn *c, struct pg_job *batch, size_t *nops, int *groupe
 		if (j->group && pg_job_pending(j) && pg_batch_stmt(c, j, nops) == -1)
 			return -1;
 	*grouped = 1;
-	if (pg_send_plain(c, "BEGIN", nops, PG_OP_BEGIN) == -1 ||
-	    pg_send_plain(c, PG_GROUP_LOCKS, nops, PG_OP_BEGIN) == -1)
+	if (pg_send_plain(c, "BEGIN", nops, PG_OP_PLAIN) == -1 ||
+	    pg_send_plain(c, PG_GROUP_LOCKS, nops, PG_OP_PLAIN) == -1)
 		return -1;
 	for (j = batch; j != NULL; j = j->next)
 		if (j->group && pg_job_pending(j) && pg_batch_exec(c, j, 0, nops) == -1)
 			return -1;
 	if (pg_send_plain(c, "COMMIT", nops, PG_OP_COMMIT) == -1 ||
-	    pg_send_sync(c, nops, PG_OP_GSYNC, NULL) == -1)
+	    pg_send_sync(c, nops, PG_OP_SYNC, NULL) == -1)
 		return -1;
 	return 0;
 }
@@ -678,7 +669,7 @@ pg_batch_send(struct pg_conn *c, struct pg_job *batch, size_t *nops, int *groupe
 static int
 pg_batch_round(struct pg_conn *c, struct pg_job *batch, int *sent_all)
 {
-	struct pg_group g = {0, 0};
+	int committed = 0;
 	struct pg_job *j;
 	size_t nops = 0;
 	int grouped = 0;
@@ -687,15 +678,15 @@ pg_batch_round(struct pg_conn *c, struct pg_job *batch, int *sent_all)
 	/* What was sent must be answered before the connection is used again: a job cut
 	 * off in the middle gets a Sync of its own, so the server answers it whole. */
 	if (!*sent_all && PQstatus(c->pq) == CONNECTION_OK &&
-	    (nops == 0 || (c->ops[nops - 1].kind != PG_OP_SYNC &&
-	    c->ops[nops - 1].kind != PG_OP_GSYNC)) &&
+	    (nops == 0 || c->ops[nops - 1].kind != PG_OP_SYNC) &&
 	    pg_send_sync(c, &nops, PG_OP_SYNC, NULL) == -1)
 		return -1;
-	if (pg_batch_read(c, nops, &g) == -1 || !*sent_all)
+	if (pg_batch_read(c, nops, &committed) == -1 || !*sent_all)
 		return -1;
 	if (!grouped)
 		return 0;
-	if (g.committed && g.synced) {
+	/* Every answer was read, the group's Sync included: committed means done. */
+	if (committed) {
 		for (j = batch; j != NULL; j = j->next)
 			if (j->group && pg_job_pending(j))
 				j->synced = 1;
@@ -841,42 +832,31 @@ pg_lead(struct pg_pool *p, struct pg_conn *c)
 void
 pg_pool_run(struct pg_pool *p, struct pg_job *job)
 {
-	pthread_condattr_t ca;
+	const char *gave_up = NULL;
 	pthread_cond_t cv;
-	struct pg_conn *c;
-	int n;
+	struct pg_conn *c = NULL;
 
 	job->res = NULL;
 	job->code = DB_OK;
 	job->msg[0] = '\0';
 	job->next = NULL;
 	job->taken = job->done = job->synced = 0;
-	/* Deadlines are CLOCK_MONOTONIC (db_now_ms()). */
-	if (pthread_condattr_init(&ca) != 0) {
-		pg_job_fail(job, DB_EINTERNAL, "pg: out of memory");
-		return;
-	}
-	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	(void)pthread_cond_init(&cv, &ca);
-	pthread_condattr_destroy(&ca);
+	(void)pthread_cond_init(&cv, &p->ca);
 	/* cppcheck-suppress autoVariables ; the pool drops it before this function returns */
 	job->cv = &cv;
 	pthread_mutex_lock(&p->mu);
-	while ((c = pg_pick_job(p)) == NULL) {
+	while (gave_up == NULL && (c = pg_pick_job(p)) == NULL) {
 		p->waiters++;
-		n = pg_wait(&p->cv, p, job->deadline_ms);
+		if (pg_wait(&p->cv, p, job->deadline_ms) == ETIMEDOUT)
+			gave_up = "pg: no connection free within the budget";
 		p->waiters--;
-		if (n == ETIMEDOUT) {
-			pthread_mutex_unlock(&p->mu);
-			pthread_cond_destroy(&cv);
-			pg_job_fail(job, DB_ETIMEOUT, "pg: no connection free within the budget");
-			return;
-		}
 	}
-	*c->tail = job;
-	c->tail = &job->next;
-	c->nqueued++;
-	while (!job->done) {
+	if (c != NULL) {
+		*c->tail = job;
+		c->tail = &job->next;
+		c->nqueued++;
+	}
+	while (c != NULL && !job->done) {
 		if (c->state == PGC_IDLE) {
 			pg_lead(p, c);
 			continue;
@@ -885,14 +865,14 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 		    !job->taken && !job->done) {
 			/* Still queued: take it out and give up. */
 			pg_unqueue(c, job);
-			pthread_mutex_unlock(&p->mu);
-			pthread_cond_destroy(&cv);
-			pg_job_fail(job, DB_ETIMEOUT, "pg: the statement waited past the budget");
-			return;
+			gave_up = "pg: the statement waited past the budget";
+			break;
 		}
 	}
 	pthread_mutex_unlock(&p->mu);
 	pthread_cond_destroy(&cv);
+	if (gave_up != NULL)
+		pg_job_fail(job, DB_ETIMEOUT, gave_up);
 }
 
 struct pg_conn *
@@ -1036,6 +1016,7 @@ pg_pool_free(struct pg_pool *p)
 	}
 	free(p->conns);
 	pthread_cond_destroy(&p->cv);
+	pthread_condattr_destroy(&p->ca);
 	pthread_mutex_destroy(&p->mu);
 	free(p->conninfo);
 	free(p);
@@ -1045,20 +1026,19 @@ pg_pool_free(struct pg_pool *p)
 static struct pg_pool *
 pg_pool_new(const char *conninfo, const struct db_opts *opts, int n)
 {
-	pthread_condattr_t ca;
 	struct pg_pool *p;
 	int i, ok = 0;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return NULL;
-	if (pthread_condattr_init(&ca) != 0) {
+	if (pthread_condattr_init(&p->ca) != 0) {
 		free(p);
 		return NULL;
 	}
 	/* Deadlines are CLOCK_MONOTONIC (db_now_ms()). */
-	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	(void)pthread_condattr_setclock(&p->ca, CLOCK_MONOTONIC);
 	(void)pthread_mutex_init(&p->mu, NULL);
-	(void)pthread_cond_init(&p->cv, &ca);
+	(void)pthread_cond_init(&p->cv, &p->ca);
 	p->opts = *opts;
 	p->conninfo = strdup(conninfo);
 	p->conns = calloc((size_t)n, sizeof(*p->conns));
@@ -1070,7 +1050,6 @@ pg_pool_new(const char *conninfo, const struct db_opts *opts, int n)
 			p->conns[i].tail = &p->conns[i].head;
 		}
 	}
-	pthread_condattr_destroy(&ca);
 	if (!ok) {
 		pg_pool_free(p);
 		return NULL;
