@@ -365,16 +365,18 @@ pp_gc_post_run(void *arg)
 		if (i % 4 != 3)
 			n++;
 		snprintf(body, sizeof(body), "{\"marker\":\"gc-%d-%d\"}", c->id, n);
-		if (http_do("POST", url, hdr, body, strlen(body), PP_TIMEOUT_MS, &r) != 0)
+		if (http_do("POST", url, hdr, body, strlen(body), PP_TIMEOUT_MS, &r) != 0) {
 			c->other++;
-		else if (r.status == 201 && i % 4 != 3)
+			continue;
+		}
+		if (r.status >= 300 && !http_json_code(&r, NULL))
+			c->nonjson++;
+		if (r.status == 201 && i % 4 != 3)
 			c->created++;
 		else if (r.status == 409 && i % 4 == 3)
 			c->conflict += http_json_code(&r, "23505");
 		else
 			c->other++;
-		if (r.status >= 300 && !http_json_code(&r, NULL))
-			c->nonjson++;
 	}
 	http_resp_free(&r);
 	return NULL;

@@ -359,8 +359,11 @@ test_gcommit_churn(void)
 	}
 	gcommit_counts(&c1);
 	memset(seen, 0, sizeof(seen));
-	if ((db = gt_open(0)) == NULL)
+	if ((db = gt_open(0)) == NULL) {
+		CHECK(!"database reopened");
+		gt_teardown();
 		return;
+	}
 	if ((st = db_prepare(db, "SELECT v FROM t")) != NULL) {
 		while (db_step(st) == DB_ROW) {
 			long long v = db_column_int(st, 0);
