@@ -750,6 +750,29 @@ rest_auth_no_role(struct resp *rs, const char *role)
 	return rest_error(rs, &e);
 }
 
+/*
+ * SQLite: a function reads its tables with its caller's rights, as a PostgreSQL function
+ * does by default (reads.c): the role must be allowed to read each, or the call is
+ * refused as PostgreSQL refuses it, "permission denied for table artist".  A function
+ * whose tables could not all be told is refused too.
+ */
+static int
+rest_auth_func_reads(struct resp *rs, const struct rest_thread *t,
+    const struct rest_identity *id, const char *name)
+{
+	const struct rest_func *f = rest_schema_func(t->sc, name);
+	int i;
+
+	if (f == NULL)
+		return 0;	/* no such function: the verb answers 404 */
+	if (f->reads_unknown)
+		return rest_auth_denied(rs, id, "function", name, 0), -1;
+	for (i = 0; i < f->nreads; i++)
+		if (rest_auth_may(t->auth, id->role, f->reads[i], REST_PRIV_SELECT) != 1)
+			return rest_auth_denied(rs, id, "table", f->reads[i], 0), -1;
+	return 0;
+}
+
 #define REST_AUTH_SQL \
 	"select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " \
 	"set_config('request.method', $3, true), set_config('request.path', $4, true), " \
@@ -822,6 +845,8 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 			return rest_auth_no_role(rs, id->role), -1;
 		if (r == 0)
 			return rest_auth_denied(rs, id, rpc ? "function" : "table", name, 0), -1;
+		if (rpc && rest_auth_func_reads(rs, t, id, name) < 0)
+			return -1;
 		/* The tables its embeds read are checked as names.c resolves them. */
 		t->access.auth = a;
 		t->access.role = id->role;

@@ -128,6 +128,10 @@ struct rest_func {
 				 * anonymous record's (RETURNS TABLE, OUT parameters) is a hidden
 				 * table of the function's name holding its columns */
 	char *body;		/* SQLite: the SELECT, with $k placeholders for the args */
+	char **reads;		/* SQLite: the tables the body reads (reads.c), which its
+				 * caller must be allowed to read */
+	int nreads;
+	int reads_unknown;	/* SQLite: the body's tables could not all be told */
 };
 
 struct rest_schema {
@@ -153,6 +157,9 @@ int rest_ddl_fk_name(const char *ddl, const char *const *cols, int ncols,
  * error is on db). */
 struct rest_schema *rest_schema_load(struct db *db, const struct rest_dialect *d,
     const char *nsp);
+/* SQLite: fills each function's reads (reads.c).  0, or -1 when the database or memory
+ * failed. */
+int rest_schema_lite_reads(struct rest_schema *sc, struct db *db);
 void rest_schema_free(struct rest_schema *sc);
 int rest_schema_table(const struct rest_schema *sc, const char *name);	/* index or -1 */
 int rest_schema_col(const struct rest_table *t, const char *name);	/* index or -1 */

@@ -90,6 +90,9 @@ rest_schema_free(struct rest_schema *sc)
 		free(sc->funcs[i].argtypes);
 		free(sc->funcs[i].name);
 		free(sc->funcs[i].body);
+		for (j = 0; j < sc->funcs[i].nreads; j++)
+			free(sc->funcs[i].reads[j]);
+		free(sc->funcs[i].reads);
 	}
 	free(sc->funcs);
 	free(sc);
@@ -1200,7 +1203,8 @@ rest_schema_load(struct db *db, const struct rest_dialect *d, const char *nsp)
 		return NULL;
 	if (schema_load_cols(sc, db, d, nsp) < 0 || schema_load_fks(sc, db, d, nsp) < 0 ||
 	    schema_load_ddl(sc, db, d) < 0 || schema_load_uniques(sc, db, d, nsp) < 0 ||
-	    schema_load_view_fks(sc, db, d, nsp) < 0 || schema_load_funcs(sc, db, d, nsp) < 0) {
+	    schema_load_view_fks(sc, db, d, nsp) < 0 || schema_load_funcs(sc, db, d, nsp) < 0 ||
+	    rest_schema_lite_reads(sc, db) < 0) {
 		rest_schema_free(sc);
 		return NULL;
 	}

@@ -47,7 +47,19 @@ static const char pg_setup[] =
 
 static const char lite_setup[] =
     "create table note (note_id integer primary key, owner text not null, body text);\n"
-    "insert into note values (1, 'alice', 'a1'), (2, 'bob', 'b1'), (3, 'alice', 'a2');\n";
+    "insert into note values (1, 'alice', 'a1'), (2, 'bob', 'b1'), (3, 'alice', 'a2');\n"
+    /* Functions that read tables: the caller needs select on each (reads.c). */
+    "create view album_v as select * from album;\n"
+    "insert into sluice_functions (name, args, returns, volatility, body) values "
+    "('notes_of', 'o text', 'setof note', 'stable', 'select * from note where owner = :o'), "
+    "('album_titles', '', 'table(title text)', 'stable', "
+    "'select title from album where album_id < 3 order by album_id'), "
+    "('artist_album_names', '', 'table(name text)', 'stable', 'select ar.name from artist ar "
+    "join album al on al.artist_id = ar.artist_id where al.album_id = 1'), "
+    "('view_titles', '', 'table(title text)', 'stable', "
+    "'select title from album_v where album_id = 1'), "
+    "('artists_with_albums', '', 'integer', 'stable', 'select count(*) from artist where "
+    "artist_id in (select artist_id from album)');\n";
 
 /* An HS256 token of the claims, signed with key (SECRET unless told), in a static
  * buffer: use at once (the next call overwrites it). */
@@ -319,6 +331,35 @@ test_rest_auth_sqlite_grants_per_table(void)
 	CHECK_STR(body_of(&r), "3");
 	CHECK_INT(one(&fx.lite, "GET", "rpc/all_albums", bearer(t), NULL), 403);
 	CHECK_STR(code_of(&r), "42501");
+	CHECK(strstr(body_of(&r), "permission denied for function all_albums") != NULL);
+	/* A function reads its tables with its caller's rights, as PostgreSQL's do by
+	 * default: execute on it and select on note let clerk read the notes... */
+	CHECK_INT(one(&fx.lite, "GET", "rpc/notes_of?o=bob&select=note_id", bearer(t), NULL),
+	    200);
+	CHECK(fx_json_eq(body_of(&r), "[{\"note_id\":2}]"));
+	/* ...and not album, however the body reaches it: directly, in a join, through a
+	 * view, in a subquery. */
+	{
+		static const char *const album_readers[] = { "album_titles",
+		    "artist_album_names", "view_titles", "artists_with_albums" };
+		char path[64];
+		size_t i;
+
+		for (i = 0; i < sizeof(album_readers) / sizeof(album_readers[0]); i++) {
+			snprintf(path, sizeof(path), "rpc/%s", album_readers[i]);
+			CHECK_INT(one(&fx.lite, "GET", path, bearer(t), NULL), 403);
+			CHECK_STR(code_of(&r), "42501");
+			CHECK(strstr(body_of(&r), "permission denied for table album") != NULL);
+		}
+		/* A role that may read album gets the rows; anon's token-less call too. */
+		snprintf(t, sizeof(t), "%s", hs("{\"role\":\"web_user\"}", NULL));
+		CHECK_INT(one(&fx.lite, "GET", "rpc/album_titles", bearer(t), NULL), 200);
+		CHECK(fx_json_eq(body_of(&r), "[{\"title\":\"For Those About To Rock\"},"
+		    "{\"title\":\"Let There Be Rock\"}]"));
+		CHECK_INT(one(&fx.lite, "GET", "rpc/view_titles", NULL, NULL), 200);
+		CHECK_INT(one(&fx.lite, "GET", "rpc/artists_with_albums", NULL, NULL), 200);
+		CHECK(atoi(body_of(&r)) > 0);
+	}
 	/* The rows clerk wrote are there; another role removes them. */
 	snprintf(t, sizeof(t), "%s", hs("{\"role\":\"web_user\"}", NULL));
 	CHECK_INT(one(&fx.lite, "DELETE", "note?note_id=in.(7,8)", bearer(t), NULL), 204);
@@ -492,7 +533,8 @@ setup(void)
 	}
 	snprintf(xconf, sizeof(xconf), "rest_jwt_secret_file=%.100s "
 	    "rest_anon_role=anon rest_grants=anon:select,execute|web_user:all|reader:select|"
-	    "clerk:select@note,artist|clerk:insert@note|clerk:execute@add_them",
+	    "clerk:select@note,artist|clerk:insert@note|clerk:execute@add_them,notes_of,"
+	    "album_titles,artist_album_names,view_titles,artists_with_albums",
 	    path);
 	if (fx_start(xconf) < 0)
 		return -1;
