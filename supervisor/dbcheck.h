@@ -33,6 +33,21 @@ struct dbcheck_seen {
 	struct timespec db_ctime, wal_ctime;
 };
 
+/*
+ * The write-ahead log as far as the last look read it.  While the log's salts stay the
+ * same, SQLite only appends to it, and overwrites nothing before its last commit frame:
+ * the next look goes on from there instead of reading every frame header again (a log of
+ * 1 GB holds 250,000 of them).
+ */
+struct dbcheck_walk {
+	ino_t ino;		/* 0: nothing read yet */
+	unsigned char salts[8];
+	uint32_t psize;
+	off_t next;		/* the frame after the last commit frame read */
+	off_t found;		/* the newest committed copy of page 1 up to there; 0: none */
+	long frames;		/* frame headers the last look read */
+};
+
 /* A pool's view of its database; zeroed (dbcheck_reset()) when a generation starts. */
 struct dbcheck {
 	int known;		/* dev and ino are those of the file the generation opened */
@@ -43,6 +58,7 @@ struct dbcheck {
 	struct dbcheck_seen seen;	/* the last look that read the schema, */
 	int seen_ok;		/* if any, */
 	long tables;		/* and the schema's rows it found */
+	struct dbcheck_walk walk;
 };
 
 /* Forgets the file seen: the next look takes the file at path as the workers'. */
