@@ -9,6 +9,8 @@
  * kept twice: as text, and as raw deflate blocks that end on a byte boundary (a sync
  * flush), so that a gzip page can be made of the per-user head, the cached list and the
  * tail without compressing the list again: chat_cache_gzip() (the splicing pigz does).
+ * The blocks are made fast when the list is stored and again at zlib's default level by
+ * the second chat_cache_get() that finds it (an entry of its own, replacing the first).
  * An entry whose label is not the board's current one is never served: a page always
  * shows every write answered before it was asked for.  Checking an entry reads its
  * authors' counters: a few hundred atomic loads at most, about a microsecond.
@@ -45,6 +47,8 @@ struct chat_frag {
 	unsigned char *z;	/* raw deflate of text, ending in a sync flush */
 	size_t zlen;
 	unsigned long crc;	/* crc32 of text */
+	int level;		/* zlib's level of z */
+	unsigned hits;		/* atomic: chat_cache_get()'s finds (pagecache.c) */
 };
 
 /* Makes the cache's table of nslots (>= 1) slots; before it, or when it failed (-1, out

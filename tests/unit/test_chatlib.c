@@ -173,7 +173,7 @@ test_page_cache(void)
 {
 	char dir[] = "/tmp/test_chatlib.XXXXXX", url[128], path[160], *plain, *out;
 	struct chat_author au[2];
-	struct chat_frag *f, *g;
+	struct chat_frag *f, *g, *h;
 	struct arena *a = arena_new(16 * 1024 * 1024);
 	struct buf body;
 	size_t i, lens[] = { 0, 1, 70000 }, li, head = 1500, tail = 900, at;
@@ -246,6 +246,29 @@ test_page_cache(void)
 		CHECK(body.len == head + lens[li] + tail &&
 		    memcmp(body.data, plain, body.len) == 0);
 		buf_free(&body);
+		/* Stored fast; found the second time, compressed again at the default
+		 * level in its place: the same list, no longer, and the pages it makes the
+		 * same. */
+		CHECK((g = chat_cache_get(100 + (int64_t)li, 1)) == f);
+		chat_cache_release(g);
+		g = chat_cache_get(100 + (int64_t)li, 1);
+		CHECK(g != NULL && g != f);
+		if (g != NULL) {
+			CHECK(g->level != f->level && g->len == f->len && g->zlen <= f->zlen &&
+			    g->crc == f->crc && memcmp(g->text, f->text, f->len) == 0);
+			buf_init(&body, 0);
+			CHECK(buf_append(&body, plain, head) == 0 &&
+			    buf_append(&body, plain + head + lens[li], tail) == 0);
+			CHECK_INT(chat_cache_gzip(&body, head, 0, g, a), 0);
+			n = gunzip_buf(body.data, body.len, out, head + 70000 + tail + 1024);
+			CHECK_INT(n, (long)(head + lens[li] + tail));
+			CHECK(n >= 0 && memcmp(out, plain, (size_t)n) == 0);
+			buf_free(&body);
+			chat_cache_release(g);
+		}
+		/* Promoted once: later finds keep it. */
+		CHECK((h = chat_cache_get(100 + (int64_t)li, 1)) == g && h != NULL);
+		chat_cache_release(h);
 		chat_cache_release(f);
 		arena_reset(a);
 	}
