@@ -10,10 +10,11 @@
  * (page 1's b-tree, from the newest committed copy in the write-ahead log when there is
  * one): an emptied database has none.  The log's frame headers are read once: a later
  * look goes on from the last commit frame it read (struct dbcheck_walk), so a pool under
- * writes with a log of 100 MB costs 0.02 ms a look, not 24.  It never opens the database through SQLite, whose
- * connection would take part in the workers' locks and shared memory (a supervisor's
- * read-only connection made workers die with SIGBUS).  pool.c logs each change of state once and
- * `sluiced ctl status` shows the pool as degraded with the reason (db=missing, ...).
+ * writes with a log of 100 MB costs 0.02 ms a look, not 24.  It never opens the database
+ * through SQLite, whose connection would take part in the workers' locks and shared
+ * memory (a supervisor's read-only connection made workers die with SIGBUS).  pool.c
+ * logs each change of state once and `sluiced ctl status` shows the pool as degraded
+ * with the reason (db=missing, ...).
  * Serving workers never create a database, and neither does this: it only reads.
  */
 #include <errno.h>
@@ -75,7 +76,6 @@ dbcheck_wal_page1(const char *wal, int *fd, struct dbcheck_walk *w)
 	uint32_t psize;
 	off_t off, cand, found;
 
-	w->frames = 0;
 	if ((*fd = open(wal, O_RDONLY | O_CLOEXEC)) == -1)
 		return errno == ENOENT ? 0 : -1;
 	if (fstat(*fd, &st) == -1)
