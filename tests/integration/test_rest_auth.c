@@ -59,7 +59,9 @@ static const char lite_setup[] =
     "('view_titles', '', 'table(title text)', 'stable', "
     "'select title from album_v where album_id = 1'), "
     "('artists_with_albums', '', 'integer', 'stable', 'select count(*) from artist where "
-    "artist_id in (select artist_id from album)');\n";
+    "artist_id in (select artist_id from album)'), "
+    "('notes_in', 'j text', 'setof note', 'stable', 'select * from note where note_id in "
+    "(select value from json_each(:j))');\n";
 
 /* An HS256 token of the claims, signed with key (SECRET unless told), in a static
  * buffer: use at once (the next call overwrites it). */
@@ -337,6 +339,10 @@ test_rest_auth_sqlite_grants_per_table(void)
 	CHECK_INT(one(&fx.lite, "GET", "rpc/notes_of?o=bob&select=note_id", bearer(t), NULL),
 	    200);
 	CHECK(fx_json_eq(body_of(&r), "[{\"note_id\":2}]"));
+	/* (a table-valued function such as json_each() is no table to be granted) */
+	CHECK_INT(one(&fx.lite, "GET", "rpc/notes_in?j=%5B1,3%5D&select=note_id&order=note_id",
+	    bearer(t), NULL), 200);
+	CHECK(fx_json_eq(body_of(&r), "[{\"note_id\":1},{\"note_id\":3}]"));
 	/* ...and not album, however the body reaches it: directly, in a join, through a
 	 * view, in a subquery. */
 	{
@@ -534,7 +540,7 @@ setup(void)
 	snprintf(xconf, sizeof(xconf), "rest_jwt_secret_file=%.100s "
 	    "rest_anon_role=anon rest_grants=anon:select,execute|web_user:all|reader:select|"
 	    "clerk:select@note,artist|clerk:insert@note|clerk:execute@add_them,notes_of,"
-	    "album_titles,artist_album_names,view_titles,artists_with_albums",
+	    "album_titles,artist_album_names,view_titles,artists_with_albums,notes_in",
 	    path);
 	if (fx_start(xconf) < 0)
 		return -1;
