@@ -24,8 +24,10 @@
 
 /* sqlite_schema's root pages: whose table each is (an index's page is its table's). */
 struct reads_pages {
-	int64_t *page;
-	char **table;
+	struct reads_page {
+		int64_t page;
+		char *table;
+	} *v;
 	int n;
 };
 
@@ -35,9 +37,8 @@ reads_pages_free(struct reads_pages *p)
 	int i;
 
 	for (i = 0; i < p->n; i++)
-		free(p->table[i]);
-	free(p->page);
-	free(p->table);
+		free(p->v[i].table);
+	free(p->v);
 }
 
 static int
@@ -54,21 +55,16 @@ reads_pages_load(struct reads_pages *p, struct db *db)
 		const char *t = db_column_text(st, 1, NULL);
 
 		if (p->n == cap) {
-			void *a, *b;
+			void *v = realloc(p->v, (size_t)(cap ? cap * 2 : 64) * sizeof(*p->v));
 
-			cap = cap ? cap * 2 : 64;
-			a = realloc(p->page, (size_t)cap * sizeof(*p->page));
-			if (a != NULL)
-				p->page = a;
-			b = realloc(p->table, (size_t)cap * sizeof(*p->table));
-			if (b != NULL)
-				p->table = b;
-			if (a == NULL || b == NULL)
+			if (v == NULL)
 				break;
+			p->v = v;
+			cap = cap ? cap * 2 : 64;
 		}
-		if ((p->table[p->n] = strdup(t != NULL ? t : "")) == NULL)
+		if ((p->v[p->n].table = strdup(t != NULL ? t : "")) == NULL)
 			break;
-		p->page[p->n++] = db_column_int(st, 0);
+		p->v[p->n++].page = db_column_int(st, 0);
 	}
 	if (rc == DB_ROW)
 		db_reset(st);
@@ -81,8 +77,8 @@ reads_page_table(const struct reads_pages *p, int64_t page)
 	int i;
 
 	for (i = 0; i < p->n; i++)
-		if (p->page[i] == page)
-			return p->table[i];
+		if (p->v[i].page == page)
+			return p->v[i].table;
 	return NULL;
 }
 
@@ -106,15 +102,16 @@ reads_add(struct rest_func *f, const char *name)
 }
 
 /*
- * The tables f's body reads, from its program.  0; 1 when the body does not compile
- * (f->reads_unknown set: nobody under rest_grants may call it, and calling it would fail
- * anyway); -1 when memory runs out.
+ * The tables f's body reads, from its program; f->reads_unknown when they cannot all be
+ * told (the body does not compile, a page nobody owns): nobody under rest_grants may call
+ * it.  0, or -1 when memory runs out.
  */
 static int
 reads_func(struct rest_func *f, struct db *db, const struct reads_pages *p)
 {
 	struct db_stmt *st;
 	const char *op, *t;
+	int64_t page;
 	char *sql;
 	size_t n = strlen(f->body);
 	int rc, status = 0;
@@ -129,21 +126,18 @@ reads_func(struct rest_func *f, struct db *db, const struct reads_pages *p)
 		log_warn("rest: function %s: its body does not compile: %s", f->name,
 		    db_errmsg(db));
 		f->reads_unknown = 1;
-		return 1;
+		return 0;
 	}
 	/* Columns: addr, opcode, p1, p2, p3, p4, p5, comment. */
 	while ((rc = db_step(st)) == DB_ROW) {
 		op = db_column_text(st, 1, NULL);
 		if (op == NULL || strcmp(op, "OpenRead") != 0 || db_column_int(st, 4) != 0)
 			continue;
-		if ((t = reads_page_table(p, db_column_int(st, 3))) == NULL) {
-			/* A page sqlite_schema does not list: sqlite_schema's own (1). */
-			if (db_column_int(st, 3) == 1)
-				continue;
-			f->reads_unknown = 1;
-			continue;
-		}
-		if (reads_add(f, t) < 0) {
+		/* Page 1 is sqlite_schema's own, which it does not list. */
+		page = db_column_int(st, 3);
+		if ((t = reads_page_table(p, page)) == NULL)
+			f->reads_unknown |= page != 1;
+		else if (reads_add(f, t) < 0) {
 			status = -1;
 			break;
 		}
