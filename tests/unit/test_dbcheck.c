@@ -18,21 +18,38 @@
 
 static char path[64];
 
+static int
+exec_ok(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+}
+
+/* The database at path and its log and shared memory, gone. */
+static void
+remove_files(void)
+{
+	static const char *const ext[] = { "", "-wal", "-shm" };
+	char f[80];
+	size_t i;
+
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		snprintf(f, sizeof(f), "%s%s", path, ext[i]);
+		unlink(f);
+	}
+}
+
 /* A fresh database in WAL mode whose log is never checkpointed by itself. */
 static sqlite3 *
 open_fresh(void)
 {
-	char wal[80];
 	sqlite3 *db;
 
 	snprintf(path, sizeof(path), "/tmp/test_dbcheck.%d.db", (int)getpid());
-	snprintf(wal, sizeof(wal), "%s-wal", path);
-	unlink(path);
-	unlink(wal);
+	remove_files();
 	if (sqlite3_open(path, &db) != SQLITE_OK)
 		return NULL;
-	if (sqlite3_exec(db, "pragma journal_mode=wal; pragma wal_autocheckpoint=0; "
-	    "create table t (id integer primary key, b blob);", NULL, NULL, NULL) != SQLITE_OK) {
+	if (!exec_ok(db, "pragma journal_mode=wal; pragma wal_autocheckpoint=0; "
+	    "create table t (id integer primary key, b blob);")) {
 		sqlite3_close(db);
 		return NULL;
 	}
@@ -42,14 +59,8 @@ open_fresh(void)
 static void
 close_fresh(sqlite3 *db)
 {
-	char f[80];
-
 	sqlite3_close(db);
-	unlink(path);
-	snprintf(f, sizeof(f), "%s-wal", path);
-	unlink(f);
-	snprintf(f, sizeof(f), "%s-shm", path);
-	unlink(f);
+	remove_files();
 }
 
 /* n transactions of one 1 kB row each. */
@@ -59,8 +70,7 @@ insert_rows(sqlite3 *db, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (sqlite3_exec(db, "insert into t (b) values (zeroblob(1000))", NULL, NULL,
-		    NULL) != SQLITE_OK)
+		if (!exec_ok(db, "insert into t (b) values (zeroblob(1000))"))
 			return -1;
 	return 0;
 }
@@ -73,25 +83,36 @@ look(struct dbcheck *d)
 	return dbcheck_look(d, path, why, sizeof(why));
 }
 
+/* A fresh database with rows transactions in its log, and d's first look at it (ok). */
+static sqlite3 *
+start(struct dbcheck *d, int rows)
+{
+	sqlite3 *db = open_fresh();
+
+	CHECK(db != NULL);
+	if (db == NULL)
+		return NULL;
+	dbcheck_reset(d);
+	CHECK(insert_rows(db, rows) == 0);
+	CHECK_INT(look(d), DBCHECK_OK);
+	return db;
+}
+
 /* The log is read once; later looks read only the frames written since. */
 static void
 test_walk_goes_on(void)
 {
 	struct dbcheck d;
-	sqlite3 *db = open_fresh();
+	sqlite3 *db = start(&d, 300);
 
-	CHECK(db != NULL);
 	if (db == NULL)
 		return;
-	dbcheck_reset(&d);
-	CHECK(insert_rows(db, 300) == 0);
-	CHECK_INT(look(&d), DBCHECK_OK);
 	CHECK(d.walk.frames >= 300);
 	CHECK(insert_rows(db, 1) == 0);
 	CHECK_INT(look(&d), DBCHECK_OK);
 	CHECK(d.walk.frames >= 1 && d.walk.frames <= 4);
 	/* Every table dropped: page 1's newest committed copy, in the log, has no row. */
-	CHECK(sqlite3_exec(db, "drop table t", NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(exec_ok(db, "drop table t"));
 	CHECK_INT(look(&d), DBCHECK_EMPTY);
 	/* The drop's frames (the 300 pages go to the free list), not the log's 300 before. */
 	CHECK(d.walk.frames >= 1 && d.walk.frames < 150);
@@ -106,21 +127,16 @@ static void
 test_walk_starts_over(void)
 {
 	struct dbcheck d;
-	sqlite3 *db = open_fresh();
+	sqlite3 *db = start(&d, 200);
 
-	CHECK(db != NULL);
 	if (db == NULL)
 		return;
-	dbcheck_reset(&d);
-	CHECK(insert_rows(db, 200) == 0);
-	CHECK_INT(look(&d), DBCHECK_OK);
 	CHECK(d.walk.frames >= 200);
-	CHECK(sqlite3_exec(db, "pragma wal_checkpoint(truncate)", NULL, NULL, NULL) ==
-	    SQLITE_OK);
+	CHECK(exec_ok(db, "pragma wal_checkpoint(truncate)"));
 	CHECK(insert_rows(db, 3) == 0);
 	CHECK_INT(look(&d), DBCHECK_OK);
 	CHECK(d.walk.frames >= 3 && d.walk.frames < 20);
-	CHECK(sqlite3_exec(db, "drop table t", NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(exec_ok(db, "drop table t"));
 	CHECK_INT(look(&d), DBCHECK_EMPTY);
 	close_fresh(db);
 }
@@ -134,22 +150,16 @@ static void
 test_rolled_back_frames(void)
 {
 	struct dbcheck d;
-	sqlite3 *db = open_fresh();
+	sqlite3 *db = start(&d, 20);
 
-	CHECK(db != NULL);
 	if (db == NULL)
 		return;
-	dbcheck_reset(&d);
-	CHECK(insert_rows(db, 20) == 0);
-	CHECK_INT(look(&d), DBCHECK_OK);
-	CHECK(sqlite3_exec(db, "pragma cache_size=2; begin; "
+	CHECK(exec_ok(db, "pragma cache_size=2; begin; "
 	    "insert into t (b) select zeroblob(1000) from (with recursive n(i) as (select 1 "
-	    "union all select i + 1 from n where i < 400) select i from n);", NULL, NULL,
-	    NULL) == SQLITE_OK);
+	    "union all select i + 1 from n where i < 400) select i from n);"));
 	CHECK_INT(look(&d), DBCHECK_OK);
 	CHECK(d.walk.frames >= 50);	/* the spilled frames were read */
-	CHECK(sqlite3_exec(db, "rollback; pragma cache_size=2000; drop table t", NULL, NULL,
-	    NULL) == SQLITE_OK);
+	CHECK(exec_ok(db, "rollback; pragma cache_size=2000; drop table t"));
 	CHECK_INT(look(&d), DBCHECK_EMPTY);
 	close_fresh(db);
 }
