@@ -167,7 +167,9 @@ suite_footprint_more() {
 	# libpq is not linked: a worker loads it when its database is PostgreSQL (common/pq.c).
 	# What a PostgreSQL host needs besides: libpq and its libraries beyond the base system
 	# and those counted above.
-	pq=$(ldconfig -p 2>/dev/null | awk '$1 == "libpq.so.5" { print $NF; exit }')
+	# awk reads the whole list: leaving at the first match would end ldconfig's output
+	# with SIGPIPE (56 KB here), a failed pipeline under pipefail, 12 runs in 200.
+	pq=$(ldconfig -p 2>/dev/null | awk '$1 == "libpq.so.5" && p == "" { p = $NF } END { print p }')
 	if [ -n "$pq" ]; then
 		for lib in $( { readlink -f "$pq"; footprint_ldd "$pq"; } | sort -u); do
 			[[ "$counted" == *" $lib "* ]] && continue
