@@ -28,6 +28,7 @@
 #include "db_pg_pool.h"
 #include "extern.h"
 #include "log.h"
+#include "serve_gate.h"
 
 /* Seconds a host has to answer before the next is tried (libpq's minimum). */
 #define PG_CONNECT_TIMEOUT	"2"
@@ -246,6 +247,7 @@ pg_connect_wait(PGconn *pq, PostgresPollingStatusType want, long long until_ms)
 
 	pfd.fd = PQsocket(pq);
 	pfd.events = want == PGRES_POLLING_READING ? POLLIN : POLLOUT;
+	serve_gate_blocking();
 	for (;;) {
 		pfd.revents = 0;
 		if ((left = until_ms - db_now_ms()) <= 0)

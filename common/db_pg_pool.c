@@ -68,6 +68,7 @@
 #include "db_pg_pool.h"
 #include "extern.h"
 #include "log.h"
+#include "serve_gate.h"
 
 /* Jobs sent in one batch at most: enough to fill a round trip, few enough that the
  * first thread of a batch does not wait long for the last one's answer. */
@@ -274,6 +275,7 @@ pg_wait(pthread_cond_t *cv, struct pg_pool *p, long long deadline_ms)
 {
 	struct timespec ts;
 
+	serve_gate_blocking();
 	if (deadline_ms <= 0) {
 		pthread_cond_wait(cv, &p->mu);
 		return 0;
@@ -509,6 +511,8 @@ pg_conn_result(struct pg_conn *c, long long deadline_ms)
 	long long left;
 	int cancelled = 0, n;
 
+	if (PQisBusy(c->pq))
+		serve_gate_blocking();
 	pfd.fd = PQsocket(c->pq);
 	pfd.events = POLLIN;
 	while (deadline_ms > 0 && PQisBusy(c->pq)) {

@@ -47,6 +47,7 @@
 #include "db.h"
 #include "extern.h"
 #include "log.h"
+#include "serve_gate.h"
 
 /*
  * The writers' turn, shared by every process of a file through "<file>-wlock" itself
@@ -582,6 +583,9 @@ db_sqlite_wlock_take(struct db_sqlite *s)
 
 	if (s->wlock < 0 || s->wlocked)
 		return 0;
+	/* The write ahead (queue, lock, commit, fsync) sleeps: the pool takes requests
+	 * meanwhile, and the next batch gathers. */
+	serve_gate_blocking();
 	if (db_sqlite_wq_take(s, deadline) < 0)
 		return -1;
 	if (deadline == 0) {

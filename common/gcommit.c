@@ -25,6 +25,7 @@
 #include "extern.h"
 #include "gcommit.h"
 #include "log.h"
+#include "serve_gate.h"
 
 /* How far past the leader's own deadline the writes of its batch may have theirs. */
 #define GCOMMIT_LEAD_SPAN_MS	1000
@@ -288,6 +289,7 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 	gcommit_tail = &item;
 	while (!item.done) {
 		if (gcommit_busy || item.taken) {
+			serve_gate_blocking();
 			if (item.taken || item.deadline == 0) {
 				pthread_cond_wait(&cv, &gcommit_mu);
 				continue;

@@ -32,7 +32,9 @@
  * all), edge-triggered (one thread woken per arrival; a thread always looks for a
  * waiting connection before it waits, so none is left in the queue) and non-blocking
  * (the worker that loses a race for it gets EAGAIN); a kept connection is armed for one
- * event at a time (EPOLLONESHOT), so one thread reads it.
+ * event at a time (EPOLLONESHOT), so one thread reads it.  Not every thread waits in the
+ * set: serve_gate.c lets a few (twice the CPUs) wait at once and parks the others until
+ * requests sleep or run long, so that under load a few warm threads serve the requests.
  *
  * Watchdog.  When sluiced gives the worker a shared page (SLUICE_WATCHDOG_FD), each
  * serving thread writes into its slot the CLOCK_MONOTONIC time its request started, and 0
@@ -43,12 +45,15 @@
  * Requests.  What happens to one request, from its parameters to its response, is
  * serve_req.c's serve_request().
  */
+/* sched_getaffinity(), CPU_COUNT(). */
+#define _GNU_SOURCE	/* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,6 +75,7 @@
 #include "log.h"
 #include "sandbox.h"
 #include "serve.h"
+#include "serve_gate.h"
 #include "serve_ops.h"
 
 #define SERVE_WAKE_SIGNAL	SIGUSR2
@@ -359,6 +365,7 @@ serve_thread_main(void *arg)
 	struct serve_thread *t = arg;
 	struct serve_io io;
 	FCGX_Request r;
+	struct serve_gate_slot slot;
 	int fd, errors = 0;
 
 	/* No listening socket for fcgi2: the connection is always given (ipcFd), and when
@@ -368,10 +375,12 @@ serve_thread_main(void *arg)
 		goto out;
 	}
 	io.fcgi = &r;
+	serve_gate_slot_init(&slot);
 	for (;;) {
-		if (atomic_load(&serve_stopping))
+		if (atomic_load(&serve_stopping) || serve_gate_enter(&slot) < 0)
 			break;
 		fd = serve_conns_next(t->conns);
+		serve_gate_leave();
 		if (fd < 0) {
 			if (atomic_load(&serve_stopping))
 				break;
@@ -403,6 +412,7 @@ serve_thread_main(void *arg)
 		resp_reset(&t->rs);
 	}
 	FCGX_Free(&r, 1);
+	serve_gate_slot_fini(&slot);
 out:
 	atomic_store(&t->done, 1);
 	return NULL;
@@ -468,6 +478,23 @@ serve_is_listener(int fd)
 	socklen_t len = sizeof(v);
 
 	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 && v;
+}
+
+/*
+ * How many of a worker's threads wait for requests at once (serve_gate.h): twice the CPUs
+ * it may run on (its affinity mask), at least 2.
+ */
+static int
+serve_awake(void)
+{
+	cpu_set_t cpus;
+	int n = 1;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+		n = CPU_COUNT(&cpus);
+	else if (sysconf(_SC_NPROCESSORS_ONLN) > 0)
+		n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	return 2 * n;
 }
 
 /* Serves exactly one request from the CGI environment and stdin. */
@@ -576,6 +603,8 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 		if (serve_thread_init(&threads[i], i == 0) < 0)
 			goto stop;
 	}
+	if (serve_gate_start(set.threads, serve_awake()) < 0)
+		goto stop;
 	/* Start-up is over: confine the process before any request (sandbox.h). */
 	if (sandbox_apply() < 0)
 		goto stop;
@@ -601,6 +630,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 stop:
 	atomic_store(&serve_stopping, 1);
 	FCGX_ShutdownPending();
+	serve_gate_stop();
 	for (;;) {
 		int left = 0;
 
