@@ -255,7 +255,7 @@ serve_conns_open(struct serve_conns *c, int listen_fd)
 	struct epoll_event ev = {
 		.events = EPOLLIN | EPOLLET | EPOLLEXCLUSIVE, .data.fd = listen_fd
 	};
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
 	int fl;
 
