@@ -147,6 +147,7 @@ struct FCGX_Request;
 /* The worker settings the loop uses (settings.h), read once at start-up. */
 struct serve_settings {
 	int threads;
+	int cpus;		/* SLUICE_CPUS; 0: unknown */
 	size_t body_max;
 	size_t arena_max;
 	size_t resp_max;

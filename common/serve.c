@@ -33,7 +33,7 @@
  * waiting connection before it waits, so none is left in the queue) and non-blocking
  * (the worker that loses a race for it gets EAGAIN); a kept connection is armed for one
  * event at a time (EPOLLONESHOT), so one thread reads it.  Not every thread waits in the
- * set: serve_gate.c lets a few (twice the CPUs) wait at once and parks the others until
+ * set: serve_gate.c lets a few (twice the pool's CPUs) wait at once and parks the others until
  * requests sleep or run long, so that under load a few warm threads serve the requests.
  *
  * Watchdog.  When sluiced gives the worker a shared page (SLUICE_WATCHDOG_FD), each
@@ -190,14 +190,16 @@ serve_wait_mask_init(void)
 static int
 serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 {
-	long long threads, body, arena, resp;
+	long long threads, body, arena, resp, cpus;
 
 	if (settings_int(SETTING_THREADS, &threads) < 0 ||
+	    settings_int(SETTING_CPUS, &cpus) < 0 ||
 	    settings_int(SETTING_BODY_MAX, &body) < 0 ||
 	    settings_int(SETTING_ARENA_MAX, &arena) < 0 ||
 	    settings_int(SETTING_RESP_MAX, &resp) < 0)
 		return -1;
 	s->threads = (int)threads;
+	s->cpus = (int)cpus;
 	s->body_max = (size_t)body;
 	s->arena_max = (size_t)arena;
 	s->resp_max = (size_t)resp;
@@ -482,19 +484,19 @@ serve_is_listener(int fd)
 
 /*
  * How many of a worker's threads wait for requests at once (serve_gate.h): twice the CPUs
- * it may run on (its affinity mask), at least 2.
+ * its pool may use, as sluiced counted them for the auto sizes (SLUICE_CPUS: set cpus, the
+ * affinity mask, the cgroup's quota); without sluiced, its affinity mask.
  */
 static int
-serve_awake(void)
+serve_awake(const struct serve_settings *set)
 {
-	cpu_set_t cpus;
-	int n = 1;
+	cpu_set_t mask;
+	int cpus = set->cpus;
 
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
-		n = CPU_COUNT(&cpus);
-	else if (sysconf(_SC_NPROCESSORS_ONLN) > 0)
-		n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	return 2 * n;
+	if (cpus < 1)
+		cpus = sched_getaffinity(0, sizeof(mask), &mask) == 0 && CPU_COUNT(&mask) > 0 ?
+		    CPU_COUNT(&mask) : 1;
+	return 2 * cpus;
 }
 
 /* Serves exactly one request from the CGI environment and stdin. */
@@ -603,7 +605,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 		if (serve_thread_init(&threads[i], i == 0) < 0)
 			goto stop;
 	}
-	if (serve_gate_start(set.threads, serve_awake()) < 0)
+	if (serve_gate_start(set.threads, serve_awake(&set)) < 0)
 		goto stop;
 	/* Start-up is over: confine the process before any request (sandbox.h). */
 	if (sandbox_apply() < 0)

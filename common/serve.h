@@ -16,7 +16,8 @@
  *
  * Worker settings, from the environment (sluiced sets them from the endpoint list): the
  * rows of the table in settings.h; the loop reads SLUICE_NAME, SLUICE_LOG_LEVEL,
- * SLUICE_THREADS, SLUICE_DB, SLUICE_BODY_MAX, SLUICE_ARENA_MAX and SLUICE_RESP_MAX.
+ * SLUICE_THREADS, SLUICE_CPUS, SLUICE_DB, SLUICE_BODY_MAX, SLUICE_ARENA_MAX and
+ * SLUICE_RESP_MAX.
  */
 #ifndef SLUICE_SERVE_H
 #define SLUICE_SERVE_H

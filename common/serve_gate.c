@@ -31,15 +31,14 @@
  * nothing to do it sleeps on its condition variable, and is signalled when the last
  * waiting thread stops waiting while threads are parked.  (Signalled each time that
  * happened, it cost a context switch every few requests under PostgreSQL reads, where
- * every request sleeps: 4 % of the worker's time.)  This file
- * calls nothing of sluice's but the log: the database layers call it.
- */
+ * every request sleeps: 4 % of the worker's time.) */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
+#include "extern.h"
 #include "log.h"
 #include "serve_gate.h"
 
@@ -96,12 +95,7 @@ gate_keeper(void *arg)
 			continue;
 		}
 		seen = gate.passes;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += SERVE_GATE_STALL_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		db_ms_timespec(db_now_ms() + SERVE_GATE_STALL_MS, &ts);
 		(void)pthread_cond_timedwait(&gate.keeper_cv, &gate.mu, &ts);
 		if (!gate.stopping && atomic_load(&gate.waiting) == 0 && gate.parked != NULL &&
 		    gate.passes == seen) {
@@ -117,13 +111,10 @@ gate_keeper(void *arg)
 int
 serve_gate_start(int threads, int awake)
 {
-	int monotonic;
-
 	gate.awake = awake < 1 ? 1 : awake > threads ? threads : awake;
-	monotonic = pthread_condattr_init(&gate.ca) == 0 &&
-	    pthread_condattr_setclock(&gate.ca, CLOCK_MONOTONIC) == 0;
-	if (pthread_cond_init(&gate.keeper_cv, monotonic ? &gate.ca : NULL) != 0 ||
-	    !monotonic) {
+	if (pthread_condattr_init(&gate.ca) != 0 ||
+	    pthread_condattr_setclock(&gate.ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&gate.keeper_cv, &gate.ca) != 0) {
 		log_err("serve gate: no monotonic condition variable");
 		return -1;
 	}

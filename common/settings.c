@@ -57,6 +57,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_WATCHDOG_FD] = INT("SLUICE_WATCHDOG_FD", -1, 1024, -1,
 	    "the watchdog's shared page, where each thread says since when it serves a "
 	    "request; sluiced sets it (-1: none)"),
+	[SETTING_CPUS] = INT("SLUICE_CPUS", 0, 1024, 0,
+	    "the CPUs the pool may use as sluiced counts them (set cpus, affinity mask, cgroup "
+	    "quota); sluiced sets it (0: the worker's affinity mask)"),
 	[SETTING_SQLITE_SYNC] = CHOICE("SLUICE_SQLITE_SYNC", settings_syncs, 2,
 	    "SQLite's PRAGMA synchronous: off, normal or full"),
 	[SETTING_SQLITE_BUSY_MS] = INT("SLUICE_SQLITE_BUSY_MS", 1, 3600000, 10000,

@@ -347,7 +347,7 @@ conf_worker_setting(const char *key)
 
 	for (i = 0; i < SETTING__MAX; i++) {
 		if (i == SETTING_NAME || i == SETTING_ROUTE || i == SETTING_THREADS ||
-		    i == SETTING_DB)
+		    i == SETTING_DB || i == SETTING_CPUS)
 			continue;
 		name = settings_table[i].name;
 		if (strncmp(name, "SLUICE_", 7) != 0)

@@ -185,6 +185,9 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 	(void)snprintf(buf, sizeof(buf), "%d", ep->threads);
 	if (pool_env_add(&out->env, &n, "SLUICE_THREADS", buf) == -1)
 		goto fail;
+	(void)snprintf(buf, sizeof(buf), "%d", s->conf->cpus);
+	if (pool_env_add(&out->env, &n, "SLUICE_CPUS", buf) == -1)
+		goto fail;
 	(void)snprintf(buf, sizeof(buf), "%lld", s->conf->body_max);
 	if (pool_env_add(&out->env, &n, "SLUICE_BODY_MAX", buf) == -1)
 		goto fail;
