@@ -56,15 +56,6 @@ static struct pgtmp pg;
 static char dir[64], dbpath[128], binabs[4096];	/* binabs: SLUICE_BIN's real path */
 static int up, pg_up;
 
-static const char *
-seeder(void)
-{
-	const char *bin = getenv("SLUICE_BIN");
-
-	return bin != NULL && strstr(bin, "san") != NULL ? "build/san/sql/chinook-seed" :
-	    "build/rel/sql/chinook-seed";
-}
-
 static int
 setup(void)
 {
@@ -75,7 +66,7 @@ setup(void)
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(dbpath, sizeof(dbpath), "%s/chinook.db", dir);
-	if (stack_sh("%s sqlite:%s >/dev/null", seeder(), dbpath) != 0)
+	if (stack_sh("%s sqlite:%s >/dev/null", stack_seeder("chinook-seed"), dbpath) != 0)
 		return -1;
 	if (realpath(b ? b : "bin", bin) == NULL)
 		return -1;
@@ -477,7 +468,8 @@ main(void)
 	RUN(test_hung_worker_replaced);
 	RUN(test_idle_stopped_worker_replaced);
 	memset(&pg, 0, sizeof(pg));
-	if (pgtmp_start(&pg) < 0 || stack_sh("%s '%s' >/dev/null", seeder(), pg.url) != 0) {
+	if (pgtmp_start(&pg) < 0 ||
+	    stack_sh("%s '%s' >/dev/null", stack_seeder("chinook-seed"), pg.url) != 0) {
 		CHECK(!"started and seeded PostgreSQL");
 		goto out;
 	}

@@ -41,15 +41,6 @@ static const char spin_sql[] =
     "('spin', '', 'integer', 'stable', 'with recursive c(x) as (select 1 union all "
     "select x + 1 from c where x < 4000000000) select count(*) from c')";
 
-static const char *
-seeder(void)
-{
-	const char *bin = getenv("SLUICE_BIN");
-
-	return bin != NULL && strstr(bin, "san") != NULL ? "build/san/sql/chinook-seed" :
-	    "build/rel/sql/chinook-seed";
-}
-
 static int
 setup(void)
 {
@@ -66,7 +57,7 @@ setup(void)
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(dbpath, sizeof(dbpath), "%s/chinook.db", dir);
-	if (stack_sh("%s sqlite:%s >/dev/null", seeder(), dbpath) != 0)
+	if (stack_sh("%s sqlite:%s >/dev/null", stack_seeder("chinook-seed"), dbpath) != 0)
 		return -1;
 	snprintf(url, sizeof(url), "sqlite:%s", dbpath);
 	if (db_open(&db, url, NULL, err, sizeof(err)) < 0) {

@@ -33,15 +33,6 @@ static const char employee[] =
     "\"phone\":\"(403) 246-9887\",\"fax\":\"+1 (403) 246-9899\","
     "\"email\":\"vu1234@chinookcorp.com\"}";
 
-static const char *
-seeder(void)
-{
-	const char *bin = getenv("SLUICE_BIN");
-
-	return bin != NULL && strstr(bin, "san") != NULL ? "build/san/sql/chinook-seed" :
-	    "build/rel/sql/chinook-seed";
-}
-
 static int
 json_same(const char *a, const char *b)
 {
@@ -219,12 +210,13 @@ main(void)
 	snprintf(litepath, sizeof(litepath), "/tmp/sluice-rest-chinook-%d.db", (int)getpid());
 	unlink(litepath);
 	memset(&pg, 0, sizeof(pg));
-	snprintf(cmd, sizeof(cmd), "%s sqlite:%s >/dev/null", seeder(), litepath);
+	snprintf(cmd, sizeof(cmd), "%s sqlite:%s >/dev/null", stack_seeder("chinook-seed"),
+	    litepath);
 	if (stack_sh("%s", cmd) != 0 || pgtmp_start(&pg) < 0) {
 		CHECK(!"seeded SQLite and started PostgreSQL");
 		goto out;
 	}
-	if (stack_sh("%s '%s' >/dev/null", seeder(), pg.url) != 0) {
+	if (stack_sh("%s '%s' >/dev/null", stack_seeder("chinook-seed"), pg.url) != 0) {
 		CHECK(!"seeded PostgreSQL");
 		goto out;
 	}

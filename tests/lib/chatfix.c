@@ -10,13 +10,9 @@
 const char *
 chatfix_seeder(void)
 {
-	const char *s = getenv("CHAT_SEED"), *bin = getenv("SLUICE_BIN");
+	const char *s = getenv("CHAT_SEED");
 
-	if (s != NULL)
-		return s;
-	if (bin != NULL && strstr(bin, "san") != NULL)
-		return "build/san/sql/chat-seed";
-	return "build/rel/sql/chat-seed";
+	return s != NULL ? s : stack_seeder("chat-seed");
 }
 
 int

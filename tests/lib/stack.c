@@ -719,3 +719,14 @@ stack_pinning_workload(struct stack *s, double limit, long timeout_ms, int stop_
 	http_resp_free(&r);
 	return bad;
 }
+
+const char *
+stack_seeder(const char *name)
+{
+	static char path[256];
+	const char *bin = getenv("SLUICE_BIN");
+
+	(void)snprintf(path, sizeof(path), "build/%s/sql/%s",
+	    bin != NULL && strstr(bin, "san") != NULL ? "san" : "rel", name);
+	return path;
+}

@@ -113,6 +113,11 @@ long long stack_now_ms(void);
  * status when it had to be killed) or -1. */
 int stack_reap(pid_t pid, int ms);
 
+/* The seeder NAME (e.g. "chinook-seed") of the build under test: build/san/sql/NAME when
+ * SLUICE_BIN is the sanitizer build's, else build/rel/sql/NAME.  A static buffer: use it
+ * before the next call. */
+const char *stack_seeder(const char *name);
+
 /* Runs a shell command, returns its exit status (-1 if it could not run). */
 int stack_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
