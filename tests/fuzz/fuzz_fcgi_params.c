@@ -154,7 +154,9 @@ fuzz_check_response(const char *r, size_t len, int head, size_t *body_off)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct serve_settings set = { 1, FUZZ_BODY_CAP, 1 << 20, 1 << 16, NULL };
+	static struct serve_settings set = {
+		.threads = 1, .body_max = FUZZ_BODY_CAP, .arena_max = 1 << 20, .resp_max = 1 << 16
+	};
 	static struct serve_thread t;
 	static int ready;
 	char *copy, *envp[FUZZ_ENV_MAX + 1], *p, *end;
