@@ -617,6 +617,18 @@ pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int miss
 		buf_printf(b, " else _dv end from (select %s as _dv) _dt)", c->dflt);
 }
 
+/* fn(src, '$."name"'): a JSON function of column name's key. */
+static void
+lite_json_key(struct buf *b, const char *fn, const char *src, const char *name)
+{
+	buf_puts(b, fn);
+	buf_putc(b, '(');
+	buf_puts(b, src);
+	buf_puts(b, ", '$.\"");
+	buf_puts(b, name);
+	buf_puts(b, "\"')");
+}
+
 /*
  * SQLite: by JSON path; the column name is plain (write.c checks it).  A timestamp or date
  * also takes PostgreSQL's special inputs 'now', 'today', 'tomorrow', 'yesterday' and
@@ -628,22 +640,43 @@ pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int miss
 static void
 lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
 {
+	/* The special inputs, and strftime()'s arguments after the format for each. */
+	static const char *const special[][2] = {
+		{ "now", "'now'" },
+		{ "today", "'now', 'start of day'" },
+		{ "tomorrow", "'now', 'start of day', '+1 day'" },
+		{ "yesterday", "'now', 'start of day', '-1 day'" },
+		{ "epoch", "0, 'unixepoch'" },
+	};
 	const char *fmt = c->kind == REST_K_DATE ? "%Y-%m-%d" : "%Y-%m-%dT%H:%M:%S";
-	int special = c->kind == REST_K_TS || c->kind == REST_K_DATE;
+	int ts = c->kind == REST_K_TS || c->kind == REST_K_DATE;
+	size_t i;
 
-	if (missing_default && c->dflt != NULL)
-		buf_printf(b, "case when json_type(%s, '$.\"%s\"') is null then (%s) else ", src,
-		    c->name, c->dflt);
-	if (special)
-		buf_printf(b, "case lower(trim(json_extract(%s, '$.\"%s\"'))) "
-		    "when 'now' then strftime('%s', 'now') "
-		    "when 'today' then strftime('%s', 'now', 'start of day') "
-		    "when 'tomorrow' then strftime('%s', 'now', 'start of day', '+1 day') "
-		    "when 'yesterday' then strftime('%s', 'now', 'start of day', '-1 day') "
-		    "when 'epoch' then strftime('%s', 0, 'unixepoch') else ", src, c->name,
-		    fmt, fmt, fmt, fmt, fmt);
-	buf_printf(b, "json_extract(%s, '$.\"%s\"')", src, c->name);
-	if (special)
+	/* Pieces, not buf_printf(): this runs for every column of every write. */
+	if (missing_default && c->dflt != NULL) {
+		buf_puts(b, "case when ");
+		lite_json_key(b, "json_type", src, c->name);
+		buf_puts(b, " is null then (");
+		buf_puts(b, c->dflt);
+		buf_puts(b, ") else ");
+	}
+	if (ts) {
+		buf_puts(b, "case lower(trim(");
+		lite_json_key(b, "json_extract", src, c->name);
+		buf_puts(b, "))");
+		for (i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+			buf_puts(b, " when '");
+			buf_puts(b, special[i][0]);
+			buf_puts(b, "' then strftime('");
+			buf_puts(b, fmt);
+			buf_puts(b, "', ");
+			buf_puts(b, special[i][1]);
+			buf_putc(b, ')');
+		}
+		buf_puts(b, " else ");
+	}
+	lite_json_key(b, "json_extract", src, c->name);
+	if (ts)
 		buf_puts(b, " end");
 	if (missing_default && c->dflt != NULL)
 		buf_puts(b, " end");
@@ -1039,6 +1072,8 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.write_alias = " as _t0",
 	.insert_rows = " from json_each($1) _j where true",
 	.insert_row = "_j.value",
+	.insert_one_rows = " where true",
+	.insert_one_row = "$1",
 	.patch_open = "$",
 	.patch_close = "",
 	.insert_returning = "",

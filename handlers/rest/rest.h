@@ -421,6 +421,8 @@ struct rest_dialect {
 	const char *write_alias;	/* after UPDATE's and DELETE's table: _t0 */
 	const char *insert_rows;	/* the rows of the body $1, FROM of INSERT's SELECT */
 	const char *insert_row;		/* one of them, for json_value() */
+	/* The same when the body is one object (NULL: as an array of one). */
+	const char *insert_one_rows, *insert_one_row;
 	const char *patch_open;		/* the PATCH body: patch_open $k patch_close */
 	const char *patch_close;
 	const char *insert_returning, *update_returning;

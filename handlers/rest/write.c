@@ -7,6 +7,7 @@
  *               select <ARR(OBJ) of select.c>, count(*) from _w _t0
  *   SQLite      insert into "t" as _t0 ("a", "b") select json_extract(_j.value, '$."a"'), ...
  *               from json_each($1) _j where true [on conflict ...] [returning '{"a":' || ...]
+ *               (one object: select json_extract($1, '$."a"'), ... where true ...)
  * PATCH sets every key of the body object the same way; DELETE returns what it removed.
  * Both need a filter (400 21000 without one) unless the endpoint sets
  * rest_unfiltered_writes=1.
@@ -426,11 +427,12 @@ write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_
 /*
  * For an upsert: the count of the body's rows ($1) whose conflict key is in the table
  * already, "select count(*) from t where (k1, ...) in (select <k1 of each row>, ...)";
- * the same on both back ends.  In g's arena; NULL when it does not fit.
+ * the same on both back ends, each row named row among rows.  In g's arena; NULL when it
+ * does not fit.
  */
 static const char *
 write_upsert_count(struct rest_gen *g, const struct rest_table *tb, const int *conf,
-    int nconf)
+    int nconf, const char *row, const char *rows)
 {
 	struct buf q;
 	const char *out;
@@ -449,9 +451,9 @@ write_upsert_count(struct rest_gen *g, const struct rest_table *tb, const int *c
 	for (i = 0; i < nconf; i++) {
 		if (i)
 			buf_puts(&q, ", ");
-		g->d->json_value(&q, &tb->cols[conf[i]], g->d->insert_row, 0);
+		g->d->json_value(&q, &tb->cols[conf[i]], row, 0);
 	}
-	buf_puts(&q, g->d->insert_rows);
+	buf_puts(&q, rows);
 	buf_puts(&q, ")");
 	out = buf_failed(&q) || q.data == NULL ? NULL : arena_strndup(g->a, q.data, q.len);
 	buf_free(&q);
@@ -471,13 +473,13 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	int ignore = rest_prefer(rq, "resolution=ignore-duplicates");
 	int missing = rest_prefer(rq, "missing=default");
 	int loc = !rep && rest_prefer(rq, "return=headers-only");
-	int ncols = 0, nconf = 0, i, j, k;
+	int ncols = 0, nconf = 0, i, j, k, one;
 	const struct req_param *oc = req_param(rq, "on_conflict");
 	enum rest_accept acc;
 	struct rest_err e;
 	struct rest_gen g;
 	cJSON *body = NULL;
-	const char *json, *upsert = NULL;
+	const char *json, *upsert = NULL, *row, *rows;
 	size_t jlen;
 	struct buf *b = &t->sql;
 	int64_t nbody = 1;
@@ -540,8 +542,19 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		    NULL);
 		goto err;
 	}
-	/* One object becomes an array of one, so that both shapes share the statement. */
-	if (cJSON_IsObject(body)) {
+	/*
+	 * One object is the row itself where the dialect reads it so (SQLite: json_extract()
+	 * on the parameter parses it once for all the columns, where a row of json_each()
+	 * is rendered and parsed again: half the statement's time); else it becomes an array
+	 * of one, so that both shapes share the statement.
+	 */
+	one = cJSON_IsObject(body) && t->d->insert_one_row != NULL;
+	row = one ? t->d->insert_one_row : t->d->insert_row;
+	rows = one ? t->d->insert_one_rows : t->d->insert_rows;
+	if (one) {
+		json = rq->body;
+		jlen = rq->body_len;
+	} else if (cJSON_IsObject(body)) {
 		char *w = arena_alloc(rq->arena, rq->body_len + 3);
 
 		if (w == NULL)
@@ -578,10 +591,10 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	}
 	for (i = 0; i < ncols; i++) {
 		buf_puts(b, i ? ", " : ") select ");
-		t->d->json_value(b, &tb->cols[cols[i]], t->d->insert_row, missing);
+		t->d->json_value(b, &tb->cols[cols[i]], row, missing);
 	}
 	if (ncols > 0)
-		buf_puts(b, t->d->insert_rows);
+		buf_puts(b, rows);
 	if (merge || ignore) {
 		int any = 0;
 
@@ -620,7 +633,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		buf_puts(b, t->d->write_minimal);
 	if (buf_failed(b))
 		goto toolarge;
-	if (merge && (upsert = write_upsert_count(&g, tb, conf, nconf)) == NULL)
+	if (merge && (upsert = write_upsert_count(&g, tb, conf, nconf, row, rows)) == NULL)
 		goto toolarge;
 	(void)write_run(rq, rs, t, p, rep, acc, 1, upsert, nbody);
 	if (loc && rs->status < 300)
