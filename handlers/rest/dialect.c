@@ -630,7 +630,8 @@ lite_json_key(struct buf *b, const char *fn, const char *src, const char *name)
 }
 
 /*
- * SQLite: by JSON path; the column name is plain (write.c checks it).  A timestamp or date
+ * SQLite: a column's value from a write's body, by JSON path (the column name is plain:
+ * write.c checks it) or bound as a parameter of its own.  A timestamp or date
  * also takes PostgreSQL's special inputs 'now', 'today', 'tomorrow', 'yesterday' and
  * 'epoch' (any case, blanks around), turned into the UTC time they name here: SQLite's own
  * strftime() reads only 'now', and not in a CHECK constraint (a non-deterministic call
@@ -638,7 +639,7 @@ lite_json_key(struct buf *b, const char *fn, const char *src, const char *name)
  * time, so the column's CHECK refuses it (400).
  */
 static void
-lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
+lite_ts_cases(struct buf *b, const struct rest_col *c)
 {
 	/* The special inputs, and strftime()'s arguments after the format for each. */
 	static const char *const special[][2] = {
@@ -649,10 +650,29 @@ lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int mi
 		{ "epoch", "0, 'unixepoch'" },
 	};
 	const char *fmt = c->kind == REST_K_DATE ? "%Y-%m-%d" : "%Y-%m-%dT%H:%M:%S";
-	int ts = c->kind == REST_K_TS || c->kind == REST_K_DATE;
 	size_t i;
 
-	/* Pieces, not buf_printf(): this runs for every column of every write. */
+	for (i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+		buf_puts(b, " when '");
+		buf_puts(b, special[i][0]);
+		buf_puts(b, "' then strftime('");
+		buf_puts(b, fmt);
+		buf_puts(b, "', ");
+		buf_puts(b, special[i][1]);
+		buf_putc(b, ')');
+	}
+}
+
+static int
+lite_is_ts(const struct rest_col *c)
+{
+	return c->kind == REST_K_TS || c->kind == REST_K_DATE;
+}
+
+/* Pieces, not buf_printf(): these run for every column of every write. */
+static void
+lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
+{
 	if (missing_default && c->dflt != NULL) {
 		buf_puts(b, "case when ");
 		lite_json_key(b, "json_type", src, c->name);
@@ -660,25 +680,34 @@ lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int mi
 		buf_puts(b, c->dflt);
 		buf_puts(b, ") else ");
 	}
-	if (ts) {
+	if (lite_is_ts(c)) {
 		buf_puts(b, "case lower(trim(");
 		lite_json_key(b, "json_extract", src, c->name);
 		buf_puts(b, "))");
-		for (i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
-			buf_puts(b, " when '");
-			buf_puts(b, special[i][0]);
-			buf_puts(b, "' then strftime('");
-			buf_puts(b, fmt);
-			buf_puts(b, "', ");
-			buf_puts(b, special[i][1]);
-			buf_putc(b, ')');
-		}
+		lite_ts_cases(b, c);
 		buf_puts(b, " else ");
 	}
 	lite_json_key(b, "json_extract", src, c->name);
-	if (ts)
+	if (lite_is_ts(c))
 		buf_puts(b, " end");
 	if (missing_default && c->dflt != NULL)
+		buf_puts(b, " end");
+}
+
+/* The same for a string bound as $k (the key is there: no default applies). */
+static void
+lite_bound_value(struct buf *b, const struct rest_col *c, int k)
+{
+	if (lite_is_ts(c)) {
+		buf_puts(b, "case lower(trim($");
+		buf_put_int(b, k);
+		buf_puts(b, "))");
+		lite_ts_cases(b, c);
+		buf_puts(b, " else ");
+	}
+	buf_putc(b, '$');
+	buf_put_int(b, k);
+	if (lite_is_ts(c))
 		buf_puts(b, " end");
 }
 
@@ -1085,6 +1114,7 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.write_minimal = "",
 	.write_txn = 1,
 	.json_value = lite_json_value,
+	.bound_value = lite_bound_value,
 	.write_read = lite_write_read,
 	.call = lite_call,
 	.scalar_open = "select json_quote((",

@@ -436,6 +436,8 @@ struct rest_dialect {
 	 * default when the key is absent. */
 	void (*json_value)(struct buf *b, const struct rest_col *c, const char *src,
 	    int missing_default);
+	/* The same for a string value bound alone as $k, or NULL: json_value() only. */
+	void (*bound_value)(struct buf *b, const struct rest_col *c, int k);
 	/* Steps through the write's result: the body into out with rep, the row count in
 	 * rows.  0, or -1 when the database failed (its error is on the connection). */
 	int (*write_read)(struct db_stmt *st, int rep, struct buf *out, int64_t *rows);

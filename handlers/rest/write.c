@@ -7,7 +7,8 @@
  *               select <ARR(OBJ) of select.c>, count(*) from _w _t0
  *   SQLite      insert into "t" as _t0 ("a", "b") select json_extract(_j.value, '$."a"'), ...
  *               from json_each($1) _j where true [on conflict ...] [returning '{"a":' || ...]
- *               (one object: select json_extract($1, '$."a"'), ... where true ...)
+ *               (one object: select json_extract($1, '$."a"'), ... where true ..., and a
+ *               string value, not an upsert's, bound alone: select $2, ...)
  * PATCH sets every key of the body object the same way; DELETE returns what it removed.
  * Both need a filter (400 21000 without one) unless the endpoint sets
  * rest_unfiltered_writes=1.
@@ -460,6 +461,31 @@ write_upsert_count(struct rest_gen *g, const struct rest_table *tb, const int *c
 	return out;
 }
 
+/*
+ * Column c's value in an INSERT: json_value() of row, or, when obj (a one-object body) has
+ * a string for c and the dialect binds one, that string as a parameter of its own (on
+ * SQLite the very value json_extract() would give, without parsing the JSON: the
+ * benchmark's employee insert 7.4 -> 5.2 us).  At most half the statement's parameters
+ * are spent so, to leave the representation's filters theirs.  0, or -1 (e set).
+ */
+static int
+write_value(struct rest_gen *g, struct buf *b, const struct rest_col *c, const cJSON *obj,
+    const char *row, int missing)
+{
+	const cJSON *v;
+	int k;
+
+	if (obj != NULL && g->p->n < REST_PARAMS_MAX / 2 &&
+	    (v = cJSON_GetObjectItemCaseSensitive(obj, c->name)) != NULL &&
+	    cJSON_IsString(v)) {
+		if ((k = rest_param_text(g, v->valuestring, strlen(v->valuestring))) < 0)
+			return -1;
+		g->d->bound_value(b, c, k);
+	} else
+		g->d->json_value(b, c, row, missing);
+	return 0;
+}
+
 int
 rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 {
@@ -479,6 +505,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	struct rest_err e;
 	struct rest_gen g;
 	cJSON *body = NULL;
+	const cJSON *bound;
 	const char *json, *upsert = NULL, *row, *rows;
 	size_t jlen;
 	struct buf *b = &t->sql;
@@ -571,8 +598,8 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	}
 	if (cJSON_IsArray(body))
 		nbody = cJSON_GetArraySize(body);
-	cJSON_Delete(body);
-	body = NULL;
+	/* Strings bound alone point into body: it lives until the write ran. */
+	bound = one && !merge && !ignore && t->d->bound_value != NULL ? body : NULL;
 	if (ncols > 0 && rest_param_text(&g, json, jlen) < 0)
 		goto err;
 
@@ -591,7 +618,8 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	}
 	for (i = 0; i < ncols; i++) {
 		buf_puts(b, i ? ", " : ") select ");
-		t->d->json_value(b, &tb->cols[cols[i]], row, missing);
+		if (write_value(&g, b, &tb->cols[cols[i]], bound, row, missing) < 0)
+			goto err;
 	}
 	if (ncols > 0)
 		buf_puts(b, rows);
@@ -636,6 +664,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	if (merge && (upsert = write_upsert_count(&g, tb, conf, nconf, row, rows)) == NULL)
 		goto toolarge;
 	(void)write_run(rq, rs, t, p, rep, acc, 1, upsert, nbody);
+	cJSON_Delete(body);
 	if (loc && rs->status < 300)
 		return write_location(rs, tb);
 	return 0;

@@ -111,6 +111,34 @@ test_rest_post_empty_object_and_lenient_json(void)
 	FX_BOTH("GET", "artist?artist_id=gte.60", NULL, NULL, 200, "[]", &r);
 }
 
+/*
+ * One object and an array of one give the same row: on SQLite the first binds its strings
+ * as parameters of their own, the second reads every value with json_extract() from a row
+ * of json_each().  Escapes, a character outside the BMP, a number in a string for an
+ * integer column, a special timestamp input with blanks, a boolean, a null.
+ */
+static void
+test_rest_post_one_object_values(void)
+{
+	static const char vals[] = "\"last_name\":\"q\\\"b\\\\s\\/\\n\","
+	    "\"first_name\":\"\\u00e9\\ud83d\\ude00\",\"title\":null,\"reports_to\":\"2\","
+	    "\"birth_date\":\" EPOCH \",\"active\":false,\"email\":\"\"}";
+	static const char want[] = "{\"last_name\":\"q\\\"b\\\\s/\\n\","
+	    "\"first_name\":\"\\u00e9\\ud83d\\ude00\",\"title\":null,"
+	    "\"reports_to\":2,\"birth_date\":\"1970-01-01T00:00:00\",\"active\":false,"
+	    "\"email\":\"\"}";
+	char body[512], all[1024];
+
+	(void)snprintf(body, sizeof(body), "{\"employee_id\":70,%s", vals);
+	FX_BOTH("POST", "employee", json, body, 201, "", &r);
+	(void)snprintf(body, sizeof(body), "[{\"employee_id\":71,%s]", vals);
+	FX_BOTH("POST", "employee", json, body, 201, "", &r);
+	(void)snprintf(all, sizeof(all), "[%s,%s]", want, want);
+	FX_BOTH("GET", "employee?employee_id=in.(70,71)&order=employee_id"
+	    "&select=last_name,first_name,title,reports_to,birth_date,active,email", NULL, NULL,
+	    200, all, &r);
+}
+
 /* Regression: the later objects' keys were matched ignoring case and counted with their
  * duplicates, so the second row here silently got a NULL name or artist_id. */
 static void
@@ -489,6 +517,7 @@ main(void)
 	RUN(test_rest_post_errors);
 	RUN(test_rest_post_empty_object_and_lenient_json);
 	RUN(test_rest_post_keys_match_exactly);
+	RUN(test_rest_post_one_object_values);
 	RUN(test_rest_upsert);
 	RUN(test_rest_patch_delete);
 	RUN(test_rest_rpc);
