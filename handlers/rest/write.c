@@ -578,10 +578,9 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	one = cJSON_IsObject(body) && t->d->insert_one_row != NULL;
 	row = one ? t->d->insert_one_row : t->d->insert_row;
 	rows = one ? t->d->insert_one_rows : t->d->insert_rows;
-	if (one) {
-		json = rq->body;
-		jlen = rq->body_len;
-	} else if (cJSON_IsObject(body)) {
+	json = rq->body;
+	jlen = rq->body_len;
+	if (!one && cJSON_IsObject(body)) {
 		char *w = arena_alloc(rq->arena, rq->body_len + 3);
 
 		if (w == NULL)
@@ -592,9 +591,6 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		w[rq->body_len + 2] = '\0';
 		json = w;
 		jlen = rq->body_len + 2;
-	} else {
-		json = rq->body;
-		jlen = rq->body_len;
 	}
 	if (cJSON_IsArray(body))
 		nbody = cJSON_GetArraySize(body);
