@@ -27,8 +27,6 @@
 #define DB_DEFAULT_BUSY_MS	((int)settings_table[SETTING_SQLITE_BUSY_MS].def)
 #define DB_DEFAULT_MMAP		(settings_table[SETTING_SQLITE_MMAP].def)
 #define DB_DEFAULT_STMT_CACHE	((int)settings_table[SETTING_DB_STMT_CACHE].def)
-/* The default db_conns: one PostgreSQL connection a CPU, up to this many a worker. */
-#define DB_PG_CONNS_AUTO_MAX	8
 
 void
 db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
@@ -51,8 +49,7 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 int
 db_opts_from_env(struct db_opts *o)
 {
-	long long iso, sync, busy, mmap, cache, budget, resp, conns, threads;
-	long cpus;
+	long long iso, sync, busy, mmap, cache, budget, resp, conns, threads, cpus;
 
 	memset(o, 0, sizeof(*o));
 	if (settings_int(SETTING_DB_ISOLATION, &iso) == -1 ||
@@ -80,9 +77,12 @@ db_opts_from_env(struct db_opts *o)
 	/* PostgreSQL connections shared by the worker's threads (db_pg_pool.c): by default
 	 * one per CPU, never fewer than 2 (so that a transaction does not stall the other
 	 * threads' reads), never more than DB_PG_CONNS_AUTO_MAX (a pool's 4 workers then
-	 * hold 32 backends at most, on any machine), nor more than the threads. */
+	 * hold 32 backends at most, on any machine), nor more than the threads.  The CPUs
+	 * are those sluiced counts for the auto sizes (SLUICE_CPUS: set cpus, the affinity
+	 * mask, a cgroup's quota), else the online ones. */
 	if (conns == 0) {
-		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		if (settings_int(SETTING_CPUS, &cpus) == -1 || cpus <= 0)
+			cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		conns = cpus < 2 ? 2 : cpus > DB_PG_CONNS_AUTO_MAX ? DB_PG_CONNS_AUTO_MAX : cpus;
 		if (conns > threads)
 			conns = threads;

@@ -117,6 +117,9 @@ struct db_opts {
 					 * URL of db_open() (SLUICE_DB_READ) */
 };
 
+/* The default db_conns: one PostgreSQL connection a CPU, up to this many a worker. */
+#define DB_PG_CONNS_AUTO_MAX	8
+
 /*
  * Fills *o with defaults, then applies the SLUICE_* variables above.  Returns 0, or -1 when
  * a variable holds a value it cannot parse (the caller reports it at start-up).

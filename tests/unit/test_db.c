@@ -1661,7 +1661,8 @@ test_opts_from_env(void)
 	};
 	static const char *const vars[] = { "SLUICE_DB_ISOLATION", "SLUICE_SQLITE_SYNC",
 	    "SLUICE_SQLITE_BUSY_MS", "SLUICE_SQLITE_MMAP", "SLUICE_DB_STMT_CACHE",
-	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX", "SLUICE_DB_CONNS", "SLUICE_THREADS" };
+	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX", "SLUICE_DB_CONNS", "SLUICE_THREADS",
+	    "SLUICE_CPUS" };
 	struct db_opts o;
 	long cpus;
 	size_t i;
@@ -1706,15 +1707,26 @@ test_opts_from_env(void)
 	CHECK_INT(o.sqlite_mmap, -1);
 	CHECK_INT(o.stmt_cache, 16);
 
-	/* PostgreSQL connections shared by the threads: min(threads, max(2, CPUs)) unless
-	 * given. */
+	/* PostgreSQL connections shared by the threads: min(threads, max(2, min(CPUs, 8)))
+	 * unless given; the CPUs sluiced counts (SLUICE_CPUS), else the online ones. */
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	setenv("SLUICE_THREADS", "1", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
 	CHECK_INT(o.pg_conns, 1);
 	setenv("SLUICE_THREADS", "256", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
-	CHECK_INT(o.pg_conns, cpus < 2 ? 2 : cpus > 256 ? 256 : cpus);
+	CHECK_INT(o.pg_conns, cpus < 2 ? 2 : cpus > DB_PG_CONNS_AUTO_MAX ? DB_PG_CONNS_AUTO_MAX :
+	    cpus);
+	setenv("SLUICE_CPUS", "5", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, 5);
+	setenv("SLUICE_CPUS", "64", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, DB_PG_CONNS_AUTO_MAX);
+	setenv("SLUICE_CPUS", "1", 1);
+	CHECK_INT(db_opts_from_env(&o), 0);
+	CHECK_INT(o.pg_conns, 2);
+	unsetenv("SLUICE_CPUS");
 	setenv("SLUICE_THREADS", "2", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
 	CHECK_INT(o.pg_conns, 2);
