@@ -594,8 +594,13 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	}
 	if (cJSON_IsArray(body))
 		nbody = cJSON_GetArraySize(body);
-	/* Strings bound alone point into body: it lives until the write ran. */
+	/* Strings bound alone point into body: then it lives until the write ran (one
+	 * object); else its tree goes now, before the statement's own parse. */
 	bound = one && !merge && !ignore && t->d->bound_value != NULL ? body : NULL;
+	if (bound == NULL) {
+		cJSON_Delete(body);
+		body = NULL;
+	}
 	if (ncols > 0 && rest_param_text(&g, json, jlen) < 0)
 		goto err;
 
