@@ -637,9 +637,30 @@ lite_json_key(struct buf *b, const char *fn, const char *src, const char *name)
  * strftime() reads only 'now', and not in a CHECK constraint (a non-deterministic call
  * there is an error, not a failed check).  'infinity' is left alone: SQLite has no such
  * time, so the column's CHECK refuses it (400).
+ *
+ * struct lite_val is such a value: json_extract(src, '$."name"'), or the parameter $k when
+ * src is NULL.
  */
+struct lite_val {
+	const char *src, *name;
+	int k;
+};
+
 static void
-lite_ts_cases(struct buf *b, const struct rest_col *c)
+lite_val_put(struct buf *b, const struct lite_val *v)
+{
+	if (v->src != NULL)
+		lite_json_key(b, "json_extract", v->src, v->name);
+	else {
+		buf_putc(b, '$');
+		buf_put_int(b, v->k);
+	}
+}
+
+/* v, for a timestamp or date inside the CASE of the special inputs.  Pieces, not
+ * buf_printf(): this runs for every column of every write. */
+static void
+lite_val_column(struct buf *b, const struct rest_col *c, const struct lite_val *v)
 {
 	/* The special inputs, and strftime()'s arguments after the format for each. */
 	static const char *const special[][2] = {
@@ -652,6 +673,13 @@ lite_ts_cases(struct buf *b, const struct rest_col *c)
 	const char *fmt = c->kind == REST_K_DATE ? "%Y-%m-%d" : "%Y-%m-%dT%H:%M:%S";
 	size_t i;
 
+	if (c->kind != REST_K_TS && c->kind != REST_K_DATE) {
+		lite_val_put(b, v);
+		return;
+	}
+	buf_puts(b, "case lower(trim(");
+	lite_val_put(b, v);
+	buf_puts(b, "))");
 	for (i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
 		buf_puts(b, " when '");
 		buf_puts(b, special[i][0]);
@@ -661,18 +689,16 @@ lite_ts_cases(struct buf *b, const struct rest_col *c)
 		buf_puts(b, special[i][1]);
 		buf_putc(b, ')');
 	}
+	buf_puts(b, " else ");
+	lite_val_put(b, v);
+	buf_puts(b, " end");
 }
 
-static int
-lite_is_ts(const struct rest_col *c)
-{
-	return c->kind == REST_K_TS || c->kind == REST_K_DATE;
-}
-
-/* Pieces, not buf_printf(): these run for every column of every write. */
 static void
 lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
 {
+	const struct lite_val v = { src, c->name, 0 };
+
 	if (missing_default && c->dflt != NULL) {
 		buf_puts(b, "case when ");
 		lite_json_key(b, "json_type", src, c->name);
@@ -680,16 +706,7 @@ lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int mi
 		buf_puts(b, c->dflt);
 		buf_puts(b, ") else ");
 	}
-	if (lite_is_ts(c)) {
-		buf_puts(b, "case lower(trim(");
-		lite_json_key(b, "json_extract", src, c->name);
-		buf_puts(b, "))");
-		lite_ts_cases(b, c);
-		buf_puts(b, " else ");
-	}
-	lite_json_key(b, "json_extract", src, c->name);
-	if (lite_is_ts(c))
-		buf_puts(b, " end");
+	lite_val_column(b, c, &v);
 	if (missing_default && c->dflt != NULL)
 		buf_puts(b, " end");
 }
@@ -698,17 +715,9 @@ lite_json_value(struct buf *b, const struct rest_col *c, const char *src, int mi
 static void
 lite_bound_value(struct buf *b, const struct rest_col *c, int k)
 {
-	if (lite_is_ts(c)) {
-		buf_puts(b, "case lower(trim($");
-		buf_put_int(b, k);
-		buf_puts(b, "))");
-		lite_ts_cases(b, c);
-		buf_puts(b, " else ");
-	}
-	buf_putc(b, '$');
-	buf_put_int(b, k);
-	if (lite_is_ts(c))
-		buf_puts(b, " end");
+	const struct lite_val v = { NULL, NULL, k };
+
+	lite_val_column(b, c, &v);
 }
 
 /* PostgreSQL: one row, (body, count). */
