@@ -601,7 +601,8 @@ lite_in(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *co
 
 /* The value of column c from the JSON row src (PostgreSQL: jsonb).  With missing_default
  * the default is evaluated for every row, key or not, as PostgREST does: an identity or
- * serial column's sequence advances once per row. */
+ * serial column's sequence advances once per row.  JSON null is SQL NULL in a JSON column
+ * too, as json_populate_recordset() makes it. */
 static void
 pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int missing_default)
 {
@@ -610,9 +611,15 @@ pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int miss
 		rest_sql_literal(b, c->name);
 		buf_puts(b, " then ");
 	}
-	buf_printf(b, "(%s%s", src, c->kind == REST_K_JSON ? "->" : "->>");
-	rest_sql_literal(b, c->name);
-	buf_printf(b, ")::%s", c->type);
+	if (c->kind == REST_K_JSON) {
+		buf_printf(b, "nullif(%s->", src);
+		rest_sql_literal(b, c->name);
+		buf_printf(b, ", 'null'::jsonb)::%s", c->type);
+	} else {
+		buf_printf(b, "(%s->>", src);
+		rest_sql_literal(b, c->name);
+		buf_printf(b, ")::%s", c->type);
+	}
 	if (missing_default && c->dflt != NULL)
 		buf_printf(b, " else _dv end from (select %s as _dv) _dt)", c->dflt);
 }
@@ -639,7 +646,7 @@ lite_json_key(struct buf *b, const char *fn, const char *src, const char *name)
  * time, so the column's CHECK refuses it (400).
  *
  * struct lite_val is such a value: json_extract(src, '$."name"'), or the parameter $k when
- * src is NULL.
+ * src is NULL.  A JSON column's value is its JSON text, never bound (write.c).
  */
 struct lite_val {
 	const char *src, *name;
@@ -673,6 +680,16 @@ lite_val_column(struct buf *b, const struct rest_col *c, const struct lite_val *
 	const char *fmt = c->kind == REST_K_DATE ? "%Y-%m-%d" : "%Y-%m-%dT%H:%M:%S";
 	size_t i;
 
+	if (c->kind == REST_K_JSON && v->src != NULL) {
+		/* A JSON column keeps the value's JSON text ("->"), where json_extract()
+		 * would give a string unquoted and true as 1; JSON null is SQL NULL. */
+		buf_puts(b, "nullif(");
+		buf_puts(b, v->src);
+		buf_puts(b, " -> '$.\"");
+		buf_puts(b, v->name);
+		buf_puts(b, "\"', 'null')");
+		return;
+	}
 	if (c->kind != REST_K_TS && c->kind != REST_K_DATE) {
 		lite_val_put(b, v);
 		return;

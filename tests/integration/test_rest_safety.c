@@ -151,6 +151,39 @@ test_rest_write_representation_too_large_rolls_back(void)
 	free(body);
 }
 
+/*
+ * Regression: on SQLite a JSON column stored a string's text unquoted (malformed JSON,
+ * which every later read of the row failed on: 500) and true as 1.  Each value, as one
+ * object (its strings bound), as an array of one and by PATCH, reads back as sent, the
+ * same on both back ends; JSON null is SQL NULL.
+ */
+static void
+test_rest_json_column_values(void)
+{
+	static const char *const vals[] = { "\"a \\\"quoted\\\" string\"", "\"null\"", "true",
+		"false", "1.5", "-7", "[1,\"x\",null]", "{\"k\":\"v\"}", "null" };
+	char body[256], want[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		snprintf(want, sizeof(want), "[{\"body\":%s}]", vals[i]);
+		snprintf(body, sizeof(body), "{\"doc_id\":82,\"body\":%s}", vals[i]);
+		FX_BOTH("POST", "doc", json, body, 201, "", &r);
+		FX_BOTH("GET", "doc?doc_id=eq.82&select=body", NULL, NULL, 200, want, &r);
+		FX_BOTH("GET", "doc?doc_id=eq.82&body=is.null&select=doc_id", NULL, NULL, 200,
+		    strcmp(vals[i], "null") == 0 ? "[{\"doc_id\":82}]" : "[]", &r);
+		FX_BOTH("DELETE", "doc?doc_id=eq.82", NULL, NULL, 204, "", &r);
+		snprintf(body, sizeof(body), "[{\"doc_id\":82,\"body\":%s}]", vals[i]);
+		FX_BOTH("POST", "doc", json, body, 201, "", &r);
+		FX_BOTH("GET", "doc?doc_id=eq.82&select=body", NULL, NULL, 200, want, &r);
+		snprintf(body, sizeof(body), "{\"body\":%s}", vals[i]);
+		FX_BOTH("PATCH", "doc?doc_id=eq.2", json, body, 204, "", &r);
+		FX_BOTH("GET", "doc?doc_id=eq.2&select=body", NULL, NULL, 200, want, &r);
+		FX_BOTH("DELETE", "doc?doc_id=eq.82", NULL, NULL, 204, "", &r);
+	}
+	FX_BOTH("PATCH", "doc?doc_id=eq.2", json, "{\"body\":null}", 204, "", &r);
+}
+
 /* Regression: select=a:name,a:artist_id as CSV gave the first column twice. */
 static void
 test_rest_csv_repeated_alias(void)
@@ -300,6 +333,7 @@ main(void)
 	RUN(test_rest_post_nul_escape_refused);
 	RUN(test_rest_write_representation_too_large_rolls_back);
 	RUN(test_rest_csv_repeated_alias);
+	RUN(test_rest_json_column_values);
 	RUN(test_rest_wide_select_and_bad_on_conflict_are_400);
 	RUN(test_rest_unfiltered_write_refused);
 	RUN(test_rest_write_without_json_content_type_refused);
