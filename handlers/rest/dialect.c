@@ -10,7 +10,9 @@
  *                      (stored 0/1) and json() for JSON columns.
  *   JSON of a row      PostgreSQL concatenates text; SQLite calls sluice_obj()/sluice_arr()
  *                      with a template (common/db_sqlite_json.c; select.c writes both).
- *   arrays             '[' || coalesce(string_agg(x, ','), '') || ']'  /  sluice_arr(x)
+ *   arrays             '[' || coalesce(string_agg(x, ','), '') || ']'  /  sluice_arr(x);
+ *                      a read's top array on PostgreSQL coalesce(string_agg(x, ','), ''),
+ *                      its brackets written by the worker (arr_bare_open)
  *   comparisons        SQLite compares timestamps in one spelling and booleans as 0/1.
  *   like, ilike        like/ilike with % / glob for like and like ... escape for ilike.
  *   in.(...)           = any($k::type[]) over an array literal / in json_each($k).
@@ -1051,6 +1053,8 @@ static const struct rest_dialect rest_dialect_pg = {
 	.obj_template = 0,
 	.arr_open = "'[' || coalesce(string_agg(",
 	.arr_close = ", ','), '') || ']'",
+	.arr_bare_open = "coalesce(string_agg(",
+	.arr_bare_close = ", ','), '')",
 	.limit_none = "",
 	.csv_agg_open = "coalesce(string_agg(",
 	.csv_agg_close = ", chr(10)), '')",

@@ -110,6 +110,14 @@ rest_param_null(struct rest_gen *g)
 }
 
 void
+rest_gen_start(struct rest_gen *g, struct rest_thread *t, struct arena *a, struct buf *sql,
+    struct rest_params *p, struct rest_err *e, int64_t body_max)
+{
+	*g = (struct rest_gen){ .sc = t->sc, .d = t->d, .a = a, .sql = sql, .p = p, .e = e,
+	    .pgrst12 = t->pgrst12, .access = &t->access, .body_max = body_max };
+}
+
+void
 rest_next_alias(struct rest_gen *g, const char *prefix, char *out, size_t len)
 {
 	size_t n = strlen(prefix), m;

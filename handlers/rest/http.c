@@ -237,8 +237,8 @@ rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root
 		return -1;
 	p->n = 0;
 	buf_init(&sql, REST_SQL_MAX);
-	g = (struct rest_gen){ t->sc, t->d, rq->arena, &sql, p, &e, 1000, NULL, t->pgrst12,
-	    &t->access, 0 };
+	rest_gen_start(&g, t, rq->arena, &sql, p, &e, 0);
+	g.seq = 1000;
 	buf_puts(&sql, t->d->explain);
 	buf_puts(&sql, "select 1 from ");
 	rest_quote_ident(&sql, t->sc->tables[table].name);
@@ -431,11 +431,12 @@ rest_range(struct req *rq, struct rest_node *root, struct rest_err *e)
 
 /*
  * Runs the prepared read (body, rows[, total]) and answers it: status, Content-Range,
- * the singular object or CSV as asked.
+ * the singular object or CSV as asked; the brackets of a body whose top array g wrote
+ * bare.
  */
 int
 rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
-    const struct rest_params *p, const struct rest_node *root, enum rest_accept acc,
+    const struct rest_gen *g, const struct rest_node *root, enum rest_accept acc,
     int count, int64_t planned, const char *csv_header)
 {
 	struct db_stmt *st;
@@ -444,8 +445,9 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	int64_t rows, total = -1, off = root->offset;
 	char range[3 * STR_INT_MAX + 4], *rp;
 	struct rest_err e;
+	int bare = g->bare == REST_BARE_DONE;
 
-	if (rest_bind_run(rq, rs, t, p, &st) < 0)
+	if (rest_bind_run(rq, rs, t, g->p, &st) < 0)
 		return 0;
 	if (db_step(st) != DB_ROW)
 		return serve_db_error(rs, rq->db);
@@ -502,10 +504,17 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	} else if (acc == REST_ACCEPT_OBJECT) {
 		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
 		/* "[{...}]" -> "{...}": the one element, without parsing it. */
-		buf_append(&rs->body, body + 1, len - 2);
+		if (bare)
+			buf_append(&rs->body, body, len);
+		else
+			buf_append(&rs->body, body + 1, len - 2);
 	} else {
 		rs->content_type = "application/json; charset=utf-8";
+		if (bare)
+			buf_putc(&rs->body, '[');
 		buf_append(&rs->body, body, len);
+		if (bare)
+			buf_putc(&rs->body, ']');
 	}
 	db_reset(st);
 	if (buf_failed(&rs->body))

@@ -33,8 +33,7 @@ read_plan(struct req *rq, struct resp *rs, struct rest_thread *t, int table,
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 	p->n = 0;
 	root->name = t->sc->tables[table].name;
-	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12,
-	    &t->access, 0 };
+	rest_gen_start(&g, t, rq->arena, &t->sql, p, &e, 0);
 	if (rest_plan_prefix(rq, t, acc, &t->sql, &e) < 0 ||
 	    rest_apply_params(rq, root, rest_read_skip, NULL, &e) < 0 ||
 	    rest_range(rq, root, &e) < 0 || rest_resolve(&g, root, table) < 0 ||
@@ -83,8 +82,7 @@ rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	buf_reset(&t->sql, 1 << 20);
 	if (acc >= REST_ACCEPT_PLAN)
 		return read_plan(rq, rs, t, table, acc);
-	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12,
-	    &t->access, t->body_max };
+	rest_gen_start(&g, t, rq->arena, &t->sql, p, &e, t->body_max);
 	if (rest_apply_params(rq, root, rest_read_skip, NULL, &e) < 0 ||
 	    rest_range(rq, root, &e) < 0 || rest_resolve(&g, root, table) < 0)
 		return rest_error(rs, &e);
@@ -97,6 +95,6 @@ rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	if (rest_sql_select(&g, root, NULL, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
 	    REST_SHAPE_JSON, count) < 0)
 		return rest_error(rs, &e);
-	return rest_answer_read(rq, rs, t, p, root, acc, count, planned, csv);
+	return rest_answer_read(rq, rs, t, &g, root, acc, count, planned, csv);
 }
 

@@ -328,6 +328,14 @@ struct rest_access {
 };
 
 /* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
+/* The top array of a read's body, written without its brackets (struct rest_gen's bare). */
+enum rest_bare {
+	REST_BARE_NO,		/* every array with its brackets */
+	REST_BARE_NEXT,		/* the next array opened is the top one: bare */
+	REST_BARE_OPEN,		/* the top array is open */
+	REST_BARE_DONE,		/* the body's top array was written bare */
+};
+
 struct rest_gen {
 	const struct rest_schema *sc;
 	const struct rest_dialect *d;
@@ -347,6 +355,10 @@ struct rest_gen {
 	/* rest_sql_select(): the longest body the database may send back (the response
 	 * cap), for a dialect with body_over; 0: no bound in the statement. */
 	int64_t body_max;
+	/* rest_sql_select(): whether the body's top array is written bare (the dialect's
+	 * arr_bare_open): REST_BARE_DONE once it was; arrays open (arr_open()) */
+	enum rest_bare bare;
+	int arrays;
 };
 
 /* gen.c.  Every function writes to the buffer it is given (g->sql for g). */
@@ -366,6 +378,11 @@ int rest_param_int(struct rest_gen *g, int64_t v);
 int rest_param_null(struct rest_gen *g);
 /* prefix and a number unique in the statement ("_t3") into out (len bytes; 16 do). */
 void rest_next_alias(struct rest_gen *g, const char *prefix, char *out, size_t len);
+struct rest_thread;
+/* g for a statement of t's into sql, its values into p, its errors into e; body_max as
+ * struct rest_gen's. */
+void rest_gen_start(struct rest_gen *g, struct rest_thread *t, struct arena *a,
+    struct buf *sql, struct rest_params *p, struct rest_err *e, int64_t body_max);
 
 /*
  * dialect.c: every piece of SQL the back ends write differently (see dialect.c).  The
@@ -411,6 +428,9 @@ struct rest_dialect {
 	int obj_template;	/* row objects by sluice_obj()/sluice_arr(), else concatenated */
 	const char *arr_open;	/* ARR(x) = arr_open x arr_close: the array of the x */
 	const char *arr_close;
+	/* A read's top array without its brackets, its elements joined by commas ('' for
+	 * none), which rest_answer_read() writes around it; NULL: arr_open and arr_close. */
+	const char *arr_bare_open, *arr_bare_close;
 	const char *limit_none;	/* before an offset without a limit */
 	/* CSV: the aggregate around the lines, and its functions. */
 	const char *csv_agg_open, *csv_agg_close;
@@ -766,7 +786,7 @@ int rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
  * statement's count (count), or planned when it is not negative.  t->rows gets the rows
  * of the page.  Returns 0. */
 int rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
-    const struct rest_params *p, const struct rest_node *root, enum rest_accept acc,
+    const struct rest_gen *g, const struct rest_node *root, enum rest_accept acc,
     int count, int64_t planned, const char *csv_header);
 /* The CSV header line of root's output keys, in g's arena; NULL when it is full. */
 char *rest_csv_header(struct rest_gen *g, struct rest_node *root);

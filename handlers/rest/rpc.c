@@ -190,8 +190,7 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	}
 	p->n = 0;
 	buf_reset(&t->sql, 1 << 20);
-	g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, &e, 0, NULL, t->pgrst12,
-	    &t->access, 0 };
+	rest_gen_start(&g, t, rq->arena, &t->sql, p, &e, 0);
 	if (rpc_args(rq, rs, t->scname, f, &g, given) < 0)
 		return 0;
 	buf_init(&from, REST_SQL_MAX);
@@ -234,7 +233,7 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	if (rest_sql_select(&g, root, fromsql, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
 	    REST_SHAPE_JSON, count) < 0)
 		return rest_error(rs, &e);
-	return rest_answer_read(rq, rs, t, p, root, acc, count, -1, csv);
+	return rest_answer_read(rq, rs, t, &g, root, acc, count, -1, csv);
 }
 
 /*

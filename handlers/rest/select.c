@@ -10,7 +10,9 @@
  *               built in place; ARR(_j) = sluice_arr(_j)
  *   PostgreSQL  OBJ    = '{"c":' || coalesce(_t0."c"::text, 'null') || ',"rel":' || ... || '}'
  *               (to_json(v)::text for every kind but integers)
- *               ARR(x) = '[' || coalesce(string_agg(x, ','), '') || ']'
+ *               ARR(x) = '[' || coalesce(string_agg(x, ','), '') || ']'; the body's
+ *               top array bare, coalesce(string_agg(x, ','), ''), its brackets written
+ *               by rest_answer_read()
  *
  *   select ARR(_j), count(*) from (ROWS) _r
  *     ROWS = select OBJ as _j from "t" _t0 [JOINS] where ... order by ... limit ...
@@ -87,17 +89,27 @@ static int gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, i
 static int gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias,
     int table);
 
-/* ARR(x) of the file's comment, around what is written between the two calls. */
+/* ARR(x) of the file's comment, around what is written between the two calls; the
+ * body's top array bare when g->bare asks for it (rest_sql_select()). */
 static void
 arr_open(struct rest_gen *g)
 {
-	buf_puts(g->sql, g->d->arr_open);
+	if (g->bare == REST_BARE_NEXT && g->arrays == 0) {
+		buf_puts(g->sql, g->d->arr_bare_open);
+		g->bare = REST_BARE_OPEN;
+	} else
+		buf_puts(g->sql, g->d->arr_open);
+	g->arrays++;
 }
 
 static void
 arr_close(struct rest_gen *g)
 {
-	buf_puts(g->sql, g->d->arr_close);
+	if (--g->arrays == 0 && g->bare == REST_BARE_OPEN) {
+		buf_puts(g->sql, g->d->arr_bare_close);
+		g->bare = REST_BARE_DONE;
+	} else
+		buf_puts(g->sql, g->d->arr_close);
 }
 
 /* ARR(_j): the array of the rows' objects _j. */
@@ -999,8 +1011,9 @@ rest_sql_caps_body(const struct rest_gen *g)
 void
 rest_sql_capped_body(struct rest_gen *g)
 {
+	/* A bare top array leaves two bytes of the body to its brackets. */
 	buf_printf(g->sql, "case when octet_length(_s._b) <= %lld then _s._b else %s end, _s._n",
-	    (long long)g->body_max, g->d->body_over);
+	    (long long)(g->body_max - (g->bare == REST_BARE_NO ? 0 : 2)), g->d->body_over);
 }
 
 int
@@ -1016,6 +1029,12 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	int wrap = rest_sql_caps_body(g);
 
 	g->seq = 0;
+	/* A JSON body's top array without its brackets, where the dialect can: on
+	 * PostgreSQL '[' || ... || ']' copies the whole body twice more (the all-albums
+	 * embed: 0.8 MB each, in fresh memory), and rest_answer_read() writes them. */
+	g->arrays = 0;
+	g->bare = shape == REST_SHAPE_JSON && g->d->arr_bare_open != NULL ? REST_BARE_NEXT :
+	    REST_BARE_NO;
 	if (wrap) {
 		buf_puts(g->sql, "select ");
 		rest_sql_capped_body(g);

@@ -412,8 +412,7 @@ write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_
 	buf_reset(&t->sql, 1 << 20);
 	/* body_max: on PostgreSQL a representation past the response cap fails in the
 	 * statement (54000, as SQLite's length limit), before the worker receives it. */
-	*g = (struct rest_gen){ t->sc, t->d, rq->arena, &t->sql, p, e, 0, NULL, t->pgrst12,
-	    &t->access, t->body_max };
+	rest_gen_start(g, t, rq->arena, &t->sql, p, e, t->body_max);
 	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV ||
 	    *acc >= REST_ACCEPT_PLAN) {
 		if (*acc != REST_ACCEPT_BAD)
