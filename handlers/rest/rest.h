@@ -327,7 +327,6 @@ struct rest_access {
 	int anon;		/* the anonymous role: a refusal is 401, else 403 */
 };
 
-/* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
 /* The top array of a read's body, written without its brackets (struct rest_gen's bare). */
 enum rest_bare {
 	REST_BARE_NO,		/* every array with its brackets */
@@ -336,6 +335,7 @@ enum rest_bare {
 	REST_BARE_DONE,		/* the body's top array was written bare */
 };
 
+/* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
 struct rest_gen {
 	const struct rest_schema *sc;
 	const struct rest_dialect *d;

@@ -126,8 +126,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		buf_init(&sql, REST_SQL_MAX);
 		p.n = 0;
-		g = (struct rest_gen){ &schema, rest_dialect_of(be ? DB_PG : DB_SQLITE), a, &sql, &p,
-		    &e, 0, NULL, 0, NULL, 0 };
+		g = (struct rest_gen){ .sc = &schema, .d = rest_dialect_of(be ? DB_PG : DB_SQLITE),
+		    .a = a, .sql = &sql, .p = &p, .e = &e };
 		if (rest_resolve(&g, root, table) == 0 &&
 		    rest_sql_select(&g, root, NULL, be ? REST_SHAPE_CSV : REST_SHAPE_JSON, 1) == 0)
 			check_sql(&sql);
