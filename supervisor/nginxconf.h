@@ -38,7 +38,7 @@
  * K is the single-host K: nginx's cache of K idle connections per worker is shared by the
  * upstream's hosts, so at most K of them can ever sit on one host's pool.  A single app
  * host (hosts without a comma) gets the single-host upstream at its address: the pool
- * listed K + 1 times, never marked down, since there is no other host to move to.  With
+ * listed K + 3 times, never marked down, since there is no other host to move to.  With
  * `set access_log on`, the access log's lines name the host(s) each request went to
  * ($upstream_addr, $upstream_status, and $upstream_connect_time, "-" for a host that
  * could not be connected to, so a request tried on two hosts shows whether it reached the

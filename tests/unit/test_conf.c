@@ -606,17 +606,23 @@ test_gen_tuned(void)
 		return;
 	/* W from the conf (2): health C 8 -> K 2, small C 3 -> none, big C 16 -> K 4. */
 	CHECK(strstr(s, "worker_processes 2;\n") != NULL);
-	/* Each pool K + 1 times, at least twice (so that a GET caught by a dying worker is
-	 * retried past that worker's other kept-alive connections), never marked down. */
+	/* Each pool K + 3 times, at least 3 (so that a GET caught by a dying worker is
+	 * retried past that worker's other kept-alive connections, then twice more on fresh
+	 * ones), never marked down. */
 	CHECK(strstr(s, "upstream sluice_health {\n"
+	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
+	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/health.sock max_fails=0;\n"
 	    "\t\tkeepalive 2;\n\t}") != NULL);
 	CHECK(strstr(s, "upstream sluice_small {\n"
 	    "\t\tserver unix:/srv/run/small.sock max_fails=0;\n"
+	    "\t\tserver unix:/srv/run/small.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/small.sock max_fails=0;\n\t}") != NULL);
 	CHECK(strstr(s, "upstream sluice_big {\n"
+	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
+	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
 	    "\t\tserver unix:/srv/run/big.sock max_fails=0;\n"
@@ -663,6 +669,7 @@ test_gen_tcp(void)
 	    NGINX_TUNED, 0, -1);
 
 	CHECK(s != NULL && strstr(s, "upstream sluice_h {\n\t\tserver 127.0.0.1:9001 "
+	    "max_fails=0;\n\t\tserver 127.0.0.1:9001 max_fails=0;\n\t\tserver 127.0.0.1:9001 "
 	    "max_fails=0;\n\t\tserver 127.0.0.1:9001 max_fails=0;\n\t\tserver 127.0.0.1:9001 "
 	    "max_fails=0;\n\t\tkeepalive 2;") != NULL &&
 	    strstr(s, "h.sock") == NULL);
@@ -798,12 +805,13 @@ test_gen_hosts(void)
 	    strstr(s, "log_format") == NULL);
 	free(s);
 
-	/* One app host: the single-host upstream (the pool listed the single-host K + 1
+	/* One app host: the single-host upstream (the pool listed the single-host K + 3
 	 * times, never marked down, tries bounded by the entries) at that host's address,
 	 * with the load balancer's K. */
 	gen_hosts = "10.0.1.1";
 	s = gen(list, NGINX_TUNED, 0, -1);
 	CHECK(s != NULL && strstr(s, "upstream sluice_health {\n"
+	    "\t\tserver 10.0.1.1:9001 max_fails=0;\n\t\tserver 10.0.1.1:9001 max_fails=0;\n"
 	    "\t\tserver 10.0.1.1:9001 max_fails=0;\n\t\tserver 10.0.1.1:9001 max_fails=0;\n"
 	    "\t\tserver 10.0.1.1:9001 max_fails=0;\n\t\tkeepalive 2048;\n\t}") != NULL &&
 	    strstr(s, "fastcgi_next_upstream_tries 0;") != NULL &&
