@@ -626,16 +626,36 @@ pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int miss
 		buf_printf(b, " else _dv end from (select %s as _dv) _dt)", c->dflt);
 }
 
+/* src SEP '$."name"' (the column name is plain: write.c checks it). */
+static void
+lite_json_path(struct buf *b, const char *src, const char *sep, const char *name)
+{
+	buf_puts(b, src);
+	buf_puts(b, sep);
+	buf_puts(b, "'$.\"");
+	buf_puts(b, name);
+	buf_puts(b, "\"'");
+}
+
 /* fn(src, '$."name"'): a JSON function of column name's key. */
 static void
 lite_json_key(struct buf *b, const char *fn, const char *src, const char *name)
 {
 	buf_puts(b, fn);
 	buf_putc(b, '(');
-	buf_puts(b, src);
-	buf_puts(b, ", '$.\"");
-	buf_puts(b, name);
-	buf_puts(b, "\"')");
+	lite_json_path(b, src, ", ", name);
+	buf_putc(b, ')');
+}
+
+/* nullif(src -> '$."name"', 'null'): the JSON text of column name's key, JSON null as SQL
+ * NULL (a JSON column's value, where json_extract() would give a string unquoted and true
+ * as 1). */
+static void
+lite_json_text(struct buf *b, const char *src, const char *name)
+{
+	buf_puts(b, "nullif(");
+	lite_json_path(b, src, " -> ", name);
+	buf_puts(b, ", 'null')");
 }
 
 /*
@@ -647,8 +667,9 @@ lite_json_key(struct buf *b, const char *fn, const char *src, const char *name)
  * there is an error, not a failed check).  'infinity' is left alone: SQLite has no such
  * time, so the column's CHECK refuses it (400).
  *
- * struct lite_val is such a value: json_extract(src, '$."name"'), or the parameter $k when
- * src is NULL.  A JSON column's value is its JSON text, never bound (write.c).
+ * struct lite_val is such a value: json_extract(src, '$."name"') (a JSON column's: its
+ * JSON text, lite_json_text()), or the parameter $k when src is NULL (never a JSON
+ * column's: write.c).
  */
 struct lite_val {
 	const char *src, *name;
@@ -656,18 +677,19 @@ struct lite_val {
 };
 
 static void
-lite_val_put(struct buf *b, const struct lite_val *v)
+lite_val_put(struct buf *b, const struct rest_col *c, const struct lite_val *v)
 {
-	if (v->src != NULL)
-		lite_json_key(b, "json_extract", v->src, v->name);
-	else {
+	if (v->src == NULL) {
 		buf_putc(b, '$');
 		buf_put_int(b, v->k);
-	}
+	} else if (c->kind == REST_K_JSON)
+		lite_json_text(b, v->src, v->name);
+	else
+		lite_json_key(b, "json_extract", v->src, v->name);
 }
 
-/* v, for a timestamp or date inside the CASE of the special inputs.  Pieces, not
- * buf_printf(): this runs for every column of every write. */
+/* v as column c's value, for a timestamp or date inside the CASE of the special inputs.
+ * Pieces, not buf_printf(): this runs for every column of every write. */
 static void
 lite_val_column(struct buf *b, const struct rest_col *c, const struct lite_val *v)
 {
@@ -682,22 +704,12 @@ lite_val_column(struct buf *b, const struct rest_col *c, const struct lite_val *
 	const char *fmt = c->kind == REST_K_DATE ? "%Y-%m-%d" : "%Y-%m-%dT%H:%M:%S";
 	size_t i;
 
-	if (c->kind == REST_K_JSON && v->src != NULL) {
-		/* A JSON column keeps the value's JSON text ("->"), where json_extract()
-		 * would give a string unquoted and true as 1; JSON null is SQL NULL. */
-		buf_puts(b, "nullif(");
-		buf_puts(b, v->src);
-		buf_puts(b, " -> '$.\"");
-		buf_puts(b, v->name);
-		buf_puts(b, "\"', 'null')");
-		return;
-	}
 	if (c->kind != REST_K_TS && c->kind != REST_K_DATE) {
-		lite_val_put(b, v);
+		lite_val_put(b, c, v);
 		return;
 	}
 	buf_puts(b, "case lower(trim(");
-	lite_val_put(b, v);
+	lite_val_put(b, c, v);
 	buf_puts(b, "))");
 	for (i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
 		buf_puts(b, " when '");
@@ -709,7 +721,7 @@ lite_val_column(struct buf *b, const struct rest_col *c, const struct lite_val *
 		buf_putc(b, ')');
 	}
 	buf_puts(b, " else ");
-	lite_val_put(b, v);
+	lite_val_put(b, c, v);
 	buf_puts(b, " end");
 }
 

@@ -445,7 +445,6 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	int64_t rows, total = -1, off = root->offset;
 	char range[3 * STR_INT_MAX + 4], *rp;
 	struct rest_err e;
-	int bare = g->bare == REST_BARE_DONE;
 
 	if (rest_bind_run(rq, rs, t, g->p, &st) < 0)
 		return 0;
@@ -504,16 +503,16 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	} else if (acc == REST_ACCEPT_OBJECT) {
 		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
 		/* "[{...}]" -> "{...}": the one element, without parsing it. */
-		if (bare)
+		if (g->bare)
 			buf_append(&rs->body, body, len);
 		else
 			buf_append(&rs->body, body + 1, len - 2);
 	} else {
 		rs->content_type = "application/json; charset=utf-8";
-		if (bare)
+		if (g->bare)
 			buf_putc(&rs->body, '[');
 		buf_append(&rs->body, body, len);
-		if (bare)
+		if (g->bare)
 			buf_putc(&rs->body, ']');
 	}
 	db_reset(st);

@@ -327,14 +327,6 @@ struct rest_access {
 	int anon;		/* the anonymous role: a refusal is 401, else 403 */
 };
 
-/* The top array of a read's body, written without its brackets (struct rest_gen's bare). */
-enum rest_bare {
-	REST_BARE_NO,		/* every array with its brackets */
-	REST_BARE_NEXT,		/* the next array opened is the top one: bare */
-	REST_BARE_OPEN,		/* the top array is open */
-	REST_BARE_DONE,		/* the body's top array was written bare */
-};
-
 /* The generator's state for one statement, shared by gen.c, names.c, where.c, select.c. */
 struct rest_gen {
 	const struct rest_schema *sc;
@@ -356,9 +348,8 @@ struct rest_gen {
 	 * cap), for a dialect with body_over; 0: no bound in the statement. */
 	int64_t body_max;
 	/* rest_sql_select(): whether the body's top array is written bare (the dialect's
-	 * arr_bare_open): REST_BARE_DONE once it was; arrays open (arr_open()) */
-	enum rest_bare bare;
-	int arrays;
+	 * arr_bare_open), its brackets left to rest_answer_read() */
+	int bare;
 };
 
 /* gen.c.  Every function writes to the buffer it is given (g->sql for g). */
@@ -429,7 +420,8 @@ struct rest_dialect {
 	const char *arr_open;	/* ARR(x) = arr_open x arr_close: the array of the x */
 	const char *arr_close;
 	/* A read's top array without its brackets, its elements joined by commas ('' for
-	 * none), which rest_answer_read() writes around it; NULL: arr_open and arr_close. */
+	 * none), which rest_answer_read() writes around it; NULL: arr_open and arr_close.
+	 * Only for a dialect that concatenates objects (obj_template 0). */
 	const char *arr_bare_open, *arr_bare_close;
 	const char *limit_none;	/* before an offset without a limit */
 	/* CSV: the aggregate around the lines, and its functions. */

@@ -89,36 +89,27 @@ static int gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, i
 static int gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias,
     int table);
 
-/* ARR(x) of the file's comment, around what is written between the two calls; the
- * body's top array bare when g->bare asks for it (rest_sql_select()). */
+/* ARR(x) of the file's comment, around what is written between the two calls. */
 static void
 arr_open(struct rest_gen *g)
 {
-	if (g->bare == REST_BARE_NEXT && g->arrays == 0) {
-		buf_puts(g->sql, g->d->arr_bare_open);
-		g->bare = REST_BARE_OPEN;
-	} else
-		buf_puts(g->sql, g->d->arr_open);
-	g->arrays++;
+	buf_puts(g->sql, g->d->arr_open);
 }
 
 static void
 arr_close(struct rest_gen *g)
 {
-	if (--g->arrays == 0 && g->bare == REST_BARE_OPEN) {
-		buf_puts(g->sql, g->d->arr_bare_close);
-		g->bare = REST_BARE_DONE;
-	} else
-		buf_puts(g->sql, g->d->arr_close);
+	buf_puts(g->sql, g->d->arr_close);
 }
 
-/* ARR(_j): the array of the rows' objects _j. */
+/* ARR(_j): the array of the rows' objects _j; bare: without its brackets (the body's top
+ * array, rest_sql_select()). */
 static void
-arr_of_j(struct rest_gen *g)
+arr_of_j(struct rest_gen *g, int bare)
 {
-	arr_open(g);
+	buf_puts(g->sql, bare ? g->d->arr_bare_open : g->d->arr_open);
 	buf_puts(g->sql, "_j");
-	arr_close(g);
+	buf_puts(g->sql, bare ? g->d->arr_bare_close : g->d->arr_close);
 }
 
 /* Whether a select item of n aggregates: its rows are then grouped (gen_group()). */
@@ -504,7 +495,7 @@ gen_embed(struct rest_gen *g, struct rest_node *n, const char *palias, int splic
 	}
 	buf_puts(g->sql, "(select ");
 	if (many)
-		arr_of_j(g);
+		arr_of_j(g, 0);
 	else
 		buf_puts(g->sql, "_j");
 	buf_puts(g->sql, " from (");
@@ -1013,7 +1004,7 @@ rest_sql_capped_body(struct rest_gen *g)
 {
 	/* A bare top array leaves two bytes of the body to its brackets. */
 	buf_printf(g->sql, "case when octet_length(_s._b) <= %lld then _s._b else %s end, _s._n",
-	    (long long)(g->body_max - (g->bare == REST_BARE_NO ? 0 : 2)), g->d->body_over);
+	    (long long)(g->body_max - (g->bare ? 2 : 0)), g->d->body_over);
 }
 
 int
@@ -1032,9 +1023,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	/* A JSON body's top array without its brackets, where the dialect can: on
 	 * PostgreSQL '[' || ... || ']' copies the whole body twice more (the all-albums
 	 * embed: 0.8 MB each, in fresh memory), and rest_answer_read() writes them. */
-	g->arrays = 0;
-	g->bare = shape == REST_SHAPE_JSON && g->d->arr_bare_open != NULL ? REST_BARE_NEXT :
-	    REST_BARE_NO;
+	g->bare = shape == REST_SHAPE_JSON && g->d->arr_bare_open != NULL;
 	if (wrap) {
 		buf_puts(g->sql, "select ");
 		rest_sql_capped_body(g);
@@ -1046,7 +1035,13 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		/* Without order or page: the array straight from the table, each object
 		 * built in place, not as a value of its own copied into the array. */
 		g->joins = &joins;
-		rc = gen_obj(g, root, a, 1);
+		if (g->bare) {
+			/* The dialect concatenates: the objects, in the bare array. */
+			buf_puts(g->sql, g->d->arr_bare_open);
+			rc = gen_obj(g, root, a, 0);
+			buf_puts(g->sql, g->d->arr_bare_close);
+		} else
+			rc = gen_obj(g, root, a, 1);
 		g->joins = NULL;
 	} else if (shape == REST_SHAPE_CSV) {
 		const char *keys[1024];
@@ -1062,7 +1057,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 			buf_puts(g->sql, "''");
 		buf_puts(g->sql, g->d->csv_agg_close);
 	} else
-		arr_of_j(g);
+		arr_of_j(g, g->bare);
 	buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
 	if (count) {
 		char c[16];
