@@ -117,6 +117,23 @@ test_rest_post_nul_escape_refused(void)
 	FX_BOTH("DELETE", "artist?artist_id=eq.70", NULL, NULL, 204, "", &r);
 }
 
+/* head, n times c, tail, in memory of its own (free()); NULL (and a failed check) when
+ * there is none. */
+static char *
+long_text(const char *head, char c, size_t n, const char *tail)
+{
+	size_t h = strlen(head), t = strlen(tail);
+	char *s = malloc(h + n + t + 1);
+
+	CHECK(s != NULL);
+	if (s == NULL)
+		return NULL;
+	memcpy(s, head, h);
+	memset(s + h, c, n);
+	memcpy(s + h + n, tail, t + 1);
+	return s;
+}
+
 /* Regression: a write whose representation outgrew its buffer was committed and then
  * answered 500, so the client retried a write that had happened. */
 static void
@@ -124,23 +141,18 @@ test_rest_write_representation_too_large_rolls_back(void)
 {
 	static const char *const repobj[] = { "Content-Type: application/json",
 		"Prefer: return=representation", NULL };
-	size_t n = 300 * 1024, len;
-	char *body = malloc(n + 64);
+	size_t n = 300 * 1024;
+	char *body = long_text("{\"doc_id\":80,\"body\":{\"k\":\"", 'x', n, "\"}}");
 
-	CHECK(body != NULL);
 	if (body == NULL)
 		return;
-	len = (size_t)snprintf(body, 64, "{\"doc_id\":80,\"body\":{\"k\":\"");
-	memset(body + len, 'x', n);
-	len += n;
-	memcpy(body + len, "\"}}", 4);
 	FX_BOTH("POST", "doc?select=a:body,b:body,c:body,d:body", repobj, body, 413, NULL, &r);
 	CHECK(strstr(body_of(&r), "representation") != NULL);
 	FX_BOTH("GET", "doc?doc_id=eq.80&select=doc_id", NULL, NULL, 200, "[]", &r);
 	/* The same with a PATCH of a row that exists: its old value stays. */
-	memcpy(body, "{\"body\":{\"k\":\"", 14);
-	memset(body + 14, 'y', n);
-	memcpy(body + 14 + n, "\"}}", 4);
+	free(body);
+	if ((body = long_text("{\"body\":{\"k\":\"", 'y', n, "\"}}")) == NULL)
+		return;
 	FX_BOTH("PATCH", "doc?doc_id=eq.2&select=a:body,b:body,c:body,d:body", repobj, body,
 	    413, NULL, &r);
 	FX_BOTH("GET", "doc?doc_id=eq.2", NULL, NULL, 200,
@@ -195,15 +207,10 @@ test_rest_json_column_values(void)
 static void
 test_rest_read_at_the_response_cap(void)
 {
-	size_t n = 262136, len;
-	char *body = malloc(n + 64);
+	char *body = long_text("{\"doc_id\":81,\"body\":\"", 'x', 262136, "\"}");
 
-	CHECK(body != NULL);
 	if (body == NULL)
 		return;
-	len = (size_t)snprintf(body, 64, "{\"doc_id\":81,\"body\":\"");
-	memset(body + len, 'x', n);
-	memcpy(body + len + n, "\"}", 3);
 	FX_BOTH("POST", "doc", json, body, 201, "", &r);
 	FX_BOTH("GET", "doc?doc_id=eq.81&select=a:body,b:body,c:body,d:body", NULL, NULL, 200,
 	    NULL, &r);
