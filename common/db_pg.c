@@ -5,11 +5,13 @@
  * (db_pg_pool.c): the worker's threads hold pg_conns backends between them (db_conns,
  * SLUICE_DB_CONNS), not one each.  A statement outside a transaction is a job the pool
  * runs on a shared connection in libpq's pipeline mode, batched with the statements other
- * threads send meanwhile, each with a Sync of its own (its own implicit transaction), or,
- * for the statements on the write route that meet in a batch, in one transaction that
- * commits them together (db_pg_pool.c's group commit).  A transaction (db_begin(), or db_exec() of anything, which may set up session state) takes
- * a connection for this handle alone until it ends: every statement in between runs
- * there with the plain blocking calls, so BEGIN ... SET LOCAL ... COMMIT sees one session.
+ * threads send meanwhile: the reads of a batch in one implicit transaction (one Sync, run
+ * again one by one when one of them fails), the statements on the write route that meet
+ * in a batch in one transaction that commits them together (db_pg_pool.c's group
+ * commit).  A transaction (db_begin(), or db_exec() of anything, which may set up
+ * session state) takes a connection for this handle alone until it ends: every statement
+ * in between runs there with the plain blocking calls, so BEGIN ... SET LOCAL ... COMMIT
+ * sees one session.
  * A session-level SET outside a transaction would leak into other requests: use SET LOCAL
  * inside one.  db_open() callers outside a worker (seeders, tools, tests) get a connection
  * of their own, as before (opts.pg_conns 0).

@@ -14,17 +14,25 @@
  * an idle connected one if there is one, else one not opened yet, else the busy one with
  * the shortest queue.  Whoever finds its connection IDLE becomes the leader: it takes the
  * queued jobs (up to PG_BATCH_MAX), enters libpq's pipeline mode and sends them all
- * (Parse for a statement the connection has not prepared yet, then Bind/Execute, then a
- * Sync of each job's own), reads the answers in order, leaves pipeline mode and wakes the
+ * (Parse for a statement the connection has not prepared yet, then Bind/Execute, then
+ * the Syncs below), reads the answers in order, leaves pipeline mode and wakes the
  * other threads of the batch; one of the threads still queued leads the next batch.  Under
  * load a batch of n statements costs the worker one write per job but one wait for the
  * server's answers instead of n, and the server one wake-up instead of n; with one request
  * in flight it costs what a plain PQexecPrepared did.
  *
- * A Sync per job gives each statement its implicit transaction: a failing statement aborts
- * only its own, and a statement counts as done (its write committed) only once its Sync's
- * answer arrived; a connection lost before that fails the job with DB_EUNAVAIL, even when
- * the statement's own result had already come back.
+ * A statement counts as done (its write committed) only once the answer of the Sync that
+ * ends its transaction arrived; a connection lost before that fails the job with
+ * DB_EUNAVAIL, even when the statement's own result had already come back.
+ *
+ * Read segment.  The jobs of a batch off the write route (reads), when there are two or
+ * more, go back to back with one Sync: one implicit transaction, so the server commits and
+ * flushes its answers once for all of them instead of once each.  They are done when
+ * that Sync is answered and every one of them succeeded.  When one failed, the ones after
+ * it were not run (PIPELINE_ABORTED) and the ones before it may have written (a function
+ * a GET calls), all of it rolled back: each runs again alone, with a Sync of its own (its
+ * own implicit transaction), so that each is answered what it would have been alone.  A
+ * job sent alone (a describe, a lone read or write, a job run again) has its own Sync.
  *
  * Group commit.  The jobs of a batch that may write (struct pg_job's group: statements on
  * the write route) go instead in one transaction, BEGIN, their statements, COMMIT and one
@@ -112,6 +120,7 @@ enum pg_op_kind {
 	PG_OP_PREPARE,
 	PG_OP_MAIN,
 	PG_OP_SYNC,
+	PG_OP_SEGSYNC,	/* the read segment's Sync: job is the batch's first */
 	PG_OP_COMMIT,	/* a group's: whether it committed */
 };
 
@@ -551,6 +560,41 @@ pg_conn_exec(struct pg_conn *c, const char *name, int nparams, const char *const
 	return last != NULL ? 0 : -1;
 }
 
+/* A job of the batch still to send: not answered (synced) and not failed. */
+static int
+pg_job_pending(const struct pg_job *j)
+{
+	return !j->synced && j->code == DB_OK;
+}
+
+/* A job that may ride the batch's read segment: a statement off the write route (a read)
+ * not sent alone already. */
+static int
+pg_job_reads(const struct pg_job *j)
+{
+	return pg_job_pending(j) && !j->group && !j->describe && !j->alone;
+}
+
+/* The read segment's Sync answered (the jobs of batch marked seg): when every one of them
+ * succeeded, they are done; else none is, and each runs again alone. */
+static void
+pg_segment_settle(struct pg_job *batch)
+{
+	ExecStatusType st;
+	struct pg_job *j;
+
+	for (j = batch; j != NULL; j = j->next) {
+		if (!j->seg)
+			continue;
+		st = j->res != NULL ? PQresultStatus(j->res) : PGRES_FATAL_ERROR;
+		if (j->code != DB_OK || (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK))
+			return;
+	}
+	for (j = batch; j != NULL; j = j->next)
+		if (j->seg)
+			j->synced = 1;
+}
+
 /* Reads the answers of ops[0..nops) in order; *committed: a group's COMMIT succeeded.
  * Returns 0, or -1 when the connection was lost or answered out of step (the jobs not yet
  * synced then fail). */
@@ -567,13 +611,15 @@ pg_batch_read(struct pg_conn *c, size_t nops, int *committed)
 		if ((r = pg_conn_result(c, op->kind == PG_OP_MAIN && !op->job->describe ?
 		    op->job->deadline_ms : 0)) == NULL)
 			return -1;
-		if (op->kind == PG_OP_SYNC) {
+		if (op->kind == PG_OP_SYNC || op->kind == PG_OP_SEGSYNC) {
 			if (PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
 				PQclear(r);
 				return -1;
 			}
 			PQclear(r);
-			if (op->job != NULL)
+			if (op->kind == PG_OP_SEGSYNC)
+				pg_segment_settle(op->job);
+			else if (op->job != NULL)
 				op->job->synced = 1;
 			continue;
 		}
@@ -612,25 +658,22 @@ pg_batch_read(struct pg_conn *c, size_t nops, int *committed)
 	return 0;
 }
 
-/* A job of the batch still to send: not answered (synced) and not failed. */
-static int
-pg_job_pending(const struct pg_job *j)
-{
-	return !j->synced && j->code == DB_OK;
-}
-
 /*
- * Sends the pending jobs of batch: each job not of a group with a Sync of its own, then,
- * when two or more are of a group, those in one transaction (BEGIN, their statements,
- * COMMIT, one Sync); a lone one goes with a Sync of its own too.  *grouped says whether a
- * group was sent.  Returns 0, or -1 when libpq refused (what was sent is in
- * c->ops[0..*nops)).
+ * Sends the pending jobs of batch.  First those that go alone, each with a Sync of its
+ * own: a describe, a job run again alone, a lone read, a lone write.  Then, when two or
+ * more are reads (off the write route), the read segment: their statements back to back
+ * and one Sync, one implicit transaction, so that the server answers them with one flush
+ * and one commit, not one each.  Then, when two or more may write, the group: one
+ * transaction (BEGIN, their statements, COMMIT, one Sync).  In both, the statements are
+ * found first: the DEALLOCATEs that make room go before, each with its own Sync.  *grouped
+ * says whether a group was sent.  Returns 0, or -1 when libpq refused (what was sent is
+ * in c->ops[0..*nops)).
  */
 static int
 pg_batch_send(struct pg_conn *c, struct pg_job *batch, size_t *nops, int *grouped)
 {
-	struct pg_job *j;
-	int n = 0;
+	struct pg_job *j, *first = NULL;
+	int n = 0, nr = 0;
 
 	*grouped = 0;
 	/* A group that failed left its transaction open (a Sync does not end an explicit
@@ -639,16 +682,34 @@ pg_batch_send(struct pg_conn *c, struct pg_job *batch, size_t *nops, int *groupe
 	    (pg_send_plain(c, "ROLLBACK", nops, PG_OP_PLAIN) == -1 ||
 	    pg_send_sync(c, nops, PG_OP_SYNC, NULL) == -1))
 		return -1;
-	for (j = batch; j != NULL; j = j->next)
+	for (j = batch; j != NULL; j = j->next) {
 		n += j->group && pg_job_pending(j);
-	for (j = batch; j != NULL; j = j->next)
-		if (pg_job_pending(j) && (!j->group || n < 2) &&
-		    (pg_batch_stmt(c, j, nops) == -1 || pg_batch_exec(c, j, 1, nops) == -1))
+		nr += pg_job_reads(j);
+	}
+	for (j = batch; j != NULL; j = j->next) {
+		if (!pg_job_pending(j) || (j->group ? n >= 2 : nr >= 2 && pg_job_reads(j)))
+			continue;
+		if (pg_batch_stmt(c, j, nops) == -1 || pg_batch_exec(c, j, 1, nops) == -1)
 			return -1;
+	}
+	if (nr >= 2) {
+		for (j = batch; j != NULL; j = j->next)
+			if (pg_job_reads(j) && pg_batch_stmt(c, j, nops) == -1)
+				return -1;
+		for (j = batch; j != NULL; j = j->next) {
+			if (!pg_job_reads(j))
+				continue;
+			j->seg = 1;
+			if (first == NULL)
+				first = j;
+			if (pg_batch_exec(c, j, 0, nops) == -1)
+				return -1;
+		}
+		if (pg_send_sync(c, nops, PG_OP_SEGSYNC, first) == -1)
+			return -1;
+	}
 	if (n < 2)
 		return 0;
-	/* Every statement of the group found first: the DEALLOCATEs that make room go
-	 * before its BEGIN, each with its own Sync. */
 	for (j = batch; j != NULL; j = j->next)
 		if (j->group && pg_job_pending(j) && pg_batch_stmt(c, j, nops) == -1)
 			return -1;
@@ -666,14 +727,17 @@ pg_batch_send(struct pg_conn *c, struct pg_job *batch, size_t *nops, int *groupe
 }
 
 /*
- * Sends the pending jobs of batch on c (in pipeline mode) and reads their answers; a
- * group that did not commit is sent again, each of its jobs alone.  Returns 0, or -1 when
- * the connection was lost or libpq refused (*sent_all 0 for the latter).
+ * Sends the pending jobs of batch on c (in pipeline mode) and reads their answers.  A
+ * group that did not commit, or a read segment where a statement failed (which aborted
+ * the segment's others), is sent again, each of its jobs alone, so that the one that
+ * failed answers its own error and the others succeed; a job whose budget is spent (the
+ * cancel that may have failed the rest) is not.  Returns 0, or -1 when the connection was
+ * lost or libpq refused (*sent_all 0 for the latter).
  */
 static int
 pg_batch_round(struct pg_conn *c, struct pg_job *batch, int *sent_all)
 {
-	int committed = 0;
+	int committed = 0, again = 0;
 	struct pg_job *j;
 	size_t nops = 0;
 	int grouped = 0;
@@ -682,33 +746,32 @@ pg_batch_round(struct pg_conn *c, struct pg_job *batch, int *sent_all)
 	/* What was sent must be answered before the connection is used again: a job cut
 	 * off in the middle gets a Sync of its own, so the server answers it whole. */
 	if (!*sent_all && PQstatus(c->pq) == CONNECTION_OK &&
-	    (nops == 0 || c->ops[nops - 1].kind != PG_OP_SYNC) &&
+	    (nops == 0 || (c->ops[nops - 1].kind != PG_OP_SYNC &&
+	    c->ops[nops - 1].kind != PG_OP_SEGSYNC)) &&
 	    pg_send_sync(c, &nops, PG_OP_SYNC, NULL) == -1)
 		return -1;
 	if (pg_batch_read(c, nops, &committed) == -1 || !*sent_all)
 		return -1;
-	if (!grouped)
-		return 0;
 	/* Every answer was read, the group's Sync included: committed means done. */
-	if (committed) {
-		for (j = batch; j != NULL; j = j->next)
-			if (j->group && pg_job_pending(j))
-				j->synced = 1;
-		return 0;
-	}
-	/* The group rolled back: its jobs run again, each in a transaction of its own, so
-	 * that the one that failed answers its own error and the others succeed.  A job
-	 * whose budget is spent (the cancel that may have failed the group) is not. */
-	log_debug("pg: a group of writes rolled back; each runs again alone");
 	for (j = batch; j != NULL; j = j->next) {
-		if (!j->group || !pg_job_pending(j))
+		if (!pg_job_pending(j) || !(j->seg || (grouped && j->group)))
 			continue;
-		j->group = 0;
+		if (j->group && committed) {
+			j->synced = 1;
+			continue;
+		}
+		j->group = j->seg = 0;
+		j->alone = 1;
 		PQclear(j->res);
 		j->res = NULL;
 		if (j->deadline_ms > 0 && db_now_ms() >= j->deadline_ms)
 			pg_job_fail(j, DB_ETIMEOUT, "pg: the request's time budget is spent");
+		again = 1;
 	}
+	if (!again)
+		return 0;
+	log_debug("pg: a group of writes rolled back, or a read of a segment failed; each "
+	    "runs again alone");
 	return pg_batch_round(c, batch, sent_all);
 }
 
@@ -844,7 +907,7 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 	job->code = DB_OK;
 	job->msg[0] = '\0';
 	job->next = NULL;
-	job->taken = job->done = job->synced = 0;
+	job->taken = job->done = job->synced = job->seg = job->alone = 0;
 	(void)pthread_cond_init(&cv, &p->ca);
 	/* cppcheck-suppress autoVariables ; the pool drops it before this function returns */
 	job->cv = &cv;

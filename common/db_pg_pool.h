@@ -23,8 +23,10 @@ struct pg_conn;
 #define PG_JOB_MSG	256
 
 /*
- * One statement to run on whichever shared connection the pool picks, in its own implicit
- * transaction (a Sync of its own), batched with the statements of other threads.  Jobs
+ * One statement to run on whichever shared connection the pool picks, batched with the
+ * statements of other threads.  The reads of a batch share one implicit transaction (one
+ * Sync); when one of them fails, each runs again in its own, so that one job's error is
+ * never another's.  Jobs
  * marked group that meet in one batch run instead in one transaction, committed together
  * (one WAL flush for all): each is answered once that transaction committed; when any of
  * them fails (its own error, a deadlock, a cancel) the transaction rolls back and each is
@@ -54,6 +56,8 @@ struct pg_job {
 	int taken;
 	int done;
 	int synced;
+	int seg;			/* sent in its batch's read segment (one Sync) */
+	int alone;			/* runs with a Sync of its own, in no segment */
 };
 
 /*

@@ -17,6 +17,10 @@
  *     Then 16 clients increment 3 rows in random orders through an RPC: groups on the two
  *     connections deadlock now and then and give up at their lock timeout; the sum of
  *     the rows is exactly the number of increments acknowledged, and none fails.
+ *   - read segments: 16 clients GET an RPC that answers its backend and transaction
+ *     timestamp, every fourth call one that raises: reads that meet in a batch share one
+ *     implicit transaction (the same answer), and the failing one answers its own 400
+ *     22P02 while every other read answers 200.
  *   - a terminated backend: a request whose statement runs on a backend that is terminated
  *     (pg_terminate_backend, as in a server restart) answers 503 JSON "unavailable"; every
  *     request after it succeeds.
@@ -59,7 +63,12 @@ static const char pp_schema[] =
     "CREATE TABLE gc_counter (id integer PRIMARY KEY, n integer NOT NULL);\n"
     "INSERT INTO gc_counter SELECT i, 0 FROM generate_series(1, 3) i;\n"
     "CREATE FUNCTION bump(k integer) RETURNS integer LANGUAGE sql AS\n"
-    "  $$ UPDATE gc_counter SET n = n + 1 WHERE id = k RETURNING n $$;\n";
+    "  $$ UPDATE gc_counter SET n = n + 1 WHERE id = k RETURNING n $$;\n"
+    "CREATE FUNCTION stamp(fail boolean) RETURNS text LANGUAGE plpgsql STABLE AS $$\n"
+    "BEGIN\n"
+    "  IF fail THEN RETURN 'x'::integer; END IF;\n"
+    "  RETURN pg_backend_pid() || ' ' || transaction_timestamp();\n"
+    "END $$;\n";
 
 /* The rest workers' backends: the workers connect as "sluice"; the sampler's own
  * connection is left out. */
@@ -512,6 +521,102 @@ test_pg_pool_group_commit_contended_updates_exact(void)
 	CHECK_INT(total, sum.created);
 }
 
+/* ---- read segments ---- */
+
+#define PP_RS_CLIENTS	16
+#define PP_RS_GETS	48	/* each client's; every fourth fails */
+#define PP_RS_ANSWER	64
+
+struct pp_rs {
+	pthread_t tid;
+	int id;
+	int ok, failed, other;
+	char answers[PP_RS_GETS][PP_RS_ANSWER];	/* the successful ones, ok of them */
+};
+
+/* Client c's GETs of stamp(): the backend and transaction each ran in, and every fourth
+ * one a statement that fails (22P02), riding in the same batches as the others. */
+static void *
+pp_rs_run(void *arg)
+{
+	struct pp_rs *c = arg;
+	struct http_resp r;
+	char url[256];
+	int i, fail;
+
+	http_resp_init(&r);
+	for (i = 0; i < PP_RS_GETS; i++) {
+		fail = i % 4 == 3;
+		snprintf(url, sizeof(url), "%s/rest/v1/rpc/stamp?fail=%s", pp_s.base,
+		    fail ? "true" : "false");
+		if (http_do("GET", url, NULL, NULL, 0, PP_TIMEOUT_MS, &r) != 0)
+			c->other++;
+		else if (fail && r.status == 400 && http_json_code(&r, "22P02"))
+			c->failed++;
+		else if (!fail && r.status == 200 && r.body.len > 2 &&
+		    r.body.len < PP_RS_ANSWER) {
+			memcpy(c->answers[c->ok], r.body.data, r.body.len);
+			c->answers[c->ok++][r.body.len] = '\0';
+		} else
+			c->other++;
+	}
+	http_resp_free(&r);
+	return NULL;
+}
+
+static int
+pp_strcmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/*
+ * Reads outside a transaction that meet in a batch share one Sync, one implicit
+ * transaction (answers from one backend with one transaction timestamp), and a read that
+ * fails there fails alone: every failing call is answered 400 with its own 22P02 and every
+ * other call 200 with its own answer, none with the error of the failed one (which aborts
+ * the statements after it in the segment: they run again, each alone).
+ */
+static void
+test_pg_pool_read_segments_failing_read_fails_alone(void)
+{
+	static struct pp_rs c[PP_RS_CLIENTS];
+	static char all[PP_RS_CLIENTS * PP_RS_GETS][PP_RS_ANSWER];
+	int i, k, n = 0, started = 0, ok = 0, failed = 0, other = 0, shared = 0;
+
+	if (!pp_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	for (i = 0; i < PP_RS_CLIENTS; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].id = i + 1;
+		if (pthread_create(&c[i].tid, NULL, pp_rs_run, &c[i]) != 0)
+			break;
+		started++;
+	}
+	for (i = 0; i < started; i++) {
+		pthread_join(c[i].tid, NULL);
+		ok += c[i].ok;
+		failed += c[i].failed;
+		other += c[i].other;
+		for (k = 0; k < c[i].ok; k++)
+			memcpy(all[n++], c[i].answers[k], PP_RS_ANSWER);
+	}
+	qsort(all, (size_t)n, PP_RS_ANSWER, pp_strcmp);
+	for (i = 1; i < n; i++)
+		shared += strcmp(all[i - 1], all[i]) == 0;
+	printf("  %d clients: %d reads answered, %d failing ones answered 22P02, %d other "
+	    "answers; %d reads shared a transaction with the one before\n", started, ok,
+	    failed, other, shared);
+	CHECK_INT(started, PP_RS_CLIENTS);
+	CHECK_INT(ok, PP_RS_CLIENTS * PP_RS_GETS / 4 * 3);
+	CHECK_INT(failed, PP_RS_CLIENTS * PP_RS_GETS / 4);
+	CHECK_INT(other, 0);
+	/* Some reads rode one segment. */
+	CHECK(shared > 0);
+}
+
 /* ---- a terminated backend ---- */
 
 struct pp_slow {
@@ -613,6 +718,7 @@ main(void)
 	RUN(test_pg_pool_kill_under_pipelined_writes);
 	RUN(test_pg_pool_group_commit_failing_write_fails_alone);
 	RUN(test_pg_pool_group_commit_contended_updates_exact);
+	RUN(test_pg_pool_read_segments_failing_read_fails_alone);
 	RUN(test_pg_pool_terminated_backend_503_then_success);
 	if (pp_up)
 		stack_stop(&pp_s);
