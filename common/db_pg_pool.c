@@ -120,7 +120,7 @@ enum pg_op_kind {
 	PG_OP_PREPARE,
 	PG_OP_MAIN,
 	PG_OP_SYNC,
-	PG_OP_SEGSYNC,	/* the read segment's Sync: job is the batch's first */
+	PG_OP_SEGSYNC,	/* the read segment's Sync: job is the batch's first job */
 	PG_OP_COMMIT,	/* a group's: whether it committed */
 };
 
@@ -658,6 +658,49 @@ pg_batch_read(struct pg_conn *c, size_t nops, int *committed)
 	return 0;
 }
 
+/* The parts of a batch whose jobs share a Sync: its reads (the read segment, one implicit
+ * transaction) and its writes (the group, one explicit transaction). */
+enum pg_part {
+	PG_PART_READS,
+	PG_PART_GROUP,
+};
+
+static int
+pg_job_in(const struct pg_job *j, enum pg_part part)
+{
+	return part == PG_PART_READS ? pg_job_reads(j) : j->group && pg_job_pending(j);
+}
+
+/* Finds (or adds) the statements of part's jobs, so that the DEALLOCATEs that make room,
+ * each with a Sync of its own, go before the part.  Returns 0, or -1 as pg_batch_stmt(). */
+static int
+pg_part_stmts(struct pg_conn *c, struct pg_job *batch, enum pg_part part, size_t *nops)
+{
+	struct pg_job *j;
+
+	for (j = batch; j != NULL; j = j->next)
+		if (pg_job_in(j, part) && pg_batch_stmt(c, j, nops) == -1)
+			return -1;
+	return 0;
+}
+
+/* Sends part's jobs back to back, without a Sync of their own (a read marked seg).
+ * Returns 0, or -1 as pg_batch_exec(). */
+static int
+pg_part_execs(struct pg_conn *c, struct pg_job *batch, enum pg_part part, size_t *nops)
+{
+	struct pg_job *j;
+
+	for (j = batch; j != NULL; j = j->next) {
+		if (!pg_job_in(j, part))
+			continue;
+		j->seg = part == PG_PART_READS;
+		if (pg_batch_exec(c, j, 0, nops) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Sends the pending jobs of batch.  First those that go alone, each with a Sync of its
  * own: a describe, a job run again alone, a lone read, a lone write.  Then, when two or
@@ -672,7 +715,7 @@ pg_batch_read(struct pg_conn *c, size_t nops, int *committed)
 static int
 pg_batch_send(struct pg_conn *c, struct pg_job *batch, size_t *nops, int *grouped)
 {
-	struct pg_job *j, *first = NULL;
+	struct pg_job *j;
 	int n = 0, nr = 0;
 
 	*grouped = 0;
@@ -683,44 +726,30 @@ pg_batch_send(struct pg_conn *c, struct pg_job *batch, size_t *nops, int *groupe
 	    pg_send_sync(c, nops, PG_OP_SYNC, NULL) == -1))
 		return -1;
 	for (j = batch; j != NULL; j = j->next) {
-		n += j->group && pg_job_pending(j);
-		nr += pg_job_reads(j);
+		n += pg_job_in(j, PG_PART_GROUP);
+		nr += pg_job_in(j, PG_PART_READS);
 	}
 	for (j = batch; j != NULL; j = j->next) {
-		if (!pg_job_pending(j) || (j->group ? n >= 2 : nr >= 2 && pg_job_reads(j)))
+		/* The jobs of a part that goes together are sent below. */
+		if (!pg_job_pending(j) || (n >= 2 && pg_job_in(j, PG_PART_GROUP)) ||
+		    (nr >= 2 && pg_job_in(j, PG_PART_READS)))
 			continue;
 		if (pg_batch_stmt(c, j, nops) == -1 || pg_batch_exec(c, j, 1, nops) == -1)
 			return -1;
 	}
-	if (nr >= 2) {
-		for (j = batch; j != NULL; j = j->next)
-			if (pg_job_reads(j) && pg_batch_stmt(c, j, nops) == -1)
-				return -1;
-		for (j = batch; j != NULL; j = j->next) {
-			if (!pg_job_reads(j))
-				continue;
-			j->seg = 1;
-			if (first == NULL)
-				first = j;
-			if (pg_batch_exec(c, j, 0, nops) == -1)
-				return -1;
-		}
-		if (pg_send_sync(c, nops, PG_OP_SEGSYNC, first) == -1)
-			return -1;
-	}
+	if (nr >= 2 && (pg_part_stmts(c, batch, PG_PART_READS, nops) == -1 ||
+	    pg_part_execs(c, batch, PG_PART_READS, nops) == -1 ||
+	    pg_send_sync(c, nops, PG_OP_SEGSYNC, batch) == -1))
+		return -1;
 	if (n < 2)
 		return 0;
-	for (j = batch; j != NULL; j = j->next)
-		if (j->group && pg_job_pending(j) && pg_batch_stmt(c, j, nops) == -1)
-			return -1;
+	if (pg_part_stmts(c, batch, PG_PART_GROUP, nops) == -1)
+		return -1;
 	*grouped = 1;
 	if (pg_send_plain(c, "BEGIN", nops, PG_OP_PLAIN) == -1 ||
-	    pg_send_plain(c, PG_GROUP_LOCKS, nops, PG_OP_PLAIN) == -1)
-		return -1;
-	for (j = batch; j != NULL; j = j->next)
-		if (j->group && pg_job_pending(j) && pg_batch_exec(c, j, 0, nops) == -1)
-			return -1;
-	if (pg_send_plain(c, "COMMIT", nops, PG_OP_COMMIT) == -1 ||
+	    pg_send_plain(c, PG_GROUP_LOCKS, nops, PG_OP_PLAIN) == -1 ||
+	    pg_part_execs(c, batch, PG_PART_GROUP, nops) == -1 ||
+	    pg_send_plain(c, "COMMIT", nops, PG_OP_COMMIT) == -1 ||
 	    pg_send_sync(c, nops, PG_OP_SYNC, NULL) == -1)
 		return -1;
 	return 0;
