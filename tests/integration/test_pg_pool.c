@@ -80,11 +80,46 @@ static struct pgtmp pp_pg;
 static struct stack pp_s;
 static int pp_up;
 
+/* ---- bursts of clients ---- */
+
+/* What a burst's client starts with: the first member of its struct. */
+struct pp_client {
+	pthread_t tid;
+	int id;			/* 1, 2, ... */
+};
+
+/* The i-th of an array of structs of size bytes, each starting with a struct pp_client. */
+static struct pp_client *
+pp_client_at(void *c, size_t size, int i)
+{
+	return (struct pp_client *)((char *)c + (size_t)i * size);
+}
+
+/* Runs n clients of fn, one on each element of c (zeroed here but for its id), and waits
+ * for them all.  Returns how many ran. */
+static int
+pp_clients(void *(*fn)(void *), void *c, size_t size, int n)
+{
+	struct pp_client *h;
+	int i, started = 0;
+
+	for (i = 0; i < n; i++) {
+		h = pp_client_at(c, size, i);
+		memset(h, 0, size);
+		h->id = i + 1;
+		if (pthread_create(&h->tid, NULL, fn, h) != 0)
+			break;
+		started++;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(pp_client_at(c, size, i)->tid, NULL);
+	return started;
+}
+
 /* ---- shares ---- */
 
 struct pp_caller {
-	pthread_t tid;
-	int id;
+	struct pp_client h;
 	int ok, bad;
 };
 
@@ -98,7 +133,7 @@ pp_caller_run(void *arg)
 
 	http_resp_init(&r);
 	for (i = 0; i < PP_CALLS; i++) {
-		n = c->id * 1000 + i;
+		n = c->h.id * 1000 + i;
 		snprintf(url, sizeof(url), "%s/rest/v1/rpc/slow_echo?n=%d", pp_s.base, n);
 		snprintf(want, sizeof(want), "%d", n);
 		if (http_do("GET", url, NULL, NULL, 0, PP_TIMEOUT_MS, &r) == 0 &&
@@ -154,22 +189,15 @@ test_pg_pool_threads_share_connections(void)
 		CHECK(!"stack up");
 		return;
 	}
-	memset(c, 0, sizeof(c));
 	memset(&m, 0, sizeof(m));
 	if (db_open(&m.db, pp_pg.url, NULL, err, sizeof(err)) < 0) {
 		harness_fail(__FILE__, __LINE__, "db_open: %s", err);
 		return;
 	}
 	CHECK_INT(pthread_create(&m.tid, NULL, pp_sampler_run, &m), 0);
-	for (i = 0; i < PP_CLIENTS; i++) {
-		c[i].id = i + 1;
-		if (pthread_create(&c[i].tid, NULL, pp_caller_run, &c[i]) != 0)
-			break;
-		started++;
-	}
+	started = pp_clients(pp_caller_run, c, sizeof(c[0]), PP_CLIENTS);
 	CHECK_INT(started, PP_CLIENTS);
 	for (i = 0; i < started; i++) {
-		pthread_join(c[i].tid, NULL);
 		ok += c[i].ok;
 		bad += c[i].bad;
 	}
@@ -352,8 +380,7 @@ out:
 #define PP_GC_BUMPS	60	/* each client's, over 3 rows */
 
 struct pp_gc {
-	pthread_t tid;
-	int id;
+	struct pp_client h;
 	int created, conflict, other, nonjson;
 };
 
@@ -373,7 +400,7 @@ pp_gc_post_run(void *arg)
 	for (i = 0; i < PP_GC_POSTS; i++) {
 		if (i % 4 != 3)
 			n++;
-		snprintf(body, sizeof(body), "{\"marker\":\"gc-%d-%d\"}", c->id, n);
+		snprintf(body, sizeof(body), "{\"marker\":\"gc-%d-%d\"}", c->h.id, n);
 		if (http_do("POST", url, hdr, body, strlen(body), PP_TIMEOUT_MS, &r) != 0) {
 			c->other++;
 			continue;
@@ -399,7 +426,7 @@ pp_gc_bump_run(void *arg)
 	struct pp_gc *c = arg;
 	struct http_resp r;
 	char url[256], body[32];
-	unsigned seed = (unsigned)c->id * 7919u;
+	unsigned seed = (unsigned)c->h.id * 7919u;
 	int i;
 
 	snprintf(url, sizeof(url), "%s/rest/v1/rpc/bump", pp_s.base);
@@ -420,18 +447,10 @@ pp_gc_bump_run(void *arg)
 static int
 pp_gc_clients(void *(*fn)(void *), struct pp_gc *c, int n, struct pp_gc *sum)
 {
-	int i, started = 0;
+	int i, started = pp_clients(fn, c, sizeof(c[0]), n);
 
 	memset(sum, 0, sizeof(*sum));
-	for (i = 0; i < n; i++) {
-		memset(&c[i], 0, sizeof(c[i]));
-		c[i].id = i + 1;
-		if (pthread_create(&c[i].tid, NULL, fn, &c[i]) != 0)
-			break;
-		started++;
-	}
 	for (i = 0; i < started; i++) {
-		pthread_join(c[i].tid, NULL);
 		sum->created += c[i].created;
 		sum->conflict += c[i].conflict;
 		sum->other += c[i].other;
@@ -528,8 +547,7 @@ test_pg_pool_group_commit_contended_updates_exact(void)
 #define PP_RS_ANSWER	64
 
 struct pp_rs {
-	pthread_t tid;
-	int id;
+	struct pp_client h;
 	int ok, failed, other;
 	char answers[PP_RS_GETS][PP_RS_ANSWER];	/* the successful ones, ok of them */
 };
@@ -582,21 +600,14 @@ test_pg_pool_read_segments_failing_read_fails_alone(void)
 {
 	static struct pp_rs c[PP_RS_CLIENTS];
 	static char all[PP_RS_CLIENTS * PP_RS_GETS][PP_RS_ANSWER];
-	int i, k, n = 0, started = 0, ok = 0, failed = 0, other = 0, shared = 0;
+	int i, k, n = 0, started, ok = 0, failed = 0, other = 0, shared = 0;
 
 	if (!pp_up) {
 		CHECK(!"stack up");
 		return;
 	}
-	for (i = 0; i < PP_RS_CLIENTS; i++) {
-		memset(&c[i], 0, sizeof(c[i]));
-		c[i].id = i + 1;
-		if (pthread_create(&c[i].tid, NULL, pp_rs_run, &c[i]) != 0)
-			break;
-		started++;
-	}
+	started = pp_clients(pp_rs_run, c, sizeof(c[0]), PP_RS_CLIENTS);
 	for (i = 0; i < started; i++) {
-		pthread_join(c[i].tid, NULL);
 		ok += c[i].ok;
 		failed += c[i].failed;
 		other += c[i].other;
