@@ -559,6 +559,40 @@ db_sqlstate(const struct db *db)
 	return db->sqlstate;
 }
 
+/* Copies s into dst[n], cut at a character's boundary; "" when s is NULL or not UTF-8. */
+static void
+db_raised_copy(char *dst, size_t n, const char *s)
+{
+	size_t len = s != NULL ? strlen(s) : 0;
+
+	dst[0] = '\0';
+	if (len == 0 || !str_utf8_valid(s, len))
+		return;
+	if (len >= n) {
+		len = n - 1;
+		/* Back off the continuation bytes of a character cut in two. */
+		while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+}
+
+void
+db_set_raised(struct db *db, const char *message, const char *detail, const char *hint)
+{
+	memcpy(db->sqlstate, "P0001", 6);
+	db_raised_copy(db->raised.message, sizeof(db->raised.message), message);
+	db_raised_copy(db->raised.detail, sizeof(db->raised.detail), detail);
+	db_raised_copy(db->raised.hint, sizeof(db->raised.hint), hint);
+}
+
+const struct db_raised *
+db_raised(const struct db *db)
+{
+	return strcmp(db->sqlstate, "P0001") == 0 ? &db->raised : NULL;
+}
+
 enum db_err
 db_errcode(const struct db *db)
 {

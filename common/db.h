@@ -286,6 +286,24 @@ const char *db_errmsg(const struct db *db);
  * (insufficient privilege, an internal error by class).  "" otherwise. */
 const char *db_sqlstate(const struct db *db);
 
+/*
+ * What the schema's own code raised for the client, when the last failure is that
+ * (SQLSTATE P0001): a RAISE EXCEPTION in a PostgreSQL function or trigger, a RAISE(ABORT,
+ * ...) in an SQLite trigger.  Its message, detail and hint were written by the schema's
+ * author to be read by clients, unlike the database's own messages; "" where absent (SQLite
+ * has only the message).  NULL when the last failure is not one.  Borrowed like
+ * db_errmsg().
+ */
+#define DB_RAISED_MSG	512
+#define DB_RAISED_DETAIL	384
+#define DB_RAISED_HINT	128
+struct db_raised {
+	char message[DB_RAISED_MSG];
+	char detail[DB_RAISED_DETAIL];
+	char hint[DB_RAISED_HINT];
+};
+const struct db_raised *db_raised(const struct db *db);
+
 /* The HTTP status that a failure of this class should produce (409, 400, 503, 507,
  * 500). */
 int db_err_status(enum db_err e);

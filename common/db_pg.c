@@ -107,6 +107,9 @@ db_pg_class(int dead, const PGresult *res)
 	if (strncmp(ss, "23", 2) == 0 || strncmp(ss, "22", 2) == 0 ||
 	    strcmp(ss, "42P10") == 0 || strncmp(ss, "54", 2) == 0)
 		return DB_EINPUT;
+	/* A RAISE EXCEPTION of the schema's functions: PostgREST's 400 (db_raised()). */
+	if (strcmp(ss, "P0001") == 0)
+		return DB_EINPUT;
 	/* Serialization failure, deadlock, lock_timeout: retryable. */
 	if (strcmp(ss, "40001") == 0 || strcmp(ss, "40P01") == 0 ||
 	    strcmp(ss, "55P03") == 0)
@@ -147,6 +150,10 @@ db_pg_err(struct db_pg *p, PGconn *conn, const PGresult *res, const char *what)
 	    (ss != NULL && strcmp(ss, "42501") == 0)) && ss != NULL && strlen(ss) == 5)
 		memcpy(p->base.sqlstate, strncmp(ss, "22", 2) == 0 ? "22P02" :
 		    strncmp(ss, "54", 2) == 0 ? "54000" : ss, 6);
+	if (p->base.errcode == DB_EINPUT && strcmp(p->base.sqlstate, "P0001") == 0)
+		db_set_raised(&p->base, PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY),
+		    PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL),
+		    PQresultErrorField(res, PG_DIAG_MESSAGE_HINT));
 }
 
 int

@@ -135,6 +135,9 @@ db_sqlite_class(sqlite3 *conn, int rc)
 	if (rc == SQLITE_CONSTRAINT_DATATYPE || rc == SQLITE_CONSTRAINT_NOTNULL ||
 	    rc == SQLITE_CONSTRAINT_CHECK)
 		return DB_EINPUT;
+	/* A trigger's RAISE(ABORT, ...): PostgreSQL's RAISE EXCEPTION (db_raised()). */
+	if (rc == SQLITE_CONSTRAINT_TRIGGER)
+		return DB_EINPUT;
 	switch (rc & 0xff) {
 	case SQLITE_INTERRUPT:
 		return DB_ETIMEOUT;
@@ -244,6 +247,8 @@ db_sqlite_err(struct db_sqlite *s, int rc, const char *what)
 	    db_sqlite_class(s->conn, rc), "sqlite %s: %s (%d)", what, sqlite3_errmsg(s->conn), rc);
 	if (ss != NULL)
 		memcpy(s->base.sqlstate, ss, 6);
+	if (rc == SQLITE_CONSTRAINT_TRIGGER)
+		db_set_raised(&s->base, sqlite3_errmsg(s->conn), NULL, NULL);
 }
 
 /*

@@ -93,6 +93,7 @@ struct db {
 	enum db_err errcode;
 	char errmsg[DB_ERRMSG_MAX];
 	char sqlstate[6];		/* of the last failure, "" when none applies */
+	struct db_raised raised;	/* db_raised(): filled only with sqlstate P0001 */
 
 	int restart;			/* db_restart_wanted() */
 	long long deadline_ms;		/* CLOCK_MONOTONIC ms the request's budget ends; 0: none */
@@ -108,6 +109,12 @@ struct db {
  * than DB_ERRMSG_MAX is cut, which is fine for a log line. */
 void db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Records what the schema's own code raised for the client with the failure just set by
+ * db_set_err(): sets the SQLSTATE to P0001 and keeps message, detail and hint (each may be
+ * NULL), cut at a character's boundary to fit.  A text that is not UTF-8 is left out. */
+void db_set_raised(struct db *db, const char *message, const char *detail,
+    const char *hint);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 long long db_now_ms(void);

@@ -78,7 +78,9 @@ int serve_main(int argc, char **argv, const struct endpoint *ep);
 /*
  * Turns the last failure on db into an error response (409, 400, 503, 507 or 500 with the
  * JSON body) and logs the database's message, which never reaches the client (at error
- * level for a 5xx, but for 42501, a refused privilege, logged at info).  Returns 0.
+ * level for a 5xx, but for 42501, a refused privilege, logged at info).  The exception is
+ * what the schema's own code raised for the client (db_raised()): 400 with code P0001 and
+ * its message, detail and hint, as PostgREST answers it.  Returns 0.
  */
 int serve_db_error(struct resp *rs, struct db *db);
 

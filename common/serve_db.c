@@ -54,6 +54,7 @@ int
 serve_db_error(struct resp *rs, struct db *db)
 {
 	enum db_err e = db_errcode(db);
+	const struct db_raised *r = db_raised(db);
 
 	/* 42501 (insufficient privilege) is the database refusing a role what its grants or
 	 * policies do not allow: an answer about who asks (401/403 where access control
@@ -64,6 +65,11 @@ serve_db_error(struct resp *rs, struct db *db)
 		log_err("database: %s", db_errmsg(db));
 	else
 		log_debug("database: %s", db_errmsg(db));
+	/* What the schema raised is written for the client: PostgREST's answer, its text. */
+	if (r != NULL)
+		return resp_error(rs, db_err_status(e), "P0001", r->message[0] != '\0' ?
+		    r->message : "the database refused the request", r->detail[0] != '\0' ?
+		    r->detail : NULL, r->hint[0] != '\0' ? r->hint : NULL);
 	return serve_db_error_sqlstate(rs, e, db_sqlstate(db));
 }
 

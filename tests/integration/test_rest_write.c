@@ -8,9 +8,11 @@
  * function's rows; Prefer tx=rollback, handling=strict with max-affected, unknown
  * preferences, Preference-Applied; upserts 201 or 200; functions returning TABLE(...),
  * OUT parameters or void, arguments with defaults; missing=default on an identity; CSV
- * quoting; Accept-Profile and Content-Profile; Location for return=headers-only.
+ * quoting; Accept-Profile and Content-Profile; Location for return=headers-only; what a
+ * trigger or a function of the schema raises for the client (P0001).
  */
 #include "rest_fixture.h"
+#include "str.h"
 
 static struct http_resp r;
 
@@ -504,10 +506,83 @@ test_rest_location(void)
 	FX_BOTH("DELETE", "employee?employee_id=eq.95", json, NULL, 204, "", &r);
 }
 
+/* A table whose triggers refuse a negative n, on each back end (on SQLite one ends the
+ * statement, the other the transaction), and on PostgreSQL a function that raises with a
+ * detail and a hint. */
+static const char raised_sqlite[] =
+    "create table guarded (id integer primary key, n integer not null);\n"
+    "create trigger guarded_ins before insert on guarded when new.n < 0\n"
+    "  begin select raise(abort, 'n must not be n\xc3\xa9gative'); end;\n"
+    "create trigger guarded_upd before update on guarded when new.n < 0\n"
+    "  begin select raise(rollback, 'n must not be n\xc3\xa9gative'); end;\n";
+static const char raised_pg[] =
+    "create table guarded (id integer primary key, n integer not null);\n"
+    "create function guarded_check() returns trigger language plpgsql as $$\n"
+    "  begin if new.n < 0 then raise exception 'n must not be n\xc3\xa9gative'; end if;\n"
+    "  return new; end $$;\n"
+    "create trigger guarded_check before insert or update on guarded\n"
+    "  for each row execute function guarded_check();\n"
+    "create function refuse(why text) returns integer language plpgsql stable as $$\n"
+    "  begin raise exception 'refused: %', why using detail = 'the \"detail\"',\n"
+    "  hint = 'try later'; end $$;\n";
+
+/*
+ * What the schema's own code raises for the client (PostgreSQL's RAISE EXCEPTION, SQLite's
+ * RAISE(ABORT, ...) in a trigger) answers 400 with code P0001 and its text, detail and
+ * hint, as PostgREST answers it; the refused write leaves nothing behind.
+ */
+static void
+test_rest_raised(void)
+{
+	static const char want[] = "{\"code\":\"P0001\",\"message\":"
+	    "\"n must not be n\xc3\xa9gative\",\"details\":null,\"hint\":null}";
+	static const char refused[] = "{\"code\":\"P0001\",\"message\":\"refused: closed\","
+	    "\"details\":\"the \\\"detail\\\"\",\"hint\":\"try later\"}";
+	char path[2048];
+	cJSON *j;
+	const cJSON *m;
+	size_t i, n;
+
+	FX_BOTH("POST", "guarded", json, "{\"id\":1,\"n\":-1}", 400, want, &r);
+	FX_BOTH("POST", "guarded", json, "[{\"id\":2,\"n\":1},{\"id\":3,\"n\":-3}]", 400,
+	    want, &r);
+	FX_BOTH("GET", "guarded", NULL, NULL, 200, "[]", &r);
+	FX_BOTH("POST", "guarded", json, "{\"id\":2,\"n\":1}", 201, "", &r);
+	FX_BOTH("PATCH", "guarded?id=eq.2", json, "{\"n\":-5}", 400, want, &r);
+	FX_BOTH("GET", "guarded", NULL, NULL, 200, "[{\"id\":2,\"n\":1}]", &r);
+
+	/* A function's exception, called by POST (a write) and by GET (a read). */
+	CHECK(fx_do(&fx.pgs, "POST", "rpc/refuse", json, "{\"why\":\"closed\"}", &r) == 0);
+	CHECK(r.status == 400);
+	CHECK(fx_json_eq(r.body.data, refused));
+	CHECK(fx_do(&fx.pgs, "GET", "rpc/refuse?why=closed", NULL, NULL, &r) == 0);
+	CHECK(r.status == 400);
+	CHECK(fx_json_eq(r.body.data, refused));
+
+	/* A text past its cap is cut at a character's boundary: still UTF-8, still JSON. */
+	n = (size_t)snprintf(path, sizeof(path), "rpc/refuse?why=x");
+	for (i = 0; i < 300; i++)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "%%C3%%A9");
+	CHECK(fx_do(&fx.pgs, "GET", path, NULL, NULL, &r) == 0);
+	CHECK(r.status == 400);
+	j = cJSON_Parse(r.body.data ? r.body.data : "");
+	m = cJSON_GetObjectItemCaseSensitive(j, "message");
+	CHECK(cJSON_IsString(m));
+	if (cJSON_IsString(m)) {
+		n = strlen(m->valuestring);
+		CHECK(n >= DB_RAISED_MSG - 2 && n < DB_RAISED_MSG);
+		CHECK(strncmp(m->valuestring, "refused: x\xc3\xa9\xc3\xa9", 14) == 0);
+		CHECK(str_utf8_valid(m->valuestring, n));
+	}
+	cJSON_Delete(j);
+}
+
 int
 main(void)
 {
 	http_resp_init(&r);
+	fx_more_sqlite = raised_sqlite;
+	fx_more_pg = raised_pg;
 	if (fx_start("rest_schemas=public,other") < 0) {
 		CHECK(!"the two stacks started");
 		fx_stop();
@@ -529,6 +604,7 @@ main(void)
 	RUN(test_rest_csv_null_vs_empty);
 	RUN(test_rest_profiles);
 	RUN(test_rest_location);
+	RUN(test_rest_raised);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();

@@ -596,8 +596,43 @@ test_errors(void)
 	CHECK_INT(db_errcode(db), DB_EINPUT);
 	CHECK_STR(db_sqlstate(db), "54000");
 
+	CHECK(db_raised(db) == NULL);
+
+	/* What the schema raises for the client: P0001 and its text, cut to fit at a
+	 * character's boundary (300 two-byte characters: 255 of them). */
+	{
+		char lit[700], big[1200];
+		const struct db_raised *r;
+		size_t i, n = 0;
+
+		for (i = 0; i < 300; i++)
+			n += (size_t)snprintf(lit + n, sizeof(lit) - n, "\xc3\xa9");
+		if (B->kind == DB_PG)
+			(void)snprintf(big, sizeof(big), "DO $$ BEGIN RAISE EXCEPTION '%s' "
+			    "USING DETAIL = 'd', HINT = 'h'; END $$", lit);
+		else
+			(void)snprintf(big, sizeof(big), "CREATE TEMP TRIGGER t_err_raise BEFORE "
+			    "INSERT ON t_err BEGIN SELECT RAISE(ABORT, '%s'); END", lit);
+		if (B->kind == DB_PG || exec_ok(db, big) == 0) {
+			CHECK_INT(db_exec(db, B->kind == DB_PG ? big :
+			    "INSERT INTO t_err(id, name) VALUES (8, 'x')"), -1);
+			CHECK_INT(db_errcode(db), DB_EINPUT);
+			CHECK_STR(db_sqlstate(db), "P0001");
+			CHECK((r = db_raised(db)) != NULL);
+			if (r != NULL) {
+				CHECK_INT(strlen(r->message), 510);
+				CHECK(strncmp(r->message, lit, 510) == 0);
+				CHECK_STR(r->detail, B->kind == DB_PG ? "d" : "");
+				CHECK_STR(r->hint, B->kind == DB_PG ? "h" : "");
+			}
+			if (B->kind != DB_PG)
+				CHECK_INT(db_exec(db, "DROP TRIGGER t_err_raise"), 0);
+		}
+	}
+
 	/* Syntax error: our own SQL, 500. */
 	CHECK(db_prepare(db, "SELEC 1") == NULL);
+	CHECK(db_raised(db) == NULL);
 	CHECK_INT(db_errcode(db), DB_EINTERNAL);
 	CHECK_INT(db_err_status(db_errcode(db)), 500);
 	CHECK(db_prepare(db, "SELECT nosuchcolumn FROM t_err") == NULL);
