@@ -147,7 +147,8 @@ db_pg_err(struct db_pg *p, PGconn *conn, const PGresult *res, const char *what)
 	 * 22P02, and limits (class 54) 54000, as SQLite can tell no finer (db_sqlite.c): the
 	 * back ends answer alike. */
 	if ((p->base.errcode == DB_ECONSTRAINT || p->base.errcode == DB_EINPUT ||
-	    (ss != NULL && strcmp(ss, "42501") == 0)) && ss != NULL && strlen(ss) == 5)
+	    (ss != NULL && (strcmp(ss, "42501") == 0 || strcmp(ss, "25006") == 0))) &&
+	    ss != NULL && strlen(ss) == 5)
 		memcpy(p->base.sqlstate, strncmp(ss, "22", 2) == 0 ? "22P02" :
 		    strncmp(ss, "54", 2) == 0 ? "54000" : ss, 6);
 	if (p->base.errcode == DB_EINPUT && strcmp(p->base.sqlstate, "P0001") == 0)

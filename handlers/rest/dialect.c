@@ -97,7 +97,7 @@ static const char schema_pg_view_cols[] =
 /* IN arguments as "name<US>type<US>..." so that no character of a type name splits them
  * (INOUT and VARIADIC ones count as IN); no body; how many of the last arguments have
  * defaults; void or not; and for a function returning an anonymous record (RETURNS
- * TABLE(...), OUT parameters) its columns, in the arguments' format. */
+ * TABLE(...), OUT parameters) its columns, in the arguments' format; volatile or not. */
 static const char schema_pg_funcs[] =
     "select p.proname, coalesce((select string_agg(coalesce(p.proargnames[u.i], '') || "
     "chr(31) || format_type(u.t, null), chr(31) order by u.i) "
@@ -110,7 +110,7 @@ static const char schema_pg_funcs[] =
     "string_agg(coalesce(p.proargnames[u.i], '') || chr(31) || format_type(u.t, null), "
     "chr(31) order by u.i) from unnest(p.proallargtypes) with ordinality u(t, i) "
     "where p.proargmodes[u.i] in ('o', 'b', 't')), '') else '' end, "
-    "format_type(p.prorettype, null) "
+    "format_type(p.prorettype, null), (p.provolatile = 'v')::int "
     "from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
     "where n.nspname = $1 and p.prokind = 'f' "
     "and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype) "
@@ -142,13 +142,13 @@ static const char schema_lite_ddl[] =
 
 /* returns: "setof album", "album", "table(a text, b integer)" (rows of those columns, as
  * PostgreSQL's RETURNS TABLE), "void" (204, no body) or a scalar type name; a body is
- * never NULL. */
+ * never NULL.  A body is one SELECT, which cannot write, whatever its volatility says. */
 static const char schema_lite_funcs[] =
     "select name, args, lower(substr(returns, 1, 6)) = 'setof ' or t, "
     "case when lower(substr(returns, 1, 6)) = 'setof ' then ltrim(substr(returns, 7)) "
     "when t then '' else returns end, coalesce(body, ''), 0, lower(returns) = 'void', "
     "case when t then trim(substr(returns, instr(returns, '(') + 1, "
-    "length(returns) - instr(returns, '(') - 1)) else '' end, '' "
+    "length(returns) - instr(returns, '(') - 1)) else '' end, '', 0 "
     "from (select *, (lower(returns) like 'table(%)' or lower(returns) like 'table (%)') t "
     "from sluice_functions) order by name";
 

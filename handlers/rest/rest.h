@@ -124,6 +124,7 @@ struct rest_func {
 				 * PostgreSQL, which applies its own defaults */
 	int retset;
 	int retvoid;		/* returns void: 204 without a body */
+	int may_write;		/* volatile (PostgreSQL): a GET runs it read-only (rpc.c) */
 	int rettable;		/* table index for setof/composite results, -1 for scalars; an
 				 * anonymous record's (RETURNS TABLE, OUT parameters) is a hidden
 				 * table of the function's name holding its columns */

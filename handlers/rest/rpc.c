@@ -241,8 +241,8 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
  * is made; max-affected=N (handling=strict) rolls back a call that answered more than N
  * rows, 400 PGRST124.
  */
-int
-rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
+static int
+rpc_txn(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
 {
 	const struct rest_prefs *pf = &t->prefs;
 
@@ -266,4 +266,26 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	if (db_commit(rq->db) < 0)
 		return serve_db_error(rs, rq->db);
 	return 0;
+}
+
+int
+rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
+{
+	const struct rest_func *f = rest_schema_func(t->sc, name);
+
+	/* A GET or HEAD reads, as PostgREST runs it: a volatile function, the one kind
+	 * that may write, runs in a read-only transaction (the router ends it), and a
+	 * write it tries is 405 25006. */
+	if (f != NULL && f->may_write && (rq->method == REQ_GET || rq->method == REQ_HEAD)) {
+		if (rest_txn_begin(rq, t) < 0)
+			return serve_db_error(rs, rq->db);
+		(void)rpc_txn(rq, rs, t, name);
+		if (rs->status == 503 && strcmp(db_sqlstate(rq->db), "25006") == 0) {
+			resp_reset(rs);
+			resp_error(rs, 405, "25006", "a GET or HEAD may not write: the function "
+			    "writes, call it with POST", NULL, NULL);
+		}
+		return 0;
+	}
+	return rpc_txn(rq, rs, t, name);
 }

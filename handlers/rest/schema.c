@@ -632,6 +632,7 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 	if (d->schema_args_sep == ',' && (bad = schema_lite_defaults(f)) < 0)
 		return -1;
 	f->retvoid = (int)db_column_int(st, 6);
+	f->may_write = (int)db_column_int(st, 9);
 	if (*record != '\0') {
 		if ((f->rettable = schema_add_record(sc, d, name, record)) < 0)
 			return -1;

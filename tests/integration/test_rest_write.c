@@ -9,7 +9,8 @@
  * preferences, Preference-Applied; upserts 201 or 200; functions returning TABLE(...),
  * OUT parameters or void, arguments with defaults; missing=default on an identity; CSV
  * quoting; Accept-Profile and Content-Profile; Location for return=headers-only; what a
- * trigger or a function of the schema raises for the client (P0001).
+ * trigger or a function of the schema raises for the client (P0001); a GET that calls a
+ * function which writes (405 25006).
  */
 #include "rest_fixture.h"
 #include "str.h"
@@ -508,7 +509,7 @@ test_rest_location(void)
 
 /* A table whose triggers refuse a negative n, on each back end (on SQLite one ends the
  * statement, the other the transaction), and on PostgreSQL a function that raises with a
- * detail and a hint. */
+ * detail and a hint, a volatile function that writes and one that only reads. */
 static const char raised_sqlite[] =
     "create table guarded (id integer primary key, n integer not null);\n"
     "create trigger guarded_ins before insert on guarded when new.n < 0\n"
@@ -524,7 +525,11 @@ static const char raised_pg[] =
     "  for each row execute function guarded_check();\n"
     "create function refuse(why text) returns integer language plpgsql stable as $$\n"
     "  begin raise exception 'refused: %', why using detail = 'the \"detail\"',\n"
-    "  hint = 'try later'; end $$;\n";
+    "  hint = 'try later'; end $$;\n"
+    "create function bump() returns integer language plpgsql volatile as $$\n"
+    "  begin insert into guarded values (100, 1); return 1; end $$;\n"
+    "create function count_guarded() returns integer language sql volatile as\n"
+    "  $$ select count(*)::int from guarded $$;\n";
 
 /*
  * What the schema's own code raises for the client (PostgreSQL's RAISE EXCEPTION, SQLite's
@@ -577,6 +582,35 @@ test_rest_raised(void)
 	cJSON_Delete(j);
 }
 
+/*
+ * A GET or HEAD only reads (PostgreSQL): a volatile function it calls runs read-only, and
+ * one that writes is 405 25006 with nothing written, as PostgREST answers; by POST it
+ * writes.  A volatile function that only reads is served.
+ */
+static void
+test_rest_get_reads(void)
+{
+	static const char *const rollback[] = { "Prefer: tx=rollback", NULL };
+
+	CHECK(fx_do(&fx.pgs, "GET", "rpc/bump", NULL, NULL, &r) == 0);
+	CHECK(r.status == 405);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"code\":\"25006\"") != NULL);
+	CHECK_STR(fx_header(&r, "Retry-After"), "");
+	CHECK(fx_do(&fx.pgs, "HEAD", "rpc/bump", NULL, NULL, &r) == 0);
+	CHECK(r.status == 405);
+	CHECK(fx_do(&fx.pgs, "GET", "rpc/bump", rollback, NULL, &r) == 0);
+	CHECK(r.status == 405);
+	CHECK(fx_do(&fx.pgs, "GET", "rpc/count_guarded", NULL, NULL, &r) == 0);
+	CHECK(r.status == 200);
+	CHECK_STR(r.body.data, "1");
+	CHECK(fx_do(&fx.pgs, "POST", "rpc/bump", json, "{}", &r) == 0);
+	CHECK(r.status == 200);
+	CHECK(fx_do(&fx.pgs, "GET", "rpc/count_guarded", NULL, NULL, &r) == 0);
+	CHECK_STR(r.body.data, "2");
+	CHECK(fx_do(&fx.pgs, "DELETE", "guarded?id=eq.100", json, NULL, &r) == 0);
+	CHECK(r.status == 204);
+}
+
 int
 main(void)
 {
@@ -605,6 +639,7 @@ main(void)
 	RUN(test_rest_profiles);
 	RUN(test_rest_location);
 	RUN(test_rest_raised);
+	RUN(test_rest_get_reads);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();
