@@ -283,8 +283,8 @@ const char *db_errmsg(const struct db *db);
 /* The SQLSTATE of the last failure when it is an integrity or input error: PostgreSQL's
  * own, and on SQLite its equivalent (23505 unique, 23503 foreign key, 23502 not null,
  * 23514 check, 22P02 a value of the wrong type in a STRICT table), and PostgreSQL's 42501
- * (insufficient privilege, an internal error by class) and 25006 (a write in a read-only
- * transaction, read-only by class).  "" otherwise. */
+ * (insufficient privilege, an internal error by class) and 25006 (a write in a transaction
+ * begun read-only: bad input, DB_EINPUT).  "" otherwise. */
 const char *db_sqlstate(const struct db *db);
 
 /*

@@ -55,6 +55,7 @@ struct db_pg {
 	struct pg_pool *rpool;	/* a reference: opts.read_url's, or NULL */
 	struct pg_conn *held;	/* the connection held alone (a transaction), or NULL */
 	struct pg_pool *hpool;	/* the pool held comes from */
+	int held_ro;		/* held's transaction was begun READ ONLY */
 };
 
 struct db_pg_param {
@@ -143,12 +144,15 @@ db_pg_err(struct db_pg *p, PGconn *conn, const PGresult *res, const char *what)
 		msg = "";
 	db_set_err(&p->base, db_pg_class(dead, res), "pg %s: %s%s%s", what,
 	    ss != NULL ? ss : "", ss != NULL ? " " : "", msg);
+	/* A write in a transaction its caller began read-only is the caller's mistake, not
+	 * a server that refuses writes. */
+	if (ss != NULL && strcmp(ss, "25006") == 0 && p->held != NULL && p->held_ro)
+		p->base.errcode = DB_EINPUT;
 	/* Data exceptions (class 22: bad syntax for the type, out of range, ...) all read
 	 * 22P02, and limits (class 54) 54000, as SQLite can tell no finer (db_sqlite.c): the
 	 * back ends answer alike. */
 	if ((p->base.errcode == DB_ECONSTRAINT || p->base.errcode == DB_EINPUT ||
-	    (ss != NULL && (strcmp(ss, "42501") == 0 || strcmp(ss, "25006") == 0))) &&
-	    ss != NULL && strlen(ss) == 5)
+	    (ss != NULL && strcmp(ss, "42501") == 0)) && ss != NULL && strlen(ss) == 5)
 		memcpy(p->base.sqlstate, strncmp(ss, "22", 2) == 0 ? "22P02" :
 		    strncmp(ss, "54", 2) == 0 ? "54000" : ss, 6);
 	if (p->base.errcode == DB_EINPUT && strcmp(p->base.sqlstate, "P0001") == 0)
@@ -239,6 +243,7 @@ db_pg_settle(struct db_pg *p)
 	if (p->held != NULL && !db_pg_in_txn(&p->base)) {
 		pg_pool_release(p->hpool, p->held);
 		p->held = NULL;
+		p->held_ro = 0;
 	}
 }
 
@@ -379,7 +384,10 @@ db_pg_begin(struct db *db, enum db_txn kind)
 		return -1;
 	}
 	/* A read-only transaction may run on the read URL (a standby). */
-	return db_pg_exec_on(db, sql, kind == DB_TXN_READ);
+	if (db_pg_exec_on(db, sql, kind == DB_TXN_READ) == -1)
+		return -1;
+	pg(db)->held_ro = kind == DB_TXN_READ;
+	return 0;
 }
 
 static int

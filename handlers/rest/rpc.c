@@ -280,7 +280,7 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 		if (rest_txn_begin(rq, t) < 0)
 			return serve_db_error(rs, rq->db);
 		(void)rpc_txn(rq, rs, t, name);
-		if (rs->status == 503 && strcmp(db_sqlstate(rq->db), "25006") == 0) {
+		if (rs->status >= 400 && strcmp(db_sqlstate(rq->db), "25006") == 0) {
 			resp_reset(rs);
 			resp_error(rs, 405, "25006", "a GET or HEAD may not write: the function "
 			    "writes, call it with POST", NULL, NULL);

@@ -1044,11 +1044,20 @@ test_pg_read_only_txn(void)
 		return;
 	if (exec_ok(db, "DROP TABLE IF EXISTS t_ro; CREATE TABLE t_ro(n integer)") == -1)
 		goto out;
+	/* A write in a transaction its caller began read-only: the caller's mistake, bad
+	 * input with PostgreSQL's 25006. */
 	CHECK_INT(db_begin(db, DB_TXN_READ), 0);
 	CHECK_INT(run_int(db, "INSERT INTO t_ro VALUES ($1)", 1), DB_ERROR);
-	CHECK_INT(db_errcode(db), DB_EREADONLY);
+	CHECK_INT(db_errcode(db), DB_EINPUT);
+	CHECK_STR(db_sqlstate(db), "25006");
 	/* COMMIT of the failed transaction is a failure with the same class. */
 	CHECK_INT(db_commit(db), -1);
+	CHECK_INT(db_errcode(db), DB_EINPUT);
+	CHECK_INT(db_rollback(db), 0);
+	/* A session the server made read-only (a standby, default_transaction_read_only;
+	 * here a transaction opened by hand): the database refuses writes, 503. */
+	CHECK_INT(db_exec(db, "BEGIN READ ONLY"), 0);
+	CHECK_INT(run_int(db, "INSERT INTO t_ro VALUES ($1)", 1), DB_ERROR);
 	CHECK_INT(db_errcode(db), DB_EREADONLY);
 	CHECK_INT(db_rollback(db), 0);
 	CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
