@@ -256,6 +256,12 @@ db_deadline_clear(struct db *db)
 }
 
 long long
+db_deadline(const struct db *db)
+{
+	return db->deadline_ms;
+}
+
+long long
 db_now_ms(void)
 {
 	struct timespec ts;

@@ -215,6 +215,9 @@ void db_route(struct db *db, enum db_route route);
  * request) run without one.  NULL is allowed. */
 void db_deadline_clear(struct db *db);
 
+/* When the request's budget ends, in CLOCK_MONOTONIC milliseconds; 0 when none runs. */
+long long db_deadline(const struct db *db);
+
 /*
  * Returns the prepared statement for sql (borrowed string, copied into the cache), from the
  * cache when it was prepared before on this connection.  Its bindings are cleared and it is

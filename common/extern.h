@@ -204,10 +204,6 @@ void serve_request(struct serve_thread *t, struct serve_io *io, char **envp);
  */
 int serve_db_connect(struct serve_thread *t);
 
-/* How many SIGHUPs the worker has received (serve.c): serve_request() calls the
- * endpoint's thread_reload() when the count moved since the thread's state was made. */
-unsigned serve_reloads(void);
-
 /* Asks the worker to stop between requests, as SIGTERM does, so that sluiced starts a
  * fresh one (a database connection that cannot recover in this process).  Any thread. */
 void serve_restart(void);

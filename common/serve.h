@@ -75,6 +75,11 @@ struct endpoint {
  */
 int serve_main(int argc, char **argv, const struct endpoint *ep);
 
+/* How many SIGHUPs the worker has received: serve_request() calls the endpoint's
+ * thread_reload() when the count moved since the thread's state was made.  State shared
+ * by a worker's threads tells by it whether it is as new as a thread's reload asks. */
+unsigned serve_reloads(void);
+
 /*
  * Turns the last failure on db into an error response (409, 400, 503, 507 or 500 with the
  * JSON body) and logs the database's message, which never reaches the client (at error

@@ -7,6 +7,7 @@
  *   main.c     the endpoint: struct endpoint and a one-line main()
  *   route.c    the router (the resource from the path, the verb from the method) and the
  *              per-thread state: schema, SQL dialect, SQL buffer
+ *   schemas.c  the process's schemas, read once and shared by its threads
  *   read.c     GET and HEAD on a table or view
  *   write.c    POST, PATCH and DELETE
  *   rpc.c      functions, by GET or POST
@@ -20,11 +21,12 @@
  *   dialect.c  what PostgreSQL's and SQLite's SQL do differently: a struct per back end
  *   gen.c      the SQL writer's primitives: quoting, bound values, aliases
  *   parse.c    the URL grammar into a tree of struct rest_node
- *   schema.c   what the database holds, introspected once per connection
+ *   schema.c   what the database holds, introspected (schemas.c: once per process)
  *   errors.c   struct rest_err and its answer
  *
- * Ownership: the schema is owned by the thread's state and lives until the thread ends
- * or reloads it; everything a request produces lives in the request's arena.
+ * Ownership: the schemas are the process's, shared by its threads (schemas.c); a set
+ * lives until the last thread holding it ends or reloads; everything a request produces
+ * lives in the request's arena.
  */
 #ifndef SLUICE_REST_H
 #define SLUICE_REST_H
@@ -576,7 +578,9 @@ struct rest_prefs {
 struct rest_thread {
 	struct rest_schema *sc;		/* the request's schema, one of scs[] */
 	const char *scname;		/* its name */
-	struct rest_schema *scs[REST_SCHEMAS_MAX];	/* rest_schemas, the first the default */
+	struct rest_schema *scs[REST_SCHEMAS_MAX];	/* rest_schemas, the first the default:
+							 * set's, borrowed */
+	struct rest_schemas *set;	/* the process's schemas the thread holds (schemas.c) */
 	char *scnames[REST_SCHEMAS_MAX];
 	int nschemas;
 	const struct rest_dialect *d;	/* its connection's dialect */
@@ -593,12 +597,27 @@ struct rest_thread {
 	int64_t rows;			/* rows of the last answer of rest_answer_read() */
 };
 
+/*
+ * schemas.c: the schemas of rest_schemas, read once per process and shared by its
+ * threads.  rest_schemas_take() returns a reference to a set read for the serve_reloads()
+ * count hups or later: the newest one published, or one it reads through db (schemas
+ * names[0..n), with dialect d) after waiting, within db's budget, for the thread reading
+ * it.  NULL when the database failed (its error is on db) or memory ran out.  A set is
+ * read-only; rest_schemas_get() gives its i-th schema (NULL past the end),
+ * rest_schemas_drop() lets go of a reference (NULL is allowed).
+ */
+struct rest_schemas;
+struct rest_schemas *rest_schemas_take(struct db *db, const struct rest_dialect *d,
+    char *const *names, int n, unsigned hups);
+struct rest_schema *rest_schemas_get(const struct rest_schemas *s, int i);
+void rest_schemas_drop(struct rest_schemas *s);
+
 /* The thread's state with the schema read through db and the endpoint's settings: the
  * endpoint's thread_init().  NULL when the database failed (its error is on db), a setting
  * is malformed (logged) or memory ran out. */
 void *rest_thread_init(struct db *db);
-/* Reads the schema again (thread_reload); the old one stays when the database fails.
- * 0 or -1. */
+/* Takes the schemas read after the worker's last SIGHUP (thread_reload), reading them if
+ * no other thread has; the old ones stay when the database fails.  0 or -1. */
 int rest_thread_reload(void *state, struct db *db);
 void rest_thread_fini(void *state);
 /* The endpoint's handle(): routes the request to its verb.  rq->thread must be set. */

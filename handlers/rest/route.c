@@ -11,12 +11,12 @@
  * rest_auth_leave() (auth.c): in the role's transaction on PostgreSQL, after the role's
  * grants are checked on SQLite.
  *
- * Each serving thread keeps its connection's schemas (schema.c: one per name of
- * rest_schemas, the request's picked by Accept-Profile or Content-Profile), that
+ * Each serving thread holds the process's schemas (schemas.c: one per name of
+ * rest_schemas, the request's picked by Accept-Profile or Content-Profile), its
  * connection's SQL dialect (dialect.c) and a reusable SQL buffer in a struct rest_thread,
- * the endpoint's thread state (common/serve.h): made before the thread's first request,
- * read again after a SIGHUP (kill -HUP of the workers, or "sluiced ctl reload rest" for
- * new workers).
+ * the endpoint's thread state (common/serve.h): made before the thread's first request;
+ * after a SIGHUP (kill -HUP of the workers, or "sluiced ctl reload rest" for new workers)
+ * the thread takes the schemas read afresh before its next request.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,20 +53,24 @@ rest_search_path(struct rest_thread *t, struct req *rq)
 	return rc;
 }
 
-/* Reads every schema of rest_schemas into scs.  0, or -1 with nothing left allocated. */
+/* Takes the process's schemas, read for the worker's SIGHUPs so far or later, in place of
+ * those the thread held (if any).  0, or -1 with the thread's left as they were. */
 static int
-rest_schemas_load(struct rest_thread *t, struct db *db, struct rest_schema **scs)
+rest_schemas_use(struct rest_thread *t, struct db *db)
 {
+	struct rest_schemas *set;
 	int i;
 
+	if ((set = rest_schemas_take(db, t->d, t->scnames, t->nschemas,
+	    serve_reloads())) == NULL)
+		return -1;
+	rest_schemas_drop(t->set);
+	t->set = set;
 	for (i = 0; i < t->nschemas; i++)
-		if ((scs[i] = rest_schema_load(db, t->d, t->scnames[i])) == NULL)
-			goto fail;
+		t->scs[i] = rest_schemas_get(set, i);
+	t->sc = t->scs[0];
+	t->scname = t->scnames[0];
 	return 0;
-fail:
-	while (i > 0)
-		rest_schema_free(scs[--i]);
-	return -1;
 }
 
 /* rest_schemas into t->scnames: comma-separated, blanks around names dropped.  0, or -1
@@ -107,10 +111,9 @@ rest_thread_free(struct rest_thread *t)
 {
 	int i;
 
-	for (i = 0; i < t->nschemas; i++) {
-		rest_schema_free(t->scs[i]);
+	rest_schemas_drop(t->set);
+	for (i = 0; i < t->nschemas; i++)
 		free(t->scnames[i]);
-	}
 	buf_free(&t->sql);
 	free(t);
 }
@@ -145,32 +148,17 @@ rest_thread_init(struct db *db)
 	if (t->d->search_path == NULL)
 		while (t->nschemas > 1)
 			free(t->scnames[--t->nschemas]);
-	if (rest_schemas_load(t, db, t->scs) < 0) {
-		memset(t->scs, 0, sizeof(t->scs));
+	if (rest_schemas_use(t, db) < 0) {
 		rest_thread_free(t);
 		return NULL;
 	}
-	t->sc = t->scs[0];
-	t->scname = t->scnames[0];
 	return t;
 }
 
 int
 rest_thread_reload(void *state, struct db *db)
 {
-	struct rest_thread *t = state;
-	struct rest_schema *scs[REST_SCHEMAS_MAX] = { NULL };
-	int i;
-
-	if (rest_schemas_load(t, db, scs) < 0)
-		return -1;
-	for (i = 0; i < t->nschemas; i++) {
-		rest_schema_free(t->scs[i]);
-		t->scs[i] = scs[i];
-	}
-	t->sc = t->scs[0];
-	t->scname = t->scnames[0];
-	return 0;
+	return rest_schemas_use(state, db);
 }
 
 void

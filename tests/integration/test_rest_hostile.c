@@ -5,10 +5,12 @@
  * type's options), on SQLite and PostgreSQL: each gets a clear 4xx with
  * the JSON error body, never a 5xx, and the data is exactly what it was afterwards.  Also
  * the limits (query length, filters, in-list size, embed depth, logic depth, body size), and
- * the schema refresh on SIGHUP.  The richer grammar (aggregates, casts, JSON paths, spreads,
+ * the schema refresh on SIGHUP, read once by a worker whose threads all reload.  The richer grammar (aggregates, casts, JSON paths, spreads,
  * op(any|all) lists, fts languages) gets the same treatment: injections stay values, and
  * deep, long or malformed forms are 400s.
  */
+#include <pthread.h>
+
 #include "rest_fixture.h"
 
 static struct http_resp r;
@@ -235,6 +237,35 @@ test_rest_hostile_prefer_profile(void)
 	FX_BOTH("GET", "artist?order=artist_id", NULL, NULL, 200, artists, &r);
 }
 
+/* How many lines of the stack's log hold needle; -1 when it cannot be read. */
+static int
+log_count(const struct stack *s, const char *needle)
+{
+	char path[400], line[4096];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/sluiced.log", s->dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, needle) != NULL)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* A GET that holds its thread for 0.3 s (rpc/nap, PostgreSQL). */
+static void *
+nap_thread(void *arg)
+{
+	struct http_resp *nr = arg;
+
+	if (fx_do(&fx.pgs, "GET", "rpc/nap", NULL, NULL, nr) < 0)
+		nr->status = -1;
+	return NULL;
+}
+
 static void
 test_rest_sighup_reload(void)
 {
@@ -245,7 +276,12 @@ test_rest_sighup_reload(void)
 	char err[256];
 	int i, k, n;
 
+	struct http_resp nr[2];
+	pthread_t th[2];
+	int before = log_count(&fx.pgs, "rest: schema read");
+
 	FX_BOTH("GET", "newtab", NULL, NULL, 404, NULL, &r);
+	CHECK(before >= 1);
 	for (k = 0; k < 2; k++) {
 		snprintf(url, sizeof(url), "sqlite:%s", fx.litepath);
 		if (db_open(&db, k == 0 ? url : fx.pg.url, NULL, err, sizeof(err)) < 0) {
@@ -254,6 +290,9 @@ test_rest_sighup_reload(void)
 		}
 		CHECK(db_exec(db, "create table newtab (id integer primary key, v text);"
 		    "insert into newtab values (1, 'x');") == 0);
+		if (k == 1)
+			CHECK(db_exec(db, "create function nap() returns integer language sql "
+			    "stable as $$ select 1 from pg_sleep(0.3) $$") == 0);
 		db_close(db);
 		n = stack_worker_pids(stacks[k], "rest", pids, 8);
 		CHECK(n >= 1);
@@ -261,9 +300,22 @@ test_rest_sighup_reload(void)
 			kill(pids[i], SIGHUP);
 	}
 	usleep(200 * 1000);
+	/* Both threads of the PostgreSQL worker serve at once, each reloading first: the
+	 * schemas are read once, by one of them, and both serve with them. */
+	for (i = 0; i < 2; i++) {
+		http_resp_init(&nr[i]);
+		CHECK(pthread_create(&th[i], NULL, nap_thread, &nr[i]) == 0);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(nr[i].status == 200);
+		http_resp_free(&nr[i]);
+	}
+	CHECK(log_count(&fx.pgs, "rest: schema read") == before + 1);
 	/* Both threads of the worker reload on their next request. */
 	for (i = 0; i < 4; i++)
 		FX_BOTH("GET", "newtab", NULL, NULL, 200, "[{\"id\":1,\"v\":\"x\"}]", &r);
+	CHECK(log_count(&fx.pgs, "rest: schema read") == before + 1);
 }
 
 static void
