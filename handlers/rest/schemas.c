@@ -95,18 +95,22 @@ schemas_read(struct db *db, const struct rest_dialect *d, char *const *names, in
     unsigned hups)
 {
 	struct rest_schemas *s;
+	int rels = 0, funcs = 0;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->refs = 1;
 	s->hups = hups;
-	for (; s->n < n; s->n++)
+	for (; s->n < n; s->n++) {
 		if ((s->scs[s->n] = rest_schema_load(db, d, names[s->n])) == NULL) {
 			schemas_free(s);
 			return NULL;
 		}
-	log_info("rest: schema read (%d relations, %d functions in %s%s)",
-	    s->scs[0]->ntables, s->scs[0]->nfuncs, names[0], n > 1 ? " and the others" : "");
+		rels += s->scs[s->n]->ntables;
+		funcs += s->scs[s->n]->nfuncs;
+	}
+	log_info("rest: schema read (%d relations, %d functions in %d schemas)", rels, funcs,
+	    s->n);
 	return s;
 }
 
