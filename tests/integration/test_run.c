@@ -74,8 +74,8 @@ run_output(const struct runsh *r, char *buf, size_t len)
 
 /*
  * Starts supervisor/run.sh of the copy with the environment settings env ("K=V K=V", may
- * be NULL) and LISTEN on port.  Returns once it says it serves (1), exits (0: *status
- * holds its wait status) or timeout_s passes (-1).
+ * be NULL) and LISTEN on port.  Returns once its banner is printed whole (1), exits (0:
+ * *status holds its wait status) or timeout_s passes (-1).
  */
 static int
 run_start_in(struct runsh *r, const char *top, const char *user, int port, const char *env,
@@ -102,7 +102,10 @@ run_start_in(struct runsh *r, const char *top, const char *user, int port, const
 	end = stack_now_ms() + timeout_s * 1000LL;
 	while (stack_now_ms() < end) {
 		run_output(r, buf, sizeof(buf));
-		if (strstr(buf, "sluice is serving on") != NULL)
+		/* The banner's last line: the lines between it and "sluice is serving on"
+		 * (endpoints, the status command) are written by then. */
+		if (strstr(buf, "sluice is serving on") != NULL &&
+		    strstr(buf, "Ctrl-C stops everything.") != NULL)
 			return 1;
 		if ((w = waitpid(r->pid, status, WNOHANG)) == r->pid) {
 			r->pid = 0;
