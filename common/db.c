@@ -222,6 +222,11 @@ db_ready(struct db *db)
 {
 	size_t i;
 
+	/* The previous request's failure is not this one's: a handler reading the SQLSTATE
+	 * after a failure of its own must not find an older one. */
+	db->errcode = DB_OK;
+	db->errmsg[0] = '\0';
+	db->sqlstate[0] = '\0';
 	db->deadline_ms = db->opts.stmt_timeout_ms > 0 ?
 	    db_now_ms() + db->opts.stmt_timeout_ms : 0;
 	db->route = DB_ROUTE_WRITE;

@@ -184,7 +184,8 @@ enum db_backend db_backend(const struct db *db);
  * restart fails no request at all.  (Connections shared by a worker's threads,
  * opts.pg_conns > 0, are checked the same way each time a thread takes one, and this
  * returns 0 for them.)  It also ends what a previous request left behind:
- * statements still holding rows are reset, an open transaction is rolled back (logged).
+ * statements still holding rows are reset, an open transaction is rolled back (logged),
+ * and its last failure is forgotten (db_errcode() DB_OK, no SQLSTATE).
  * Returns 0, or -1 with the error class set (DB_EUNAVAIL) when the server is still down.
  *
  * It also starts the request's time budget (opts.stmt_timeout_ms): on SQLite every
