@@ -155,11 +155,12 @@ out:
 
 static const char *const rpc_skip[] = { "select", "columns", "on_conflict", NULL };
 
-/* Calls the function and answers; t->rows gets the rows answered. */
+/* Calls the function f (NULL: name is none of the schema's) and answers; t->rows gets the
+ * rows answered. */
 static int
-rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
+rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name,
+    const struct rest_func *f)
 {
-	const struct rest_func *f = rest_schema_func(t->sc, name);
 	struct rest_params *p = arena_alloc(rq->arena, sizeof(*p));
 	unsigned char *given = f ? arena_alloc(rq->arena, (size_t)f->nargs + 1) : NULL;
 	struct rest_node *root = rest_node_new(rq->arena, NULL);
@@ -242,16 +243,17 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
  * rows, 400 PGRST124.
  */
 static int
-rpc_txn(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name)
+rpc_txn(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name,
+    const struct rest_func *f)
 {
 	const struct rest_prefs *pf = &t->prefs;
 
 	if (!pf->rollback && pf->max_affected < 0)
-		return rpc_call(rq, rs, t, name);
+		return rpc_call(rq, rs, t, name, f);
 	/* In the router's transaction (another schema than public), the router ends it. */
 	if (!t->in_txn && db_begin(rq->db, DB_TXN_WRITE) < 0)
 		return serve_db_error(rs, rq->db);
-	(void)rpc_call(rq, rs, t, name);
+	(void)rpc_call(rq, rs, t, name, f);
 	if (rs->status < 400 && pf->max_affected >= 0 && t->rows > pf->max_affected) {
 		db_rollback(rq->db);
 		buf_reset(&rs->body, 1 << 20);
@@ -279,13 +281,12 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	if (f != NULL && f->may_write && (rq->method == REQ_GET || rq->method == REQ_HEAD)) {
 		if (rest_txn_begin(rq, t) < 0)
 			return serve_db_error(rs, rq->db);
-		(void)rpc_txn(rq, rs, t, name);
-		if (rs->status >= 400 && strcmp(db_sqlstate(rq->db), "25006") == 0) {
-			resp_reset(rs);
+		(void)rpc_txn(rq, rs, t, name, f);
+		/* db_pg.c classed it bad input (400): PostgREST's answer is 405. */
+		if (rs->status >= 400 && strcmp(db_sqlstate(rq->db), "25006") == 0)
 			resp_error(rs, 405, "25006", "a GET or HEAD may not write: the function "
 			    "writes, call it with POST", NULL, NULL);
-		}
 		return 0;
 	}
-	return rpc_txn(rq, rs, t, name);
+	return rpc_txn(rq, rs, t, name, f);
 }
