@@ -576,11 +576,10 @@ struct rest_prefs {
 
 /* route.c: the state of one serving thread (rq->thread; common/serve.h). */
 struct rest_thread {
-	struct rest_schema *sc;		/* the request's schema, one of scs[] */
+	struct rest_schema *sc;		/* the request's schema, one of set's */
 	const char *scname;		/* its name */
-	struct rest_schema *scs[REST_SCHEMAS_MAX];	/* rest_schemas, the first the default:
-							 * set's, borrowed */
-	struct rest_schemas *set;	/* the process's schemas the thread holds (schemas.c) */
+	struct rest_schemas *set;	/* the process's schemas the thread holds (schemas.c):
+					 * rest_schemas, the first the default */
 	char *scnames[REST_SCHEMAS_MAX];
 	int nschemas;
 	const struct rest_dialect *d;	/* its connection's dialect */

@@ -59,16 +59,13 @@ static int
 rest_schemas_use(struct rest_thread *t, struct db *db)
 {
 	struct rest_schemas *set;
-	int i;
 
 	if ((set = rest_schemas_take(db, t->d, t->scnames, t->nschemas,
 	    serve_reloads())) == NULL)
 		return -1;
 	rest_schemas_drop(t->set);
 	t->set = set;
-	for (i = 0; i < t->nschemas; i++)
-		t->scs[i] = rest_schemas_get(set, i);
-	t->sc = t->scs[0];
+	t->sc = rest_schemas_get(set, 0);
 	t->scname = t->scnames[0];
 	return 0;
 }
@@ -199,7 +196,7 @@ rest_profile(struct req *rq, struct resp *rs, struct rest_thread *t)
 		resp_error(rs, 406, "PGRST106", m, NULL, NULL);
 		return -1;
 	}
-	t->sc = t->scs[i];
+	t->sc = rest_schemas_get(t->set, i);
 	t->scname = t->scnames[i];
 	if (t->nschemas > 1)
 		resp_header(rs, "Content-Profile", t->scname);
