@@ -152,6 +152,7 @@ coll_decl(struct coll *c, const char *s, size_t len, char *err, size_t errlen)
 		    c->name, f->name);
 		return -1;
 	}
+	f->counted = coll_counted(f);
 	return 0;
 }
 
@@ -311,6 +312,46 @@ coll_resolve(struct colls *cs, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Sets c->counts for every collection whose counts the database keeps (its row
+ * (name, '', '') in _counts; a database made before _counts has none).  0, or -1 with err
+ * set.
+ */
+static int
+colls_load_counts(struct colls *cs, struct db *db, char *err, size_t errlen)
+{
+	const char *has = db_backend(db) == DB_PG ?
+	    "SELECT count(*) FROM pg_catalog.pg_tables WHERE tablename = '_counts' AND "
+	    "schemaname = ANY (current_schemas(false))" :
+	    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '_counts'";
+	struct db_stmt *st;
+	int rc;
+
+	if ((st = db_prepare(db, has)) == NULL || db_step(st) != DB_ROW)
+		goto fail;
+	rc = db_column_int(st, 0) > 0;
+	db_reset(st);
+	if (!rc)
+		return 0;
+	if ((st = db_prepare(db, "SELECT DISTINCT coll FROM _counts WHERE field = '' AND "
+	    "value = ''")) == NULL)
+		goto fail;
+	while ((rc = db_step(st)) == DB_ROW) {
+		size_t n = 0;
+		const char *name = db_column_text(st, 0, &n);
+		struct coll *c = name != NULL ? colls_find(cs, name, n) : NULL;
+
+		if (c != NULL && strcmp(c->name, name) == 0)
+			c->counts = 1;
+	}
+	if (rc == DB_ERROR)
+		goto fail;
+	return 0;
+fail:
+	(void)snprintf(err, errlen, "reading _counts: %s", db_errmsg(db));
+	return -1;
+}
+
 int
 colls_load(struct colls *cs, struct db *db, char *err, size_t errlen)
 {
@@ -353,7 +394,7 @@ colls_load(struct colls *cs, struct db *db, char *err, size_t errlen)
 		(void)snprintf(err, errlen, "reading _collections: %s", db_errmsg(db));
 		goto fail;
 	}
-	if (coll_resolve(cs, err, errlen) < 0)
+	if (coll_resolve(cs, err, errlen) < 0 || colls_load_counts(cs, db, err, errlen) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -424,5 +465,143 @@ coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b)
 		} else
 			buf_puts(b, ");\n");
 	}
+	return buf_failed(b) ? -1 : 0;
+}
+
+int
+coll_counted(const struct coll_field *f)
+{
+	return f->index && !f->multiple && (f->type == COLL_SELECT || f->type == COLL_RELATION);
+}
+
+int
+coll_counts_table(enum db_backend backend, struct buf *b)
+{
+	buf_puts(b, "CREATE TABLE _counts (coll TEXT NOT NULL, field TEXT NOT NULL, "
+	    "value TEXT NOT NULL, slot INTEGER NOT NULL, n BIGINT NOT NULL, "
+	    "PRIMARY KEY (coll, field, value, slot))");
+	buf_puts(b, backend == DB_PG ? ";\n" : " WITHOUT ROWID;\n");
+	return buf_failed(b) ? -1 : 0;
+}
+
+/*
+ * Appends the VALUES rows that add d (1 or -1) to the counts of the record ROW (NEW or
+ * OLD): the collection's row, then one per counted field, always in this order, so that
+ * two writers of one slot take its row locks in the same order.  slot is the slot's SQL.
+ */
+static void
+coll_counts_rows(const struct coll *c, struct buf *b, const char *row, const char *slot,
+    int d)
+{
+	size_t i;
+
+	buf_printf(b, "('%s', '', '', %s, %d)", c->name, slot, d);
+	for (i = 1; i < c->nfields; i++)
+		if (c->fields[i].counted)
+			buf_printf(b, ", ('%s', '%s', %s.\"%s\", %s, %d)", c->name,
+			    c->fields[i].name, row, c->fields[i].name, slot, d);
+}
+
+/* Appends the statement that moves one record of field f from OLD's value to NEW's. */
+static void
+coll_counts_move(const struct coll *c, const struct coll_field *f, struct buf *b,
+    const char *slot, const char *upsert)
+{
+	buf_printf(b, "INSERT INTO _counts VALUES ('%s', '%s', OLD.\"%s\", %s, -1), "
+	    "('%s', '%s', NEW.\"%s\", %s, 1)%s;\n", c->name, f->name, f->name, slot, c->name,
+	    f->name, f->name, slot, upsert);
+}
+
+/* The SQLite triggers: one for inserts, one for deletes, one per counted field's update. */
+static void
+coll_counts_sqlite(const struct coll *c, struct buf *b, const char *upsert)
+{
+	size_t i;
+
+	buf_printf(b, "CREATE TRIGGER \"_count_%s_i\" AFTER INSERT ON \"%s\" BEGIN "
+	    "INSERT INTO _counts VALUES ", c->name, c->name);
+	coll_counts_rows(c, b, "NEW", "0", 1);
+	buf_printf(b, "%s; END;\n", upsert);
+	buf_printf(b, "CREATE TRIGGER \"_count_%s_d\" AFTER DELETE ON \"%s\" BEGIN "
+	    "INSERT INTO _counts VALUES ", c->name, c->name);
+	coll_counts_rows(c, b, "OLD", "0", -1);
+	buf_printf(b, "%s; END;\n", upsert);
+	for (i = 1; i < c->nfields; i++) {
+		const struct coll_field *f = &c->fields[i];
+
+		if (!f->counted)
+			continue;
+		buf_printf(b, "CREATE TRIGGER \"_count_%s_u_%s\" AFTER UPDATE OF \"%s\" ON \"%s\" "
+		    "WHEN OLD.\"%s\" IS NOT NEW.\"%s\" BEGIN ", c->name, f->name, f->name,
+		    c->name, f->name, f->name);
+		coll_counts_move(c, f, b, "0", upsert);
+		buf_puts(b, "END;\n");
+	}
+}
+
+/* The PostgreSQL trigger: one row-level function for inserts, deletes and the updates of
+ * the counted fields. */
+static void
+coll_counts_pg(const struct coll *c, struct buf *b, const char *upsert)
+{
+	size_t i;
+	int any = 0;
+
+	buf_printf(b, "CREATE OR REPLACE FUNCTION \"_count_%s\"() RETURNS trigger "
+	    "LANGUAGE plpgsql AS $count$\nDECLARE s integer := pg_backend_pid() %% %d;\n"
+	    "BEGIN\nIF TG_OP = 'INSERT' THEN\nINSERT INTO _counts VALUES ", c->name,
+	    COLL_COUNT_SLOTS);
+	coll_counts_rows(c, b, "NEW", "s", 1);
+	buf_printf(b, "%s;\nELSIF TG_OP = 'DELETE' THEN\nINSERT INTO _counts VALUES ",
+	    upsert);
+	coll_counts_rows(c, b, "OLD", "s", -1);
+	buf_printf(b, "%s;\nELSE\n", upsert);
+	for (i = 1; i < c->nfields; i++) {
+		const struct coll_field *f = &c->fields[i];
+
+		if (!f->counted)
+			continue;
+		/* The two rows in one order (the lower value first), whichever way it moves. */
+		buf_printf(b, "IF NEW.\"%s\" IS DISTINCT FROM OLD.\"%s\" THEN\n"
+		    "IF OLD.\"%s\" COLLATE \"C\" < NEW.\"%s\" COLLATE \"C\" THEN\n", f->name,
+		    f->name, f->name, f->name);
+		coll_counts_move(c, f, b, "s", upsert);
+		buf_printf(b, "ELSE\nINSERT INTO _counts VALUES ('%s', '%s', NEW.\"%s\", s, 1), "
+		    "('%s', '%s', OLD.\"%s\", s, -1)%s;\nEND IF;\nEND IF;\n", c->name, f->name,
+		    f->name, c->name, f->name, f->name, upsert);
+	}
+	buf_puts(b, "END IF;\nRETURN NULL;\nEND\n$count$;\n");
+	buf_printf(b, "DROP TRIGGER IF EXISTS \"_count_%s\" ON \"%s\";\n", c->name, c->name);
+	buf_printf(b, "CREATE TRIGGER \"_count_%s\" AFTER INSERT OR DELETE", c->name);
+	for (i = 1; i < c->nfields; i++) {
+		if (!c->fields[i].counted)
+			continue;
+		buf_printf(b, "%s\"%s\"", any ? ", " : " OR UPDATE OF ", c->fields[i].name);
+		any = 1;
+	}
+	buf_printf(b, " ON \"%s\" FOR EACH ROW EXECUTE FUNCTION \"_count_%s\"();\n", c->name,
+	    c->name);
+}
+
+int
+coll_counts_ddl(const struct coll *c, enum db_backend backend, struct buf *b)
+{
+	static const char upsert[] = " ON CONFLICT (coll, field, value, slot) DO UPDATE SET "
+	    "n = _counts.n + excluded.n";
+	size_t i;
+
+	/* The counts as they are now, in slot 0, then the triggers that keep them. */
+	buf_printf(b, "DELETE FROM _counts WHERE coll = '%s';\n", c->name);
+	buf_printf(b, "INSERT INTO _counts SELECT '%s', '', '', 0, count(*) FROM \"%s\";\n",
+	    c->name, c->name);
+	for (i = 1; i < c->nfields; i++)
+		if (c->fields[i].counted)
+			buf_printf(b, "INSERT INTO _counts SELECT '%s', '%s', \"%s\", 0, count(*) "
+			    "FROM \"%s\" GROUP BY \"%s\";\n", c->name, c->fields[i].name,
+			    c->fields[i].name, c->name, c->fields[i].name);
+	if (backend == DB_PG)
+		coll_counts_pg(c, b, upsert);
+	else
+		coll_counts_sqlite(c, b, upsert);
 	return buf_failed(b) ? -1 : 0;
 }

@@ -71,6 +71,7 @@ struct coll_field {
 	int unique;
 	int index;
 	int onupdate;		/* autodate: also set by every update */
+	int counted;		/* its records are counted per value (coll_counted()) */
 	int hidden;		/* password and tokenKey: never in a response */
 	int system;		/* id and the auth fields */
 	char target[COLL_NAME_MAX];	/* relation: the target collection's name */
@@ -92,6 +93,8 @@ struct coll {
 	size_t nkeys;
 	const struct colls *all;	/* every collection (back-relations), set by
 					 * coll_resolve() */
+	int counts;		/* the database keeps its counts (_counts), set by
+				 * colls_load() */
 };
 
 #define COLL_KEY_COLLID		-1	/* "collectionId" */
@@ -138,6 +141,36 @@ int coll_textual(const struct coll_field *f);
 
 /* Appends the CREATE TABLE and CREATE INDEX statements of c for backend to b.  0 or -1. */
 int coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b);
+
+/*
+ * Kept counts.  A list with totals must not cost in proportion to the collection, so the
+ * database keeps, in the same transaction as every write, the number of records of each
+ * collection and, per value, of each field that coll_counted() accepts (single select and
+ * relation fields declared with `index`):
+ *
+ *   _counts (coll, field, value, slot, n)   field '' and value '': the whole collection
+ *
+ * Triggers made by coll_counts_ddl() add +1 and -1 to these rows: on SQLite in slot 0
+ * (one writer at a time), on PostgreSQL in the slot of the writing backend
+ * (pg_backend_pid() % COLL_COUNT_SLOTS), so that concurrent transactions do not queue on
+ * one row's lock; a count is the sum over the slots.  A collection whose row
+ * (name, '', '') exists has its triggers (made in the same transaction): colls_load()
+ * sets c->counts for it, and a list reads its total there instead of counting the rows.
+ */
+#define COLL_COUNT_SLOTS	16
+
+/* 1 when f's records are counted per value (a single select or relation with index). */
+int coll_counted(const struct coll_field *f);
+
+/* Appends the CREATE TABLE of _counts for backend to b.  0 or -1. */
+int coll_counts_table(enum db_backend backend, struct buf *b);
+
+/*
+ * Appends the statements that (re)count c's records into _counts and make the triggers
+ * that keep them (run them in one transaction with the table's writes stopped, as the
+ * seeder does after loading).  0 or -1.
+ */
+int coll_counts_ddl(const struct coll *c, enum db_backend backend, struct buf *b);
 
 /* Appends the quoted identifier "name" (names are valid, so nothing needs escaping). */
 int coll_quote(struct buf *b, const char *name);

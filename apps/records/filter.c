@@ -43,6 +43,7 @@ struct opnd {
 	const struct opnd *joined;	/* @collection.X.path: the path on the rule's shared
 					 * join of X, for the any-of operators */
 	int join;		/* that join's index in fp.joins */
+	const struct coll_field *col;	/* a plain column of the filter's own collection */
 };
 
 #define FILTER_JOINS_MAX	8	/* distinct @collection.NAME[:alias] in one rule */
@@ -68,6 +69,7 @@ struct fp {
 	size_t errlen;
 	struct fjoin joins[FILTER_JOINS_MAX];
 	int njoins;
+	struct filter_eq eq;	/* the last leaf, when it is `field = 'text'` */
 };
 
 static enum filter_err
@@ -377,6 +379,8 @@ fp_path(struct fp *f, const struct coll *c, const char *alias, const char *p, si
 		sqlq_col(&b, alias, fd->name);
 		o->textual = coll_textual(fd);
 		o->multi = fd->multiple;
+		if (hops == 0 && c == f->c)
+			o->col = fd;
 	} else {
 		struct opnd in;
 		char sub[16];
@@ -688,6 +692,7 @@ fp_modified(struct fp *f, const char *name, size_t len, const char *m, size_t ml
 	buf_putc(&b, ')');
 	/* :lower on a set lowers each element; the set stays one. */
 	o->multi = o->from != NULL;
+	o->col = NULL;
 	o->textual = lower;
 	if (buf_failed(&b) || (o->sql = arena_strndup(f->q->arena, b.data, b.len)) == NULL)
 		e = fp_fail(f, FILTER_ENOMEM, "out of memory");
@@ -1021,6 +1026,27 @@ fp_each(struct fp *f, const struct opnd *x, struct opnd *o)
 	o->sql = sql != NULL ? sql : "NULL";
 }
 
+/* Notes a leaf `field = 'text'` (either way round) in f->eq; any other leaf clears it. */
+static void
+fp_note_eq(struct fp *f, const struct opnd *a, enum fop op, int any, const struct opnd *b)
+{
+	const struct opnd *t;
+
+	memset(&f->eq, 0, sizeof(f->eq));
+	if (op != OP_EQ || any)
+		return;
+	if (a->lit) {
+		t = a;
+		a = b;
+		b = t;
+	}
+	if (a->col == NULL || a->multi || !b->lit || b->num || b->null)
+		return;
+	f->eq.field = a->col;
+	f->eq.val = b->s;
+	f->eq.len = b->len;
+}
+
 static enum filter_err
 fp_leaf(struct fp *f, struct opnd *a, enum fop op, int any, struct opnd *b)
 {
@@ -1031,6 +1057,7 @@ fp_leaf(struct fp *f, struct opnd *a, enum fop op, int any, struct opnd *b)
 
 	if (++f->leaves > FILTER_LEAVES_MAX)
 		return fp_fail(f, FILTER_ELIMIT, "too many expressions in the filter (200 at most)");
+	fp_note_eq(f, a, op, any, b);
 	if (a->lit && b->lit)
 		return buf_puts(sql, fold(a, op, b) ? "(1=1)" : "(1=0)") < 0 ?
 		    fp_fail(f, FILTER_ENOMEM, "out of memory") : FILTER_OK;
@@ -1210,6 +1237,8 @@ filter_compile(struct sqlq *q, const struct coll *c, const char *alias, const ch
 		return e;
 	if (buf_failed(q->sql))
 		return fp_fail(&f, FILTER_ENOMEM, "the filter is too large");
+	if (ctx != NULL && ctx->eq != NULL)
+		*ctx->eq = f.leaves == 1 ? f.eq : (struct filter_eq){ NULL, NULL, 0 };
 	return FILTER_OK;
 }
 

@@ -52,6 +52,14 @@ enum filter_err {
 	FILTER_ENOMEM,		/* 500 or 413 */
 };
 
+/* What filter_compile() found a filter to be, when it is one comparison of a field of the
+ * collection itself with a quoted text: `status = 'published'` (a kept count may serve). */
+struct filter_eq {
+	const struct coll_field *field;	/* NULL: the filter is something else */
+	const char *val;		/* the text, unquoted (arena memory) */
+	size_t len;
+};
+
 /* What @request.* means for this request. */
 struct filter_ctx {
 	int rule;			/* 1: an API rule (@request.* allowed) */
@@ -61,6 +69,7 @@ struct filter_ctx {
 	const size_t *auth_lens;
 	const cJSON *body;		/* the request body (an object), or NULL */
 	time_t now;			/* for the date macros */
+	struct filter_eq *eq;		/* when not NULL, set by filter_compile() */
 };
 
 /*

@@ -608,7 +608,9 @@ rec_filter(struct rec_ctx *x)
 		return 0;
 	buf_puts(x->t->q.sql, " AND ");
 	x->f.rule = 0;
+	x->f.eq = &x->eq;
 	e = filter_compile(&x->t->q, x->c, "t", p->val, p->vallen, &x->f, err, sizeof(err));
+	x->f.eq = NULL;
 	x->f.rule = 1;
 	if (e != FILTER_OK) {
 		char data[400], *w;
@@ -649,6 +651,43 @@ rec_where(struct rec_ctx *x, const char *what)
 	if ((r = rec_rule(x, x->c, COLL_RULE_LIST, "t")) != 0)
 		return r;
 	return 0;
+}
+
+/*
+ * The list's total from the counts the database keeps (coll.h), when they answer it
+ * exactly: the collection keeps counts, the list rule lets everyone through (or the
+ * request is a superuser's), and the filter is absent or one `field = 'text'` on a
+ * counted field.  Returns 1 with *total set, 0 when they cannot answer (the caller
+ * counts the rows), or -1 answered.
+ */
+static int
+rec_count_kept(struct rec_ctx *x, int64_t *total)
+{
+	static const char sql[] = "SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM _counts "
+	    "WHERE coll = $1 AND field = $2 AND value = $3";
+	const struct req_param *p = req_param(x->rq, "filter");
+	const char *rule = x->c->rules[COLL_RULE_LIST];
+	const char *field = "", *val = "";
+	size_t vlen = 0;
+	struct db_stmt *st;
+
+	if (!x->c->counts || (!x->superuser && (rule == NULL || *rule != '\0')))
+		return 0;
+	if (p != NULL && p->vallen > 0) {
+		if (x->eq.field == NULL || !x->eq.field->counted)
+			return 0;
+		field = x->eq.field->name;
+		val = x->eq.val;
+		vlen = x->eq.len;
+	}
+	if ((st = db_prepare(x->rq->db, sql)) == NULL ||
+	    db_bind_text(st, 1, x->c->name, strlen(x->c->name)) < 0 ||
+	    db_bind_text(st, 2, field, strlen(field)) < 0 || db_bind_text(st, 3, val, vlen) < 0 ||
+	    db_step(st) != DB_ROW)
+		return rec_db_error(x), -1;
+	*total = db_column_int(st, 0);
+	db_reset(st);
+	return 1;
 }
 
 int
@@ -694,7 +733,10 @@ rec_list(struct rec_ctx *x)
 			return 0;
 		if (o.ex != NULL && rec_expand(x, o.ex, &rows) < 0)
 			return 0;
-		if (!skip) {
+		if (!skip && (r = rec_count_kept(x, &total)) != 0) {
+			if (r < 0)
+				return 0;
+		} else if (!skip) {
 			struct db_stmt *st;
 
 			if (rec_where(x, "count(*)") != 0)

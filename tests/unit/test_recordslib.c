@@ -14,6 +14,7 @@
 #include "records/query.h"
 #include "records/sqlq.h"
 #include "records/token.h"
+#include "str.h"
 #include "../lib/harness.h"
 
 static struct colls tc;
@@ -120,6 +121,41 @@ test_coll_ddl(void)
 	buf_free(&b);
 }
 
+/* The kept counts: which fields are counted, and the triggers that keep them. */
+static void
+test_coll_counts_ddl(void)
+{
+	const struct coll *p = &tc.c[1];
+	struct buf b;
+
+	CHECK(coll_field(p, "status", 6)->counted);
+	CHECK(!coll_field(p, "author", 6)->counted);	/* no index */
+	CHECK(!coll_field(p, "tags", 4)->counted);	/* multiple */
+	CHECK(!coll_field(p, "title", 5)->counted);	/* text */
+	buf_init(&b, 1 << 20);
+	CHECK(coll_counts_table(DB_SQLITE, &b) == 0);
+	CHECK(strstr(b.data, "PRIMARY KEY (coll, field, value, slot)) WITHOUT ROWID") != NULL);
+	buf_reset(&b, 0);
+	CHECK(coll_counts_ddl(p, DB_SQLITE, &b) == 0);
+	CHECK(strstr(b.data, "INSERT INTO _counts SELECT 'posts', 'status', \"status\", 0, "
+	    "count(*) FROM \"posts\" GROUP BY \"status\";") != NULL);
+	CHECK(strstr(b.data, "AFTER INSERT ON \"posts\" BEGIN INSERT INTO _counts VALUES "
+	    "('posts', '', '', 0, 1), ('posts', 'status', NEW.\"status\", 0, 1) ON CONFLICT") !=
+	    NULL);
+	CHECK(strstr(b.data, "AFTER UPDATE OF \"status\" ON \"posts\" WHEN OLD.\"status\" IS "
+	    "NOT NEW.\"status\"") != NULL);
+	CHECK(strstr(b.data, "AFTER DELETE ON \"posts\"") != NULL);
+	buf_reset(&b, 0);
+	CHECK(coll_counts_ddl(p, DB_PG, &b) == 0);
+	CHECK(strstr(b.data, "pg_backend_pid() % 16") != NULL);
+	CHECK(strstr(b.data, "AFTER INSERT OR DELETE OR UPDATE OF \"status\" ON \"posts\" FOR "
+	    "EACH ROW") != NULL);
+	buf_reset(&b, 0);
+	CHECK(coll_counts_ddl(&tc.c[2], DB_PG, &b) == 0);	/* nothing counted per value */
+	CHECK(strstr(b.data, "AFTER INSERT OR DELETE ON \"comments\"") != NULL);
+	buf_free(&b);
+}
+
 /* Compiles f on posts; returns the status (0 for OK) and the SQL in sql. */
 static int
 tf(const char *f, enum db_backend be, const struct filter_ctx *ctx, struct sqlq *q,
@@ -132,6 +168,48 @@ tf(const char *f, enum db_backend be, const struct filter_ctx *ctx, struct sqlq 
 	arena_reset(ta);
 	e = filter_compile(q, &tc.c[1], "t", f, strlen(f), ctx, err, sizeof(err));
 	return e == FILTER_OK ? 0 : filter_status(e);
+}
+
+/* What filter_compile() says a filter is: one `field = 'text'`, or something else. */
+static void
+test_filter_eq(void)
+{
+	static const struct { const char *f, *field, *val; } cases[] = {
+		{ "status = 'draft'", "status", "draft" },
+		{ "((status=\"published\"))", "status", "published" },
+		{ "'draft' = status // a comment", "status", "draft" },
+		{ "status = 'it\\'s'", "status", "it's" },
+		{ "status = ''", "status", "" },
+		{ "title = 'x'", "title", "x" },
+		{ "status = 'draft' && title = 'x'", NULL, NULL },
+		{ "status = 'draft' || status = 'published'", NULL, NULL },
+		{ "status != 'draft'", NULL, NULL },
+		{ "status ?= 'draft'", NULL, NULL },
+		{ "status:lower = 'draft'", NULL, NULL },
+		{ "author.name = 'draft'", NULL, NULL },
+		{ "status = 1", NULL, NULL },
+		{ "status = null", NULL, NULL },
+		{ "status = title", NULL, NULL },
+		{ "'a' = 'a'", NULL, NULL },
+		{ "tags = 'a'", NULL, NULL },
+	};
+	struct filter_eq eq;
+	struct filter_ctx ctx = { .eq = &eq };
+	struct sqlq q;
+	struct buf sql;
+	size_t i;
+
+	buf_init(&sql, 1 << 20);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&eq, 0xff, sizeof(eq));
+		CHECK_INT(tf(cases[i].f, DB_SQLITE, &ctx, &q, &sql), 0);
+		if (cases[i].field == NULL ? eq.field != NULL : eq.field == NULL ||
+		    strcmp(eq.field->name, cases[i].field) != 0 ||
+		    !str_eq(eq.val, eq.len, cases[i].val))
+			harness_fail(__FILE__, __LINE__, "%s: field %s", cases[i].f,
+			    eq.field ? eq.field->name : "none");
+	}
+	buf_free(&sql);
 }
 
 static void
@@ -608,7 +686,9 @@ main(void)
 	tc_load();
 	RUN(test_coll_parse);
 	RUN(test_coll_ddl);
+	RUN(test_coll_counts_ddl);
 	RUN(test_filter_sql);
+	RUN(test_filter_eq);
 	RUN(test_filter_refusals);
 	RUN(test_filter_rules);
 	RUN(test_filter_hidden_email);
