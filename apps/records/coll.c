@@ -477,7 +477,7 @@ coll_counted(const struct coll_field *f)
 int
 coll_counts_table(enum db_backend backend, struct buf *b)
 {
-	buf_puts(b, "CREATE TABLE _counts (coll TEXT NOT NULL, field TEXT NOT NULL, "
+	buf_puts(b, "CREATE TABLE IF NOT EXISTS _counts (coll TEXT NOT NULL, field TEXT NOT NULL, "
 	    "value TEXT NOT NULL, slot INTEGER NOT NULL, n BIGINT NOT NULL, "
 	    "PRIMARY KEY (coll, field, value, slot))");
 	buf_puts(b, backend == DB_PG ? ";\n" : " WITHOUT ROWID;\n");
@@ -518,6 +518,8 @@ coll_counts_sqlite(const struct coll *c, struct buf *b, const char *upsert)
 {
 	size_t i;
 
+	buf_printf(b, "DROP TRIGGER IF EXISTS \"_count_%s_i\";\n", c->name);
+	buf_printf(b, "DROP TRIGGER IF EXISTS \"_count_%s_d\";\n", c->name);
 	buf_printf(b, "CREATE TRIGGER \"_count_%s_i\" AFTER INSERT ON \"%s\" BEGIN "
 	    "INSERT INTO _counts VALUES ", c->name, c->name);
 	coll_counts_rows(c, b, "NEW", "0", 1);
@@ -531,6 +533,7 @@ coll_counts_sqlite(const struct coll *c, struct buf *b, const char *upsert)
 
 		if (!f->counted)
 			continue;
+		buf_printf(b, "DROP TRIGGER IF EXISTS \"_count_%s_u_%s\";\n", c->name, f->name);
 		buf_printf(b, "CREATE TRIGGER \"_count_%s_u_%s\" AFTER UPDATE OF \"%s\" ON \"%s\" "
 		    "WHEN OLD.\"%s\" IS NOT NEW.\"%s\" BEGIN ", c->name, f->name, f->name,
 		    c->name, f->name, f->name);

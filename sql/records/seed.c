@@ -3,6 +3,7 @@
  * (build/.../sql/records-seed).
  *
  *   records-seed [-u USERS] [-p POSTS] [-c COMMENTS] [-S DIR] [-f] [-q] URL
+ *   records-seed [-q] -k URL
  *
  * URL is "sqlite:PATH" or a PostgreSQL URL / conninfo.  DIR/collections.sql (default
  * sql/records) declares the collections; each collection's table is made from its
@@ -25,7 +26,9 @@
  *
  * Every seeded user (and the superuser) has the password "password123" (bcrypt, cost 10,
  * one fixed salt so that the file is reproducible: a demo, not a secret); each has its own
- * tokenKey.  Everything loads in one transaction, then ANALYZE.
+ * tokenKey.  Everything loads in one transaction, with the kept counts of every
+ * collection (apps/records/coll.h) made once the rows are in, then ANALYZE.  -k makes
+ * (or makes again) the kept counts of an existing database and changes nothing else.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -247,7 +250,54 @@ static void
 seed_usage(void)
 {
 	fprintf(stderr, "usage: records-seed [-u USERS] [-p POSTS] [-c COMMENTS] [-S DIR] [-f] "
-	    "[-q] URL\n");
+	    "[-q] URL\n       records-seed -k URL\n");
+}
+
+/*
+ * -k: the kept counts of every collection of an existing database (apps/records/coll.h),
+ * counted anew with their triggers made again, in one transaction: a database seeded
+ * before the counts existed, or a collection added by hand.  0, or 1.
+ */
+static int
+seed_keep_counts(const char *url)
+{
+	struct colls cs = { 0 };
+	struct db *db = NULL;
+	struct buf ddl;
+	char err[256];
+	size_t i;
+	int rc = 1;
+
+	buf_init(&ddl, 1 << 20);
+	if (db_open(&db, url, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "records-seed: %s\n", err);
+		goto out;
+	}
+	if (db_begin(db, DB_TXN_WRITE) < 0 || coll_counts_table(db_backend(db), &ddl) < 0 ||
+	    db_exec(db, ddl.data) < 0) {
+		seed_fail(db, "_counts");
+		goto out;
+	}
+	if (colls_load(&cs, db, err, sizeof(err)) < 0) {
+		fprintf(stderr, "records-seed: %s\n", err);
+		goto out;
+	}
+	buf_reset(&ddl, 0);
+	for (i = 0; i < cs.n; i++)
+		if (coll_counts_ddl(&cs.c[i], db_backend(db), &ddl) < 0)
+			goto out;
+	if (db_exec(db, ddl.data) < 0 || db_commit(db) < 0) {
+		seed_fail(db, "kept counts");
+		goto out;
+	}
+	if (!seed_quiet)
+		printf("records-seed: counts kept for %zu collections\n", cs.n);
+	rc = 0;
+out:
+	colls_free(&cs);
+	buf_free(&ddl);
+	db_close(db);
+	return rc;
 }
 
 int
@@ -265,14 +315,14 @@ main(int argc, char **argv)
 	struct db *db = NULL;
 	struct buf ddl, decl;
 	const char *h;
-	int c, n, force = 0, rc = 1;
+	int c, n, force = 0, keep = 0, rc = 1;
 	size_t i;
 
 	/* The database holds the users' password hashes: never world-readable (SQLite gives
 	 * its -wal and -shm files the database's mode). */
 	(void)umask(027);
 	f.tmp[0] = '\0';	/* nothing to remove at out: until seed_file_begin() */
-	while ((c = getopt(argc, argv, "u:p:c:S:fq")) != -1) {
+	while ((c = getopt(argc, argv, "u:p:c:S:fkq")) != -1) {
 		int64_t *dst = c == 'u' ? &users : c == 'p' ? &posts : &comments;
 
 		switch (c) {
@@ -290,6 +340,9 @@ main(int argc, char **argv)
 		case 'f':
 			force = 1;
 			break;
+		case 'k':
+			keep = 1;
+			break;
 		case 'q':
 			seed_quiet = 1;
 			break;
@@ -302,6 +355,8 @@ main(int argc, char **argv)
 		seed_usage();
 		return 2;
 	}
+	if (keep)
+		return seed_keep_counts(argv[optind]);
 	buf_init(&ddl, 1 << 20);
 	buf_init(&decl, 1 << 20);
 	n = snprintf(path, sizeof(path), "%s/collections.sql", dir);
