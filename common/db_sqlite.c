@@ -650,6 +650,14 @@ db_sqlite_wlock_drop(struct db_sqlite *s)
  * and they differ: SQLite creates them with the database's mode of that moment, so a
  * database that was read-only when they were made leaves a read-only WAL index behind,
  * and every connection made later would be read-only too.
+ *
+ * By their names, never through a descriptor: SQLite's locks on them are POSIX record
+ * locks, which the kernel drops for the whole process when the process closes any
+ * descriptor of the file.  Opening and closing -shm here, as each new connection of a
+ * serving worker did, let go of the worker's lock on it (and its WAL read marks): a
+ * worker starting next to it then found nobody using the WAL index, emptied it, and the
+ * other workers died of SIGBUS in their next commit (regression:
+ * test_records_counts' kill storm).
  */
 static void
 db_sqlite_side_modes(const char *path)
@@ -658,19 +666,17 @@ db_sqlite_side_modes(const char *path)
 	char f[PATH_MAX + 8];
 	struct stat st, fst;
 	size_t i;
-	int fd, n;
+	int n;
 
 	if (stat(path, &st) == -1)
 		return;
 	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
 		n = snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
-		if (n < 0 || (size_t)n >= sizeof(f) ||
-		    (fd = open(f, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		if (n < 0 || (size_t)n >= sizeof(f) || lstat(f, &fst) == -1 ||
+		    !S_ISREG(fst.st_mode))
 			continue;
-		if (fstat(fd, &fst) == 0 && fst.st_uid == geteuid() &&
-		    (fst.st_mode & 0777) != (st.st_mode & 0777))
-			(void)fchmod(fd, st.st_mode & 0777);
-		(void)close(fd);
+		if (fst.st_uid == geteuid() && (fst.st_mode & 0777) != (st.st_mode & 0777))
+			(void)chmod(f, st.st_mode & 0777);
 	}
 }
 
