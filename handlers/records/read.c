@@ -70,6 +70,8 @@ rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
 		    (r->len = arena_alloc(a, c->nfields * sizeof(*r->len))) == NULL)
 			goto nomem;
 		r->ex = NULL;
+		if (out->n == 0 && db_column_count(st) > (int)c->nfields)
+			out->extra = db_column_int(st, (int)c->nfields);
 		for (i = 0; i < c->nfields; i++) {
 			size_t n = 0;
 			const char *v = db_column_text(st, (int)i, &n);
@@ -653,41 +655,102 @@ rec_where(struct rec_ctx *x, const char *what)
 	return 0;
 }
 
+/* The row of _counts that holds a list's total. */
+struct rec_kept {
+	const char *field;
+	const char *val;
+	size_t vlen;
+};
+
 /*
- * The list's total from the counts the database keeps (coll.h), when they answer it
- * exactly: the collection keeps counts, the list rule lets everyone through (or the
- * request is a superuser's), and the filter is absent or one `field = 'text'` on a
- * counted field.  Returns 1 with *total set, 0 when they cannot answer (the caller
- * counts the rows), or -1 answered.
+ * Whether the counts the database keeps (coll.h) answer this list's total exactly: the
+ * collection keeps counts, the list rule lets everyone through (or the request is a
+ * superuser's), and the filter is absent or one `field = 'text'` on a counted field
+ * (rec_filter() compiled it).  1 with *k set, or 0: the rows are counted.
  */
 static int
-rec_count_kept(struct rec_ctx *x, int64_t *total)
+rec_kept_key(struct rec_ctx *x, struct rec_kept *k)
 {
-	static const char sql[] = "SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM _counts "
-	    "WHERE coll = $1 AND field = $2 AND value = $3";
 	const struct req_param *p = req_param(x->rq, "filter");
 	const char *rule = x->c->rules[COLL_RULE_LIST];
-	const char *field = "", *val = "";
-	size_t vlen = 0;
-	struct db_stmt *st;
 
+	*k = (struct rec_kept){ "", "", 0 };
 	if (!x->c->counts || (!x->superuser && (rule == NULL || *rule != '\0')))
 		return 0;
 	if (p != NULL && p->vallen > 0) {
 		if (x->eq.field == NULL || !x->eq.field->counted)
 			return 0;
-		field = x->eq.field->name;
-		val = x->eq.val;
-		vlen = x->eq.len;
+		*k = (struct rec_kept){ x->eq.field->name, x->eq.val, x->eq.len };
 	}
-	if ((st = db_prepare(x->rq->db, sql)) == NULL ||
-	    db_bind_text(st, 1, x->c->name, strlen(x->c->name)) < 0 ||
-	    db_bind_text(st, 2, field, strlen(field)) < 0 || db_bind_text(st, 3, val, vlen) < 0 ||
-	    db_step(st) != DB_ROW)
+	return 1;
+}
+
+/* Appends the kept count k as a scalar subquery to the statement in x's thread. */
+static void
+rec_kept_sql(struct rec_ctx *x, const struct rec_kept *k)
+{
+	struct sqlq *q = &x->t->q;
+
+	buf_puts(q->sql, "(SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM _counts WHERE coll = ");
+	sqlq_text(q, x->c->name, strlen(x->c->name));
+	buf_puts(q->sql, " AND field = ");
+	sqlq_text(q, k->field, strlen(k->field));
+	buf_puts(q->sql, " AND value = ");
+	sqlq_text(q, k->val, k->vlen);
+	buf_putc(q->sql, ')');
+}
+
+/*
+ * Wraps the page's statement so that each row carries the kept total k as one more
+ * column (read by rec_fetch() into rows.extra): the page and its total in one statement,
+ * one round trip on PostgreSQL.  0, or -1 (out of memory: the caller answers).
+ */
+static int
+rec_page_with_total(struct rec_ctx *x, const struct rec_kept *k)
+{
+	struct sqlq *q = &x->t->q;
+	char *page;
+
+	if (buf_failed(q->sql) || (page = arena_strndup(x->rq->arena, q->sql->data,
+	    q->sql->len)) == NULL)
+		return -1;
+	buf_reset(q->sql, REC_SQL_MAX);
+	buf_puts(q->sql, "SELECT p.*, ");
+	rec_kept_sql(x, k);
+	buf_puts(q->sql, " FROM (");
+	buf_puts(q->sql, page);
+	buf_puts(q->sql, ") AS p");
+	return 0;
+}
+
+/*
+ * The total of a list whose page is in rows: the page's extra column when it carried the
+ * kept count (with_kept), the kept count alone when the page came back empty, else the
+ * rows counted with the page's WHERE.  0, or -1 answered.
+ */
+static int
+rec_list_total(struct rec_ctx *x, int with_kept, const struct rec_kept *k,
+    const struct rec_rows *rows, int64_t *total)
+{
+	struct sqlq *q = &x->t->q;
+	struct db_stmt *st;
+
+	if (with_kept && rows->n > 0) {
+		*total = rows->extra;
+		return 0;
+	}
+	if (with_kept) {
+		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+		buf_puts(q->sql, "SELECT ");
+		rec_kept_sql(x, k);
+	} else if (rec_where(x, "count(*)") != 0)
+		return -1;
+	if (buf_failed(q->sql) || (st = db_prepare(x->rq->db, q->sql->data)) == NULL ||
+	    sqlq_bind_all(q, st) < 0 || db_step(st) != DB_ROW)
 		return rec_db_error(x), -1;
 	*total = db_column_int(st, 0);
 	db_reset(st);
-	return 1;
+	return 0;
 }
 
 int
@@ -700,8 +763,9 @@ rec_list(struct rec_ctx *x)
 	struct rec_rows rows;
 	struct buf *b = &x->rs->body;
 	int64_t page, per, total = -1;
+	struct rec_kept k;
 	char err[256];
-	int skip = 0, r;
+	int skip = 0, kept, r;
 	size_t i;
 
 	memset(&rows, 0, sizeof(rows));
@@ -729,24 +793,15 @@ rec_list(struct rec_ctx *x)
 		sqlq_int(&x->t->q, per);
 		buf_puts(x->t->q.sql, " OFFSET ");
 		sqlq_int(&x->t->q, (page - 1) * per);
+		kept = !skip && rec_kept_key(x, &k);
+		if (kept && rec_page_with_total(x, &k) < 0)
+			return rec_error(x->rs, 400, "The query is too large.", NULL);
 		if (rec_fetch(x, x->c, &rows) < 0)
+			return 0;
+		if (!skip && rec_list_total(x, kept, &k, &rows, &total) < 0)
 			return 0;
 		if (o.ex != NULL && rec_expand(x, o.ex, &rows) < 0)
 			return 0;
-		if (!skip && (r = rec_count_kept(x, &total)) != 0) {
-			if (r < 0)
-				return 0;
-		} else if (!skip) {
-			struct db_stmt *st;
-
-			if (rec_where(x, "count(*)") != 0)
-				return 0;
-			if ((st = db_prepare(x->rq->db, x->t->sql.data)) == NULL ||
-			    sqlq_bind_all(&x->t->q, st) < 0 || db_step(st) != DB_ROW)
-				return rec_db_error(x);
-			total = db_column_int(st, 0);
-			db_reset(st);
-		}
 	} else if (!skip)
 		total = 0;
 	x->rs->status = 200;

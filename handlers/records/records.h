@@ -40,6 +40,8 @@ struct rec_row {
 struct rec_rows {
 	struct rec_row **r;
 	size_t n;
+	int64_t extra;			/* a column past the fields, read from the first row
+					 * (a list's total, rec_list()); 0 when none */
 };
 
 /* One request's context. */
