@@ -44,10 +44,10 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "db.h"
 #include "extern.h"
 #include "log.h"
-#include "serve_gate.h"
 
 /*
  * The writers' turn, shared by every process of a file through "<file>-wlock" itself
@@ -529,7 +529,7 @@ db_sqlite_wq_take(struct db_sqlite *s, long long deadline)
 		rc = pthread_mutex_lock(&s->wq->mu);
 	else {
 		/* POSIX times a mutex wait on the wall clock: the budget left, from now. */
-		left = deadline - db_now_ms();
+		left = deadline - clock_now_ms();
 		(void)clock_gettime(CLOCK_REALTIME, &ts);
 		if (left > 0) {
 			ts.tv_sec += (time_t)(left / 1000);
@@ -590,7 +590,7 @@ db_sqlite_wlock_take(struct db_sqlite *s)
 		return 0;
 	/* The write ahead (queue, lock, commit, fsync) sleeps: the pool takes requests
 	 * meanwhile, and the next batch gathers. */
-	serve_gate_blocking();
+	db_blocking();
 	if (db_sqlite_wq_take(s, deadline) < 0)
 		return -1;
 	if (deadline == 0) {
@@ -608,7 +608,7 @@ db_sqlite_wlock_take(struct db_sqlite *s)
 			db_sqlite_wq_drop(s);
 			return 0;
 		}
-		if (db_now_ms() >= deadline) {
+		if (clock_now_ms() >= deadline) {
 			db_sqlite_wq_drop(s);
 			db_set_err(&s->base, DB_ETIMEOUT, "sqlite: the writers' queue was "
 			    "busy for the whole time budget");
@@ -629,7 +629,7 @@ db_sqlite_progress(void *arg)
 {
 	const struct db_sqlite *s = arg;
 
-	return s->base.deadline_ms != 0 && db_now_ms() >= s->base.deadline_ms;
+	return s->base.deadline_ms != 0 && clock_now_ms() >= s->base.deadline_ms;
 }
 
 /* Lets the queue go once no transaction is open (committed, rolled back, or ended by

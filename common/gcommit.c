@@ -32,10 +32,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "extern.h"
 #include "gcommit.h"
 #include "log.h"
-#include "serve_gate.h"
 
 /* How far past the leader's own deadline the writes of its batch may have theirs. */
 #define GCOMMIT_LEAD_SPAN_MS	1000
@@ -71,7 +71,7 @@ static long gcommit_batches, gcommit_writes, gcommit_commits, gcommit_replays,
 static void
 gcommit_init(void)
 {
-	/* The deadlines are CLOCK_MONOTONIC (db_now_ms()): wait on the same clock. */
+	/* The deadlines are CLOCK_MONOTONIC (clock_now_ms()): wait on the same clock. */
 	gcommit_monotonic = pthread_condattr_init(&gcommit_ca) == 0 &&
 	    pthread_condattr_setclock(&gcommit_ca, CLOCK_MONOTONIC) == 0;
 	if (!gcommit_monotonic)
@@ -138,7 +138,7 @@ static long long
 gcommit_expire(struct gcommit_item **batch)
 {
 	struct gcommit_item **pp = batch;
-	long long now = db_now_ms(), first = 0;
+	long long now = clock_now_ms(), first = 0;
 
 	while (*pp != NULL) {
 		struct gcommit_item *it = *pp;
@@ -203,7 +203,7 @@ again:
 	lone = batch->next == NULL;
 	for (pp = &batch; (it = *pp) != NULL;) {
 		db->deadline_ms = 0;
-		if (it->deadline != 0 && db_now_ms() >= it->deadline) {
+		if (it->deadline != 0 && clock_now_ms() >= it->deadline) {
 			gcommit_drop(pp, -1, DB_ETIMEOUT);
 			continue;
 		}
@@ -337,13 +337,13 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 	gcommit_tail = &item;
 	while (!item.done) {
 		if (gcommit_busy || item.taken) {
-			serve_gate_blocking();
+			db_blocking();
 			if (item.taken || item.deadline == 0) {
 				pthread_cond_wait(cv, &gcommit_mu);
 				continue;
 			}
 			/* Queued behind a batch: wait no longer than the budget. */
-			db_ms_timespec(item.deadline, &ts);
+			clock_timespec(item.deadline, &ts);
 			if (pthread_cond_timedwait(cv, &gcommit_mu, &ts) == ETIMEDOUT &&
 			    !item.taken && !item.done) {
 				gcommit_unqueue(&item);

@@ -19,9 +19,10 @@
  * waiting (serve_gate_leave()) serves its request and comes back; while the requests are
  * short the same few threads serve them all.  A parked thread is called when:
  *  - a serving thread is about to sleep on something other than a request and no thread
- *    waits for requests (serve_gate_blocking(), called by the write queue and the
- *    PostgreSQL pool before they sleep): the pool keeps taking requests while some sleep,
- *    as many as it has threads;
+ *    waits for requests (serve_gate_blocking(), which serve.c installs as the database
+ *    layer's hook: the write queue and the PostgreSQL pool call it through db_blocking()
+ *    before they sleep): the pool keeps taking requests while some sleep, as many as it
+ *    has threads;
  *  - no thread has waited for a request for SERVE_GATE_STALL_MS (every awake thread held
  *    by a long request, or asleep where serve_gate_blocking() is not called, such as in
  *    SQLite's busy handler or an fsync): the keeper thread calls one, and one more each
@@ -38,7 +39,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "extern.h"
+#include "clock.h"
 #include "log.h"
 #include "serve_gate.h"
 
@@ -95,7 +96,7 @@ gate_keeper(void *arg)
 			continue;
 		}
 		seen = gate.passes;
-		db_ms_timespec(db_now_ms() + SERVE_GATE_STALL_MS, &ts);
+		clock_timespec(clock_now_ms() + SERVE_GATE_STALL_MS, &ts);
 		(void)pthread_cond_timedwait(&gate.keeper_cv, &gate.mu, &ts);
 		if (!gate.stopping && atomic_load(&gate.waiting) == 0 && gate.parked != NULL &&
 		    gate.passes == seen) {
