@@ -88,9 +88,8 @@
  * groups on two connections that update the same rows in different orders would
  * otherwise deadlock until the server's deadlock_timeout (1 s, a superuser's setting)
  * picked one.  Writes that wait for a group ahead to commit wait a WAL flush, well under
- * it.  Measured (PATCHSingle, random rows of 203, 32 connections, 2 backends): lock
- * timeouts of 5 / 10 / 20 / 100 / 1000 ms, p99 6.4 / 10.4-12.7 / 13.6 / 101 / 971 ms,
- * 10.2-10.8k req/s for all but 1000 ms (3.5k); 4.7k req/s and p99 9.4 ms without groups.
+ * it.  (The timeouts tried, and what each cost: docs/benchmarks.md, "PostgreSQL's group
+ * commit".)
  */
 #define PG_GROUP_LOCKS	"SET LOCAL lock_timeout = 10"
 

@@ -364,9 +364,10 @@ out:
  * Process-wide settings, before SQLite initialises itself on the first open: no memory
  * statistics, which would take one global mutex around every allocation of every
  * connection (a response of 0.8 MB makes tens of thousands); and no bulk allocation of 20
- * page-cache slots when a connection's cache is first used (about 90 KB, touched at once
- * when the schema is read): a worker holds a connection per thread, so an idle pool of 32
- * threads paid 2.3 MB for it; pages now come one by one as the cache fills.
+ * page-cache slots when a connection's cache is first used (touched at once when the
+ * schema is read): a worker holds a connection per thread, so an idle pool paid for them
+ * once per thread (docs/benchmarks.md, "SQLite's page cache"); pages now come one by one
+ * as the cache fills.
  * sqlite3_config() refuses once SQLite is initialised (a program that used it first);
  * that only costs the savings.
  */

@@ -5,11 +5,11 @@
  * condition variable of its own (on CLOCK_MONOTONIC, the clock of the time budgets): a
  * result wakes its writer alone, and the end of a batch wakes only the writer at the head
  * of the queue, which leads the next one.  With one variable for all, each result of a
- * batch of n woke all m writers waiting, n x m wake-ups where n are needed (measured: one
- * process of 64 threads wrote 5.4k rows/s, two of 16 about 9k; now the one process writes
- * 11k, more than 8 x 8 (7.6k)).  Across processes the batches meet in the SQLite writers'
- * queue that the leader's BEGIN joins (db_sqlite.c's "<file>-wlock", then SQLite's own
- * lock): the lock order is in gcommit.h.
+ * batch of n woke all m writers waiting, n x m wake-ups where n are needed, and one process
+ * of many threads, which makes the biggest batches, wrote slowest; now it writes fastest
+ * (docs/benchmarks.md, "The group commit's wake-ups").  Across processes the batches meet
+ * in the SQLite writers' queue that the leader's BEGIN joins (db_sqlite.c's "<file>-wlock",
+ * then SQLite's own lock): the lock order is in gcommit.h.
  *
  * A write's time budget is its caller's (db->deadline_ms of the caller's connection, set by
  * db_ready()).  The leader runs each write with that write's budget on its own connection,
@@ -20,11 +20,11 @@
  * Writers are woken after the mutex is let go, not while it is held: a writer woken by a
  * leader that still held it ran (the kernel runs a woken thread at once when it can), found
  * the mutex taken, and slept again until the leader let it go, two context switches more a
- * write (measured: a tenth of the worker's time on POSTSingle).  A writer may then have
- * returned before its variable is signalled, so the variables are not on the writers'
- * stacks: each writer takes one from a free list for the time of its write, and they live
- * as long as the process; a late signal wakes the next writer that uses the variable, which
- * waits in a loop on its own condition and sleeps again.
+ * write (docs/benchmarks.md, "Waking writers after the mutex is let go").  A writer may
+ * then have returned before its variable is signalled, so the variables are not on the
+ * writers' stacks: each writer takes one from a free list for the time of its write, and
+ * they live as long as the process; a late signal wakes the next writer that uses the
+ * variable, which waits in a loop on its own condition and sleeps again.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -3,15 +3,14 @@
  *
  * Why.  A worker's serving threads all slept in epoll_pwait() for the next request, and
  * epoll wakes its waiters in turn: the one that has waited longest first.  Under load each
- * request therefore went to the coldest thread of the 64 (its stack, its SQLite
- * connection and page cache long gone from the CPU's caches), and a burst of n requests
- * woke n threads, most of which found their request already taken by a thread that had
- * just finished one and went back to sleep.  Measured (rest on SQLite, GETSingle, 32
- * connections, the worker and nginx on one core): 64 threads a worker cost 18.5-20.2 us
- * and 1.44 context switches a request, 4 threads 15.5-16.5 us and 0.62-0.73.  But a pool
- * needs its threads when requests sleep: a write waits for its batch's commit
- * (gcommit.c), a PostgreSQL read for its connection and its result (db_pg_pool.c), and
- * the more of them wait together, the bigger the batches.
+ * request therefore went to the coldest thread of the 64 (its stack, its SQLite connection
+ * and page cache long gone from the CPU's caches), and a burst of n requests woke n
+ * threads, most of which found their request already taken by a thread that had just
+ * finished one and went back to sleep: a worker of 64 threads spent more time and more
+ * context switches on each request than one of 4 (docs/benchmarks.md, "A few threads wait
+ * for requests").  But a pool needs its threads when requests sleep: a write waits for its
+ * batch's commit (gcommit.c), a PostgreSQL read for its connection and its result
+ * (db_pg_pool.c), and the more of them wait together, the bigger the batches.
  *
  * How.  At most `awake` threads are past serve_gate_enter() at once (waiting for a request,
  * or called to); the others park on a stack, each on a condition variable of its own, and
@@ -32,7 +31,7 @@
  * nothing to do it sleeps on its condition variable, and is signalled when the last
  * waiting thread stops waiting while threads are parked.  (Signalled each time that
  * happened, it cost a context switch every few requests under PostgreSQL reads, where
- * every request sleeps: 4 % of the worker's time.) */
+ * every request sleeps.) */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
