@@ -23,7 +23,7 @@
 #    supervisor/sluiced.h) has every .c file in that header's map; a folder without one
 #    (common/, apps/records/) has a header per file (db.h for db.c), and each file without
 #    a header of its own is in the map of its concept's header (db_sqlite.c in db.h's).
-#    Every name in a map is a file of its folder.
+#    Every name in a map is a file of its folder.  A folder of one .c file needs no map.
 #
 #   tests/lint/layers.sh [--dot]   check (exit 1 on a finding); --dot prints the graph
 #
@@ -230,11 +230,14 @@ BEGIN {
 {
 	have[$0] = 1
 	d = dir($0)
-	if (d ~ /^(common|supervisor|apps\/[^\/]+|handlers\/[^\/]+)$/ && $0 ~ /\.c$/) src[++ns] = $0
+	if (d ~ /^(common|supervisor|apps\/[^\/]+|handlers\/[^\/]+)$/ && $0 ~ /\.c$/) {
+		src[++ns] = $0; nc[d]++
+	}
 }
 END {
 	for (i = 1; i <= ns; i++) {
 		f = src[i]; d = dir(f); b = base(f)
+		if (nc[d] == 1) continue	# a folder of one file needs no map
 		mh = d "/" base(d) ".h"
 		if (!(mh in have) && (d in mainfile)) { mh = mainfile[d]; sub(/\.c$/, ".h", mh) }
 		if (mh in have) {
