@@ -9,7 +9,9 @@
 #   make run DB=postgresql   the same on a local PostgreSQL cluster in data/pg, started and
 #                        seeded for it, stopped with it (make pg says the same)
 #   make test            install what testing needs, build, run unit and integration tests
-#   make check           the unit tests alone (seconds); make check-integration: the rest
+#   make check           the unit tests and the layering (seconds); make check-integration:
+#                        the rest.  T=NAME: one program of them, built and run (TEST=CASE in
+#                        the environment: one case of it)
 #   make SANITIZE=1 test the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps            install the Debian packages make run needs (apt-get, through sudo when
 #                        not root) and, as root, the system user sluice; deps-test and
@@ -263,19 +265,41 @@ TEST_ENV = SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) SLUIC
            SLUICE_UNIT="$(UNIT_BINS)" LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)"
 
 # make test: everything (the README's test command, and CI's).  make check: the unit tests
-# alone, in seconds, installing nothing (test_db starts a throwaway PostgreSQL cluster of its
-# own).  make check-integration: the rest (the real stack over HTTP, fuzz replay, static
-# analysis, the benchmark smoke run).
+# and the layering (tests/lint/layers.sh, over the build's objects), in seconds, installing
+# nothing (test_db starts a throwaway PostgreSQL cluster of its own).  make
+# check-integration: the rest (the real stack over HTTP, fuzz replay, static analysis, the
+# benchmark smoke run).  With T=NAME (test_NAME or NAME) either builds and runs that one
+# program of tests/unit/ or tests/integration/ alone; TEST=CASE, passed on to it, runs one
+# of its cases (tests/lib/harness.h).
 test: deps-test
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
 	@$(TEST_ENV) bash tests/run.sh
 
-check: $(UNIT_BINS)
-	@$(TEST_ENV) bash tests/run.sh $(UNIT_BINS)
+T_NAME := $(if $(T),test_$(patsubst test_%,%,$(basename $(notdir $(T)))))
+T_PROG := $(if $(T),$(O)/tests/$(T_NAME))
+
+ifeq ($(T),)
+check: all $(UNIT_BINS)
+	@$(TEST_ENV) SLUICE_LAYERS=1 bash tests/run.sh $(UNIT_BINS)
 
 check-integration: deps-test
 	@$(MAKE) --no-print-directory all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
 	@$(TEST_ENV) SLUICE_SKIP_UNIT=1 bash tests/run.sh
+else
+check: $(if $(wildcard tests/unit/$(T_NAME).c),$(T_PROG),check-no-unit)
+	@$(TEST_ENV) bash tests/run.sh $(T_PROG)
+
+check-integration: $(if $(wildcard $(T_NAME:%=tests/integration/%.c) \
+    $(T_NAME:%=tests/integration/%.sh)),deps-test,check-no-integration)
+	@$(MAKE) --no-print-directory all $(T_PROG) $(TESTHANDLER_BINS) $(BENCH_BINS)
+	@$(TEST_ENV) bash tests/run.sh $(T_PROG)
+endif
+
+.PHONY: check-no-unit check-no-integration
+check-no-unit:
+	@echo "no unit test tests/unit/$(T_NAME).c; they are: $(notdir $(UNIT_BINS))"; exit 2
+check-no-integration:
+	@echo "no integration test tests/integration/$(T_NAME).c; they are: $(notdir $(INTEG_BINS))"; exit 2
 
 # Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) over the whole common library, built
 # with clang under ASan and UBSan.  `make test` runs each over its committed corpus and then

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "db.h"
 #include "extern.h"
 #include "log.h"
@@ -27,6 +29,9 @@
 #define DB_DEFAULT_BUSY_MS	((int)settings_table[SETTING_SQLITE_BUSY_MS].def)
 #define DB_DEFAULT_MMAP		(settings_table[SETTING_SQLITE_MMAP].def)
 #define DB_DEFAULT_STMT_CACHE	((int)settings_table[SETTING_DB_STMT_CACHE].def)
+
+/* What db_blocking() calls (extern.h): the serve loop's hook, or NULL. */
+static void (*_Atomic db_block_hook)(void);
 
 void
 db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
@@ -228,7 +233,7 @@ db_ready(struct db *db)
 	db->errmsg[0] = '\0';
 	db->sqlstate[0] = '\0';
 	db->deadline_ms = db->opts.stmt_timeout_ms > 0 ?
-	    db_now_ms() + db->opts.stmt_timeout_ms : 0;
+	    clock_now_ms() + db->opts.stmt_timeout_ms : 0;
 	db->route = DB_ROUTE_WRITE;
 	if (db->ops->ready(db) == -1)
 		return -1;
@@ -266,20 +271,19 @@ db_deadline(const struct db *db)
 	return db->deadline_ms;
 }
 
-long long
-db_now_ms(void)
+void
+db_blocking_hook(void (*hook)(void))
 {
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	atomic_store(&db_block_hook, hook);
 }
 
 void
-db_ms_timespec(long long ms, struct timespec *ts)
+db_blocking(void)
 {
-	ts->tv_sec = (time_t)(ms / 1000);
-	ts->tv_nsec = (long)(ms % 1000) * 1000000L;
+	void (*hook)(void) = atomic_load(&db_block_hook);
+
+	if (hook != NULL)
+		hook();
 }
 
 uint64_t

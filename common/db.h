@@ -20,6 +20,18 @@
  *
  * Errors are classified (enum db_err) so that handlers and the serve loop can turn them into
  * the right HTTP status; the database's own message is for the log, never for the client.
+ *
+ * The files of the database layer (internals shared between them in extern.h):
+ *   db.c              the back-end independent half: the URL's dispatch, the options,
+ *                     the error state, the statement cache, the hook db_blocking() calls
+ *   db_url.c          the URL split into its back end and its target (sluiced links it alone)
+ *   db_sqlite.c       the SQLite back end, and the writers' queue of a file
+ *   db_sqlite_json.c  SQLite's SQL functions that build JSON bodies (sluice_obj, sluice_arr)
+ *   gcommit.c         the group commit of SQLite's writers (gcommit.h)
+ *   db_pg.c           the PostgreSQL back end: a handle per thread on shared connections
+ *   db_pg_pool.c      the shared connections and their pipelined batches (db_pg_pool.h)
+ *   db_pg_conn.c      opening one PostgreSQL connection within a request's time budget
+ *   pq.c              libpq, loaded when a database is PostgreSQL (pq.h)
  */
 #ifndef SLUICE_DB_H
 #define SLUICE_DB_H

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "db_pg_pool.h"
 #include "db.h"
 #include "extern.h"
@@ -453,7 +454,7 @@ db_pg_run(struct db_pg *p, const char *sql, int nparams, const char *const *valu
 
 	/* The request's budget is spent: no statement more (the one running when it ran
 	 * out was cancelled, pg_conn_result()). */
-	if (!describe && p->base.deadline_ms > 0 && db_now_ms() >= p->base.deadline_ms) {
+	if (!describe && p->base.deadline_ms > 0 && clock_now_ms() >= p->base.deadline_ms) {
 		db_set_err(&p->base, DB_ETIMEOUT, "pg: the request's time budget is spent");
 		db_pg_settle(p);
 		return NULL;

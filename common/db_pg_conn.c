@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "db_pg_pool.h"
 #include "extern.h"
 #include "log.h"
-#include "serve_gate.h"
 
 /* Seconds a host has to answer before the next is tried (libpq's minimum). */
 #define PG_CONNECT_TIMEOUT	"2"
@@ -247,10 +247,10 @@ pg_connect_wait(PGconn *pq, PostgresPollingStatusType want, long long until_ms)
 
 	pfd.fd = PQsocket(pq);
 	pfd.events = want == PGRES_POLLING_READING ? POLLIN : POLLOUT;
-	serve_gate_blocking();
+	db_blocking();
 	for (;;) {
 		pfd.revents = 0;
-		if ((left = until_ms - db_now_ms()) <= 0)
+		if ((left = until_ms - clock_now_ms()) <= 0)
 			return 0;
 		n = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
 		if (n > 0)
@@ -281,7 +281,7 @@ pg_connect_budget(PGconn *pq, const char *conninfo, long long deadline_ms,
 		if (PQhost(pq) != host || PQport(pq) != port) {
 			host = PQhost(pq);
 			port = PQport(pq);
-			since = db_now_ms();
+			since = clock_now_ms();
 		}
 		until = a.host_ms > 0 && since + a.host_ms < deadline_ms ? since + a.host_ms :
 		    deadline_ms;
@@ -289,7 +289,7 @@ pg_connect_budget(PGconn *pq, const char *conninfo, long long deadline_ms,
 			st = PQconnectPoll(pq);
 			continue;
 		}
-		if (n == 0 && db_now_ms() < deadline_ms) {
+		if (n == 0 && clock_now_ms() < deadline_ms) {
 			/* This host had its time: the others, without it; or, when it is the
 			 * last, the rest of the budget. */
 			if (pg_attempt_skip(&a, host, port) == -1) {

@@ -73,10 +73,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "db_pg_pool.h"
 #include "extern.h"
 #include "log.h"
-#include "serve_gate.h"
 
 /* Jobs sent in one batch at most: enough to fill a round trip, few enough that the
  * first thread of a batch does not wait long for the last one's answer. */
@@ -88,9 +88,8 @@
  * groups on two connections that update the same rows in different orders would
  * otherwise deadlock until the server's deadlock_timeout (1 s, a superuser's setting)
  * picked one.  Writes that wait for a group ahead to commit wait a WAL flush, well under
- * it.  Measured (PATCHSingle, random rows of 203, 32 connections, 2 backends): lock
- * timeouts of 5 / 10 / 20 / 100 / 1000 ms, p99 6.4 / 10.4-12.7 / 13.6 / 101 / 971 ms,
- * 10.2-10.8k req/s for all but 1000 ms (3.5k); 4.7k req/s and p99 9.4 ms without groups.
+ * it.  (The timeouts tried, and what each cost: docs/benchmarks.md, "PostgreSQL's group
+ * commit".)
  */
 #define PG_GROUP_LOCKS	"SET LOCAL lock_timeout = 10"
 
@@ -284,14 +283,14 @@ pg_wait(pthread_cond_t *cv, struct pg_pool *p, long long deadline_ms)
 {
 	struct timespec ts;
 
-	serve_gate_blocking();
+	db_blocking();
 	if (deadline_ms <= 0) {
 		pthread_cond_wait(cv, &p->mu);
 		return 0;
 	}
-	if (db_now_ms() >= deadline_ms)
+	if (clock_now_ms() >= deadline_ms)
 		return ETIMEDOUT;
-	db_ms_timespec(deadline_ms, &ts);
+	clock_timespec(deadline_ms, &ts);
 	return pthread_cond_timedwait(cv, &p->mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
@@ -521,11 +520,11 @@ pg_conn_result(struct pg_conn *c, long long deadline_ms)
 	int cancelled = 0, n;
 
 	if (PQisBusy(c->pq))
-		serve_gate_blocking();
+		db_blocking();
 	pfd.fd = PQsocket(c->pq);
 	pfd.events = POLLIN;
 	while (deadline_ms > 0 && PQisBusy(c->pq)) {
-		left = cancelled ? -1 : deadline_ms - db_now_ms();
+		left = cancelled ? -1 : deadline_ms - clock_now_ms();
 		if (!cancelled && left <= 0) {
 			pg_cancel(c);
 			cancelled = 1;
@@ -793,7 +792,7 @@ pg_batch_round(struct pg_conn *c, struct pg_job *batch, int *sent_all)
 		j->alone = 1;
 		PQclear(j->res);
 		j->res = NULL;
-		if (j->deadline_ms > 0 && db_now_ms() >= j->deadline_ms)
+		if (j->deadline_ms > 0 && clock_now_ms() >= j->deadline_ms)
 			pg_job_fail(j, DB_ETIMEOUT, "pg: the request's time budget is spent");
 		again = 1;
 	}
@@ -1131,7 +1130,7 @@ pg_pool_new(const char *conninfo, const struct db_opts *opts, int n)
 		free(p);
 		return NULL;
 	}
-	/* Deadlines are CLOCK_MONOTONIC (db_now_ms()). */
+	/* Deadlines are CLOCK_MONOTONIC (clock_now_ms()). */
 	(void)pthread_condattr_setclock(&p->ca, CLOCK_MONOTONIC);
 	(void)pthread_mutex_init(&p->mu, NULL);
 	(void)pthread_cond_init(&p->cv, &p->ca);

@@ -44,10 +44,10 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "db.h"
 #include "extern.h"
 #include "log.h"
-#include "serve_gate.h"
 
 /*
  * The writers' turn, shared by every process of a file through "<file>-wlock" itself
@@ -364,9 +364,10 @@ out:
  * Process-wide settings, before SQLite initialises itself on the first open: no memory
  * statistics, which would take one global mutex around every allocation of every
  * connection (a response of 0.8 MB makes tens of thousands); and no bulk allocation of 20
- * page-cache slots when a connection's cache is first used (about 90 KB, touched at once
- * when the schema is read): a worker holds a connection per thread, so an idle pool of 32
- * threads paid 2.3 MB for it; pages now come one by one as the cache fills.
+ * page-cache slots when a connection's cache is first used (touched at once when the
+ * schema is read): a worker holds a connection per thread, so an idle pool paid for them
+ * once per thread (docs/benchmarks.md, "SQLite's page cache"); pages now come one by one
+ * as the cache fills.
  * sqlite3_config() refuses once SQLite is initialised (a program that used it first);
  * that only costs the savings.
  */
@@ -529,7 +530,7 @@ db_sqlite_wq_take(struct db_sqlite *s, long long deadline)
 		rc = pthread_mutex_lock(&s->wq->mu);
 	else {
 		/* POSIX times a mutex wait on the wall clock: the budget left, from now. */
-		left = deadline - db_now_ms();
+		left = deadline - clock_now_ms();
 		(void)clock_gettime(CLOCK_REALTIME, &ts);
 		if (left > 0) {
 			ts.tv_sec += (time_t)(left / 1000);
@@ -590,7 +591,7 @@ db_sqlite_wlock_take(struct db_sqlite *s)
 		return 0;
 	/* The write ahead (queue, lock, commit, fsync) sleeps: the pool takes requests
 	 * meanwhile, and the next batch gathers. */
-	serve_gate_blocking();
+	db_blocking();
 	if (db_sqlite_wq_take(s, deadline) < 0)
 		return -1;
 	if (deadline == 0) {
@@ -608,7 +609,7 @@ db_sqlite_wlock_take(struct db_sqlite *s)
 			db_sqlite_wq_drop(s);
 			return 0;
 		}
-		if (db_now_ms() >= deadline) {
+		if (clock_now_ms() >= deadline) {
 			db_sqlite_wq_drop(s);
 			db_set_err(&s->base, DB_ETIMEOUT, "sqlite: the writers' queue was "
 			    "busy for the whole time budget");
@@ -629,7 +630,7 @@ db_sqlite_progress(void *arg)
 {
 	const struct db_sqlite *s = arg;
 
-	return s->base.deadline_ms != 0 && db_now_ms() >= s->base.deadline_ms;
+	return s->base.deadline_ms != 0 && clock_now_ms() >= s->base.deadline_ms;
 }
 
 /* Lets the queue go once no transaction is open (committed, rolled back, or ended by

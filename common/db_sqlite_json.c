@@ -24,7 +24,7 @@
  * that lost its pointer on the way must not read as null).  sluice_embed() exists because
  * a scalar subquery's value is copied twice on its way to the parent's call (OP_Copy
  * makes a text value its own), a pointer is not: the all-albums embed copied its tracks'
- * arrays, 0.77 MB, twice per request.
+ * arrays, most of its body, twice per request.
  * sluice_arr(template, ...) compiles the template of an array's first row and uses it for
  * every row: it must not change within a group (the generated SQL passes a literal).  The
  * SQL that uses them is generated: keys are escaped once, into the template, when the

@@ -116,13 +116,18 @@ void db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 void db_set_raised(struct db *db, const char *message, const char *detail,
     const char *hint);
 
-/* CLOCK_MONOTONIC in milliseconds. */
-long long db_now_ms(void);
-
-/* A db_now_ms() time as the struct timespec of pthread_cond_timedwait() (on a condition
- * variable whose clock is CLOCK_MONOTONIC). */
-struct timespec;
-void db_ms_timespec(long long ms, struct timespec *ts);
+/*
+ * "Before I block": db_blocking() is called by the database layer just before a thread
+ * sleeps on something other than its own statement (the writers' queue in db_sqlite.c, a
+ * batch's commit in gcommit.c, a pooled PostgreSQL connection or its answer in
+ * db_pg_pool.c and db_pg_conn.c), and calls the hook that db_blocking_hook() installed.
+ * The serve loop installs its gate's (serve_gate_blocking(): another thread takes
+ * requests meanwhile) before its threads open their connections; a process without the
+ * loop (CGI, tests, seeders) installs none, and db_blocking() does nothing.  The database
+ * layer so never calls up into the serve loop.
+ */
+void db_blocking_hook(void (*hook)(void));
+void db_blocking(void);
 
 /* A hash of the NUL-terminated s, eight bytes a step: cheap and good enough to skip almost
  * every strcmp() in a cache of SQL texts (db.c's, and each pooled PostgreSQL

@@ -5,11 +5,11 @@
  * condition variable of its own (on CLOCK_MONOTONIC, the clock of the time budgets): a
  * result wakes its writer alone, and the end of a batch wakes only the writer at the head
  * of the queue, which leads the next one.  With one variable for all, each result of a
- * batch of n woke all m writers waiting, n x m wake-ups where n are needed (measured: one
- * process of 64 threads wrote 5.4k rows/s, two of 16 about 9k; now the one process writes
- * 11k, more than 8 x 8 (7.6k)).  Across processes the batches meet in the SQLite writers'
- * queue that the leader's BEGIN joins (db_sqlite.c's "<file>-wlock", then SQLite's own
- * lock): the lock order is in gcommit.h.
+ * batch of n woke all m writers waiting, n x m wake-ups where n are needed, and one process
+ * of many threads, which makes the biggest batches, wrote slowest; now it writes fastest
+ * (docs/benchmarks.md, "The group commit's wake-ups").  Across processes the batches meet
+ * in the SQLite writers' queue that the leader's BEGIN joins (db_sqlite.c's "<file>-wlock",
+ * then SQLite's own lock): the lock order is in gcommit.h.
  *
  * A write's time budget is its caller's (db->deadline_ms of the caller's connection, set by
  * db_ready()).  The leader runs each write with that write's budget on its own connection,
@@ -20,11 +20,11 @@
  * Writers are woken after the mutex is let go, not while it is held: a writer woken by a
  * leader that still held it ran (the kernel runs a woken thread at once when it can), found
  * the mutex taken, and slept again until the leader let it go, two context switches more a
- * write (measured: a tenth of the worker's time on POSTSingle).  A writer may then have
- * returned before its variable is signalled, so the variables are not on the writers'
- * stacks: each writer takes one from a free list for the time of its write, and they live
- * as long as the process; a late signal wakes the next writer that uses the variable, which
- * waits in a loop on its own condition and sleeps again.
+ * write (docs/benchmarks.md, "Waking writers after the mutex is let go").  A writer may
+ * then have returned before its variable is signalled, so the variables are not on the
+ * writers' stacks: each writer takes one from a free list for the time of its write, and
+ * they live as long as the process; a late signal wakes the next writer that uses the
+ * variable, which waits in a loop on its own condition and sleeps again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,10 +32,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "extern.h"
 #include "gcommit.h"
 #include "log.h"
-#include "serve_gate.h"
 
 /* How far past the leader's own deadline the writes of its batch may have theirs. */
 #define GCOMMIT_LEAD_SPAN_MS	1000
@@ -71,7 +71,7 @@ static long gcommit_batches, gcommit_writes, gcommit_commits, gcommit_replays,
 static void
 gcommit_init(void)
 {
-	/* The deadlines are CLOCK_MONOTONIC (db_now_ms()): wait on the same clock. */
+	/* The deadlines are CLOCK_MONOTONIC (clock_now_ms()): wait on the same clock. */
 	gcommit_monotonic = pthread_condattr_init(&gcommit_ca) == 0 &&
 	    pthread_condattr_setclock(&gcommit_ca, CLOCK_MONOTONIC) == 0;
 	if (!gcommit_monotonic)
@@ -138,7 +138,7 @@ static long long
 gcommit_expire(struct gcommit_item **batch)
 {
 	struct gcommit_item **pp = batch;
-	long long now = db_now_ms(), first = 0;
+	long long now = clock_now_ms(), first = 0;
 
 	while (*pp != NULL) {
 		struct gcommit_item *it = *pp;
@@ -203,7 +203,7 @@ again:
 	lone = batch->next == NULL;
 	for (pp = &batch; (it = *pp) != NULL;) {
 		db->deadline_ms = 0;
-		if (it->deadline != 0 && db_now_ms() >= it->deadline) {
+		if (it->deadline != 0 && clock_now_ms() >= it->deadline) {
 			gcommit_drop(pp, -1, DB_ETIMEOUT);
 			continue;
 		}
@@ -337,13 +337,13 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 	gcommit_tail = &item;
 	while (!item.done) {
 		if (gcommit_busy || item.taken) {
-			serve_gate_blocking();
+			db_blocking();
 			if (item.taken || item.deadline == 0) {
 				pthread_cond_wait(cv, &gcommit_mu);
 				continue;
 			}
 			/* Queued behind a batch: wait no longer than the budget. */
-			db_ms_timespec(item.deadline, &ts);
+			clock_timespec(item.deadline, &ts);
 			if (pthread_cond_timedwait(cv, &gcommit_mu, &ts) == ETIMEDOUT &&
 			    !item.taken && !item.done) {
 				gcommit_unqueue(&item);

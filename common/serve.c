@@ -70,6 +70,7 @@
 #include <fcgiapp.h>
 
 #include "arena.h"
+#include "clock.h"
 #include "extern.h"
 #include "settings.h"
 #include "log.h"
@@ -401,7 +402,7 @@ serve_thread_main(void *arg)
 		if (FCGX_Accept_r(&r) < 0)
 			continue;
 		if (t->watch != NULL)
-			atomic_store(t->watch, db_now_ms());
+			atomic_store(t->watch, clock_now_ms());
 		serve_request(t, &io, r.envp);
 		FCGX_Finish_r(&r);
 		if (t->watch != NULL)
@@ -597,6 +598,10 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	if ((threads = calloc((size_t)set.threads, sizeof(*threads))) == NULL)
 		goto out;
 	watch = serve_watch_map();
+	/* A thread about to sleep in the database layer calls the gate first, so that another
+	 * takes requests meanwhile (serve_gate.h); installed before any connection opens. */
+	if (ep->db != NULL)
+		ep->db->blocking_hook(serve_gate_blocking);
 	for (i = 0; i < set.threads; i++) {
 		threads[i].ep = ep;
 		threads[i].set = &set;

@@ -18,6 +18,13 @@
  * rows of the table in settings.h; the loop reads SLUICE_NAME, SLUICE_LOG_LEVEL,
  * SLUICE_THREADS, SLUICE_CPUS, SLUICE_DB, SLUICE_BODY_MAX, SLUICE_ARENA_MAX and
  * SLUICE_RESP_MAX.
+ *
+ * The files of the serve loop (internals shared between them in extern.h):
+ *   serve.c       the worker: its threads, its connections, its signals, its start and end
+ *   serve_req.c   one request: parameters, method, body, database connection, handler,
+ *                 response
+ *   serve_gate.c  how many of the threads wait for a request at once (serve_gate.h)
+ *   serve_db.c    the database side (serve_db), linked only by endpoints that name it
  */
 #ifndef SLUICE_SERVE_H
 #define SLUICE_SERVE_H

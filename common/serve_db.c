@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "extern.h"
 #include "serve_ops.h"
 #include "log.h"
 #include "serve.h"
@@ -48,6 +49,7 @@ const struct serve_db_ops serve_db = {
 	.rollback = db_rollback,
 	.error = serve_db_error,
 	.restart_wanted = db_restart_wanted,
+	.blocking_hook = db_blocking_hook,
 };
 
 int

@@ -3,15 +3,14 @@
  *
  * Why.  A worker's serving threads all slept in epoll_pwait() for the next request, and
  * epoll wakes its waiters in turn: the one that has waited longest first.  Under load each
- * request therefore went to the coldest thread of the 64 (its stack, its SQLite
- * connection and page cache long gone from the CPU's caches), and a burst of n requests
- * woke n threads, most of which found their request already taken by a thread that had
- * just finished one and went back to sleep.  Measured (rest on SQLite, GETSingle, 32
- * connections, the worker and nginx on one core): 64 threads a worker cost 18.5-20.2 us
- * and 1.44 context switches a request, 4 threads 15.5-16.5 us and 0.62-0.73.  But a pool
- * needs its threads when requests sleep: a write waits for its batch's commit
- * (gcommit.c), a PostgreSQL read for its connection and its result (db_pg_pool.c), and
- * the more of them wait together, the bigger the batches.
+ * request therefore went to the coldest thread of the 64 (its stack, its SQLite connection
+ * and page cache long gone from the CPU's caches), and a burst of n requests woke n
+ * threads, most of which found their request already taken by a thread that had just
+ * finished one and went back to sleep: a worker of 64 threads spent more time and more
+ * context switches on each request than one of 4 (docs/benchmarks.md, "A few threads wait
+ * for requests").  But a pool needs its threads when requests sleep: a write waits for its
+ * batch's commit (gcommit.c), a PostgreSQL read for its connection and its result
+ * (db_pg_pool.c), and the more of them wait together, the bigger the batches.
  *
  * How.  At most `awake` threads are past serve_gate_enter() at once (waiting for a request,
  * or called to); the others park on a stack, each on a condition variable of its own, and
@@ -19,9 +18,10 @@
  * waiting (serve_gate_leave()) serves its request and comes back; while the requests are
  * short the same few threads serve them all.  A parked thread is called when:
  *  - a serving thread is about to sleep on something other than a request and no thread
- *    waits for requests (serve_gate_blocking(), called by the write queue and the
- *    PostgreSQL pool before they sleep): the pool keeps taking requests while some sleep,
- *    as many as it has threads;
+ *    waits for requests (serve_gate_blocking(), which serve.c installs as the database
+ *    layer's hook: the write queue and the PostgreSQL pool call it through db_blocking()
+ *    before they sleep): the pool keeps taking requests while some sleep, as many as it
+ *    has threads;
  *  - no thread has waited for a request for SERVE_GATE_STALL_MS (every awake thread held
  *    by a long request, or asleep where serve_gate_blocking() is not called, such as in
  *    SQLite's busy handler or an fsync): the keeper thread calls one, and one more each
@@ -31,14 +31,14 @@
  * nothing to do it sleeps on its condition variable, and is signalled when the last
  * waiting thread stops waiting while threads are parked.  (Signalled each time that
  * happened, it cost a context switch every few requests under PostgreSQL reads, where
- * every request sleeps: 4 % of the worker's time.) */
+ * every request sleeps.) */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
-#include "extern.h"
+#include "clock.h"
 #include "log.h"
 #include "serve_gate.h"
 
@@ -95,7 +95,7 @@ gate_keeper(void *arg)
 			continue;
 		}
 		seen = gate.passes;
-		db_ms_timespec(db_now_ms() + SERVE_GATE_STALL_MS, &ts);
+		clock_timespec(clock_now_ms() + SERVE_GATE_STALL_MS, &ts);
 		(void)pthread_cond_timedwait(&gate.keeper_cv, &gate.mu, &ts);
 		if (!gate.stopping && atomic_load(&gate.waiting) == 0 && gate.parked != NULL &&
 		    gate.passes == seen) {

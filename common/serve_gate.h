@@ -49,7 +49,9 @@ void serve_gate_leave(void);
 /*
  * Says that a serving thread is about to sleep on something other than a request: if no
  * thread waits for requests, a parked one is called to.  Cheap when some thread waits
- * (two atomic loads); a no-op in a process without a gate (CGI, tests).
+ * (two atomic loads); a no-op in a process without a gate (CGI, tests).  serve.c installs
+ * it as the database layer's hook (extern.h's db_blocking_hook()), which calls it: the
+ * database layer does not know the gate.
  */
 void serve_gate_blocking(void);
 

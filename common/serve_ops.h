@@ -22,6 +22,9 @@ struct serve_db_ops {
 	int (*rollback)(struct db *db);
 	int (*error)(struct resp *rs, struct db *db);
 	int (*restart_wanted)(const struct db *db);	/* 1: replace this worker */
+	/* Installs what the database layer calls before a thread sleeps on it (extern.h's
+	 * db_blocking_hook()). */
+	void (*blocking_hook)(void (*hook)(void));
 };
 
 #endif /* SLUICE_SERVE_OPS_H */

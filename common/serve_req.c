@@ -23,6 +23,7 @@
 #include <fcgiapp.h>
 
 #include "arena.h"
+#include "clock.h"
 #include "extern.h"
 #include "log.h"
 #include "serve.h"
@@ -218,7 +219,7 @@ serve_body_error(struct resp *rs, int status, size_t cap)
 int
 serve_db_connect(struct serve_thread *t)
 {
-	long long now = db_now_ms();
+	long long now = clock_now_ms();
 
 	if (t->db_later && now < t->db_retry_ms)
 		return -1;

@@ -144,7 +144,7 @@ const struct conf_endpoint *conf_find(const struct conf *c, const char *name);
  * The auto sizes of an endpoint of this kind on cpus CPUs (docs/supervisor.md, "Sizes"):
  *   workers=auto: one process per two CPUs, rounded up (a worker's threads run on every
  *                 core, so processes are for isolation, not for parallelism, and each
- *                 costs about 1.6 MB of relocated libraries and heap); on PostgreSQL at
+ *                 costs its own relocated libraries and heap); on PostgreSQL at
  *                 most CONF_AUTO_PG_WORKERS;
  *   threads=auto: CONF_AUTO_THREADS, whatever the kind: the tuned nginx keeps
  *                 K = floor(workers x threads / 2W) connections to a pool per nginx

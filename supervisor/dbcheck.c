@@ -9,8 +9,9 @@
  * zero bytes) and, when the file is there, reads whether its schema has any row left
  * (page 1's b-tree, from the newest committed copy in the write-ahead log when there is
  * one): an emptied database has none.  The log's frame headers are read once: a later
- * look goes on from the last commit frame it read (struct dbcheck_walk), so a pool under
- * writes with a log of 100 MB costs 0.02 ms a look, not 24.  It never opens the database
+ * look goes on from the last commit frame it read (struct dbcheck_walk), so a look at a
+ * pool under writes costs what was written since the last, not the whole log
+ * (docs/benchmarks.md, "The database check").  It never opens the database
  * through SQLite, whose connection would take part in the workers' locks and shared
  * memory (a supervisor's read-only connection made workers die with SIGBUS).  pool.c
  * logs each change of state once and `sluiced ctl status` shows the pool as degraded

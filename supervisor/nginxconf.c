@@ -183,19 +183,18 @@ nginx_write_main(FILE *out, const struct nginx_opts *o, int w)
 	if (o->profile == NGINX_TUNED) {
 		fprintf(out, "worker_rlimit_nofile 65536;\n\n");
 		/*
-		 * multi_accept on, with a listening socket per worker (reuseport, on the
-		 * listen line): each worker accepts every connection waiting in its own
-		 * queue at each turn of its loop.  With multi_accept off a worker accepted
-		 * one connection a turn, and a busy worker's turn is long: 1000 clients
-		 * connecting to a saturated chat page waited in the queue for up to 12 s (it
-		 * drained at about 40 connections a second), which wrk counted as 250-300
-		 * timeouts a run; none with this.  One shared socket with multi_accept on
-		 * would let one worker swallow a burst while the others idle; the kernel
-		 * spreads connections over the sockets instead.  4096 connections a worker
-		 * hold 1000 clients and their upstream connections even when one worker
-		 * gets them all; nginx allocates and touches its connection and event
-		 * arrays for all of them at start (about 0.4 KiB each), so 16384 cost 7 MB a
-		 * worker, idle.
+		 * multi_accept on, with a listening socket per worker (reuseport, on the listen
+		 * line): each worker accepts every connection waiting in its own queue at each
+		 * turn of its loop.  With multi_accept off a worker accepted one connection a
+		 * turn, and a busy worker's turn is long: 1000 clients connecting to a
+		 * saturated chat page waited in the queue for seconds, which wrk counted as
+		 * timeouts (docs/benchmarks.md, "nginx's accept queue"); none with this.  One
+		 * shared socket with multi_accept on would let one worker swallow a burst while
+		 * the others idle; the kernel spreads connections over the sockets instead.
+		 * 4096 connections a worker hold 1000 clients and their upstream connections
+		 * even when one worker gets them all; nginx allocates and touches its
+		 * connection and event arrays for all of them at start, so four times as many
+		 * would cost every worker memory it never uses.
 		 */
 		fprintf(out, "events {\n\tworker_connections %d;\n\tmulti_accept on;\n}\n\n",
 		    NGINX_WORKER_CONNECTIONS);
@@ -530,9 +529,9 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 	/*
 	 * nginx's own backlog is 511: 1000 clients connecting at once (wrk's start) overflow
 	 * it, and each dropped SYN is retried after 1 s and again after 3 s, which wrk counts
-	 * as timeouts (a run of 1000 connections measured about 490 overflows and 300
-	 * "timeouts" with it, none with this).  Both profiles, as Apache's ListenBacklog;
-	 * the tuned one with a socket per worker (reuseport: see multi_accept above).
+	 * as timeouts (docs/benchmarks.md, "nginx's accept queue").  Both profiles, as
+	 * Apache's ListenBacklog; the tuned one with a socket per worker (reuseport: see
+	 * multi_accept above).
 	 */
 	fprintf(out, "\tserver {\n\t\tlisten %s backlog=%d%s;\n\t\tserver_name localhost;\n\n",
 	    listen, NGINX_LISTEN_BACKLOG, o->profile == NGINX_TUNED ? " reuseport" : "");

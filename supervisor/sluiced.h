@@ -2,15 +2,22 @@
  * sluiced.h: what the supervisor's modules share.  Not part of common/: handlers never see
  * any of this.
  *
- *   sluiced.c  main, command line, start-up and the poll() loop (signals via a self-pipe)
- *   pool.c     one pool per endpoint: its socket, its workers, restarts, backoff, crash-loop
- *              detection, generations for reload, graceful stop (of one pool or all), and
- *              the clock every deadline is measured on
- *   ctl.c      the control socket RUNDIR/sluiced.ctl, server and client sides; it acts on
- *              pools through pool.c and never calls back into sluiced.c
- *   nginx.c    the `nginx` subcommand around supervisor/nginxconf.c
- *   priv.c     started as root: sets up what the run user cannot, then drops root
- *   apache.c   the `apache` subcommand around supervisor/apacheconf.c
+ *   sluiced.c     main, command line, start-up and the poll() loop (signals via a
+ *                 self-pipe)
+ *   pool.c        one pool per endpoint: its socket, its workers, restarts, backoff,
+ *                 crash-loop detection, generations for reload, graceful stop (of one pool
+ *                 or all), and the clock every deadline is measured on
+ *   dbcheck.c     what a pool sees of its SQLite database from outside (dbcheck.h)
+ *   ctl.c         the control socket RUNDIR/sluiced.ctl, server and client sides; it acts
+ *                 on pools through pool.c and never calls back into sluiced.c
+ *   priv.c        started as root: sets up what the run user cannot, then drops root
+ *   nginx.c       the `nginx` subcommand around nginxconf.c
+ *   nginxconf.c   the nginx configuration generator (nginxconf.h)
+ *   apache.c      the `apache` subcommand around apacheconf.c
+ *   apacheconf.c  the Apache configuration generator (apacheconf.h)
+ *   paths.c       the generators' file system: absolute paths, the servers' prefix
+ *                 directories, a generated file written atomically
+ *   conf.c        the endpoint list's parser (conf.h)
  *
  * Times are CLOCK_MONOTONIC milliseconds (int64_t).  Everything runs in one thread.
  *

@@ -3,7 +3,8 @@
 # program's own line.  A program that dies without printing its line counts as one failed
 # test.  Exits non-zero on any failure.
 #
-#   tests/run.sh PROGRAM...   just those programs (make check: the unit tests, seconds)
+#   tests/run.sh PROGRAM...   just those programs (make check: the unit tests, seconds;
+#                             SLUICE_LAYERS=1 adds the layering check, tests/lint/layers.sh)
 #   tests/run.sh              every test_* program in SLUICE_TESTS, then the fuzz harnesses'
 #                             replay, the static analysis and the benchmark smoke run
 #                             (make test); SLUICE_SKIP_UNIT=1 leaves the unit tests out
@@ -107,6 +108,13 @@ elif [ "${SLUICE_BIN:-bin}" = bin ]; then
 	if bash tests/bench_smoke.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 else
 	echo "== bench smoke: not run on a sanitizer build (not counted)"
+fi
+
+# The layering and the folders' maps (tests/lint/layers.sh), as one test: make check asks
+# for it (SLUICE_LAYERS=1); make test and make check-integration run it within the lint.
+if [ -n "${SLUICE_LAYERS:-}" ]; then
+	echo "== layers"
+	if bash tests/lint/layers.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 fi
 
 for report in "$san_dir"/*; do

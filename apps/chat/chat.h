@@ -14,6 +14,14 @@
  *
  * A write endpoint starts with chat_write_input(): the session, then the body read into
  * the endpoint's validation table (body.h, field.h); it writes with chat_write() (write.h).
+ *
+ * The files of the chat's library, each with its header:
+ *   chat.c       the session, the current user, a write's input and reply (this header)
+ *   body.c       a write's body, JSON or form, read into its validation table
+ *   field.c      the validation table's reader
+ *   write.c      the committed writes
+ *   pagecache.c  the page's cache of rendered message lists
+ *   version.c    the version board the processes of a host share
  */
 #ifndef SLUICE_CHAT_H
 #define SLUICE_CHAT_H

@@ -18,10 +18,10 @@
 #include "chat/version.h"
 
 /*
- * zlib's levels.  A list is compressed fast when it is stored (a miss: on the 192 kB demo
- * page 0.38 ms for 14.8 kB, where the default level takes 1.15 ms for 12.3 kB and the page
- * without the cache is Brotli q3, 0.66 ms), and again at the default level by the
- * request that finds it the CHAT_CACHE_PROMOTE-th time: a list written to between most
+ * zlib's levels.  A list is compressed fast when it is stored (a miss: the default level
+ * would take longer than rendering the page without the cache, for somewhat less text;
+ * docs/benchmarks.md, "The chat page cache's levels"), and again at the default level by
+ * the request that finds it the CHAT_CACHE_PROMOTE-th time: a list written to between most
  * reads never pays the slow level, one read many times is sent at its best.  Heads and
  * tails (a few kB, per request) use the default level.
  */

@@ -1,6 +1,12 @@
 /*
  * records.h: internal to handlers/records/: what the routes share (the thread's state, the
  * request's context, the rows read, the response helpers).
+ *
+ *   main.c    the endpoint: the thread's state, who asks, the route, the body, main()
+ *   read.c    list and view, the expand of relations, a record's JSON
+ *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
+ *   commit.c  the writes committed: SQLite's group commit, or PostgreSQL's transaction
+ *   error.c   the error responses, in PocketBase's shape
  */
 #ifndef SLUICE_RECORDS_HANDLER_H
 #define SLUICE_RECORDS_HANDLER_H

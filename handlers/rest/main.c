@@ -37,8 +37,9 @@
  * REST_QUERY_MAX); 416 PGRST103 (range past the end); 503 database unavailable.
  *
  * Tables touched: any table the database holds, as the request asks; the schema is read
- * from the catalogs once per connection (see schema.c), and again after the worker got a
- * SIGHUP (kill -HUP of the workers, or "sluiced ctl reload rest" for new workers).
+ * from the catalogs once per worker and shared by its threads (schemas.c, schema.c), and
+ * again after the worker got a SIGHUP (kill -HUP of the workers, or "sluiced ctl reload
+ * rest" for new workers).
  *
  * The endpoint's files and their layers are listed in rest.h.
  */

@@ -682,7 +682,7 @@ dup_embeds(struct rest_gen *g, const struct rest_node *n)
 }
 
 /*
- * SQLite's grants (g->access, auth.c) for an embed: its table, and a many-to-many's
+ * SQLite's grants (g->access, grants.c) for an embed: its table, and a many-to-many's
  * junction, must be readable by the request's role, as PostgreSQL's grants ask of a
  * join.  42501 as the router answers it: 401 for the anonymous role, 403 otherwise.
  */

@@ -4,7 +4,7 @@
  * A PostgreSQL function runs with its caller's rights unless it says otherwise (SECURITY
  * INVOKER, the default): whoever calls ret_artists() needs EXECUTE on it and SELECT on
  * artist, or the call fails with 42501.  SQLite's functions are the rows of
- * sluice_functions and its grants are rest_grants (auth.c); for the same answer, the
+ * sluice_functions and its grants are rest_grants (grants.c); for the same answer, the
  * caller's role must be allowed to read every table the function's body reads, and this
  * file finds them, once, when the schema is loaded.
  *

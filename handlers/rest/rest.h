@@ -10,18 +10,21 @@
  *   schemas.c  the process's schemas, read once and shared by its threads
  *   read.c     GET and HEAD on a table or view
  *   write.c    POST, PATCH and DELETE
+ *   commit.c   write.c's writes on SQLite, through the process's group commit
  *   rpc.c      functions, by GET or POST
  *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
- *              the request's transaction; SQLite: rest_grants)
+ *              the request's transaction; SQLite: grants.c)
  *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
  *              Content-Range, the body as JSON, CSV or one object)
  *   select.c   SELECT and JSON assembly: one statement whose one row is the body
  *   where.c    WHERE: filters, and()/or() trees, the joins of embeds, !inner
  *   names.c    the tree's names resolved against the schema
+ *   grants.c   SQLite's rest_grants: what each role may do on a table or function
  *   dialect.c  what PostgreSQL's and SQLite's SQL do differently: a struct per back end
  *   gen.c      the SQL writer's primitives: quoting, bound values, aliases
  *   parse.c    the URL grammar into a tree of struct rest_node
  *   schema.c   what the database holds, introspected (schemas.c: once per process)
+ *   reads.c    the tables an SQLite function's body reads, found as the schema is read
  *   errors.c   struct rest_err and its answer
  *
  * Ownership: the schemas are the process's, shared by its threads (schemas.c); a set
@@ -714,6 +717,7 @@ int rest_auth_error(struct resp *rs, const struct rest_err *e);
  */
 int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc);
+/* grants.c: SQLite's rest_grants. */
 /*
  * The privileges need (REST_PRIV_* bits) of role on the table or function name, by the
  * union of role's rest_grants entries that cover name.  1 when all are granted, 0 when

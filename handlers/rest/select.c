@@ -411,9 +411,10 @@ to_one_unique(const struct rest_gen *g, const struct rest_node *n)
 
 /*
  * A to-one embed (alias a) as a LEFT JOIN of the parent's FROM, its filters in the ON
- * clause.  A correlated subquery would be opened, sought and closed once per parent row:
- * a join costs about half as much (an all-albums embed with tracks and their genres:
- * 15% fewer instructions).  Its own to-one embeds join the same FROM, after it.
+ * clause.  A correlated subquery would be opened, sought and closed once per parent row;
+ * a join's table is opened once for the statement and only sought per row, which costs
+ * less (docs/benchmarks.md, "To-one embeds joined").  Its own to-one embeds join the same
+ * FROM, after it.
  */
 static int
 embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const char *palias)

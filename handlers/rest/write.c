@@ -463,10 +463,10 @@ write_upsert_count(struct rest_gen *g, const struct rest_table *tb, const int *c
 /*
  * Column c's value in an INSERT: json_value() of row, or, when obj (a one-object body) has
  * a string for c and the dialect binds one, that string as a parameter of its own (on
- * SQLite the very value json_extract() would give, without parsing the JSON: the
- * benchmark's employee insert 7.4 -> 5.2 us), except for a JSON column, which keeps the
- * string's JSON text.  At most half the statement's parameters are spent so, to leave the
- * representation's filters theirs.  0, or -1 (e set).
+ * SQLite the very value json_extract() would give, without parsing the JSON again:
+ * docs/benchmarks.md, "A one-object POST reads its columns from the parameter"), except for
+ * a JSON column, which keeps the string's JSON text.  At most half the statement's
+ * parameters are spent so, to leave the representation's filters theirs.  0, or -1 (e set).
  */
 static int
 write_value(struct rest_gen *g, struct buf *b, const struct rest_col *c, const cJSON *obj,

@@ -6,6 +6,11 @@
  * any test failed.  tests/run.sh sums the lines of every program into the suite's last
  * line.
  *
+ * TEST=NAME in the environment runs only the case NAME (its function's name, "test_"
+ * optional; a case run under a label such as "sqlite/test_x" also by the part after the
+ * '/', on every back end); the others are not run and not counted.  A NAME that no case
+ * has fails the program.
+ *
  *   static void test_thing(void) { CHECK(f(1) == 2); CHECK_STR(s, "x"); }
  *   int main(void) { RUN(test_thing); return harness_done(); }
  */
