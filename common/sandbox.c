@@ -42,6 +42,7 @@ static const char *const sandbox_names[] = {
 	/* Threads and their synchronisation (clone and clone3: see sandbox_threads()). */
 	"futex", "set_robust_list", "get_robust_list", "rseq",
 	"set_tid_address", "sched_yield", "sched_getaffinity", "gettid", "exit", "exit_group",
+	"getpriority", "setpriority",
 	/* Signals: the SIGUSR2 wake-up (tgkill), sigwait, blocked masks, restarts. */
 	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "rt_sigpending",
 	"rt_sigsuspend", "sigaltstack", "tgkill", "restart_syscall",

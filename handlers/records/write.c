@@ -11,6 +11,7 @@
 
 #include "arena.h"
 #include "json.h"
+#include "records/lane.h"
 #include "log.h"
 #include "records.h"
 #include "records/token.h"
@@ -529,6 +530,57 @@ rec_modifiers(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f,
 	return rc;
 }
 
+/* A password and a hash to compare on the slow lane (rec_pass_check()). */
+struct rec_pass {
+	char pw[128];
+	size_t len;
+	char hash[PASS_HASH_MAX];
+	int real;		/* hash is set (else: an unknown identity, the dummy hash) */
+	int cost;
+	int ok;
+};
+
+static void
+rec_pass_step(void *arg)
+{
+	struct rec_pass *p = arg;
+
+	p->ok = pass_check(p->pw, p->len, p->real ? p->hash : NULL, p->cost);
+}
+
+/*
+ * pass_check() of pw against hash (NULL: an unknown identity) on the slow lane
+ * (common/lane.h), so that a burst of sign-ins does not take the CPU from the other
+ * requests, within the request's time budget.  1 when they match, 0 when not, -1 when the
+ * lane could not answer in time (answered 503).
+ */
+static int
+rec_pass_check(struct rec_ctx *x, const char *pw, const char *hash)
+{
+	struct rec_pass p;
+	size_t len = strlen(pw);
+	int ok;
+
+	memset(&p, 0, sizeof(p));
+	p.len = len < sizeof(p.pw) ? len : sizeof(p.pw) - 1;
+	memcpy(p.pw, pw, p.len);
+	if (hash != NULL && strlen(hash) < sizeof(p.hash)) {
+		memcpy(p.hash, hash, strlen(hash) + 1);
+		p.real = 1;
+	}
+	p.cost = rec_bcrypt_cost;
+	if (lane_run(rec_pass_step, &p, sizeof(p), db_deadline(x->rq->db)) != LANE_OK) {
+		explicit_bzero(&p, sizeof(p));
+		log_warn("records: a password comparison did not finish within its budget");
+		rec_error(x->rs, 503, "The server is too busy to check the password now; try "
+		    "again.", NULL);
+		return -1;
+	}
+	ok = p.ok;
+	explicit_bzero(&p, sizeof(p));
+	return ok;
+}
+
 /* A password change by the record itself needs the old one: 0 when oldPassword matches,
  * 1 when it does not (the error is in s), -1 answered. */
 static int
@@ -537,16 +589,16 @@ rec_old_password(struct rec_ctx *x, struct rec_sets *s)
 	const cJSON *old = cJSON_GetObjectItemCaseSensitive(x->body, "oldPassword");
 	struct rec_row *row;
 	size_t hi = coll_field_index(x->c, coll_field(x->c, "password", 8));
-	int r;
+	int r, ok;
 
 	if (old == NULL || !cJSON_IsString(old) || old->valuestring[0] == '\0') {
 		rec_invalid(s, "oldPassword", "validation_required", "Missing required value.");
 		return 1;
 	}
-	if ((r = rec_get(x, x->c, x->id, strlen(x->id), "id", &row)) < 0)
+	if ((r = rec_get(x, x->c, x->id, strlen(x->id), "id", &row)) < 0 ||
+	    (ok = rec_pass_check(x, old->valuestring, r ? row->v[hi] : NULL)) < 0)
 		return -1;
-	if (!pass_check(old->valuestring, strlen(old->valuestring), r ? row->v[hi] : NULL,
-	    rec_bcrypt_cost) || r == 0) {
+	if (!ok || r == 0) {
 		rec_invalid(s, "oldPassword", "validation_invalid_old_password",
 		    "Missing or invalid old password.");
 		return 1;
@@ -903,7 +955,7 @@ rec_auth_password(struct rec_ctx *x)
 	const cJSON *pw = cJSON_GetObjectItemCaseSensitive(x->body, "password");
 	struct rec_row *row = NULL;
 	size_t hi, ki;
-	int r;
+	int r, ok;
 
 	if (!cJSON_IsString(id) || !cJSON_IsString(pw) || id->valuestring[0] == '\0' ||
 	    pw->valuestring[0] == '\0') {
@@ -924,8 +976,9 @@ rec_auth_password(struct rec_ctx *x)
 	hi = coll_field_index(x->c, coll_field(x->c, "password", 8));
 	ki = coll_field_index(x->c, coll_field(x->c, "tokenKey", 8));
 	/* No timing oracle: an unknown identity costs one bcrypt comparison too. */
-	if (!pass_check(pw->valuestring, strlen(pw->valuestring), r ? row->v[hi] : NULL,
-	    rec_bcrypt_cost) || r == 0 || row->v[ki] == NULL)
+	if ((ok = rec_pass_check(x, pw->valuestring, r ? row->v[hi] : NULL)) < 0)
+		return 0;
+	if (!ok || r == 0 || row->v[ki] == NULL)
 		return rec_error(x->rs, 400, "Failed to authenticate.", NULL);
 	return rec_auth_answer(x, row);
 }
