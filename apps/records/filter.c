@@ -69,7 +69,9 @@ struct fp {
 	size_t errlen;
 	struct fjoin joins[FILTER_JOINS_MAX];
 	int njoins;
-	struct filter_eq eq;	/* the last leaf, when it is `field = 'text'` */
+	struct filter_shape eq;	/* the last leaf, when it is `field = 'text'` */
+	int cv;			/* the value of what was just parsed when it does not depend on
+				 * the record (1, 0), else -1 */
 };
 
 static enum filter_err
@@ -1026,13 +1028,15 @@ fp_each(struct fp *f, const struct opnd *x, struct opnd *o)
 	o->sql = sql != NULL ? sql : "NULL";
 }
 
-/* Notes a leaf `field = 'text'` (either way round) in f->eq; any other leaf clears it. */
+/* Notes a leaf `field = 'text'` (either way round) in f->eq; any other leaf clears it.
+ * Sets f->cv: the leaf's value when both sides are literals, else -1. */
 static void
 fp_note_eq(struct fp *f, const struct opnd *a, enum fop op, int any, const struct opnd *b)
 {
 	const struct opnd *t;
 
 	memset(&f->eq, 0, sizeof(f->eq));
+	f->cv = a->lit && b->lit ? fold(a, op, b) != 0 : -1;
 	if (op != OP_EQ || any)
 		return;
 	if (a->lit) {
@@ -1042,9 +1046,9 @@ fp_note_eq(struct fp *f, const struct opnd *a, enum fop op, int any, const struc
 	}
 	if (a->col == NULL || a->multi || !b->lit || b->num || b->null)
 		return;
-	f->eq.field = a->col;
-	f->eq.val = b->s;
-	f->eq.len = b->len;
+	f->eq.eq_field = a->col;
+	f->eq.eq_val = b->s;
+	f->eq.eq_len = b->len;
 }
 
 static enum filter_err
@@ -1142,14 +1146,19 @@ fp_and(struct fp *f)
 {
 	enum filter_err e;
 
+	int v;
+
 	buf_putc(f->q->sql, '(');
 	if ((e = fp_primary(f)) != FILTER_OK)
 		return e;
+	v = f->cv;
 	while (fp_accept(f, "&&")) {
 		buf_puts(f->q->sql, " AND ");
 		if ((e = fp_primary(f)) != FILTER_OK)
 			return e;
+		v = v == 0 || f->cv == 0 ? 0 : v == 1 && f->cv == 1 ? 1 : -1;
 	}
+	f->cv = v;
 	buf_putc(f->q->sql, ')');
 	return FILTER_OK;
 }
@@ -1159,14 +1168,19 @@ fp_or(struct fp *f)
 {
 	enum filter_err e;
 
+	int v;
+
 	buf_putc(f->q->sql, '(');
 	if ((e = fp_and(f)) != FILTER_OK)
 		return e;
+	v = f->cv;
 	while (fp_accept(f, "||")) {
 		buf_puts(f->q->sql, " OR ");
 		if ((e = fp_and(f)) != FILTER_OK)
 			return e;
+		v = v == 1 || f->cv == 1 ? 1 : v == 0 && f->cv == 0 ? 0 : -1;
 	}
+	f->cv = v;
 	buf_putc(f->q->sql, ')');
 	return FILTER_OK;
 }
@@ -1237,8 +1251,10 @@ filter_compile(struct sqlq *q, const struct coll *c, const char *alias, const ch
 		return e;
 	if (buf_failed(q->sql))
 		return fp_fail(&f, FILTER_ENOMEM, "the filter is too large");
-	if (ctx != NULL && ctx->eq != NULL)
-		*ctx->eq = f.leaves == 1 ? f.eq : (struct filter_eq){ NULL, NULL, 0 };
+	if (ctx != NULL && ctx->shape != NULL) {
+		*ctx->shape = f.leaves == 1 ? f.eq : (struct filter_shape){ NULL, NULL, 0, 0 };
+		ctx->shape->value = f.cv;
+	}
 	return FILTER_OK;
 }
 

@@ -52,12 +52,17 @@ enum filter_err {
 	FILTER_ENOMEM,		/* 500 or 413 */
 };
 
-/* What filter_compile() found a filter to be, when it is one comparison of a field of the
- * collection itself with a quoted text: `status = 'published'` (a kept count may serve). */
-struct filter_eq {
-	const struct coll_field *field;	/* NULL: the filter is something else */
-	const char *val;		/* the text, unquoted (arena memory) */
-	size_t len;
+/* What filter_compile() found a filter to be (a kept count may answer its total). */
+struct filter_shape {
+	/* One comparison of a field of the collection itself with a quoted text, `status =
+	 * 'published'`: the field and the text (unquoted, arena memory); else NULL. */
+	const struct coll_field *eq_field;
+	const char *eq_val;
+	size_t eq_len;
+	/* Its value when it does not depend on the record (every comparison is between two
+	 * literals, as a rule's `@request.auth.id != ''` becomes): 1 true, 0 false; -1 when
+	 * it depends on the record. */
+	int value;
 };
 
 /* What @request.* means for this request. */
@@ -69,7 +74,7 @@ struct filter_ctx {
 	const size_t *auth_lens;
 	const cJSON *body;		/* the request body (an object), or NULL */
 	time_t now;			/* for the date macros */
-	struct filter_eq *eq;		/* when not NULL, set by filter_compile() */
+	struct filter_shape *shape;	/* when not NULL, set by filter_compile() */
 };
 
 /*

@@ -610,9 +610,9 @@ rec_filter(struct rec_ctx *x)
 		return 0;
 	buf_puts(x->t->q.sql, " AND ");
 	x->f.rule = 0;
-	x->f.eq = &x->eq;
+	x->f.shape = &x->eq;
 	e = filter_compile(&x->t->q, x->c, "t", p->val, p->vallen, &x->f, err, sizeof(err));
-	x->f.eq = NULL;
+	x->f.shape = NULL;
 	x->f.rule = 1;
 	if (e != FILTER_OK) {
 		char data[400], *w;
@@ -650,9 +650,11 @@ rec_where(struct rec_ctx *x, const char *what)
 	buf_puts(q->sql, " AS t WHERE 1=1");
 	if (rec_filter(x) < 0)
 		return -1;
-	if ((r = rec_rule(x, x->c, COLL_RULE_LIST, "t")) != 0)
-		return r;
-	return 0;
+	x->rule.value = -1;
+	x->f.shape = &x->rule;
+	r = rec_rule(x, x->c, COLL_RULE_LIST, "t");
+	x->f.shape = NULL;
+	return r;
 }
 
 /* The row of _counts that holds a list's total. */
@@ -664,9 +666,10 @@ struct rec_kept {
 
 /*
  * Whether the counts the database keeps (coll.h) answer this list's total exactly: the
- * collection keeps counts, the list rule lets everyone through (or the request is a
- * superuser's), and the filter is absent or one `field = 'text'` on a counted field
- * (rec_filter() compiled it).  1 with *k set, or 0: the rows are counted.
+ * collection keeps counts, the list rule lets everyone through (it is '', it is true
+ * whatever the record, as `@request.auth.id != ''` is for a signed-in caller, or the
+ * request is a superuser's), and the filter is absent or one `field = 'text'` on a
+ * counted field (rec_where() compiled both).  1 with *k set, or 0: the rows are counted.
  */
 static int
 rec_kept_key(struct rec_ctx *x, struct rec_kept *k)
@@ -675,12 +678,13 @@ rec_kept_key(struct rec_ctx *x, struct rec_kept *k)
 	const char *rule = x->c->rules[COLL_RULE_LIST];
 
 	*k = (struct rec_kept){ "", "", 0 };
-	if (!x->c->counts || (!x->superuser && (rule == NULL || *rule != '\0')))
+	if (!x->c->counts || (!x->superuser && (rule == NULL || (*rule != '\0' &&
+	    x->rule.value != 1))))
 		return 0;
 	if (p != NULL && p->vallen > 0) {
-		if (x->eq.field == NULL || !x->eq.field->counted)
+		if (x->eq.eq_field == NULL || !x->eq.eq_field->counted)
 			return 0;
-		*k = (struct rec_kept){ x->eq.field->name, x->eq.val, x->eq.len };
+		*k = (struct rec_kept){ x->eq.eq_field->name, x->eq.eq_val, x->eq.eq_len };
 	}
 	return 1;
 }

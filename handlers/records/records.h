@@ -61,7 +61,8 @@ struct rec_ctx {
 	struct rec_row *auth_row;
 	int superuser;
 	struct filter_ctx f;
-	struct filter_eq eq;		/* what the client's filter= is (rec_filter()) */
+	struct filter_shape eq;		/* what the client's filter= is (rec_filter()) */
+	struct filter_shape rule;	/* what the list rule is (rec_where()) */
 	cJSON *body;			/* the parsed body (write routes); freed by main.c */
 	int form;			/* it came as a form: its values are all strings */
 };

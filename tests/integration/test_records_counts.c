@@ -11,7 +11,9 @@
  *   - every kept total equals the scanned one (the same filter with `&& id != ''` added,
  *     which the kept counts cannot answer) and the arithmetic of the writes made;
  *   - a list rule that hides rows counts only the rows the caller may list (the tests'
- *     own `tasks`, listed by their owner), and a superuser's total is every row;
+ *     own `tasks`, listed by their owner), and a superuser's total is every row; a rule
+ *     that reads no column (`notices`: `@request.auth.id != ''`) lets the kept count
+ *     answer a signed-in caller and lists nothing to others;
  *   - after a storm of concurrent creates, status changes and deletes while the workers
  *     are killed with SIGKILL, every kept count equals count(*) in the database itself,
  *     per collection and per value, whatever the writes that were cut short; and
@@ -44,7 +46,11 @@ static const char rc_tasks[] =
     "created autodate',\n"
     "  'owner = @request.auth.id', 'owner = @request.auth.id',\n"
     "  '@request.auth.id != '''' && owner = @request.auth.id',\n"
-    "  'owner = @request.auth.id', 'owner = @request.auth.id');\n";
+    "  'owner = @request.auth.id', 'owner = @request.auth.id');\n"
+    "INSERT INTO _collections VALUES ('pbc_1000000004', 'notices', 'base',\n"
+    "  'kind select values=a|b index; body text',\n"
+    "  '@request.auth.id != ''''', '@request.auth.id != ''''',\n"
+    "  '@request.auth.id != ''''', NULL, NULL);\n";
 
 static const char rc_secret_hex[] =
     "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
@@ -397,11 +403,47 @@ rc_totals_rule(struct rc_backend *b)
 	CHECK_INT(rc_same(b, "tasks", "state = 'done'", b->admin), 2);
 }
 
+/*
+ * A list rule that reads no column (`@request.auth.id != ''`) is true or false for the
+ * whole list: signed in, the kept count answers (a count altered in the database shows);
+ * signed out, nothing is listed and the total is 0.
+ */
+static void
+rc_totals_constant_rule(struct rc_backend *b)
+{
+	struct http_resp r;
+	struct db *db = NULL;
+	char err[256];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		http_resp_init(&r);
+		CHECK(rc_do(b, "POST", "/api/collections/notices/records", b->token[0],
+		    i ? "{\"kind\":\"a\"}" : "{\"kind\":\"b\"}", &r) == 0 && r.status == 200);
+		http_resp_free(&r);
+	}
+	CHECK_INT(rc_same(b, "notices", "", b->token[1]), 3);
+	CHECK_INT(rc_same(b, "notices", "kind = 'a'", b->token[1]), 2);
+	CHECK_INT(rc_total(b, "notices", "", NULL), 0);
+	CHECK_INT(rc_total(b, "notices", "kind = 'a'", NULL), 0);
+	if (db_open(&db, b->url, NULL, err, sizeof(err)) < 0) {
+		harness_fail(__FILE__, __LINE__, "%s: %s", b->url, err);
+		return;
+	}
+	/* A slot of its own: a count is the sum of its slots, whichever wrote them. */
+	CHECK(db_exec(db, "INSERT INTO _counts VALUES ('notices', 'kind', 'a', 99, 100)") == 0);
+	CHECK_INT(rc_total(b, "notices", "kind = 'a'", b->token[1]), 102);
+	CHECK_INT(rc_total(b, "notices", "kind = 'a'", NULL), 0);
+	CHECK(db_exec(db, "DELETE FROM _counts WHERE coll = 'notices' AND slot = 99") == 0);
+	db_close(db);
+}
+
 static void
 test_records_counts_exact_sqlite(void)
 {
 	rc_totals_exact(&rcs.be[0]);
 	rc_totals_rule(&rcs.be[0]);
+	rc_totals_constant_rule(&rcs.be[0]);
 }
 
 static void
@@ -409,6 +451,7 @@ test_records_counts_exact_postgresql(void)
 {
 	rc_totals_exact(&rcs.be[1]);
 	rc_totals_rule(&rcs.be[1]);
+	rc_totals_constant_rule(&rcs.be[1]);
 }
 
 /* One client of the storm: creates, status changes and deletes of its own posts. */

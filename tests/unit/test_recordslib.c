@@ -231,27 +231,33 @@ tf(const char *f, enum db_backend be, const struct filter_ctx *ctx, struct sqlq 
 static void
 test_filter_eq(void)
 {
-	static const struct { const char *f, *field, *val; } cases[] = {
-		{ "status = 'draft'", "status", "draft" },
-		{ "((status=\"published\"))", "status", "published" },
-		{ "'draft' = status // a comment", "status", "draft" },
-		{ "status = 'it\\'s'", "status", "it's" },
-		{ "status = ''", "status", "" },
-		{ "title = 'x'", "title", "x" },
-		{ "status = 'draft' && title = 'x'", NULL, NULL },
-		{ "status = 'draft' || status = 'published'", NULL, NULL },
-		{ "status != 'draft'", NULL, NULL },
-		{ "status ?= 'draft'", NULL, NULL },
-		{ "status:lower = 'draft'", NULL, NULL },
-		{ "author.name = 'draft'", NULL, NULL },
-		{ "status = 1", NULL, NULL },
-		{ "status = null", NULL, NULL },
-		{ "status = title", NULL, NULL },
-		{ "'a' = 'a'", NULL, NULL },
-		{ "tags = 'a'", NULL, NULL },
+	static const struct { const char *f, *field, *val; int value; } cases[] = {
+		{ "status = 'draft'", "status", "draft", -1 },
+		{ "((status=\"published\"))", "status", "published", -1 },
+		{ "'draft' = status // a comment", "status", "draft", -1 },
+		{ "status = 'it\\'s'", "status", "it's", -1 },
+		{ "status = ''", "status", "", -1 },
+		{ "title = 'x'", "title", "x", -1 },
+		{ "status = 'draft' && title = 'x'", NULL, NULL, -1 },
+		{ "status = 'draft' || status = 'published'", NULL, NULL, -1 },
+		{ "status != 'draft'", NULL, NULL, -1 },
+		{ "status ?= 'draft'", NULL, NULL, -1 },
+		{ "status:lower = 'draft'", NULL, NULL, -1 },
+		{ "author.name = 'draft'", NULL, NULL, -1 },
+		{ "status = 1", NULL, NULL, -1 },
+		{ "status = null", NULL, NULL, -1 },
+		{ "status = title", NULL, NULL, -1 },
+		{ "tags = 'a'", NULL, NULL, -1 },
+		/* Whatever the record: the value, so a rule's kept count can serve. */
+		{ "'a' = 'a'", NULL, NULL, 1 },
+		{ "'a' != 'a'", NULL, NULL, 0 },
+		{ "('a' = 'a' && 1 < 2) || status = 'x'", NULL, NULL, 1 },
+		{ "'a' = 'b' && status = 'x'", NULL, NULL, 0 },
+		{ "'a' = 'b' || status = 'x'", NULL, NULL, -1 },
+		{ "'a' = 'a' && status = 'x'", NULL, NULL, -1 },
 	};
-	struct filter_eq eq;
-	struct filter_ctx ctx = { .eq = &eq };
+	struct filter_shape eq;
+	struct filter_ctx ctx = { .shape = &eq };
 	struct sqlq q;
 	struct buf sql;
 	size_t i;
@@ -260,11 +266,13 @@ test_filter_eq(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memset(&eq, 0xff, sizeof(eq));
 		CHECK_INT(tf(cases[i].f, DB_SQLITE, &ctx, &q, &sql), 0);
-		if (cases[i].field == NULL ? eq.field != NULL : eq.field == NULL ||
-		    strcmp(eq.field->name, cases[i].field) != 0 ||
-		    !str_eq(eq.val, eq.len, cases[i].val))
+		if (cases[i].field == NULL ? eq.eq_field != NULL : eq.eq_field == NULL ||
+		    strcmp(eq.eq_field->name, cases[i].field) != 0 ||
+		    !str_eq(eq.eq_val, eq.eq_len, cases[i].val))
 			harness_fail(__FILE__, __LINE__, "%s: field %s", cases[i].f,
-			    eq.field ? eq.field->name : "none");
+			    eq.eq_field ? eq.eq_field->name : "none");
+		if (eq.value != cases[i].value)
+			harness_fail(__FILE__, __LINE__, "%s: value %d", cases[i].f, eq.value);
 	}
 	buf_free(&sql);
 }
