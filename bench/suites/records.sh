@@ -65,15 +65,21 @@ records_pss_kib() {
 }
 
 # records_bcrypt_per_s: bcrypt cost-10 comparisons a second on the server's core, through
-# the system's crypt(3) (libcrypt, as bin/records uses it), for about a second.
+# the system's crypt(3) (libcrypt, as bin/records uses it): the best of three seconds, since
+# a shared machine's other work takes the core from one second to the next.
 records_bcrypt_per_s() {
 	command -v perl >/dev/null || { echo 0; return; }
 	# shellcheck disable=SC2016
 	taskset -c "$SERVER_CPUS" perl -MTime::HiRes=time -e '
-		my ($n, $t0, $salt) = (0, time, q($2b$10$abcdefghijklmnopqrstuu));
-		# Arguments that vary: perl folds a crypt() of constants at compile time.
-		while (time - $t0 < 1) { crypt("password" . ($n % 2), $salt); $n++ }
-		printf "%.1f\n", $n / (time - $t0)'
+		my ($best, $salt) = (0, q($2b$10$abcdefghijklmnopqrstuu));
+		for my $round (1 .. 3) {
+			my ($n, $t0) = (0, time);
+			# Arguments that vary: perl folds a crypt() of constants at compile time.
+			while (time - $t0 < 1) { crypt("password" . ($n % 2), $salt); $n++ }
+			my $rate = $n / (time - $t0);
+			$best = $rate if $rate > $best;
+		}
+		printf "%.1f\n", $best'
 }
 
 # records_preset NAME: the preset's sizes into REC_USERS, REC_POSTS, REC_COMMENTS (users
@@ -408,7 +414,7 @@ suite_records() {
 		echo
 		echo "Every run measures the stated data set: after each run of create (warm-up, settle and measured) the posts created after the seed's last one are deleted through the records API's DELETE as their author, after each run of update the titles it changed are put back the same way, then SQLite's WAL is checkpointed (TRUNCATE) or PostgreSQL's posts vacuumed; each table's last column gives the posts counted before and after each run."
 		echo
-		echo "Seed 000's figures (slonbase 2.2 on PostgreSQL, PocketBase 0.40.6 on SQLite) were measured on other hardware (a 4-vCPU cloud VM, 3 CPUs for the server): compare the ratios to the health check, not the req/s. The target column is issue 33's: at least that ratio to /api/health (slonbase's own is in its column) and a p99 of at most $RECORDS_TARGET_P99 ms, on both databases and both presets; sign-in at least $RECORDS_TARGET_BCRYPT of bcrypt's compares a second (cost 10, through crypt(3) on CPUs $SERVER_CPUS, measured for a second right before each sign-in run; a sign-in is one compare); view one p99 at most $RECORDS_TARGET_P99 ms while $loaded_conns clients sign in."
+		echo "Seed 000's figures (slonbase 2.2 on PostgreSQL, PocketBase 0.40.6 on SQLite) were measured on other hardware (a 4-vCPU cloud VM, 3 CPUs for the server): compare the ratios to the health check, not the req/s. The target column is issue 33's: at least that ratio to /api/health (slonbase's own is in its column) and a p99 of at most $RECORDS_TARGET_P99 ms, on both databases and both presets; sign-in at least $RECORDS_TARGET_BCRYPT of bcrypt's compares a second (cost 10, through crypt(3) on CPUs $SERVER_CPUS, the best of three seconds right before each sign-in run; a sign-in is one compare); view one p99 at most $RECORDS_TARGET_P99 ms while $loaded_conns clients sign in."
 		echo
 	} | bench_report
 	for preset in $presets; do
