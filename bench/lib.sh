@@ -199,8 +199,12 @@ bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1
 # after BENCH_SETTLE seconds of the same target (unmeasured).  A target
 # is SCENARIO=PATH (a GET of PATH) or SCENARIO=lua:NAME (bench/postgrest.lua with
 # SCENARIO=NAME, the API under /rest/v1; BENCH_LUA names another script).  Fills MEAS[scenario.rps|p99|err|reqs|avg|rx|tx]
-# with the medians (errors summed).
+# with the medians (errors summed).  BENCH_RUN_HOOK, when set, names a function called as
+# HOOK SCENARIO PHASE RUN right before each measured run (PHASE "before") and after every
+# wrk run of a target ("warmup", "settle", "run"): a suite whose targets write puts its
+# data back there, so that each run measures the data set it says (bench/suites/records.sh).
 declare -A MEAS
+bench_hook() { [ -z "${BENCH_RUN_HOOK:-}" ] || "$BENCH_RUN_HOOK" "$@"; }
 bench_measure() {
 	local suite=$1 profile=$2 database=$3 conns=$4
 	shift 4
@@ -210,6 +214,7 @@ bench_measure() {
 		bench_target "$t"
 		SCENARIO=$BT_LUA taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" -d"${BENCH_WARMUP}s" \
 		    "${BT_ARGS[@]}" "$BT_URL" >/dev/null 2>&1 || true
+		bench_hook "${t%%=*}" warmup 0
 	done
 	for r in $(seq "$BENCH_RUNS"); do
 		for t in "$@"; do
@@ -218,9 +223,14 @@ bench_measure() {
 			# The previous target's requests still in the server (32 GETAllEmbed on
 			# PostgreSQL take 0.3 s to drain) would land in this run's first
 			# latencies: BENCH_SETTLE seconds of this target first, unmeasured.
-			[ "${BENCH_SETTLE:-0}" = 0 ] || SCENARIO=$BT_LUA taskset -c "$WRK_CPUS" wrk -t2 \
-			    -c"$conns" -d"${BENCH_SETTLE}s" "${BT_ARGS[@]}" "$BT_URL" >/dev/null 2>&1 || true
+			if [ "${BENCH_SETTLE:-0}" != 0 ]; then
+				SCENARIO=$BT_LUA taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" \
+				    -d"${BENCH_SETTLE}s" "${BT_ARGS[@]}" "$BT_URL" >/dev/null 2>&1 || true
+				bench_hook "$scenario" settle "$r"
+			fi
+			bench_hook "$scenario" before "$r"
 			rows[$scenario]+="$(SCENARIO=$BT_LUA bench_wrk "$suite" "$scenario" "$profile" "$database" "$conns" "$r" "$BT_URL" "${BT_ARGS[@]}")"$'\n'
+			bench_hook "$scenario" run "$r"
 		done
 	done
 	for t in "$@"; do
