@@ -313,9 +313,8 @@ coll_resolve(struct colls *cs, char *err, size_t errlen)
 }
 
 /*
- * Sets c->counts for every collection whose counts the database keeps (its row
- * (name, '', '') in _counts; a database made before _counts has none).  0, or -1 with err
- * set.
+ * Sets c->counts and f->kept for what the database keeps counts of (the marker rows of
+ * slot -1 in _counts; a database made before _counts has none).  0, or -1 with err set.
  */
 static int
 colls_load_counts(struct colls *cs, struct db *db, char *err, size_t errlen)
@@ -333,16 +332,21 @@ colls_load_counts(struct colls *cs, struct db *db, char *err, size_t errlen)
 	db_reset(st);
 	if (!rc)
 		return 0;
-	if ((st = db_prepare(db, "SELECT DISTINCT coll FROM _counts WHERE field = '' AND "
-	    "value = ''")) == NULL)
+	if ((st = db_prepare(db, "SELECT coll, field FROM _counts WHERE slot = -1")) == NULL)
 		goto fail;
 	while ((rc = db_step(st)) == DB_ROW) {
-		size_t n = 0;
+		size_t n = 0, fn = 0;
 		const char *name = db_column_text(st, 0, &n);
+		const char *field = db_column_text(st, 1, &fn);
 		struct coll *c = name != NULL ? colls_find(cs, name, n) : NULL;
+		const struct coll_field *f;
 
-		if (c != NULL && strcmp(c->name, name) == 0)
+		if (c == NULL || strcmp(c->name, name) != 0 || field == NULL)
+			continue;
+		if (fn == 0)
 			c->counts = 1;
+		else if ((f = coll_field(c, field, fn)) != NULL && f->counted)
+			c->fields[coll_field_index(c, f)].kept = 1;
 	}
 	if (rc == DB_ERROR)
 		goto fail;
@@ -593,15 +597,20 @@ coll_counts_ddl(const struct coll *c, enum db_backend backend, struct buf *b)
 	    "n = _counts.n + excluded.n";
 	size_t i;
 
-	/* The counts as they are now, in slot 0, then the triggers that keep them. */
+	/* The counts as they are now, in slot 0, their markers in slot -1, then the triggers
+	 * that keep them. */
 	buf_printf(b, "DELETE FROM _counts WHERE coll = '%s';\n", c->name);
 	buf_printf(b, "INSERT INTO _counts SELECT '%s', '', '', 0, count(*) FROM \"%s\";\n",
 	    c->name, c->name);
+	buf_printf(b, "INSERT INTO _counts VALUES ('%s', '', '', -1, 0);\n", c->name);
 	for (i = 1; i < c->nfields; i++)
-		if (c->fields[i].counted)
+		if (c->fields[i].counted) {
 			buf_printf(b, "INSERT INTO _counts SELECT '%s', '%s', \"%s\", 0, count(*) "
 			    "FROM \"%s\" GROUP BY \"%s\";\n", c->name, c->fields[i].name,
 			    c->fields[i].name, c->name, c->fields[i].name);
+			buf_printf(b, "INSERT INTO _counts VALUES ('%s', '%s', '', -1, 0);\n",
+			    c->name, c->fields[i].name);
+		}
 	if (backend == DB_PG)
 		coll_counts_pg(c, b, upsert);
 	else

@@ -71,7 +71,8 @@ struct coll_field {
 	int unique;
 	int index;
 	int onupdate;		/* autodate: also set by every update */
-	int counted;		/* its records are counted per value (coll_counted()) */
+	int counted;		/* its records are to be counted per value (coll_counted()) */
+	int kept;		/* the database keeps those counts (colls_load()) */
 	int hidden;		/* password and tokenKey: never in a response */
 	int system;		/* id and the auth fields */
 	char target[COLL_NAME_MAX];	/* relation: the target collection's name */
@@ -93,7 +94,7 @@ struct coll {
 	size_t nkeys;
 	const struct colls *all;	/* every collection (back-relations), set by
 					 * coll_resolve() */
-	int counts;		/* the database keeps its counts (_counts), set by
+	int counts;		/* the database keeps its total (_counts), set by
 				 * colls_load() */
 };
 
@@ -153,9 +154,12 @@ int coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b);
  * Triggers made by coll_counts_ddl() add +1 and -1 to these rows: on SQLite in slot 0
  * (one writer at a time), on PostgreSQL in the slot of the writing backend
  * (pg_backend_pid() % COLL_COUNT_SLOTS), so that concurrent transactions do not queue on
- * one row's lock; a count is the sum over the slots.  A collection whose row
- * (name, '', '') exists has its triggers (made in the same transaction): colls_load()
- * sets c->counts for it, and a list reads its total there instead of counting the rows.
+ * one row's lock; a count is the sum over the slots.  coll_counts_ddl() also writes, in
+ * the same transaction as the triggers, a marker row in slot -1 (n 0) for the collection
+ * (field '') and for each field it counts: colls_load() sets c->counts and f->kept from
+ * them, so that a list reads from _counts only what the database really keeps (a field
+ * declared `index` after the counts were made is counted row by row until
+ * `records-seed -k` makes its counts).
  */
 #define COLL_COUNT_SLOTS	16
 

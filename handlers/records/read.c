@@ -682,7 +682,7 @@ rec_kept_key(struct rec_ctx *x, struct rec_kept *k)
 	    x->rule.value != 1))))
 		return 0;
 	if (p != NULL && p->vallen > 0) {
-		if (x->eq.eq_field == NULL || !x->eq.eq_field->counted)
+		if (x->eq.eq_field == NULL || !x->eq.eq_field->kept)
 			return 0;
 		*k = (struct rec_kept){ x->eq.eq_field->name, x->eq.eq_val, x->eq.eq_len };
 	}

@@ -202,6 +202,11 @@ test_coll_counts_ddl(void)
 	CHECK(strstr(b.data, "AFTER UPDATE OF \"status\" ON \"posts\" WHEN OLD.\"status\" IS "
 	    "NOT NEW.\"status\"") != NULL);
 	CHECK(strstr(b.data, "AFTER DELETE ON \"posts\"") != NULL);
+	/* The markers that say what the database keeps (colls_load()). */
+	CHECK(strstr(b.data, "INSERT INTO _counts VALUES ('posts', '', '', -1, 0);") != NULL);
+	CHECK(strstr(b.data, "INSERT INTO _counts VALUES ('posts', 'status', '', -1, 0);") !=
+	    NULL);
+	CHECK(strstr(b.data, "('posts', 'author'") == NULL);
 	buf_reset(&b, 0);
 	CHECK(coll_counts_ddl(p, DB_PG, &b) == 0);
 	CHECK(strstr(b.data, "pg_backend_pid() % 16") != NULL);
