@@ -598,7 +598,11 @@ coll_counts_ddl(const struct coll *c, enum db_backend backend, struct buf *b)
 	size_t i;
 
 	/* The counts as they are now, in slot 0, their markers in slot -1, then the triggers
-	 * that keep them. */
+	 * that keep them; on PostgreSQL with the table's writers held off until the commit,
+	 * so that none writes between the count and the trigger (SQLite's write transaction
+	 * already holds them off). */
+	if (backend == DB_PG)
+		buf_printf(b, "LOCK TABLE \"%s\" IN SHARE ROW EXCLUSIVE MODE;\n", c->name);
 	buf_printf(b, "DELETE FROM _counts WHERE coll = '%s';\n", c->name);
 	buf_printf(b, "INSERT INTO _counts SELECT '%s', '', '', 0, count(*) FROM \"%s\";\n",
 	    c->name, c->name);
