@@ -5,7 +5,8 @@
  * ever lowers it again).  A step lives in memory of its own: the waiter and the lane
  * thread each drop their hold on it, and the last one wipes and frees it.
  */
-#define _GNU_SOURCE
+/* sched_getaffinity(), CPU_COUNT(). */
+#define _GNU_SOURCE	/* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
