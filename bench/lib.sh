@@ -135,10 +135,12 @@ bench_to_bytes() {
 bench_wrk() {
 	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 url=$7
 	shift 7
-	local threads=${BENCH_WRK_THREADS:-2} log
+	local threads=${BENCH_WRK_THREADS:-2} log cpu0 cpu1
 	[ "$conns" -lt "$threads" ] && threads=$conns
+	cpu0=$(bench_cpu_ticks)
 	log=$(taskset -c "$WRK_CPUS" wrk -t"$threads" -c"$conns" -d"${BENCH_DURATION}s" --latency \
 	    "$@" "$url" 2>&1) || true
+	cpu1=$(bench_cpu_ticks)
 	# The raw output of every run, beside the CSV row made from it.
 	mkdir -p "$BENCH_OUT/raw"
 	local rawname="$suite-$scenario-${BENCH_STACK:-sluice}-$profile-$database-c$conns-r$run"
@@ -158,9 +160,51 @@ bench_wrk() {
 	fi
 	non2xx=$(awk '/Non-2xx/ { print $NF }' <<<"$log")
 	echo "$suite,$scenario,${BENCH_STACK:-sluice},$profile,$database,$conns,$run,${rps:-0},$p50,$p90,$p99,$max,$c,$r,$w,$t,${non2xx:-0},${reqs:-0},$bytes" >> "$BENCH_OUT/results.csv"
+	local cpu
+	cpu=$(bench_cpu_per_req "$cpu0" "$cpu1" "${reqs:-0}")
+	echo "$suite,$scenario,${BENCH_STACK:-sluice},$profile,$database,$conns,$run,${reqs:-0},${cpu// /,}" >> "$BENCH_OUT/cpu.csv"
 	bench_point "$suite" "$scenario (${BENCH_STACK:-sluice}, $profile, db $database, $conns connections, run $run)" \
 	    "$(printf '%.0f' "${rps:-0}") req/s, p99 $p99 ms, $((c + r + w + t + ${non2xx:-0})) errors"
-	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a}"
+	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a} ${cpu// //}"
+}
+
+# bench_cpu_ticks: the CPU time (utime + stime, clock ticks) of the processes pinned to
+# SERVER_CPUS, as "SLUICE NGINX POSTGRES": sluiced and its workers (and any other server
+# process pinned there, a peer's), nginx, PostgreSQL; not the kernel's threads of that
+# CPU.  Every server process of a run is started pinned (bench_stack_start,
+# bench_pg_start), and nothing else is, so the sums are the server's own work whatever
+# else the machine does (a process that exits during a run takes its time with it).
+bench_cpu_ticks() {
+	local stats
+	# One grep and one awk for every process, outside the measured window.
+	stats=$(grep -lx "Cpus_allowed_list:[[:space:]]*$SERVER_CPUS" /proc/[0-9]*/status 2>/dev/null |
+	    sed 's/status$/stat/')
+	# shellcheck disable=SC2086
+	[ -n "$stats" ] && awk '{
+		line = $0
+		comm = substr(line, index(line, "(") + 1)
+		comm = substr(comm, 1, index(comm, ")") - 1)
+		# utime and stime: fields 14 and 15, the 12th and 13th after ") ".
+		rest = substr(line, match(line, /\) [A-Za-z] /) + 2)
+		split(rest, f, " ")
+		if (f[2] == 2 || $1 == 2)
+			next	# a kernel thread of that CPU
+		t = f[12] + f[13]
+		if (comm ~ /^postgres/) p += t; else if (comm ~ /^nginx/) n += t; else a += t
+	} END { printf "%d %d %d\n", a, n, p }' $stats 2>/dev/null || echo "0 0 0"
+}
+
+# bench_cpu_per_req BEFORE AFTER REQUESTS: microseconds of CPU a request of the run cost
+# each part, "SLUICE NGINX POSTGRES" (from two bench_cpu_ticks).
+bench_cpu_per_req() {
+	local -a b a
+	read -r -a b <<<"$1"
+	read -r -a a <<<"$2"
+	awk -v r="$3" -v hz="$(getconf CLK_TCK)" -v a0="${b[0]}" -v a1="${a[0]}" -v n0="${b[1]}" \
+	    -v n1="${a[1]}" -v p0="${b[2]}" -v p1="${a[2]}" 'BEGIN {
+		if (r <= 0) { print "0 0 0"; exit }
+		f = 1e6 / hz / r
+		printf "%.0f %.0f %.0f\n", (a1 - a0) * f, (n1 - n0) * f, (p1 - p0) * f }'
 }
 
 # bench_oload SUITE SCENARIO PROFILE DATABASE CONNS RUN RATE URL [IDS]: one open-loop run of
@@ -242,6 +286,8 @@ bench_measure() {
 		MEAS[$scenario.avg]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $5 }' | bench_median)
 		MEAS[$scenario.rx]=$(printf '%s' "${rows[$scenario]}" | awk '{ print $6 }' | bench_median)
 		MEAS[$scenario.tx]=$(printf '%s' "${rows[$scenario]}" | awk '$7 != "n/a" { print $7 }' | bench_median)
+		MEAS[$scenario.cpu]=$(printf '%s' "${rows[$scenario]}" | awk '$8 != "" { split($8, c, "/"); print c[1] + c[2] + c[3], $8 }' |
+		    sort -g | awk '{ a[NR] = $2 } END { if (NR) print a[int((NR + 1) / 2)]; else print "n/a" }')
 	done
 }
 

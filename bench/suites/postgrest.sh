@@ -77,17 +77,18 @@ rest /rest/v1/ $pool db=chinook"
 				echo
 				echo "Columns as in the published table (k6's http_reqs rate and count, http_req_duration avg, data_received, data_sent, vus, failed requests), plus p99 and the ratio to /health; one run of $BENCH_DURATION s, medians of $BENCH_RUNS."
 				echo
-				echo "| scenario | req/s | requests | avg ms | p99 ms | received | sent | connections | failed | / health | t3a.nano req/s | c5.xlarge req/s |"
-				echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+				echo "| scenario | req/s | requests | avg ms | p99 ms | received | sent | connections | failed | / health | t3a.nano req/s | c5.xlarge req/s | server CPU &micro;s / request: sluice / nginx / PostgreSQL |"
+				echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 			} | bench_report
 			for s in $PGRST_SCENARIOS; do
 				printf '%s\t%s\t%s\n' "$s" "$([ "$db" = sqlite ] && echo SQLite || echo PostgreSQL)" \
 				    "${MEAS[$s.rps]}" >> "$BENCH_TMP/pgrst/chart-$profile.txt"
 				ratio=$(awk -v a="${MEAS[$s.rps]}" -v b="${MEAS[health.rps]}" 'BEGIN { print (b > 0 ? a / b : 0) }')
-				printf '| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s |\n' "$s" \
+				printf '| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s | %s |\n' "$s" \
 				    "${MEAS[$s.rps]}" "${MEAS[$s.reqs]}" "${MEAS[$s.avg]}" "${MEAS[$s.p99]}" \
 				    "$(pgrst_size "${MEAS[$s.rx]}")" "$(pgrst_size "${MEAS[$s.tx]}")" "$conns" \
-				    "${MEAS[$s.err]}" "$ratio" "${PGRST_NANO[$s]}" "${PGRST_C5[$s]}" | bench_report
+				    "${MEAS[$s.err]}" "$ratio" "${PGRST_NANO[$s]}" "${PGRST_C5[$s]}" \
+				    "${MEAS[$s.cpu]:-n/a}" | bench_report
 			done
 			echo | bench_report
 			bench_stack_stop

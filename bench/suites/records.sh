@@ -340,8 +340,8 @@ records /api/ $pool db=records records_secret_file=$REC_SCRATCH/key/records-secr
 		echo
 		echo "Seeded in $took s$([ "$db" = postgresql ] && echo ", VACUUM ANALYZE included"). Posts counted (SQL \`count(*)\`) before and after each measured run, and after the restore of a writing run (before &rarr; after &rarr; restored; each distinct sequence once): $(awk -v n="$REC_SEEDED" '$3 != n || ($5 != "-" && $5 != n) { bad++ } END { if (bad) printf "**%d runs did not start or end at the %s seeded posts**", bad, n; else printf "every run measured the %s seeded posts", n }' "$REC_SIZES") (the longest restore took $REC_RESTORE_MAX s)$([ "$REC_RESTORE_ERRORS" -gt 0 ] && echo "; **$REC_RESTORE_ERRORS restoring requests failed**")."
 		echo
-		echo "| scenario | req/s | p99 ms | errors | / health | target (issue 33) | slonbase 2.2 req/s (/ health) | PocketBase 0.40.6 req/s (/ health) | posts |"
-		echo "|---|---|---|---|---|---|---|---|---|"
+		echo "| scenario | req/s | p99 ms | errors | / health | target (issue 33) | slonbase 2.2 req/s (/ health) | PocketBase 0.40.6 req/s (/ health) | posts | server CPU &micro;s / request: sluice / nginx / PostgreSQL |"
+		echo "|---|---|---|---|---|---|---|---|---|---|"
 	} | bench_report
 	for s in health $RECORDS_SCENARIOS view_signin signin_view; do
 		ratio=$(records_ratio "${MEAS[$s.rps]}" "${MEAS[health.rps]}")
@@ -360,11 +360,11 @@ records /api/ $pool db=records records_secret_file=$REC_SCRATCH/key/records-secr
 		signin_view)
 			target="$(records_ratio "${MEAS[$s.rps]}" "$REC_BCRYPT") of bcrypt's $REC_BCRYPT/s ($loaded_conns clients, beside $conns viewing)" ;;
 		esac
-		printf '| %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n' "${RECORDS_LABEL[$s]}" "${MEAS[$s.rps]}" \
+		printf '| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n' "${RECORDS_LABEL[$s]}" "${MEAS[$s.rps]}" \
 		    "$p99" "${MEAS[$s.err]}" "$ratio" "$target" \
 		    "$( [ -n "${RECORDS_SLON[$s]:-}" ] && awk -v a="${RECORDS_SLON[$s]}" -v b="${RECORDS_SLON[health]}" 'BEGIN { printf "%d (%.2f)", a, a / b }' || echo n/a)" \
 		    "$( [ -n "${RECORDS_PB[$s]:-}" ] && awk -v a="${RECORDS_PB[$s]}" -v b="${RECORDS_PB[health]}" 'BEGIN { printf "%d (%.2f)", a, a / b }' || echo n/a)" \
-		    "$(records_sizes "${s/signin_view/view_signin}")" | bench_report
+		    "$(records_sizes "${s/signin_view/view_signin}")" "${MEAS[$s.cpu]:-n/a}" | bench_report
 		case $s in view_signin|signin_view) continue ;; esac
 		printf '%s\t%s\t%s\n' "${RECORDS_LABEL[$s]}" \
 		    "$([ "$db" = sqlite ] && echo SQLite || echo PostgreSQL)$([ "$preset" = default ] || echo ", $preset")" \

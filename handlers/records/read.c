@@ -645,6 +645,7 @@ rec_where(struct rec_ctx *x, const char *what)
 		buf_puts(q->sql, what);
 	else
 		rec_columns(q->sql, x->c, "t");
+	x->cols_end = q->sql->len;
 	buf_puts(q->sql, " FROM ");
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " AS t WHERE 1=1");
@@ -705,45 +706,55 @@ rec_kept_sql(struct rec_ctx *x, const struct rec_kept *k)
 }
 
 /*
- * Wraps the page's statement so that each row carries the kept total k as one more
- * column (read by rec_fetch() into rows.extra): the page and its total in one statement,
- * one round trip on PostgreSQL.  0, or -1 (out of memory: the caller answers).
+ * Adds the kept total k to the page's statement as one more column after the record's
+ * (read by rec_fetch() into rows.extra): the page and its total in one statement, one
+ * round trip on PostgreSQL, one read transaction on SQLite.  The subquery's values are
+ * bound after the page's, so their numbers follow the page's.  0, or -1 (out of memory:
+ * the caller answers).
  */
 static int
 rec_page_with_total(struct rec_ctx *x, const struct rec_kept *k)
 {
 	struct sqlq *q = &x->t->q;
-	char *page;
+	struct buf *page = q->sql, sub;
+	char *tail;
+	int rc = -1;
 
-	if (buf_failed(q->sql) || (page = arena_strndup(x->rq->arena, q->sql->data,
-	    q->sql->len)) == NULL)
-		return -1;
-	buf_reset(q->sql, REC_SQL_MAX);
-	buf_puts(q->sql, "SELECT p.*, ");
+	buf_init(&sub, 4096);
+	q->sql = &sub;
+	buf_puts(&sub, ", ");
 	rec_kept_sql(x, k);
-	buf_puts(q->sql, " FROM (");
-	buf_puts(q->sql, page);
-	buf_puts(q->sql, ") AS p");
-	return 0;
+	q->sql = page;
+	if (!buf_failed(&sub) && !buf_failed(page) && x->cols_end <= page->len &&
+	    (tail = arena_strndup(x->rq->arena, page->data + x->cols_end,
+	    page->len - x->cols_end)) != NULL) {
+		page->len = x->cols_end;
+		page->data[page->len] = '\0';
+		buf_append(page, sub.data, sub.len);
+		buf_puts(page, tail);
+		rc = buf_failed(page) ? -1 : 0;
+	}
+	buf_free(&sub);
+	return rc;
 }
 
 /*
  * The total of a list whose page is in rows: the page's extra column when it carried the
- * kept count (with_kept), the kept count alone when the page came back empty, else the
- * rows counted with the page's WHERE.  0, or -1 answered.
+ * kept count k (wrapped), the kept count alone when it did not or the page came back
+ * empty (kept), else the rows counted with the page's WHERE.  0, or -1 answered.
  */
 static int
-rec_list_total(struct rec_ctx *x, int with_kept, const struct rec_kept *k,
+rec_list_total(struct rec_ctx *x, int kept, int wrapped, const struct rec_kept *k,
     const struct rec_rows *rows, int64_t *total)
 {
 	struct sqlq *q = &x->t->q;
 	struct db_stmt *st;
 
-	if (with_kept && rows->n > 0) {
+	if (wrapped && rows->n > 0) {
 		*total = rows->extra;
 		return 0;
 	}
-	if (with_kept) {
+	if (kept) {
 		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 		buf_puts(q->sql, "SELECT ");
 		rec_kept_sql(x, k);
@@ -769,7 +780,7 @@ rec_list(struct rec_ctx *x)
 	int64_t page, per, total = -1;
 	struct rec_kept k;
 	char err[256];
-	int skip = 0, kept, r;
+	int skip = 0, kept, wrap, r;
 	size_t i;
 
 	memset(&rows, 0, sizeof(rows));
@@ -798,11 +809,12 @@ rec_list(struct rec_ctx *x)
 		buf_puts(x->t->q.sql, " OFFSET ");
 		sqlq_int(&x->t->q, (page - 1) * per);
 		kept = !skip && rec_kept_key(x, &k);
-		if (kept && rec_page_with_total(x, &k) < 0)
+		wrap = kept;
+		if (wrap && rec_page_with_total(x, &k) < 0)
 			return rec_error(x->rs, 400, "The query is too large.", NULL);
 		if (rec_fetch(x, x->c, &rows) < 0)
 			return 0;
-		if (!skip && rec_list_total(x, kept, &k, &rows, &total) < 0)
+		if (!skip && rec_list_total(x, kept, wrap, &k, &rows, &total) < 0)
 			return 0;
 		if (o.ex != NULL && rec_expand(x, o.ex, &rows) < 0)
 			return 0;

@@ -63,6 +63,7 @@ struct rec_ctx {
 	struct filter_ctx f;
 	struct filter_shape eq;		/* what the client's filter= is (rec_filter()) */
 	struct filter_shape rule;	/* what the list rule is (rec_where()) */
+	size_t cols_end;		/* where rec_where()'s column list ends in its text */
 	cJSON *body;			/* the parsed body (write routes); freed by main.c */
 	int form;			/* it came as a form: its values are all strings */
 };
