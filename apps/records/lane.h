@@ -1,6 +1,7 @@
 /*
- * lane.h: the slow lane, for a request's CPU-heavy step (a bcrypt comparison: some 50 ms
- * of a core) that must not take the CPU from the requests sharing it.
+ * lane.h: the slow lane, for a request's CPU-heavy step (a bcrypt comparison, which costs
+ * as much CPU as thousands of reads) that must not take the CPU from the requests sharing
+ * it.
  *
  * lane_run() hands the step to a thread of the process's own slow lane, which runs at a
  * lower priority (nice LANE_NICE: the scheduler lets any ordinary request thread that
