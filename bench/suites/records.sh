@@ -33,7 +33,9 @@
 # BENCH_RECORDS_CONNS (32), BENCH_RECORDS_SIGNIN_CONNS (4: a sign-in costs one bcrypt
 # compare, some 50 ms of a core), BENCH_RECORDS_LOADED_SIGNIN_CONNS (32: the sign-in
 # clients beside the view one run), BENCH_RECORDS_POOL (by default "workers=auto
-# threads=auto", the shipped pool, resolved for the CPUs the server is pinned to).
+# threads=auto", the shipped pool, resolved for the CPUs the server is pinned to),
+# BENCH_RECORDS_LARGE_SCENARIOS (the scenarios of a preset other than default: "view list
+# filtered expanded", what target 2 compares; "all": every one, sign-in included).
 
 RECORDS_SCENARIOS="view list list_skiptotal filtered filtered_skiptotal expanded expanded_skiptotal create update signin"
 # Seed 000 (slonbase 2.2 and PocketBase 0.40.6 on a 4-vCPU cloud VM): req/s.
@@ -296,12 +298,24 @@ records /api/ $pool db=records records_secret_file=$REC_SCRATCH/key/records-secr
 	    "filter=author='$RECORDS_USER'" -d perPage=1000 -d skipTotal=1 -d fields=id,title |
 	    jq -r '.items[] | [.id, ({title} | tojson)] | @tsv' > "$REC_SCRATCH/own-titles"
 	cut -f1 "$REC_SCRATCH/own-titles" > "$RECORDS_OWN_IDS"
+	local -A all=([view]=lua:view [list]="$qs" [list_skiptotal]="$qs&skipTotal=1"
+	    [filtered]="$qs&filter=(status%3D%27published%27)"
+	    [filtered_skiptotal]="$qs&filter=(status%3D%27published%27)&skipTotal=1"
+	    [expanded]="$qs&expand=author" [expanded_skiptotal]="$qs&expand=author&skipTotal=1"
+	    [create]=lua:create [update]=lua:update)
+	local targets=(health=/api/health)
+	REC_MEASURED="health"
+	for s in $RECORDS_SCENARIOS; do
+		[ "$s" = signin ] && continue
+		if [ "$preset" != default ] && [ "${BENCH_RECORDS_LARGE_SCENARIOS:-}" != all ] &&
+		    [[ " ${BENCH_RECORDS_LARGE_SCENARIOS:-view list filtered expanded} " != *" $s "* ]]; then
+			continue
+		fi
+		targets+=("$s=${all[$s]}")
+		REC_MEASURED+=" $s"
+	done
 	BENCH_RUN_HOOK=records_hook BENCH_LUA=$TOP/bench/records.lua bench_measure records tuned "$dbname" "$conns" \
-	    health=/api/health view=lua:view list="$qs" list_skiptotal="$qs&skipTotal=1" \
-	    filtered="$qs&filter=(status%3D%27published%27)" \
-	    filtered_skiptotal="$qs&filter=(status%3D%27published%27)&skipTotal=1" \
-	    expanded="$qs&expand=author" expanded_skiptotal="$qs&expand=author&skipTotal=1" \
-	    create=lua:create update=lua:update
+	    "${targets[@]}"
 	# Sign-in apart, with fewer clients: each costs one bcrypt compare (some 50 ms
 	# of a core), so 32 clients would wait past wrk's 2 s timeout.
 	# bcrypt's compares a second right before sign-in, so that the share sign-in reaches
@@ -309,8 +323,11 @@ records /api/ $pool db=records records_secret_file=$REC_SCRATCH/key/records-secr
 	REC_BCRYPT=$(records_bcrypt_per_s)
 	bench_point records "bcrypt cost 10 compares on CPUs $SERVER_CPUS (before $dbname's sign-in)" "$REC_BCRYPT /s"
 	echo "records,bcrypt_compares,sluice,none,$dbname,1,1,$REC_BCRYPT,0,0,0,0,0,0,0,0,0,0,0" >> "$BENCH_OUT/results.csv"
-	BENCH_RUN_HOOK=records_hook BENCH_LUA=$TOP/bench/records.lua bench_measure records tuned "$dbname" "$signin_conns" signin=lua:auth
-	records_loaded_view "$dbname" "$conns" "$loaded_conns"
+	if [ "$preset" = default ] || [ "${BENCH_RECORDS_LARGE_SCENARIOS:-}" = all ]; then
+		BENCH_RUN_HOOK=records_hook BENCH_LUA=$TOP/bench/records.lua bench_measure records tuned "$dbname" "$signin_conns" signin=lua:auth
+		records_loaded_view "$dbname" "$conns" "$loaded_conns"
+		REC_MEASURED+=" signin view_signin signin_view"
+	fi
 	# What the large / default table needs, per preset and database.
 	for s in list filtered expanded; do
 		REC_RPS[$preset.$db.$s]=${MEAS[$s.rps]}
@@ -343,7 +360,7 @@ records /api/ $pool db=records records_secret_file=$REC_SCRATCH/key/records-secr
 		echo "| scenario | req/s | p99 ms | errors | / health | target (issue 33) | slonbase 2.2 req/s (/ health) | PocketBase 0.40.6 req/s (/ health) | posts | server CPU &micro;s / request: sluice / nginx / PostgreSQL |"
 		echo "|---|---|---|---|---|---|---|---|---|---|"
 	} | bench_report
-	for s in health $RECORDS_SCENARIOS view_signin signin_view; do
+	for s in $REC_MEASURED; do
 		ratio=$(records_ratio "${MEAS[$s.rps]}" "${MEAS[health.rps]}")
 		target=
 		p99=${MEAS[$s.p99]}
