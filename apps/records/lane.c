@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -28,7 +29,7 @@ struct lane_step {
 	int started;		/* a lane thread took it off the queue */
 	int done;		/* fn has run */
 	int holds;		/* 2 while both the waiter and the queue or its thread hold it */
-	unsigned char arg[];
+	_Alignas(max_align_t) unsigned char arg[];	/* the step's own copy: any type */
 };
 
 static struct {
