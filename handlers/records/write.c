@@ -260,44 +260,69 @@ rec_value(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f, con
 	}
 }
 
+/*
+ * The ids a relation value d refers to, as a JSON array of strings in the arena (*ids), and
+ * how many there are (*want).  1 when d refers to some, 0 when to none (null, empty), -1
+ * answered (500).
+ */
+static int
+rec_relation_ids(struct rec_ctx *x, const struct rec_set *d, char **ids, int *want)
+{
+	cJSON *arr = NULL;
+	enum json_err je;
+	struct buf b;
+
+	if (d->f->type != COLL_RELATION || d->null || d->len == 0 || str_eq(d->s, d->len, "[]"))
+		return 0;
+	buf_init(&b, 1 << 20);
+	if (d->f->multiple)
+		buf_append(&b, d->s, d->len);
+	else {
+		buf_putc(&b, '[');
+		json_escape(&b, d->s, d->len);
+		buf_putc(&b, ']');
+	}
+	*ids = arena_strndup(x->rq->arena, b.data, b.len);
+	buf_free(&b);
+	if (*ids == NULL || (arr = json_parse(*ids, strlen(*ids), 4, &je, NULL)) == NULL)
+		return rec_error(x->rs, 500, NULL, NULL), -1;
+	*want = cJSON_GetArraySize(arr);
+	cJSON_Delete(arr);
+	return 1;
+}
+
+/* Appends to q the query of the number of distinct records of d's collection among ids,
+ * without its SELECT: "count(DISTINCT rel.id) FROM ... AS rel WHERE ...".  0, or -1 (too
+ * many values). */
+static int
+rec_relation_count(struct sqlq *q, const struct rec_set *d, const char *ids)
+{
+	buf_puts(q->sql, "count(DISTINCT rel.\"id\") FROM ");
+	coll_quote(q->sql, d->f->tcoll->name);
+	buf_puts(q->sql, " AS rel WHERE rel.\"id\" IN ");
+	return sqlq_in_json(q, ids, strlen(ids));
+}
+
 /* Checks that every related id exists: one query per relation field written. */
 static int
 rec_relations_exist(struct rec_ctx *x, struct rec_sets *s)
 {
-	int i;
+	int i, r, want;
 
 	for (i = 0; i < s->n; i++) {
 		const struct rec_set *d = &s->v[i];
 		struct sqlq *q = &x->t->q;
 		struct db_stmt *st;
-		cJSON *arr = NULL;
-		enum json_err je;
-		int want;
 		char *ids;
-		struct buf b;
 
-		if (d->f->type != COLL_RELATION || d->null || d->len == 0 ||
-		    str_eq(d->s, d->len, "[]"))
+		if ((r = rec_relation_ids(x, d, &ids, &want)) <= 0) {
+			if (r < 0)
+				return -1;
 			continue;
-		buf_init(&b, 1 << 20);
-		if (d->f->multiple)
-			buf_append(&b, d->s, d->len);
-		else {
-			buf_putc(&b, '[');
-			json_escape(&b, d->s, d->len);
-			buf_putc(&b, ']');
 		}
-		ids = arena_strndup(x->rq->arena, b.data, b.len);
-		buf_free(&b);
-		if (ids == NULL || (arr = json_parse(ids, strlen(ids), 4, &je, NULL)) == NULL)
-			return rec_error(x->rs, 500, NULL, NULL), -1;
-		want = cJSON_GetArraySize(arr);
-		cJSON_Delete(arr);
 		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
-		buf_puts(q->sql, "SELECT count(DISTINCT t.\"id\") FROM ");
-		coll_quote(q->sql, d->f->tcoll->name);
-		buf_puts(q->sql, " AS t WHERE t.\"id\" IN ");
-		sqlq_in_json(q, ids, strlen(ids));
+		buf_puts(q->sql, "SELECT ");
+		rec_relation_count(q, d, ids);
 		if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL ||
 		    sqlq_bind_all(q, st) < 0 || db_step(st) != DB_ROW)
 			return rec_db_error(x), -1;
@@ -716,6 +741,8 @@ struct rec_insert {
 	const struct rec_sets *s;
 	int txn;		/* the rule reads the collection itself: rec_insert_txn() */
 	int fetched;		/* rows holds the record as stored (rec_insert_one()) */
+	int refused;		/* rec_insert_one() stored nothing: a missing relation or the
+				 * rule (rec_create() tells which) */
 	struct rec_rows rows;
 };
 
@@ -811,15 +838,16 @@ rec_reads_coll(const struct sqlq *q, size_t off, const struct coll *c)
 }
 
 /*
- * PostgreSQL: a create as one statement that checks the create rule and inserts, and
- * returns the record as stored, so that it rides the connections' pipelined group commit
- * (common/db_pg_pool.c) with the other writes of the process instead of holding a
- * connection for a transaction of four round trips.  The rule looks at the new record
- * before it is stored, as a derived row t of every field (PocketBase checks a create rule
- * the same way); a record the rule refuses is not inserted, and the statement answers no
- * row: a 400 that costs the writes batched with it nothing (no error, no rollback).  A rule
- * that reads the collection's own table would not see the new record there: such a create
- * sets in->txn and runs nothing, for rec_insert_txn().  0, or -1 answered.
+ * PostgreSQL: a create as one statement that checks the related records and the create
+ * rule and inserts, and returns the record as stored, so that it rides the connections'
+ * pipelined group commit (common/db_pg_pool.c) with the other writes of the process
+ * instead of holding a connection for a transaction of four round trips.  The rule looks
+ * at the new record before it is stored, as a derived row t of every field (PocketBase
+ * checks a create rule the same way); a record with a missing relation or that the rule
+ * refuses is not inserted, and the statement answers no row (in->refused): a 400 that
+ * costs the writes batched with it nothing (no error, no rollback).  A rule that reads the
+ * collection's own table would not see the new record there: such a create sets in->txn
+ * and runs nothing, for rec_insert_txn().  0, or -1 answered.
  */
 static int
 rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
@@ -865,6 +893,21 @@ rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
 		coll_quote(q->sql, c->fields[i].name);
 	}
 	buf_puts(q->sql, ") AS t WHERE true");
+	/* The related records exist (rec_relations_exist()'s counts, here in the INSERT's
+	 * WHERE, so that a valid create costs no round trip of its own for them). */
+	for (k = 0; k < s->n; k++) {
+		char *ids;
+		int want;
+
+		if ((r = rec_relation_ids(x, &s->v[k], &ids, &want)) < 0)
+			return -1;
+		if (r == 0)
+			continue;
+		buf_puts(q->sql, " AND (SELECT ");
+		if (rec_relation_count(q, &s->v[k], ids) < 0)
+			goto too_many;
+		buf_printf(q->sql, ") = %d", want);
+	}
 	off = q->sql->len;
 	if ((r = rec_rule(x, c, COLL_RULE_CREATE, "t")) != 0)
 		return r < 0 ? -1 : (rec_error(x->rs, 403, "Only superusers can perform this action.",
@@ -886,9 +929,8 @@ rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
 			    NULL);
 		return -1;
 	}
-	if (in->rows.n == 0)
-		return rec_error(x->rs, 400, "Failed to create record.", NULL), -1;
-	in->fetched = 1;
+	in->refused = in->rows.n == 0;
+	in->fetched = !in->refused;
 	return 0;
 too_many:
 	return rec_error(x->rs, 400, "Failed to create record.", NULL), -1;
@@ -918,7 +960,8 @@ rec_create(struct rec_ctx *x)
 		return rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
 	if (rec_values(x, &s, 1) < 0)
 		goto out;
-	if (s.errs.len == 0 && rec_relations_exist(x, &s) < 0)
+	/* On PostgreSQL the INSERT checks the relations itself (rec_insert_one()). */
+	if (s.errs.len == 0 && db_backend(x->rq->db) != DB_PG && rec_relations_exist(x, &s) < 0)
 		goto out;
 	if (rec_invalid_answer(x, &s, "Failed to create record."))
 		goto out;
@@ -928,6 +971,16 @@ rec_create(struct rec_ctx *x)
 	 * rule that reads the collection itself, a transaction of its own. */
 	if (rec_commit(x, rec_insert, &in, 0) < 0)
 		goto out;
+	/* Nothing stored, or nothing run: a missing relation answers as it would have
+	 * before the INSERT, then the rule's refusal. */
+	if ((in.refused || in.txn) && rec_relations_exist(x, &s) < 0)
+		goto out;
+	if (rec_invalid_answer(x, &s, "Failed to create record."))
+		goto out;
+	if (in.refused) {
+		rc = rec_error(x->rs, 400, "Failed to create record.", NULL);
+		goto out;
+	}
 	if (in.txn && rec_commit(x, rec_insert, &in, 1) < 0)
 		goto out;
 	rc = in.fetched ? rec_show_rows(x, &in.rows) : rec_show(x, s.id);

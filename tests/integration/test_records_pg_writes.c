@@ -11,6 +11,8 @@
  *   - a rule that reads its own collection: a create whose rule is true only once the new
  *     record is in its table (@collection.threads.id ?= id) passes, as it did when every
  *     create under a rule ran in a transaction of its own.
+ *   - a missing relation: a create naming a record that does not exist answers 400 with
+ *     validation_missing_rel_records (before its rule is looked at) and stores nothing.
  *   - kill under creates: 8 clients create posts with unique titles while a records worker
  *     is killed with SIGKILL every 1.3 s.  Every create answered 200 is stored once; no
  *     row is stored twice or unasked; every other answer is a JSON error (or none).
@@ -308,6 +310,39 @@ test_records_pg_create_rule_reading_own_collection(void)
 	CHECK_INT(n, 1);
 }
 
+/* ---- a missing relation ---- */
+
+/* A create that names a record that does not exist answers 400 with the field's
+ * validation_missing_rel_records, and stores nothing, also when its rule would refuse it
+ * too (the relations are checked first, as before the rule). */
+static void
+test_records_pg_create_missing_relation_answers_validation(void)
+{
+	static const char want[] = "{\"data\":{\"post\":{\"code\":"
+	    "\"validation_missing_rel_records\",\"message\":\"Failed to find all relation "
+	    "records with the provided ids.\"}},\"message\":\"Failed to create record.\","
+	    "\"status\":400}";
+	struct http_resp r;
+	char body[256];
+	int k;
+
+	if (!rw_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	http_resp_init(&r);
+	for (k = 0; k < 2; k++) {
+		snprintf(body, sizeof(body), "{\"post\":\"zzzzzzzzzzzzzzz\",\"author\":\"%s\","
+		    "\"text\":\"mr-%d\"}", k ? rw_user2 : rw_user1, k);
+		CHECK_INT(rw_do("POST", "/api/collections/comments/records", 1, body, &r), 0);
+		CHECK_INT(r.status, 400);
+		CHECK_STR(r.body.data ? r.body.data : "", want);
+	}
+	http_resp_free(&r);
+	CHECK_INT(chatfix_int(rw_pg.url, "SELECT count(*) FROM comments WHERE text LIKE 'mr-%'",
+	    NULL), 0);
+}
+
 /* ---- kill under creates ---- */
 
 struct rw_post {
@@ -454,6 +489,7 @@ main(void)
 	rw_up = rw_start() == 0;
 	RUN(test_records_pg_creates_group_commit_refused_alone);
 	RUN(test_records_pg_create_rule_reading_own_collection);
+	RUN(test_records_pg_create_missing_relation_answers_validation);
 	RUN(test_records_pg_kill_under_creates);
 	if (rw_up)
 		stack_stop(&rw_s);
