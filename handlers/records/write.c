@@ -736,6 +736,43 @@ rec_exec_write(struct rec_ctx *x, void *arg)
 	return n < 0 ? -1 : n > 0;
 }
 
+/* Appends " RETURNING alias.\"id\", ..." of every field of c, in order (rec_fetch()). */
+static void
+rec_returning(struct sqlq *q, const struct coll *c, const char *alias)
+{
+	size_t i;
+
+	buf_puts(q->sql, " RETURNING ");
+	for (i = 0; i < c->nfields; i++) {
+		if (i > 0)
+			buf_puts(q->sql, ", ");
+		sqlq_col(q->sql, alias, c->fields[i].name);
+	}
+}
+
+/* Runs the statement in x->t->q, a write that returns its record of x->c (rec_returning()),
+ * into *rows.  0, or -1 answered (a duplicate unique value: 400, as rec_exec()). */
+static int
+rec_exec_rows(struct rec_ctx *x, struct rec_rows *rows)
+{
+	if (rec_fetch(x, x->c, rows) == 0)
+		return 0;
+	if (db_errcode(x->rq->db) == DB_ECONSTRAINT &&
+	    strcmp(db_sqlstate(x->rq->db), "23505") == 0)
+		rec_error(x->rs, 400, "Failed to save the record: a value must be unique.", NULL);
+	return -1;
+}
+
+/* rec_exec_rows() as a write of rec_commit(), arg the struct rec_rows: the rows changed (0
+ * or 1), or -1 answered. */
+static int
+rec_exec_rows_write(struct rec_ctx *x, void *arg)
+{
+	struct rec_rows *rows = arg;
+
+	return rec_exec_rows(x, rows) < 0 ? -1 : rows->n > 0;
+}
+
 /* A create: its values, and what it stored. */
 struct rec_insert {
 	const struct rec_sets *s;
@@ -916,19 +953,9 @@ rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
 		in->txn = 1;
 		return 0;
 	}
-	buf_puts(q->sql, " RETURNING ");
-	for (i = 0; i < c->nfields; i++) {
-		if (i > 0)
-			buf_puts(q->sql, ", ");
-		sqlq_col(q->sql, "r", c->fields[i].name);
-	}
-	if (rec_fetch(x, c, &in->rows) < 0) {
-		if (db_errcode(x->rq->db) == DB_ECONSTRAINT &&
-		    strcmp(db_sqlstate(x->rq->db), "23505") == 0)
-			rec_error(x->rs, 400, "Failed to save the record: a value must be unique.",
-			    NULL);
+	rec_returning(q, c, "r");
+	if (rec_exec_rows(x, &in->rows) < 0)
 		return -1;
-	}
 	in->refused = in->rows.n == 0;
 	in->fetched = !in->refused;
 	return 0;
@@ -1021,6 +1048,7 @@ rec_may_update(struct rec_ctx *x)
 int
 rec_update(struct rec_ctx *x)
 {
+	struct rec_rows rows;
 	struct rec_sets s;
 	struct sqlq *q = &x->t->q;
 	int i, r, rc = 0;
@@ -1065,6 +1093,14 @@ rec_update(struct rec_ctx *x)
 	if ((r = rec_rule(x, x->c, COLL_RULE_UPDATE, "t")) != 0) {
 		if (r > 0)
 			rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
+		goto out;
+	}
+	if (db_backend(x->rq->db) == DB_PG) {
+		/* The record as stored comes back with the UPDATE: no read after it. */
+		rec_returning(q, x->c, "t");
+		if ((n = rec_commit(x, rec_exec_rows_write, &rows, 0)) < 0)
+			goto out;
+		rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show_rows(x, &rows);
 		goto out;
 	}
 	if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
