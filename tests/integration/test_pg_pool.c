@@ -288,11 +288,10 @@ test_pg_pool_kill_under_pipelined_writes(void)
 	struct pp_writer w[PP_WRITERS];
 	atomic_int stop = 0;
 	struct db *db = NULL;
-	pid_t pids[8];
 	char err[256];
 	long acked = 0, errors = 0, unanswered = 0, lost = 0, dup = 0, nonjson = 0;
 	long failed_present = 0, total_rows = -1, stored = 0;
-	int i, k, n, started = 0, kills = 0;
+	int i, started = 0, kills = 0;
 	size_t j;
 
 	if (!pp_up) {
@@ -308,14 +307,7 @@ test_pg_pool_kill_under_pipelined_writes(void)
 		started++;
 	}
 	CHECK_INT(started, PP_WRITERS);
-	/* Each kill waits out the supervisor's quick-failure window for the worker that
-	 * replaced the previous victim. */
-	for (k = 0; k < PP_KILLS; k++) {
-		usleep(PP_KILL_MS * 1000);
-		n = stack_worker_pids(&pp_s, "rest", pids, 8);
-		if (n > 0 && kill(pids[k % n], SIGKILL) == 0)
-			kills++;
-	}
+	kills = stack_kill_workers(&pp_s, "rest", PP_KILLS, PP_KILL_MS);
 	usleep(500 * 1000);
 	stop = 1;
 	for (i = 0; i < started; i++)

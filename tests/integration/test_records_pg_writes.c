@@ -397,12 +397,11 @@ test_records_pg_kill_under_creates(void)
 	atomic_int stop = 0;
 	struct db *db = NULL;
 	struct db_stmt *st;
-	pid_t pids[8];
 	char title[32], err[256];
 	long acked = 0, errors = 0, unanswered = 0, lost = 0, dup = 0, nonjson = 0;
 	long failed_present = 0, stored = 0;
 	long long total_rows;
-	int i, k, n, have, started = 0, kills = 0;
+	int i, have, started = 0, kills = 0;
 	size_t j;
 
 	if (!rw_up) {
@@ -418,14 +417,7 @@ test_records_pg_kill_under_creates(void)
 		started++;
 	}
 	CHECK_INT(started, RW_WRITERS);
-	/* Each kill waits out the supervisor's quick-failure window for the worker that
-	 * replaced the previous victim. */
-	for (k = 0; k < RW_KILLS; k++) {
-		usleep(RW_KILL_MS * 1000);
-		n = stack_worker_pids(&rw_s, "records", pids, 8);
-		if (n > 0 && kill(pids[k % n], SIGKILL) == 0)
-			kills++;
-	}
+	kills = stack_kill_workers(&rw_s, "records", RW_KILLS, RW_KILL_MS);
 	usleep(500 * 1000);
 	stop = 1;
 	for (i = 0; i < started; i++)
