@@ -19,7 +19,6 @@
  */
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +28,8 @@
 #include <cjson/cJSON.h>
 
 #include "chatfix.h"
-#include "db.h"
 #include "http.h"
+#include "killwrites.h"
 #include "pgtmp.h"
 #include "stack.h"
 #include "../lib/harness.h"
@@ -345,134 +344,38 @@ test_records_pg_create_missing_relation_answers_validation(void)
 
 /* ---- kill under creates ---- */
 
-struct rw_post {
-	uint32_t id;
-	short status;		/* 0: no answer */
-	unsigned char json;	/* a non-200 answer was a JSON error */
-};
-
-struct rw_writer {
-	pthread_t tid;
-	int index;
-	atomic_int *stop;
-	struct rw_post *posts;
-	size_t n, cap;
-};
-
-static void *
-rw_writer_run(void *arg)
+/* A create of a post titled "pk-ID" (killwrites.h). */
+static void
+rw_create(struct kw_write *w)
 {
-	struct rw_writer *w = arg;
 	struct http_resp r;
-	struct rw_post p, *np;
 	char body[192];
-	uint32_t seq = 0;
 
+	snprintf(body, sizeof(body), "{\"title\":\"pk-%u\",\"status\":\"draft\","
+	    "\"author\":\"%s\"}", w->id, rw_user1);
 	http_resp_init(&r);
-	while (!atomic_load(w->stop)) {
-		memset(&p, 0, sizeof(p));
-		p.id = (uint32_t)w->index << 24 | seq++;
-		snprintf(body, sizeof(body), "{\"title\":\"pk-%u\",\"status\":\"draft\","
-		    "\"author\":\"%s\"}", p.id, rw_user1);
-		if (rw_do("POST", "/api/collections/posts/records", 1, body, &r) == 0) {
-			p.status = (short)r.status;
-			p.json = r.status != 200 && rw_json_error(&r);
-		}
-		if (w->n == w->cap) {
-			w->cap = w->cap ? w->cap * 2 : 1024;
-			if ((np = realloc(w->posts, w->cap * sizeof(*np))) == NULL)
-				break;
-			w->posts = np;
-		}
-		w->posts[w->n++] = p;
+	if (rw_do("POST", "/api/collections/posts/records", 1, body, &r) == 0) {
+		w->status = (short)r.status;
+		w->json = r.status != 200 && rw_json_error(&r);
 	}
 	http_resp_free(&r);
-	return NULL;
 }
 
 static void
 test_records_pg_kill_under_creates(void)
 {
-	struct rw_writer w[RW_WRITERS];
-	atomic_int stop = 0;
-	struct db *db = NULL;
-	struct db_stmt *st;
-	char title[32], err[256];
-	long acked = 0, errors = 0, unanswered = 0, lost = 0, dup = 0, nonjson = 0;
-	long failed_present = 0, stored = 0;
-	long long total_rows;
-	int i, have, started = 0, kills = 0;
-	size_t j;
+	struct kw_result res;
 
 	if (!rw_up) {
 		CHECK(!"stack up");
 		return;
 	}
-	memset(w, 0, sizeof(w));
-	for (i = 0; i < RW_WRITERS; i++) {
-		w[i].index = i + 1;
-		w[i].stop = &stop;
-		if (pthread_create(&w[i].tid, NULL, rw_writer_run, &w[i]) != 0)
-			break;
-		started++;
-	}
-	CHECK_INT(started, RW_WRITERS);
-	kills = stack_kill_workers(&rw_s, "records", RW_KILLS, RW_KILL_MS);
-	usleep(500 * 1000);
-	stop = 1;
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	CHECK_INT(kills, RW_KILLS);
-	CHECK(stack_wait_pool(&rw_s, "records", 10000) == 0);
-	if (db_open(&db, rw_pg.url, NULL, err, sizeof(err)) < 0) {
-		harness_fail(__FILE__, __LINE__, "db_open: %s", err);
-		goto out;
-	}
-	for (i = 0; i < started; i++)
-		for (j = 0; j < w[i].n; j++) {
-			const struct rw_post *p = &w[i].posts[j];
-
-			snprintf(title, sizeof(title), "pk-%u", p->id);
-			have = -1;
-			if ((st = db_prepare(db, "SELECT count(*) FROM posts WHERE title = $1")) !=
-			    NULL && db_bind_text(st, 1, title, strlen(title)) == 0 &&
-			    db_step(st) == DB_ROW)
-				have = (int)db_column_int(st, 0);
-			if (st != NULL)
-				db_reset(st);
-			if (have < 0) {
-				CHECK(!"row looked up");
-				goto out;
-			}
-			stored += have;
-			dup += have > 1;
-			if (p->status == 200) {
-				acked++;
-				lost += have == 0;
-			} else if (p->status == 0) {
-				unanswered++;
-			} else {
-				errors++;
-				nonjson += !p->json;
-				failed_present += have > 0;
-			}
-		}
-	total_rows = chatfix_int(rw_pg.url, "SELECT count(*) FROM posts WHERE title LIKE 'pk-%'",
-	    NULL);
-	printf("  %d kills: %ld creates acknowledged, %ld errors (%ld stored all the same), "
-	    "%ld unanswered; lost %ld, stored twice %ld, non-JSON errors %ld\n", kills, acked,
-	    errors, failed_present, unanswered, lost, dup, nonjson);
-	CHECK(acked > 100);
-	CHECK_INT(lost, 0);
-	CHECK_INT(dup, 0);
-	CHECK_INT(nonjson, 0);
-	/* No row the clients did not ask for. */
-	CHECK_INT(total_rows, stored);
-out:
-	if (db != NULL)
-		db_close(db);
-	for (i = 0; i < RW_WRITERS; i++)
-		free(w[i].posts);
+	if (kw_run(&rw_s, "records", RW_WRITERS, RW_KILLS, RW_KILL_MS, rw_create, rw_pg.url,
+	    "SELECT count(*) FROM posts WHERE title = $1", "pk-",
+	    "SELECT count(*) FROM posts WHERE title LIKE 'pk-%'", &res) < 0)
+		return;
+	CHECK_INT(res.kills, RW_KILLS);
+	kw_check(&res, "creates", 101);
 }
 
 int
