@@ -949,7 +949,7 @@ rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
 	if ((r = rec_rule(x, c, COLL_RULE_CREATE, "t")) != 0)
 		return r < 0 ? -1 : (rec_error(x->rs, 403, "Only superusers can perform this action.",
 		    NULL), -1);
-	if (q->sql->len > off && rec_reads_coll(q, off, c)) {
+	if (rec_reads_coll(q, off, c)) {
 		in->txn = 1;
 		return 0;
 	}
