@@ -147,11 +147,25 @@ struct pg_conn {
 	size_t capops;
 };
 
+/*
+ * A condition variable a thread waits on for its job.  The pool owns them (a free list,
+ * freed with the pool), so that a leader may signal the threads of its batch after letting
+ * go of the pool's mutex: a thread woken while the leader still held it would only wake to
+ * wait for the mutex (two context switches instead of one, and the woken thread usually
+ * runs at once on a loaded core).  A signal that comes after its thread has returned
+ * wakes, at worst, whoever waits on that variable next, which rechecks what it waits for.
+ */
+struct pg_waiter {
+	pthread_cond_t cv;
+	struct pg_waiter *next;
+};
+
 struct pg_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;		/* a connection became free or drained */
 	pthread_condattr_t ca;		/* CLOCK_MONOTONIC, for cv and the jobs' own */
 	int waiters;			/* threads waiting on cv */
+	struct pg_waiter *spare;	/* the waiters no job uses, under mu */
 	unsigned long long jobs, batches;	/* sent so far, for the log at close */
 	char *conninfo;			/* owned */
 	struct db_opts opts;
@@ -888,13 +902,15 @@ pg_unqueue(struct pg_conn *c, struct pg_job *job)
  * then the thread of the job now first in the queue, which leads the next batch.  Each
  * thread waits on a condition variable of its own, so that the end of a batch wakes the
  * threads that have something to do and no other (a broadcast would wake every queued
- * thread to find its job still queued).
+ * thread to find its job still queued).  The batch's threads are signalled once the
+ * mutex is free (struct pg_waiter), so that each takes it at once when it wakes.
  */
 static void
 pg_lead(struct pg_pool *p, struct pg_conn *c)
 {
+	pthread_cond_t *cvs[PG_BATCH_MAX];
 	struct pg_job *batch, **pp, *j;
-	int n;
+	int n, i;
 
 	batch = c->head;
 	for (pp = &c->head, n = 0; *pp != NULL && n < PG_BATCH_MAX; n++) {
@@ -912,23 +928,27 @@ pg_lead(struct pg_pool *p, struct pg_conn *c)
 	pthread_mutex_unlock(&p->mu);
 	pg_batch_run(c, batch);
 	pthread_mutex_lock(&p->mu);
-	for (j = batch; j != NULL; j = batch) {
+	for (j = batch, n = 0; j != NULL; j = batch) {
 		batch = j->next;
 		j->next = NULL;
 		j->done = 1;
-		pthread_cond_signal(j->cv);
+		cvs[n++] = j->cv;
 	}
 	c->state = PGC_IDLE;
 	pg_wake_next(c);
 	if (p->waiters > 0)
 		pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (i = 0; i < n; i++)
+		pthread_cond_signal(cvs[i]);
+	pthread_mutex_lock(&p->mu);
 }
 
 void
 pg_pool_run(struct pg_pool *p, struct pg_job *job)
 {
 	const char *gave_up = NULL;
-	pthread_cond_t cv;
+	struct pg_waiter *w;
 	struct pg_conn *c = NULL;
 
 	job->res = NULL;
@@ -936,10 +956,17 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 	job->msg[0] = '\0';
 	job->next = NULL;
 	job->taken = job->done = job->synced = job->seg = job->alone = 0;
-	(void)pthread_cond_init(&cv, &p->ca);
-	/* cppcheck-suppress autoVariables ; the pool drops it before this function returns */
-	job->cv = &cv;
 	pthread_mutex_lock(&p->mu);
+	if ((w = p->spare) != NULL)
+		p->spare = w->next;
+	else if ((w = malloc(sizeof(*w))) == NULL ||
+	    pthread_cond_init(&w->cv, &p->ca) != 0) {
+		pthread_mutex_unlock(&p->mu);
+		free(w);
+		pg_job_fail(job, DB_EINTERNAL, "pg: out of memory");
+		return;
+	}
+	job->cv = &w->cv;
 	while (gave_up == NULL && (c = pg_pick_job(p)) == NULL) {
 		p->waiters++;
 		if (pg_wait(&p->cv, p, job->deadline_ms) == ETIMEDOUT)
@@ -956,7 +983,7 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 			pg_lead(p, c);
 			continue;
 		}
-		if (pg_wait(&cv, p, job->taken ? 0 : job->deadline_ms) == ETIMEDOUT &&
+		if (pg_wait(&w->cv, p, job->taken ? 0 : job->deadline_ms) == ETIMEDOUT &&
 		    !job->taken && !job->done) {
 			/* Still queued: take it out and give up. */
 			pg_unqueue(c, job);
@@ -964,8 +991,9 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 			break;
 		}
 	}
+	w->next = p->spare;
+	p->spare = w;
 	pthread_mutex_unlock(&p->mu);
-	pthread_cond_destroy(&cv);
 	if (gave_up != NULL)
 		pg_job_fail(job, DB_ETIMEOUT, gave_up);
 }
@@ -1095,6 +1123,7 @@ pg_conn_stmt(struct pg_conn *c, const char *sql, PGresult **failed)
 static void
 pg_pool_free(struct pg_pool *p)
 {
+	struct pg_waiter *w;
 	int i;
 
 	if (p == NULL)
@@ -1110,6 +1139,11 @@ pg_pool_free(struct pg_pool *p)
 		PQfinish(p->conns[i].pq);
 	}
 	free(p->conns);
+	while ((w = p->spare) != NULL) {
+		p->spare = w->next;
+		pthread_cond_destroy(&w->cv);
+		free(w);
+	}
 	pthread_cond_destroy(&p->cv);
 	pthread_condattr_destroy(&p->ca);
 	pthread_mutex_destroy(&p->mu);

@@ -52,7 +52,7 @@ struct pg_job {
 	/* The pool's. */
 	struct pg_job *next;
 	long stmt;			/* its statement's index on the connection */
-	pthread_cond_t *cv;		/* its thread waits on it (on that thread's stack) */
+	pthread_cond_t *cv;		/* its thread waits on it (the pool's: pg_waiter) */
 	int taken;
 	int done;
 	int synced;

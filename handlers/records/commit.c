@@ -3,9 +3,13 @@
  * delete) goes through the process's group commit (common/gcommit.h), like the rest and
  * chat endpoints' writes: one transaction and one fsync per batch, each write in its own
  * savepoint (a failing one is undone alone), acknowledged only after the batch's COMMIT,
- * within the request's time budget (503 past it).  On PostgreSQL a write runs as before:
- * its one statement, or a transaction of its own when it has several (a create under a
- * rule).
+ * within the request's time budget (503 past it).  On PostgreSQL a write is one statement
+ * outside a transaction (a create checks its rule in its INSERT, write.c), which the
+ * connections' pipelined batches commit together with the process's other writes that
+ * meet in a batch (db_pg_pool.c's group commit: one transaction and one WAL flush, each
+ * write acknowledged once its batch's COMMIT was answered, a failing one run again
+ * alone); only a write of several statements (a create whose rule reads its own
+ * collection) holds a connection for a transaction of its own.
  */
 #include "gcommit.h"
 #include "log.h"

@@ -272,6 +272,12 @@ handle(struct req *rq, struct resp *rs)
 	x.t = rq->thread;
 	if (rec_route(&x, &what) < 0)
 		return 0;
+	/* A read, its token's check included: on PostgreSQL its statements ride the
+	 * pipelined batches' read segment (one Sync with the other reads of a batch, no
+	 * transaction of a group commit around them), and may go to a standby (db_read=), as
+	 * the REST API's GETs do. */
+	if (rq->method & (REQ_GET | REQ_HEAD))
+		db_route(rq->db, DB_ROUTE_READ);
 	if (rec_authorize(&x) < 0)
 		return 0;
 	if (strncmp(what, "auth-", 5) == 0) {

@@ -34,11 +34,7 @@ rec_truthy(const char *v)
 	return v != NULL && (v[0] == 't' || v[0] == '1');
 }
 
-/*
- * Runs q (the statement text in q->sql) and reads every row of collection c into *out
- * (arena memory).  Returns 0, or -1 with the error response in x->rs.
- */
-static int
+int
 rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
 {
 	struct sqlq *q = &x->t->q;
@@ -907,4 +903,18 @@ rec_show(struct rec_ctx *x, const char *id)
 	if (rows.n == 0)
 		return rec_error(x->rs, 404, NULL, NULL);
 	return rec_answer_row(x, &rows, &o);
+}
+
+int
+rec_show_rows(struct rec_ctx *x, struct rec_rows *rows)
+{
+	struct query_fields fs;
+	struct query_expands ex;
+	struct rec_out o;
+
+	if (rec_out_params(x, &fs, &ex, &o) < 0)
+		return 0;
+	if (rows->n == 0)
+		return rec_error(x->rs, 404, NULL, NULL);
+	return rec_answer_row(x, rows, &o);
 }

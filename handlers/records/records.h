@@ -104,9 +104,10 @@ int rec_view(struct rec_ctx *x);
  * commit.c: runs fn(x, arg), a write on x->rq->db that answers its own failures (returns
  * >= 0, or -1 answered), as one write: on SQLite group-committed with the process's other
  * writes (common/gcommit.h; fn may then run more than once, and on the batch's connection,
- * which x->rq->db points at while it runs), on PostgreSQL in a transaction of its own when
- * txn is set (else as its one statement).  Returns fn's value once committed, or -1
- * answered.
+ * which x->rq->db points at while it runs); on PostgreSQL fn's one statement outside a
+ * transaction, which the connections' pipelined batches group-commit with the process's
+ * other writes (common/db_pg_pool.c), or with txn set a transaction of its own (a write of
+ * several statements).  Returns fn's value once committed, or -1 answered.
  */
 int rec_commit(struct rec_ctx *x, int (*fn)(struct rec_ctx *x, void *arg), void *arg,
     int txn);
@@ -120,6 +121,14 @@ int rec_auth_refresh(struct rec_ctx *x);
 /* Answers 200 with the record id of x->c as it is now, with the request's fields= and
  * expand= (a create's or an update's answer; no view rule).  Returns 0. */
 int rec_show(struct rec_ctx *x, const char *id);
+
+/* The same for the record in rows (rows->r[0], as a write's RETURNING read it). */
+int rec_show_rows(struct rec_ctx *x, struct rec_rows *rows);
+
+/* Runs x->t->q (the statement text in q->sql, its values bound) and reads every row of
+ * collection c (its fields in order) into *out (arena memory).  Returns 0, or -1 with the
+ * error response in x->rs (the failure left on x->rq->db). */
+int rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out);
 
 /* Reads one record of c by id (no rule) into *row.  1 found, 0 not, -1 error (answered). */
 int rec_get(struct rec_ctx *x, const struct coll *c, const char *id, size_t idlen,

@@ -261,44 +261,69 @@ rec_value(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f, con
 	}
 }
 
+/*
+ * The ids a relation value d refers to, as a JSON array of strings in the arena (*ids), and
+ * how many there are (*want).  1 when d refers to some, 0 when to none (null, empty), -1
+ * answered (500).
+ */
+static int
+rec_relation_ids(struct rec_ctx *x, const struct rec_set *d, char **ids, int *want)
+{
+	cJSON *arr = NULL;
+	enum json_err je;
+	struct buf b;
+
+	if (d->f->type != COLL_RELATION || d->null || d->len == 0 || str_eq(d->s, d->len, "[]"))
+		return 0;
+	buf_init(&b, 1 << 20);
+	if (d->f->multiple)
+		buf_append(&b, d->s, d->len);
+	else {
+		buf_putc(&b, '[');
+		json_escape(&b, d->s, d->len);
+		buf_putc(&b, ']');
+	}
+	*ids = arena_strndup(x->rq->arena, b.data, b.len);
+	buf_free(&b);
+	if (*ids == NULL || (arr = json_parse(*ids, strlen(*ids), 4, &je, NULL)) == NULL)
+		return rec_error(x->rs, 500, NULL, NULL), -1;
+	*want = cJSON_GetArraySize(arr);
+	cJSON_Delete(arr);
+	return 1;
+}
+
+/* Appends to q the query of the number of distinct records of d's collection among ids,
+ * without its SELECT: "count(DISTINCT rel.id) FROM ... AS rel WHERE ...".  0, or -1 (too
+ * many values). */
+static int
+rec_relation_count(struct sqlq *q, const struct rec_set *d, const char *ids)
+{
+	buf_puts(q->sql, "count(DISTINCT rel.\"id\") FROM ");
+	coll_quote(q->sql, d->f->tcoll->name);
+	buf_puts(q->sql, " AS rel WHERE rel.\"id\" IN ");
+	return sqlq_in_json(q, ids, strlen(ids));
+}
+
 /* Checks that every related id exists: one query per relation field written. */
 static int
 rec_relations_exist(struct rec_ctx *x, struct rec_sets *s)
 {
-	int i;
+	int i, r, want;
 
 	for (i = 0; i < s->n; i++) {
 		const struct rec_set *d = &s->v[i];
 		struct sqlq *q = &x->t->q;
 		struct db_stmt *st;
-		cJSON *arr = NULL;
-		enum json_err je;
-		int want;
 		char *ids;
-		struct buf b;
 
-		if (d->f->type != COLL_RELATION || d->null || d->len == 0 ||
-		    str_eq(d->s, d->len, "[]"))
+		if ((r = rec_relation_ids(x, d, &ids, &want)) <= 0) {
+			if (r < 0)
+				return -1;
 			continue;
-		buf_init(&b, 1 << 20);
-		if (d->f->multiple)
-			buf_append(&b, d->s, d->len);
-		else {
-			buf_putc(&b, '[');
-			json_escape(&b, d->s, d->len);
-			buf_putc(&b, ']');
 		}
-		ids = arena_strndup(x->rq->arena, b.data, b.len);
-		buf_free(&b);
-		if (ids == NULL || (arr = json_parse(ids, strlen(ids), 4, &je, NULL)) == NULL)
-			return rec_error(x->rs, 500, NULL, NULL), -1;
-		want = cJSON_GetArraySize(arr);
-		cJSON_Delete(arr);
 		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
-		buf_puts(q->sql, "SELECT count(DISTINCT t.\"id\") FROM ");
-		coll_quote(q->sql, d->f->tcoll->name);
-		buf_puts(q->sql, " AS t WHERE t.\"id\" IN ");
-		sqlq_in_json(q, ids, strlen(ids));
+		buf_puts(q->sql, "SELECT ");
+		rec_relation_count(q, d, ids);
 		if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL ||
 		    sqlq_bind_all(q, st) < 0 || db_step(st) != DB_ROW)
 			return rec_db_error(x), -1;
@@ -763,15 +788,61 @@ rec_exec_write(struct rec_ctx *x, void *arg)
 	return n < 0 ? -1 : n > 0;
 }
 
+/* Appends " RETURNING alias.\"id\", ..." of every field of c, in order (rec_fetch()). */
+static void
+rec_returning(struct sqlq *q, const struct coll *c, const char *alias)
+{
+	size_t i;
+
+	buf_puts(q->sql, " RETURNING ");
+	for (i = 0; i < c->nfields; i++) {
+		if (i > 0)
+			buf_puts(q->sql, ", ");
+		sqlq_col(q->sql, alias, c->fields[i].name);
+	}
+}
+
+/* Runs the statement in x->t->q, a write that returns its record of x->c (rec_returning()),
+ * into *rows.  0, or -1 answered (a duplicate unique value: 400, as rec_exec()). */
+static int
+rec_exec_rows(struct rec_ctx *x, struct rec_rows *rows)
+{
+	if (rec_fetch(x, x->c, rows) == 0)
+		return 0;
+	if (db_errcode(x->rq->db) == DB_ECONSTRAINT &&
+	    strcmp(db_sqlstate(x->rq->db), "23505") == 0)
+		rec_error(x->rs, 400, "Failed to save the record: a value must be unique.", NULL);
+	return -1;
+}
+
+/* rec_exec_rows() as a write of rec_commit(), arg the struct rec_rows: the rows changed (0
+ * or 1), or -1 answered. */
+static int
+rec_exec_rows_write(struct rec_ctx *x, void *arg)
+{
+	struct rec_rows *rows = arg;
+
+	return rec_exec_rows(x, rows) < 0 ? -1 : rows->n > 0;
+}
+
+/* A create: its values, and what it stored. */
+struct rec_insert {
+	const struct rec_sets *s;
+	int txn;		/* the rule reads the collection itself: rec_insert_txn() */
+	int fetched;		/* rows holds the record as stored (rec_insert_one()) */
+	int refused;		/* rec_insert_one() stored nothing: a missing relation or the
+				 * rule (rec_create() tells which) */
+	struct rec_rows rows;
+};
+
 /*
- * The INSERT of a new record (the values s), and under a create rule the rule's check of the
- * record as it was stored, in the same transaction: a write of rec_commit(), which may run it
- * more than once, so it builds its statements each time.  0, or -1 answered.
+ * The INSERT of a new record (the values s), and under a create rule the rule's check of
+ * the record as it was stored, in the same transaction: a write of rec_commit(), which may
+ * run it more than once, so it builds its statements each time.  0, or -1 answered.
  */
 static int
-rec_insert(struct rec_ctx *x, void *arg)
+rec_insert_txn(struct rec_ctx *x, const struct rec_sets *s)
 {
-	const struct rec_sets *s = arg;
 	struct sqlq *q = &x->t->q;
 	const char *rule = x->c->rules[COLL_RULE_CREATE];
 	int i, r;
@@ -815,24 +886,183 @@ rec_insert(struct rec_ctx *x, void *arg)
 	return 0;
 }
 
+/*
+ * f's column type on PostgreSQL and the value its column takes when a create leaves it out:
+ * what coll.c's DDL declares (coll_column_type()).  A create rule looks at the new record
+ * before it is stored, so the fields the body does not set read as they will be stored.
+ */
+static const char *
+rec_pg_column(const struct coll_field *f, const char **dflt)
+{
+	if (f->multiple) {
+		*dflt = "'[]'";
+		return "jsonb";
+	}
+	switch (f->type) {
+	case COLL_NUMBER:
+		*dflt = "0";
+		return "double precision";
+	case COLL_BOOL:
+		*dflt = "false";
+		return "boolean";
+	case COLL_JSON:
+		*dflt = "NULL";
+		return "jsonb";
+	default:
+		*dflt = "''";
+		return "text";
+	}
+}
+
+/* 1 when the text from off on in q's statement names collection c's table: a rule that
+ * reads the collection itself (@collection.C, a relation to C, a back-relation of C). */
+static int
+rec_reads_coll(const struct sqlq *q, size_t off, const struct coll *c)
+{
+	char quoted[COLL_NAME_MAX + 3];
+	int n = snprintf(quoted, sizeof(quoted), "\"%s\"", c->name);
+
+	return n < 0 || (size_t)n >= sizeof(quoted) ||
+	    strstr(q->sql->data + off, quoted) != NULL;
+}
+
+/*
+ * PostgreSQL: a create as one statement that checks the related records and the create
+ * rule and inserts, and returns the record as stored, so that it rides the connections'
+ * pipelined group commit (common/db_pg_pool.c) with the other writes of the process
+ * instead of holding a connection for a transaction of four round trips.  The rule looks
+ * at the new record before it is stored, as a derived row t of every field (PocketBase
+ * checks a create rule the same way); a record with a missing relation or that the rule
+ * refuses is not inserted, and the statement answers no row (in->refused): a 400 that
+ * costs the writes batched with it nothing (no error, no rollback).  A rule that reads the
+ * collection's own table would not see the new record there: such a create sets in->txn
+ * and runs nothing, for rec_insert_txn().  0, or -1 answered.
+ */
+static int
+rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
+{
+	const struct rec_sets *s = in->s;
+	const struct coll *c = x->c;
+	struct sqlq *q = &x->t->q;
+	const char *type, *dflt;
+	const struct rec_set *d;
+	size_t i, off;
+	int k, r;
+
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "INSERT INTO ");
+	coll_quote(q->sql, c->name);
+	buf_puts(q->sql, " AS r (\"id\"");
+	for (k = 0; k < s->n; k++) {
+		buf_puts(q->sql, ", ");
+		coll_quote(q->sql, s->v[k].f->name);
+	}
+	buf_puts(q->sql, ") SELECT t.\"id\"");
+	for (k = 0; k < s->n; k++) {
+		buf_puts(q->sql, ", ");
+		sqlq_col(q->sql, "t", s->v[k].f->name);
+	}
+	buf_puts(q->sql, " FROM (SELECT ");
+	if (sqlq_text(q, s->id, strlen(s->id)) < 0)
+		goto too_many;
+	buf_puts(q->sql, "::text AS \"id\"");
+	for (i = 1; i < c->nfields; i++) {
+		type = rec_pg_column(&c->fields[i], &dflt);
+		for (k = 0, d = NULL; k < s->n && d == NULL; k++)
+			if (s->v[k].f == &c->fields[i])
+				d = &s->v[k];
+		buf_puts(q->sql, ", ");
+		if (d == NULL)
+			buf_puts(q->sql, dflt);
+		else if (rec_bind_sets(q, s, (int)(d - s->v)) < 0)
+			goto too_many;
+		buf_puts(q->sql, "::");
+		buf_puts(q->sql, type);
+		buf_puts(q->sql, " AS ");
+		coll_quote(q->sql, c->fields[i].name);
+	}
+	buf_puts(q->sql, ") AS t WHERE true");
+	/* The related records exist (rec_relations_exist()'s counts, here in the INSERT's
+	 * WHERE, so that a valid create costs no round trip of its own for them). */
+	for (k = 0; k < s->n; k++) {
+		char *ids;
+		int want;
+
+		if ((r = rec_relation_ids(x, &s->v[k], &ids, &want)) < 0)
+			return -1;
+		if (r == 0)
+			continue;
+		buf_puts(q->sql, " AND (SELECT ");
+		if (rec_relation_count(q, &s->v[k], ids) < 0)
+			goto too_many;
+		buf_printf(q->sql, ") = %d", want);
+	}
+	off = q->sql->len;
+	if ((r = rec_rule(x, c, COLL_RULE_CREATE, "t")) != 0)
+		return r < 0 ? -1 : (rec_error(x->rs, 403, "Only superusers can perform this action.",
+		    NULL), -1);
+	if (rec_reads_coll(q, off, c)) {
+		in->txn = 1;
+		return 0;
+	}
+	rec_returning(q, c, "r");
+	if (rec_exec_rows(x, &in->rows) < 0)
+		return -1;
+	in->refused = in->rows.n == 0;
+	in->fetched = !in->refused;
+	return 0;
+too_many:
+	return rec_error(x->rs, 400, "Failed to create record.", NULL), -1;
+}
+
+/* A create, a write of rec_commit(): one statement on PostgreSQL (rec_insert_one()) unless
+ * in->txn, else rec_insert_txn()'s.  0, or -1 answered. */
+static int
+rec_insert(struct rec_ctx *x, void *arg)
+{
+	struct rec_insert *in = arg;
+
+	if (db_backend(x->rq->db) == DB_PG && !in->txn)
+		return rec_insert_one(x, in);
+	return rec_insert_txn(x, in->s);
+}
+
 int
 rec_create(struct rec_ctx *x)
 {
 	struct rec_sets s;
+	struct rec_insert in;
 	const char *rule = x->c->rules[COLL_RULE_CREATE];
-	int checked = !x->superuser && rule != NULL && *rule != '\0', rc = 0;
+	int rc = 0;
 
 	if (!x->superuser && rule == NULL)
 		return rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
 	if (rec_values(x, &s, 1) < 0)
 		goto out;
-	if (s.errs.len == 0 && rec_relations_exist(x, &s) < 0)
+	/* On PostgreSQL the INSERT checks the relations itself (rec_insert_one()). */
+	if (s.errs.len == 0 && db_backend(x->rq->db) != DB_PG && rec_relations_exist(x, &s) < 0)
 		goto out;
 	if (rec_invalid_answer(x, &s, "Failed to create record."))
 		goto out;
-	if (rec_commit(x, rec_insert, &s, checked) < 0)
+	memset(&in, 0, sizeof(in));
+	in.s = &s;
+	/* On PostgreSQL one statement outside a transaction (rec_insert_one()), or, for a
+	 * rule that reads the collection itself, a transaction of its own. */
+	if (rec_commit(x, rec_insert, &in, 0) < 0)
 		goto out;
-	rc = rec_show(x, s.id);
+	/* Nothing stored, or nothing run: a missing relation answers as it would have
+	 * before the INSERT, then the rule's refusal. */
+	if ((in.refused || in.txn) && rec_relations_exist(x, &s) < 0)
+		goto out;
+	if (rec_invalid_answer(x, &s, "Failed to create record."))
+		goto out;
+	if (in.refused) {
+		rc = rec_error(x->rs, 400, "Failed to create record.", NULL);
+		goto out;
+	}
+	if (in.txn && rec_commit(x, rec_insert, &in, 1) < 0)
+		goto out;
+	rc = in.fetched ? rec_show_rows(x, &in.rows) : rec_show(x, s.id);
 out:
 	buf_free(&s.errs);
 	return rc;
@@ -870,6 +1100,7 @@ rec_may_update(struct rec_ctx *x)
 int
 rec_update(struct rec_ctx *x)
 {
+	struct rec_rows rows;
 	struct rec_sets s;
 	struct sqlq *q = &x->t->q;
 	int i, r, rc = 0;
@@ -914,6 +1145,14 @@ rec_update(struct rec_ctx *x)
 	if ((r = rec_rule(x, x->c, COLL_RULE_UPDATE, "t")) != 0) {
 		if (r > 0)
 			rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
+		goto out;
+	}
+	if (db_backend(x->rq->db) == DB_PG) {
+		/* The record as stored comes back with the UPDATE: no read after it. */
+		rec_returning(q, x->c, "t");
+		if ((n = rec_commit(x, rec_exec_rows_write, &rows, 0)) < 0)
+			goto out;
+		rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show_rows(x, &rows);
 		goto out;
 	}
 	if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)

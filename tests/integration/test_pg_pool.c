@@ -37,6 +37,7 @@
 #include "chatfix.h"
 #include "db.h"
 #include "http.h"
+#include "killwrites.h"
 #include "pgtmp.h"
 #include "stack.h"
 #include "../lib/harness.h"
@@ -219,158 +220,39 @@ test_pg_pool_threads_share_connections(void)
 
 /* ---- kill under pipelined writes ---- */
 
-struct pp_post {
-	uint32_t id;
-	short status;		/* 0: no answer */
-	unsigned char json;	/* a non-2xx answer was a JSON error */
-};
-
-struct pp_writer {
-	pthread_t tid;
-	int index;
-	atomic_int *stop;
-	struct pp_post *posts;
-	size_t n, cap;
-};
-
-static void *
-pp_writer_run(void *arg)
+/* A POST of a row marked "pk-ID" (killwrites.h). */
+static void
+pp_post(struct kw_write *w)
 {
 	static const char *const hdr[] = { "Content-Type: application/json", NULL };
-	struct pp_writer *w = arg;
 	struct http_resp r;
-	struct pp_post p, *np;
 	char url[256], body[96];
-	uint32_t seq = 0;
 
 	snprintf(url, sizeof(url), "%s/rest/v1/pk_item", pp_s.base);
+	snprintf(body, sizeof(body), "{\"marker\":\"pk-%u\"}", w->id);
 	http_resp_init(&r);
-	while (!atomic_load(w->stop)) {
-		memset(&p, 0, sizeof(p));
-		p.id = (uint32_t)w->index << 24 | seq++;
-		snprintf(body, sizeof(body), "{\"marker\":\"pk-%u\"}", p.id);
-		if (http_do("POST", url, hdr, body, strlen(body), PP_TIMEOUT_MS, &r) == 0) {
-			p.status = (short)r.status;
-			p.json = r.status >= 300 && http_json_code(&r, NULL);
-		}
-		if (w->n == w->cap) {
-			w->cap = w->cap ? w->cap * 2 : 1024;
-			if ((np = realloc(w->posts, w->cap * sizeof(*np))) == NULL)
-				break;
-			w->posts = np;
-		}
-		w->posts[w->n++] = p;
+	if (http_do("POST", url, hdr, body, strlen(body), PP_TIMEOUT_MS, &r) == 0) {
+		w->status = (short)r.status;
+		w->json = r.status >= 300 && http_json_code(&r, NULL);
 	}
 	http_resp_free(&r);
-	return NULL;
-}
-
-/* How many rows hold marker "pk-id": 0, 1, or -1 when the query failed. */
-static int
-pp_stored(struct db *db, uint32_t id)
-{
-	struct db_stmt *st;
-	char marker[32];
-	int n = -1;
-
-	snprintf(marker, sizeof(marker), "pk-%u", id);
-	if ((st = db_prepare(db, "SELECT count(*) FROM pk_item WHERE marker = $1")) == NULL)
-		return -1;
-	if (db_bind_text(st, 1, marker, strlen(marker)) == 0 && db_step(st) == DB_ROW)
-		n = (int)db_column_int(st, 0);
-	db_reset(st);
-	return n;
 }
 
 static void
 test_pg_pool_kill_under_pipelined_writes(void)
 {
-	struct pp_writer w[PP_WRITERS];
-	atomic_int stop = 0;
-	struct db *db = NULL;
-	pid_t pids[8];
-	char err[256];
-	long acked = 0, errors = 0, unanswered = 0, lost = 0, dup = 0, nonjson = 0;
-	long failed_present = 0, total_rows = -1, stored = 0;
-	int i, k, n, started = 0, kills = 0;
-	size_t j;
+	struct kw_result res;
 
 	if (!pp_up) {
 		CHECK(!"stack up");
 		return;
 	}
-	memset(w, 0, sizeof(w));
-	for (i = 0; i < PP_WRITERS; i++) {
-		w[i].index = i + 1;
-		w[i].stop = &stop;
-		if (pthread_create(&w[i].tid, NULL, pp_writer_run, &w[i]) != 0)
-			break;
-		started++;
-	}
-	CHECK_INT(started, PP_WRITERS);
-	/* Each kill waits out the supervisor's quick-failure window for the worker that
-	 * replaced the previous victim. */
-	for (k = 0; k < PP_KILLS; k++) {
-		usleep(PP_KILL_MS * 1000);
-		n = stack_worker_pids(&pp_s, "rest", pids, 8);
-		if (n > 0 && kill(pids[k % n], SIGKILL) == 0)
-			kills++;
-	}
-	usleep(500 * 1000);
-	stop = 1;
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	CHECK_INT(kills, PP_KILLS);
-	CHECK(stack_wait_pool(&pp_s, "rest", 10000) == 0);
-
-	if (db_open(&db, pp_pg.url, NULL, err, sizeof(err)) < 0) {
-		harness_fail(__FILE__, __LINE__, "db_open: %s", err);
-		goto out;
-	}
-	for (i = 0; i < started; i++)
-		for (j = 0; j < w[i].n; j++) {
-			const struct pp_post *p = &w[i].posts[j];
-			int have = pp_stored(db, p->id);
-
-			if (have < 0) {
-				CHECK(!"row looked up");
-				goto out;
-			}
-			stored += have;
-			dup += have > 1;
-			if (p->status >= 200 && p->status < 300) {
-				acked++;
-				lost += have == 0;
-			} else if (p->status == 0) {
-				unanswered++;
-			} else {
-				errors++;
-				nonjson += !p->json;
-				failed_present += have > 0;
-			}
-		}
-	{
-		struct db_stmt *st = db_prepare(db, "SELECT count(*) FROM pk_item");
-
-		if (st != NULL && db_step(st) == DB_ROW)
-			total_rows = db_column_int(st, 0);
-		if (st != NULL)
-			db_reset(st);
-	}
-	printf("  %d kills: %ld POSTs acknowledged, %ld errors (%ld stored all the same), "
-	    "%ld unanswered; lost %ld, stored twice %ld, non-JSON errors %ld\n", kills, acked,
-	    errors, failed_present, unanswered, lost, dup, nonjson);
-	CHECK(acked > 100);
-	CHECK_INT(lost, 0);
-	CHECK_INT(dup, 0);
-	CHECK_INT(nonjson, 0);
-	/* No row the clients did not ask for. */
-	CHECK_INT(total_rows, stored);
-out:
-	if (db != NULL)
-		db_close(db);
-	for (i = 0; i < PP_WRITERS; i++)
-		free(w[i].posts);
+	if (kw_run(&pp_s, "rest", PP_WRITERS, PP_KILLS, PP_KILL_MS, pp_post, pp_pg.url,
+	    "SELECT count(*) FROM pk_item WHERE marker = $1", "pk-",
+	    "SELECT count(*) FROM pk_item", &res) < 0)
+		return;
+	CHECK_INT(res.kills, PP_KILLS);
+	kw_check(&res, "POSTs", 101);
 }
 
 /* ---- group commit ---- */

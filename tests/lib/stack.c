@@ -336,6 +336,21 @@ stack_worker_pids(struct stack *s, const char *name, pid_t *pids, int max)
 }
 
 int
+stack_kill_workers(struct stack *s, const char *name, int n, int every_ms)
+{
+	pid_t pids[16];
+	int k, alive, kills = 0;
+
+	for (k = 0; k < n; k++) {
+		stack_sleep_ms(every_ms);
+		alive = stack_worker_pids(s, name, pids, 16);
+		if (alive > 0 && kill(pids[k % alive], SIGKILL) == 0)
+			kills++;
+	}
+	return kills;
+}
+
+int
 stack_start(struct stack *s, const char *endpoints, const char *profile, int nginx_workers,
     const char *extra_nginx_args)
 {

@@ -87,6 +87,12 @@ int stack_wait_pool(struct stack *s, const char *name, int ms);
  * SLUICE_NAME is name), at most max; returns the count. */
 int stack_worker_pids(struct stack *s, const char *name, pid_t *pids, int max);
 
+/* Kills a worker of pool name with SIGKILL n times, one every every_ms (which should wait
+ * out the supervisor's quick-failure window for the worker that replaced the previous
+ * victim), taking them in turn among the workers alive at each kill.  Returns how many
+ * were killed. */
+int stack_kill_workers(struct stack *s, const char *name, int n, int every_ms);
+
 /* A value in kB from /proc/PID/status (key with its colon: "VmRSS:", "VmHWM:"), or -1. */
 long stack_proc_kb(pid_t pid, const char *key);
 
