@@ -19,7 +19,7 @@
 #    printed with the calls that close it.
 # 4. Every folder's map is true.  A map is the list of files at the top of a header, one
 #    a line: " *   NAME.c   what it holds".  A folder with a main header (named after the
-#    folder, as handlers/rest/rest.h, or after the file that holds main(), as
+#    folder, as apps/rest/rest.h, or after the file that holds main(), as
 #    supervisor/sluiced.h) has every .c file in that header's map; a folder without one
 #    (common/, apps/records/) has a header per file (db.h for db.c), and each file without
 #    a header of its own is in the map of its concept's header (db_sqlite.c in db.h's).
