@@ -12,7 +12,7 @@
 #    an endpoint (otherwise it belongs to its one user).  The exceptions are the facilities
 #    common/ offers every endpoint on purpose though one application uses them today:
 #    templates (tmpl.c), response encoding (encode.c) and SQLite's group commit
-#    (gcommit.c): GENERIC below.
+#    (gcommit.c): GENERIC below (the README's "Where things live" says why).
 # 3. No circle between concepts: the files of one concept (one folder, the same name up to
 #    an '_' suffix, such as db.c and db_sqlite.c) are one node, and the graph of calls
 #    between nodes has no strongly connected component, of any length.  A circle is
