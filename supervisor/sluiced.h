@@ -15,6 +15,8 @@
  *   nginxconf.c   the nginx configuration generator (nginxconf.h)
  *   apache.c      the `apache` subcommand around apacheconf.c
  *   apacheconf.c  the Apache configuration generator (apacheconf.h)
+ *   proxy.c       the proxy's model for both generators: each pool's connections, the
+ *                 routes' order, the JSON errors, the checks both make (proxy.h)
  *   paths.c       the generators' file system: absolute paths, the servers' prefix
  *                 directories, a generated file written atomically
  *   conf.c        the endpoint list's parser (conf.h)
