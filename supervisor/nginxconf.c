@@ -159,6 +159,46 @@ nginx_write_main(FILE *out, const struct nginx_opts *o, int w)
 	}
 }
 
+/* The tuned profile's FastCGI retries (one host's pool, or several app hosts) and
+ * buffers. */
+static void
+nginx_write_tuned_fastcgi(FILE *out, const struct nginx_hosts *h)
+{
+	/*
+	 * A GET that hits a cached connection whose worker just exited is retried;
+	 * POST is not (no non_idempotent), see docs/fastcgi.md rule 7.
+	 */
+	if (h->n < 2) {
+		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
+		/*
+		 * No cap on the count: each upstream block's entries bound the
+		 * tries.  The time bound, equal to fastcgi_read_timeout (60 s),
+		 * keeps a request that timed out from being sent to the pool again
+		 * once per entry.
+		 */
+		fprintf(out, "\tfastcgi_next_upstream_tries 0;\n");
+		fprintf(out, "\tfastcgi_next_upstream_timeout 60s;\n");
+	} else {
+		/*
+		 * Several app hosts: a GET goes to the next host when its host cannot
+		 * be reached or fails it (error: what nginx would answer 502) or times
+		 * out; once per host at most, within 10 s.  Not on a worker's 503
+		 * (see nginxconf.h).  Still no non_idempotent: a POST that reached a
+		 * host is never sent to another.  A host that is gone (no RST,
+		 * dropped SYNs) costs 2 s, not the default 60.
+		 */
+		fprintf(out, "\t# Load balancer over %d app hosts: GETs move to the next "
+		    "host, POSTs are never replayed.\n", h->n);
+		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
+		fprintf(out, "\tfastcgi_next_upstream_tries %d;\n", h->n);
+		fprintf(out, "\tfastcgi_next_upstream_timeout 10s;\n");
+		fprintf(out, "\tfastcgi_connect_timeout 2s;\n");
+	}
+	fprintf(out, "\tfastcgi_request_buffering on;\n");
+	/* Sized so that a ~200 kB page is buffered in memory, not in fastcgi_temp. */
+	fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");
+}
+
 static void
 nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts *o,
     const struct nginx_hosts *h)
@@ -205,41 +245,8 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	fprintf(out, "\tscgi_temp_path %s/scgi_temp;\n\n", o->prefix);
 	/* Responses of the workers, error statuses included, pass through untouched. */
 	fprintf(out, "\tfastcgi_intercept_errors off;\n");
-	if (o->profile == NGINX_TUNED) {
-		/*
-		 * A GET that hits a cached connection whose worker just exited is retried;
-		 * POST is not (no non_idempotent), see docs/fastcgi.md rule 7.
-		 */
-		if (h->n < 2) {
-			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
-			/*
-			 * No cap on the count: each upstream block's entries bound the
-			 * tries.  The time bound, equal to fastcgi_read_timeout (60 s),
-			 * keeps a request that timed out from being sent to the pool again
-			 * once per entry.
-			 */
-			fprintf(out, "\tfastcgi_next_upstream_tries 0;\n");
-			fprintf(out, "\tfastcgi_next_upstream_timeout 60s;\n");
-		} else {
-			/*
-			 * Several app hosts: a GET goes to the next host when its host cannot
-			 * be reached or fails it (error: what nginx would answer 502) or times
-			 * out; once per host at most, within 10 s.  Not on a worker's 503
-			 * (see nginxconf.h).  Still no non_idempotent: a POST that reached a
-			 * host is never sent to another.  A host that is gone (no RST,
-			 * dropped SYNs) costs 2 s, not the default 60.
-			 */
-			fprintf(out, "\t# Load balancer over %d app hosts: GETs move to the next "
-			    "host, POSTs are never replayed.\n", h->n);
-			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
-			fprintf(out, "\tfastcgi_next_upstream_tries %d;\n", h->n);
-			fprintf(out, "\tfastcgi_next_upstream_timeout 10s;\n");
-			fprintf(out, "\tfastcgi_connect_timeout 2s;\n");
-		}
-		fprintf(out, "\tfastcgi_request_buffering on;\n");
-		/* Sized so that a ~200 kB page is buffered in memory, not in fastcgi_temp. */
-		fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");
-	}
+	if (o->profile == NGINX_TUNED)
+		nginx_write_tuned_fastcgi(out, h);
 	fprintf(out, "\n");
 }
 
