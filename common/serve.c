@@ -632,6 +632,17 @@ serve_threads_stop(struct serve_thread *t, int started)
 	return served;
 }
 
+/* Threads inherit the mask: everything blocked; each lets its wake-up in only while it
+ * waits (serve_wait_mask).  The main thread is the one signals go to. */
+static void
+serve_mask_for_threads(void)
+{
+	serve_wait_mask_init();
+	serve_block_all();
+	serve_main_thread = pthread_self();
+	serve_main_set = 1;
+}
+
 int
 serve_main(int argc, char **argv, const struct endpoint *ep)
 {
@@ -677,12 +688,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	if (serve_conns_open(&conns, listen_fd) < 0)
 		goto out;
 
-	/* Threads inherit the mask: everything blocked; each lets its wake-up in only while
-	 * it waits (serve_wait_mask). */
-	serve_wait_mask_init();
-	serve_block_all();
-	serve_main_thread = pthread_self();
-	serve_main_set = 1;
+	serve_mask_for_threads();
 	if ((threads = calloc((size_t)set.threads, sizeof(*threads))) == NULL)
 		goto out;
 	watch = serve_watch_map();
