@@ -194,6 +194,22 @@ write_too_large(struct resp *rs)
 }
 
 /*
+ * With a representation the write stays open until its body is known to fit: a
+ * representation past the buffer rolls the write back (413), so that no client is told a
+ * committed write failed.  So do those that may be rolled back (tx=rollback,
+ * max-affected=N) and upserts.  A request in the router's transaction (auth.c's, or for
+ * another schema than public) is in one already, which the router ends: 0 then.
+ */
+static int
+write_needs_txn(const struct rest_thread *t, int rep, enum rest_accept acc, int upsert)
+{
+	const struct rest_prefs *pf = &t->prefs;
+
+	return !t->in_txn && (rep || acc == REST_ACCEPT_OBJECT || pf->rollback ||
+	    pf->max_affected >= 0 || upsert);
+}
+
+/*
  * Runs the write in t->sql and answers.  The dialect reads the rows: PostgreSQL's statement
  * returns (body, count) in one row, SQLite's one JSON object per row (representation) or
  * nothing.  upsert (or NULL) counts the body's nbody rows already in the table, run first
@@ -228,15 +244,7 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 			return 0;
 		}
 	}
-	/*
-	 * With a representation the write stays open until its body is known to fit: a
-	 * representation past the buffer rolls the write back (413), so that no client is
-	 * told a committed write failed.  So do those that may be rolled back (tx=rollback,
-	 * max-affected=N) and upserts.  A request in the router's transaction (auth.c's, or
-	 * for another schema than public) is in one already, which the router ends.
-	 */
-	if (!t->in_txn && (rep || acc == REST_ACCEPT_OBJECT || pf->rollback ||
-	    pf->max_affected >= 0 || upsert != NULL)) {
+	if (write_needs_txn(t, rep, acc, upsert != NULL)) {
 		if (db_begin(rq->db, DB_TXN_WRITE) < 0)
 			return serve_db_error(rs, rq->db);
 		txn = 1;
@@ -507,6 +515,37 @@ write_value(struct rest_gen *g, struct buf *b, const struct rest_col *c, const c
 	return 0;
 }
 
+/* The statement's end: returning, then the representation's select of the written rows
+ * (rep), or the dialect's minimal answer.  0, or -1 (g's error set). */
+static int
+write_returning_or_minimal(struct rest_gen *g, struct buf *b, const char *returning,
+    struct rest_node *root, int rep)
+{
+	buf_puts(b, returning);
+	if (rep)
+		return write_returning(g, root);
+	buf_puts(b, g->d->write_minimal);
+	return 0;
+}
+
+/*
+ * How an insert reads its rows from the body.  One object is the row itself where the
+ * dialect reads it so (SQLite: json_extract() on the parameter parses it once for all the
+ * columns, where a row of json_each() is rendered and parsed again: half the statement's
+ * time); else it becomes an array of one, so that both shapes share the statement.
+ * Returns 1 for the one object.
+ */
+static int
+write_insert_rows(const struct rest_dialect *d, const cJSON *body, const char **row,
+    const char **rows)
+{
+	int one = cJSON_IsObject(body) && d->insert_one_row != NULL;
+
+	*row = one ? d->insert_one_row : d->insert_row;
+	*rows = one ? d->insert_one_rows : d->insert_rows;
+	return one;
+}
+
 /* An upsert's key: on_conflict='s columns, else the primary key, into conf[0..*nconf).
  * 0, or -1 (e set) for an unknown column or no key at all. */
 static int
@@ -659,6 +698,21 @@ err:
 	return NULL;
 }
 
+/*
+ * {} (or [{}]) names no column: one row of column defaults, as PostgREST inserts it.
+ * Several rows of nothing, or an upsert of nothing, have no statement: -1 (e set).
+ */
+static int
+write_defaults_ok(const cJSON *body, int ncols, int upsert, struct rest_err *e)
+{
+	if (ncols == 0 && (upsert || (cJSON_IsArray(body) && cJSON_GetArraySize(body) != 1))) {
+		write_bad_body(e, "Objects without keys: only one row of defaults can be inserted",
+		    NULL);
+		return -1;
+	}
+	return 0;
+}
+
 /* An empty array inserts nothing: 201, with [] for a representation. */
 static int
 write_insert_nothing(struct resp *rs, int rep)
@@ -691,7 +745,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	const char *json, *upsert = NULL, *row, *rows;
 	size_t jlen;
 	struct buf *b = &t->sql;
-	int64_t nbody = 1;
+	int64_t nbody;
 
 	if (p == NULL || root == NULL || cols == NULL || conf == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
@@ -705,29 +759,12 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		cJSON_Delete(body);
 		return write_insert_nothing(rs, rep);
 	}
-	/*
-	 * {} (or [{}]) names no column: one row of column defaults, as PostgREST inserts it.
-	 * Several rows of nothing, or an upsert of nothing, have no statement.
-	 */
-	if (ncols == 0 && (merge || ignore ||
-	    (cJSON_IsArray(body) && cJSON_GetArraySize(body) != 1))) {
-		write_bad_body(&e, "Objects without keys: only one row of defaults can be inserted",
-		    NULL);
+	if (write_defaults_ok(body, ncols, merge || ignore, &e) < 0)
 		goto err;
-	}
-	/*
-	 * One object is the row itself where the dialect reads it so (SQLite: json_extract()
-	 * on the parameter parses it once for all the columns, where a row of json_each()
-	 * is rendered and parsed again: half the statement's time); else it becomes an array
-	 * of one, so that both shapes share the statement.
-	 */
-	one = cJSON_IsObject(body) && t->d->insert_one_row != NULL;
-	row = one ? t->d->insert_one_row : t->d->insert_row;
-	rows = one ? t->d->insert_one_rows : t->d->insert_rows;
+	one = write_insert_rows(t->d, body, &row, &rows);
 	if ((json = write_rows_json(rq, !one && cJSON_IsObject(body), &jlen)) == NULL)
 		goto toolarge;
-	if (cJSON_IsArray(body))
-		nbody = cJSON_GetArraySize(body);
+	nbody = cJSON_IsArray(body) ? cJSON_GetArraySize(body) : 1;
 	/* Strings bound alone point into body: then it lives until the write ran (one
 	 * object); else its tree goes now, before the statement's own parse. */
 	bound = one && !merge && !ignore && t->d->bound_value != NULL ? body : NULL;
@@ -741,12 +778,8 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		goto err;
 	if (merge || ignore)
 		write_on_conflict(b, tb, cols, ncols, conf, nconf, merge);
-	buf_puts(b, t->d->insert_returning);
-	if (rep) {
-		if (write_returning(&g, root) < 0)
-			goto err;
-	} else
-		buf_puts(b, t->d->write_minimal);
+	if (write_returning_or_minimal(&g, b, t->d->insert_returning, root, rep) < 0)
+		goto err;
 	if (buf_failed(b))
 		goto toolarge;
 	if (merge && (upsert = write_upsert_count(&g, tb, conf, nconf, row, rows)) == NULL)
@@ -870,12 +903,8 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	g.seq = 100;
 	if (rest_sql_where(&g, filters, "_t0", 1) < 0)
 		goto err;
-	buf_puts(b, t->d->update_returning);
-	if (rep) {
-		if (write_returning(&g, root) < 0)
-			goto err;
-	} else
-		buf_puts(b, t->d->write_minimal);
+	if (write_returning_or_minimal(&g, b, t->d->update_returning, root, rep) < 0)
+		goto err;
 	cJSON_Delete(body);
 	if (buf_failed(b))
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
