@@ -832,14 +832,14 @@ write_set(struct buf *b, const struct rest_dialect *d, const struct rest_table *
     const cJSON *body, int b1)
 {
 	const cJSON *it;
+	const char *sep = "";
 	char src[24];
-	int n = 0;
 
 	(void)snprintf(src, sizeof(src), "%s%d%s", d->patch_open, b1, d->patch_close);
 	buf_puts(b, " set ");
 	cJSON_ArrayForEach(it, body) {
-		if (n++)
-			buf_puts(b, ", ");
+		buf_puts(b, sep);
+		sep = ", ";
 		rest_quote_ident(b, it->string);
 		buf_puts(b, " = ");
 		d->json_value(b, &tb->cols[write_col(tb, it->string)], src, 0);
