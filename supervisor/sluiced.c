@@ -465,47 +465,49 @@ struct sluiced_cmd {
 static void
 sluiced_opt(struct sluiced *s, struct sluiced_cmd *a, int ch)
 {
+	/* The generators' options that take a string as it is. */
+	const struct {
+		int ch;
+		const char **val;
+	} strs[] = {
+		{ 'p', &a->prefix }, { 'l', &a->listen }, { 'o', &a->outfile },
+		{ 'u', &a->nginx_user }, { 'H', &a->hosts },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (strs[i].ch == ch) {
+			*strs[i].val = optarg;
+			a->nginx_opts++;
+			return;
+		}
 	switch (ch) {
 	case 'c':
 		s->conf_path = optarg;
-		return;
+		break;
 	case 'r':
 		s->rundir = optarg;
-		return;
+		break;
 	case 'b':
 		s->bindir = optarg;
 		a->sup_opts++;
-		return;
+		break;
 	case 'g':
 		s->grace_ms = sluiced_opt_int("g", optarg, 0, 3600000);
 		a->sup_opts++;
 		a->grace_opt++;
-		return;
-	case 'p':
-		a->prefix = optarg;
-		break;
-	case 'l':
-		a->listen = optarg;
 		break;
 	case 'w':
 		a->nginx_workers = sluiced_opt_int("w", optarg, 1, 1024);
+		a->nginx_opts++;
 		break;
 	case 'k':
 		a->keepalive = sluiced_opt_int("k", optarg, 0, 65536);
-		break;
-	case 'o':
-		a->outfile = optarg;
-		break;
-	case 'u':
-		a->nginx_user = optarg;
-		break;
-	case 'H':
-		a->hosts = optarg;
+		a->nginx_opts++;
 		break;
 	default:
 		sluiced_usage();
 	}
-	a->nginx_opts++;
 }
 
 /*
