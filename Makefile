@@ -29,10 +29,11 @@ SERVER   ?= nginx
 
 WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wformat=2 -Wwrite-strings -Wcast-qual -fno-common -Werror
-# Everything sees common/ and, by folder, the applications ("chat/chat.h"); supervisor/
-# headers only the supervisor (its own folder) and the tests.
+# Everything sees common/ and, by folder, the applications ("chat/chat.h", "rest/rest.h");
+# supervisor/ headers only the supervisor (its own folder) and the tests, which also see a
+# several-file endpoint's own header by folder ("rest/route.h", after apps/).
 CPPFLAGS += -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Icommon -Iapps -I/usr/include/postgresql
-TEST_CPPFLAGS := -Isupervisor -Itests/lib -Ihandlers/rest
+TEST_CPPFLAGS := -Isupervisor -Itests/lib -Ihandlers
 
 ifeq ($(SANITIZE),)
 O        := build/rel
@@ -49,8 +50,8 @@ endif
 CFLAGS   += $(WARN) $(OPT) $(SANFLAGS) -pthread
 LDFLAGS  += $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lcrypt -lseccomp -lm
-# libjwt (the rest endpoint's token signatures): bin/rest, and the tests and fuzzers that
-# link its library (--as-needed drops it from the others).
+# libjwt (the rest engine's token signatures, apps/rest/auth.c): bin/rest, and the tests
+# and fuzzers that link its library (--as-needed drops it from the others).
 JWT_LIBS := -ljwt
 # The endpoint binaries and sluiced load libpq only when a database is PostgreSQL
 # (common/pq.h: its dependencies cost every process that maps them private pages); -ldl

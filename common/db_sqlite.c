@@ -681,15 +681,60 @@ db_sqlite_side_modes(const char *path)
 	}
 }
 
+/*
+ * A new connection's settings: WAL (unless the file is read-only or in memory), the
+ * synchronous level, the memory map, foreign keys, and the JSON functions for the
+ * database's text encoding.  0, or -1 with the error on s.
+ */
+static int
+db_sqlite_pragmas(struct db_sqlite *s, const char *path, const struct db_opts *opts)
+{
+	static const char *const syncs[] = { "FULL", "OFF", "NORMAL", "FULL" };
+	char sql[128], mode[32], enc[32];
+	int n;
+
+	if (db_sqlite_pragma(s, "PRAGMA journal_mode=WAL", mode, sizeof(mode)) == -1)
+		return -1;
+	if (strcmp(mode, "wal") != 0) {
+		/* A read-only file cannot change its journal mode; it can still be read, and
+		 * writes fail with DB_EREADONLY.  A writable one must be WAL, or readers and
+		 * the writer would block each other.  ":memory:" has no WAL at all. */
+		if (sqlite3_db_readonly(s->conn, "main") == 1)
+			log_warn("sqlite %s: read-only, journal mode %s", path, mode);
+		else if (strcmp(mode, "memory") != 0) {
+			db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot switch to WAL "
+			    "(journal mode is %s)", path, mode);
+			return -1;
+		}
+	}
+	n = snprintf(sql, sizeof(sql), "PRAGMA synchronous=%s", syncs[opts->sqlite_sync]);
+	if (n < 0 || (size_t)n >= sizeof(sql) || db_sqlite_pragma(s, sql, NULL, 0) == -1)
+		return -1;
+	n = snprintf(sql, sizeof(sql), "PRAGMA mmap_size=%lld",
+	    opts->sqlite_mmap < 0 ? 0LL : (long long)opts->sqlite_mmap);
+	if (n < 0 || (size_t)n >= sizeof(sql) || db_sqlite_pragma(s, sql, NULL, 0) == -1)
+		return -1;
+	if (db_sqlite_pragma(s, "PRAGMA foreign_keys=ON", NULL, 0) == -1)
+		return -1;
+	/* The schema is read by now, so the text encoding is the database's own (a new,
+	 * empty file reports the UTF-8 it will be created with). */
+	if (db_sqlite_pragma(s, "PRAGMA encoding", enc, sizeof(enc)) == -1)
+		return -1;
+	if (db_sqlite_json_register(s->conn, strcmp(enc, "UTF-8") == 0) == -1) {
+		db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot register the JSON "
+		    "functions", path);
+		return -1;
+	}
+	return 0;
+}
+
 int
 db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
     enum db_err *code, char *err, size_t errlen)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	static const char *const syncs[] = { "FULL", "OFF", "NORMAL", "FULL" };
 	struct db_sqlite *s;
-	char sql[128], mode[32], enc[32];
-	int rc, n, ret = -1;
+	int rc, ret = -1;
 
 	*code = DB_EINTERNAL;
 	(void)pthread_once(&once, db_sqlite_global);
@@ -723,38 +768,8 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 	/* Set before the first pragma: switching to WAL itself may have to wait. */
 	sqlite3_busy_timeout(s->conn, opts->sqlite_busy_ms);
 
-	if (db_sqlite_pragma(s, "PRAGMA journal_mode=WAL", mode, sizeof(mode)) == -1)
+	if (db_sqlite_pragmas(s, path, opts) == -1)
 		goto fail;
-	if (strcmp(mode, "wal") != 0) {
-		/* A read-only file cannot change its journal mode; it can still be read, and
-		 * writes fail with DB_EREADONLY.  A writable one must be WAL, or readers and
-		 * the writer would block each other.  ":memory:" has no WAL at all. */
-		if (sqlite3_db_readonly(s->conn, "main") == 1)
-			log_warn("sqlite %s: read-only, journal mode %s", path, mode);
-		else if (strcmp(mode, "memory") != 0) {
-			db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot switch to WAL "
-			    "(journal mode is %s)", path, mode);
-			goto fail;
-		}
-	}
-	n = snprintf(sql, sizeof(sql), "PRAGMA synchronous=%s", syncs[opts->sqlite_sync]);
-	if (n < 0 || (size_t)n >= sizeof(sql) || db_sqlite_pragma(s, sql, NULL, 0) == -1)
-		goto fail;
-	n = snprintf(sql, sizeof(sql), "PRAGMA mmap_size=%lld",
-	    opts->sqlite_mmap < 0 ? 0LL : (long long)opts->sqlite_mmap);
-	if (n < 0 || (size_t)n >= sizeof(sql) || db_sqlite_pragma(s, sql, NULL, 0) == -1)
-		goto fail;
-	if (db_sqlite_pragma(s, "PRAGMA foreign_keys=ON", NULL, 0) == -1)
-		goto fail;
-	/* The schema is read by now, so the text encoding is the database's own (a new,
-	 * empty file reports the UTF-8 it will be created with). */
-	if (db_sqlite_pragma(s, "PRAGMA encoding", enc, sizeof(enc)) == -1)
-		goto fail;
-	if (db_sqlite_json_register(s->conn, strcmp(enc, "UTF-8") == 0) == -1) {
-		db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot register the JSON "
-		    "functions", path);
-		goto fail;
-	}
 	if (sqlite3_db_readonly(s->conn, "main") == 1)
 		log_warn("sqlite %s: opened read-only; writes will fail", path);
 	s->wlock = db_sqlite_wlock_open(s->conn);

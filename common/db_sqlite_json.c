@@ -37,7 +37,7 @@
  * and SQLite's json_object() itself is slow on wide rows.  These two do one
  * pass over the values into one buffer; the aggregate form writes each object straight
  * into the array, not into a value of its own that is then copied.  The SQL that uses them
- * (handlers/rest/select.c) stays one statement that returns the finished body, and both are
+ * (apps/rest/select.c) stays one statement that returns the finished body, and both are
  * registered on every SQLite connection by db_sqlite.c as deterministic and innocuous.
  */
 #include <math.h>

@@ -179,6 +179,26 @@ gcommit_begin(struct db *db, struct gcommit_item **batch)
 	}
 }
 
+/* A committed batch's writes acknowledged, each with its result: only now are the writers
+ * told their writes are on disk. */
+static void
+gcommit_ack(struct gcommit_item *batch)
+{
+	pthread_cond_t *woken[GCOMMIT_BATCH_MAX];
+	struct gcommit_item *it;
+	int n;
+
+	pthread_mutex_lock(&gcommit_mu);
+	gcommit_commits++;
+	for (n = 0; (it = batch) != NULL; n++) {
+		batch = it->next;
+		woken[n] = gcommit_set(it, it->rc, DB_OK);
+	}
+	pthread_mutex_unlock(&gcommit_mu);
+	while (n > 0)
+		pthread_cond_signal(woken[--n]);
+}
+
 /*
  * Runs one batch (a detached list) in one transaction on db and gives every write its
  * result.  The BEGIN queues this process among the file's writers (lock 2 of gcommit.h)
@@ -192,9 +212,8 @@ static void
 gcommit_batch(struct db *db, struct gcommit_item *batch)
 {
 	struct gcommit_item **pp, *it;
-	pthread_cond_t *woken[GCOMMIT_BATCH_MAX];
 	long long saved = db->deadline_ms;
-	int lone, rc, n;
+	int lone, rc;
 
 again:
 	if (gcommit_begin(db, &batch) < 0)
@@ -253,16 +272,7 @@ again:
 		log_warn("group commit: COMMIT failed: %s", db_errmsg(db));
 		goto broken;
 	}
-	/* Acknowledged only now: what the writers are told is on disk. */
-	pthread_mutex_lock(&gcommit_mu);
-	gcommit_commits++;
-	for (n = 0; (it = batch) != NULL; n++) {
-		batch = it->next;
-		woken[n] = gcommit_set(it, it->rc, DB_OK);
-	}
-	pthread_mutex_unlock(&gcommit_mu);
-	while (n > 0)
-		pthread_cond_signal(woken[--n]);
+	gcommit_ack(batch);
 	goto out;
 broken:
 	/* The transaction is in an unknown state: give it all up. */
@@ -309,17 +319,73 @@ gcommit_unqueue(struct gcommit_item *it)
 		gcommit_tail = prev;
 }
 
+/*
+ * A queued write waits (gcommit_mu held) for its turn to lead or for its answer; one not
+ * yet taken into a batch waits no longer than its budget, then is answered DB_ETIMEOUT.
+ */
+static void
+gcommit_wait(struct gcommit_item *item)
+{
+	struct timespec ts;
+
+	db_blocking();
+	if (item->taken || item->deadline == 0) {
+		pthread_cond_wait(item->cv, &gcommit_mu);
+		return;
+	}
+	/* Queued behind a batch: wait no longer than the budget. */
+	clock_timespec(item->deadline, &ts);
+	if (pthread_cond_timedwait(item->cv, &gcommit_mu, &ts) == ETIMEDOUT && !item->taken &&
+	    !item->done) {
+		gcommit_unqueue(item);
+		gcommit_set(item, -1, DB_ETIMEOUT);
+		/* It may have been woken to lead as its time ran out: the turn passes to the
+		 * new head. */
+		if (!gcommit_busy && gcommit_head != NULL)
+			pthread_cond_signal(gcommit_head->cv);
+	}
+}
+
+/*
+ * Lead (gcommit_mu held, the queue not empty): take up to GCOMMIT_BATCH_MAX writes from
+ * the head of the queue, and (after the first) only while their budgets end within
+ * GCOMMIT_LEAD_SPAN_MS of the leader's own: the batch may run until its last deadline,
+ * and leading it must not keep the leader's request much past its budget (the watchdog
+ * replaces a worker whose request overruns it by its grace).  Returns the batch.
+ */
+static struct gcommit_item *
+gcommit_take_batch(const struct gcommit_item *leader)
+{
+	struct gcommit_item *batch, *last;
+	int n;
+
+	gcommit_busy = 1;
+	batch = last = gcommit_head;
+	batch->taken = 1;
+	for (n = 1; n < GCOMMIT_BATCH_MAX && last->next != NULL &&
+	    (leader->deadline == 0 || (last->next->deadline != 0 &&
+	    last->next->deadline <= leader->deadline + GCOMMIT_LEAD_SPAN_MS)); n++) {
+		last = last->next;
+		last->taken = 1;
+	}
+	gcommit_head = last->next;
+	if (gcommit_head == NULL)
+		gcommit_tail = NULL;
+	last->next = NULL;
+	gcommit_batches++;
+	gcommit_writes += n;
+	return batch;
+}
+
 int
 gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 {
 	struct gcommit_item item = {
 		.fn = fn, .arg = arg, .deadline = db->deadline_ms, .rc = -1, .err = DB_EINTERNAL
 	};
-	struct gcommit_item *batch, *last;
+	struct gcommit_item *batch;
 	struct gcommit_waiter *w;
-	pthread_cond_t *cv, *turn;
-	struct timespec ts;
-	int n;
+	pthread_cond_t *turn;
 
 	(void)pthread_once(&gcommit_once, gcommit_init);
 	pthread_mutex_lock(&gcommit_mu);
@@ -329,7 +395,7 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 			*err = DB_EINTERNAL;
 		return -1;
 	}
-	item.cv = cv = &w->cv;
+	item.cv = &w->cv;
 	if (gcommit_tail != NULL)
 		gcommit_tail->next = &item;
 	else
@@ -337,52 +403,16 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 	gcommit_tail = &item;
 	while (!item.done) {
 		if (gcommit_busy || item.taken) {
-			db_blocking();
-			if (item.taken || item.deadline == 0) {
-				pthread_cond_wait(cv, &gcommit_mu);
-				continue;
-			}
-			/* Queued behind a batch: wait no longer than the budget. */
-			clock_timespec(item.deadline, &ts);
-			if (pthread_cond_timedwait(cv, &gcommit_mu, &ts) == ETIMEDOUT &&
-			    !item.taken && !item.done) {
-				gcommit_unqueue(&item);
-				gcommit_set(&item, -1, DB_ETIMEOUT);
-				/* It may have been woken to lead as its time ran out: the
-				 * turn passes to the new head. */
-				if (!gcommit_busy && gcommit_head != NULL)
-					pthread_cond_signal(gcommit_head->cv);
-			}
+			gcommit_wait(&item);
 			continue;
 		}
-		/*
-		 * Lead: take up to GCOMMIT_BATCH_MAX writes from the head of the queue, and
-		 * (after the first) only while their budgets end within GCOMMIT_LEAD_SPAN_MS
-		 * of the leader's own: the batch may run until its last deadline, and
-		 * leading it must not keep the leader's request much past its budget (the
-		 * watchdog replaces a worker whose request overruns it by its grace).
-		 */
 		if (gcommit_head == NULL) {
 			/* Cannot be: this write is queued and not taken.  Fail it, never
 			 * wait for a turn that no one would give. */
 			log_err("group commit: a write found the queue empty");
 			break;
 		}
-		gcommit_busy = 1;
-		batch = last = gcommit_head;
-		batch->taken = 1;
-		for (n = 1; n < GCOMMIT_BATCH_MAX && last->next != NULL &&
-		    (item.deadline == 0 || (last->next->deadline != 0 &&
-		    last->next->deadline <= item.deadline + GCOMMIT_LEAD_SPAN_MS)); n++) {
-			last = last->next;
-			last->taken = 1;
-		}
-		gcommit_head = last->next;
-		if (gcommit_head == NULL)
-			gcommit_tail = NULL;
-		last->next = NULL;
-		gcommit_batches++;
-		gcommit_writes += n;
+		batch = gcommit_take_batch(&item);
 		pthread_mutex_unlock(&gcommit_mu);
 
 		/* Every write of the batch is let go by the time this returns. */

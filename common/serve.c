@@ -538,25 +538,124 @@ serve_usage(const char *prog)
 	    prog);
 }
 
+/* The worker's log: named after SLUICE_NAME or the endpoint, at SLUICE_LOG_LEVEL. */
+static void
+serve_log_init(const struct endpoint *ep)
+{
+	const char *name = settings_get(SETTING_NAME);
+	long long level;
+
+	log_init(name != NULL ? name : ep->name);
+	if (settings_int(SETTING_LOG_LEVEL, &level) < 0)
+		log_warn("unknown SLUICE_LOG_LEVEL; using info");
+	else
+		log_set_level((enum log_level)level);
+}
+
+/*
+ * The serving threads t[0..set->threads): each made ready (the first also checks the
+ * database), the gate started, the process confined, then each started; *started counts
+ * those running.  0, or -1 (logged) with *started of them to stop.
+ */
+static int
+serve_threads_start(struct serve_thread *t, const struct endpoint *ep,
+    const struct serve_settings *set, struct serve_conns *conns, atomic_llong *watch,
+    int *started)
+{
+	int i;
+
+	*started = 0;
+	for (i = 0; i < set->threads; i++) {
+		t[i].ep = ep;
+		t[i].set = set;
+		t[i].conns = conns;
+		t[i].watch = watch != NULL && i < SETTINGS_WATCH_SLOTS ? &watch[i] : NULL;
+		if (serve_thread_init(&t[i], i == 0) < 0)
+			return -1;
+	}
+	if (serve_gate_start(set->threads, serve_awake(set)) < 0)
+		return -1;
+	/* Start-up is over: confine the process before any request (sandbox.h). */
+	if (sandbox_apply() < 0)
+		return -1;
+	for (i = 0; i < set->threads; i++) {
+		if (pthread_create(&t[i].tid, NULL, serve_thread_main, &t[i]) != 0) {
+			log_err("pthread_create failed");
+			return -1;
+		}
+		(*started)++;
+	}
+	return 0;
+}
+
+/* Waits for the signal that stops the worker, counting SIGHUPs (serve_reloads()). */
+static void
+serve_wait_stop(sigset_t *waited)
+{
+	int sig;
+
+	for (;;) {
+		if (sigwait(waited, &sig) != 0)
+			continue;
+		if (sig != SIGHUP)
+			break;
+		atomic_fetch_add(&serve_hups, 1);
+	}
+}
+
+/* Stops the started threads t[0..started): woken until each is done, then joined.
+ * Returns the requests they served. */
+static unsigned long
+serve_threads_stop(struct serve_thread *t, int started)
+{
+	unsigned long served = 0;
+	int i, left;
+
+	atomic_store(&serve_stopping, 1);
+	FCGX_ShutdownPending();
+	serve_gate_stop();
+	for (;;) {
+		left = 0;
+		for (i = 0; i < started; i++)
+			if (!atomic_load(&t[i].done)) {
+				left++;
+				pthread_kill(t[i].tid, SERVE_WAKE_SIGNAL);
+			}
+		if (left == 0)
+			break;
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+	}
+	for (i = 0; i < started; i++) {
+		pthread_join(t[i].tid, NULL);
+		served += t[i].served;
+	}
+	return served;
+}
+
+/* Threads inherit the mask: everything blocked; each lets its wake-up in only while it
+ * waits (serve_wait_mask).  The main thread is the one signals go to. */
+static void
+serve_mask_for_threads(void)
+{
+	serve_wait_mask_init();
+	serve_block_all();
+	serve_main_thread = pthread_self();
+	serve_main_set = 1;
+}
+
 int
 serve_main(int argc, char **argv, const struct endpoint *ep)
 {
 	struct serve_settings set;
 	struct serve_thread *threads = NULL;
 	struct serve_conns conns = { -1, -1, 0 };
-	const char *sock_path = NULL, *name;
+	const char *sock_path = NULL;
 	sigset_t waited;
-	int listen_fd = -1, i, started = 0, sig, rc = 1, opt;
-	unsigned long served = 0;
-	long long level;
+	int listen_fd = -1, i, started = 0, rc = 1, opt;
+	unsigned long served;
 	atomic_llong *watch = NULL;
 
-	name = settings_get(SETTING_NAME);
-	log_init(name != NULL ? name : ep->name);
-	if (settings_int(SETTING_LOG_LEVEL, &level) < 0)
-		log_warn("unknown SLUICE_LOG_LEVEL; using info");
-	else
-		log_set_level((enum log_level)level);
+	serve_log_init(ep);
 	while ((opt = getopt(argc, argv, "hs:")) != -1)
 		switch (opt) {
 		case 's':
@@ -589,12 +688,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	if (serve_conns_open(&conns, listen_fd) < 0)
 		goto out;
 
-	/* Threads inherit the mask: everything blocked; each lets its wake-up in only while
-	 * it waits (serve_wait_mask). */
-	serve_wait_mask_init();
-	serve_block_all();
-	serve_main_thread = pthread_self();
-	serve_main_set = 1;
+	serve_mask_for_threads();
 	if ((threads = calloc((size_t)set.threads, sizeof(*threads))) == NULL)
 		goto out;
 	watch = serve_watch_map();
@@ -602,58 +696,15 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	 * takes requests meanwhile (serve_gate.h); installed before any connection opens. */
 	if (ep->db != NULL)
 		ep->db->blocking_hook(serve_gate_blocking);
-	for (i = 0; i < set.threads; i++) {
-		threads[i].ep = ep;
-		threads[i].set = &set;
-		threads[i].conns = &conns;
-		threads[i].watch = watch != NULL && i < SETTINGS_WATCH_SLOTS ? &watch[i] : NULL;
-		if (serve_thread_init(&threads[i], i == 0) < 0)
-			goto stop;
+	if (serve_threads_start(threads, ep, &set, &conns, watch, &started) == 0) {
+		/* Per-worker lines are debug: sluiced logs one line per pool at start and
+		 * stop. */
+		log_debug("serving with %d thread%s%s", set.threads, set.threads == 1 ? "" :
+		    "s", set.db_url && ep->db ? " and a database" : "");
+		serve_wait_stop(&waited);
+		rc = 0;
 	}
-	if (serve_gate_start(set.threads, serve_awake(&set)) < 0)
-		goto stop;
-	/* Start-up is over: confine the process before any request (sandbox.h). */
-	if (sandbox_apply() < 0)
-		goto stop;
-	for (i = 0; i < set.threads; i++) {
-		if (pthread_create(&threads[i].tid, NULL, serve_thread_main, &threads[i]) != 0) {
-			log_err("pthread_create failed");
-			goto stop;
-		}
-		started++;
-	}
-	/* Per-worker lines are debug: sluiced logs one line per pool at start and stop. */
-	log_debug("serving with %d thread%s%s", set.threads, set.threads == 1 ? "" : "s",
-	    set.db_url && ep->db ? " and a database" : "");
-
-	for (;;) {
-		if (sigwait(&waited, &sig) != 0)
-			continue;
-		if (sig != SIGHUP)
-			break;
-		atomic_fetch_add(&serve_hups, 1);
-	}
-	rc = 0;
-stop:
-	atomic_store(&serve_stopping, 1);
-	FCGX_ShutdownPending();
-	serve_gate_stop();
-	for (;;) {
-		int left = 0;
-
-		for (i = 0; i < started; i++)
-			if (!atomic_load(&threads[i].done)) {
-				left++;
-				pthread_kill(threads[i].tid, SERVE_WAKE_SIGNAL);
-			}
-		if (left == 0)
-			break;
-		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
-	}
-	for (i = 0; i < started; i++) {
-		pthread_join(threads[i].tid, NULL);
-		served += threads[i].served;
-	}
+	served = serve_threads_stop(threads, started);
 	log_debug("stopped after %lu request%s", served, served == 1 ? "" : "s");
 out:
 	if (threads != NULL)

@@ -109,21 +109,136 @@ tmpl_push(struct tmpl *t, size_t *cap, struct tmpl_node n)
 	return 0;
 }
 
+/* The state of one parse: the template being built and where an error is written. */
+struct tmpl_parser {
+	struct tmpl *t;
+	size_t cap;			/* nodes allocated */
+	const char *const *slots, *const *blocks;
+	char *err;
+	size_t errlen;
+	size_t open;			/* the open block's node, when in_block */
+	int in_block;
+};
+
+/* Appends a node; 0, or -1 with "out of memory" in the error. */
+static int
+tmpl_add(struct tmpl_parser *p, struct tmpl_node n)
+{
+	if (tmpl_push(p->t, &p->cap, n) == 0)
+		return 0;
+	(void)snprintf(p->err, p->errlen, "out of memory");
+	return -1;
+}
+
+/* The literal text src[off, off + len) as a node, when not empty; 0 or -1. */
+static int
+tmpl_add_lit(struct tmpl_parser *p, size_t off, size_t len)
+{
+	struct tmpl_node n;
+
+	if (len == 0)
+		return 0;
+	memset(&n, 0, sizeof(n));
+	n.kind = TMPL_LIT;
+	n.off = off;
+	n.len = len;
+	return tmpl_add(p, n);
+}
+
+/* 1 when a marker's name is one or more of [a-z0-9_]. */
+static int
+tmpl_name_ok(const char *s, size_t len)
+{
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		if (!((s[j] >= 'a' && s[j] <= 'z') || s[j] == '_' || (s[j] >= '0' && s[j] <= '9')))
+			return 0;
+	return len > 0;
+}
+
+/* A block's start ({{#name}}) or end ({{/name}}) at src[at]; 0, or -1 with the error. */
+static int
+tmpl_add_block(struct tmpl_parser *p, size_t at, char kind, const char *name,
+    size_t namelen)
+{
+	struct tmpl *t = p->t;
+	struct tmpl_node n;
+	int id;
+
+	if ((id = tmpl_lookup(p->blocks, name, namelen)) < 0) {
+		(void)snprintf(p->err, p->errlen, "line %zu: unknown block \"%.*s\"",
+		    tmpl_line(t->src, at), (int)namelen, name);
+		return -1;
+	}
+	if (kind == '#' && p->in_block) {
+		(void)snprintf(p->err, p->errlen, "line %zu: blocks do not nest",
+		    tmpl_line(t->src, at));
+		return -1;
+	}
+	if (kind == '/' && (!p->in_block || t->nodes[p->open].id != id)) {
+		(void)snprintf(p->err, p->errlen, "line %zu: {{/%.*s}} closes no open block",
+		    tmpl_line(t->src, at), (int)namelen, name);
+		return -1;
+	}
+	memset(&n, 0, sizeof(n));
+	n.kind = kind == '#' ? TMPL_BLOCK : TMPL_END;
+	n.id = id;
+	if (kind == '#') {
+		p->open = t->nnodes;
+		p->in_block = 1;
+	} else {
+		t->nodes[p->open].end = t->nnodes;
+		p->in_block = 0;
+	}
+	return tmpl_add(p, n);
+}
+
+/* The marker {{...}} at src[at], whose "}}" is at close; 0, or -1 with the error. */
+static int
+tmpl_add_marker(struct tmpl_parser *p, size_t at, const char *close)
+{
+	struct tmpl *t = p->t;
+	struct tmpl_node n;
+	size_t name = at + 2, namelen;
+	char kind = t->src[name];
+	int id;
+
+	if (kind == '#' || kind == '/')
+		name++;
+	namelen = (size_t)(close - (t->src + name));
+	if (!tmpl_name_ok(t->src + name, namelen)) {
+		(void)snprintf(p->err, p->errlen, "line %zu: malformed marker",
+		    tmpl_line(t->src, at));
+		return -1;
+	}
+	if (kind == '#' || kind == '/')
+		return tmpl_add_block(p, at, kind, t->src + name, namelen);
+	if ((id = tmpl_lookup(p->slots, t->src + name, namelen)) < 0) {
+		(void)snprintf(p->err, p->errlen, "line %zu: unknown slot \"%.*s\"",
+		    tmpl_line(t->src, at), (int)namelen, t->src + name);
+		return -1;
+	}
+	memset(&n, 0, sizeof(n));
+	n.kind = TMPL_SLOT;
+	n.id = id;
+	return tmpl_add(p, n);
+}
+
 struct tmpl *
 tmpl_parse(const char *src, size_t len, const char *const *slots,
     const char *const *blocks, char *err, size_t errlen)
 {
+	struct tmpl_parser p = { NULL, 0, slots, blocks, err, errlen, 0, 0 };
 	struct tmpl *t = NULL;
-	struct tmpl_node n;
-	size_t cap = 0, i = 0, lit = 0, open = 0, name, namelen, j;
+	size_t i = 0, lit = 0, j;
 	const char *close;
-	int in_block = 0, id;
-	char kind;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL || (t->src = malloc(len + 1)) == NULL) {
 		(void)snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	p.t = t;
 	memcpy(t->src, src, len);
 	t->src[len] = '\0';
 	while (i + 1 < len) {
@@ -141,87 +256,19 @@ tmpl_parse(const char *src, size_t len, const char *const *slots,
 			    tmpl_line(t->src, i));
 			goto fail;
 		}
-		if (i > lit) {
-			memset(&n, 0, sizeof(n));
-			n.kind = TMPL_LIT;
-			n.off = lit;
-			n.len = i - lit;
-			if (tmpl_push(t, &cap, n) < 0)
-				goto nomem;
-		}
-		name = i + 2;
-		kind = t->src[name];
-		if (kind == '#' || kind == '/')
-			name++;
-		namelen = (size_t)(close - (t->src + name));
-		for (j = 0; j < namelen; j++) {
-			char c = t->src[name + j];
-
-			if (!((c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9')))
-				break;
-		}
-		if (namelen == 0 || j != namelen) {
-			(void)snprintf(err, errlen, "line %zu: malformed marker",
-			    tmpl_line(t->src, i));
+		if (tmpl_add_lit(&p, lit, i - lit) < 0 || tmpl_add_marker(&p, i, close) < 0)
 			goto fail;
-		}
-		memset(&n, 0, sizeof(n));
-		if (kind == '#' || kind == '/') {
-			id = tmpl_lookup(blocks, t->src + name, namelen);
-			if (id < 0) {
-				(void)snprintf(err, errlen, "line %zu: unknown block \"%.*s\"",
-				    tmpl_line(t->src, i), (int)namelen, t->src + name);
-				goto fail;
-			}
-			if (kind == '#' && in_block) {
-				(void)snprintf(err, errlen, "line %zu: blocks do not nest",
-				    tmpl_line(t->src, i));
-				goto fail;
-			}
-			if (kind == '/' && (!in_block || t->nodes[open].id != id)) {
-				(void)snprintf(err, errlen, "line %zu: {{/%.*s}} closes no open block",
-				    tmpl_line(t->src, i), (int)namelen, t->src + name);
-				goto fail;
-			}
-			n.kind = kind == '#' ? TMPL_BLOCK : TMPL_END;
-			n.id = id;
-			if (kind == '#') {
-				open = t->nnodes;
-				in_block = 1;
-			} else {
-				t->nodes[open].end = t->nnodes;
-				in_block = 0;
-			}
-		} else {
-			if ((id = tmpl_lookup(slots, t->src + name, namelen)) < 0) {
-				(void)snprintf(err, errlen, "line %zu: unknown slot \"%.*s\"",
-				    tmpl_line(t->src, i), (int)namelen, t->src + name);
-				goto fail;
-			}
-			n.kind = TMPL_SLOT;
-			n.id = id;
-		}
-		if (tmpl_push(t, &cap, n) < 0)
-			goto nomem;
 		i = (size_t)(close - t->src) + 2;
 		lit = i;
 	}
-	if (in_block) {
+	if (p.in_block) {
 		(void)snprintf(err, errlen, "block \"%s\" is not closed",
-		    blocks[t->nodes[open].id]);
+		    blocks[t->nodes[p.open].id]);
 		goto fail;
 	}
-	if (len > lit) {
-		memset(&n, 0, sizeof(n));
-		n.kind = TMPL_LIT;
-		n.off = lit;
-		n.len = len - lit;
-		if (tmpl_push(t, &cap, n) < 0)
-			goto nomem;
-	}
+	if (tmpl_add_lit(&p, lit, len - lit) < 0)
+		goto fail;
 	return t;
-nomem:
-	snprintf(err, errlen, "out of memory");
 fail:
 	tmpl_free(t);
 	return NULL;

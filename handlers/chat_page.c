@@ -199,6 +199,117 @@ page_col(struct req *rq, struct db_stmt *st, int col, struct tmpl_val *v)
 }
 
 /*
+ * A pending session's page (apps/chat/chat.h): the guest nickname of sid, the 'starcord'
+ * channel alone and, in cache mode, that channel's id.  0, -1 on a database failure, -2
+ * when out of request memory.
+ */
+static int
+page_load_guest(struct req *rq, const char *sid, struct page *pg)
+{
+	struct db_stmt *st;
+	char nick[CHAT_NICK_GUEST];
+	int rc;
+
+	chat_guest_nickname(sid, nick);
+	if ((pg->nickname.s = arena_strndup(rq->arena, nick, strlen(nick))) == NULL ||
+	    (pg->channels = arena_alloc(rq->arena, sizeof(*pg->channels))) == NULL)
+		return -2;
+	pg->nickname.len = strlen(nick);
+	pg->channels[0].name.s = PAGE_GUEST_CHANNEL;
+	pg->channels[0].name.len = sizeof(PAGE_GUEST_CHANNEL) - 1;
+	pg->channels[0].current = 1;
+	pg->nchannels = 1;
+	if (!pg->cache)
+		return 0;
+	if ((st = db_prepare(rq->db, q_guest_channel)) == NULL)
+		return -1;
+	if ((rc = db_step(st)) == DB_ERROR)
+		return -1;
+	if (rc == DB_ROW) {
+		pg->channel = db_column_int(st, 0);
+		db_reset(st);
+	}
+	return 0;
+}
+
+/* The user's channels, the current one marked.  0, -1 on a database failure, -2 when out
+ * of request memory. */
+static int
+page_load_channels(struct req *rq, const char *sid, struct page *pg)
+{
+	struct db_stmt *st;
+	struct page_channel *nc;
+	size_t cap = 0;
+	int rc;
+
+	if ((st = db_prepare(rq->db, q_channels)) == NULL)
+		return -1;
+	db_bind_text(st, 1, sid, strlen(sid));
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (pg->nchannels == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nc = arena_alloc(rq->arena, cap * sizeof(*nc))) == NULL)
+				return -2;
+			if (pg->nchannels > 0)
+				memcpy(nc, pg->channels, pg->nchannels * sizeof(*nc));
+			pg->channels = nc;
+		}
+		if (page_col(rq, st, 0, &pg->channels[pg->nchannels].name) < 0)
+			return -2;
+		pg->channels[pg->nchannels++].current = db_column_int(st, 1) != 0;
+	}
+	return rc == DB_ERROR ? -1 : 0;
+}
+
+/*
+ * The current channel's messages: in cache mode with a known channel the cached list, or
+ * the list by the channel's id (then labelled for the cache, seq0 as page_cache_label()
+ * wants it); otherwise by the session (a guest's: the guest channel's).  0, -1 on a
+ * database failure, -2 when out of request memory.
+ */
+static int
+page_load_messages(struct req *rq, const char *sid, int guest, struct page *pg,
+    uint64_t seq0)
+{
+	struct db *db = rq->db;
+	struct db_stmt *st;
+	int rc;
+
+	if (pg->channel >= 0) {
+		if (page_cache_lookup(pg))
+			return 0;
+		if ((st = db_prepare(db, page_oldest ? q_messages_channel_oldest :
+		    q_messages_channel)) == NULL)
+			return -1;
+		db_bind_int(st, 1, pg->channel);
+	} else {
+		if ((st = db_prepare(db, page_oldest ? (guest ? q_messages_guest_oldest :
+		    q_messages_oldest) : (guest ? q_messages_guest : q_messages))) == NULL)
+			return -1;
+		if (!guest)
+			db_bind_text(st, 1, sid, strlen(sid));
+	}
+	while ((rc = db_step(st)) == DB_ROW && pg->nmsgs < PAGE_MESSAGES) {
+		struct page_message *m = &pg->msgs[pg->nmsgs];
+
+		if (page_col(rq, st, 0, &m->id) < 0 || page_col(rq, st, 1, &m->nick) < 0 ||
+		    page_col(rq, st, 2, &m->content) < 0)
+			return -2;
+		m->ts = db_column_double(st, 3);
+		if (pg->channel >= 0)
+			pg->slots[pg->nmsgs] = chat_version_user_slot(db_column_int(st, 4));
+		pg->nmsgs++;
+	}
+	if (rc == DB_ERROR)
+		return -1;
+	if (pg->channel >= 0)
+		page_cache_label(pg, seq0);
+	if (rc == DB_ROW)
+		db_reset(st);
+	return 0;
+}
+
+/*
  * Runs the three queries in one read transaction into pg.  A session whose user does not
  * exist yet is a pending one (apps/chat/chat.h) when guest_ok is set: its page has the
  * guest nickname, the 'starcord' channel and that channel's messages.  Returns 1 when
@@ -210,9 +321,6 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 {
 	struct db *db = rq->db;
 	struct db_stmt *st;
-	size_t cap = 0, sidlen = strlen(sid);
-	struct page_channel *nc;
-	char nick[CHAT_NICK_GUEST];
 	int rc, ret = -1, guest = 0;
 	uint64_t seq0 = 0;
 
@@ -227,7 +335,7 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 		return -1;
 	if ((st = db_prepare(db, pg->cache ? q_nickname_channel : q_nickname)) == NULL)
 		goto out;
-	db_bind_text(st, 1, sid, sidlen);
+	db_bind_text(st, 1, sid, strlen(sid));
 	if ((rc = db_step(st)) == DB_ERROR)
 		goto out;
 	if (rc == DB_DONE && !guest_ok) {
@@ -236,98 +344,25 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 	}
 	if (rc == DB_DONE) {
 		guest = 1;
-		chat_guest_nickname(sid, nick);
-		if ((pg->nickname.s = arena_strndup(rq->arena, nick, strlen(nick))) == NULL ||
-		    (pg->channels = arena_alloc(rq->arena, sizeof(*pg->channels))) == NULL) {
-			ret = -2;
+		if ((ret = page_load_guest(rq, sid, pg)) < 0)
 			goto out;
-		}
-		pg->nickname.len = strlen(nick);
-		pg->channels[0].name.s = PAGE_GUEST_CHANNEL;
-		pg->channels[0].name.len = sizeof(PAGE_GUEST_CHANNEL) - 1;
-		pg->channels[0].current = 1;
-		pg->nchannels = 1;
-		if (pg->cache) {
-			if ((st = db_prepare(db, q_guest_channel)) == NULL)
-				goto out;
-			if ((rc = db_step(st)) == DB_ERROR)
-				goto out;
-			if (rc == DB_ROW) {
-				pg->channel = db_column_int(st, 0);
-				db_reset(st);
-			}
-		}
-		goto messages;
-	}
-	if (page_col(rq, st, 0, &pg->nickname) < 0) {
-		ret = -2;
-		goto out;
-	}
-	if (pg->cache && !db_column_isnull(st, 1))
-		pg->channel = db_column_int(st, 1);
-	db_reset(st);
-
-	if ((st = db_prepare(db, q_channels)) == NULL)
-		goto out;
-	db_bind_text(st, 1, sid, sidlen);
-	while ((rc = db_step(st)) == DB_ROW) {
-		if (pg->nchannels == cap) {
-			cap = cap ? cap * 2 : 16;
-			if ((nc = arena_alloc(rq->arena, cap * sizeof(*nc))) == NULL) {
-				ret = -2;
-				goto out;
-			}
-			if (pg->nchannels > 0)
-				memcpy(nc, pg->channels, pg->nchannels * sizeof(*nc));
-			pg->channels = nc;
-		}
-		if (page_col(rq, st, 0, &pg->channels[pg->nchannels].name) < 0) {
-			ret = -2;
-			goto out;
-		}
-		pg->channels[pg->nchannels++].current = db_column_int(st, 1) != 0;
-	}
-	if (rc == DB_ERROR)
-		goto out;
-
-messages:
-	if (pg->channel >= 0) {
-		/* Cache mode with a known channel: the cached list, or the list by its id. */
-		if (page_cache_lookup(pg))
-			goto done;
-		if ((st = db_prepare(db, page_oldest ? q_messages_channel_oldest :
-		    q_messages_channel)) == NULL)
-			goto out;
-		db_bind_int(st, 1, pg->channel);
 	} else {
-		if ((st = db_prepare(db, page_oldest ? (guest ? q_messages_guest_oldest :
-		    q_messages_oldest) : (guest ? q_messages_guest : q_messages))) == NULL)
-			goto out;
-		if (!guest)
-			db_bind_text(st, 1, sid, sidlen);
-	}
-	while ((rc = db_step(st)) == DB_ROW && pg->nmsgs < PAGE_MESSAGES) {
-		struct page_message *m = &pg->msgs[pg->nmsgs];
-
-		if (page_col(rq, st, 0, &m->id) < 0 || page_col(rq, st, 1, &m->nick) < 0 ||
-		    page_col(rq, st, 2, &m->content) < 0) {
+		if (page_col(rq, st, 0, &pg->nickname) < 0) {
 			ret = -2;
 			goto out;
 		}
-		m->ts = db_column_double(st, 3);
-		if (pg->channel >= 0)
-			pg->slots[pg->nmsgs] = chat_version_user_slot(db_column_int(st, 4));
-		pg->nmsgs++;
-	}
-	if (rc == DB_ERROR)
-		goto out;
-	if (pg->channel >= 0)
-		page_cache_label(pg, seq0);
-	if (rc == DB_ROW)
+		if (pg->cache && !db_column_isnull(st, 1))
+			pg->channel = db_column_int(st, 1);
 		db_reset(st);
-done:
-	if (db_commit(db) < 0)
+		if ((ret = page_load_channels(rq, sid, pg)) < 0)
+			goto out;
+	}
+	if ((ret = page_load_messages(rq, sid, guest, pg, seq0)) < 0)
 		goto out;
+	if (db_commit(db) < 0) {
+		ret = -1;
+		goto out;
+	}
 	return 1;
 out:
 	chat_cache_release(pg->frag);

@@ -103,12 +103,31 @@ apache_user(const struct conf *c, const char *rundir, char *user, size_t ulen, c
 	return 0;
 }
 
+/* -o: PREFIX's directories made, the error documents written, FILE.tmp opened (its path
+ * into path[len]).  NULL with the reason on stderr. */
+static FILE *
+apache_out_open(const struct apache_opts *o, uid_t uid, gid_t gid, const char *outfile,
+    char *path, size_t len)
+{
+	static const char *const subdirs[] = { "logs", "runtime", "htdocs", "errors" };
+	size_t i;
+
+	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++)
+		if (apache_subdir(o->prefix, subdirs[i], (uid_t)-1, (gid_t)-1) == -1)
+			return NULL;
+	/* mod_fcgid's sockets and process table are made by Apache's user. */
+	if (o->profile == APACHE_FCGID && apache_subdir(o->prefix, "fcgid", uid, gid) == -1)
+		return NULL;
+	if (apache_error_files_write(o->prefix) == -1)
+		return NULL;
+	return sluiced_out_open(outfile, path, len);
+}
+
 int
 apache_main(const char *conf_path, const char *rundir, const char *bindir,
     const char *prefix, const char *profile, const char *listen, int children, int reuse,
     const char *outfile)
 {
-	static const char *const subdirs[] = { "logs", "runtime", "htdocs", "errors" };
 	struct apache_opts o;
 	struct conf *c = NULL;
 	char errbuf[512], rundir_abs[PATH_MAX], prefix_abs[PATH_MAX], bindir_abs[PATH_MAX];
@@ -116,8 +135,7 @@ apache_main(const char *conf_path, const char *rundir, const char *bindir,
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
 	FILE *out = stdout;
-	size_t i;
-	int pr, m, rc = 1;
+	int pr, rc = 1;
 
 	memset(&o, 0, sizeof(o));
 	if ((pr = apache_profile_parse(profile)) == -1) {
@@ -135,16 +153,8 @@ apache_main(const char *conf_path, const char *rundir, const char *bindir,
 		fprintf(stderr, "sluiced: apache: path too long\n");
 		goto out;
 	}
-	if (prefix == NULL) {
-		m = snprintf(prefix_abs, sizeof(prefix_abs), "%s/apache", rundir_abs);
-		if (m < 0 || (size_t)m >= sizeof(prefix_abs)) {
-			fprintf(stderr, "sluiced: apache: prefix path too long\n");
-			goto out;
-		}
-	} else if (sluiced_abspath(prefix, prefix_abs, sizeof(prefix_abs)) == -1) {
-		fprintf(stderr, "sluiced: apache: prefix path too long\n");
+	if (sluiced_prefix("apache", rundir_abs, prefix, prefix_abs, sizeof(prefix_abs)) == -1)
 		goto out;
-	}
 	o.profile = (enum apache_profile)pr;
 	o.rundir = rundir_abs;
 	o.prefix = prefix_abs;
@@ -161,20 +171,10 @@ apache_main(const char *conf_path, const char *rundir, const char *bindir,
 		o.group = group;
 	}
 
-	if (outfile != NULL) {
-		for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++)
-			if (apache_subdir(prefix_abs, subdirs[i], (uid_t)-1, (gid_t)-1) == -1)
-				goto out;
-		/* mod_fcgid's sockets and process table are made by Apache's user. */
-		if (o.profile == APACHE_FCGID &&
-		    apache_subdir(prefix_abs, "fcgid", uid, gid) == -1)
-			goto out;
-		if (apache_error_files_write(prefix_abs) == -1)
-			goto out;
-		if ((out = sluiced_out_open(outfile, path, sizeof(path))) == NULL) {
-			out = stdout;
-			goto out;
-		}
+	if (outfile != NULL && (out = apache_out_open(&o, uid, gid, outfile, path,
+	    sizeof(path))) == NULL) {
+		out = stdout;
+		goto out;
 	}
 	rc = apache_conf_write(out, c, &o) == -1 ? 1 : 0;
 out:

@@ -33,13 +33,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "apacheconf.h"
 #include "conf.h"
 #include "db.h"
 #include "log.h"
+#include "proxy.h"
 
 #define APACHE_MODULES	"/usr/lib/apache2/modules"
 
@@ -47,48 +46,22 @@ static const char *const apache_profile_names[APACHE__MAX] = {
 	"default", "tuned", "cgi", "fcgid"
 };
 
-/* Apache's own error answers, word for word the bodies nginx's profiles answer (a
- * TRACE is refused with 405, an unknown Transfer-Encoding with 501 ...). */
-static const struct {
-	int status;
-	const char *body;
-} apache_errors[] = {
-	{ 400, "{\"code\":\"bad_request\",\"message\":\"malformed request\","
-	    "\"details\":null,\"hint\":null}" },
-	{ 403, "{\"code\":\"forbidden\",\"message\":\"forbidden\",\"details\":null,"
-	    "\"hint\":null}" },
-	{ 404, "{\"code\":\"not_found\",\"message\":\"no endpoint for this path\","
-	    "\"details\":null,\"hint\":null}" },
-	{ 405, "{\"code\":\"method_not_allowed\",\"message\":\"method not allowed\","
-	    "\"details\":null,\"hint\":null}" },
-	{ 408, "{\"code\":\"request_timeout\",\"message\":\"request not received in "
-	    "time\",\"details\":null,\"hint\":null}" },
-	{ 413, "{\"code\":\"payload_too_large\",\"message\":\"request body too large\","
-	    "\"details\":null,\"hint\":null}" },
-	{ 414, "{\"code\":\"uri_too_long\",\"message\":\"request line too long\","
-	    "\"details\":null,\"hint\":null}" },
-	{ 500, "{\"code\":\"internal_error\",\"message\":\"internal error in the proxy\","
-	    "\"details\":null,\"hint\":null}" },
-	{ 501, "{\"code\":\"not_implemented\",\"message\":\"not implemented by the "
-	    "proxy\",\"details\":null,\"hint\":null}" },
-	{ 502, "{\"code\":\"bad_gateway\",\"message\":\"endpoint unavailable\","
-	    "\"details\":null,\"hint\":null}" },
-	{ 503, "{\"code\":\"unavailable\",\"message\":\"service unavailable\","
-	    "\"details\":null,\"hint\":null}" },
-	{ 504, "{\"code\":\"gateway_timeout\",\"message\":\"endpoint timed out\","
-	    "\"details\":null,\"hint\":null}" },
+static const struct proxy_dialect apache_dialect = {
+	.name = "apache",
+	.file = "apache2.conf",
+	.unsafe = "\"'\\$%#`<>{}",
+	.indent = "",
+	.procs = 'P',
+	.procs_name = "children",
+	.conns = "max M",
+	.conns_letter = 'M',
+	.forced = "reuse max",
 };
-#define APACHE_NERRORS	(sizeof(apache_errors) / sizeof(apache_errors[0]))
 
 int
 apache_profile_parse(const char *name)
 {
-	int i;
-
-	for (i = 0; i < APACHE__MAX; i++)
-		if (strcmp(name, apache_profile_names[i]) == 0)
-			return i;
-	return -1;
+	return proxy_profile_parse(apache_profile_names, APACHE__MAX, name);
 }
 
 const char *
@@ -100,55 +73,21 @@ apache_profile_name(int profile)
 int
 apache_reuse_max(int capacity, int children)
 {
-	if (capacity < 1 || children < 1)
-		return 0;
-	return capacity / (2 * children);
+	return proxy_fair_conns(capacity, children);
 }
 
 int
 apache_children_resolve(const struct apache_opts *o)
 {
-	long n;
-
 	if (o->children > 0)
 		return o->children;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1)
-		return 1;
-	return n > 256 ? 256 : (int)n;
+	return proxy_cpus(256);
 }
 
 const char *
 apache_error_body(int status)
 {
-	size_t i;
-
-	for (i = 0; i < APACHE_NERRORS; i++)
-		if (apache_errors[i].status == status)
-			return apache_errors[i].body;
-	return NULL;
-}
-
-/*
- * Strings pasted into the config inside double quotes: printable, and nothing that Apache
- * would interpret there (quotes, backslashes, ${VAR} or %{expr} expansion, comments).
- */
-static int
-apache_safe(const char *what, const char *s)
-{
-	const unsigned char *u;
-
-	if (s == NULL || *s == '\0') {
-		log_err("apache: %s is empty", what);
-		return 0;
-	}
-	for (u = (const unsigned char *)s; *u != '\0'; u++)
-		if (!isgraph(*u) || strchr("\"'\\$%#`<>{}", *u) != NULL) {
-			log_err("apache: %s '%s' has characters that cannot go into apache2.conf",
-			    what, s);
-			return 0;
-		}
-	return 1;
+	return proxy_error_body(status, PROXY_APACHE);
 }
 
 /* The route as an anchored regular expression: exact "^/a\.b$", prefix "^/p/". */
@@ -206,22 +145,6 @@ apache_write_db(FILE *out, const char *url, const struct apache_opts *o)
 		fprintf(out, "sqlite:%s/%s", o->cwd, path);
 	else
 		fprintf(out, "%s", url);
-}
-
-/* Order of the <Location> sections: prefixes from short to long, then the exact routes,
- * so that the most specific section is merged last and wins, as nginx's choice does. */
-static int
-apache_route_cmp(const void *a, const void *b)
-{
-	const struct conf_endpoint *x = *(const struct conf_endpoint *const *)a;
-	const struct conf_endpoint *y = *(const struct conf_endpoint *const *)b;
-	size_t lx = strlen(x->path), ly = strlen(y->path);
-
-	if (x->exact != y->exact)
-		return x->exact - y->exact;
-	if (lx != ly)
-		return lx < ly ? -1 : 1;
-	return strcmp(x->path, y->path);
 }
 
 static void
@@ -333,33 +256,25 @@ apache_write_common(FILE *out, const struct conf *c, const struct apache_opts *o
 	fprintf(out, "<Location /.sluice-errors/>\n\tSetHandler none\n"
 	    "\tForceType application/json\n\t<If \"-z %%{ENV:REDIRECT_STATUS}\">\n"
 	    "\t\tRequire all denied\n\t</If>\n</Location>\n");
-	for (i = 0; i < APACHE_NERRORS; i++)
-		fprintf(out, "ErrorDocument %d /.sluice-errors/%d.json\n", apache_errors[i].status,
-		    apache_errors[i].status);
+	for (i = 0; i < proxy_nerrors; i++)
+		if (proxy_errors[i].servers & PROXY_APACHE)
+			fprintf(out, "ErrorDocument %d /.sluice-errors/%d.json\n",
+			    proxy_errors[i].status, proxy_errors[i].status);
 	fprintf(out, "\n# The decoded path, as nginx's $document_uri, which the endpoints read "
 	    "(req.h).\n");
 	fprintf(out, "SetEnvIf Request_URI \"^(.*)$\" DOCUMENT_URI=$1\n\n");
 }
 
-/* tuned: one mod_proxy worker per endpoint; returns the pool size used, 0 for no reuse. */
-static int
-apache_write_worker(FILE *out, const struct conf_endpoint *ep, const struct apache_opts *o,
+/* tuned: one mod_proxy worker per endpoint, for the pool pl. */
+static void
+apache_write_worker(FILE *out, const struct proxy_pool *pl, const struct apache_opts *o,
     int p)
 {
-	int cap = ep->workers * ep->threads, m;
+	const struct conf_endpoint *ep = pl->ep;
 
-	m = o->reuse >= 0 ? o->reuse : apache_reuse_max(cap, p);
-	fprintf(out, "# %s: capacity C = %d workers x %d threads = %d, P = %d children, "
-	    "max M = %s%d\n", ep->name, ep->workers, ep->threads, cap, p,
-	    o->reuse >= 0 ? "forced " : "floor(C / 2P) = ", m);
-	if (o->reuse >= 0 && 2 * p * m > cap) {
-		fprintf(out, "# WARNING: P x M = %d > C / 2 = %d: a worker that binds a thread to "
-		    "its connection\n# (plain fcgi2, not sluice's) can have every thread pinned "
-		    "and stall (docs/fastcgi.md rule 2).\n", p * m, cap / 2);
-		log_warn("apache: %s: forced reuse max %d with %d children: P x M = %d > "
-		    "C / 2 = %d, a plain fcgi2 worker would stall behind pinned threads",
-		    ep->name, m, p, p * m, cap / 2);
-	}
+	proxy_write_capacity(out, &apache_dialect, pl, p, pl->forced ? "forced " :
+	    "floor(C / 2P) = ");
+	proxy_write_over(out, &apache_dialect, pl, p);
 	if (ep->tcp != NULL)
 		fprintf(out, "<Proxy \"fcgi://%s\">\n", ep->tcp);
 	else
@@ -369,13 +284,12 @@ apache_write_worker(FILE *out, const struct conf_endpoint *ep, const struct apac
 	 * retry=0: a pool that was briefly unreachable (sluiced restarting) is tried again
 	 * at the next request instead of being shunned for mod_proxy's default 60 s.
 	 */
-	if (m >= 1)
-		fprintf(out, "\tProxySet enablereuse=on max=%d retry=0\n", m);
+	if (pl->conns >= 1)
+		fprintf(out, "\tProxySet enablereuse=on max=%d retry=0\n", pl->conns);
 	else
 		fprintf(out, "\t# M < 1: no reuse for this endpoint.\n"
 		    "\tProxySet enablereuse=off retry=0\n");
 	fprintf(out, "</Proxy>\n\n");
-	return m;
 }
 
 /* Every SLUICE_* key that some endpoint sets, so that each route unsets the others'. */
@@ -540,18 +454,20 @@ apache_write_alias(FILE *out, const struct conf_endpoint *ep, const struct apach
 	fprintf(out, "%s\" \"%s%s\"\n", ep->exact ? "" : "(.*)$", bin, ep->exact ? "" : "/$1");
 }
 
+/* What is pasted into apache2.conf, checked; 0, or -1 (logged). */
 static int
 apache_check(const struct conf *c, const struct apache_opts *o)
 {
+	const struct proxy_dialect *d = &apache_dialect;
 	const char *listen = o->listen != NULL ? o->listen : APACHE_LISTEN_DEFAULT;
 	char bin[4096], other[4096];
 	size_t i, j;
 
-	if (!apache_safe("RUNDIR", o->rundir) || !apache_safe("prefix", o->prefix) ||
-	    !apache_safe("bin dir", o->bindir) || !apache_safe("working directory", o->cwd) ||
-	    !apache_safe("listen", listen) ||
-	    (o->user != NULL && !apache_safe("user", o->user)) ||
-	    (o->user != NULL && !apache_safe("group", o->group)))
+	if (!proxy_safe(d, "RUNDIR", o->rundir) || !proxy_safe(d, "prefix", o->prefix) ||
+	    !proxy_safe(d, "bin dir", o->bindir) || !proxy_safe(d, "working directory", o->cwd) ||
+	    !proxy_safe(d, "listen", listen) ||
+	    (o->user != NULL && !proxy_safe(d, "user", o->user)) ||
+	    (o->user != NULL && !proxy_safe(d, "group", o->group)))
 		return -1;
 	if (o->rundir[0] != '/' || o->prefix[0] != '/' || o->bindir[0] != '/' ||
 	    o->cwd[0] != '/') {
@@ -559,21 +475,17 @@ apache_check(const struct conf *c, const struct apache_opts *o)
 		    "absolute paths");
 		return -1;
 	}
+	if (proxy_sockets_fit(d, c, o->rundir) == -1)
+		return -1;
 	for (i = 0; i < c->neps; i++) {
 		const struct conf_endpoint *ep = &c->eps[i];
 
-		if (strlen(o->rundir) + 1 + strlen(ep->name) + 5 >=
-		    sizeof(((struct sockaddr_un *)0)->sun_path)) {
-			log_err("apache: socket path %s/%s.sock is too long for a unix socket",
-			    o->rundir, ep->name);
-			return -1;
-		}
-		if ((ep->binary != NULL && !apache_safe("binary", ep->binary)) ||
-		    (ep->tcp != NULL && !apache_safe("tcp", ep->tcp)) ||
-		    (ep->db_url != NULL && !apache_safe("db URL", ep->db_url)))
+		if ((ep->binary != NULL && !proxy_safe(d, "binary", ep->binary)) ||
+		    (ep->tcp != NULL && !proxy_safe(d, "tcp", ep->tcp)) ||
+		    (ep->db_url != NULL && !proxy_safe(d, "db URL", ep->db_url)))
 			return -1;
 		for (j = 0; j < ep->nextra; j++)
-			if (!apache_safe("value", ep->extra[j].value))
+			if (!proxy_safe(d, "value", ep->extra[j].value))
 				return -1;
 		if (apache_binary(bin, sizeof(bin), ep, o, 0) == -1) {
 			log_err("apache: %s: binary path too long", ep->name);
@@ -592,37 +504,27 @@ apache_check(const struct conf *c, const struct apache_opts *o)
 	return 0;
 }
 
-int
-apache_conf_write(FILE *out, const struct conf *c, const struct apache_opts *o)
+/* The file's first lines: what made it, how to run it, what the profile is. */
+static void
+apache_write_header(FILE *out, const struct conf *c, const struct apache_opts *o)
 {
-	const struct conf_endpoint **order = NULL;
-	struct apache_keys keys;
-	int p, rc = -1;
-	size_t i, j;
-
-	if (o->profile < 0 || o->profile >= APACHE__MAX) {
-		log_err("apache: unknown profile");
-		goto out;
-	}
-	if (apache_check(c, o) == -1)
-		goto out;
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-	if ((order = calloc(c->neps + 1, sizeof(*order))) == NULL) {
-		log_err("apache: out of memory");
-		goto out;
-	}
-	for (i = 0; i < c->neps; i++)
-		order[i] = &c->eps[i];
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-	qsort(order, c->neps, sizeof(*order), apache_route_cmp);
-	memset(&keys, 0, sizeof(keys));
-	for (i = 0; i < c->neps; i++) {
-		if (c->eps[i].db_url != NULL)
-			apache_keys_add(&keys, "db");
-		for (j = 0; j < c->eps[i].nextra; j++)
-			apache_keys_add(&keys, c->eps[i].extra[j].key);
-	}
-	p = apache_children_resolve(o);
+	static const char *const what[APACHE__MAX] = {
+		[APACHE_DEFAULT] = "# mod_proxy_fcgi to sluiced's sockets, a new connection "
+		    "per request.\n",
+		[APACHE_TUNED] = "# mod_proxy_fcgi with connection reuse: per endpoint, P "
+		    "children x max M <= C / 2\n# (the derivation is at the top of "
+		    "supervisor/apacheconf.c).\n",
+		[APACHE_CGI] = "# Plain CGI through mod_cgid: one process per request (fork, "
+		    "exec, database\n# connect each time); no sluiced.  For shared hosting and "
+		    "comparison.\n",
+		[APACHE_FCGID] = "# mod_fcgid starts and stops the endpoint binaries itself; no "
+		    "sluiced.\n# Trade-offs against sluiced: processes start on demand (the "
+		    "first requests wait\n# for a spawn and its database connection), one "
+		    "request at a time per process\n# (threads= is ignored), idle processes are "
+		    "stopped after IdleTimeout, and\n# there is no crash-loop detection, no "
+		    "reload without a lost spawn, no status.\n# Request bodies are buffered "
+		    "whole by Apache before the binary sees them.\n",
+	};
 
 	fprintf(out, "# apache2.conf, profile %s, generated by `sluiced apache %s` from %s.\n",
 	    apache_profile_names[o->profile], apache_profile_names[o->profile], c->path);
@@ -630,42 +532,25 @@ apache_conf_write(FILE *out, const struct conf *c, const struct apache_opts *o)
 	fprintf(out, "# Run: apache2 -f %s/apache2.conf -DFOREGROUND\n", o->prefix);
 	fprintf(out, "# (%s/logs, runtime, htdocs and errors must exist; sluiced's -o makes "
 	    "them).\n", o->prefix);
-	switch (o->profile) {
-	case APACHE_DEFAULT:
-		fprintf(out, "# mod_proxy_fcgi to sluiced's sockets, a new connection per "
-		    "request.\n");
-		break;
-	case APACHE_TUNED:
-		fprintf(out, "# mod_proxy_fcgi with connection reuse: per endpoint, P children x "
-		    "max M <= C / 2\n# (the derivation is at the top of supervisor/apacheconf.c).\n");
-		break;
-	case APACHE_CGI:
-		fprintf(out, "# Plain CGI through mod_cgid: one process per request (fork, "
-		    "exec, database\n# connect each time); no sluiced.  For shared hosting and "
-		    "comparison.\n");
-		break;
-	default:
-		fprintf(out, "# mod_fcgid starts and stops the endpoint binaries itself; no "
-		    "sluiced.\n# Trade-offs against sluiced: processes start on demand (the first "
-		    "requests wait\n# for a spawn and its database connection), one request at a "
-		    "time per process\n# (threads= is ignored), idle processes are stopped "
-		    "after IdleTimeout, and\n# there is no crash-loop detection, no reload "
-		    "without a lost spawn, no status.\n# Request bodies are buffered whole by "
-		    "Apache before the binary sees them.\n");
-		break;
-	}
+	fputs(what[o->profile], out);
 	if (o->comment != NULL)
 		fprintf(out, "# %s\n", o->comment);
 	fprintf(out, "\n");
-	apache_write_main(out, c, o, p);
+}
+
+/* The profile's own section before the common one: tuned's workers, cgi's socket,
+ * fcgid's process classes (default has none: the handler alone, as the documentation
+ * shows it). */
+static void
+apache_write_backends(FILE *out, const struct conf *c, const struct apache_opts *o,
+    const struct proxy *p)
+{
+	size_t i;
 
 	switch (o->profile) {
-	case APACHE_DEFAULT:
-		/* No <Proxy> section: the handler alone, as the documentation shows it. */
-		break;
 	case APACHE_TUNED:
-		for (i = 0; i < c->neps; i++)
-			apache_write_worker(out, &c->eps[i], o, p);
+		for (i = 0; i < p->npools; i++)
+			apache_write_worker(out, &p->pools[i], o, p->procs);
 		break;
 	case APACHE_CGI:
 		fprintf(out, "ScriptSock \"%s/runtime/cgid.sock\"\n\n", o->prefix);
@@ -683,32 +568,66 @@ apache_conf_write(FILE *out, const struct conf *c, const struct apache_opts *o)
 	default:
 		break;
 	}
-	apache_write_common(out, c, o);
-	if (o->profile == APACHE_CGI || o->profile == APACHE_FCGID) {
-		fprintf(out, "# URL to binary, most specific route first (the first match "
-		    "wins).\n");
-		for (i = c->neps; i-- > 0;)
-			apache_write_alias(out, order[i], o);
-		/* The binaries' directories (one section per endpoint; repeats are harmless). */
-		for (i = 0; i < c->neps; i++) {
-			char dir[4096];
+}
 
-			(void)apache_binary(dir, sizeof(dir), order[i], o, 1);
-			fprintf(out, "<Directory \"%s\">\n\tRequire all granted\n</Directory>\n",
-			    dir);
-		}
-		fprintf(out, "\n");
+/* cgi, fcgid: the URL-to-binary mapping and the binaries' directories. */
+static void
+apache_write_binaries(FILE *out, const struct proxy *p, const struct apache_opts *o)
+{
+	char dir[4096];
+	size_t i;
+
+	fprintf(out, "# URL to binary, most specific route first (the first match wins).\n");
+	for (i = p->npools; i-- > 0;)
+		apache_write_alias(out, p->routes[i], o);
+	/* The binaries' directories (one section per endpoint; repeats are harmless). */
+	for (i = 0; i < p->npools; i++) {
+		(void)apache_binary(dir, sizeof(dir), p->routes[i], o, 1);
+		fprintf(out, "<Directory \"%s\">\n\tRequire all granted\n</Directory>\n", dir);
 	}
+	fprintf(out, "\n");
+}
+
+int
+apache_conf_write(FILE *out, const struct conf *c, const struct apache_opts *o)
+{
+	struct apache_keys keys;
+	struct proxy p;
+	int rc = -1;
+	size_t i, j;
+
+	memset(&p, 0, sizeof(p));
+	if (o->profile < 0 || o->profile >= APACHE__MAX) {
+		log_err("apache: unknown profile");
+		goto out;
+	}
+	if (apache_check(c, o) == -1 ||
+	    proxy_model(&p, &apache_dialect, c, apache_children_resolve(o), o->reuse, 0) == -1)
+		goto out;
+	memset(&keys, 0, sizeof(keys));
+	for (i = 0; i < c->neps; i++) {
+		if (c->eps[i].db_url != NULL)
+			apache_keys_add(&keys, "db");
+		for (j = 0; j < c->eps[i].nextra; j++)
+			apache_keys_add(&keys, c->eps[i].extra[j].key);
+	}
+
+	apache_write_header(out, c, o);
+	apache_write_main(out, c, o, p.procs);
+	apache_write_backends(out, c, o, &p);
+	apache_write_common(out, c, o);
+	if (o->profile == APACHE_CGI || o->profile == APACHE_FCGID)
+		apache_write_binaries(out, &p, o);
 	fprintf(out, "# The routes, least specific first (the last matching section wins).\n");
-	for (i = 0; i < c->neps; i++)
-		apache_write_route(out, c, order[i], o, &keys);
+	for (i = 0; i < p.npools; i++)
+		apache_write_route(out, c, p.routes[i], o, &keys);
 	if (fflush(out) == EOF || ferror(out)) {
 		log_err("apache: write failed");
 		goto out;
 	}
 	rc = 0;
 out:
-	free(order);
+	proxy_free(&p);
 	return rc;
 }
 
@@ -720,9 +639,11 @@ apache_error_files_write(const char *prefix)
 	size_t i;
 	int n;
 
-	for (i = 0; i < APACHE_NERRORS; i++) {
+	for (i = 0; i < proxy_nerrors; i++) {
+		if (!(proxy_errors[i].servers & PROXY_APACHE))
+			continue;
 		n = snprintf(path, sizeof(path), "%s/errors/%d.json", prefix,
-		    apache_errors[i].status);
+		    proxy_errors[i].status);
 		if (n < 0 || (size_t)n >= sizeof(path)) {
 			log_err("apache: %s/errors: path too long", prefix);
 			return -1;
@@ -731,7 +652,7 @@ apache_error_files_write(const char *prefix)
 			log_err("apache: %s: %s", path, strerror(errno));
 			return -1;
 		}
-		fputs(apache_errors[i].body, f);
+		fputs(proxy_errors[i].body, f);
 		if (fclose(f) == EOF) {
 			log_err("apache: %s: write failed", path);
 			return -1;

@@ -18,7 +18,9 @@
  * Every profile runs without touching /etc: `apache2 -f PREFIX/apache2.conf -DFOREGROUND`,
  * with ServerRoot, PidFile, logs, mutexes and runtime files under PREFIX.  Apache's own
  * 403/404/413/500/502/503/504 answer JSON from small files under PREFIX/errors (written by
- * apache_error_files_write()); unknown paths answer the same JSON 404 as nginx's.
+ * apache_error_files_write()); unknown paths answer the same JSON 404 as nginx's.  Each
+ * pool's M, the routes' order and the JSON errors come from the proxy's model (proxy.h),
+ * which nginxconf.c writes too.
  */
 #ifndef SLUICE_APACHECONF_H
 #define SLUICE_APACHECONF_H

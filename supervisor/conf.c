@@ -197,35 +197,26 @@ conf_kv_free(struct conf_kv *kv, size_t n)
 	}
 }
 
-/* "set KEY VALUE". */
 static int
-conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
+conf_nomem(struct conf_parser *p)
+{
+	conf_error(p, "out of memory");
+	return -1;
+}
+
+/* The global setting key = val, checked, into the list's fields (or left for conf_get()).
+ * 0, or -1 (the error said). */
+static int
+conf_set_value(struct conf_parser *p, const char *key, const char *val)
 {
 	struct conf *c = p->c;
-	const char *key, *val;
 	long long v;
-	size_t i;
 
-	if (ntok != 3) {
-		conf_error(p, "set wants exactly KEY VALUE");
-		return -1;
-	}
-	key = tok[1];
-	val = tok[2];
-	for (i = 0; i < c->nsettings; i++)
-		if (strcmp(c->settings[i].key, key) == 0) {
-			conf_error(p, "setting %s given twice", key);
-			return -1;
-		}
-	if (!conf_valid_value(val)) {
-		conf_error(p, "setting %s: value has characters that are not allowed", key);
-		return -1;
-	}
 	if (strcmp(key, "listen") == 0) {
 		/* ADDR:PORT, PORT, [v6]:PORT or unix:PATH: nginx checks the rest. */
 		free(c->listen);
 		if ((c->listen = strdup(val)) == NULL)
-			goto nomem;
+			return conf_nomem(p);
 	} else if (strcmp(key, "nginx_workers") == 0) {
 		if (conf_parse_int(val, 0, 1024, &v) == -1) {
 			conf_error(p, "nginx_workers: want an integer in [0, 1024]");
@@ -234,10 +225,10 @@ conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
 		c->nginx_workers = (int)v;
 	} else if (strcmp(key, "nginx_user") == 0) {
 		if ((c->nginx_user = strdup(val)) == NULL)
-			goto nomem;
+			return conf_nomem(p);
 	} else if (strcmp(key, "socket_group") == 0) {
 		if ((c->socket_group = strdup(val)) == NULL)
-			goto nomem;
+			return conf_nomem(p);
 	} else if (strcmp(key, "body_max") == 0) {
 		if (conf_parse_size(val, &c->body_max) == -1) {
 			conf_error(p, "body_max: want a size like 65536, 512k or 8m (at most 1024m)");
@@ -271,16 +262,41 @@ conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
 		conf_error(p, "unknown setting %s", key);
 		return -1;
 	}
+	return 0;
+}
+
+/* "set KEY VALUE". */
+static int
+conf_do_set(struct conf_parser *p, char **tok, size_t ntok)
+{
+	struct conf *c = p->c;
+	const char *key, *val;
+	size_t i;
+
+	if (ntok != 3) {
+		conf_error(p, "set wants exactly KEY VALUE");
+		return -1;
+	}
+	key = tok[1];
+	val = tok[2];
+	for (i = 0; i < c->nsettings; i++)
+		if (strcmp(c->settings[i].key, key) == 0) {
+			conf_error(p, "setting %s given twice", key);
+			return -1;
+		}
+	if (!conf_valid_value(val)) {
+		conf_error(p, "setting %s: value has characters that are not allowed", key);
+		return -1;
+	}
+	if (conf_set_value(p, key, val) == -1)
+		return -1;
 	if (c->nsettings == CONF_EXTRA_MAX) {
 		conf_error(p, "too many settings");
 		return -1;
 	}
 	if (conf_kv_set(&c->settings[c->nsettings++], key, val) == -1)
-		goto nomem;
+		return conf_nomem(p);
 	return 0;
-nomem:
-	conf_error(p, "out of memory");
-	return -1;
 }
 
 /* "db NAME URL"; the environment's SLUICE_DB_<NAME> wins over URL. */
@@ -564,16 +580,13 @@ conf_endpoint_free(struct conf_endpoint *ep)
 	conf_kv_free(ep->extra, ep->nextra);
 }
 
-/* "NAME ROUTE [KEY=VALUE ...]". */
+/* An endpoint's NAME and ROUTE checked: a name, a route not taken, =/exact or /prefix/.
+ * 0, or -1 (the error said). */
 static int
-conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
+conf_endpoint_head(struct conf_parser *p, char **tok, size_t ntok)
 {
-	struct conf *c = p->c;
-	struct conf_endpoint *ep, *grown;
-	char *eq, *key;
-	size_t i, ki;
-	int seen[sizeof(conf_ep_keys) / sizeof(conf_ep_keys[0])] = { 0 };
-	int env;
+	const struct conf *c = p->c;
+	size_t i;
 
 	if (!conf_valid_name(tok[0])) {
 		conf_error(p, "unknown directive or bad endpoint name '%s' (want "
@@ -604,32 +617,58 @@ conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
 		    "%s/ for a prefix", tok[0], tok[1], tok[1], tok[1]);
 		return -1;
 	}
+	return 0;
+}
+
+/* A new endpoint NAME at ROUTE with the defaults, counted in the list at once (so that
+ * conf_free() releases what a failing line allocated).  NULL when out of memory (said). */
+static struct conf_endpoint *
+conf_endpoint_new(struct conf_parser *p, const char *name, const char *route)
+{
+	struct conf *c = p->c;
+	struct conf_endpoint *ep, *grown;
+
 	if (c->neps == p->cap) {
 		size_t ncap = p->cap == 0 ? 8 : p->cap * 2;
 
 		if ((grown = realloc(c->eps, ncap * sizeof(*grown))) == NULL) {
 			conf_error(p, "out of memory");
-			return -1;
+			return NULL;
 		}
 		c->eps = grown;
 		p->cap = ncap;
 	}
 	ep = &c->eps[c->neps];
 	memset(ep, 0, sizeof(*ep));
-	/* Counted now so that conf_free() releases what a failing line allocated. */
 	c->neps++;
-	memcpy(ep->name, tok[0], strlen(tok[0]) + 1);
+	memcpy(ep->name, name, strlen(name) + 1);
 	ep->workers = 4;
 	ep->threads = 1;
 	ep->backlog = 4096;
 	ep->mode = 0660;
 	ep->line = p->line;
-	if ((ep->route = strdup(tok[1])) == NULL) {
+	if ((ep->route = strdup(route)) == NULL) {
 		conf_error(p, "out of memory");
-		return -1;
+		return NULL;
 	}
 	ep->exact = ep->route[0] == '=';
 	ep->path = ep->exact ? ep->route + 1 : ep->route;
+	return ep;
+}
+
+/* "NAME ROUTE [KEY=VALUE ...]". */
+static int
+conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
+{
+	struct conf_endpoint *ep;
+	char *eq, *key;
+	size_t i, ki;
+	int seen[sizeof(conf_ep_keys) / sizeof(conf_ep_keys[0])] = { 0 };
+	int env;
+
+	if (conf_endpoint_head(p, tok, ntok) == -1 ||
+	    (ep = conf_endpoint_new(p, tok[0], tok[1])) == NULL)
+		return -1;
 	for (i = 2; i < ntok; i++) {
 		if ((eq = strchr(tok[i], '=')) == NULL) {
 			conf_error(p, "endpoint %s: '%s' is not KEY=VALUE", ep->name, tok[i]);

@@ -35,24 +35,125 @@
 #include "nginxconf.h"
 #include "sluiced.h"
 
+/* The user and group nginx's workers run as, when it is named. */
+struct nginx_user {
+	char user[64];
+	char group[64];
+};
+
+/* Rule 1 or 2 at the top of this file: USER[:GROUP] as given, into u and o. */
+static int
+nginx_user_named(struct nginx_opts *o, struct nginx_user *u, const char *nginx_user)
+{
+	char *colon;
+	int m;
+
+	m = snprintf(u->user, sizeof(u->user), "%s", nginx_user);
+	if (m < 0 || (size_t)m >= sizeof(u->user)) {
+		fprintf(stderr, "sluiced: nginx user too long\n");
+		return -1;
+	}
+	o->user = u->user;
+	if ((colon = strchr(u->user, ':')) != NULL) {
+		*colon = '\0';
+		o->group = colon + 1;
+	}
+	return 0;
+}
+
+/* Rules 3 and 4 at the top of this file (started as root): RUNDIR's owner, or the run
+ * user sluiced will drop to, into u and o. */
+static int
+nginx_user_derived(struct nginx_opts *o, struct nginx_user *u, const struct conf *c,
+    const char *rundir_abs)
+{
+	struct sluiced sd;
+	struct passwd *pw;
+	struct group *gr;
+	struct stat st;
+	int m;
+
+	memset(&sd, 0, sizeof(sd));
+	if (stat(rundir_abs, &st) == -1 || st.st_uid == 0) {
+		if (priv_resolve(&sd, c) == -1)
+			return -1;
+		st.st_uid = sd.drop ? sd.run_uid : 0;
+		st.st_gid = sd.drop ? sd.run_gid : 0;
+	}
+	if ((pw = getpwuid(st.st_uid)) == NULL || (gr = getgrgid(st.st_gid)) == NULL) {
+		fprintf(stderr, "sluiced: nginx: owner of %s has no user or group name\n",
+		    rundir_abs);
+		return -1;
+	}
+	m = snprintf(u->user, sizeof(u->user), "%s", pw->pw_name);
+	if (m < 0 || (size_t)m >= sizeof(u->user) ||
+	    (m = snprintf(u->group, sizeof(u->group), "%s", gr->gr_name)) < 0 ||
+	    (size_t)m >= sizeof(u->group)) {
+		fprintf(stderr, "sluiced: nginx: user or group name too long\n");
+		return -1;
+	}
+	o->user = u->user;
+	o->group = u->group;
+	return 0;
+}
+
+/* The nginx user, as described at the top of this file, into u and o; never root when
+ * started as root.  0, or -1 with the reason on stderr. */
+static int
+nginx_user_resolve(struct nginx_opts *o, struct nginx_user *u, const struct conf *c,
+    const char *nginx_user, const char *rundir_abs)
+{
+	struct passwd *pw;
+
+	if (nginx_user == NULL)
+		nginx_user = c->nginx_user;
+	if (nginx_user != NULL) {
+		if (nginx_user_named(o, u, nginx_user) == -1)
+			return -1;
+	} else if (geteuid() == 0 && nginx_user_derived(o, u, c, rundir_abs) == -1) {
+		return -1;
+	}
+	if (o->user != NULL && geteuid() == 0 &&
+	    ((pw = getpwnam(o->user)) == NULL || pw->pw_uid == 0)) {
+		fprintf(stderr, "sluiced: nginx: %s: nginx's workers must run as an existing "
+		    "unprivileged user (set nginx_user USER, or -u USER)\n", o->user);
+		return -1;
+	}
+	return 0;
+}
+
+/* -o: PREFIX and PREFIX/logs made, FILE.tmp opened (its path into path[len]).  NULL with
+ * the reason on stderr. */
+static FILE *
+nginx_out_open(const char *prefix_abs, const char *outfile, char *path, size_t len)
+{
+	int m;
+
+	if (sluiced_mkdirs(prefix_abs) == -1) {
+		fprintf(stderr, "sluiced: mkdir %s: %s\n", prefix_abs, strerror(errno));
+		return NULL;
+	}
+	m = snprintf(path, len, "%s/logs", prefix_abs);
+	if (m < 0 || (size_t)m >= len || sluiced_mkdirs(path) == -1) {
+		fprintf(stderr, "sluiced: mkdir %s/logs: %s\n", prefix_abs, strerror(errno));
+		return NULL;
+	}
+	return sluiced_out_open(outfile, path, len);
+}
+
 int
 nginx_main(const char *conf_path, const char *rundir, const char *prefix,
     const char *profile, const char *listen, int workers, int keepalive,
     const char *nginx_user, const char *hosts, const char *outfile)
 {
-	struct sluiced sd;
 	struct nginx_opts o;
+	struct nginx_user u;
 	struct conf *c = NULL;
-	struct passwd *pw;
-	struct group *gr;
-	struct stat st;
 	char errbuf[512], rundir_abs[PATH_MAX], prefix_abs[PATH_MAX], path[PATH_MAX + 16];
-	char user[64], group[64], *colon;
 	FILE *out = stdout;
-	int pr, m, rc = 1;
+	int pr, rc = 1;
 
 	memset(&o, 0, sizeof(o));
-	memset(&sd, 0, sizeof(sd));
 	if ((pr = nginx_profile_parse(profile)) == -1) {
 		fprintf(stderr, "sluiced: nginx: unknown profile '%s' (want default or tuned)\n",
 		    profile);
@@ -66,16 +167,8 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 		fprintf(stderr, "sluiced: nginx: run dir path too long\n");
 		goto out;
 	}
-	if (prefix == NULL) {
-		m = snprintf(prefix_abs, sizeof(prefix_abs), "%s/nginx", rundir_abs);
-		if (m < 0 || (size_t)m >= sizeof(prefix_abs)) {
-			fprintf(stderr, "sluiced: nginx: prefix path too long\n");
-			goto out;
-		}
-	} else if (sluiced_abspath(prefix, prefix_abs, sizeof(prefix_abs)) == -1) {
-		fprintf(stderr, "sluiced: nginx: prefix path too long\n");
+	if (sluiced_prefix("nginx", rundir_abs, prefix, prefix_abs, sizeof(prefix_abs)) == -1)
 		goto out;
-	}
 	o.profile = (enum nginx_profile)pr;
 	o.rundir = rundir_abs;
 	o.prefix = prefix_abs;
@@ -83,64 +176,12 @@ nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 	o.workers = workers;
 	o.keepalive = keepalive;
 	o.hosts = hosts;
-
-	/* The nginx user, as described at the top of this file. */
-	if (nginx_user == NULL)
-		nginx_user = c->nginx_user;
-	if (nginx_user != NULL) {
-		m = snprintf(user, sizeof(user), "%s", nginx_user);
-		if (m < 0 || (size_t)m >= sizeof(user)) {
-			fprintf(stderr, "sluiced: nginx user too long\n");
-			goto out;
-		}
-		o.user = user;
-		if ((colon = strchr(user, ':')) != NULL) {
-			*colon = '\0';
-			o.group = colon + 1;
-		}
-	} else if (geteuid() == 0) {
-		if (stat(rundir_abs, &st) == -1 || st.st_uid == 0) {
-			if (priv_resolve(&sd, c) == -1)
-				goto out;
-			st.st_uid = sd.drop ? sd.run_uid : 0;
-			st.st_gid = sd.drop ? sd.run_gid : 0;
-		}
-		if ((pw = getpwuid(st.st_uid)) == NULL || (gr = getgrgid(st.st_gid)) == NULL) {
-			fprintf(stderr, "sluiced: nginx: owner of %s has no user or group name\n",
-			    rundir_abs);
-			goto out;
-		}
-		m = snprintf(user, sizeof(user), "%s", pw->pw_name);
-		if (m < 0 || (size_t)m >= sizeof(user) ||
-		    (m = snprintf(group, sizeof(group), "%s", gr->gr_name)) < 0 ||
-		    (size_t)m >= sizeof(group)) {
-			fprintf(stderr, "sluiced: nginx: user or group name too long\n");
-			goto out;
-		}
-		o.user = user;
-		o.group = group;
-	}
-	if (o.user != NULL && geteuid() == 0 &&
-	    ((pw = getpwnam(o.user)) == NULL || pw->pw_uid == 0)) {
-		fprintf(stderr, "sluiced: nginx: %s: nginx's workers must run as an existing "
-		    "unprivileged user (set nginx_user USER, or -u USER)\n", o.user);
+	if (nginx_user_resolve(&o, &u, c, nginx_user, rundir_abs) == -1)
 		goto out;
-	}
-
-	if (outfile != NULL) {
-		if (sluiced_mkdirs(prefix_abs) == -1) {
-			fprintf(stderr, "sluiced: mkdir %s: %s\n", prefix_abs, strerror(errno));
-			goto out;
-		}
-		m = snprintf(path, sizeof(path), "%s/logs", prefix_abs);
-		if (m < 0 || (size_t)m >= sizeof(path) || sluiced_mkdirs(path) == -1) {
-			fprintf(stderr, "sluiced: mkdir %s/logs: %s\n", prefix_abs, strerror(errno));
-			goto out;
-		}
-		if ((out = sluiced_out_open(outfile, path, sizeof(path))) == NULL) {
-			out = stdout;
-			goto out;
-		}
+	if (outfile != NULL &&
+	    (out = nginx_out_open(prefix_abs, outfile, path, sizeof(path))) == NULL) {
+		out = stdout;
+		goto out;
 	}
 	rc = nginx_conf_write(out, c, &o) == -1 ? 1 : 0;
 out:

@@ -2,21 +2,32 @@
  * nginxconf.c: see nginxconf.h.  The output is written top to bottom with fprintf; every
  * string pasted into it (paths, listen address, routes, user) is checked first so that
  * the result never needs quoting: the conf parser already restricts routes and values,
- * and the paths given on the command line are checked here.
+ * and the paths given on the command line are checked here.  What each pool keeps, the
+ * routes and the errors come from the proxy's model (proxy.h), shared with apacheconf.c.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "conf.h"
 #include "log.h"
 #include "nginxconf.h"
+#include "proxy.h"
 
 static const char *const nginx_profile_names[NGINX__MAX] = { "default", "tuned" };
+
+static const struct proxy_dialect nginx_dialect = {
+	.name = "nginx",
+	.file = "nginx.conf",
+	.unsafe = "\"'{};$\\#`",
+	.indent = "\t",
+	.procs = 'W',
+	.procs_name = "nginx workers",
+	.conns = "K",
+	.conns_letter = 'K',
+	.forced = "keepalive",
+};
 
 /* The app hosts of a load balancer (nginx_opts.hosts, split and checked). */
 struct nginx_hosts {
@@ -46,56 +57,16 @@ static const char *const nginx_params[][2] = {
 	{ "REDIRECT_STATUS", "200" },
 };
 
-/*
- * The JSON bodies nginx itself answers with; no quotes or backslashes inside values.
- * status is what nginx raises, answer what the client gets: nginx raises 494 for a
- * request header over large_client_header_buffers and answers it as a 400.  The 4xx
- * cover what nginx refuses before any worker sees the request (a malformed request, a
- * request line over 8 KiB, a header over 8 KiB, a slow client, a body without a length,
- * a TRACE (405), a Transfer-Encoding other than chunked (501)): every status nginx can
- * answer by itself has a row, so no answer is nginx's HTML page.
- */
-static const struct {
-	int status;
-	int answer;
-	const char *code;
-	const char *message;
-} nginx_errors[] = {
-	{ 400, 400, "bad_request", "malformed request" },
-	{ 403, 403, "forbidden", "forbidden" },
-	{ 405, 405, "method_not_allowed", "method not allowed" },
-	{ 408, 408, "request_timeout", "request not received in time" },
-	{ 411, 411, "length_required", "request body without a length" },
-	{ 413, 413, "payload_too_large", "request body too large" },
-	{ 414, 414, "uri_too_long", "request line too long" },
-	{ 494, 400, "header_too_large", "request header too large" },
-	{ 416, 416, "range_not_satisfiable", "range not satisfiable" },
-	{ 429, 429, "too_many_requests", "too many requests" },
-	{ 500, 500, "internal_error", "internal error in the proxy" },
-	{ 501, 501, "not_implemented", "not implemented by the proxy" },
-	{ 502, 502, "bad_gateway", "endpoint unavailable" },
-	{ 503, 503, "unavailable", "service unavailable" },
-	{ 504, 504, "gateway_timeout", "endpoint timed out" },
-	{ 505, 505, "http_version_not_supported", "HTTP version not supported" },
-};
-
 int
 nginx_profile_parse(const char *name)
 {
-	int i;
-
-	for (i = 0; i < NGINX__MAX; i++)
-		if (strcmp(name, nginx_profile_names[i]) == 0)
-			return i;
-	return -1;
+	return proxy_profile_parse(nginx_profile_names, NGINX__MAX, name);
 }
 
 int
 nginx_keepalive(int capacity, int nginx_workers)
 {
-	if (capacity < 1 || nginx_workers < 1)
-		return 0;
-	return capacity / (2 * nginx_workers);
+	return proxy_fair_conns(capacity, nginx_workers);
 }
 
 /*
@@ -119,8 +90,6 @@ nginx_lb_keepalive(void)
 int
 nginx_workers_resolve(const struct conf *c, const struct nginx_opts *o)
 {
-	long n;
-
 	if (o->workers > 0)
 		return o->workers;
 	if (c->nginx_workers > 0)
@@ -128,29 +97,7 @@ nginx_workers_resolve(const struct conf *c, const struct nginx_opts *o)
 	/* The CPUs the pools' auto sizes follow (set cpus, else what sluiced may use). */
 	if (c->cpus > 0)
 		return c->cpus;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1)
-		return 1;
-	return n > 1024 ? 1024 : (int)n;
-}
-
-/* Strings pasted into nginx.conf unquoted: printable, no blanks or syntax characters. */
-static int
-nginx_safe(const char *what, const char *s)
-{
-	const unsigned char *u;
-
-	if (s == NULL || *s == '\0') {
-		log_err("nginx: %s is empty", what);
-		return 0;
-	}
-	for (u = (const unsigned char *)s; *u != '\0'; u++)
-		if (!isgraph(*u) || strchr("\"'{};$\\#`", *u) != NULL) {
-			log_err("nginx: %s '%s' has characters that cannot go into nginx.conf",
-			    what, s);
-			return 0;
-		}
-	return 1;
+	return proxy_cpus(1024);
 }
 
 static void
@@ -212,6 +159,46 @@ nginx_write_main(FILE *out, const struct nginx_opts *o, int w)
 	}
 }
 
+/* The tuned profile's FastCGI retries (one host's pool, or several app hosts) and
+ * buffers. */
+static void
+nginx_write_tuned_fastcgi(FILE *out, const struct nginx_hosts *h)
+{
+	/*
+	 * A GET that hits a cached connection whose worker just exited is retried;
+	 * POST is not (no non_idempotent), see docs/fastcgi.md rule 7.
+	 */
+	if (h->n < 2) {
+		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
+		/*
+		 * No cap on the count: each upstream block's entries bound the
+		 * tries.  The time bound, equal to fastcgi_read_timeout (60 s),
+		 * keeps a request that timed out from being sent to the pool again
+		 * once per entry.
+		 */
+		fprintf(out, "\tfastcgi_next_upstream_tries 0;\n");
+		fprintf(out, "\tfastcgi_next_upstream_timeout 60s;\n");
+	} else {
+		/*
+		 * Several app hosts: a GET goes to the next host when its host cannot
+		 * be reached or fails it (error: what nginx would answer 502) or times
+		 * out; once per host at most, within 10 s.  Not on a worker's 503
+		 * (see nginxconf.h).  Still no non_idempotent: a POST that reached a
+		 * host is never sent to another.  A host that is gone (no RST,
+		 * dropped SYNs) costs 2 s, not the default 60.
+		 */
+		fprintf(out, "\t# Load balancer over %d app hosts: GETs move to the next "
+		    "host, POSTs are never replayed.\n", h->n);
+		fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
+		fprintf(out, "\tfastcgi_next_upstream_tries %d;\n", h->n);
+		fprintf(out, "\tfastcgi_next_upstream_timeout 10s;\n");
+		fprintf(out, "\tfastcgi_connect_timeout 2s;\n");
+	}
+	fprintf(out, "\tfastcgi_request_buffering on;\n");
+	/* Sized so that a ~200 kB page is buffered in memory, not in fastcgi_temp. */
+	fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");
+}
+
 static void
 nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts *o,
     const struct nginx_hosts *h)
@@ -258,41 +245,8 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	fprintf(out, "\tscgi_temp_path %s/scgi_temp;\n\n", o->prefix);
 	/* Responses of the workers, error statuses included, pass through untouched. */
 	fprintf(out, "\tfastcgi_intercept_errors off;\n");
-	if (o->profile == NGINX_TUNED) {
-		/*
-		 * A GET that hits a cached connection whose worker just exited is retried;
-		 * POST is not (no non_idempotent), see docs/fastcgi.md rule 7.
-		 */
-		if (h->n < 2) {
-			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
-			/*
-			 * No cap on the count: each upstream block's entries bound the
-			 * tries.  The time bound, equal to fastcgi_read_timeout (60 s),
-			 * keeps a request that timed out from being sent to the pool again
-			 * once per entry.
-			 */
-			fprintf(out, "\tfastcgi_next_upstream_tries 0;\n");
-			fprintf(out, "\tfastcgi_next_upstream_timeout 60s;\n");
-		} else {
-			/*
-			 * Several app hosts: a GET goes to the next host when its host cannot
-			 * be reached or fails it (error: what nginx would answer 502) or times
-			 * out; once per host at most, within 10 s.  Not on a worker's 503
-			 * (see nginxconf.h).  Still no non_idempotent: a POST that reached a
-			 * host is never sent to another.  A host that is gone (no RST,
-			 * dropped SYNs) costs 2 s, not the default 60.
-			 */
-			fprintf(out, "\t# Load balancer over %d app hosts: GETs move to the next "
-			    "host, POSTs are never replayed.\n", h->n);
-			fprintf(out, "\tfastcgi_next_upstream error timeout invalid_header;\n");
-			fprintf(out, "\tfastcgi_next_upstream_tries %d;\n", h->n);
-			fprintf(out, "\tfastcgi_next_upstream_timeout 10s;\n");
-			fprintf(out, "\tfastcgi_connect_timeout 2s;\n");
-		}
-		fprintf(out, "\tfastcgi_request_buffering on;\n");
-		/* Sized so that a ~200 kB page is buffered in memory, not in fastcgi_temp. */
-		fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");
-	}
+	if (o->profile == NGINX_TUNED)
+		nginx_write_tuned_fastcgi(out, h);
 	fprintf(out, "\n");
 }
 
@@ -324,39 +278,22 @@ nginx_upstream_tries(int k)
 	return (k < 1 ? 1 : k + 1) + 2;
 }
 
-/* One upstream block (tuned profile); returns the K used, 0 for none. */
-static int
-nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o,
+/* One upstream block (tuned profile), for the pool pl. */
+static void
+nginx_write_upstream(FILE *out, const struct proxy_pool *pl, const struct nginx_opts *o,
     const struct nginx_hosts *h, int w)
 {
-	int cap = ep->workers * ep->threads, k, n;
+	const struct conf_endpoint *ep = pl->ep;
+	int n;
 
-	/* binary= may be a plain fcgi2 program, which pins threads: rule 2 for it. */
-	int lb = h->n >= 1 && o->keepalive < 0 && ep->binary == NULL;
-
-	if (o->keepalive >= 0)
-		k = o->keepalive;
-	else if (lb)
-		k = nginx_lb_keepalive();
-	else
-		k = nginx_keepalive(cap, w);
-	fprintf(out, "\t# %s: capacity C = %d workers x %d threads = %d, W = %d nginx "
-	    "workers, K = %s%d\n", ep->name, ep->workers, ep->threads, cap, w,
-	    o->keepalive >= 0 ? "forced " : lb ? "worker_connections / 2 = " :
-	    "floor(C / 2W) = ", k);
-	if (lb)
+	proxy_write_capacity(out, &nginx_dialect, pl, w, pl->forced ? "forced " : pl->lb ?
+	    "worker_connections / 2 = " : "floor(C / 2W) = ");
+	if (pl->lb)
 		fprintf(out, "\t# (a load balancer keeps every connection it opens to the app "
 		    "hosts: one it closed\n\t# would wait 60 s in TIME_WAIT, and ports to a host "
 		    "run out at ~470 a second)\n");
-	if (o->keepalive >= 0 && 2 * w * k > cap) {
-		fprintf(out, "\t# WARNING: W x K = %d > C / 2 = %d: a worker that binds a thread "
-		    "to its connection\n\t# (plain fcgi2, not sluice's) can have every thread "
-		    "pinned and stall (docs/fastcgi.md rule 2).\n", w * k, cap / 2);
-		log_warn("nginx: %s: forced keepalive %d with %d nginx workers: W x K = %d > "
-		    "C / 2 = %d, a plain fcgi2 worker would stall behind pinned threads",
-		    ep->name, k, w, w * k, cap / 2);
-	}
-	if (k < 1)
+	proxy_write_over(out, &nginx_dialect, pl, w);
+	if (pl->conns < 1)
 		fprintf(out, "\t# K < 1: no keepalive for this endpoint.\n");
 	/*
 	 * The pool is listed several times: with a single server nginx never retries, so a
@@ -375,39 +312,36 @@ nginx_write_upstream(FILE *out, const struct conf_endpoint *ep, const struct ngi
 		for (int i = 0; i < h->n; i++)
 			fprintf(out, "\t\tserver %s%s max_fails=2 fail_timeout=5s;\n",
 			    h->addr[i], strrchr(ep->tcp, ':'));
-		if (k >= 1)
-			fprintf(out, "\t\tkeepalive %d;\n", k);
-		fprintf(out, "\t}\n\n");
-		return k;
+	} else {
+		/*
+		 * One app host (-H with one address) is the single-host case at that
+		 * address, its entries counted from the single-host K (a worker's death is
+		 * retried on the same pool, as on one host).
+		 */
+		n = nginx_upstream_tries(pl->lb ? pl->fair : pl->conns);
+		for (int i = 0; i < n; i++) {
+			fprintf(out, "\t\tserver ");
+			if (h->n == 1)
+				fprintf(out, "%s%s", h->addr[0], strrchr(ep->tcp, ':'));
+			else
+				nginx_write_addr(out, ep, o);
+			fprintf(out, " max_fails=0;\n");
+		}
 	}
-	/*
-	 * One app host (-H with one address) is the single-host case at that address, its
-	 * entries counted from the single-host K (a worker's death is retried on the same
-	 * pool, as on one host).
-	 */
-	n = nginx_upstream_tries(lb ? nginx_keepalive(cap, w) : k);
-	for (int i = 0; i < n; i++) {
-		fprintf(out, "\t\tserver ");
-		if (h->n == 1)
-			fprintf(out, "%s%s", h->addr[0], strrchr(ep->tcp, ':'));
-		else
-			nginx_write_addr(out, ep, o);
-		fprintf(out, " max_fails=0;\n");
-	}
-	if (k >= 1)
-		fprintf(out, "\t\tkeepalive %d;\n", k);
+	if (pl->conns >= 1)
+		fprintf(out, "\t\tkeepalive %d;\n", pl->conns);
 	fprintf(out, "\t}\n\n");
-	return k;
 }
 
 static void
-nginx_write_location(FILE *out, const struct conf_endpoint *ep, const struct nginx_opts *o,
-    int k)
+nginx_write_location(FILE *out, const struct proxy_pool *pl, const struct nginx_opts *o)
 {
+	const struct conf_endpoint *ep = pl->ep;
+
 	fprintf(out, "\t\tlocation %s%s {\n", ep->exact ? "= " : "", ep->path);
 	if (o->profile == NGINX_TUNED) {
 		fprintf(out, "\t\t\tfastcgi_pass sluice_%s;\n", ep->name);
-		if (k >= 1)
+		if (pl->conns >= 1)
 			fprintf(out, "\t\t\tfastcgi_keep_conn on;\n");
 	} else {
 		fprintf(out, "\t\t\tfastcgi_pass ");
@@ -468,46 +402,28 @@ nginx_hosts_parse(const struct conf *c, const struct nginx_opts *o, struct nginx
 	return 0;
 }
 
-int
-nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
+/* What is pasted into nginx.conf, checked; 0, or -1 (logged). */
+static int
+nginx_check(const struct conf *c, const struct nginx_opts *o, const char *listen)
 {
-	struct nginx_hosts *h = NULL;
-	const char *listen = o->listen != NULL ? o->listen : c->listen;
-	int w, *ks = NULL, rc = -1, root_prefix = 0;
-	size_t i;
+	const struct proxy_dialect *d = &nginx_dialect;
 
-	if (!nginx_safe("RUNDIR", o->rundir) || !nginx_safe("prefix", o->prefix) ||
-	    !nginx_safe("listen", listen) ||
-	    (o->user != NULL && !nginx_safe("user", o->user)) ||
-	    (o->group != NULL && !nginx_safe("group", o->group)))
-		goto out;
+	if (!proxy_safe(d, "RUNDIR", o->rundir) || !proxy_safe(d, "prefix", o->prefix) ||
+	    !proxy_safe(d, "listen", listen) ||
+	    (o->user != NULL && !proxy_safe(d, "user", o->user)) ||
+	    (o->group != NULL && !proxy_safe(d, "group", o->group)))
+		return -1;
 	if (o->rundir[0] != '/' || o->prefix[0] != '/') {
 		log_err("nginx: RUNDIR and prefix must be absolute paths");
-		goto out;
+		return -1;
 	}
-	for (i = 0; i < c->neps; i++) {
-		/* RUNDIR/NAME.sock must fit in sun_path, or sluiced could not bind it either. */
-		if (strlen(o->rundir) + 1 + strlen(c->eps[i].name) + 5 >=
-		    sizeof(((struct sockaddr_un *)0)->sun_path)) {
-			log_err("nginx: socket path %s/%s.sock is too long for a unix socket",
-			    o->rundir, c->eps[i].name);
-			goto out;
-		}
-		if (!c->eps[i].exact && strcmp(c->eps[i].path, "/") == 0)
-			root_prefix = 1;
-	}
-	if ((h = calloc(1, sizeof(*h))) == NULL) {
-		log_err("nginx: out of memory");
-		goto out;
-	}
-	if (nginx_hosts_parse(c, o, h) == -1)
-		goto out;
-	if ((ks = calloc(c->neps + 1, sizeof(*ks))) == NULL) {
-		log_err("nginx: out of memory");
-		goto out;
-	}
-	w = nginx_workers_resolve(c, o);
+	return proxy_sockets_fit(d, c, o->rundir);
+}
 
+static void
+nginx_write_header(FILE *out, const struct conf *c, const struct nginx_opts *o,
+    const struct nginx_hosts *h)
+{
 	fprintf(out, "# nginx.conf, profile %s, generated by `sluiced nginx %s` from %s.\n",
 	    nginx_profile_names[o->profile], nginx_profile_names[o->profile], c->path);
 	fprintf(out, "# Do not edit: change the endpoint list and generate again.\n");
@@ -519,12 +435,14 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 		fprintf(out, "# Load balancer for the app hosts %s (-H): every pool on each of "
 		    "them over TCP.\n", o->hosts);
 	fprintf(out, "\n");
-	nginx_write_main(out, o, w);
-	fprintf(out, "http {\n");
-	nginx_write_http_common(out, c, o, h);
-	for (i = 0; i < c->neps; i++)
-		ks[i] = o->profile == NGINX_TUNED ?
-		    nginx_write_upstream(out, &c->eps[i], o, h, w) : 0;
+}
+
+/* The server block: the listen line, the parameters, the locations and the error pages. */
+static void
+nginx_write_server(FILE *out, const struct proxy *p, const struct nginx_opts *o,
+    const char *listen)
+{
+	size_t i;
 
 	/*
 	 * nginx's own backlog is 511: 1000 clients connecting at once (wrk's start) overflow
@@ -546,30 +464,64 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 	 * to a named location then fails with "empty URI" and a 500 in HTML.
 	 */
 	fprintf(out, "\n\t\t# nginx's own errors answer JSON like the endpoints do.\n");
-	for (i = 0; i < sizeof(nginx_errors) / sizeof(nginx_errors[0]); i++)
-		fprintf(out, "\t\terror_page %d /.sluice-error/%d;\n", nginx_errors[i].status,
-		    nginx_errors[i].status);
+	for (i = 0; i < proxy_nerrors; i++)
+		if (proxy_errors[i].servers & PROXY_NGINX)
+			fprintf(out, "\t\terror_page %d /.sluice-error/%d;\n",
+			    proxy_errors[i].status, proxy_errors[i].status);
 	fprintf(out, "\n");
-	for (i = 0; i < c->neps; i++)
-		nginx_write_location(out, &c->eps[i], o, ks[i]);
-	if (!root_prefix)
-		fprintf(out, "\t\tlocation / {\n\t\t\treturn 404 '{\"code\":\"not_found\","
-		    "\"message\":\"no endpoint for this path\",\"details\":null,"
-		    "\"hint\":null}';\n\t\t}\n");
-	for (i = 0; i < sizeof(nginx_errors) / sizeof(nginx_errors[0]); i++)
-		fprintf(out, "\t\tlocation = /.sluice-error/%d {\n\t\t\tinternal;\n"
-		    "\t\t\tdefault_type application/json;\n"
-		    "\t\t\treturn %d '{\"code\":\"%s\",\"message\":\"%s\",\"details\":null,"
-		    "\"hint\":null}';\n\t\t}\n", nginx_errors[i].status, nginx_errors[i].answer,
-		    nginx_errors[i].code, nginx_errors[i].message);
-	fprintf(out, "\t}\n}\n");
+	for (i = 0; i < p->npools; i++)
+		nginx_write_location(out, &p->pools[i], o);
+	if (!p->root_prefix)
+		fprintf(out, "\t\tlocation / {\n\t\t\treturn 404 '%s';\n\t\t}\n",
+		    proxy_error_body(404, PROXY_ANY));
+	for (i = 0; i < proxy_nerrors; i++)
+		if (proxy_errors[i].servers & PROXY_NGINX)
+			fprintf(out, "\t\tlocation = /.sluice-error/%d {\n\t\t\tinternal;\n"
+			    "\t\t\tdefault_type application/json;\n"
+			    "\t\t\treturn %d '%s';\n\t\t}\n", proxy_errors[i].status,
+			    proxy_errors[i].answer, proxy_errors[i].body);
+	fprintf(out, "\t}\n");
+}
+
+int
+nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
+{
+	struct nginx_hosts *h = NULL;
+	struct proxy p;
+	const char *listen = o->listen != NULL ? o->listen : c->listen;
+	int w, rc = -1;
+	size_t i;
+
+	memset(&p, 0, sizeof(p));
+	if (nginx_check(c, o, listen) == -1)
+		goto out;
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		log_err("nginx: out of memory");
+		goto out;
+	}
+	if (nginx_hosts_parse(c, o, h) == -1)
+		goto out;
+	w = nginx_workers_resolve(c, o);
+	/* A load balancer keeps worker_connections / 2 to each pool, past rule 2's K. */
+	if (proxy_model(&p, &nginx_dialect, c, w, o->keepalive,
+	    h->n >= 1 ? nginx_lb_keepalive() : 0) == -1)
+		goto out;
+
+	nginx_write_header(out, c, o, h);
+	nginx_write_main(out, o, w);
+	fprintf(out, "http {\n");
+	nginx_write_http_common(out, c, o, h);
+	for (i = 0; o->profile == NGINX_TUNED && i < p.npools; i++)
+		nginx_write_upstream(out, &p.pools[i], o, h, w);
+	nginx_write_server(out, &p, o, listen);
+	fprintf(out, "}\n");
 	if (fflush(out) == EOF || ferror(out)) {
 		log_err("nginx: write failed");
 		goto out;
 	}
 	rc = 0;
 out:
+	proxy_free(&p);
 	free(h);
-	free(ks);
 	return rc;
 }

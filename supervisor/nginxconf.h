@@ -44,7 +44,8 @@
  * could not be connected to, so a request tried on two hosts shows whether it reached the
  * first).
  * The generator lives in libsupervisor.a so that the unit tests link it; sluiced's `nginx`
- * subcommand (supervisor/nginx.c) fills the options.
+ * subcommand (supervisor/nginx.c) fills the options.  Each pool's K, the routes and the
+ * JSON errors come from the proxy's model (proxy.h), which apacheconf.c writes too.
  */
 #ifndef SLUICE_NGINXCONF_H
 #define SLUICE_NGINXCONF_H

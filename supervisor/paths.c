@@ -1,7 +1,8 @@
 /*
  * paths.c: file-system helpers of the config generators (sluiced nginx, sluiced apache):
- * making the paths they paste into configurations absolute, creating the servers'
- * prefix directories, and writing a generated file atomically (-o FILE).
+ * making the paths they paste into configurations absolute, the servers' prefix (RUNDIR/
+ * SERVER unless given) and its directories, and writing a generated file atomically
+ * (-o FILE).
  */
 #include <errno.h>
 #include <limits.h>
@@ -40,6 +41,23 @@ sluiced_abspath(const char *path, char *buf, size_t len)
 }
 
 int
+sluiced_prefix(const char *server, const char *rundir_abs, const char *prefix, char *buf,
+    size_t len)
+{
+	int m;
+
+	if (prefix == NULL) {
+		m = snprintf(buf, len, "%s/%s", rundir_abs, server);
+		if (m >= 0 && (size_t)m < len)
+			return 0;
+	} else if (sluiced_abspath(prefix, buf, len) == 0) {
+		return 0;
+	}
+	fprintf(stderr, "sluiced: %s: prefix path too long\n", server);
+	return -1;
+}
+
+int
 sluiced_mkdirs(const char *dir)
 {
 	char buf[PATH_MAX], *s;
@@ -60,7 +78,6 @@ sluiced_mkdirs(const char *dir)
 		return -1;
 	return 0;
 }
-
 
 FILE *
 sluiced_out_open(const char *outfile, char *tmp, size_t len)

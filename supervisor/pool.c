@@ -715,15 +715,14 @@ pool_db_look(struct pool *p)
 		log_info("%s: database %s is usable again", p->name, p->spec.db_path);
 }
 
-void
-pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
+/* Stragglers asked to stop get SIGKILL after the grace period; hung workers get it from
+ * the watchdog. */
+static void
+pool_kill_stragglers(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 {
 	struct worker *w;
-	size_t i, cur;
-	int ready;
+	size_t i;
 
-	/* Stragglers asked to stop get SIGKILL after the grace period; hung workers get it
-	 * from the watchdog. */
 	for (i = 0; i < p->nw; i++) {
 		w = &p->w[i];
 		pool_watch(p, w, now, deadline);
@@ -739,6 +738,45 @@ pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 			pool_deadline(deadline, w->term_at + s->grace_ms);
 		}
 	}
+}
+
+/* A reload's step: once every worker of the new generation has lived POOL_READY_MS (cur
+ * of them running), the old generation is told to stop. */
+static void
+pool_reload_step(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline,
+    size_t cur)
+{
+	struct worker *w;
+	size_t i;
+	int ready = cur == (size_t)p->spec.workers;
+
+	for (i = 0; i < p->nw; i++) {
+		w = &p->w[i];
+		if (w->gen != p->gen || w->term_at != 0)
+			continue;
+		if (now - w->started < POOL_READY_MS) {
+			ready = 0;
+			pool_deadline(deadline, w->started + POOL_READY_MS);
+		}
+	}
+	if (!ready)
+		return;
+	p->reloading = 0;
+	for (i = 0; i < p->nw; i++)
+		if (p->w[i].gen != p->gen)
+			pool_term(p, &p->w[i], now);
+	log_info("%s: generation %u is up (%d workers); old generation told to stop", p->name,
+	    p->gen, p->spec.workers);
+	/* The old workers' grace deadlines start now. */
+	pool_deadline(deadline, now + s->grace_ms);
+}
+
+void
+pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
+{
+	size_t cur;
+
+	pool_kill_stragglers(s, p, now, deadline);
 	/*
 	 * A failed pool with no worker left closes its socket: nginx then answers 502 at once
 	 * instead of queueing requests that nobody will ever accept.  Starting the pool again
@@ -779,28 +817,8 @@ pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 	}
 	if (p->quick_fails > 0)
 		pool_deadline(deadline, now + POOL_QUICK_MS);
-	if (!p->reloading)
-		return;
-	ready = cur == (size_t)p->spec.workers;
-	for (i = 0; i < p->nw; i++) {
-		w = &p->w[i];
-		if (w->gen != p->gen || w->term_at != 0)
-			continue;
-		if (now - w->started < POOL_READY_MS) {
-			ready = 0;
-			pool_deadline(deadline, w->started + POOL_READY_MS);
-		}
-	}
-	if (!ready)
-		return;
-	p->reloading = 0;
-	for (i = 0; i < p->nw; i++)
-		if (p->w[i].gen != p->gen)
-			pool_term(p, &p->w[i], now);
-	log_info("%s: generation %u is up (%d workers); old generation told to stop", p->name,
-	    p->gen, p->spec.workers);
-	/* The old workers' grace deadlines start now. */
-	pool_deadline(deadline, now + s->grace_ms);
+	if (p->reloading)
+		pool_reload_step(s, p, now, deadline, cur);
 }
 
 static void

@@ -320,15 +320,15 @@ sluiced_raise_nofile(void)
 		log_warn("cannot raise the descriptor limit: %s", strerror(errno));
 }
 
-static int
-sluiced_serve(struct sluiced *s)
+/* Start-up, all or nothing: the endpoint list, the run dir, the run user, the control
+ * socket, the pid file, every pool; then root is dropped.  Exits with the reason on a
+ * failure. */
+static void
+sluiced_start(struct sluiced *s)
 {
-	struct pollfd pfd[2];
-	struct pool *p, **pp;
+	struct pool *p;
 	char errbuf[512];
-	int64_t now, deadline;
-	size_t i, live;
-	int timeout, n, m;
+	int m;
 
 	if ((s->conf = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL ||
 	    pool_check_binaries(s, s->conf, errbuf, sizeof(errbuf)) == -1)
@@ -364,23 +364,43 @@ sluiced_serve(struct sluiced *s)
 	priv_drop(s);
 	log_info("sluiced %ld: %zu endpoints from %s, run dir %s", (long)getpid(),
 	    s->conf->neps, s->conf_path, s->rundir);
+}
+
+/* Every pool's turn at now: the removed ones that stopped are freed, the earliest deadline
+ * is kept in *deadline.  Returns the workers still alive. */
+static size_t
+sluiced_tick(struct sluiced *s, int64_t now, int64_t *deadline)
+{
+	struct pool *p, **pp;
+	size_t live = 0;
+
+	for (pp = &s->pools; (p = *pp) != NULL;) {
+		pool_tick(s, p, now, deadline);
+		if (p->removing && pool_live(p) == 0) {
+			log_info("%s: stopped and removed", p->name);
+			*pp = p->next;
+			pool_free(p);
+			continue;
+		}
+		live += pool_live(p);
+		pp = &p->next;
+	}
+	return live;
+}
+
+/* The poll() loop: pools' deadlines, signals, the control socket; returns once stopping
+ * and every worker is gone. */
+static void
+sluiced_loop(struct sluiced *s)
+{
+	struct pollfd pfd[2];
+	int64_t now, deadline;
+	int timeout;
 
 	for (;;) {
 		now = pool_now();
 		deadline = 0;
-		live = 0;
-		for (pp = &s->pools; (p = *pp) != NULL;) {
-			pool_tick(s, p, now, &deadline);
-			if (p->removing && pool_live(p) == 0) {
-				log_info("%s: stopped and removed", p->name);
-				*pp = p->next;
-				pool_free(p);
-				continue;
-			}
-			live += pool_live(p);
-			pp = &p->next;
-		}
-		if (s->stopping && live == 0)
+		if (sluiced_tick(s, now, &deadline) == 0 && s->stopping)
 			break;
 		timeout = -1;
 		if (deadline != 0) {
@@ -393,8 +413,7 @@ sluiced_serve(struct sluiced *s)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = s->stopping ? -1 : s->ctl_fd;
 		pfd[1].events = POLLIN;
-		n = poll(pfd, 2, timeout);
-		if (n == -1) {
+		if (poll(pfd, 2, timeout) == -1) {
 			if (errno != EINTR)
 				log_err("poll: %s", strerror(errno));
 			continue;
@@ -404,7 +423,16 @@ sluiced_serve(struct sluiced *s)
 		if (pfd[1].revents & POLLIN)
 			ctl_accept(s);
 	}
+}
 
+static int
+sluiced_serve(struct sluiced *s)
+{
+	struct pool *p;
+	size_t i;
+
+	sluiced_start(s);
+	sluiced_loop(s);
 	log_info("all workers gone; removing sockets");
 	while ((p = s->pools) != NULL) {
 		s->pools = p->next;
@@ -424,120 +452,137 @@ sluiced_serve(struct sluiced *s)
 	return 0;
 }
 
+/* The command line: the subcommand's words and the options given with them. */
+struct sluiced_cmd {
+	const char *prefix, *listen, *outfile, *nginx_user, *hosts;
+	char *words[4];
+	size_t nwords;
+	int nginx_workers, keepalive;
+	int nginx_opts, sup_opts, grace_opt;	/* how many of each kind were given */
+};
+
+/* One option into s or a; an unknown one ends with the usage. */
+static void
+sluiced_opt(struct sluiced *s, struct sluiced_cmd *a, int ch)
+{
+	/* The generators' options that take a string as it is. */
+	const struct {
+		int ch;
+		const char **val;
+	} strs[] = {
+		{ 'p', &a->prefix }, { 'l', &a->listen }, { 'o', &a->outfile },
+		{ 'u', &a->nginx_user }, { 'H', &a->hosts },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (strs[i].ch == ch) {
+			*strs[i].val = optarg;
+			a->nginx_opts++;
+			return;
+		}
+	switch (ch) {
+	case 'c':
+		s->conf_path = optarg;
+		break;
+	case 'r':
+		s->rundir = optarg;
+		break;
+	case 'b':
+		s->bindir = optarg;
+		a->sup_opts++;
+		break;
+	case 'g':
+		s->grace_ms = sluiced_opt_int("g", optarg, 0, 3600000);
+		a->sup_opts++;
+		a->grace_opt++;
+		break;
+	case 'w':
+		a->nginx_workers = sluiced_opt_int("w", optarg, 1, 1024);
+		a->nginx_opts++;
+		break;
+	case 'k':
+		a->keepalive = sluiced_opt_int("k", optarg, 0, 65536);
+		a->nginx_opts++;
+		break;
+	default:
+		sluiced_usage();
+	}
+}
+
+/*
+ * Options may come before, between and after the words of the subcommand: POSIX getopt
+ * stops at the first word, so words are collected and scanning resumes.
+ */
+static void
+sluiced_args(struct sluiced *s, struct sluiced_cmd *a, int argc, char *argv[])
+{
+	int ch;
+
+	for (;;) {
+		if ((ch = getopt(argc, argv, "c:r:b:g:p:l:w:k:o:u:H:h")) == -1) {
+			if (optind >= argc)
+				break;
+			if (a->nwords == sizeof(a->words) / sizeof(a->words[0]))
+				sluiced_usage();
+			a->words[a->nwords++] = argv[optind++];
+			continue;
+		}
+		sluiced_opt(s, a, ch);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct sluiced s;
-	const char *profile = NULL, *prefix = NULL, *listen = NULL, *outfile = NULL;
-	const char *nginx_user = NULL, *hosts = NULL;
-	char *words[4];
-	size_t nwords = 0;
-	int ch, nginx_workers = 0, keepalive = -1, nginx_opts = 0, sup_opts = 0, grace_opt = 0;
+	struct sluiced_cmd a;
 	long long level;
 
 	memset(&s, 0, sizeof(s));
+	memset(&a, 0, sizeof(a));
 	s.conf_path = "conf/endpoints.conf";
 	s.rundir = "run";
 	s.bindir = "bin";
 	s.grace_ms = 5000;
 	s.ctl_fd = -1;
 	s.crash_loop_tries = 5;
+	a.keepalive = -1;
 	log_init("sluiced");
 	/* An unknown level is logged and leaves info. */
 	if (settings_int(SETTING_LOG_LEVEL, &level) == 0)
 		log_set_level((enum log_level)level);
-	/*
-	 * Options may come before, between and after the words of the subcommand: POSIX
-	 * getopt stops at the first word, so words are collected and scanning resumes.
-	 */
-	for (;;) {
-		if ((ch = getopt(argc, argv, "c:r:b:g:p:l:w:k:o:u:H:h")) == -1) {
-			if (optind >= argc)
-				break;
-			if (nwords == sizeof(words) / sizeof(words[0]))
-				sluiced_usage();
-			words[nwords++] = argv[optind++];
-			continue;
-		}
-		switch (ch) {
-		case 'c':
-			s.conf_path = optarg;
-			break;
-		case 'r':
-			s.rundir = optarg;
-			break;
-		case 'b':
-			s.bindir = optarg;
-			sup_opts++;
-			break;
-		case 'g':
-			s.grace_ms = sluiced_opt_int("g", optarg, 0, 3600000);
-			sup_opts++;
-			grace_opt++;
-			break;
-		case 'p':
-			prefix = optarg;
-			nginx_opts++;
-			break;
-		case 'l':
-			listen = optarg;
-			nginx_opts++;
-			break;
-		case 'w':
-			nginx_workers = sluiced_opt_int("w", optarg, 1, 1024);
-			nginx_opts++;
-			break;
-		case 'k':
-			keepalive = sluiced_opt_int("k", optarg, 0, 65536);
-			nginx_opts++;
-			break;
-		case 'o':
-			outfile = optarg;
-			nginx_opts++;
-			break;
-		case 'u':
-			nginx_user = optarg;
-			nginx_opts++;
-			break;
-		case 'H':
-			hosts = optarg;
-			nginx_opts++;
-			break;
-		default:
-			sluiced_usage();
-		}
-	}
-	argc = (int)nwords;
-	argv = words;
+	sluiced_args(&s, &a, argc, argv);
+	argc = (int)a.nwords;
+	argv = a.words;
 	if (argc == 0) {
-		if (nginx_opts > 0)
+		if (a.nginx_opts > 0)
 			sluiced_usage();
 		sluiced_std_fds();
 		return sluiced_serve(&s);
 	}
 	if (strcmp(argv[0], "ctl") == 0) {
-		if (nginx_opts > 0 || sup_opts > 0)
+		if (a.nginx_opts > 0 || a.sup_opts > 0)
 			sluiced_usage();
 		return ctl_client(s.rundir, argc - 1, argv + 1);
 	}
 	if (strcmp(argv[0], "user") == 0) {
-		if (argc != 1 || nginx_opts > 0 || sup_opts > 0)
+		if (argc != 1 || a.nginx_opts > 0 || a.sup_opts > 0)
 			sluiced_usage();
 		return priv_user_main(s.conf_path);
 	}
 	if (strcmp(argv[0], "nginx") == 0) {
-		if (argc != 2 || sup_opts > 0)
+		if (argc != 2 || a.sup_opts > 0)
 			sluiced_usage();
-		profile = argv[1];
-		return nginx_main(s.conf_path, s.rundir, prefix, profile, listen, nginx_workers,
-		    keepalive, nginx_user, hosts, outfile);
+		return nginx_main(s.conf_path, s.rundir, a.prefix, argv[1], a.listen,
+		    a.nginx_workers, a.keepalive, a.nginx_user, a.hosts, a.outfile);
 	}
 	if (strcmp(argv[0], "apache") == 0) {
 		/* -b names the binaries that the cgi and fcgid profiles run. */
-		if (argc != 2 || grace_opt > 0 || nginx_user != NULL || hosts != NULL)
+		if (argc != 2 || a.grace_opt > 0 || a.nginx_user != NULL || a.hosts != NULL)
 			sluiced_usage();
-		return apache_main(s.conf_path, s.rundir, s.bindir, prefix, argv[1], listen,
-		    nginx_workers, keepalive, outfile);
+		return apache_main(s.conf_path, s.rundir, s.bindir, a.prefix, argv[1], a.listen,
+		    a.nginx_workers, a.keepalive, a.outfile);
 	}
 	sluiced_usage();
 	return 2;

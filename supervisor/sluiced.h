@@ -15,6 +15,8 @@
  *   nginxconf.c   the nginx configuration generator (nginxconf.h)
  *   apache.c      the `apache` subcommand around apacheconf.c
  *   apacheconf.c  the Apache configuration generator (apacheconf.h)
+ *   proxy.c       the proxy's model for both generators: each pool's connections, the
+ *                 routes' order, the JSON errors, the checks both make (proxy.h)
  *   paths.c       the generators' file system: absolute paths, the servers' prefix
  *                 directories, a generated file written atomically
  *   conf.c        the endpoint list's parser (conf.h)
@@ -197,6 +199,10 @@ int nginx_main(const char *conf_path, const char *rundir, const char *prefix,
 /* paths.c.  path made absolute against the current directory (no trailing slash) into
  * buf; 0, or -1 when it does not fit or the cwd is unknown. */
 int sluiced_abspath(const char *path, char *buf, size_t len);
+/* The prefix of server ("nginx", "apache") into buf: prefix made absolute, or
+ * RUNDIR_ABS/SERVER when prefix is NULL; 0, or -1 when it does not fit (said on stderr). */
+int sluiced_prefix(const char *server, const char *rundir_abs, const char *prefix, char *buf,
+    size_t len);
 /* mkdir -p dir (mode 0755); 0 or -1 with errno. */
 int sluiced_mkdirs(const char *dir);
 /* -o FILE written atomically: sluiced_out_open() opens FILE.tmp (its path into tmp[len]),

@@ -41,9 +41,10 @@
  * again after the worker got a SIGHUP (kill -HUP of the workers, or "sluiced ctl reload
  * rest" for new workers).
  *
- * The endpoint's files and their layers are listed in rest.h.
+ * The binary's two files are listed in route.h; the engine's (apps/rest/, libapp_rest.a),
+ * layer by layer, in rest/rest.h.
  */
-#include "rest.h"
+#include "route.h"
 #include "serve.h"
 
 static const struct endpoint endpoint = {

@@ -2,8 +2,8 @@
  * route.c: the rest endpoint's router and its per-thread state.
  *
  * The resource is "<table>" or "rpc/<fn>" right under the endpoint's route; the method
- * picks the verb: GET and HEAD read (read.c), POST inserts and PATCH and DELETE change
- * rows (write.c), a function is called by GET or POST (rpc.c).  A path with no resource
+ * picks the engine's verb (apps/rest/): GET and HEAD read (read.c), POST inserts and PATCH
+ * and DELETE change rows (write.c), a function is called by GET or POST (rpc.c).  A path with no resource
  * is 404 PGRST125, an unknown table 404 PGRST205, a query string over REST_QUERY_MAX
  * 414, another method 405.  CORS (rest_cors()) is answered first: OPTIONS is a preflight,
  * 204 for an origin of rest_cors_origins and 403 for any other.  With access control on,
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "rest.h"
+#include "route.h"
 #include "serve.h"
 #include "settings.h"
 #include "str.h"

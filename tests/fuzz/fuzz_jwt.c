@@ -1,5 +1,5 @@
 /*
- * fuzz_jwt: the rest endpoint's token verifier (rest_jwt_verify() in handlers/rest/auth.c)
+ * fuzz_jwt: the rest endpoint's token verifier (rest_jwt_verify() in apps/rest/auth.c)
  * on hostile tokens.
  *
  * The first byte picks the mode.  Even: the rest of the input is the token as sent.  Odd:
@@ -25,7 +25,7 @@
 
 #include "arena.h"
 #include "jwtmake.h"
-#include "rest.h"
+#include "rest/rest.h"
 
 #define FUZZ_SECRET	"fuzz-secret-0123456789abcdef0123456789abcdef"
 #define FUZZ_TOKEN_MAX	(REST_JWT_MAX + 64)

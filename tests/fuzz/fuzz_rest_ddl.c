@@ -1,6 +1,6 @@
 /*
  * fuzz_rest_ddl: the rest endpoint's reader of SQLite's CREATE TABLE text for foreign
- * keys' names (handlers/rest/schema.c, rest_ddl_fk_name()) on hostile bytes.
+ * keys' names (apps/rest/schema.c, rest_ddl_fk_name()) on hostile bytes.
  *
  * The DDL comes from the database file, which sluice may not have written.  The input is
  * the DDL (cut at its first NUL); it is asked for the key over (u) and over (a, b) to
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rest.h"
+#include "rest/rest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_rest_parse: the rest endpoint's URL grammar (handlers/rest/parse.c) and SQL generator
+ * fuzz_rest_parse: the rest endpoint's URL grammar (apps/rest/parse.c) and SQL generator
  * (names.c, where.c, select.c and both dialects of dialect.c) on hostile bytes.
  *
  * The input is split at newlines: the first line is select=, every other line a
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "arena.h"
-#include "rest.h"
+#include "rest/rest.h"
 #include "str.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /*
- * fuzz_rest_write: the rest endpoint's writes (handlers/rest/write.c: the JSON body ->
+ * fuzz_rest_write: the rest endpoint's writes (apps/rest/write.c: the JSON body ->
  * columns mapping of POST and PATCH, columns=, on_conflict=, Prefer, and DELETE's
  * filters), run for real against the Chinook schema (sql/chinook/schema.sqlite.sql and
  * rpc.sqlite.sql) in an in-memory SQLite database.  It links the endpoint's library
@@ -26,7 +26,7 @@
 #include "arena.h"
 #include "db.h"
 #include "log.h"
-#include "rest.h"
+#include "rest/route.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -30,7 +30,7 @@
  * was spared 3 s too while a rest worker read its schema once per serving thread (34
  * times for a restart under load, on backends whose catalog caches were cold): its run
  * then made 550 to 2,900 requests in 20 s at 1.2 s and failed a few GETs.  Read once per
- * worker (handlers/rest/schemas.c), it makes 5,600 to 7,500 requests with about 170
+ * worker (apps/rest/schemas.c), it makes 5,600 to 7,500 requests with about 170
  * kills at 1.2 s, every GET answered, against 38,000 to 44,000 on SQLite (each restart
  * still forks two backends).
  */

@@ -1,5 +1,5 @@
 /*
- * test_rest_auth: access control on the rest endpoint (handlers/rest/auth.c), on SQLite
+ * test_rest_auth: access control on the rest endpoint (apps/rest/auth.c), on SQLite
  * and PostgreSQL side by side.
  *
  * The two stacks of rest_fixture.h take HS256 tokens signed with the secret of a

@@ -1,5 +1,5 @@
 /*
- * test_rest_gcommit: the rest endpoint's SQLite writes group-committed (handlers/rest/
+ * test_rest_gcommit: the rest endpoint's SQLite writes group-committed (apps/rest/
  * commit.c, common/gcommit.h), on the real stack (nginx, sluiced, bin/rest) and a real
  * SQLite file with synchronous=FULL.
  *

@@ -12,14 +12,14 @@
 #    an endpoint (otherwise it belongs to its one user).  The exceptions are the facilities
 #    common/ offers every endpoint on purpose though one application uses them today:
 #    templates (tmpl.c), response encoding (encode.c) and SQLite's group commit
-#    (gcommit.c): GENERIC below.
+#    (gcommit.c): GENERIC below (the README's "Where things live" says why).
 # 3. No circle between concepts: the files of one concept (one folder, the same name up to
 #    an '_' suffix, such as db.c and db_sqlite.c) are one node, and the graph of calls
 #    between nodes has no strongly connected component, of any length.  A circle is
 #    printed with the calls that close it.
 # 4. Every folder's map is true.  A map is the list of files at the top of a header, one
 #    a line: " *   NAME.c   what it holds".  A folder with a main header (named after the
-#    folder, as handlers/rest/rest.h, or after the file that holds main(), as
+#    folder, as apps/rest/rest.h, or after the file that holds main(), as
 #    supervisor/sluiced.h) has every .c file in that header's map; a folder without one
 #    (common/, apps/records/) has a header per file (db.h for db.c), and each file without
 #    a header of its own is in the map of its concept's header (db_sqlite.c in db.h's).

@@ -1,6 +1,6 @@
 /*
  * test_rest_jwt: the rest endpoint's token verifier and access control settings
- * (handlers/rest/auth.c, grants.c), table-driven: tokens good and hostile (malformed, huge, bad
+ * (apps/rest/auth.c, grants.c), table-driven: tokens good and hostile (malformed, huge, bad
  * base64url, claims that are no JSON object, deep nesting, alg "none", an HS256 token
  * against an RSA key, expired, not yet valid, wrong audience) in, the role or the 401's
  * code and message out; RS256 and ES256 against PEM public keys made by the openssl
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "arena.h"
-#include "rest.h"
 #include "jwtmake.h"
+#include "rest/rest.h"
 #include "../lib/harness.h"
 
 #define SECRET	"0123456789abcdef0123456789abcdef-test"

@@ -1,5 +1,5 @@
 /*
- * test_rest_parse: the rest endpoint's URL grammar (handlers/rest/parse.c), table-driven:
+ * test_rest_parse: the rest endpoint's URL grammar (apps/rest/parse.c), table-driven:
  * select= and query parameters in, the tree's shape or the error's status and code out.
  *
  * The tree is written as text (tree_text()):
@@ -15,7 +15,7 @@
 
 #include "arena.h"
 #include "buf.h"
-#include "rest.h"
+#include "rest/rest.h"
 #include "../lib/harness.h"
 
 static const char *const op_names[] = { "eq", "neq", "gt", "gte", "lt", "lte", "like",

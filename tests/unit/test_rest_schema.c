@@ -1,6 +1,6 @@
 /*
  * test_rest_schema: the rest endpoint's reading of SQLite's DDL for foreign keys' names
- * (handlers/rest/schema.c, rest_ddl_fk_name()), table-driven: a CREATE TABLE statement,
+ * (apps/rest/schema.c, rest_ddl_fk_name()), table-driven: a CREATE TABLE statement,
  * the key's columns and referenced table in, the name (or none) out.  Hostile DDL (cut
  * short, unbalanced, names past the buffer) must answer "no name", never read past the
  * text.
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rest.h"
+#include "rest/rest.h"
 #include "../lib/harness.h"
 
 struct ddl_case {

@@ -38,112 +38,57 @@ rpc_not_found(struct resp *rs, const char *schema, const char *name, const char 
 	return resp_error(rs, 404, "PGRST202", m, why, NULL);
 }
 
-/* Binds the arguments given as $1..$n from the query (GET) or the body (POST), and marks
- * them in given (f->nargs bytes); one left out must have a default.  0, or -1 after
- * answering. */
-static int
-rpc_args(struct req *rq, struct resp *rs, const char *scname, const struct rest_func *f,
-    struct rest_gen *g, unsigned char *given)
-{
-	const char **vals = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(char *));
-	size_t *lens = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(size_t));
-	int *isnull = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(int));
-	cJSON *body = NULL, *it;
-	int i, rc = -1;
-	int64_t iv;
-	char d[160];
+/* The arguments' values as given: text (NULL: not given) of lens bytes, or SQL NULL. */
+struct rpc_vals {
+	const char **vals;
+	size_t *lens;
+	int *isnull;
+};
 
-	if (vals == NULL || lens == NULL || isnull == NULL) {
-		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+/* A POST's JSON object into v, each member an argument of f (a string's text, any other
+ * value's JSON), copied into the request's arena.  0, or -1 after answering. */
+static int
+rpc_args_body(struct req *rq, struct resp *rs, const char *scname, const struct rest_func *f,
+    struct rpc_vals *v)
+{
+	struct rest_err e;
+	struct buf tmp;
+	cJSON *body, *it;
+	char d[160];
+	int i, rc = -1;
+
+	if ((body = rest_body_json(rq, 32, &e)) == NULL) {
+		rest_error(rs, &e);
 		return -1;
 	}
-	for (i = 0; i < f->nargs; i++)
-		vals[i] = NULL;
-	if (rq->method == REQ_POST && rq->body != NULL && rq->body_len > 0) {
-		struct rest_err e;
-
-		if ((body = rest_body_json(rq, 32, &e)) == NULL) {
-			rest_error(rs, &e);
-			goto out;
-		}
-		if (!cJSON_IsObject(body)) {
-			resp_error(rs, 400, "PGRST102", "Empty or invalid json", NULL, NULL);
-			goto out;
-		}
-		cJSON_ArrayForEach(it, body) {
-			struct buf tmp;
-
-			for (i = 0; i < f->nargs; i++)
-				if (strcmp(f->argnames[i], it->string) == 0)
-					break;
-			if (i == f->nargs) {
-				(void)snprintf(d, sizeof(d), "the function has no argument \"%.80s\"",
-				    it->string);
-				rpc_not_found(rs, scname, f->name, d);
-				goto out;
-			}
-			isnull[i] = cJSON_IsNull(it);
-			if (cJSON_IsString(it)) {
-				vals[i] = it->valuestring;
-				lens[i] = strlen(it->valuestring);
-				vals[i] = arena_strndup(rq->arena, vals[i], lens[i]);
-			} else {
-				buf_init(&tmp, 1 << 20);
-				json_print(&tmp, it);
-				vals[i] = tmp.data ? arena_strndup(rq->arena, tmp.data, tmp.len) :
-				    NULL;
-				lens[i] = tmp.len;
-				buf_free(&tmp);
-			}
-			if (vals[i] == NULL) {
-				resp_error(rs, 413, "too_large", "the request is too large", NULL,
-				    NULL);
-				goto out;
-			}
-		}
-	} else if (rq->method == REQ_POST) {
-		/* No body: no arguments. */
-	} else {
-		for (i = 0; i < f->nargs; i++) {
-			const struct req_param *p = req_param(rq, f->argnames[i]);
-
-			if (p != NULL) {
-				vals[i] = p->val;
-				lens[i] = p->vallen;
-				isnull[i] = 0;
-			}
-		}
+	if (!cJSON_IsObject(body)) {
+		resp_error(rs, 400, "PGRST102", "Empty or invalid json", NULL, NULL);
+		goto out;
 	}
-	for (i = 0; i < f->nargs; i++) {
-		given[i] = vals[i] != NULL;
-		if (vals[i] == NULL && i >= f->nargs - f->ndefaults) {
-			/* PostgreSQL applies its defaults; SQLite's body names every argument,
-			 * so the default's value is bound in its place. */
-			if (f->argdefaults == NULL)
-				continue;
-			isnull[i] = f->argdefaults[i] == NULL;
-			vals[i] = isnull[i] ? "" : f->argdefaults[i];
-			lens[i] = strlen(vals[i]);
-		}
-		if (vals[i] == NULL) {
-			(void)snprintf(d, sizeof(d), "the argument \"%.80s\" is missing",
-			    f->argnames[i]);
+	cJSON_ArrayForEach(it, body) {
+		for (i = 0; i < f->nargs; i++)
+			if (strcmp(f->argnames[i], it->string) == 0)
+				break;
+		if (i == f->nargs) {
+			(void)snprintf(d, sizeof(d), "the function has no argument \"%.80s\"",
+			    it->string);
 			rpc_not_found(rs, scname, f->name, d);
 			goto out;
 		}
-		if (!str_utf8_valid(vals[i], lens[i])) {
-			resp_error(rs, 400, "PGRST100", "an argument is not UTF-8", NULL, NULL);
-			goto out;
+		v->isnull[i] = cJSON_IsNull(it);
+		if (cJSON_IsString(it)) {
+			v->lens[i] = strlen(it->valuestring);
+			v->vals[i] = arena_strndup(rq->arena, it->valuestring, v->lens[i]);
+		} else {
+			buf_init(&tmp, 1 << 20);
+			json_print(&tmp, it);
+			v->vals[i] = tmp.data ? arena_strndup(rq->arena, tmp.data, tmp.len) : NULL;
+			v->lens[i] = tmp.len;
+			buf_free(&tmp);
 		}
-		if (!isnull[i] && g->d->kind_of(f->argtypes[i]) == REST_K_INT &&
-		    str_to_int(vals[i], lens[i], INT64_MIN, INT64_MAX, &iv) < 0) {
-			(void)snprintf(d, sizeof(d), "invalid input syntax for type integer: \"%.60s\"",
-			    vals[i]);
-			resp_error(rs, 400, "22P02", d, NULL, NULL);
-			goto out;
-		}
-		if ((isnull[i] ? rest_param_null(g) : rest_param_text(g, vals[i], lens[i])) < 0) {
-			resp_error(rs, 400, "PGRST100", "too many arguments", NULL, NULL);
+		if (v->vals[i] == NULL) {
+			resp_error(rs, 413, "too_large", "the request is too large", NULL,
+			    NULL);
 			goto out;
 		}
 	}
@@ -151,6 +96,89 @@ rpc_args(struct req *rq, struct resp *rs, const char *scname, const struct rest_
 out:
 	cJSON_Delete(body);
 	return rc;
+}
+
+/* Argument i of f bound from v (a default's value when left out and the dialect binds
+ * defaults), after its checks: given, UTF-8, an integer's syntax.  0, or -1 after
+ * answering. */
+static int
+rpc_arg_bind(struct resp *rs, const char *scname, const struct rest_func *f,
+    struct rest_gen *g, struct rpc_vals *v, int i)
+{
+	int64_t iv;
+	char d[160];
+
+	if (v->vals[i] == NULL && i >= f->nargs - f->ndefaults) {
+		/* PostgreSQL applies its defaults; SQLite's body names every argument, so the
+		 * default's value is bound in its place. */
+		if (f->argdefaults == NULL)
+			return 0;
+		v->isnull[i] = f->argdefaults[i] == NULL;
+		v->vals[i] = v->isnull[i] ? "" : f->argdefaults[i];
+		v->lens[i] = strlen(v->vals[i]);
+	}
+	if (v->vals[i] == NULL) {
+		(void)snprintf(d, sizeof(d), "the argument \"%.80s\" is missing", f->argnames[i]);
+		rpc_not_found(rs, scname, f->name, d);
+		return -1;
+	}
+	if (!str_utf8_valid(v->vals[i], v->lens[i])) {
+		resp_error(rs, 400, "PGRST100", "an argument is not UTF-8", NULL, NULL);
+		return -1;
+	}
+	if (!v->isnull[i] && g->d->kind_of(f->argtypes[i]) == REST_K_INT &&
+	    str_to_int(v->vals[i], v->lens[i], INT64_MIN, INT64_MAX, &iv) < 0) {
+		(void)snprintf(d, sizeof(d), "invalid input syntax for type integer: \"%.60s\"",
+		    v->vals[i]);
+		resp_error(rs, 400, "22P02", d, NULL, NULL);
+		return -1;
+	}
+	if (v->isnull[i] ? rest_param_null(g) < 0 :
+	    rest_param_text(g, v->vals[i], v->lens[i]) < 0) {
+		resp_error(rs, 400, "PGRST100", "too many arguments", NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* Binds the arguments given as $1..$n from the query (GET) or the body (POST), and marks
+ * them in given (f->nargs bytes); one left out must have a default.  0, or -1 after
+ * answering. */
+static int
+rpc_args(struct req *rq, struct resp *rs, const char *scname, const struct rest_func *f,
+    struct rest_gen *g, unsigned char *given)
+{
+	struct rpc_vals v;
+	const struct req_param *p;
+	int i;
+
+	v.vals = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(char *));
+	v.lens = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(size_t));
+	v.isnull = arena_alloc(rq->arena, (size_t)(f->nargs + 1) * sizeof(int));
+	if (v.vals == NULL || v.lens == NULL || v.isnull == NULL) {
+		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+		return -1;
+	}
+	for (i = 0; i < f->nargs; i++)
+		v.vals[i] = NULL;
+	if (rq->method == REQ_POST && rq->body != NULL && rq->body_len > 0) {
+		if (rpc_args_body(rq, rs, scname, f, &v) < 0)
+			return -1;
+	} else if (rq->method != REQ_POST) {
+		/* (A POST without a body has no arguments.) */
+		for (i = 0; i < f->nargs; i++)
+			if ((p = req_param(rq, f->argnames[i])) != NULL) {
+				v.vals[i] = p->val;
+				v.lens[i] = p->vallen;
+				v.isnull[i] = 0;
+			}
+	}
+	for (i = 0; i < f->nargs; i++) {
+		given[i] = v.vals[i] != NULL;
+		if (rpc_arg_bind(rs, scname, f, g, &v, i) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static const char *const rpc_skip[] = { "select", "columns", "on_conflict", NULL };

@@ -1,12 +1,10 @@
 /*
- * rest.h: the internals of the rest endpoint (bin/rest), a PostgREST-compatible table API;
- * main.c says what it serves.
+ * rest.h: the PostgREST engine (libapp_rest.a), a PostgREST-compatible table API, served by
+ * the rest endpoint (bin/rest: handlers/rest/, whose main.c says what it serves and whose
+ * route.c routes a request to the verbs below).
  *
  * Layers, top to bottom: a file calls only files below it, never one above (the types of
  * this header are shared by all).
- *   main.c     the endpoint: struct endpoint and a one-line main()
- *   route.c    the router (the resource from the path, the verb from the method) and the
- *              per-thread state: schema, SQL dialect, SQL buffer
  *   schemas.c  the process's schemas, read once and shared by its threads
  *   read.c     GET and HEAD on a table or view
  *   write.c    POST, PATCH and DELETE
@@ -577,7 +575,8 @@ struct rest_prefs {
 
 #define REST_SCHEMAS_MAX	8
 
-/* route.c: the state of one serving thread (rq->thread; common/serve.h). */
+/* The state of one serving thread (rq->thread; common/serve.h), made and kept by the
+ * router (handlers/rest/route.c). */
 struct rest_thread {
 	struct rest_schema *sc;		/* the request's schema, one of set's */
 	const char *scname;		/* its name */
@@ -613,17 +612,6 @@ struct rest_schemas *rest_schemas_take(struct db *db, const struct rest_dialect 
     char *const *names, int n, unsigned hups);
 struct rest_schema *rest_schemas_get(const struct rest_schemas *s, int i);
 void rest_schemas_drop(struct rest_schemas *s);
-
-/* The thread's state with the schema read through db and the endpoint's settings: the
- * endpoint's thread_init().  NULL when the database failed (its error is on db), a setting
- * is malformed (logged) or memory ran out. */
-void *rest_thread_init(struct db *db);
-/* Takes the schemas read after the worker's last SIGHUP (thread_reload), reading them if
- * no other thread has; the old ones stay when the database fails.  0 or -1. */
-int rest_thread_reload(void *state, struct db *db);
-void rest_thread_fini(void *state);
-/* The endpoint's handle(): routes the request to its verb.  rq->thread must be set. */
-int rest_handle(struct req *rq, struct resp *rs);
 
 /* auth.c: access control (see auth.c). */
 #define REST_JWT_MAX		8192	/* token bytes: 401 past it */

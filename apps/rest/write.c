@@ -150,6 +150,66 @@ write_shape(cJSON *body, int allow_array, struct rest_err *e)
 }
 
 /*
+ * A write's answer once its rows are known: Content-Range (the count when asked), and the
+ * status: 201 when created, else 200 with a representation, else 200 for an upsert and
+ * 204; a representation as the JSON array in rs->body, or its one object.
+ */
+static int
+write_answer(struct resp *rs, const struct rest_prefs *pf, int rep, enum rest_accept acc,
+    int created, int upsert, int64_t rows)
+{
+	struct buf *out = &rs->body;
+	char range[64];
+
+	if (pf->count != REST_COUNT_NONE)
+		(void)snprintf(range, sizeof(range), "*/%lld", (long long)rows);
+	else
+		(void)snprintf(range, sizeof(range), "*/*");
+	resp_header(rs, "Content-Range", range);
+	if (!rep) {
+		buf_reset(out, 1 << 20);
+		rs->status = created ? 201 : upsert ? 200 : 204;
+		return 0;
+	}
+	rs->status = created ? 201 : 200;
+	if (acc == REST_ACCEPT_OBJECT) {
+		/* "[{...}]" -> "{...}" */
+		memmove(out->data, out->data + 1, out->len - 2);
+		out->len -= 2;
+		out->data[out->len] = '\0';
+		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
+	} else
+		rs->content_type = "application/json; charset=utf-8";
+	return 0;
+}
+
+/* A representation past the response cap: 413, nothing written (the caller rolled back). */
+static int
+write_too_large(struct resp *rs)
+{
+	buf_reset(&rs->body, 1 << 20);
+	return resp_error(rs, 413, "too_large", "the representation of the written rows is too "
+	    "large; nothing was written", "ask for fewer columns with select= or for "
+	    "return=minimal", NULL);
+}
+
+/*
+ * With a representation the write stays open until its body is known to fit: a
+ * representation past the buffer rolls the write back (413), so that no client is told a
+ * committed write failed.  So do those that may be rolled back (tx=rollback,
+ * max-affected=N) and upserts.  A request in the router's transaction (auth.c's, or for
+ * another schema than public) is in one already, which the router ends: 0 then.
+ */
+static int
+write_needs_txn(const struct rest_thread *t, int rep, enum rest_accept acc, int upsert)
+{
+	const struct rest_prefs *pf = &t->prefs;
+
+	return !t->in_txn && (rep || acc == REST_ACCEPT_OBJECT || pf->rollback ||
+	    pf->max_affected >= 0 || upsert);
+}
+
+/*
  * Runs the write in t->sql and answers.  The dialect reads the rows: PostgreSQL's statement
  * returns (body, count) in one row, SQLite's one JSON object per row (representation) or
  * nothing.  upsert (or NULL) counts the body's nbody rows already in the table, run first
@@ -165,7 +225,6 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	int64_t rows = 0, existing = 0;
 	int txn = 0;
 	struct buf *out = &rs->body;
-	char range[64];
 	const struct rest_prefs *pf = &t->prefs;
 
 	/* SQLite: group-committed, answered inside the write's savepoint (commit.c). */
@@ -185,15 +244,7 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 			return 0;
 		}
 	}
-	/*
-	 * With a representation the write stays open until its body is known to fit: a
-	 * representation past the buffer rolls the write back (413), so that no client is
-	 * told a committed write failed.  So do those that may be rolled back (tx=rollback,
-	 * max-affected=N) and upserts.  A request in the router's transaction (auth.c's, or
-	 * for another schema than public) is in one already, which the router ends.
-	 */
-	if (!t->in_txn && (rep || acc == REST_ACCEPT_OBJECT || pf->rollback ||
-	    pf->max_affected >= 0 || upsert != NULL)) {
+	if (write_needs_txn(t, rep, acc, upsert != NULL)) {
 		if (db_begin(rq->db, DB_TXN_WRITE) < 0)
 			return serve_db_error(rs, rq->db);
 		txn = 1;
@@ -225,26 +276,7 @@ max_affected:
 done:
 	if (upsert != NULL && existing >= nbody)
 		created = 0;
-	if (pf->count != REST_COUNT_NONE)
-		(void)snprintf(range, sizeof(range), "*/%lld", (long long)rows);
-	else
-		(void)snprintf(range, sizeof(range), "*/*");
-	resp_header(rs, "Content-Range", range);
-	if (!rep) {
-		buf_reset(out, 1 << 20);
-		rs->status = created ? 201 : upsert != NULL ? 200 : 204;
-		return 0;
-	}
-	rs->status = created ? 201 : 200;
-	if (acc == REST_ACCEPT_OBJECT) {
-		/* "[{...}]" -> "{...}" */
-		memmove(out->data, out->data + 1, out->len - 2);
-		out->len -= 2;
-		out->data[out->len] = '\0';
-		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
-	} else
-		rs->content_type = "application/json; charset=utf-8";
-	return 0;
+	return write_answer(rs, pf, rep, acc, created, upsert != NULL, rows);
 fail:
 	/* A representation stopped at the response cap (54000: SQLite's length limit, or
 	 * PostgreSQL's body_over): the same answer as a body past the buffer. */
@@ -258,10 +290,7 @@ fail_answered:
 too_large:
 	if (txn)
 		db_rollback(rq->db);
-	buf_reset(out, 1 << 20);
-	return resp_error(rs, 413, "too_large", "the representation of the written rows is too "
-	    "large; nothing was written", "ask for fewer columns with select= or for "
-	    "return=minimal", NULL);
+	return write_too_large(rs);
 }
 
 /*
@@ -486,128 +515,106 @@ write_value(struct rest_gen *g, struct buf *b, const struct rest_col *c, const c
 	return 0;
 }
 
-int
-rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
+/* The statement's end: returning, then the representation's select of the written rows
+ * (rep), or the dialect's minimal answer.  0, or -1 (g's error set). */
+static int
+write_returning_or_minimal(struct rest_gen *g, struct buf *b, const char *returning,
+    struct rest_node *root, int rep)
 {
-	const struct rest_table *tb = &t->sc->tables[table];
-	struct rest_params *p = arena_alloc(rq->arena, sizeof(*p));
-	struct rest_node *root = rest_node_new(rq->arena, NULL);
-	int *cols = arena_alloc(rq->arena, (size_t)(tb->ncols + 1) * sizeof(int));
-	int *conf = arena_alloc(rq->arena, (size_t)(tb->ncols + 1) * sizeof(int));
-	int rep = rest_prefer(rq, "return=representation");
-	int merge = rest_prefer(rq, "resolution=merge-duplicates");
-	int ignore = rest_prefer(rq, "resolution=ignore-duplicates");
-	int missing = rest_prefer(rq, "missing=default");
-	int loc = !rep && rest_prefer(rq, "return=headers-only");
-	int ncols = 0, nconf = 0, i, j, k, one;
+	buf_puts(b, returning);
+	if (rep)
+		return write_returning(g, root);
+	buf_puts(b, g->d->write_minimal);
+	return 0;
+}
+
+/*
+ * How an insert reads its rows from the body.  One object is the row itself where the
+ * dialect reads it so (SQLite: json_extract() on the parameter parses it once for all the
+ * columns, where a row of json_each() is rendered and parsed again: half the statement's
+ * time); else it becomes an array of one, so that both shapes share the statement.
+ * Returns 1 for the one object.
+ */
+static int
+write_insert_rows(const struct rest_dialect *d, const cJSON *body, const char **row,
+    const char **rows)
+{
+	int one = cJSON_IsObject(body) && d->insert_one_row != NULL;
+
+	*row = one ? d->insert_one_row : d->insert_row;
+	*rows = one ? d->insert_one_rows : d->insert_rows;
+	return one;
+}
+
+/* An upsert's key: on_conflict='s columns, else the primary key, into conf[0..*nconf).
+ * 0, or -1 (e set) for an unknown column or no key at all. */
+static int
+write_conflict_key(struct req *rq, const struct rest_table *tb, int *conf, int *nconf,
+    struct rest_err *e)
+{
 	const struct req_param *oc = req_param(rq, "on_conflict");
-	enum rest_accept acc;
-	struct rest_err e;
-	struct rest_gen g;
-	cJSON *body = NULL;
-	const cJSON *bound;
-	const char *json, *upsert = NULL, *row, *rows;
-	size_t jlen;
-	struct buf *b = &t->sql;
-	int64_t nbody = 1;
+	const char **names;
+	size_t n, m;
+	int i, k;
 
-	if (p == NULL || root == NULL || cols == NULL || conf == NULL)
-		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	if (write_start(rq, rs, t, p, &g, &e, &acc) < 0)
-		return 0;
-	if ((body = rest_body_json(rq, WRITE_JSON_DEPTH, &e)) == NULL ||
-	    write_shape(body, 1, &e) < 0 || write_columns(rq, tb, body, cols, &ncols, &e) < 0 ||
-	    (rep && write_select(rq, &g, root, table) < 0) ||
-	    (loc && (loc = write_location_select(&g, root, tb, table)) < 0))
-		goto err;
-	rep = rep || loc;
-	for (i = 0; i < ncols; i++)
-		if (!write_plain_name(tb->cols[cols[i]].name)) {
-			write_unknown_col(&e, tb->name, tb->cols[cols[i]].name);
-			goto err;
-		}
-	if (merge || ignore) {
-		if (oc != NULL) {
-			const char **names;
-			size_t n, m;
-
-			if (rest_parse_columns(rq->arena, oc->val, oc->vallen, &names, &n, &e) < 0)
-				goto err;
-			for (m = 0; m < n && nconf < tb->ncols; m++) {
-				if ((k = write_col(tb, names[m])) < 0) {
-					rest_err_set(&e, 400, "42703", NULL,
-					    "column %.80s.%.80s does not exist", tb->name, names[m]);
-					goto err;
-				}
-				conf[nconf++] = k;
+	*nconf = 0;
+	if (oc != NULL) {
+		if (rest_parse_columns(rq->arena, oc->val, oc->vallen, &names, &n, e) < 0)
+			return -1;
+		for (m = 0; m < n && *nconf < tb->ncols; m++) {
+			if ((k = write_col(tb, names[m])) < 0) {
+				rest_err_set(e, 400, "42703", NULL,
+				    "column %.80s.%.80s does not exist", tb->name, names[m]);
+				return -1;
 			}
-		} else
-			for (i = 0; i < tb->ncols; i++)
-				if (tb->cols[i].pk)
-					conf[nconf++] = i;
-		if (nconf == 0) {
-			rest_err_set(&e, 400, "PGRST100", NULL,
-			    "an upsert needs on_conflict= or a primary key");
-			goto err;
+			conf[(*nconf)++] = k;
 		}
+	} else
+		for (i = 0; i < tb->ncols; i++)
+			if (tb->cols[i].pk)
+				conf[(*nconf)++] = i;
+	if (*nconf == 0) {
+		rest_err_set(e, 400, "PGRST100", NULL,
+		    "an upsert needs on_conflict= or a primary key");
+		return -1;
 	}
-	if (cJSON_IsArray(body) && cJSON_GetArraySize(body) == 0) {
-		cJSON_Delete(body);
-		resp_header(rs, "Content-Range", "*/*");
-		if (rep)
-			return resp_set(rs, 201, "application/json; charset=utf-8", "[]", 2);
-		rs->status = 201;
-		return 0;
-	}
-	/*
-	 * {} (or [{}]) names no column: one row of column defaults, as PostgREST inserts it.
-	 * Several rows of nothing, or an upsert of nothing, have no statement.
-	 */
-	if (ncols == 0 && (merge || ignore ||
-	    (cJSON_IsArray(body) && cJSON_GetArraySize(body) != 1))) {
-		write_bad_body(&e, "Objects without keys: only one row of defaults can be inserted",
-		    NULL);
-		goto err;
-	}
-	/*
-	 * One object is the row itself where the dialect reads it so (SQLite: json_extract()
-	 * on the parameter parses it once for all the columns, where a row of json_each()
-	 * is rendered and parsed again: half the statement's time); else it becomes an array
-	 * of one, so that both shapes share the statement.
-	 */
-	one = cJSON_IsObject(body) && t->d->insert_one_row != NULL;
-	row = one ? t->d->insert_one_row : t->d->insert_row;
-	rows = one ? t->d->insert_one_rows : t->d->insert_rows;
-	json = rq->body;
-	jlen = rq->body_len;
-	if (!one && cJSON_IsObject(body)) {
-		char *w = arena_alloc(rq->arena, rq->body_len + 3);
+	return 0;
+}
 
-		if (w == NULL)
-			goto toolarge;
-		w[0] = '[';
-		memcpy(w + 1, rq->body, rq->body_len);
-		w[rq->body_len + 1] = ']';
-		w[rq->body_len + 2] = '\0';
-		json = w;
-		jlen = rq->body_len + 2;
-	}
-	if (cJSON_IsArray(body))
-		nbody = cJSON_GetArraySize(body);
-	/* Strings bound alone point into body: then it lives until the write ran (one
-	 * object); else its tree goes now, before the statement's own parse. */
-	bound = one && !merge && !ignore && t->d->bound_value != NULL ? body : NULL;
-	if (bound == NULL) {
-		cJSON_Delete(body);
-		body = NULL;
-	}
-	if (ncols > 0 && rest_param_text(&g, json, jlen) < 0)
-		goto err;
+/* The body as the statement's parameter, into *jlen: the body itself, or with wrap one
+ * object made an array of one.  NULL past the arena's cap. */
+static const char *
+write_rows_json(struct req *rq, int wrap, size_t *jlen)
+{
+	char *w;
 
-	buf_puts(b, t->d->write_open);
+	*jlen = rq->body_len;
+	if (!wrap)
+		return rq->body;
+	if ((w = arena_alloc(rq->arena, rq->body_len + 3)) == NULL)
+		return NULL;
+	w[0] = '[';
+	memcpy(w + 1, rq->body, rq->body_len);
+	w[rq->body_len + 1] = ']';
+	w[rq->body_len + 2] = '\0';
+	*jlen = rq->body_len + 2;
+	return w;
+}
+
+/* "insert into t (c, ...) select v, ... ROWS" (or "default values" without columns),
+ * the values read from each row (or bound from the one object bound).  0, or -1 (g's
+ * error set). */
+static int
+write_insert_into(struct rest_gen *g, struct buf *b, const struct rest_table *tb,
+    const int *cols, int ncols, const cJSON *bound, const char *row, const char *rows,
+    int missing)
+{
+	int i;
+
+	buf_puts(b, g->d->write_open);
 	buf_puts(b, "insert into ");
 	rest_quote_ident(b, tb->name);
-	buf_puts(b, t->d->insert_alias);
+	buf_puts(b, g->d->insert_alias);
 	if (ncols == 0)
 		buf_puts(b, " default values");
 	else
@@ -619,47 +626,160 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	}
 	for (i = 0; i < ncols; i++) {
 		buf_puts(b, i ? ", " : ") select ");
-		if (write_value(&g, b, &tb->cols[cols[i]], bound, row, missing) < 0)
-			goto err;
+		if (write_value(g, b, &tb->cols[cols[i]], bound, row, missing) < 0)
+			return -1;
 	}
 	if (ncols > 0)
 		buf_puts(b, rows);
-	if (merge || ignore) {
-		int any = 0;
+	return 0;
+}
 
-		buf_puts(b, " on conflict (");
-		for (i = 0; i < nconf; i++) {
-			if (i)
-				buf_puts(b, ", ");
-			rest_quote_ident(b, tb->cols[conf[i]].name);
-		}
-		buf_puts(b, ")");
-		for (i = 0; merge && i < ncols; i++) {
-			for (j = 0; j < nconf; j++)
-				if (conf[j] == cols[i])
-					break;
-			if (j < nconf)
-				continue;
-			buf_puts(b, any++ ? ", " : " do update set ");
-			rest_quote_ident(b, tb->cols[cols[i]].name);
-			buf_puts(b, " = excluded.");
-			rest_quote_ident(b, tb->cols[cols[i]].name);
-		}
-		if (!any && merge) {
-			/* Every column is in the key: a no-op update still returns the row. */
-			buf_puts(b, " do update set ");
-			rest_quote_ident(b, tb->cols[conf[0]].name);
-			buf_puts(b, " = excluded.");
-			rest_quote_ident(b, tb->cols[conf[0]].name);
-		} else if (!any)
-			buf_puts(b, " do nothing");
+/* An upsert's "on conflict (key) do update set c = excluded.c, ..." (merge) or "do
+ * nothing". */
+static void
+write_on_conflict(struct buf *b, const struct rest_table *tb, const int *cols, int ncols,
+    const int *conf, int nconf, int merge)
+{
+	int any = 0, i, j;
+
+	buf_puts(b, " on conflict (");
+	for (i = 0; i < nconf; i++) {
+		if (i)
+			buf_puts(b, ", ");
+		rest_quote_ident(b, tb->cols[conf[i]].name);
 	}
-	buf_puts(b, t->d->insert_returning);
-	if (rep) {
-		if (write_returning(&g, root) < 0)
+	buf_puts(b, ")");
+	for (i = 0; merge && i < ncols; i++) {
+		for (j = 0; j < nconf; j++)
+			if (conf[j] == cols[i])
+				break;
+		if (j < nconf)
+			continue;
+		buf_puts(b, any++ ? ", " : " do update set ");
+		rest_quote_ident(b, tb->cols[cols[i]].name);
+		buf_puts(b, " = excluded.");
+		rest_quote_ident(b, tb->cols[cols[i]].name);
+	}
+	if (!any && merge) {
+		/* Every column is in the key: a no-op update still returns the row. */
+		buf_puts(b, " do update set ");
+		rest_quote_ident(b, tb->cols[conf[0]].name);
+		buf_puts(b, " = excluded.");
+		rest_quote_ident(b, tb->cols[conf[0]].name);
+	} else if (!any)
+		buf_puts(b, " do nothing");
+}
+
+/* The body read and checked for an insert: its shape, its columns (into cols[0..*ncols),
+ * plain names only), the representation's select (rep) or the Location's (*loc, set to
+ * whether it is asked and made).  The body, or NULL (e set). */
+static cJSON *
+write_insert_body(struct req *rq, struct rest_gen *g, struct rest_node *root, int table,
+    int *cols, int *ncols, int rep, int *loc, struct rest_err *e)
+{
+	const struct rest_table *tb = &g->sc->tables[table];
+	cJSON *body;
+	int i;
+
+	if ((body = rest_body_json(rq, WRITE_JSON_DEPTH, e)) == NULL)
+		return NULL;
+	if (write_shape(body, 1, e) < 0 || write_columns(rq, tb, body, cols, ncols, e) < 0 ||
+	    (rep && write_select(rq, g, root, table) < 0) ||
+	    (*loc && (*loc = write_location_select(g, root, tb, table)) < 0))
+		goto err;
+	for (i = 0; i < *ncols; i++)
+		if (!write_plain_name(tb->cols[cols[i]].name)) {
+			write_unknown_col(e, tb->name, tb->cols[cols[i]].name);
 			goto err;
-	} else
-		buf_puts(b, t->d->write_minimal);
+		}
+	return body;
+err:
+	cJSON_Delete(body);
+	return NULL;
+}
+
+/*
+ * {} (or [{}]) names no column: one row of column defaults, as PostgREST inserts it.
+ * Several rows of nothing, or an upsert of nothing, have no statement: -1 (e set).
+ */
+static int
+write_defaults_ok(const cJSON *body, int ncols, int upsert, struct rest_err *e)
+{
+	if (ncols == 0 && (upsert || (cJSON_IsArray(body) && cJSON_GetArraySize(body) != 1))) {
+		write_bad_body(e, "Objects without keys: only one row of defaults can be inserted",
+		    NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* An empty array inserts nothing: 201, with [] for a representation. */
+static int
+write_insert_nothing(struct resp *rs, int rep)
+{
+	resp_header(rs, "Content-Range", "*/*");
+	if (rep)
+		return resp_set(rs, 201, "application/json; charset=utf-8", "[]", 2);
+	rs->status = 201;
+	return 0;
+}
+
+int
+rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
+{
+	const struct rest_table *tb = &t->sc->tables[table];
+	struct rest_params *p = arena_alloc(rq->arena, sizeof(*p));
+	struct rest_node *root = rest_node_new(rq->arena, NULL);
+	int *cols = arena_alloc(rq->arena, (size_t)(tb->ncols + 1) * sizeof(int));
+	int *conf = arena_alloc(rq->arena, (size_t)(tb->ncols + 1) * sizeof(int));
+	int rep = rest_prefer(rq, "return=representation");
+	int merge = rest_prefer(rq, "resolution=merge-duplicates");
+	int ignore = rest_prefer(rq, "resolution=ignore-duplicates");
+	int loc = !rep && rest_prefer(rq, "return=headers-only");
+	int ncols = 0, nconf = 0, one;
+	enum rest_accept acc;
+	struct rest_err e;
+	struct rest_gen g;
+	cJSON *body = NULL;
+	const cJSON *bound;
+	const char *json, *upsert = NULL, *row, *rows;
+	size_t jlen;
+	struct buf *b = &t->sql;
+	int64_t nbody;
+
+	if (p == NULL || root == NULL || cols == NULL || conf == NULL)
+		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+	if (write_start(rq, rs, t, p, &g, &e, &acc) < 0)
+		return 0;
+	if ((body = write_insert_body(rq, &g, root, table, cols, &ncols, rep, &loc, &e)) ==
+	    NULL || ((merge || ignore) && write_conflict_key(rq, tb, conf, &nconf, &e) < 0))
+		goto err;
+	rep = rep || loc;
+	if (cJSON_IsArray(body) && cJSON_GetArraySize(body) == 0) {
+		cJSON_Delete(body);
+		return write_insert_nothing(rs, rep);
+	}
+	if (write_defaults_ok(body, ncols, merge || ignore, &e) < 0)
+		goto err;
+	one = write_insert_rows(t->d, body, &row, &rows);
+	if ((json = write_rows_json(rq, !one && cJSON_IsObject(body), &jlen)) == NULL)
+		goto toolarge;
+	nbody = cJSON_IsArray(body) ? cJSON_GetArraySize(body) : 1;
+	/* Strings bound alone point into body: then it lives until the write ran (one
+	 * object); else its tree goes now, before the statement's own parse. */
+	bound = one && !merge && !ignore && t->d->bound_value != NULL ? body : NULL;
+	if (bound == NULL) {
+		cJSON_Delete(body);
+		body = NULL;
+	}
+	if ((ncols > 0 && rest_param_text(&g, json, jlen) < 0) ||
+	    write_insert_into(&g, b, tb, cols, ncols, bound, row, rows,
+	    rest_prefer(rq, "missing=default")) < 0)
+		goto err;
+	if (merge || ignore)
+		write_on_conflict(b, tb, cols, ncols, conf, nconf, merge);
+	if (write_returning_or_minimal(&g, b, t->d->insert_returning, root, rep) < 0)
+		goto err;
 	if (buf_failed(b))
 		goto toolarge;
 	if (merge && (upsert = write_upsert_count(&g, tb, conf, nconf, row, rows)) == NULL)
@@ -679,6 +799,53 @@ toolarge:
 
 static const char *const write_skip[] = { "select", "columns", "on_conflict", NULL };
 
+/* A PATCH's body read and checked: one object whose keys are columns of tb, each once.
+ * The body, or NULL (e set). */
+static cJSON *
+write_patch_body(struct req *rq, const struct rest_table *tb, struct rest_err *e)
+{
+	cJSON *body, *it;
+
+	if ((body = rest_body_json(rq, WRITE_JSON_DEPTH, e)) == NULL)
+		return NULL;
+	if (write_shape(body, 0, e) < 0)
+		goto err;
+	cJSON_ArrayForEach(it, body) {
+		if (write_col(tb, it->string) < 0 || !write_plain_name(it->string)) {
+			write_unknown_col(e, tb->name, it->string);
+			goto err;
+		}
+		if (cJSON_GetObjectItemCaseSensitive(body, it->string) != it) {
+			write_bad_body(e, "A key appears twice in the object", it->string);
+			goto err;
+		}
+	}
+	return body;
+err:
+	cJSON_Delete(body);
+	return NULL;
+}
+
+/* A PATCH's " set c = <the body's c>, ...", the body bound as parameter b1. */
+static void
+write_set(struct buf *b, const struct rest_dialect *d, const struct rest_table *tb,
+    const cJSON *body, int b1)
+{
+	const cJSON *it;
+	const char *sep = "";
+	char src[24];
+
+	(void)snprintf(src, sizeof(src), "%s%d%s", d->patch_open, b1, d->patch_close);
+	buf_puts(b, " set ");
+	cJSON_ArrayForEach(it, body) {
+		buf_puts(b, sep);
+		sep = ", ";
+		rest_quote_ident(b, it->string);
+		buf_puts(b, " = ");
+		d->json_value(b, &tb->cols[write_col(tb, it->string)], src, 0);
+	}
+}
+
 int
 rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 {
@@ -687,11 +854,11 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	struct rest_node *root = rest_node_new(rq->arena, NULL);
 	struct rest_node *filters = rest_node_new(rq->arena, NULL);
 	int rep = rest_prefer(rq, "return=representation");
-	int del = rq->method == REQ_DELETE, n = 0, b1 = 0;
+	int del = rq->method == REQ_DELETE, b1 = 0;
 	enum rest_accept acc;
 	struct rest_err e;
 	struct rest_gen g;
-	cJSON *body = NULL, *it;
+	cJSON *body = NULL;
 	struct buf *b = &t->sql;
 
 	if (p == NULL || root == NULL || filters == NULL)
@@ -714,19 +881,8 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	if (rest_resolve(&g, filters, table) < 0 || (rep && write_select(rq, &g, root, table) < 0))
 		goto err;
 	if (!del) {
-		if ((body = rest_body_json(rq, WRITE_JSON_DEPTH, &e)) == NULL ||
-		    write_shape(body, 0, &e) < 0)
+		if ((body = write_patch_body(rq, tb, &e)) == NULL)
 			goto err;
-		cJSON_ArrayForEach(it, body) {
-			if (write_col(tb, it->string) < 0 || !write_plain_name(it->string)) {
-				write_unknown_col(&e, tb->name, it->string);
-				goto err;
-			}
-			if (cJSON_GetObjectItemCaseSensitive(body, it->string) != it) {
-				write_bad_body(&e, "A key appears twice in the object", it->string);
-				goto err;
-			}
-		}
 		if (cJSON_GetArraySize(body) == 0) {
 			/* Nothing to set: PostgREST answers as if no row matched. */
 			cJSON_Delete(body);
@@ -742,29 +898,13 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	buf_puts(b, del ? "delete from " : "update ");
 	rest_quote_ident(b, tb->name);
 	buf_puts(b, t->d->write_alias);
-	if (!del) {
-		char src[24];
-
-		(void)snprintf(src, sizeof(src), "%s%d%s", t->d->patch_open, b1,
-		    t->d->patch_close);
-		buf_puts(b, " set ");
-		cJSON_ArrayForEach(it, body) {
-			if (n++)
-				buf_puts(b, ", ");
-			rest_quote_ident(b, it->string);
-			buf_puts(b, " = ");
-			t->d->json_value(b, &tb->cols[write_col(tb, it->string)], src, 0);
-		}
-	}
+	if (!del)
+		write_set(b, t->d, tb, body, b1);
 	g.seq = 100;
 	if (rest_sql_where(&g, filters, "_t0", 1) < 0)
 		goto err;
-	buf_puts(b, t->d->update_returning);
-	if (rep) {
-		if (write_returning(&g, root) < 0)
-			goto err;
-	} else
-		buf_puts(b, t->d->write_minimal);
+	if (write_returning_or_minimal(&g, b, t->d->update_returning, root, rep) < 0)
+		goto err;
 	cJSON_Delete(body);
 	if (buf_failed(b))
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);

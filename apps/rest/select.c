@@ -1008,6 +1008,45 @@ rest_sql_capped_body(struct rest_gen *g)
 	    (long long)(g->body_max - (g->bare ? 2 : 0)), g->d->body_over);
 }
 
+/* A CSV body: the rows' fields joined by commas, one line a row, in one value. */
+static void
+gen_csv_agg(struct rest_gen *g, struct rest_node *root)
+{
+	const char *keys[1024];
+	int nk = rest_sql_keys(g, root, keys, 1024), i;
+
+	buf_puts(g->sql, g->d->csv_agg_open);
+	for (i = 0; i < nk; i++) {
+		if (i)
+			buf_puts(g->sql, " || ',' || ");
+		gen_csv_field(g, i);
+	}
+	if (nk == 0)
+		buf_puts(g->sql, "''");
+	buf_puts(g->sql, g->d->csv_agg_close);
+}
+
+/* The exact count (Prefer: count=exact): a subquery of the rows the filters keep, from
+ * from (NULL: the root's table), named _c when the body is capped (wrap).  0, or -1 (g's
+ * error set). */
+static int
+gen_total(struct rest_gen *g, struct rest_node *root, const char *from, int wrap)
+{
+	char c[16];
+	int rc;
+
+	rest_next_alias(g, "_c", c, sizeof(c));
+	buf_puts(g->sql, ", (select count(*) from ");
+	if (from != NULL)
+		buf_puts(g->sql, from);
+	else
+		rest_quote_ident(g->sql, tab(g, root->table)->name);
+	buf_printf(g->sql, " %s where true", c);
+	rc = rest_sql_filters(g, root, c);
+	buf_puts(g->sql, wrap ? ") as _c" : ")");
+	return rc;
+}
+
 int
 rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
     enum rest_shape shape, int count)
@@ -1045,35 +1084,12 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 			rc = gen_obj(g, root, a, 1);
 		g->joins = NULL;
 	} else if (shape == REST_SHAPE_CSV) {
-		const char *keys[1024];
-		int nk = rest_sql_keys(g, root, keys, 1024), i;
-
-		buf_puts(g->sql, g->d->csv_agg_open);
-		for (i = 0; i < nk; i++) {
-			if (i)
-				buf_puts(g->sql, " || ',' || ");
-			gen_csv_field(g, i);
-		}
-		if (nk == 0)
-			buf_puts(g->sql, "''");
-		buf_puts(g->sql, g->d->csv_agg_close);
+		gen_csv_agg(g, root);
 	} else
 		arr_of_j(g, g->bare);
 	buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
-	if (count) {
-		char c[16];
-
-		rest_next_alias(g, "_c", c, sizeof(c));
-		buf_puts(g->sql, ", (select count(*) from ");
-		if (from != NULL)
-			buf_puts(g->sql, from);
-		else
-			rest_quote_ident(g->sql, tab(g, root->table)->name);
-		buf_printf(g->sql, " %s where true", c);
-		if (rc == 0)
-			rc = rest_sql_filters(g, root, c);
-		buf_puts(g->sql, wrap ? ") as _c" : ")");
-	}
+	if (count && rc == 0)
+		rc = gen_total(g, root, from, wrap);
 	if (direct && rc == 0)
 		rc = gen_from_where(g, root, from, a, NULL, &joins);
 	buf_free(&joins);

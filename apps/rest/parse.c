@@ -200,6 +200,55 @@ parse_expr(struct arena *a, struct cur *c, struct rest_item *it, struct rest_err
 	return 0;
 }
 
+/* An embed, name[:alias] or ...name (spread) already read: its hints (!inner, !left,
+ * !hint) and its own items in parentheses.  0, or -1 (e set). */
+static int
+parse_embed(struct arena *a, struct cur *c, struct rest_node *n, struct rest_item *it,
+    char *name, char *alias, int spread, struct rest_err *e)
+{
+	if (n->depth + 1 > REST_EMBED_DEPTH) {
+		rest_err_set(e, 400, "PGRST100", NULL,
+		    "embedding is limited to %d levels", REST_EMBED_DEPTH);
+		return -1;
+	}
+	it->kind = REST_I_EMBED;
+	if ((it->embed = rest_node_new(a, n)) == NULL)
+		return parse_fail(e, "the select parameter", c->s, c->len);
+	it->embed->name = name;
+	it->embed->alias = alias ? alias : name;
+	it->embed->spread = spread;
+	while (cur_is(c, '!')) {
+		char *h;
+
+		c->i++;
+		if ((h = cur_name(a, c, ",():!")) == NULL)
+			return parse_fail(e, "the select parameter", c->s, c->len);
+		if (!strcmp(h, "inner"))
+			it->embed->inner = 1;
+		else if (!strcmp(h, "left"))
+			it->embed->inner = 0;
+		else
+			it->embed->hint = h;
+	}
+	if (!cur_is(c, '('))
+		return parse_fail(e, "the select parameter", c->s, c->len);
+	c->i++;
+	cur_ws(c);
+	if (cur_is(c, ')')) {
+		/* rel() selects no column; PostgREST allows it with !inner for filtering. */
+		c->i++;
+		cur_ws(c);
+		return 0;
+	}
+	if (parse_items(a, c, it->embed, e) < 0)
+		return -1;
+	if (!cur_is(c, ')'))
+		return parse_fail(e, "the select parameter", c->s, c->len);
+	c->i++;
+	cur_ws(c);
+	return 0;
+}
+
 /* One select item at c. */
 static int
 parse_item(struct arena *a, struct cur *c, struct rest_node *n, struct rest_item *it,
@@ -251,48 +300,7 @@ parse_item(struct arena *a, struct cur *c, struct rest_node *n, struct rest_item
 			    "resource: ...rel(cols))", c->s, c->len);
 		return parse_expr(a, c, it, e);
 	}
-	/* An embed. */
-	if (n->depth + 1 > REST_EMBED_DEPTH) {
-		rest_err_set(e, 400, "PGRST100", NULL,
-		    "embedding is limited to %d levels", REST_EMBED_DEPTH);
-		return -1;
-	}
-	it->kind = REST_I_EMBED;
-	if ((it->embed = rest_node_new(a, n)) == NULL)
-		return parse_fail(e, "the select parameter", c->s, c->len);
-	it->embed->name = name;
-	it->embed->alias = alias ? alias : name;
-	it->embed->spread = spread;
-	while (cur_is(c, '!')) {
-		char *h;
-
-		c->i++;
-		if ((h = cur_name(a, c, ",():!")) == NULL)
-			return parse_fail(e, "the select parameter", c->s, c->len);
-		if (!strcmp(h, "inner"))
-			it->embed->inner = 1;
-		else if (!strcmp(h, "left"))
-			it->embed->inner = 0;
-		else
-			it->embed->hint = h;
-	}
-	if (!cur_is(c, '('))
-		return parse_fail(e, "the select parameter", c->s, c->len);
-	c->i++;
-	cur_ws(c);
-	if (cur_is(c, ')')) {
-		/* rel() selects no column; PostgREST allows it with !inner for filtering. */
-		c->i++;
-		cur_ws(c);
-		return 0;
-	}
-	if (parse_items(a, c, it->embed, e) < 0)
-		return -1;
-	if (!cur_is(c, ')'))
-		return parse_fail(e, "the select parameter", c->s, c->len);
-	c->i++;
-	cur_ws(c);
-	return 0;
+	return parse_embed(a, c, n, it, name, alias, spread, e);
 }
 
 static int
@@ -778,42 +786,54 @@ parse_find_embed(struct rest_node *n, const char *name, size_t len)
 	return NULL;
 }
 
+/* Walks a parameter's key a.b.c from root: every part but the last names an embed of
+ * the select.  Returns the node the last part is for, *key and *keylen moved to that part;
+ * NULL (e set) for a part that names no embed. */
+static struct rest_node *
+parse_key_node(struct rest_node *root, const char **key, size_t *keylen, struct rest_err *e)
+{
+	struct rest_node *n = root;
+
+	for (;;) {
+		const char *dot = memchr(*key, '.', *keylen);
+		size_t n1;
+
+		if (dot == NULL)
+			break;
+		n1 = (size_t)(dot - *key);
+		/* "not.or" / "not.and" are keys of their own. */
+		if (str_eq(*key, n1, "not") &&
+		    (str_eq(dot + 1, *keylen - n1 - 1, "or") ||
+		    str_eq(dot + 1, *keylen - n1 - 1, "and")))
+			break;
+		if ((n = parse_find_embed(n, *key, n1)) == NULL) {
+			char d[160];
+
+			(void)snprintf(d, sizeof(d), "no embedded resource \"%.*s\" in select",
+			    n1 > 100 ? 100 : (int)n1, *key);
+			rest_err_set(e, 400, "PGRST108", d,
+			    "'%.*s' is not an embedded resource in this request",
+			    n1 > 100 ? 100 : (int)n1, *key);
+			return NULL;
+		}
+		*key = dot + 1;
+		*keylen -= n1 + 1;
+	}
+	return n;
+}
+
 int
 rest_parse_param(struct arena *a, struct rest_node *root, const char *key, size_t keylen,
     const char *val, size_t vallen, struct rest_err *e)
 {
-	struct rest_node *n = root;
+	struct rest_node *n;
 	const char *last;
 	size_t lastlen;
 	struct rest_cond *c;
 	int neg = 0;
 
-	/* Walk a.b.c: every part but the last names an embed. */
-	for (;;) {
-		const char *dot = memchr(key, '.', keylen);
-		size_t n1;
-
-		if (dot == NULL)
-			break;
-		n1 = (size_t)(dot - key);
-		/* "not.or" / "not.and" are keys of their own. */
-		if (str_eq(key, n1, "not") &&
-		    (str_eq(dot + 1, keylen - n1 - 1, "or") ||
-		    str_eq(dot + 1, keylen - n1 - 1, "and")))
-			break;
-		if ((n = parse_find_embed(n, key, n1)) == NULL) {
-			char d[160];
-
-			(void)snprintf(d, sizeof(d), "no embedded resource \"%.*s\" in select",
-			    n1 > 100 ? 100 : (int)n1, key);
-			rest_err_set(e, 400, "PGRST108", d,
-			    "'%.*s' is not an embedded resource in this request",
-			    n1 > 100 ? 100 : (int)n1, key);
-			return -1;
-		}
-		key = dot + 1;
-		keylen -= n1 + 1;
-	}
+	if ((n = parse_key_node(root, &key, &keylen, e)) == NULL)
+		return -1;
 	last = key;
 	lastlen = keylen;
 	if (lastlen == 0)

@@ -362,6 +362,57 @@ rest_jwt_invalid(struct rest_err *e, const char *msg)
 	return -1;
 }
 
+/* The claims' times (exp, nbf, iat, each SKEW seconds either way) at now and the
+ * audience; 0, or -1 (e set). */
+static int
+rest_jwt_claims_ok(const struct rest_auth *a, const cJSON *c, time_t now, struct rest_err *e)
+{
+	const cJSON *v;
+	double t;
+	int r;
+
+	if ((r = rest_jwt_time(c, "exp", &t)) < 0 || (r > 0 && (double)now > t + REST_JWT_SKEW))
+		return rest_jwt_invalid(e, "JWT expired");
+	if ((r = rest_jwt_time(c, "nbf", &t)) < 0 || (r > 0 && (double)now + REST_JWT_SKEW < t))
+		return rest_jwt_invalid(e, "JWT not yet valid");
+	if ((r = rest_jwt_time(c, "iat", &t)) < 0 || (r > 0 && (double)now + REST_JWT_SKEW < t))
+		return rest_jwt_invalid(e, "JWT issued at future");
+	if (a->aud != NULL && (v = cJSON_GetObjectItemCaseSensitive(c, "aud")) != NULL &&
+	    !rest_jwt_aud_ok(v, a->aud))
+		return rest_jwt_invalid(e, "JWT not in audience");
+	return 0;
+}
+
+/* The request's role into id: the claim at the configured path when it is a string, else
+ * the anonymous role (id->anon).  0, or -1 (e set) when neither is. */
+static int
+rest_jwt_role(const struct rest_auth *a, const cJSON *c, struct arena *ar,
+    struct rest_identity *id, struct rest_err *e)
+{
+	const cJSON *v = c;
+	size_t i;
+
+	for (i = 0; v != NULL && i < (size_t)a->nrole_path; i++)
+		v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, a->role_path[i]) : NULL;
+	id->role = NULL;
+	if (v != NULL && cJSON_IsString(v) && *v->valuestring != '\0') {
+		if (strlen(v->valuestring) >= REST_ROLE_MAX)
+			return rest_jwt_invalid(e, "JWT role claim is too long");
+		if ((id->role = arena_strndup(ar, v->valuestring, strlen(v->valuestring))) == NULL) {
+			rest_err_set(e, 413, "too_large", NULL, "the request is too large");
+			return -1;
+		}
+	}
+	id->anon = id->role == NULL;
+	if (id->role == NULL)
+		id->role = a->anon;
+	if (id->role == NULL) {
+		rest_err_set(e, 401, "PGRST302", NULL, "Anonymous access is disabled");
+		return -1;
+	}
+	return 0;
+}
+
 int
 rest_jwt_verify(const struct rest_auth *a, const char *token, size_t len, time_t now,
     struct arena *ar, struct rest_identity *id, struct rest_err *e)
@@ -370,9 +421,8 @@ rest_jwt_verify(const struct rest_auth *a, const char *token, size_t len, time_t
 	char *hdr, *pay, *tok;
 	size_t hlen, plen, i;
 	cJSON *h = NULL, *c = NULL;
-	const cJSON *alg, *v;
+	const cJSON *alg;
 	jwt_t *j = NULL;
-	double t;
 	int parts = 1, rc = -1, r;
 
 	if (len == 0)
@@ -421,45 +471,8 @@ rest_jwt_verify(const struct rest_auth *a, const char *token, size_t len, time_t
 		rest_jwt_invalid(e, "JWSError JWSInvalidSignature");
 		goto out;
 	}
-	if ((r = rest_jwt_time(c, "exp", &t)) < 0 || (r > 0 && (double)now > t + REST_JWT_SKEW)) {
-		rest_jwt_invalid(e, "JWT expired");
+	if (rest_jwt_claims_ok(a, c, now, e) < 0 || rest_jwt_role(a, c, ar, id, e) < 0)
 		goto out;
-	}
-	if ((r = rest_jwt_time(c, "nbf", &t)) < 0 || (r > 0 && (double)now + REST_JWT_SKEW < t)) {
-		rest_jwt_invalid(e, "JWT not yet valid");
-		goto out;
-	}
-	if ((r = rest_jwt_time(c, "iat", &t)) < 0 || (r > 0 && (double)now + REST_JWT_SKEW < t)) {
-		rest_jwt_invalid(e, "JWT issued at future");
-		goto out;
-	}
-	if (a->aud != NULL && (v = cJSON_GetObjectItemCaseSensitive(c, "aud")) != NULL &&
-	    !rest_jwt_aud_ok(v, a->aud)) {
-		rest_jwt_invalid(e, "JWT not in audience");
-		goto out;
-	}
-	/* The role: the claim at the configured path when it is a string, else anon. */
-	v = c;
-	for (i = 0; v != NULL && i < (size_t)a->nrole_path; i++)
-		v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, a->role_path[i]) : NULL;
-	id->role = NULL;
-	if (v != NULL && cJSON_IsString(v) && *v->valuestring != '\0') {
-		if (strlen(v->valuestring) >= REST_ROLE_MAX) {
-			rest_jwt_invalid(e, "JWT role claim is too long");
-			goto out;
-		}
-		if ((id->role = arena_strndup(ar, v->valuestring, strlen(v->valuestring))) == NULL) {
-			rest_err_set(e, 413, "too_large", NULL, "the request is too large");
-			goto out;
-		}
-	}
-	id->anon = id->role == NULL;
-	if (id->role == NULL)
-		id->role = a->anon;
-	if (id->role == NULL) {
-		rest_err_set(e, 401, "PGRST302", NULL, "Anonymous access is disabled");
-		goto out;
-	}
 	id->claims = pay;
 	id->claimslen = plen;
 	rc = 0;

@@ -855,6 +855,52 @@ ddl_fk_fits(char list[][256], int nlist, const char *ref, const char *const *col
 	return 1;
 }
 
+/* After FOREIGN: "KEY ( col, ... ) REFERENCES", its columns into list[0..*nlist) and *pp
+ * past REFERENCES.  1, or 0 when the DDL is not that. */
+static int
+ddl_foreign_key(const char **pp, char list[][256], int *nlist)
+{
+	struct ddl_tok t;
+	const char *p = *pp;
+
+	if (!ddl_next(p, &t) || !ddl_is(&t, "key") || !ddl_next(t.p, &t) || t.name ||
+	    t.text[0] != '(')
+		return 0;
+	p = t.p;
+	for (;;) {
+		if (!ddl_next(p, &t))
+			return 0;
+		p = t.p;
+		if (t.name) {
+			if (*nlist == REST_FK_COLS)
+				return 0;
+			memcpy(list[(*nlist)++], t.text, sizeof(t.text));
+		} else if (t.text[0] == ')')
+			break;
+		else if (t.text[0] != ',')
+			return 0;
+	}
+	if (!ddl_next(p, &t) || !ddl_is(&t, "references"))
+		return 0;
+	*pp = t.p;
+	return 1;
+}
+
+/* 1 when t begins a column's constraint other than REFERENCES (which ends a pending
+ * CONSTRAINT name's reach). */
+static int
+ddl_other_constraint(const struct ddl_tok *t)
+{
+	static const char *const kw[] = { "primary", "unique", "check", "not", "null",
+	    "default", "collate", "generated", "as" };
+	size_t i;
+
+	for (i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
+		if (ddl_is(t, kw[i]))
+			return 1;
+	return 0;
+}
+
 int
 rest_ddl_fk_name(const char *ddl, const char *const *cols, int ncols,
     const char *reftable, char *out, size_t outlen)
@@ -902,35 +948,13 @@ rest_ddl_fk_name(const char *ddl, const char *const *cols, int ncols,
 		}
 		nlist = 0;
 		if (ddl_is(&t, "foreign")) {
-			/* FOREIGN KEY ( col, ... ) REFERENCES table */
-			if (!ddl_next(p, &t) || !ddl_is(&t, "key") || !ddl_next(t.p, &t) ||
-			    t.name || t.text[0] != '(')
+			if (!ddl_foreign_key(&p, list, &nlist))
 				return 0;
-			p = t.p;
-			for (;;) {
-				if (!ddl_next(p, &t))
-					return 0;
-				p = t.p;
-				if (t.name) {
-					if (nlist == REST_FK_COLS)
-						return 0;
-					memcpy(list[nlist++], t.text, sizeof(t.text));
-				} else if (t.text[0] == ')')
-					break;
-				else if (t.text[0] != ',')
-					return 0;
-			}
-			if (!ddl_next(p, &t) || !ddl_is(&t, "references"))
-				return 0;
-			p = t.p;
 		} else if (ddl_is(&t, "references") && colname[0] != '\0') {
 			memcpy(list[nlist++], colname, sizeof(colname));
 		} else {
 			/* Any other constraint takes the pending name. */
-			if (ddl_is(&t, "primary") || ddl_is(&t, "unique") ||
-			    ddl_is(&t, "check") || ddl_is(&t, "not") || ddl_is(&t, "null") ||
-			    ddl_is(&t, "default") || ddl_is(&t, "collate") ||
-			    ddl_is(&t, "generated") || ddl_is(&t, "as"))
+			if (ddl_other_constraint(&t))
 				pending[0] = '\0';
 			continue;
 		}
@@ -1107,6 +1131,26 @@ schema_add_view_fk(struct rest_schema *sc, int *cap, const struct rest_fk *model
 	return 0;
 }
 
+/* A view over a view: each of vcs[0..n) followed down to the base table's column (a
+ * few levels). */
+static void
+schema_view_cols_down(const struct rest_schema *sc, struct view_col *vcs, int n)
+{
+	int i, j, k;
+
+	for (k = 0; k < 8; k++)
+		for (i = 0; i < n; i++) {
+			if (!sc->tables[vcs[i].b].is_view)
+				continue;
+			for (j = 0; j < n; j++)
+				if (vcs[j].v == vcs[i].b && vcs[j].vc == vcs[i].bc) {
+					vcs[i].b = vcs[j].b;
+					vcs[i].bc = vcs[j].bc;
+					break;
+				}
+		}
+}
+
 /*
  * PostgreSQL: the foreign keys of views.  Each key from table A to table B is added from
  * every view of A that shows the key's columns to B, from A to every view of B that shows
@@ -1118,7 +1162,7 @@ schema_load_view_fks(struct rest_schema *sc, struct db *db, const struct rest_di
 {
 	struct db_stmt *st;
 	struct view_col *vcs = NULL;
-	int rc, n = 0, capv = 0, cap, nf0 = sc->nfks, i, k, v, w, status = -1;
+	int rc, n = 0, capv = 0, cap, nf0 = sc->nfks, i, v, w, status = -1;
 
 	if (d->schema_view_cols == NULL || nf0 == 0)
 		return 0;
@@ -1150,19 +1194,7 @@ schema_load_view_fks(struct rest_schema *sc, struct db *db, const struct rest_di
 	}
 	if (rc != DB_DONE)
 		goto out;
-	/* A view over a view: follow the columns down to the base table (a few levels). */
-	for (k = 0; k < 8; k++)
-		for (i = 0; i < n; i++)
-			if (sc->tables[vcs[i].b].is_view) {
-				int j;
-
-				for (j = 0; j < n; j++)
-					if (vcs[j].v == vcs[i].b && vcs[j].vc == vcs[i].bc) {
-						vcs[i].b = vcs[j].b;
-						vcs[i].bc = vcs[j].bc;
-						break;
-					}
-			}
+	schema_view_cols_down(sc, vcs, n);
 	for (i = 0; i < nf0; i++) {
 		struct rest_fk model = sc->fks[i];
 		int vf[REST_FK_COLS], wt[REST_FK_COLS];

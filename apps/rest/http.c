@@ -429,6 +429,61 @@ rest_range(struct req *rq, struct rest_node *root, struct rest_err *e)
 	return 0;
 }
 
+/* "lo-hi/total", "*" for what is unknown or empty: three integers of at most STR_INT_MAX
+ * bytes. */
+#define REST_RANGE_MAX	(3 * STR_INT_MAX + 4)
+
+/* A read's Content-Range into range[REST_RANGE_MAX]: rows rows from off, of total (-1:
+ * not counted). */
+static void
+rest_content_range(char *range, int64_t off, int64_t rows, int64_t total)
+{
+	char *rp = range;
+
+	if (rows > 0) {
+		rp += str_from_int(rp, off);
+		*rp++ = '-';
+		rp += str_from_int(rp, off + rows - 1);
+	} else
+		*rp++ = '*';
+	*rp++ = '/';
+	if (total >= 0)
+		rp += str_from_int(rp, total);
+	else
+		*rp++ = '*';
+	*rp = '\0';
+}
+
+/* A read's body[0..len) as the client accepts it: CSV under its header, the one object
+ * of an array (bare: the statement's body has no brackets), or the JSON array. */
+static void
+rest_read_body(struct resp *rs, enum rest_accept acc, int bare, const char *csv_header,
+    const char *body, size_t len)
+{
+	buf_reset(&rs->body, 1 << 20);
+	if (acc == REST_ACCEPT_CSV) {
+		rs->content_type = "text/csv; charset=utf-8";
+		buf_puts(&rs->body, csv_header);
+		if (len > 0)
+			buf_putc(&rs->body, '\n');
+		buf_append(&rs->body, body, len);
+	} else if (acc == REST_ACCEPT_OBJECT) {
+		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
+		/* "[{...}]" -> "{...}": the one element, without parsing it. */
+		if (bare)
+			buf_append(&rs->body, body, len);
+		else
+			buf_append(&rs->body, body + 1, len - 2);
+	} else {
+		rs->content_type = "application/json; charset=utf-8";
+		if (bare)
+			buf_putc(&rs->body, '[');
+		buf_append(&rs->body, body, len);
+		if (bare)
+			buf_putc(&rs->body, ']');
+	}
+}
+
 /*
  * Runs the prepared read (body, rows[, total]) and answers it: status, Content-Range,
  * the singular object or CSV as asked; the brackets of a body whose top array g wrote
@@ -443,7 +498,7 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	const char *body;
 	size_t len;
 	int64_t rows, total = -1, off = root->offset;
-	char range[3 * STR_INT_MAX + 4], *rp;
+	char range[REST_RANGE_MAX];
 	struct rest_err e;
 
 	if (rest_bind_run(rq, rs, t, g->p, &st) < 0)
@@ -476,45 +531,10 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 		db_reset(st);
 		return rest_error_not_one(rs, rows);
 	}
-	/* "lo-hi/total", "*" for what is unknown or empty: three integers of at most
-	 * STR_INT_MAX bytes fit in range[]. */
-	rp = range;
-	if (rows > 0) {
-		rp += str_from_int(rp, off);
-		*rp++ = '-';
-		rp += str_from_int(rp, off + rows - 1);
-	} else
-		*rp++ = '*';
-	*rp++ = '/';
-	if (count)
-		rp += str_from_int(rp, total);
-	else
-		*rp++ = '*';
-	*rp = '\0';
+	rest_content_range(range, off, rows, count ? total : -1);
 	resp_header(rs, "Content-Range", range);
 	rs->status = count && (off > 0 || rows < total) ? 206 : 200;
-	buf_reset(&rs->body, 1 << 20);
-	if (acc == REST_ACCEPT_CSV) {
-		rs->content_type = "text/csv; charset=utf-8";
-		buf_puts(&rs->body, csv_header);
-		if (len > 0)
-			buf_putc(&rs->body, '\n');
-		buf_append(&rs->body, body, len);
-	} else if (acc == REST_ACCEPT_OBJECT) {
-		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
-		/* "[{...}]" -> "{...}": the one element, without parsing it. */
-		if (g->bare)
-			buf_append(&rs->body, body, len);
-		else
-			buf_append(&rs->body, body + 1, len - 2);
-	} else {
-		rs->content_type = "application/json; charset=utf-8";
-		if (g->bare)
-			buf_putc(&rs->body, '[');
-		buf_append(&rs->body, body, len);
-		if (g->bare)
-			buf_putc(&rs->body, ']');
-	}
+	rest_read_body(rs, acc, g->bare, csv_header, body, len);
 	db_reset(st);
 	if (buf_failed(&rs->body))
 		return resp_error(rs, 500, "internal", "the response is too large", NULL, NULL);
