@@ -314,8 +314,14 @@ bench_target() {
 bench_pg_start() {
 	local name=$1 bin
 	bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-	# A cluster of its own per suite (name): a second initdb into one directory would fail.
+	# A cluster of its own per call: a second initdb into one directory would fail, and two
+	# suites of one run may ask for the same name (postgrest and peers: chinook).
 	BENCH_PG_DIR=$BENCH_TMP/pg-$name
+	local n=1
+	while [ -e "$BENCH_PG_DIR" ]; do
+		BENCH_PG_DIR=$BENCH_TMP/pg-$name-$n
+		n=$((n + 1))
+	done
 	BENCH_PG_PORT=$((BENCH_PORT + 2000))
 	mkdir -p "$BENCH_PG_DIR"
 	local as=()
