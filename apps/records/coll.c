@@ -413,29 +413,35 @@ coll_textual(const struct coll_field *f)
 	    f->type != COLL_JSON;
 }
 
-/* The column type of f on backend. */
-static const char *
-coll_column_type(const struct coll_field *f, enum db_backend backend)
+const char *
+coll_column(const struct coll_field *f, enum db_backend backend, const char **dflt)
 {
 	int pg = backend == DB_PG;
 
-	if (f->multiple)
-		return pg ? "jsonb NOT NULL DEFAULT '[]'" : "JSON NOT NULL DEFAULT '[]'";
+	if (f->multiple) {
+		*dflt = "'[]'";
+		return pg ? "jsonb" : "JSON";
+	}
 	switch (f->type) {
 	case COLL_NUMBER:
-		return pg ? "double precision NOT NULL DEFAULT 0" : "REAL NOT NULL DEFAULT 0";
+		*dflt = "0";
+		return pg ? "double precision" : "REAL";
 	case COLL_BOOL:
-		return pg ? "boolean NOT NULL DEFAULT false" : "BOOLEAN NOT NULL DEFAULT 0";
+		*dflt = pg ? "false" : "0";
+		return pg ? "boolean" : "BOOLEAN";
 	case COLL_JSON:
+		*dflt = NULL;
 		return pg ? "jsonb" : "JSON";
 	default:
-		return pg ? "text NOT NULL DEFAULT ''" : "TEXT NOT NULL DEFAULT ''";
+		*dflt = "''";
+		return pg ? "text" : "TEXT";
 	}
 }
 
 int
 coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b)
 {
+	const char *dflt;
 	size_t i;
 
 	buf_puts(b, "CREATE TABLE ");
@@ -447,7 +453,9 @@ coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b)
 		buf_puts(b, ", ");
 		coll_quote(b, c->fields[i].name);
 		buf_putc(b, ' ');
-		buf_puts(b, coll_column_type(&c->fields[i], backend));
+		buf_puts(b, coll_column(&c->fields[i], backend, &dflt));
+		if (dflt != NULL)
+			buf_printf(b, " NOT NULL DEFAULT %s", dflt);
 	}
 	buf_puts(b, ");\n");
 	for (i = 1; i < c->nfields; i++) {

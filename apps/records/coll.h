@@ -140,6 +140,14 @@ size_t coll_field_index(const struct coll *c, const struct coll_field *f);
  * multiple values. */
 int coll_textual(const struct coll_field *f);
 
+/*
+ * f's column type on backend ("jsonb", "REAL", ...) and, in *dflt, the SQL literal of the
+ * value its column takes when a write leaves it out ("''", "0", "'[]'"), or NULL when the
+ * column is nullable (json).  The one place coll_ddl() and the writes learn both from.
+ */
+const char *coll_column(const struct coll_field *f, enum db_backend backend,
+    const char **dflt);
+
 /* Appends the CREATE TABLE and CREATE INDEX statements of c for backend to b.  0 or -1. */
 int coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b);
 

@@ -886,34 +886,6 @@ rec_insert_txn(struct rec_ctx *x, const struct rec_sets *s)
 	return 0;
 }
 
-/*
- * f's column type on PostgreSQL and the value its column takes when a create leaves it out:
- * what coll.c's DDL declares (coll_column_type()).  A create rule looks at the new record
- * before it is stored, so the fields the body does not set read as they will be stored.
- */
-static const char *
-rec_pg_column(const struct coll_field *f, const char **dflt)
-{
-	if (f->multiple) {
-		*dflt = "'[]'";
-		return "jsonb";
-	}
-	switch (f->type) {
-	case COLL_NUMBER:
-		*dflt = "0";
-		return "double precision";
-	case COLL_BOOL:
-		*dflt = "false";
-		return "boolean";
-	case COLL_JSON:
-		*dflt = "NULL";
-		return "jsonb";
-	default:
-		*dflt = "''";
-		return "text";
-	}
-}
-
 /* 1 when the text from off on in q's statement names collection c's table: a rule that
  * reads the collection itself (@collection.C, a relation to C, a back-relation of C). */
 static int
@@ -967,13 +939,14 @@ rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
 		goto too_many;
 	buf_puts(q->sql, "::text AS \"id\"");
 	for (i = 1; i < c->nfields; i++) {
-		type = rec_pg_column(&c->fields[i], &dflt);
+		/* A field the body leaves out reads as it will be stored (coll.c's DDL). */
+		type = coll_column(&c->fields[i], DB_PG, &dflt);
 		for (k = 0, d = NULL; k < s->n && d == NULL; k++)
 			if (s->v[k].f == &c->fields[i])
 				d = &s->v[k];
 		buf_puts(q->sql, ", ");
 		if (d == NULL)
-			buf_puts(q->sql, dflt);
+			buf_puts(q->sql, dflt != NULL ? dflt : "NULL");
 		else if (rec_bind_sets(q, s, (int)(d - s->v)) < 0)
 			goto too_many;
 		buf_puts(q->sql, "::");
