@@ -1029,14 +1029,14 @@ fp_each(struct fp *f, const struct opnd *x, struct opnd *o)
 }
 
 /* Notes a leaf `field = 'text'` (either way round) in f->eq; any other leaf clears it.
- * Sets f->cv: the leaf's value when both sides are literals, else -1. */
+ * Clears f->cv (fp_leaf() sets it when both sides are literals). */
 static void
 fp_note_eq(struct fp *f, const struct opnd *a, enum fop op, int any, const struct opnd *b)
 {
 	const struct opnd *t;
 
 	memset(&f->eq, 0, sizeof(f->eq));
-	f->cv = a->lit && b->lit ? fold(a, op, b) != 0 : -1;
+	f->cv = -1;
 	if (op != OP_EQ || any)
 		return;
 	if (a->lit) {
@@ -1062,9 +1062,11 @@ fp_leaf(struct fp *f, struct opnd *a, enum fop op, int any, struct opnd *b)
 	if (++f->leaves > FILTER_LEAVES_MAX)
 		return fp_fail(f, FILTER_ELIMIT, "too many expressions in the filter (200 at most)");
 	fp_note_eq(f, a, op, any, b);
-	if (a->lit && b->lit)
-		return buf_puts(sql, fold(a, op, b) ? "(1=1)" : "(1=0)") < 0 ?
+	if (a->lit && b->lit) {
+		f->cv = fold(a, op, b) != 0;
+		return buf_puts(sql, f->cv ? "(1=1)" : "(1=0)") < 0 ?
 		    fp_fail(f, FILTER_ENOMEM, "out of memory") : FILTER_OK;
+	}
 	/* An any-of operator on @collection.X reads the row of the rule's join of X. */
 	if (any && a->joined != NULL) {
 		f->joins[a->join].used = 1;
