@@ -530,16 +530,18 @@ coll_counts_sqlite(const struct coll *c, struct buf *b, const char *upsert)
 {
 	size_t i;
 
-	buf_printf(b, "DROP TRIGGER IF EXISTS \"_count_%s_i\";\n", c->name);
-	buf_printf(b, "DROP TRIGGER IF EXISTS \"_count_%s_d\";\n", c->name);
-	buf_printf(b, "CREATE TRIGGER \"_count_%s_i\" AFTER INSERT ON \"%s\" BEGIN "
-	    "INSERT INTO _counts VALUES ", c->name, c->name);
-	coll_counts_rows(c, b, "NEW", "0", 1);
-	buf_printf(b, "%s; END;\n", upsert);
-	buf_printf(b, "CREATE TRIGGER \"_count_%s_d\" AFTER DELETE ON \"%s\" BEGIN "
-	    "INSERT INTO _counts VALUES ", c->name, c->name);
-	coll_counts_rows(c, b, "OLD", "0", -1);
-	buf_printf(b, "%s; END;\n", upsert);
+	static const struct { char tag; const char *op, *row; int d; } ops[] = {
+		{ 'i', "INSERT", "NEW", 1 }, { 'd', "DELETE", "OLD", -1 },
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		buf_printf(b, "DROP TRIGGER IF EXISTS \"_count_%s_%c\";\n", c->name, ops[k].tag);
+		buf_printf(b, "CREATE TRIGGER \"_count_%s_%c\" AFTER %s ON \"%s\" BEGIN "
+		    "INSERT INTO _counts VALUES ", c->name, ops[k].tag, ops[k].op, c->name);
+		coll_counts_rows(c, b, ops[k].row, "0", ops[k].d);
+		buf_printf(b, "%s; END;\n", upsert);
+	}
 	for (i = 1; i < c->nfields; i++) {
 		const struct coll_field *f = &c->fields[i];
 
