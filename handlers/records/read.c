@@ -242,13 +242,81 @@ rec_children(const struct query_expands *ex, int parent, int out[QUERY_EXPAND_MA
 	return n;
 }
 
+/* Writes a row's "expand" object: each child node of node, under its name, the records
+ * expanded for the row (an array when the relation holds many), keeping the fields fs asks
+ * for under prefix (all of them when keep is 1, the "expand" key itself asked whole). */
+static void
+rec_write_expand(struct rec_ctx *x, struct buf *b, const struct rec_row *row,
+    const struct rec_out *o, int node, const char *prefix, size_t plen,
+    const struct query_fields *fs, int keep)
+{
+	int kids[QUERY_EXPAND_MAX], nkids = rec_children(o->ex, node, kids);
+	int i, efirst = 1;
+
+	buf_putc(b, '{');
+	for (i = 0; i < nkids; i++) {
+		const struct query_expand *e = &o->ex->n[kids[i]];
+		const struct rec_rows *rr = row->ex ? &row->ex[kids[i]] : NULL;
+		const struct query_field *q2;
+		char pre[512];
+		int n, keep2;
+		size_t j;
+
+		n = snprintf(pre, sizeof(pre), "%.*sexpand.", (int)plen, prefix);
+		if (rr == NULL || rr->n == 0 || n < 0 || (size_t)n >= sizeof(pre))
+			continue;
+		keep2 = keep == 1 ? 1 : query_fields_keep(fs, pre, (size_t)n, e->name, &q2);
+		if (keep2 == 0)
+			continue;
+		n += snprintf(pre + n, sizeof(pre) - (size_t)n, "%s.", e->name);
+		if ((size_t)n >= sizeof(pre))
+			continue;
+		if (!efirst)
+			buf_putc(b, ',');
+		efirst = 0;
+		json_escape(b, e->name, strlen(e->name));
+		buf_putc(b, ':');
+		if (e->many)
+			buf_putc(b, '[');
+		for (j = 0; j < (e->many ? rr->n : 1); j++) {
+			if (j > 0)
+				buf_putc(b, ',');
+			rec_write(x, b, e->coll, rr->r[j], o, kids[i], pre, (size_t)n, keep2 == 1);
+		}
+		if (e->many)
+			buf_putc(b, ']');
+	}
+	buf_putc(b, '}');
+}
+
+/* Writes the JSON value of field f, whose text is v (len bytes, NULL for SQL NULL); qf,
+ * when not NULL, is the field's entry in ?fields, whose excerpt modifier applies to text. */
+static void
+rec_write_value(struct buf *b, const struct coll_field *f, const char *v, size_t len,
+    const struct query_field *qf)
+{
+	if ((f->multiple || f->type == COLL_JSON) && v != NULL)
+		rec_minify(b, v, len);
+	else if (f->multiple)
+		buf_puts(b, "[]");
+	else if (f->type == COLL_JSON)
+		buf_puts(b, "null");
+	else if (f->type == COLL_NUMBER)
+		rec_number(b, v);
+	else if (f->type == COLL_BOOL)
+		buf_puts(b, rec_truthy(v) ? "true" : "false");
+	else if (qf != NULL)
+		rec_excerpt(b, v ? v : "", v ? len : 0, qf->excerpt, qf->ellipsis);
+	else
+		json_escape(b, v ? v : "", v ? len : 0);
+}
+
 int
 rec_write(struct rec_ctx *x, struct buf *b, const struct coll *c, const struct rec_row *row,
     const struct rec_out *o, int node, const char *prefix, size_t plen, int whole)
 {
 	static const struct query_fields none;
 	const struct query_fields *fs = whole || o->fields == NULL ? &none : o->fields;
-	int kids[QUERY_EXPAND_MAX], nkids = rec_children(o->ex, node, kids);
 	size_t k;
 	int first = 1;
 
@@ -277,64 +345,10 @@ rec_write(struct rec_ctx *x, struct buf *b, const struct coll *c, const struct r
 			json_escape(b, c->id, strlen(c->id));
 		else if (key == COLL_KEY_COLLNAME)
 			json_escape(b, c->name, strlen(c->name));
-		else if (key == COLL_KEY_EXPAND) {
-			int i, efirst = 1;
-
-			buf_putc(b, '{');
-			for (i = 0; i < nkids; i++) {
-				const struct query_expand *e = &o->ex->n[kids[i]];
-				const struct rec_rows *rr = row->ex ? &row->ex[kids[i]] : NULL;
-				const struct query_field *q2;
-				char pre[512];
-				int n, keep2;
-				size_t j;
-
-				n = snprintf(pre, sizeof(pre), "%.*sexpand.", (int)plen, prefix);
-				if (rr == NULL || rr->n == 0 || n < 0 || (size_t)n >= sizeof(pre))
-					continue;
-				keep2 = keep == 1 ? 1 : query_fields_keep(fs, pre, (size_t)n, e->name, &q2);
-				if (keep2 == 0)
-					continue;
-				n += snprintf(pre + n, sizeof(pre) - (size_t)n, "%s.", e->name);
-				if ((size_t)n >= sizeof(pre))
-					continue;
-				if (!efirst)
-					buf_putc(b, ',');
-				efirst = 0;
-				json_escape(b, e->name, strlen(e->name));
-				buf_putc(b, ':');
-				if (e->many)
-					buf_putc(b, '[');
-				for (j = 0; j < (e->many ? rr->n : 1); j++) {
-					if (j > 0)
-						buf_putc(b, ',');
-					rec_write(x, b, e->coll, rr->r[j], o, kids[i], pre, (size_t)n,
-					    keep2 == 1);
-				}
-				if (e->many)
-					buf_putc(b, ']');
-			}
-			buf_putc(b, '}');
-		} else {
-			const struct coll_field *f = &c->fields[key];
-			const char *v = row->v[key];
-			size_t len = row->len[key];
-
-			if ((f->multiple || f->type == COLL_JSON) && v != NULL)
-				rec_minify(b, v, len);
-			else if (f->multiple)
-				buf_puts(b, "[]");
-			else if (f->type == COLL_JSON)
-				buf_puts(b, "null");
-			else if (f->type == COLL_NUMBER)
-				rec_number(b, v);
-			else if (f->type == COLL_BOOL)
-				buf_puts(b, rec_truthy(v) ? "true" : "false");
-			else if (qf != NULL)
-				rec_excerpt(b, v ? v : "", v ? len : 0, qf->excerpt, qf->ellipsis);
-			else
-				json_escape(b, v ? v : "", v ? len : 0);
-		}
+		else if (key == COLL_KEY_EXPAND)
+			rec_write_expand(x, b, row, o, node, prefix, plen, fs, keep);
+		else
+			rec_write_value(b, &c->fields[key], row->v[key], row->len[key], qf);
 	}
 	buf_putc(b, '}');
 	return buf_failed(b) ? -1 : 0;
@@ -390,42 +404,49 @@ rec_id_json(struct buf *b, const char *id, int *first)
 	json_escape(b, id, strlen(id));
 }
 
-/* Runs one expand node for the parent rows: one query, results attached to each parent. */
+/* Answers 413: an expansion outgrew the request's arena.  Returns -1. */
 static int
-rec_expand_node(struct rec_ctx *x, const struct query_expands *ex, int ni,
-    struct rec_rows *parents, const struct coll *pc, struct rec_rows *got)
+rec_too_large(struct rec_ctx *x)
 {
-	const struct query_expand *e = &ex->n[ni];
-	struct sqlq *q = &x->t->q;
-	struct arena *a = x->rq->arena;
-	struct buf ids;
-	size_t i, j;
-	int first = 1, rc = -1, r;
+	rec_error(x->rs, 413, "The response is too large.", NULL);
+	return -1;
+}
+
+/* Appends to ids, as a JSON array text, the ids expand e joins on: the parents' own ids for
+ * a back-relation, the ids their relation field holds otherwise.  *first stays 1 when there
+ * is none.  0, or -1 (a relation value that cannot be read). */
+static int
+rec_expand_ids(const struct query_expand *e, const struct rec_rows *parents,
+    const struct coll *pc, struct buf *ids, int *first)
+{
+	size_t i;
 	cJSON *arr, *it;
 
-	memset(got, 0, sizeof(*got));
-	buf_init(&ids, 1 << 24);
-	buf_putc(&ids, '[');
+	buf_putc(ids, '[');
 	for (i = 0; i < parents->n; i++) {
 		if (e->back)
-			rec_id_json(&ids, parents->r[i]->v[0], &first);
+			rec_id_json(ids, parents->r[i]->v[0], first);
 		else {
 			size_t fi = coll_field_index(pc, e->field);
 
 			if (rec_ids(e->field, parents->r[i]->v[fi], parents->r[i]->len[fi], &arr) < 0)
-				goto out;
+				return -1;
 			cJSON_ArrayForEach(it, arr)
 				if (cJSON_IsString(it))
-					rec_id_json(&ids, it->valuestring, &first);
+					rec_id_json(ids, it->valuestring, first);
 			cJSON_Delete(arr);
 		}
 	}
-	buf_putc(&ids, ']');
-	if (first) {
-		rc = 0;
-		goto out;
-	}
-	sqlq_init(q, &x->t->sql, a, db_backend(x->rq->db));
+	buf_putc(ids, ']');
+	return 0;
+}
+
+/* Writes the expand query up to its WHERE clause: e's records whose id is among ids (a
+ * relation), or whose relation field holds one of them (a back-relation, the field single
+ * or multiple). */
+static void
+rec_expand_select(struct sqlq *q, const struct query_expand *e, const struct buf *ids)
+{
 	buf_puts(q->sql, "SELECT ");
 	rec_columns(q->sql, e->coll, "t");
 	buf_puts(q->sql, " FROM ");
@@ -433,11 +454,11 @@ rec_expand_node(struct rec_ctx *x, const struct query_expands *ex, int ni,
 	buf_puts(q->sql, " AS t WHERE ");
 	if (!e->back) {
 		buf_puts(q->sql, "t.\"id\" IN ");
-		sqlq_in_json(q, ids.data, ids.len);
+		sqlq_in_json(q, ids->data, ids->len);
 	} else if (!e->field->multiple) {
 		sqlq_col(q->sql, "t", e->field->name);
 		buf_puts(q->sql, " IN ");
-		sqlq_in_json(q, ids.data, ids.len);
+		sqlq_in_json(q, ids->data, ids->len);
 	} else {
 		buf_puts(q->sql, "EXISTS (SELECT 1 FROM ");
 		buf_puts(q->sql, q->d->each_open);
@@ -446,109 +467,170 @@ rec_expand_node(struct rec_ctx *x, const struct query_expands *ex, int ni,
 		buf_puts(q->sql, "e");
 		buf_puts(q->sql, q->d->each_alias);
 		buf_puts(q->sql, " WHERE e.value IN ");
-		sqlq_in_json(q, ids.data, ids.len);
+		sqlq_in_json(q, ids->data, ids->len);
 		buf_putc(q->sql, ')');
 	}
-	if ((r = rec_rule(x, e->coll, COLL_RULE_VIEW, "t")) != 0) {
-		rc = r < 0 ? -1 : 0;
-		goto out;
-	}
-	if (e->back) {
-		const struct coll_field *cr = coll_field(e->coll, "created", 7);
+}
 
-		buf_puts(q->sql, " ORDER BY ");
-		if (cr != NULL && cr->type == COLL_AUTODATE) {
-			sqlq_col(q->sql, "t", "created");
-			buf_puts(q->sql, ", ");
-		}
-		buf_puts(q->sql, "t.\"id\"");
-		buf_puts(q->sql, q->d->collate);
+/* Appends a back-relation's order: by creation time when the collection keeps one, then
+ * by id. */
+static void
+rec_expand_order(struct sqlq *q, const struct query_expand *e)
+{
+	const struct coll_field *cr = coll_field(e->coll, "created", 7);
+
+	buf_puts(q->sql, " ORDER BY ");
+	if (cr != NULL && cr->type == COLL_AUTODATE) {
+		sqlq_col(q->sql, "t", "created");
+		buf_puts(q->sql, ", ");
 	}
-	if (rec_fetch(x, e->coll, got) < 0)
-		goto out;
-	/* Attach: each parent gets its records, in the order its field lists them (a
-	 * relation) or in the query's order (a back-relation). */
+	buf_puts(q->sql, "t.\"id\"");
+	buf_puts(q->sql, q->d->collate);
+}
+
+/* Gives each parent row that has none its table of expanded records, zeroed.  0, or -1
+ * out of memory. */
+static int
+rec_expand_slots(struct arena *a, struct rec_rows *parents)
+{
+	size_t i;
+
 	for (i = 0; i < parents->n; i++) {
 		struct rec_row *p = parents->r[i];
 
 		if (p->ex == NULL) {
 			if ((p->ex = arena_alloc(a, QUERY_EXPAND_MAX * sizeof(*p->ex))) == NULL)
-				goto nomem;
+				return -1;
 			memset(p->ex, 0, QUERY_EXPAND_MAX * sizeof(*p->ex));
 		}
 	}
-	if (!e->back) {
-		struct rec_rows sorted = *got;
-		size_t fi = coll_field_index(pc, e->field);
+	return 0;
+}
 
-		if ((sorted.r = arena_alloc(a, (got->n + 1) * sizeof(struct rec_row *))) == NULL)
-			goto nomem;
-		if (got->n > 0)
-			memcpy(sorted.r, got->r, got->n * sizeof(struct rec_row *));
-		qsort(sorted.r, sorted.n, sizeof(struct rec_row *), rec_cmp_id);
+/* Attaches a relation's records (got) to each parent, in the order its field lists their
+ * ids.  0, or -1: answered when out of memory, not when a relation value cannot be read. */
+static int
+rec_attach_relation(struct rec_ctx *x, const struct query_expand *e, int ni,
+    struct rec_rows *parents, const struct coll *pc, const struct rec_rows *got)
+{
+	struct arena *a = x->rq->arena;
+	struct rec_rows sorted = *got;
+	size_t fi = coll_field_index(pc, e->field), i;
+	cJSON *arr, *it;
+
+	if ((sorted.r = arena_alloc(a, (got->n + 1) * sizeof(struct rec_row *))) == NULL)
+		return rec_too_large(x);
+	if (got->n > 0)
+		memcpy(sorted.r, got->r, got->n * sizeof(struct rec_row *));
+	qsort(sorted.r, sorted.n, sizeof(struct rec_row *), rec_cmp_id);
+	for (i = 0; i < parents->n; i++) {
+		struct rec_row *p = parents->r[i];
+		struct rec_rows *dst = &p->ex[ni];
+		int n;
+
+		if (rec_ids(e->field, p->v[fi], p->len[fi], &arr) < 0)
+			return -1;
+		n = cJSON_GetArraySize(arr);
+		dst->n = 0;
+		if (n > 0 && (dst->r = arena_alloc(a, (size_t)n * sizeof(struct rec_row *))) == NULL) {
+			cJSON_Delete(arr);
+			return rec_too_large(x);
+		}
+		cJSON_ArrayForEach(it, arr) {
+			struct rec_row *hit = cJSON_IsString(it) ?
+			    rec_find(&sorted, it->valuestring) : NULL;
+
+			if (hit != NULL)
+				dst->r[dst->n++] = hit;
+		}
+		cJSON_Delete(arr);
+	}
+	return 0;
+}
+
+/* Attaches a back-relation's records (got) to each parent their field names, in the
+ * query's order.  0, or -1: answered when out of memory, not when a relation value cannot
+ * be read. */
+static int
+rec_attach_back(struct rec_ctx *x, const struct query_expand *e, int ni,
+    struct rec_rows *parents, const struct rec_rows *got)
+{
+	struct arena *a = x->rq->arena;
+	struct rec_rows byid = *parents;
+	size_t fi = coll_field_index(e->coll, e->field), i, j;
+	cJSON *arr, *it;
+
+	if ((byid.r = arena_alloc(a, (parents->n + 1) * sizeof(struct rec_row *))) == NULL)
+		return rec_too_large(x);
+	memcpy(byid.r, parents->r, parents->n * sizeof(struct rec_row *));
+	qsort(byid.r, byid.n, sizeof(struct rec_row *), rec_cmp_id);
+	/* Two passes: count each parent's records, then fill. */
+	for (j = 0; j < 2; j++) {
 		for (i = 0; i < parents->n; i++) {
-			struct rec_row *p = parents->r[i];
-			struct rec_rows *dst = &p->ex[ni];
-			int n;
+			struct rec_rows *dst = &parents->r[i]->ex[ni];
 
-			if (rec_ids(e->field, p->v[fi], p->len[fi], &arr) < 0)
-				goto out;
-			n = cJSON_GetArraySize(arr);
+			if (j == 1 && dst->n > 0 &&
+			    (dst->r = arena_alloc(a, dst->n * sizeof(struct rec_row *))) == NULL)
+				return rec_too_large(x);
 			dst->n = 0;
-			if (n > 0 && (dst->r = arena_alloc(a, (size_t)n * sizeof(struct rec_row *))) == NULL) {
-				cJSON_Delete(arr);
-				goto nomem;
-			}
-			cJSON_ArrayForEach(it, arr) {
-				struct rec_row *hit = cJSON_IsString(it) ?
-				    rec_find(&sorted, it->valuestring) : NULL;
+		}
+		for (i = 0; i < got->n; i++) {
+			struct rec_row *ch = got->r[i];
 
-				if (hit != NULL)
-					dst->r[dst->n++] = hit;
+			if (rec_ids(e->field, ch->v[fi], ch->len[fi], &arr) < 0)
+				return -1;
+			cJSON_ArrayForEach(it, arr) {
+				struct rec_row *p = cJSON_IsString(it) ?
+				    rec_find(&byid, it->valuestring) : NULL;
+
+				if (p == NULL)
+					continue;
+				if (j == 1)
+					p->ex[ni].r[p->ex[ni].n] = ch;
+				p->ex[ni].n++;
 			}
 			cJSON_Delete(arr);
 		}
-	} else {
-		struct rec_rows byid = *parents;
-		size_t fi = coll_field_index(e->coll, e->field);
-
-		if ((byid.r = arena_alloc(a, (parents->n + 1) * sizeof(struct rec_row *))) == NULL)
-			goto nomem;
-		memcpy(byid.r, parents->r, parents->n * sizeof(struct rec_row *));
-		qsort(byid.r, byid.n, sizeof(struct rec_row *), rec_cmp_id);
-		/* Two passes: count each parent's records, then fill. */
-		for (j = 0; j < 2; j++) {
-			for (i = 0; i < parents->n; i++) {
-				struct rec_rows *dst = &parents->r[i]->ex[ni];
-
-				if (j == 1 && dst->n > 0 &&
-				    (dst->r = arena_alloc(a, dst->n * sizeof(struct rec_row *))) == NULL)
-					goto nomem;
-				dst->n = 0;
-			}
-			for (i = 0; i < got->n; i++) {
-				struct rec_row *ch = got->r[i];
-
-				if (rec_ids(e->field, ch->v[fi], ch->len[fi], &arr) < 0)
-					goto out;
-				cJSON_ArrayForEach(it, arr) {
-					struct rec_row *p = cJSON_IsString(it) ?
-					    rec_find(&byid, it->valuestring) : NULL;
-
-					if (p == NULL)
-						continue;
-					if (j == 1)
-						p->ex[ni].r[p->ex[ni].n] = ch;
-					p->ex[ni].n++;
-				}
-				cJSON_Delete(arr);
-			}
-		}
 	}
-	rc = 0;
-	goto out;
-nomem:
-	rec_error(x->rs, 413, "The response is too large.", NULL);
+	return 0;
+}
+
+/* Runs one expand node for the parent rows: one query, results attached to each parent. */
+static int
+rec_expand_node(struct rec_ctx *x, const struct query_expands *ex, int ni,
+    struct rec_rows *parents, const struct coll *pc, struct rec_rows *got)
+{
+	const struct query_expand *e = &ex->n[ni];
+	struct sqlq *q = &x->t->q;
+	struct buf ids;
+	int first = 1, rc = -1, r;
+
+	memset(got, 0, sizeof(*got));
+	buf_init(&ids, 1 << 24);
+	if (rec_expand_ids(e, parents, pc, &ids, &first) < 0)
+		goto out;
+	if (first) {
+		rc = 0;
+		goto out;
+	}
+	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	rec_expand_select(q, e, &ids);
+	if ((r = rec_rule(x, e->coll, COLL_RULE_VIEW, "t")) != 0) {
+		rc = r < 0 ? -1 : 0;
+		goto out;
+	}
+	if (e->back)
+		rec_expand_order(q, e);
+	if (rec_fetch(x, e->coll, got) < 0)
+		goto out;
+	/* Attach: each parent gets its records, in the order its field lists them (a
+	 * relation) or in the query's order (a back-relation). */
+	if (rec_expand_slots(x->rq->arena, parents) < 0)
+		rc = rec_too_large(x);
+	else if (e->back)
+		rc = rec_attach_back(x, e, ni, parents, got);
+	else
+		rc = rec_attach_relation(x, e, ni, parents, pc, got);
 out:
 	buf_free(&ids);
 	return rc;
