@@ -153,6 +153,77 @@ rec_form_value(const struct coll_field *f, const cJSON *v, cJSON **out)
 	return *out == NULL ? -1 : 1;
 }
 
+/* Validates the value v of a multiple field f (a select's or a relation's string, or an
+ * array of them) into s, as a JSON array text.  0, or -1 out of memory. */
+static int
+rec_value_many(struct rec_sets *s, struct arena *a, const struct coll_field *f,
+    const cJSON *v)
+{
+	struct buf b;
+	const cJSON *it;
+	int n = 0, bad = 0, rc;
+
+	buf_init(&b, 1 << 20);
+	buf_putc(&b, '[');
+	if (cJSON_IsString(v) && v->valuestring[0] != '\0') {
+		bad = rec_elem_ok(s, f, v->valuestring);
+		json_escape(&b, v->valuestring, strlen(v->valuestring));
+		n = 1;
+	} else if (cJSON_IsArray(v)) {
+		cJSON_ArrayForEach(it, v) {
+			if (!cJSON_IsString(it) || rec_elem_ok(s, f, it->valuestring) < 0) {
+				if (!cJSON_IsString(it))
+					rec_invalid(s, f->name, "validation_invalid_value",
+					    "Invalid value.");
+				bad = -1;
+				break;
+			}
+			if (n++ > 0)
+				buf_putc(&b, ',');
+			json_escape(&b, it->valuestring, strlen(it->valuestring));
+		}
+	} else if (!cJSON_IsNull(v) && !cJSON_IsString(v)) {
+		rec_invalid(s, f->name, "validation_invalid_value", "Invalid value.");
+		bad = -1;
+	}
+	buf_putc(&b, ']');
+	if (bad == 0 && n == 0 && f->required)
+		rec_invalid(s, f->name, "validation_required", "Missing required value.");
+	rc = bad < 0 ? 0 : rec_add(s, a, f, b.data, b.len);
+	buf_free(&b);
+	return rc;
+}
+
+/* Validates the value v of a single text-like field f (text, email, a select's or a
+ * relation's one id, and the rest stored as text) into s.  0, or -1 out of memory. */
+static int
+rec_value_text(struct rec_sets *s, struct arena *a, const struct coll_field *f,
+    const cJSON *v)
+{
+	const char *t;
+	size_t n;
+
+	if (!cJSON_IsString(v) && !cJSON_IsNull(v)) {
+		rec_invalid(s, f->name, "validation_invalid_value", "Must be a string.");
+		return 0;
+	}
+	t = cJSON_IsString(v) ? v->valuestring : "";
+	n = strlen(t);
+	if (n == 0 && f->required) {
+		rec_invalid(s, f->name, "validation_required", "Missing required value.");
+		return 0;
+	}
+	if (n > 0 && f->type == COLL_EMAIL && (strchr(t, '@') == NULL ||
+	    strpbrk(t, " \t\r\n<>") != NULL || n > 255)) {
+		rec_invalid(s, f->name, "validation_is_email", "Must be a valid email address.");
+		return 0;
+	}
+	if (n > 0 && (f->type == COLL_SELECT || f->type == COLL_RELATION) &&
+	    rec_elem_ok(s, f, t) < 0)
+		return 0;
+	return rec_add(s, a, f, t, n);
+}
+
 /* Validates the value v of field f into s.  0, or -1 out of memory. */
 static int
 rec_value(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f, const cJSON *v,
@@ -182,42 +253,8 @@ rec_value(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f, con
 		cJSON_free(t);
 		return rc;
 	}
-	if (f->multiple) {
-		struct buf b;
-		const cJSON *it;
-		int n = 0, bad = 0;
-
-		buf_init(&b, 1 << 20);
-		buf_putc(&b, '[');
-		if (cJSON_IsString(v) && v->valuestring[0] != '\0') {
-			bad = rec_elem_ok(s, f, v->valuestring);
-			json_escape(&b, v->valuestring, strlen(v->valuestring));
-			n = 1;
-		} else if (cJSON_IsArray(v)) {
-			cJSON_ArrayForEach(it, v) {
-				if (!cJSON_IsString(it) || rec_elem_ok(s, f, it->valuestring) < 0) {
-					if (!cJSON_IsString(it))
-						rec_invalid(s, f->name, "validation_invalid_value",
-						    "Invalid value.");
-					bad = -1;
-					break;
-				}
-				if (n++ > 0)
-					buf_putc(&b, ',');
-				json_escape(&b, it->valuestring, strlen(it->valuestring));
-			}
-		} else if (!cJSON_IsNull(v) && !cJSON_IsString(v)) {
-			rec_invalid(s, f->name, "validation_invalid_value", "Invalid value.");
-			bad = -1;
-		}
-		buf_putc(&b, ']');
-		if (bad == 0 && n == 0 && f->required)
-			rec_invalid(s, f->name, "validation_required", "Missing required value.");
-		rc = bad < 0 ? 0 : rec_add(s, a, f, b.data, b.len);
-		buf_free(&b);
-		(void)create;
-		return rc;
-	}
+	if (f->multiple)
+		return rec_value_many(s, a, f, v);
 	switch (f->type) {
 	case COLL_NUMBER:
 		if (cJSON_IsNull(v))
@@ -235,29 +272,7 @@ rec_value(struct rec_ctx *x, struct rec_sets *s, const struct coll_field *f, con
 		}
 		return rec_add(s, a, f, cJSON_IsTrue(v) ? "1" : "0", 1);
 	default:
-		break;
-	}
-	if (!cJSON_IsString(v) && !cJSON_IsNull(v)) {
-		rec_invalid(s, f->name, "validation_invalid_value", "Must be a string.");
-		return 0;
-	}
-	{
-		const char *t = cJSON_IsString(v) ? v->valuestring : "";
-		size_t n = strlen(t);
-
-		if (n == 0 && f->required) {
-			rec_invalid(s, f->name, "validation_required", "Missing required value.");
-			return 0;
-		}
-		if (n > 0 && f->type == COLL_EMAIL && (strchr(t, '@') == NULL ||
-		    strpbrk(t, " \t\r\n<>") != NULL || n > 255)) {
-			rec_invalid(s, f->name, "validation_is_email", "Must be a valid email address.");
-			return 0;
-		}
-		if (n > 0 && (f->type == COLL_SELECT || f->type == COLL_RELATION) &&
-		    rec_elem_ok(s, f, t) < 0)
-			return 0;
-		return rec_add(s, a, f, t, n);
+		return rec_value_text(s, a, f, v);
 	}
 }
 
@@ -631,12 +646,80 @@ rec_old_password(struct rec_ctx *x, struct rec_sets *s)
 	return 0;
 }
 
+/* A create's record id into s: the body's "id", checked, or a new random one.  0, or -1
+ * answered (500). */
+static int
+rec_values_id(struct rec_ctx *x, struct rec_sets *s)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(x->body, "id");
+	size_t i;
+
+	if (v != NULL && cJSON_IsString(v) && v->valuestring[0] != '\0') {
+		size_t n = strlen(v->valuestring);
+
+		for (i = 0; i < n; i++)
+			if (!((v->valuestring[i] >= 'a' && v->valuestring[i] <= 'z') ||
+			    (v->valuestring[i] >= '0' && v->valuestring[i] <= '9')))
+				break;
+		if (n != COLL_ID_LEN || i < n)
+			rec_invalid(s, "id", "validation_invalid_id",
+			    "Must be 15 characters of a-z and 0-9.");
+		s->id = v->valuestring;
+	} else {
+		char *id = arena_alloc(x->rq->arena, COLL_ID_LEN + 1);
+
+		if (id == NULL || token_random_text(id, COLL_ID_LEN) < 0)
+			return rec_error(x->rs, 500, NULL, NULL), -1;
+		id[COLL_ID_LEN] = '\0';
+		s->id = id;
+	}
+	return 0;
+}
+
+/* An auth collection's "password" and "passwordConfirm" into s: checked (and, on an
+ * update by its owner, "oldPassword" too), then hashed with a new token key when the body
+ * has no other error.  0 (s->errs may hold validation errors), -1 answered. */
+static int
+rec_values_password(struct rec_ctx *x, struct rec_sets *s, int create)
+{
+	const struct coll *c = x->c;
+	const cJSON *pw, *pw2;
+	int r;
+
+	pw = cJSON_GetObjectItemCaseSensitive(x->body, "password");
+	pw2 = cJSON_GetObjectItemCaseSensitive(x->body, "passwordConfirm");
+	if (pw == NULL && !create)
+		return 0;
+	if (pw == NULL || !cJSON_IsString(pw) || strlen(pw->valuestring) < REC_PASS_MIN ||
+	    strlen(pw->valuestring) > REC_PASS_MAX)
+		rec_invalid(s, "password", pw == NULL ? "validation_required" :
+		    "validation_length_out_of_range", pw == NULL ? "Missing required value." :
+		    "The length must be between 8 and 71.");
+	else if (pw2 == NULL || !cJSON_IsString(pw2) ||
+	    strcmp(pw->valuestring, pw2->valuestring) != 0)
+		rec_invalid(s, "passwordConfirm", "validation_values_mismatch",
+		    "Values don't match.");
+	else if (!create && !x->superuser && (r = rec_old_password(x, s)) != 0) {
+		if (r < 0)
+			return -1;
+	} else if (s->errs.len == 0) {
+		char hash[PASS_HASH_MAX], key[REC_TOKENKEY_LEN];
+
+		if (pass_hash(pw->valuestring, strlen(pw->valuestring), rec_bcrypt_cost, hash) < 0 ||
+		    token_random_text(key, sizeof(key)) < 0)
+			return rec_error(x->rs, 500, NULL, NULL), -1;
+		rec_add(s, x->rq->arena, coll_field(c, "password", 8), hash, strlen(hash));
+		rec_add(s, x->rq->arena, coll_field(c, "tokenKey", 8), key, sizeof(key));
+	}
+	return 0;
+}
+
 /* Reads the body into s: 0 (s->errs may hold validation errors), -1 answered. */
 static int
 rec_values(struct rec_ctx *x, struct rec_sets *s, int create)
 {
 	const struct coll *c = x->c;
-	const cJSON *v, *pw, *pw2;
+	const cJSON *v;
 	char now[25];
 	size_t i;
 	int r;
@@ -674,56 +757,11 @@ rec_values(struct rec_ctx *x, struct rec_sets *s, int create)
 		if (rec_value(x, s, f, v, create) < 0)
 			return rec_error(x->rs, 500, NULL, NULL), -1;
 	}
-	if (create) {
-		v = cJSON_GetObjectItemCaseSensitive(x->body, "id");
-		if (v != NULL && cJSON_IsString(v) && v->valuestring[0] != '\0') {
-			size_t n = strlen(v->valuestring);
-
-			for (i = 0; i < n; i++)
-				if (!((v->valuestring[i] >= 'a' && v->valuestring[i] <= 'z') ||
-				    (v->valuestring[i] >= '0' && v->valuestring[i] <= '9')))
-					break;
-			if (n != COLL_ID_LEN || i < n)
-				rec_invalid(s, "id", "validation_invalid_id",
-				    "Must be 15 characters of a-z and 0-9.");
-			s->id = v->valuestring;
-		} else {
-			char *id = arena_alloc(x->rq->arena, COLL_ID_LEN + 1);
-
-			if (id == NULL || token_random_text(id, COLL_ID_LEN) < 0)
-				return rec_error(x->rs, 500, NULL, NULL), -1;
-			id[COLL_ID_LEN] = '\0';
-			s->id = id;
-		}
-	}
+	if (create && rec_values_id(x, s) < 0)
+		return -1;
 	if (!c->auth)
 		return 0;
-	pw = cJSON_GetObjectItemCaseSensitive(x->body, "password");
-	pw2 = cJSON_GetObjectItemCaseSensitive(x->body, "passwordConfirm");
-	if (pw == NULL && !create)
-		return 0;
-	if (pw == NULL || !cJSON_IsString(pw) || strlen(pw->valuestring) < REC_PASS_MIN ||
-	    strlen(pw->valuestring) > REC_PASS_MAX)
-		rec_invalid(s, "password", pw == NULL ? "validation_required" :
-		    "validation_length_out_of_range", pw == NULL ? "Missing required value." :
-		    "The length must be between 8 and 71.");
-	else if (pw2 == NULL || !cJSON_IsString(pw2) ||
-	    strcmp(pw->valuestring, pw2->valuestring) != 0)
-		rec_invalid(s, "passwordConfirm", "validation_values_mismatch",
-		    "Values don't match.");
-	else if (!create && !x->superuser && (r = rec_old_password(x, s)) != 0) {
-		if (r < 0)
-			return -1;
-	} else if (s->errs.len == 0) {
-		char hash[PASS_HASH_MAX], key[REC_TOKENKEY_LEN];
-
-		if (pass_hash(pw->valuestring, strlen(pw->valuestring), rec_bcrypt_cost, hash) < 0 ||
-		    token_random_text(key, sizeof(key)) < 0)
-			return rec_error(x->rs, 500, NULL, NULL), -1;
-		rec_add(s, x->rq->arena, coll_field(c, "password", 8), hash, strlen(hash));
-		rec_add(s, x->rq->arena, coll_field(c, "tokenKey", 8), key, sizeof(key));
-	}
-	return 0;
+	return rec_values_password(x, s, create);
 }
 
 /* Answers the validation errors collected in s (400).  Returns 1 when it did. */
