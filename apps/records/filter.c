@@ -332,6 +332,95 @@ fp_set_path(struct fp *f, const struct coll *c, const char *alias, const char *p
 	return e;
 }
 
+/* Sets o->sql to b's text, copied into the arena.  FILTER_OK, or FILTER_ENOMEM. */
+static enum filter_err
+fp_path_sql(struct fp *f, const struct buf *b, struct opnd *o)
+{
+	if (buf_failed(b) || (o->sql = arena_strndup(f->q->arena, b->data, b->len)) == NULL)
+		return fp_fail(f, FILTER_ENOMEM, "out of memory");
+	return FILTER_OK;
+}
+
+/* Writes into b the hidden email of an auth collection's record, table alias: its CASE,
+ * which shows it when emailVisibility is on or to the record itself (the signed-in id
+ * bound in b's text).  FILTER_OK, or FILTER_ELIMIT. */
+static enum filter_err
+fp_path_email(struct fp *f, const char *alias, struct buf *b, struct opnd *o)
+{
+	const struct filter_ctx *x = f->ctx;
+	struct buf *saved = f->q->sql;
+	int rc;
+
+	buf_puts(b, "(CASE WHEN ");
+	sqlq_col(b, alias, "emailVisibility");
+	buf_puts(b, " OR ");
+	sqlq_col(b, alias, "id");
+	buf_puts(b, " = ");
+	f->q->sql = b;
+	rc = x != NULL && x->auth != NULL && x->auth_vals != NULL && x->auth_vals[0] ?
+	    sqlq_text(f->q, x->auth_vals[0], x->auth_lens[0]) : sqlq_text(f->q, "", 0);
+	f->q->sql = saved;
+	buf_puts(b, " THEN ");
+	sqlq_col(b, alias, "email");
+	buf_puts(b, " ELSE '' END)");
+	o->textual = 1;
+	if (rc < 0)
+		return fp_fail(f, FILTER_ELIMIT, "too many values in the filter");
+	return FILTER_OK;
+}
+
+/* The rest of a field path (rest, rlen) past the single relation fd (p, seg: its name in
+ * the path) of the record at table alias, hops so far: the related record's value as a
+ * subquery, or, when a set follows, that set with the related record joined to its FROM
+ * list.  FILTER_OK with *o set. */
+static enum filter_err
+fp_path_hop(struct fp *f, const struct coll_field *fd, const char *alias, const char *p,
+    size_t seg, const char *rest, size_t rlen, int hops, struct opnd *o)
+{
+	struct opnd in;
+	struct buf b, cb;
+	char sub[16];
+	enum filter_err e;
+
+	if (fd->type != COLL_RELATION || fd->multiple || fd->tcoll == NULL) {
+		(void)snprintf(f->err, f->errlen, "\"%.*s\" is not a single relation", (int)seg, p);
+		return FILTER_EFIELD;
+	}
+	if (hops >= FILTER_PATH_MAX)
+		return fp_fail(f, FILTER_ELIMIT, "too many relation hops in a field path");
+	(void)snprintf(sub, sizeof(sub), "r%d", ++f->q->alias);
+	if ((e = fp_path(f, fd->tcoll, sub, rest, rlen, hops + 1, &in)) != FILTER_OK)
+		return e;
+	buf_init(&b, 1 << 16);
+	if (in.from != NULL) {
+		/* A set further on (author.posts_via_author.title): the related record joins
+		 * that set's FROM list. */
+		buf_init(&cb, 1 << 16);
+		coll_quote(&b, fd->tcoll->name);
+		buf_printf(&b, " AS %s", sub);
+		buf_printf(&cb, "%s.\"id\" = ", sub);
+		sqlq_col(&cb, alias, fd->name);
+		buf_puts(&cb, " AND ");
+		e = buf_failed(&b) || buf_failed(&cb) ?
+		    fp_fail(f, FILTER_ENOMEM, "out of memory") : fp_set(f, b.data, cb.data, &in, o);
+		buf_free(&b);
+		buf_free(&cb);
+		return e;
+	}
+	buf_puts(&b, "(SELECT ");
+	buf_puts(&b, in.sql);
+	buf_puts(&b, " FROM ");
+	coll_quote(&b, fd->tcoll->name);
+	buf_printf(&b, " AS %s WHERE %s.\"id\" = ", sub, sub);
+	sqlq_col(&b, alias, fd->name);
+	buf_putc(&b, ')');
+	o->textual = in.textual;
+	o->multi = in.multi;
+	e = fp_path_sql(f, &b, o);
+	buf_free(&b);
+	return e;
+}
+
 /* A field path in collection c, table alias; hops so far.  FILTER_OK with *o set. */
 static enum filter_err
 fp_path(struct fp *f, const struct coll *c, const char *alias, const char *p, size_t len,
@@ -341,7 +430,7 @@ fp_path(struct fp *f, const struct coll *c, const char *alias, const char *p, si
 	size_t seg = dot ? (size_t)(dot - p) : len;
 	const struct coll_field *fd = coll_field(c, p, seg);
 	struct buf b;
-	enum filter_err e = FILTER_OK;
+	enum filter_err e;
 
 	if (dot != NULL && (fd == NULL || (fd->type == COLL_RELATION && fd->multiple &&
 	    fd->tcoll != NULL)))
@@ -352,86 +441,23 @@ fp_path(struct fp *f, const struct coll *c, const char *alias, const char *p, si
 		return FILTER_EFIELD;
 	}
 	memset(o, 0, sizeof(*o));
+	if (dot != NULL)
+		return fp_path_hop(f, fd, alias, p, seg, dot + 1, len - seg - 1, hops, o);
 	buf_init(&b, 1 << 16);
-	if (dot == NULL && c->auth && strcmp(fd->name, "email") == 0 && (f->ctx == NULL ||
+	if (c->auth && strcmp(fd->name, "email") == 0 && (f->ctx == NULL ||
 	    (!f->ctx->rule && !f->ctx->superuser))) {
-		const struct filter_ctx *x = f->ctx;
-		struct buf *saved = f->q->sql;
-		int rc;
-
-		/* The hidden email: its CASE, with the signed-in id bound in b's text. */
-		buf_puts(&b, "(CASE WHEN ");
-		sqlq_col(&b, alias, "emailVisibility");
-		buf_puts(&b, " OR ");
-		sqlq_col(&b, alias, "id");
-		buf_puts(&b, " = ");
-		f->q->sql = &b;
-		rc = x != NULL && x->auth != NULL && x->auth_vals != NULL && x->auth_vals[0] ?
-		    sqlq_text(f->q, x->auth_vals[0], x->auth_lens[0]) : sqlq_text(f->q, "", 0);
-		f->q->sql = saved;
-		buf_puts(&b, " THEN ");
-		sqlq_col(&b, alias, "email");
-		buf_puts(&b, " ELSE '' END)");
-		o->textual = 1;
-		if (rc < 0) {
+		if ((e = fp_path_email(f, alias, &b, o)) != FILTER_OK) {
 			buf_free(&b);
-			return fp_fail(f, FILTER_ELIMIT, "too many values in the filter");
+			return e;
 		}
-	} else if (dot == NULL) {
+	} else {
 		sqlq_col(&b, alias, fd->name);
 		o->textual = coll_textual(fd);
 		o->multi = fd->multiple;
 		if (hops == 0 && c == f->c)
 			o->col = fd;
-	} else {
-		struct opnd in;
-		char sub[16];
-
-		if (fd->type != COLL_RELATION || fd->multiple || fd->tcoll == NULL) {
-			buf_free(&b);
-			(void)snprintf(f->err, f->errlen, "\"%.*s\" is not a single relation",
-			    (int)seg, p);
-			return FILTER_EFIELD;
-		}
-		if (hops >= FILTER_PATH_MAX) {
-			buf_free(&b);
-			return fp_fail(f, FILTER_ELIMIT, "too many relation hops in a field path");
-		}
-		(void)snprintf(sub, sizeof(sub), "r%d", ++f->q->alias);
-		if ((e = fp_path(f, fd->tcoll, sub, dot + 1, len - seg - 1, hops + 1, &in)) !=
-		    FILTER_OK) {
-			buf_free(&b);
-			return e;
-		}
-		if (in.from != NULL) {
-			/* A set further on (author.posts_via_author.title): the related record
-			 * joins that set's FROM list. */
-			struct buf cb;
-
-			buf_init(&cb, 1 << 16);
-			coll_quote(&b, fd->tcoll->name);
-			buf_printf(&b, " AS %s", sub);
-			buf_printf(&cb, "%s.\"id\" = ", sub);
-			sqlq_col(&cb, alias, fd->name);
-			buf_puts(&cb, " AND ");
-			e = buf_failed(&b) || buf_failed(&cb) ?
-			    fp_fail(f, FILTER_ENOMEM, "out of memory") : fp_set(f, b.data, cb.data, &in, o);
-			buf_free(&b);
-			buf_free(&cb);
-			return e;
-		}
-		buf_puts(&b, "(SELECT ");
-		buf_puts(&b, in.sql);
-		buf_puts(&b, " FROM ");
-		coll_quote(&b, fd->tcoll->name);
-		buf_printf(&b, " AS %s WHERE %s.\"id\" = ", sub, sub);
-		sqlq_col(&b, alias, fd->name);
-		buf_putc(&b, ')');
-		o->textual = in.textual;
-		o->multi = in.multi;
 	}
-	if (buf_failed(&b) || (o->sql = arena_strndup(f->q->arena, b.data, b.len)) == NULL)
-		e = fp_fail(f, FILTER_ENOMEM, "out of memory");
+	e = fp_path_sql(f, &b, o);
 	buf_free(&b);
 	return e;
 }
@@ -702,6 +728,117 @@ fp_modified(struct fp *f, const char *name, size_t len, const char *m, size_t ml
 	return e;
 }
 
+/* A quoted text literal, f->p at its opening quote (' or "), which a backslash escapes
+ * inside it.  FILTER_OK with *o set. */
+static enum filter_err
+fp_quoted(struct fp *f, struct opnd *o)
+{
+	const char *s = f->p;
+	int ch = (unsigned char)*s;
+	char *out, *w;
+
+	for (f->p++; f->p < f->end && *f->p != ch; f->p++)
+		if (*f->p == '\\' && f->p + 1 < f->end && f->p[1] == ch)
+			f->p++;
+	if (f->p == f->end)
+		return fp_fail(f, FILTER_ESYNTAX, "a quoted text is not closed");
+	if ((out = arena_alloc(f->q->arena, (size_t)(f->p - s))) == NULL)
+		return fp_fail(f, FILTER_ENOMEM, "out of memory");
+	for (w = out, s++; s < f->p; s++) {
+		if (*s == '\\' && s + 1 < f->p && s[1] == ch)
+			s++;
+		*w++ = *s;
+	}
+	*w = '\0';
+	f->p++;
+	memset(o, 0, sizeof(*o));
+	o->lit = 1;
+	o->s = out;
+	o->len = (size_t)(w - out);
+	return FILTER_OK;
+}
+
+/* A number literal, f->p at its first digit or its minus sign: digits, and a fraction's.
+ * FILTER_OK with *o set. */
+static enum filter_err
+fp_number(struct fp *f, struct opnd *o)
+{
+	const char *s = f->p;
+
+	f->p++;
+	while (f->p < f->end && isdigit((unsigned char)*f->p))
+		f->p++;
+	if (f->p + 1 < f->end && *f->p == '.' && isdigit((unsigned char)f->p[1]))
+		for (f->p++; f->p < f->end && isdigit((unsigned char)*f->p); f->p++)
+			;
+	if (f->p < f->end && fp_identch((unsigned char)*f->p))
+		return fp_fail(f, FILTER_ESYNTAX, "a malformed number");
+	return fp_lit(f, o, s, (size_t)(f->p - s), 1) < 0 ?
+	    fp_fail(f, FILTER_ENOMEM, "out of memory") : FILTER_OK;
+}
+
+/* An API rule's @request or @collection operand, which starts at s; f->p is past its
+ * first identifier, on any modifier or alias that follows.  FILTER_OK with *o set. */
+static enum filter_err
+fp_rule_operand(struct fp *f, const char *s, struct opnd *o)
+{
+	size_t len;
+
+	if (f->ctx == NULL || !f->ctx->rule)
+		return fp_fail(f, FILTER_EFORBIDDEN, "@request and @collection belong to API rules");
+	if ((size_t)(f->p - s) > 12 && strncmp(s, "@collection.", 12) == 0) {
+		/* @collection.NAME:alias.path: the alias and the path go on. */
+		if (f->p < f->end && *f->p == ':')
+			for (f->p++; f->p < f->end && fp_identch((unsigned char)*f->p); f->p++)
+				;
+		return fp_collection(f, s + 12, (size_t)(f->p - s) - 12, o);
+	}
+	len = (size_t)(f->p - s);
+	if (f->p < f->end && *f->p == ':') {
+		const char *m = ++f->p;
+
+		while (f->p < f->end && isalpha((unsigned char)*f->p))
+			f->p++;
+		if (len > 14 && strncmp(s, "@request.body.", 14) == 0)
+			return fp_body_mod(f, s + 14, len - 14, m, (size_t)(f->p - m), o);
+		return fp_fail(f, FILTER_EFIELD, "a modifier here: only "
+		    "@request.body.*:isset and :changed are supported");
+	}
+	if (len > 14 && strncmp(s, "@request.auth.", 14) == 0)
+		return fp_auth(f, s + 14, len - 14, o);
+	if (len > 14 && strncmp(s, "@request.body.", 14) == 0)
+		return fp_body(f, s + 14, len - 14, o);
+	return fp_fail(f, FILTER_EFIELD, "only @request.auth.*, @request.body.* and "
+	    "@collection.* are supported in rules");
+}
+
+/* A word operand (s, len) without a modifier: true, false, null, a field path or a macro
+ * (@now and the like).  FILTER_OK with *o set. */
+static enum filter_err
+fp_word(struct fp *f, const char *s, size_t len, struct opnd *o)
+{
+	int rc;
+
+	if (str_eq(s, len, "true") || str_eq(s, len, "false"))
+		return fp_lit(f, o, *s == 't' ? "1" : "0", 1, 1) < 0 ?
+		    fp_fail(f, FILTER_ENOMEM, "out of memory") : FILTER_OK;
+	if (str_eq(s, len, "null")) {
+		memset(o, 0, sizeof(*o));
+		o->lit = o->null = 1;
+		o->s = "";
+		return FILTER_OK;
+	}
+	if (*s != '@')
+		return fp_path(f, f->c, f->alias, s, len, 0, o);
+	if ((rc = fp_macro(f, s, len, o)) < 0)
+		return fp_fail(f, FILTER_ENOMEM, "out of memory");
+	if (rc > 0) {
+		(void)snprintf(f->err, f->errlen, "unknown macro \"%.*s\"", (int)len, s);
+		return FILTER_ESYNTAX;
+	}
+	return FILTER_OK;
+}
+
 /* One operand. */
 static enum filter_err
 fp_operand(struct fp *f, struct opnd *o)
@@ -714,78 +851,17 @@ fp_operand(struct fp *f, struct opnd *o)
 		return fp_fail(f, FILTER_ESYNTAX, "an operand is missing");
 	s = f->p;
 	ch = (unsigned char)*s;
-	if (ch == '\'' || ch == '"') {
-		char *out, *w;
-
-		for (f->p++; f->p < f->end && *f->p != ch; f->p++)
-			if (*f->p == '\\' && f->p + 1 < f->end && f->p[1] == ch)
-				f->p++;
-		if (f->p == f->end)
-			return fp_fail(f, FILTER_ESYNTAX, "a quoted text is not closed");
-		if ((out = arena_alloc(f->q->arena, (size_t)(f->p - s))) == NULL)
-			return fp_fail(f, FILTER_ENOMEM, "out of memory");
-		for (w = out, s++; s < f->p; s++) {
-			if (*s == '\\' && s + 1 < f->p && s[1] == ch)
-				s++;
-			*w++ = *s;
-		}
-		*w = '\0';
-		f->p++;
-		memset(o, 0, sizeof(*o));
-		o->lit = 1;
-		o->s = out;
-		o->len = (size_t)(w - out);
-		return FILTER_OK;
-	}
-	if (isdigit(ch) || (ch == '-' && f->p + 1 < f->end && isdigit((unsigned char)f->p[1]))) {
-		f->p++;
-		while (f->p < f->end && isdigit((unsigned char)*f->p))
-			f->p++;
-		if (f->p + 1 < f->end && *f->p == '.' && isdigit((unsigned char)f->p[1]))
-			for (f->p++; f->p < f->end && isdigit((unsigned char)*f->p); f->p++)
-				;
-		if (f->p < f->end && fp_identch((unsigned char)*f->p))
-			return fp_fail(f, FILTER_ESYNTAX, "a malformed number");
-		return fp_lit(f, o, s, (size_t)(f->p - s), 1) < 0 ?
-		    fp_fail(f, FILTER_ENOMEM, "out of memory") : FILTER_OK;
-	}
+	if (ch == '\'' || ch == '"')
+		return fp_quoted(f, o);
+	if (isdigit(ch) || (ch == '-' && f->p + 1 < f->end && isdigit((unsigned char)f->p[1])))
+		return fp_number(f, o);
 	if (!(isalpha(ch) || ch == '_' || ch == '@'))
 		return fp_fail(f, FILTER_ESYNTAX, "an operand is expected");
 	while (f->p < f->end && fp_identch((unsigned char)*f->p))
 		f->p++;
 	if (*s == '@' && (size_t)(f->p - s) >= 8 && (strncmp(s, "@request", 8) == 0 ||
-	    strncmp(s, "@collect", 8) == 0)) {
-		size_t len;
-
-		if (f->ctx == NULL || !f->ctx->rule)
-			return fp_fail(f, FILTER_EFORBIDDEN,
-			    "@request and @collection belong to API rules");
-		if ((size_t)(f->p - s) > 12 && strncmp(s, "@collection.", 12) == 0) {
-			/* @collection.NAME:alias.path: the alias and the path go on. */
-			if (f->p < f->end && *f->p == ':')
-				for (f->p++; f->p < f->end && fp_identch((unsigned char)*f->p);
-				    f->p++)
-					;
-			return fp_collection(f, s + 12, (size_t)(f->p - s) - 12, o);
-		}
-		len = (size_t)(f->p - s);
-		if (f->p < f->end && *f->p == ':') {
-			const char *m = ++f->p;
-
-			while (f->p < f->end && isalpha((unsigned char)*f->p))
-				f->p++;
-			if (len > 14 && strncmp(s, "@request.body.", 14) == 0)
-				return fp_body_mod(f, s + 14, len - 14, m, (size_t)(f->p - m), o);
-			return fp_fail(f, FILTER_EFIELD, "a modifier here: only "
-			    "@request.body.*:isset and :changed are supported");
-		}
-		if (len > 14 && strncmp(s, "@request.auth.", 14) == 0)
-			return fp_auth(f, s + 14, len - 14, o);
-		if (len > 14 && strncmp(s, "@request.body.", 14) == 0)
-			return fp_body(f, s + 14, len - 14, o);
-		return fp_fail(f, FILTER_EFIELD, "only @request.auth.*, @request.body.* and "
-		    "@collection.* are supported in rules");
-	}
+	    strncmp(s, "@collect", 8) == 0))
+		return fp_rule_operand(f, s, o);
 	if (f->p < f->end && *f->p == ':' && *s != '@') {
 		/* A field's modifier: :lower, :length or :each. */
 		const char *m = ++f->p;
@@ -794,29 +870,7 @@ fp_operand(struct fp *f, struct opnd *o)
 			f->p++;
 		return fp_modified(f, s, (size_t)(m - 1 - s), m, (size_t)(f->p - m), o);
 	}
-	{
-		size_t len = (size_t)(f->p - s);
-		int rc;
-
-		if (str_eq(s, len, "true") || str_eq(s, len, "false"))
-			return fp_lit(f, o, *s == 't' ? "1" : "0", 1, 1) < 0 ?
-			    fp_fail(f, FILTER_ENOMEM, "out of memory") : FILTER_OK;
-		if (str_eq(s, len, "null")) {
-			memset(o, 0, sizeof(*o));
-			o->lit = o->null = 1;
-			o->s = "";
-			return FILTER_OK;
-		}
-		if (*s != '@')
-			return fp_path(f, f->c, f->alias, s, len, 0, o);
-		if ((rc = fp_macro(f, s, len, o)) < 0)
-			return fp_fail(f, FILTER_ENOMEM, "out of memory");
-		if (rc > 0) {
-			(void)snprintf(f->err, f->errlen, "unknown macro \"%.*s\"", (int)len, s);
-			return FILTER_ESYNTAX;
-		}
-		return FILTER_OK;
-	}
+	return fp_word(f, s, (size_t)(f->p - s), o);
 }
 
 /* The operator: *op and *any.  0, or -1 when there is none. */
