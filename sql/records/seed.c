@@ -411,30 +411,23 @@ out:
 	return rc;
 }
 
-int
-main(int argc, char **argv)
-{
-	const char *dir = "sql/records";
-	int64_t users = 300, posts = 5000, comments = 15000;
-	char path[4096], err[256], hash[128], setting[CRYPT_GENSALT_OUTPUT_SIZE];
-	char tmpurl[SEED_FILE_PATH_MAX + 64];
-	struct seed_file f;
-	enum db_backend be;
-	const char *url, *target;
-	struct crypt_data *cd = NULL;
-	struct colls cs = { 0 };
-	struct db *db = NULL;
-	struct buf ddl, decl;
-	const char *h;
-	int c, n, force = 0, keep = 0, rc = 1;
-	size_t i;
+/* The command line. */
+struct seed_opts {
+	const char *dir;	/* -S: where collections.sql is */
+	int64_t users, posts, comments;
+	int force;		/* -f */
+	int keep;		/* -k */
+};
 
-	/* The database holds the users' password hashes: never world-readable (SQLite gives
-	 * its -wal and -shm files the database's mode). */
-	(void)umask(027);
-	f.tmp[0] = '\0';	/* nothing to remove at out: until seed_file_begin() */
+/* Reads the options into o (-q sets seed_quiet); optind is then the URL's index.  0, or -1
+ * after printing the usage. */
+static int
+seed_args(int argc, char **argv, struct seed_opts *o)
+{
+	int c;
+
 	while ((c = getopt(argc, argv, "u:p:c:S:fkq")) != -1) {
-		int64_t *dst = c == 'u' ? &users : c == 'p' ? &posts : &comments;
+		int64_t *dst = c == 'u' ? &o->users : c == 'p' ? &o->posts : &o->comments;
 
 		switch (c) {
 		case 'u':
@@ -442,104 +435,144 @@ main(int argc, char **argv)
 		case 'c':
 			if (str_to_int(optarg, strlen(optarg), 1, 100000000, dst) < 0) {
 				seed_usage();
-				return 2;
+				return -1;
 			}
 			break;
 		case 'S':
-			dir = optarg;
+			o->dir = optarg;
 			break;
 		case 'f':
-			force = 1;
+			o->force = 1;
 			break;
 		case 'k':
-			keep = 1;
+			o->keep = 1;
 			break;
 		case 'q':
 			seed_quiet = 1;
 			break;
 		default:
 			seed_usage();
-			return 2;
+			return -1;
 		}
 	}
 	if (optind != argc - 1) {
 		seed_usage();
-		return 2;
+		return -1;
 	}
-	if (keep)
-		return seed_keep_counts(argv[optind]);
-	buf_init(&ddl, 1 << 20);
-	buf_init(&decl, 1 << 20);
-	n = snprintf(path, sizeof(path), "%s/collections.sql", dir);
-	if (n < 0 || (size_t)n >= sizeof(path)) {
-		fprintf(stderr, "records-seed: %s: path too long\n", dir);
-		goto out;
-	}
-	if (seed_read_file("records-seed", path, &decl) < 0)
-		goto out;
-	url = argv[optind];
+	return 0;
+}
+
+/* Opens the database of url into *db: for SQLite, a fresh temporary file begun in f,
+ * renamed over PATH once complete (sql/seedfile.h); with force, the seeded tables of an
+ * existing database dropped first.  0, or -1 (said on stderr). */
+static int
+seed_open(struct db **db, const char *url, int force, struct seed_file *f)
+{
+	char tmpurl[SEED_FILE_PATH_MAX + 64], err[256];
+	enum db_backend be;
+	const char *target;
+	int n;
+
 	if (db_url_parse(url, &be, &target) == 0 && be == DB_SQLITE) {
-		/* A fresh temporary file, renamed over PATH once complete (sql/seedfile.h). */
-		if (seed_file_begin(&f, "records-seed", target, force) < 0)
-			goto out;
-		n = snprintf(tmpurl, sizeof(tmpurl), "sqlite:%s", f.tmp);
+		if (seed_file_begin(f, "records-seed", target, force) < 0)
+			return -1;
+		n = snprintf(tmpurl, sizeof(tmpurl), "sqlite:%s", f->tmp);
 		if (n < 0 || (size_t)n >= sizeof(tmpurl)) {
 			fprintf(stderr, "records-seed: database path too long\n");
-			goto out;
+			return -1;
 		}
 		url = tmpurl;
 	}
-	if (db_open(&db, url, NULL, err, sizeof(err)) < 0) {
+	if (db_open(db, url, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "records-seed: %s\n", err);
-		goto out;
+		return -1;
 	}
-	if (force && db_exec(db, "DROP TABLE IF EXISTS comments; DROP TABLE IF EXISTS posts; "
+	if (force && db_exec(*db, "DROP TABLE IF EXISTS comments; DROP TABLE IF EXISTS posts; "
 	    "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS _superusers; "
 	    "DROP TABLE IF EXISTS _collections; DROP TABLE IF EXISTS _counts") < 0) {
-		seed_fail(db, "drop");
-		goto out;
+		seed_fail(*db, "drop");
+		return -1;
 	}
-	/* The one bcrypt hash every seeded account shares (a fixed salt: reproducible). */
+	return 0;
+}
+
+/* The one bcrypt hash of SEED_PASSWORD every seeded account shares, into hash (len
+ * bytes): a fixed salt, so that it is reproducible.  0, or -1 (said on stderr). */
+static int
+seed_hash(char *hash, size_t len)
+{
+	char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+	struct crypt_data *cd;
+	const char *h;
+	int rc = -1;
+
 	if ((cd = calloc(1, sizeof(*cd))) == NULL ||
 	    crypt_gensalt_rn("$2b$", 10, "sluice-records-1", 16, setting, sizeof(setting)) ==
 	    NULL || (h = crypt_rn(SEED_PASSWORD, setting, cd, sizeof(*cd))) == NULL ||
-	    h[0] != '$' || strlen(h) >= sizeof(hash)) {
+	    h[0] != '$' || strlen(h) >= len)
 		fprintf(stderr, "records-seed: bcrypt failed\n");
-		goto out;
+	else {
+		memcpy(hash, h, strlen(h) + 1);
+		rc = 0;
 	}
-	memcpy(hash, h, strlen(h) + 1);
+	free(cd);
+	return rc;
+}
+
+/* Begins the load's transaction and makes the schema: the collections declared by decl
+ * (read into cs), the kept counts' table and each collection's table.  0, or -1 (said on
+ * stderr). */
+static int
+seed_schema(struct db *db, const struct buf *decl, int force, struct colls *cs)
+{
+	struct buf ddl;
+	char err[256];
+	size_t i;
+	int rc = -1;
+
+	buf_init(&ddl, 1 << 20);
 	/* SQLite keeps the whole load in its page cache (pages are taken as needed): a cache
 	 * too small for a large load spills it to the WAL, page by page, again and again. */
 	if (db_backend(db) == DB_SQLITE && db_exec(db, "PRAGMA cache_size = -1048576") < 0) {
 		seed_fail(db, "cache_size");
 		goto out;
 	}
-	if (db_begin(db, DB_TXN_WRITE) < 0 || db_exec(db, decl.data) < 0) {
+	if (db_begin(db, DB_TXN_WRITE) < 0 || db_exec(db, decl->data) < 0) {
 		seed_fail(db, force ? "collections.sql" :
 		    "collections.sql (an existing database needs -f)");
 		goto out;
 	}
-	if (colls_load(&cs, db, err, sizeof(err)) < 0) {
+	if (colls_load(cs, db, err, sizeof(err)) < 0) {
 		fprintf(stderr, "records-seed: %s\n", err);
 		goto out;
 	}
 	if (coll_counts_table(db_backend(db), &ddl) < 0)
 		goto out;
-	for (i = 0; i < cs.n; i++)
-		if (coll_ddl(&cs.c[i], db_backend(db), &ddl) < 0)
+	for (i = 0; i < cs->n; i++)
+		if (coll_ddl(&cs->c[i], db_backend(db), &ddl) < 0)
 			goto out;
 	if (db_exec(db, ddl.data) < 0) {
 		seed_fail(db, "create tables");
 		goto out;
 	}
-	if (seed_users(db, "users", 1, users, hash) < 0 ||
-	    seed_users(db, "_superusers", 9, 1, hash) < 0 || seed_posts(db, users, posts) < 0 ||
-	    seed_comments(db, users, posts, comments) < 0)
-		goto out;
-	/* The kept counts, made once the rows are in (cheaper than a trigger per row). */
-	buf_reset(&ddl, 0);
-	for (i = 0; i < cs.n; i++)
-		if (coll_counts_ddl(&cs.c[i], db_backend(db), &ddl) < 0)
+	rc = 0;
+out:
+	buf_free(&ddl);
+	return rc;
+}
+
+/* Ends the load: the kept counts of every collection of cs, made once the rows are in
+ * (cheaper than a trigger per row), the commit, then ANALYZE.  0, or -1 (said on stderr). */
+static int
+seed_finish(struct db *db, const struct colls *cs)
+{
+	struct buf ddl;
+	size_t i;
+	int rc = -1;
+
+	buf_init(&ddl, 1 << 20);
+	for (i = 0; i < cs->n; i++)
+		if (coll_counts_ddl(&cs->c[i], db_backend(db), &ddl) < 0)
 			goto out;
 	if (db_exec(db, ddl.data) < 0) {
 		seed_fail(db, "kept counts");
@@ -549,6 +582,45 @@ main(int argc, char **argv)
 		seed_fail(db, "commit");
 		goto out;
 	}
+	rc = 0;
+out:
+	buf_free(&ddl);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct seed_opts o = { "sql/records", 300, 5000, 15000, 0, 0 };
+	char path[4096], hash[128];
+	struct seed_file f;
+	struct colls cs = { 0 };
+	struct db *db = NULL;
+	struct buf decl;
+	int n, rc = 1;
+
+	/* The database holds the users' password hashes: never world-readable (SQLite gives
+	 * its -wal and -shm files the database's mode). */
+	(void)umask(027);
+	f.tmp[0] = '\0';	/* nothing to remove at out: until seed_file_begin() */
+	if (seed_args(argc, argv, &o) < 0)
+		return 2;
+	if (o.keep)
+		return seed_keep_counts(argv[optind]);
+	buf_init(&decl, 1 << 20);
+	n = snprintf(path, sizeof(path), "%s/collections.sql", o.dir);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		fprintf(stderr, "records-seed: %s: path too long\n", o.dir);
+		goto out;
+	}
+	if (seed_read_file("records-seed", path, &decl) < 0 ||
+	    seed_open(&db, argv[optind], o.force, &f) < 0 || seed_hash(hash, sizeof(hash)) < 0 ||
+	    seed_schema(db, &decl, o.force, &cs) < 0)
+		goto out;
+	if (seed_users(db, "users", 1, o.users, hash) < 0 ||
+	    seed_users(db, "_superusers", 9, 1, hash) < 0 || seed_posts(db, o.users, o.posts) < 0 ||
+	    seed_comments(db, o.users, o.posts, o.comments) < 0 || seed_finish(db, &cs) < 0)
+		goto out;
 	/* Closed before the rename: the last connection checkpoints and removes the WAL. */
 	db_close(db);
 	db = NULL;
@@ -556,14 +628,12 @@ main(int argc, char **argv)
 		goto out;
 	f.tmp[0] = '\0';
 	if (!seed_quiet)
-		printf("records-seed: %lld users, %lld posts, %lld comments\n", (long long)users,
-		    (long long)posts, (long long)comments);
+		printf("records-seed: %lld users, %lld posts, %lld comments\n",
+		    (long long)o.users, (long long)o.posts, (long long)o.comments);
 	rc = 0;
 out:
 	colls_free(&cs);
-	free(cd);
 	buf_free(&decl);
-	buf_free(&ddl);
 	db_close(db);
 	if (f.tmp[0] != '\0')
 		seed_file_abort(&f);
