@@ -176,6 +176,47 @@ out:
 	return text;
 }
 
+/* ---- the load, on either back end ---- */
+
+/* A COPY stream: rows are formatted into a buffer sent in 1 MiB pieces. */
+struct seed_copy {
+	PGconn *conn;
+	char *buf;
+	size_t len;
+	int failed;
+};
+
+/* One load's connection and statements, the fields of its back end's only. */
+struct seed_load {
+	const char *name;	/* what the "already seeded" message names */
+	sqlite3 *db;		/* SQLite: the connection and the four inserts */
+	sqlite3_stmt *ch, *us, *mb, *ms;
+	PGconn *conn;		/* PostgreSQL: the connection and its COPY stream */
+	struct seed_copy cp;
+};
+
+/*
+ * A back end: its schema file and the steps of a load, in the order seed_run() takes them.
+ * Each step returns 0, or -1 said on stderr.  open connects to target; seeded tells
+ * whether the channels table has rows; create begins the transaction with the schema
+ * (force: the tables dropped first); channels, users (with their memberships) and
+ * messages load the rows, ticking pr as they go; indexes runs the schema's part past its
+ * "-- indexes" line and commits; analyze ends the load; close frees what open made,
+ * whatever step failed.
+ */
+struct seed_back {
+	const char *schema;
+	int (*open)(struct seed_load *, const char *target);
+	int (*seeded)(struct seed_load *, int *has);
+	int (*create)(struct seed_load *, const char *schema, int force);
+	int (*channels)(struct seed_load *, const struct seed_params *, struct seed_progress *pr);
+	int (*users)(struct seed_load *, const struct seed_params *, struct seed_progress *pr);
+	int (*messages)(struct seed_load *, const struct seed_params *, struct seed_progress *pr);
+	int (*indexes)(struct seed_load *, const char *after);
+	int (*analyze)(struct seed_load *);
+	void (*close)(struct seed_load *);
+};
+
 /* ---- SQLite ---- */
 
 static int
@@ -217,15 +258,30 @@ seed_sqlite_step(sqlite3 *db, sqlite3_stmt *st)
 	return 0;
 }
 
+/* Opens the SQLite file path. */
 static int
-seed_sqlite_has_rows(sqlite3 *db, int *has)
+seed_sqlite_open(struct seed_load *ld, const char *path)
+{
+	ld->name = path;
+	if (sqlite3_open(path, &ld->db) != SQLITE_OK) {
+		fprintf(stderr, "chat-seed: %s: %s\n", path,
+		    ld->db ? sqlite3_errmsg(ld->db) : "no memory");
+		return -1;
+	}
+	sqlite3_busy_timeout(ld->db, 10000);
+	return 0;
+}
+
+/* Whether the channels table has a row (no table: nothing seeded). */
+static int
+seed_sqlite_has_rows(struct seed_load *ld, int *has)
 {
 	sqlite3_stmt *st;
 	int rc;
 
 	*has = 0;
 	st = NULL;
-	rc = sqlite3_prepare_v2(db, "SELECT 1 FROM channels LIMIT 1", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(ld->db, "SELECT 1 FROM channels LIMIT 1", -1, &st, NULL);
 	if (rc != SQLITE_OK) {
 		/* No table yet: nothing seeded. */
 		sqlite3_finalize(st);
@@ -237,30 +293,12 @@ seed_sqlite_has_rows(sqlite3 *db, int *has)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* The journal off, the tables made in a transaction and the four inserts prepared. */
 static int
-seed_sqlite(const char *path, const char *schema_dir, const struct seed_params *sp, int force)
+seed_sqlite_create(struct seed_load *ld, const char *schema, int force)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *ch = NULL, *us = NULL, *mb = NULL, *ms = NULL;
-	char *schema = NULL, *after = NULL, name[32];
-	int64_t i, mch[4];
-	struct seed_msg m;
-	struct seed_progress pr;
-	int ret = -1, has, k, n;
+	sqlite3 *db = ld->db;
 
-	if ((schema = seed_schema(schema_dir, "schema.sqlite.sql", &after)) == NULL)
-		goto out;
-	if (sqlite3_open(path, &db) != SQLITE_OK) {
-		fprintf(stderr, "chat-seed: %s: %s\n", path, db ? sqlite3_errmsg(db) : "no memory");
-		goto out;
-	}
-	sqlite3_busy_timeout(db, 10000);
-	if (seed_sqlite_has_rows(db, &has) < 0)
-		goto out;
-	if (has && !force) {
-		fprintf(stderr, "chat-seed: %s is already seeded (use -f to replace it)\n", path);
-		goto out;
-	}
 	/*
 	 * A fresh load needs no rollback journal: a crash leaves a file to delete.  The
 	 * workers switch the file to WAL, but it is done here too so that the first of them
@@ -268,92 +306,134 @@ seed_sqlite(const char *path, const char *schema_dir, const struct seed_params *
 	 */
 	if (seed_sqlite_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
 	    "PRAGMA cache_size=-262144; PRAGMA temp_store=MEMORY; PRAGMA foreign_keys=OFF") < 0)
-		goto out;
+		return -1;
 	if (force && seed_sqlite_exec(db, "DROP TABLE IF EXISTS messages; "
 	    "DROP TABLE IF EXISTS channel_memberships; DROP TABLE IF EXISTS users; "
 	    "DROP TABLE IF EXISTS channels") < 0)
-		goto out;
+		return -1;
 	if (seed_sqlite_exec(db, "BEGIN") < 0 || seed_sqlite_exec(db, schema) < 0)
-		goto out;
-	if ((ch = seed_sqlite_prepare(db, "INSERT INTO channels(id, name, created_ts) "
+		return -1;
+	if ((ld->ch = seed_sqlite_prepare(db, "INSERT INTO channels(id, name, created_ts) "
 	    "VALUES (?1, ?2, ?3)")) == NULL ||
-	    (us = seed_sqlite_prepare(db, "INSERT INTO users(id, nickname, session_id, "
+	    (ld->us = seed_sqlite_prepare(db, "INSERT INTO users(id, nickname, session_id, "
 	    "current_channel_id, created_ts) VALUES (?1, ?2, ?3, ?4, ?5)")) == NULL ||
-	    (mb = seed_sqlite_prepare(db, "INSERT INTO channel_memberships(user_id, "
+	    (ld->mb = seed_sqlite_prepare(db, "INSERT INTO channel_memberships(user_id, "
 	    "channel_id, created_ts) VALUES (?1, ?2, ?3)")) == NULL ||
-	    (ms = seed_sqlite_prepare(db, "INSERT INTO messages(id, channel_id, user_id, "
+	    (ld->ms = seed_sqlite_prepare(db, "INSERT INTO messages(id, channel_id, user_id, "
 	    "content, created_ts) VALUES (?1, ?2, ?3, ?4, ?5)")) == NULL)
-		goto out;
+		return -1;
+	return 0;
+}
 
-	seed_progress_start(&pr, "chat-seed", "channels", sp->channels + 1, seed_quiet);
-	sqlite3_bind_int64(ch, 1, 1);
-	sqlite3_bind_text(ch, 2, "starcord", -1, SQLITE_STATIC);
-	sqlite3_bind_double(ch, 3, SEED_TS_START);
-	if (seed_sqlite_step(db, ch) < 0)
-		goto out;
+/* The channels: starcord, then c_00000001 and on. */
+static int
+seed_sqlite_channels(struct seed_load *ld, const struct seed_params *sp,
+    struct seed_progress *pr)
+{
+	char name[32];
+	int64_t i;
+
+	sqlite3_bind_int64(ld->ch, 1, 1);
+	sqlite3_bind_text(ld->ch, 2, "starcord", -1, SQLITE_STATIC);
+	sqlite3_bind_double(ld->ch, 3, SEED_TS_START);
+	if (seed_sqlite_step(ld->db, ld->ch) < 0)
+		return -1;
 	for (i = 1; i <= sp->channels; i++) {
 		snprintf(name, sizeof(name), "c_%08lld", (long long)i);
-		sqlite3_bind_int64(ch, 1, i + 1);
-		sqlite3_bind_text(ch, 2, name, -1, SQLITE_TRANSIENT);
-		if (seed_sqlite_step(db, ch) < 0)
-			goto out;
-		seed_progress_tick(&pr, i);
+		sqlite3_bind_int64(ld->ch, 1, i + 1);
+		sqlite3_bind_text(ld->ch, 2, name, -1, SQLITE_TRANSIENT);
+		if (seed_sqlite_step(ld->db, ld->ch) < 0)
+			return -1;
+		seed_progress_tick(pr, i);
 	}
-	seed_progress_end(&pr, sp->channels + 1);
+	return 0;
+}
 
-	seed_progress_start(&pr, "chat-seed", "users and memberships", sp->users, seed_quiet);
+/* The users, each followed by its memberships. */
+static int
+seed_sqlite_users(struct seed_load *ld, const struct seed_params *sp,
+    struct seed_progress *pr)
+{
+	char name[32];
+	int64_t i, mch[4];
+	int k, n;
+
 	for (i = 1; i <= sp->users; i++) {
 		snprintf(name, sizeof(name), "u_%08lld", (long long)i);
-		sqlite3_bind_int64(us, 1, i);
-		sqlite3_bind_text(us, 2, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(ld->us, 1, i);
+		sqlite3_bind_text(ld->us, 2, name, -1, SQLITE_TRANSIENT);
 		name[0] = 's';
-		sqlite3_bind_text(us, 3, name, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(us, 4, seed_user_channel(sp, i));
-		sqlite3_bind_double(us, 5, SEED_TS_START);
-		if (seed_sqlite_step(db, us) < 0)
-			goto out;
+		sqlite3_bind_text(ld->us, 3, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(ld->us, 4, seed_user_channel(sp, i));
+		sqlite3_bind_double(ld->us, 5, SEED_TS_START);
+		if (seed_sqlite_step(ld->db, ld->us) < 0)
+			return -1;
 		n = seed_user_memberships(sp, i, mch);
 		for (k = 0; k < n; k++) {
-			sqlite3_bind_int64(mb, 1, i);
-			sqlite3_bind_int64(mb, 2, mch[k]);
-			sqlite3_bind_double(mb, 3, SEED_TS_START);
-			if (seed_sqlite_step(db, mb) < 0)
-				goto out;
+			sqlite3_bind_int64(ld->mb, 1, i);
+			sqlite3_bind_int64(ld->mb, 2, mch[k]);
+			sqlite3_bind_double(ld->mb, 3, SEED_TS_START);
+			if (seed_sqlite_step(ld->db, ld->mb) < 0)
+				return -1;
 		}
-		seed_progress_tick(&pr, i);
+		seed_progress_tick(pr, i);
 	}
-	seed_progress_end(&pr, sp->users);
+	return 0;
+}
 
-	seed_progress_start(&pr, "chat-seed", "messages", sp->messages, seed_quiet);
+/* The messages. */
+static int
+seed_sqlite_messages(struct seed_load *ld, const struct seed_params *sp,
+    struct seed_progress *pr)
+{
+	struct seed_msg m;
+	int64_t i;
+
 	for (i = 0; i < sp->messages; i++) {
 		seed_message(sp, i, &m);
-		sqlite3_bind_int64(ms, 1, m.id);
-		sqlite3_bind_int64(ms, 2, m.channel);
-		sqlite3_bind_int64(ms, 3, m.user);
-		sqlite3_bind_text(ms, 4, seed_a128, m.len, SQLITE_STATIC);
-		sqlite3_bind_double(ms, 5, m.ts);
-		if (seed_sqlite_step(db, ms) < 0)
-			goto out;
-		seed_progress_tick(&pr, i + 1);
+		sqlite3_bind_int64(ld->ms, 1, m.id);
+		sqlite3_bind_int64(ld->ms, 2, m.channel);
+		sqlite3_bind_int64(ld->ms, 3, m.user);
+		sqlite3_bind_text(ld->ms, 4, seed_a128, m.len, SQLITE_STATIC);
+		sqlite3_bind_double(ld->ms, 5, m.ts);
+		if (seed_sqlite_step(ld->db, ld->ms) < 0)
+			return -1;
+		seed_progress_tick(pr, i + 1);
 	}
-	seed_progress_end(&pr, sp->messages);
-
-	seed_progress_start(&pr, "chat-seed", "indexes", 0, seed_quiet);
-	if (seed_sqlite_exec(db, after) < 0 || seed_sqlite_exec(db, "COMMIT") < 0)
-		goto out;
-	seed_progress_end(&pr, 0);
-	if (seed_sqlite_exec(db, "ANALYZE; PRAGMA journal_mode=WAL") < 0)
-		goto out;
-	ret = 0;
-out:
-	sqlite3_finalize(ch);
-	sqlite3_finalize(us);
-	sqlite3_finalize(mb);
-	sqlite3_finalize(ms);
-	sqlite3_close(db);
-	free(schema);
-	return ret;
+	return 0;
 }
+
+/* The indexes, then the commit. */
+static int
+seed_sqlite_indexes(struct seed_load *ld, const char *after)
+{
+	return seed_sqlite_exec(ld->db, after) < 0 || seed_sqlite_exec(ld->db, "COMMIT") < 0 ?
+	    -1 : 0;
+}
+
+/* ANALYZE, and the file switched to WAL. */
+static int
+seed_sqlite_analyze(struct seed_load *ld)
+{
+	return seed_sqlite_exec(ld->db, "ANALYZE; PRAGMA journal_mode=WAL");
+}
+
+/* The inserts finalized and the file closed. */
+static void
+seed_sqlite_close(struct seed_load *ld)
+{
+	sqlite3_finalize(ld->ch);
+	sqlite3_finalize(ld->us);
+	sqlite3_finalize(ld->mb);
+	sqlite3_finalize(ld->ms);
+	sqlite3_close(ld->db);
+}
+
+static const struct seed_back seed_sqlite = {
+	"schema.sqlite.sql", seed_sqlite_open, seed_sqlite_has_rows, seed_sqlite_create,
+	seed_sqlite_channels, seed_sqlite_users, seed_sqlite_messages, seed_sqlite_indexes,
+	seed_sqlite_analyze, seed_sqlite_close,
+};
 
 /* ---- PostgreSQL ---- */
 
@@ -371,14 +451,6 @@ seed_pg_exec(PGconn *c, const char *sql)
 	PQclear(r);
 	return ret;
 }
-
-/* A COPY stream: rows are formatted into a buffer sent in 1 MiB pieces. */
-struct seed_copy {
-	PGconn *conn;
-	char *buf;
-	size_t len;
-	int failed;
-};
 
 static void
 seed_copy_flush(struct seed_copy *cp)
@@ -457,106 +529,126 @@ seed_copy_end(struct seed_copy *cp)
 	return ok && !cp->failed ? 0 : -1;
 }
 
+/* Connects to the conninfo or URL url, with the COPY stream's buffer. */
 static int
-seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, int force)
+seed_pg_open(struct seed_load *ld, const char *url)
 {
-	struct seed_copy cp = { 0 };
-	PGconn *c = NULL;
-	PGresult *r = NULL;
-	char *schema = NULL, *after = NULL, *p;
-	int64_t i, mch[4];
-	struct seed_msg m;
-	struct seed_progress pr;
-	int ret = -1, k, n;
-
-	if ((schema = seed_schema(schema_dir, "schema.pg.sql", &after)) == NULL)
-		goto out;
-	if ((cp.buf = malloc(SEED_COPY_BUF)) == NULL)
-		goto out;
-	c = PQconnectdb(url);
-	if (PQstatus(c) != CONNECTION_OK) {
-		fprintf(stderr, "chat-seed: cannot connect: %s", PQerrorMessage(c));
-		goto out;
+	ld->name = "the database";
+	if ((ld->cp.buf = malloc(SEED_COPY_BUF)) == NULL)
+		return -1;
+	ld->conn = PQconnectdb(url);
+	if (PQstatus(ld->conn) != CONNECTION_OK) {
+		fprintf(stderr, "chat-seed: cannot connect: %s", PQerrorMessage(ld->conn));
+		return -1;
 	}
-	cp.conn = c;
-	if (seed_pg_exec(c, "SET client_min_messages=warning") < 0)
-		goto out;
-	r = PQexec(c, "SELECT 1 FROM pg_tables WHERE tablename='channels' "
+	ld->cp.conn = ld->conn;
+	return seed_pg_exec(ld->conn, "SET client_min_messages=warning");
+}
+
+/* Whether the channels table has a row (no table: nothing seeded). */
+static int
+seed_pg_seeded(struct seed_load *ld, int *has)
+{
+	PGresult *r = PQexec(ld->conn, "SELECT 1 FROM pg_tables WHERE tablename='channels' "
 	    "AND schemaname=current_schema() AND EXISTS (SELECT 1 FROM channels)");
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		/* The table does not exist: the EXISTS subquery failed to plan. */
-		PQclear(r);
-		r = NULL;
-	} else if (PQntuples(r) > 0 && !force) {
-		fprintf(stderr, "chat-seed: the database is already seeded (use -f to replace "
-		    "it)\n");
-		goto out;
-	}
+
+	/* No table: the EXISTS subquery failed to plan. */
+	*has = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0;
 	PQclear(r);
-	r = NULL;
-	if (seed_pg_exec(c, "BEGIN") < 0)
-		goto out;
-	if (force && seed_pg_exec(c, "DROP TABLE IF EXISTS messages, channel_memberships, "
-	    "users, channels CASCADE") < 0)
-		goto out;
-	if (seed_pg_exec(c, schema) < 0)
-		goto out;
+	return 0;
+}
 
-	seed_progress_start(&pr, "chat-seed", "channels", sp->channels + 1, seed_quiet);
-	if (seed_copy_begin(&cp, "COPY channels(id, name, created_ts) FROM STDIN") < 0)
-		goto out;
-	seed_copy_row(&cp, "1\tstarcord\t%.17g\n", SEED_TS_START);
+/* A transaction begun, the tables dropped with force, and the schema made. */
+static int
+seed_pg_create(struct seed_load *ld, const char *schema, int force)
+{
+	if (seed_pg_exec(ld->conn, "BEGIN") < 0)
+		return -1;
+	if (force && seed_pg_exec(ld->conn, "DROP TABLE IF EXISTS messages, "
+	    "channel_memberships, users, channels CASCADE") < 0)
+		return -1;
+	return seed_pg_exec(ld->conn, schema);
+}
+
+/* The channels, one COPY: starcord, then c_00000001 and on. */
+static int
+seed_pg_channels(struct seed_load *ld, const struct seed_params *sp,
+    struct seed_progress *pr)
+{
+	int64_t i;
+
+	(void)pr;	/* one COPY of short rows: no progress to tell */
+	if (seed_copy_begin(&ld->cp, "COPY channels(id, name, created_ts) FROM STDIN") < 0)
+		return -1;
+	seed_copy_row(&ld->cp, "1\tstarcord\t%.17g\n", SEED_TS_START);
 	for (i = 1; i <= sp->channels; i++)
-		seed_copy_row(&cp, "%lld\tc_%08lld\t%.17g\n", (long long)(i + 1), (long long)i,
-		    SEED_TS_START);
-	if (seed_copy_end(&cp) < 0)
-		goto out;
-	seed_progress_end(&pr, sp->channels + 1);
+		seed_copy_row(&ld->cp, "%lld\tc_%08lld\t%.17g\n", (long long)(i + 1),
+		    (long long)i, SEED_TS_START);
+	return seed_copy_end(&ld->cp);
+}
 
-	seed_progress_start(&pr, "chat-seed", "users and memberships", sp->users, seed_quiet);
-	if (seed_copy_begin(&cp, "COPY users(id, nickname, session_id, current_channel_id, "
+/* The users, one COPY, then their memberships, another. */
+static int
+seed_pg_users(struct seed_load *ld, const struct seed_params *sp, struct seed_progress *pr)
+{
+	int64_t i, mch[4];
+	int k, n;
+
+	if (seed_copy_begin(&ld->cp, "COPY users(id, nickname, session_id, current_channel_id, "
 	    "created_ts) FROM STDIN") < 0)
-		goto out;
+		return -1;
 	for (i = 1; i <= sp->users; i++) {
-		seed_copy_row(&cp, "%lld\tu_%08lld\ts_%08lld\t%lld\t%.17g\n", (long long)i,
+		seed_copy_row(&ld->cp, "%lld\tu_%08lld\ts_%08lld\t%lld\t%.17g\n", (long long)i,
 		    (long long)i, (long long)i, (long long)seed_user_channel(sp, i),
 		    SEED_TS_START);
-		seed_progress_tick(&pr, i);
+		seed_progress_tick(pr, i);
 	}
-	if (seed_copy_end(&cp) < 0)
-		goto out;
-	if (seed_copy_begin(&cp, "COPY channel_memberships(user_id, channel_id, created_ts) "
-	    "FROM STDIN") < 0)
-		goto out;
+	if (seed_copy_end(&ld->cp) < 0)
+		return -1;
+	if (seed_copy_begin(&ld->cp, "COPY channel_memberships(user_id, channel_id, "
+	    "created_ts) FROM STDIN") < 0)
+		return -1;
 	for (i = 1; i <= sp->users; i++) {
 		n = seed_user_memberships(sp, i, mch);
 		for (k = 0; k < n; k++)
-			seed_copy_row(&cp, "%lld\t%lld\t%.17g\n", (long long)i,
+			seed_copy_row(&ld->cp, "%lld\t%lld\t%.17g\n", (long long)i,
 			    (long long)mch[k], SEED_TS_START);
 	}
-	if (seed_copy_end(&cp) < 0)
-		goto out;
-	seed_progress_end(&pr, sp->users);
+	return seed_copy_end(&ld->cp);
+}
 
-	seed_progress_start(&pr, "chat-seed", "messages", sp->messages, seed_quiet);
-	if (seed_copy_begin(&cp, "COPY messages(id, channel_id, user_id, content, created_ts) "
+/* The messages, one COPY. */
+static int
+seed_pg_messages(struct seed_load *ld, const struct seed_params *sp,
+    struct seed_progress *pr)
+{
+	struct seed_copy *cp = &ld->cp;
+	struct seed_msg m;
+	int64_t i;
+	char *p;
+
+	if (seed_copy_begin(cp, "COPY messages(id, channel_id, user_id, content, created_ts) "
 	    "FROM STDIN") < 0)
-		goto out;
-	for (i = 0; i < sp->messages && !cp.failed; i++) {
+		return -1;
+	for (i = 0; i < sp->messages && !cp->failed; i++) {
 		seed_message(sp, i, &m);
-		seed_copy_row(&cp, "%lld\t%lld\t%lld\t", (long long)m.id, (long long)m.channel,
+		seed_copy_row(cp, "%lld\t%lld\t%lld\t", (long long)m.id, (long long)m.channel,
 		    (long long)m.user);
-		p = seed_copy_room(&cp, 160);
+		p = seed_copy_room(cp, 160);
 		memcpy(p, seed_a128, (size_t)m.len);
-		cp.len += (size_t)m.len;
-		seed_copy_row(&cp, "\t%.17g\n", m.ts);
-		seed_progress_tick(&pr, i + 1);
+		cp->len += (size_t)m.len;
+		seed_copy_row(cp, "\t%.17g\n", m.ts);
+		seed_progress_tick(pr, i + 1);
 	}
-	if (seed_copy_end(&cp) < 0)
-		goto out;
-	seed_progress_end(&pr, sp->messages);
+	return seed_copy_end(cp);
+}
 
-	seed_progress_start(&pr, "chat-seed", "indexes", 0, seed_quiet);
+/* The indexes, the serial sequences set past the seeded ids, then the commit. */
+static int
+seed_pg_indexes(struct seed_load *ld, const char *after)
+{
+	PGconn *c = ld->conn;
+
 	if (seed_pg_exec(c, after) < 0 ||
 	    seed_pg_exec(c, "SELECT setval(pg_get_serial_sequence('channels', 'id'), "
 	    "(SELECT max(id) FROM channels))") < 0 ||
@@ -565,15 +657,78 @@ seed_pg(const char *url, const char *schema_dir, const struct seed_params *sp, i
 	    seed_pg_exec(c, "SELECT setval(pg_get_serial_sequence('messages', 'id'), "
 	    "greatest((SELECT max(id) FROM messages), 1))") < 0 ||
 	    seed_pg_exec(c, "COMMIT") < 0)
+		return -1;
+	return 0;
+}
+
+/* ANALYZE. */
+static int
+seed_pg_analyze(struct seed_load *ld)
+{
+	return seed_pg_exec(ld->conn, "ANALYZE");
+}
+
+/* The connection closed and the COPY buffer freed. */
+static void
+seed_pg_close(struct seed_load *ld)
+{
+	PQfinish(ld->conn);
+	free(ld->cp.buf);
+}
+
+static const struct seed_back seed_pg = {
+	"schema.pg.sql", seed_pg_open, seed_pg_seeded, seed_pg_create, seed_pg_channels,
+	seed_pg_users, seed_pg_messages, seed_pg_indexes, seed_pg_analyze, seed_pg_close,
+};
+
+/* ---- the load ---- */
+
+/*
+ * Seeds target (a SQLite file's path, or a PostgreSQL URL) through back end bk, with the
+ * schema from schema_dir; a database already seeded is refused unless force.  Each phase
+ * tells its progress.  0, or -1 said on stderr.
+ */
+static int
+seed_run(const struct seed_back *bk, const char *target, const char *schema_dir,
+    const struct seed_params *sp, int force)
+{
+	struct seed_load ld;
+	struct seed_progress pr;
+	char *schema, *after = NULL;
+	int ret = -1, has;
+
+	memset(&ld, 0, sizeof(ld));
+	if ((schema = seed_schema(schema_dir, bk->schema, &after)) == NULL)
+		goto out;
+	if (bk->open(&ld, target) < 0 || bk->seeded(&ld, &has) < 0)
+		goto out;
+	if (has && !force) {
+		fprintf(stderr, "chat-seed: %s is already seeded (use -f to replace it)\n", ld.name);
+		goto out;
+	}
+	if (bk->create(&ld, schema, force) < 0)
+		goto out;
+	seed_progress_start(&pr, "chat-seed", "channels", sp->channels + 1, seed_quiet);
+	if (bk->channels(&ld, sp, &pr) < 0)
+		goto out;
+	seed_progress_end(&pr, sp->channels + 1);
+	seed_progress_start(&pr, "chat-seed", "users and memberships", sp->users, seed_quiet);
+	if (bk->users(&ld, sp, &pr) < 0)
+		goto out;
+	seed_progress_end(&pr, sp->users);
+	seed_progress_start(&pr, "chat-seed", "messages", sp->messages, seed_quiet);
+	if (bk->messages(&ld, sp, &pr) < 0)
+		goto out;
+	seed_progress_end(&pr, sp->messages);
+	seed_progress_start(&pr, "chat-seed", "indexes", 0, seed_quiet);
+	if (bk->indexes(&ld, after) < 0)
 		goto out;
 	seed_progress_end(&pr, 0);
-	if (seed_pg_exec(c, "ANALYZE") < 0)
+	if (bk->analyze(&ld) < 0)
 		goto out;
 	ret = 0;
 out:
-	PQclear(r);
-	PQfinish(c);
-	free(cp.buf);
+	bk->close(&ld);
 	free(schema);
 	return ret;
 }
@@ -692,13 +847,13 @@ main(int argc, char **argv)
 		/* A fresh temporary file, renamed over PATH once complete (sql/seedfile.h). */
 		if (seed_file_begin(&f, "chat-seed", path, force) < 0)
 			return 1;
-		rc = seed_sqlite(f.tmp, schema_dir, &sp, 0);
+		rc = seed_run(&seed_sqlite, f.tmp, schema_dir, &sp, 0);
 		if (rc == 0)
 			rc = seed_file_commit(&f, "chat-seed");
 		else
 			seed_file_abort(&f);
 	} else {
-		rc = seed_pg(path, schema_dir, &sp, force);
+		rc = seed_run(&seed_pg, path, schema_dir, &sp, force);
 	}
 	if (rc == 0 && !seed_quiet)
 		fprintf(stderr, "chat-seed: done in %.2f s\n", seed_now() - t0);
