@@ -265,9 +265,10 @@ integration: all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS)
 TEST_ENV = SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) SLUICE_OBJ=$(O) \
            SLUICE_UNIT="$(UNIT_BINS)" LINT_CPPFLAGS="$(CPPFLAGS) $(TEST_CPPFLAGS)"
 
-# make test: everything (the README's test command, and CI's).  make check: the unit tests
-# and the layering (tests/lint/layers.sh, over the build's objects), in seconds, installing
-# nothing (test_db starts a throwaway PostgreSQL cluster of its own).  make
+# make test: everything (the README's test command, and CI's).  make check: the unit tests,
+# the layering (tests/lint/layers.sh, over the build's objects) and the functions' lengths
+# (tests/lint/funclen.sh), in seconds, installing nothing (test_db starts a throwaway
+# PostgreSQL cluster of its own).  make
 # check-integration: the rest (the real stack over HTTP, fuzz replay, static analysis, the
 # benchmark smoke run).  With T=NAME (test_NAME or NAME) either builds and runs that one
 # program of tests/unit/ or tests/integration/ alone; TEST=CASE, passed on to it, runs one

@@ -4,7 +4,8 @@
 # test.  Exits non-zero on any failure.
 #
 #   tests/run.sh PROGRAM...   just those programs (make check: the unit tests, seconds;
-#                             SLUICE_LAYERS=1 adds the layering check, tests/lint/layers.sh)
+#                             SLUICE_LAYERS=1 adds the layering check, tests/lint/layers.sh,
+#                             and the functions' lengths, tests/lint/funclen.sh)
 #   tests/run.sh              every test_* program in SLUICE_TESTS, then the fuzz harnesses'
 #                             replay, the static analysis and the benchmark smoke run
 #                             (make test); SLUICE_SKIP_UNIT=1 leaves the unit tests out
@@ -110,11 +111,19 @@ else
 	echo "== bench smoke: not run on a sanitizer build (not counted)"
 fi
 
-# The layering and the folders' maps (tests/lint/layers.sh), as one test: make check asks
-# for it (SLUICE_LAYERS=1); make test and make check-integration run it within the lint.
+# The layering and the folders' maps (tests/lint/layers.sh), as one test, and the
+# functions' lengths (tests/lint/funclen.sh, its self-test first), as another: make check
+# asks for them (SLUICE_LAYERS=1); make test and make check-integration run them within
+# the lint.
 if [ -n "${SLUICE_LAYERS:-}" ]; then
 	echo "== layers"
 	if bash tests/lint/layers.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	echo "== funclen"
+	if bash tests/lint/funclen.sh --self-test && bash tests/lint/funclen.sh; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
 fi
 
 for report in "$san_dir"/*; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Static analysis of common/, apps/, handlers/ and supervisor/: cppcheck, then clang-tidy
 # with the checks chosen in .clang-tidy (see tests/lint/README), then the layering check
-# (layers.sh) and the libraries of bin/ (no libpq).  Every finding is printed and makes
+# (layers.sh), the functions' lengths (funclen.sh) and the libraries of bin/ (no libpq).  Every finding is printed and makes
 # the run fail (exit 1).  The preprocessor flags are the build's, from the Makefile
 # (LINT_CPPFLAGS); both tools run on every core (LINT_JOBS, default nproc).
 #
@@ -69,6 +69,9 @@ grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]
 # (tests/lint/layers.sh, over the build's objects in SLUICE_OBJ).
 echo "== layers"
 bash tests/lint/layers.sh || status=1
+# No production function over 100 lines, at most 10 over 80 (tests/lint/funclen.sh).
+echo "== funclen"
+{ bash tests/lint/funclen.sh --self-test && bash tests/lint/funclen.sh; } || status=1
 # libpq is loaded when a database is PostgreSQL (common/pq.h): linked into a binary, it
 # and its dependencies (libssl, Kerberos, LDAP, GnuTLS) cost every worker private pages.
 echo "== libraries"
