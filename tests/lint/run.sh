@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Static analysis of common/, apps/, handlers/ and supervisor/: cppcheck, then clang-tidy
 # with the checks chosen in .clang-tidy (see tests/lint/README), then the layering check
-# (layers.sh), the functions' lengths (funclen.sh) and the libraries of bin/ (no libpq).  Every finding is printed and makes
-# the run fail (exit 1).  The preprocessor flags are the build's, from the Makefile
-# (LINT_CPPFLAGS); both tools run on every core (LINT_JOBS, default nproc).
+# (layers.sh), the functions' lengths (funclen.sh) and the libraries of bin/ (no libpq).
+# Every finding is printed and makes the run fail (exit 1).  The preprocessor flags are
+# the build's, from the Makefile (LINT_CPPFLAGS); both tools run on every core (LINT_JOBS,
+# default nproc).
 #
 # Run from the repository root: `make lint`, or `bash tests/lint/run.sh`.
 set -u
