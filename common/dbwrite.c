@@ -74,7 +74,7 @@ db_write_txn(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 	}
 	/* The write's own failure is its caller's to answer and log. */
 	if (*err == DB_EBUSY || !own)
-		log_warn("committed write: %s failed after %d tries: %s", what, tries + 1,
+		log_warn("committed write: %s failed (try %d): %s", what, tries + 1,
 		    db_errmsg(db));
 	return -1;
 }
