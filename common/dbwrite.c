@@ -70,6 +70,7 @@ db_write_txn(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 			break;
 		log_debug("committed write: %s failed, try %d: %s", what, tries + 2,
 		    db_errmsg(db));
+		db_blocking();
 		nanosleep(&(struct timespec){ 0, wait * 1000000L }, NULL);
 	}
 	/* The write's own failure is its caller's to answer and log. */
