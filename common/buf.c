@@ -39,6 +39,15 @@ buf_reset(struct buf *b, size_t keep)
 	b->failed = 0;
 }
 
+void
+buf_truncate(struct buf *b, size_t len)
+{
+	if (len < b->len) {
+		b->len = len;
+		b->data[len] = '\0';
+	}
+}
+
 char *
 buf_reserve(struct buf *b, size_t n)
 {

@@ -26,6 +26,9 @@ void buf_free(struct buf *b);
 /* Empties the buf and clears the failure flag; keeps the memory.  A buf that grew past
  * keep bytes gives the excess back, so one huge response does not pin memory forever. */
 void buf_reset(struct buf *b, size_t keep);
+/* Cuts the buf back to its first len bytes, as it was when it was that long (a len at or
+ * past its length changes nothing); the failure flag is kept. */
+void buf_truncate(struct buf *b, size_t len);
 
 /* Appends; returns 0, or -1 (and sets failed) past the cap or out of memory. */
 int buf_append(struct buf *b, const void *p, size_t len);

@@ -28,6 +28,8 @@
  *   db_sqlite.c       the SQLite back end, and the writers' queue of a file
  *   db_sqlite_json.c  SQLite's SQL functions that build JSON bodies (sluice_obj, sluice_arr)
  *   gcommit.c         the group commit of SQLite's writers (gcommit.h)
+ *   dbwrite.c         the one committed write of every application, on either back end:
+ *                     gcommit.c's, or PostgreSQL's retried transaction (dbwrite.h)
  *   db_pg.c           the PostgreSQL back end: a handle per thread on shared connections
  *   db_pg_pool.c      the shared connections and their pipelined batches (db_pg_pool.h)
  *   db_pg_conn.c      opening one PostgreSQL connection within a request's time budget

@@ -120,7 +120,8 @@ void db_set_raised(struct db *db, const char *message, const char *detail,
  * "Before I block": db_blocking() is called by the database layer just before a thread
  * sleeps on something other than its own statement (the writers' queue in db_sqlite.c, a
  * batch's commit in gcommit.c, a pooled PostgreSQL connection or its answer in
- * db_pg_pool.c and db_pg_conn.c), and calls the hook that db_blocking_hook() installed.
+ * db_pg_pool.c and db_pg_conn.c, a retry's back-off in dbwrite.c), and calls the hook that
+ * db_blocking_hook() installed.
  * The serve loop installs its gate's (serve_gate_blocking(): another thread takes
  * requests meanwhile) before its threads open their connections; a process without the
  * loop (CGI, tests, seeders) installs none, and db_blocking() does nothing.  The database

@@ -15,7 +15,7 @@
  * first served across processes, woken as soon as it is free) and then SQLite's write
  * lock (BEGIN IMMEDIATE, within the busy timeout); COMMIT lets both go.  The group commit
  * adds no lock file of its own, so a write takes one file lock whether it is batched or
- * not (the chat's and rest's writes all come through here, apps/rest/commit.c).  The
+ * not (every application's writes come through here, by db_write(): dbwrite.h).  The
  * lock order:
  *
  *   1. gcommit's process mutex: held only to queue a write, to take a batch off the

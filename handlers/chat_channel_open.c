@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "chat/chat.h"
-#include "chat/write.h"
 #include "db.h"
+#include "dbwrite.h"
 #include "serve.h"
 
 enum open_field { OPEN_NAME, OPEN__MAX };
@@ -94,6 +94,7 @@ open_handle(struct req *rq, struct resp *rs)
 	struct chat_value v[OPEN__MAX];
 	char sid[CHAT_SID_MAX];
 	struct open o;
+	enum db_err e;
 	int rc;
 
 	if (chat_write_input(rq, rs, open_fields, OPEN__MAX, sid, v) < 0)
@@ -102,8 +103,8 @@ open_handle(struct req *rq, struct resp *rs)
 	o.name = v[OPEN_NAME].s;
 	o.len = v[OPEN_NAME].len;
 	o.now = chat_now();
-	if ((rc = chat_write(rq, rs, open_write, &o)) < 0)
-		return 0;
+	if ((rc = db_write(rq->db, open_write, &o, DB_WRITE_TXN, &e)) < 0)
+		return serve_db_error_class(rs, e);
 	if (rc == 1)
 		return resp_error(rs, 409, "no_user", "the session's user does not exist",
 		    NULL, "reload the chat page");

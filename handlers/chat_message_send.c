@@ -23,8 +23,8 @@
 
 #include "chat/chat.h"
 #include "chat/version.h"
-#include "chat/write.h"
 #include "db.h"
+#include "dbwrite.h"
 #include "serve.h"
 
 enum send_field { SEND_TEXT, SEND__MAX };
@@ -85,6 +85,7 @@ send_handle(struct req *rq, struct resp *rs)
 	struct chat_value v[SEND__MAX];
 	char sid[CHAT_SID_MAX];
 	struct send s;
+	enum db_err e;
 	int rc;
 
 	if (chat_write_input(rq, rs, send_fields, SEND__MAX, sid, v) < 0)
@@ -94,8 +95,8 @@ send_handle(struct req *rq, struct resp *rs)
 	s.len = v[SEND_TEXT].len;
 	s.now = chat_now();
 	s.channel = 0;
-	if ((rc = chat_write(rq, rs, send_write, &s)) < 0)
-		return 0;
+	if ((rc = db_write(rq->db, send_write, &s, DB_WRITE_TXN, &e)) < 0)
+		return serve_db_error_class(rs, e);
 	/* Committed, not yet answered: cached lists of the channel are stale from now on. */
 	if (rc == 0)
 		chat_version_bump_channel(s.channel);

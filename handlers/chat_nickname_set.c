@@ -21,8 +21,8 @@
 
 #include "chat/chat.h"
 #include "chat/version.h"
-#include "chat/write.h"
 #include "db.h"
+#include "dbwrite.h"
 #include "serve.h"
 
 enum nick_field { NICK_NICK, NICK__MAX };
@@ -81,6 +81,7 @@ nick_handle(struct req *rq, struct resp *rs)
 	struct chat_value v[NICK__MAX];
 	char sid[CHAT_SID_MAX];
 	struct nick n;
+	enum db_err e;
 	int rc;
 
 	if (chat_write_input(rq, rs, nick_fields, NICK__MAX, sid, v) < 0)
@@ -89,8 +90,8 @@ nick_handle(struct req *rq, struct resp *rs)
 	n.nick = v[NICK_NICK].s;
 	n.len = v[NICK_NICK].len;
 	n.user = 0;
-	if ((rc = chat_write(rq, rs, nick_write, &n)) < 0)
-		return 0;
+	if ((rc = db_write(rq->db, nick_write, &n, DB_WRITE_TXN, &e)) < 0)
+		return serve_db_error_class(rs, e);
 	/* Committed, not yet answered: the cached lists this user wrote in are stale. */
 	if (rc == 0)
 		chat_version_bump_user(n.user);

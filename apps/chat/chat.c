@@ -22,7 +22,7 @@
 #include "chat/body.h"
 #include "chat/pagecache.h"
 #include "chat/version.h"
-#include "chat/write.h"
+#include "db.h"
 #include "json.h"
 #include "keyfile.h"
 #include "log.h"

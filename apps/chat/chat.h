@@ -13,13 +13,14 @@
  * (chat_session_new()); its user row is inserted at its first write (chat_user_ensure()).
  *
  * A write endpoint starts with chat_write_input(): the session, then the body read into
- * the endpoint's validation table (body.h, field.h); it writes with chat_write() (write.h).
+ * the endpoint's validation table (body.h, field.h); it writes with db_write(DB_WRITE_TXN)
+ * (common/dbwrite.h: SQLite's group commit, or a PostgreSQL transaction retried on
+ * serialization failures) and answers a failure with serve_db_error_class().
  *
  * The files of the chat's library, each with its header:
  *   chat.c       the session, the current user, a write's input and reply (this header)
  *   body.c       a write's body, JSON or form, read into its validation table
  *   field.c      the validation table's reader
- *   write.c      the committed writes
  *   pagecache.c  the page's cache of rendered message lists
  *   version.c    the version board the processes of a host share
  */

@@ -1,5 +1,6 @@
 /*
- * commit.c: the SQLite writes of write.c (POST, PATCH, DELETE, upserts), group-committed.
+ * commit.c: the writes of write.c (POST, PATCH, DELETE, upserts), committed by db_write()
+ * (common/dbwrite.h) on either back end, each answered from inside its write.
  *
  * SQLite has one writer at a time, and with synchronous=FULL each COMMIT costs an fsync.
  * Every write of a rest process goes through the process's group commit (common/gcommit.h):
@@ -7,24 +8,31 @@
  * one fsync for all of them, each in its own SAVEPOINT, so that a write that fails (a
  * constraint, a value that does not fit, its time budget) is undone alone and the others
  * commit.  Across processes the batches queue on the file's one writers' queue
- * (db_sqlite.c's "<file>-wlock"), with the chat's writes.
+ * (db_sqlite.c's "<file>-wlock"), with the chat's writes.  On PostgreSQL a write that may
+ * be undone once run (write.c's write_needs_txn(): a representation, one row required,
+ * tx=rollback, max-affected, an upsert) is a transaction of its own, run again after a
+ * serialization failure or a deadlock; any other is its one statement, which the server
+ * commits; a write in the router's transaction (t->in_txn) is its one statement there,
+ * which the router ends (it rolls back what answered 400 or more, and tx=rollback).
  *
- * What a write answers is decided inside its savepoint, before anything is acknowledged:
- * the rows RETURNING gives (the representation, return=representation) go into the
- * request's own response buffer, their number into the Content-Range count, and a
+ * What a write answers is decided inside its savepoint or transaction, before anything is
+ * acknowledged: the rows RETURNING gives (the representation, return=representation) go
+ * into the request's own response buffer, their number into the Content-Range count, and a
  * representation past the response cap (SLUICE_RESP_MAX) or a row count the object Accept
- * refuses undoes the write to its savepoint.  So no client is ever told that a write that
- * was committed failed, nor the other way round: a write is answered 2xx only after the
- * COMMIT of its batch returned.
+ * refuses undoes the write.  So no client is ever told that a write that was committed
+ * failed, nor the other way round: a write is answered 2xx only after the COMMIT that holds
+ * it returned.  A write may run more than once (SQLite's replay, a PostgreSQL retry): each
+ * run starts from the response as it was before the first.
  *
  * Time: each write keeps its own request's budget (SLUICE_STMT_TIMEOUT_MS, from the
  * request's start): it waits in the queue no longer, a slow write is interrupted at its
  * budget and rolled back alone (503 "timeout"), and the writes batched with it are run again
- * in a new transaction if SQLite ended the batch's (gcommit.h).
+ * in a new transaction if SQLite ended the batch's (gcommit.h); no PostgreSQL retry starts
+ * past it.
  */
 #include <string.h>
 
-#include "gcommit.h"
+#include "dbwrite.h"
 #include "rest.h"
 #include "serve.h"
 
@@ -37,9 +45,14 @@ struct commit_write {
 	int64_t existing;
 	int64_t rows;
 	enum rest_commit why;	/* the last run's outcome; REST_COMMIT_OK also when not run */
+	/* The response as it was before the write, which each run starts from. */
+	int status;
+	const char *content_type;
+	size_t headers;
 };
 
-/* The write on db (the batch leader's connection): a gcommit_fn.  0, or -1 to undo it. */
+/* The write on db (SQLite: the batch leader's connection), a gcommit_fn.  0, or -1 to undo
+ * it. */
 static int
 commit_fn(struct db *db, void *arg)
 {
@@ -47,9 +60,13 @@ commit_fn(struct db *db, void *arg)
 	struct buf *out = &w->rs->body;
 	struct db_stmt *st;
 
-	/* Run again after a replay: start from nothing. */
+	/* Run again (a replay, a retry): start from nothing, without what an earlier run's
+	 * error answer set (its status, its Retry-After). */
 	w->why = REST_COMMIT_OK;
 	w->rows = 0;
+	w->rs->status = w->status;
+	w->rs->content_type = w->content_type;
+	buf_truncate(&w->rs->headers, w->headers);
 	buf_reset(out, 1 << 20);
 	if (w->upsert != NULL && rest_count_rows(db, w->upsert, w->p, &w->existing) < 0) {
 		w->why = REST_COMMIT_ANSWERED;
@@ -85,12 +102,13 @@ commit_fn(struct db *db, void *arg)
 
 enum rest_commit
 rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
-    const struct rest_params *p, int rep, int one, const char *upsert, int64_t *existing,
-    int64_t *rows)
+    const struct rest_params *p, int rep, int one, const char *upsert, int txn,
+    int64_t *existing, int64_t *rows)
 {
-	struct commit_write w = { t, p, rs, rep, one, upsert, 0, 0, REST_COMMIT_OK };
+	struct commit_write w = { t, p, rs, rep, one, upsert, 0, 0, REST_COMMIT_OK,
+	    rs->status, rs->content_type, rs->headers.len };
 	enum db_err e = DB_EINTERNAL;
-	int r = gcommit_run(rq->db, commit_fn, &w, &e);
+	int r = db_write(rq->db, commit_fn, &w, txn ? DB_WRITE_TXN : 0, &e);
 
 	/* The count, also for REST_COMMIT_NOT_ONE's message. */
 	*rows = w.rows;
@@ -99,8 +117,14 @@ rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
 		return REST_COMMIT_OK;
 	if (w.why != REST_COMMIT_OK)
 		return w.why;
-	/* Never run, or run but its batch failed (queue past the budget, BEGIN, COMMIT). */
+	/* Never run, or run but its transaction failed (queue past the budget, BEGIN,
+	 * COMMIT).  On PostgreSQL that failure is the request's own connection's, SQLSTATE
+	 * and all (a deferred constraint at COMMIT); SQLite's batch ran on the leader's
+	 * connection, of which only the class is known here. */
 	buf_reset(&rs->body, 1 << 20);
-	serve_db_error_class(rs, e);
+	if (db_backend(rq->db) == DB_PG)
+		serve_db_error(rs, rq->db);
+	else
+		serve_db_error_class(rs, e);
 	return REST_COMMIT_ANSWERED;
 }

@@ -8,7 +8,7 @@
  *   schemas.c  the process's schemas, read once and shared by its threads
  *   read.c     GET and HEAD on a table or view
  *   write.c    POST, PATCH and DELETE
- *   commit.c   write.c's writes on SQLite, through the process's group commit
+ *   commit.c   write.c's writes, committed by db_write() (common/dbwrite.h)
  *   rpc.c      functions, by GET or POST
  *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
  *              the request's transaction; SQLite: grants.c)
@@ -447,7 +447,6 @@ struct rest_dialect {
 	int ret_table;			/* its alias is the quoted table name, not _t0 */
 	const char *ret_close;
 	const char *write_minimal;	/* after the statement without representation */
-	int write_txn;			/* every write in a transaction of its own */
 	/* The value of column c from the JSON object src; with missing_default, the column's
 	 * default when the key is absent. */
 	void (*json_value)(struct buf *b, const struct rest_col *c, const char *src,
@@ -811,19 +810,23 @@ enum rest_commit {
 	REST_COMMIT_MAX_AFFECTED = -5,	/* more rows than max-affected=N: rolled back */
 };
 /*
- * Runs the write in t->sql with p on SQLite through the process's group commit
- * (common/gcommit.h), reading the written rows into rs->body (rep: the representation)
- * and their count into *rows, inside the write's own savepoint.  one: exactly one row must
- * be written.  upsert (or NULL): rest_count_rows()'s statement, run first in the
- * savepoint, its count into *existing.  t->prefs: tx=rollback undoes the write once read
- * (REST_COMMIT_ROLLED_BACK, answered as a success), max-affected=N one past N rows.
- * Returns REST_COMMIT_OK once the batch holding the write committed, or one of the
- * outcomes above (*rows: the count refused by REST_COMMIT_NOT_ONE or _MAX_AFFECTED); the
- * write is then undone (alone) and nothing of it is kept.
+ * Runs the write in t->sql with p as a committed write (db_write(), common/dbwrite.h: on
+ * SQLite the process's group commit; on PostgreSQL with txn a transaction of its own,
+ * retried on serialization failures, else its one statement), reading the written rows
+ * into rs->body (rep: the representation) and their count into *rows, inside the write's
+ * own savepoint or transaction.  one: exactly one row must be written.  upsert (or NULL):
+ * rest_count_rows()'s statement, run first in the write, its count into *existing.
+ * t->prefs: tx=rollback undoes the write once read (REST_COMMIT_ROLLED_BACK, answered as
+ * a success), max-affected=N one past N rows.  Returns REST_COMMIT_OK once the write
+ * committed, or one of the outcomes above (*rows: the count refused by
+ * REST_COMMIT_NOT_ONE or _MAX_AFFECTED); the write is then undone (alone) and nothing of
+ * it is kept.  Without txn on PostgreSQL nothing is undone: the caller asks for txn
+ * whenever an outcome but REST_COMMIT_OK or a failed statement may come, or runs in a
+ * transaction of its own (t->in_txn) that it ends.
  */
 enum rest_commit rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
-    const struct rest_params *p, int rep, int one, const char *upsert, int64_t *existing,
-    int64_t *rows);
+    const struct rest_params *p, int rep, int one, const char *upsert, int txn,
+    int64_t *existing, int64_t *rows);
 /* rpc.c */
 int rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name);
 

@@ -269,6 +269,11 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
  * Prefer: tx=rollback runs the call in a transaction that is rolled back once the answer
  * is made; max-affected=N (handling=strict) rolls back a call that answered more than N
  * rows, 400 PGRST124.
+ *
+ * Not a db_write() (common/dbwrite.h): this transaction is there to be undone, not
+ * committed (a call without these preferences runs outside one), and the call answers as
+ * a read does, on rq->db (rest_answer_read()): a group commit would run it on another
+ * thread's connection, and a retry would run it again after its answer was made.
  */
 static int
 rpc_txn(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name,

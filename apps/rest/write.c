@@ -183,7 +183,7 @@ write_answer(struct resp *rs, const struct rest_prefs *pf, int rep, enum rest_ac
 	return 0;
 }
 
-/* A representation past the response cap: 413, nothing written (the caller rolled back). */
+/* A representation past the response cap: 413, nothing written (the write was undone). */
 static int
 write_too_large(struct resp *rs)
 {
@@ -194,11 +194,13 @@ write_too_large(struct resp *rs)
 }
 
 /*
- * With a representation the write stays open until its body is known to fit: a
- * representation past the buffer rolls the write back (413), so that no client is told a
+ * PostgreSQL: with a representation the write stays open until its body is known to fit:
+ * a representation past the buffer rolls the write back (413), so that no client is told a
  * committed write failed.  So do those that may be rolled back (tx=rollback,
- * max-affected=N) and upserts.  A request in the router's transaction (auth.c's, or for
- * another schema than public) is in one already, which the router ends: 0 then.
+ * max-affected=N, one row required by the object Accept) and upserts: a transaction of
+ * their own (commit.c).  A request in the router's transaction (auth.c's, or for another
+ * schema than public) is in one already, which the router ends: 0 then.  (SQLite: every
+ * write is in its savepoint of the group commit, whatever this says.)
  */
 static int
 write_needs_txn(const struct rest_thread *t, int rep, enum rest_accept acc, int upsert)
@@ -221,76 +223,27 @@ static int
 write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_params *p,
     int rep, enum rest_accept acc, int created, const char *upsert, int64_t nbody)
 {
-	struct db_stmt *st;
 	int64_t rows = 0, existing = 0;
-	int txn = 0;
-	struct buf *out = &rs->body;
-	const struct rest_prefs *pf = &t->prefs;
 
-	/* SQLite: group-committed, answered inside the write's savepoint (commit.c). */
-	if (t->d->write_txn) {
-		switch (rest_commit_write(rq, rs, t, p, rep, acc == REST_ACCEPT_OBJECT, upsert,
-		    &existing, &rows)) {
-		case REST_COMMIT_OK:
-		case REST_COMMIT_ROLLED_BACK:
-			goto done;
-		case REST_COMMIT_NOT_ONE:
-			goto not_one;
-		case REST_COMMIT_TOO_LARGE:
-			goto too_large;
-		case REST_COMMIT_MAX_AFFECTED:
-			goto max_affected;
-		default:
-			return 0;
-		}
-	}
-	if (write_needs_txn(t, rep, acc, upsert != NULL)) {
-		if (db_begin(rq->db, DB_TXN_WRITE) < 0)
-			return serve_db_error(rs, rq->db);
-		txn = 1;
-	}
-	if (upsert != NULL && rest_count_rows(rq->db, upsert, p, &existing) < 0)
-		goto fail;
-	if (rest_bind_run(rq, rs, t, p, &st) < 0)
-		goto fail_answered;
-	buf_reset(out, 1 << 20);
-	if (t->d->write_read(st, rep, out, &rows) < 0)
-		goto fail;
-	if (acc == REST_ACCEPT_OBJECT && rows != 1) {
-		db_rollback(rq->db);
-not_one:
+	/* Answered inside the write, undone there when refused (commit.c). */
+	switch (rest_commit_write(rq, rs, t, p, rep, acc == REST_ACCEPT_OBJECT, upsert,
+	    write_needs_txn(t, rep, acc, upsert != NULL), &existing, &rows)) {
+	case REST_COMMIT_OK:
+	case REST_COMMIT_ROLLED_BACK:
+		break;
+	case REST_COMMIT_NOT_ONE:
 		return rest_error_not_one(rs, rows);
-	}
-	if (pf->max_affected >= 0 && rows > pf->max_affected) {
-		db_rollback(rq->db);
-max_affected:
-		buf_reset(out, 1 << 20);
+	case REST_COMMIT_TOO_LARGE:
+		return write_too_large(rs);
+	case REST_COMMIT_MAX_AFFECTED:
+		buf_reset(&rs->body, 1 << 20);
 		return rest_error_max_affected(rs, rows);
+	default:
+		return 0;
 	}
-	if (buf_failed(out))
-		goto too_large;
-	if (txn && pf->rollback)
-		db_rollback(rq->db);
-	else if (txn && db_commit(rq->db) < 0)
-		return serve_db_error(rs, rq->db);
-done:
 	if (upsert != NULL && existing >= nbody)
 		created = 0;
-	return write_answer(rs, pf, rep, acc, created, upsert != NULL, rows);
-fail:
-	/* A representation stopped at the response cap (54000: SQLite's length limit, or
-	 * PostgreSQL's body_over): the same answer as a body past the buffer. */
-	if (rep && strcmp(db_sqlstate(rq->db), "54000") == 0)
-		goto too_large;
-	serve_db_error(rs, rq->db);
-fail_answered:
-	if (txn)
-		db_rollback(rq->db);
-	return 0;
-too_large:
-	if (txn)
-		db_rollback(rq->db);
-	return write_too_large(rs);
+	return write_answer(rs, &t->prefs, rep, acc, created, upsert != NULL, rows);
 }
 
 /*

@@ -5,7 +5,7 @@
  *   main.c    the endpoint: the thread's state, who asks, the route, the body, main()
  *   read.c    list and view, the expand of relations, a record's JSON
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
- *   commit.c  the writes committed: SQLite's group commit, or PostgreSQL's transaction
+ *   commit.c  the writes committed, by common/dbwrite.h's db_write()
  *   error.c   the error responses, in PocketBase's shape
  */
 #ifndef SLUICE_RECORDS_HANDLER_H
@@ -102,12 +102,14 @@ int rec_list(struct rec_ctx *x);
 int rec_view(struct rec_ctx *x);
 /*
  * commit.c: runs fn(x, arg), a write on x->rq->db that answers its own failures (returns
- * >= 0, or -1 answered), as one write: on SQLite group-committed with the process's other
- * writes (common/gcommit.h; fn may then run more than once, and on the batch's connection,
- * which x->rq->db points at while it runs); on PostgreSQL fn's one statement outside a
+ * >= 0, or -1 answered), as one committed write (db_write(), common/dbwrite.h): on SQLite
+ * group-committed with the process's other writes (on the batch's connection, which
+ * x->rq->db points at while it runs); on PostgreSQL fn's one statement outside a
  * transaction, which the connections' pipelined batches group-commit with the process's
  * other writes (common/db_pg_pool.c), or with txn set a transaction of its own (a write of
- * several statements).  Returns fn's value once committed, or -1 answered.
+ * several statements), retried on serialization failures.  fn may run more than once on
+ * either back end (commit.c says why that is safe).  Returns fn's value once committed, or
+ * -1 answered.
  */
 int rec_commit(struct rec_ctx *x, int (*fn)(struct rec_ctx *x, void *arg), void *arg,
     int txn);
