@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "sqlb.h"
 #include "str.h"
 
 static const char *const coll_type_names[COLL_TYPE__MAX] = {
@@ -630,4 +631,48 @@ coll_counts_ddl(const struct coll *c, enum db_backend backend, struct buf *b)
 	else
 		coll_counts_sqlite(c, b, upsert);
 	return buf_failed(b) ? -1 : 0;
+}
+
+/*
+ * coll_merge()'s text on each back end, around pre, the column, rm and app.  SQLite keeps
+ * the elements in order by a compound subquery's ORDER BY feeding the aggregate (it does
+ * not flatten a compound subquery into an aggregate query).
+ */
+static const char *const merge_sqlite[5] = {
+	"(SELECT json_group_array(value) FROM (SELECT value, 0 AS g, key AS k FROM "
+	    "json_each(",
+	") UNION ALL SELECT value, 1, key FROM json_each(",
+	") WHERE value NOT IN (SELECT value FROM json_each(",
+	")) UNION ALL SELECT value, 2, key FROM json_each(",
+	") ORDER BY 2, 3))",
+};
+
+static const char *const merge_pg[5] = {
+	"(SELECT COALESCE(jsonb_agg(v ORDER BY g, k), '[]') FROM (SELECT v, 0 AS g, k "
+	    "FROM jsonb_array_elements_text(CAST(",
+	" AS jsonb)) WITH ORDINALITY AS p(v, k) UNION ALL SELECT v, 1, k FROM "
+	    "jsonb_array_elements_text(",
+	") WITH ORDINALITY AS b(v, k) WHERE v NOT IN (SELECT jsonb_array_elements_text("
+	    "CAST(",
+	" AS jsonb))) UNION ALL SELECT v, 2, k FROM jsonb_array_elements_text(CAST(",
+	" AS jsonb)) WITH ORDINALITY AS a(v, k)) AS m)",
+};
+
+int
+coll_merge(struct sqlb *q, const char *alias, const char *col, const char *pre,
+    const char *app, const char *rm)
+{
+	const char *const *m = q->d->backend == DB_PG ? merge_pg : merge_sqlite;
+	int rc = 0;
+
+	buf_puts(q->sql, m[0]);
+	rc |= sqlb_text(q, pre, strlen(pre));
+	buf_puts(q->sql, m[1]);
+	sqlb_col(q->sql, alias, col);
+	buf_puts(q->sql, m[2]);
+	rc |= sqlb_text(q, rm, strlen(rm));
+	buf_puts(q->sql, m[3]);
+	rc |= sqlb_text(q, app, strlen(app));
+	buf_puts(q->sql, m[4]);
+	return rc < 0 ? -1 : 0;
 }

@@ -187,4 +187,15 @@ int coll_counts_ddl(const struct coll *c, enum db_backend backend, struct buf *b
 /* Appends the quoted identifier "name" (names are valid, so nothing needs escaping). */
 int coll_quote(struct buf *b, const char *name);
 
+struct sqlb;
+
+/*
+ * Appends to q->sql the JSON array of strings pre ++ (alias."col"'s elements not in rm) ++
+ * app, as one expression over the stored value of a multiple field (an UPDATE's new value:
+ * no read before it).  pre, app and rm are JSON arrays of strings, bound; borrowed until
+ * the statement ran.  0, or -1 (too many values).
+ */
+int coll_merge(struct sqlb *q, const char *alias, const char *col, const char *pre,
+    const char *app, const char *rm);
+
 #endif /* SLUICE_RECORDS_COLL_H */

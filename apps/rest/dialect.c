@@ -210,7 +210,7 @@ lite_kind_of(const char *type)
 static void
 pg_col_value(struct buf *b, const char *alias, const struct rest_col *c)
 {
-	rest_col_ref(b, alias, c->name);
+	sqlb_col(b, alias, c->name);
 }
 
 /* SQLite needs help for some kinds. */
@@ -220,23 +220,23 @@ lite_col_value(struct buf *b, const char *alias, const struct rest_col *c)
 	switch (c->kind) {
 	case REST_K_TS:
 		buf_puts(b, "strftime('%Y-%m-%dT%H:%M:%S', ");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_putc(b, ')');
 		break;
 	case REST_K_BOOL:
 		buf_puts(b, "json(case when ");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_puts(b, " is null then null when ");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_puts(b, " then 'true' else 'false' end)");
 		break;
 	case REST_K_JSON:
 		buf_puts(b, "json(");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_putc(b, ')');
 		break;
 	default:
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 	}
 }
 
@@ -250,7 +250,7 @@ static void
 pg_col_text(struct buf *b, const char *alias, const struct rest_col *c)
 {
 	buf_puts(b, c->kind == REST_K_INT ? "coalesce(" : "coalesce(to_json(");
-	rest_col_ref(b, alias, c->name);
+	sqlb_col(b, alias, c->name);
 	buf_puts(b, c->kind == REST_K_INT ? "::text, 'null')" : ")::text, 'null')");
 }
 
@@ -260,33 +260,33 @@ lite_col_text(struct buf *b, const char *alias, const struct rest_col *c)
 	switch (c->kind) {
 	case REST_K_TS:
 		buf_puts(b, "json_quote(strftime('%Y-%m-%dT%H:%M:%S', ");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_puts(b, "))");
 		break;
 	case REST_K_BOOL:
 		buf_puts(b, "case when ");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_puts(b, " is null then 'null' when ");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_puts(b, " then 'true' else 'false' end");
 		break;
 	case REST_K_JSON:
 		buf_puts(b, "coalesce(");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_puts(b, ", 'null')");
 		break;
 	case REST_K_NUM:
 		/* json_quote() writes an infinity as Inf, which is no JSON: null instead, as
 		 * sluice_obj() does (9e999 is SQLite's infinity). */
 		buf_puts(b, "case when abs(");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_puts(b, ") = 9e999 then 'null' else json_quote(");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_puts(b, ") end");
 		break;
 	default:
 		buf_puts(b, "json_quote(");
-		rest_col_ref(b, alias, c->name);
+		sqlb_col(b, alias, c->name);
 		buf_putc(b, ')');
 	}
 }
@@ -311,7 +311,7 @@ pg_path(struct rest_gen *g, const struct rest_lhs *l)
 	int k;
 
 	buf_putc(g->sql, '(');
-	rest_col_ref(g->sql, l->alias, l->c->name);
+	sqlb_col(g->sql, l->alias, l->c->name);
 	for (i = 0; i < l->path->nkeys; i++) {
 		int idx = path_index(l->path->keys[i]);
 
@@ -325,8 +325,8 @@ pg_path(struct rest_gen *g, const struct rest_lhs *l)
 			k = rest_param_text(g, l->path->keys[i], strlen(l->path->keys[i]));
 		if (k < 0)
 			return -1;
-		buf_puts(g->sql, i + 1 == l->path->nkeys && l->path->last_text ? " ->>" : " ->");
-		rest_put_param(g->sql, k);
+		buf_puts(g->sql, i + 1 == l->path->nkeys && l->path->last_text ? " ->> " : " -> ");
+		sqlb_param(g->sql, k);
 		buf_puts(g->sql, idx ? "::int" : "::text");
 	}
 	buf_putc(g->sql, ')');
@@ -338,7 +338,7 @@ static int
 pg_lhs(struct rest_gen *g, const struct rest_lhs *l)
 {
 	if (l->path == NULL) {
-		rest_col_ref(g->sql, l->alias, l->c->name);
+		sqlb_col(g->sql, l->alias, l->c->name);
 		if (strcmp(l->c->type, "json") == 0)
 			buf_puts(g->sql, "::jsonb");
 		return 0;
@@ -365,7 +365,7 @@ lite_path(struct rest_gen *g, const struct rest_lhs *l)
 	if (l->path->last_text)
 		buf_puts(g->sql, "cast(");
 	buf_putc(g->sql, '(');
-	rest_col_ref(g->sql, l->alias, l->c->name);
+	sqlb_col(g->sql, l->alias, l->c->name);
 	for (i = 0; i < l->path->nkeys; i++) {
 		const char *key = l->path->keys[i];
 
@@ -392,8 +392,8 @@ lite_path(struct rest_gen *g, const struct rest_lhs *l)
 		}
 		if (k < 0)
 			return -1;
-		buf_puts(g->sql, i + 1 == l->path->nkeys && l->path->last_text ? " ->>" : " ->");
-		rest_put_param(g->sql, k);
+		buf_puts(g->sql, i + 1 == l->path->nkeys && l->path->last_text ? " ->> " : " -> ");
+		sqlb_param(g->sql, k);
 	}
 	buf_putc(g->sql, ')');
 	if (l->path->last_text)
@@ -405,7 +405,7 @@ static int
 lite_lhs(struct rest_gen *g, const struct rest_lhs *l)
 {
 	if (l->path == NULL) {
-		rest_col_ref(g->sql, l->alias, l->c->name);
+		sqlb_col(g->sql, l->alias, l->c->name);
 		return 0;
 	}
 	return lite_path(g, l);
@@ -422,7 +422,8 @@ cmp_with(struct rest_gen *g, const struct rest_lhs *l, const char *op, const cha
 		return -1;
 	buf_putc(g->sql, ' ');
 	buf_puts(g->sql, op);
-	rest_put_param(g->sql, k);
+	buf_putc(g->sql, ' ');
+	sqlb_param(g->sql, k);
 	return 0;
 }
 
@@ -453,7 +454,7 @@ lite_cmp(struct rest_gen *g, const struct rest_lhs *l, const char *op, const cha
 	/* Text timestamps compare in one spelling ("T" or " ", seconds or not), as
 	 * PostgreSQL compares the values. */
 	buf_puts(g->sql, "strftime('%Y-%m-%dT%H:%M:%S', ");
-	rest_col_ref(g->sql, l->alias, c->name);
+	sqlb_col(g->sql, l->alias, c->name);
 	buf_printf(g->sql, ") %s strftime('%%Y-%%m-%%dT%%H:%%M:%%S', $%d)", op, k);
 	return 0;
 }
@@ -466,7 +467,7 @@ pg_like(struct rest_gen *g, const struct rest_lhs *l, int ilike, const char *v, 
 	if ((v = rest_like_pattern(g->a, v, len)) == NULL ||
 	    (k = rest_param_text(g, v, len)) < 0 || pg_lhs(g, l) < 0)
 		return -1;
-	buf_printf(g->sql, "::text %s $%d", ilike ? "ilike" : "like", k);
+	buf_printf(g->sql, "::text %s $%d", ilike ? g->d->sqlb->like : "like", k);
 	return 0;
 }
 
@@ -522,7 +523,7 @@ lite_like(struct rest_gen *g, const struct rest_lhs *l, int ilike, const char *v
 	if ((v = rest_like_pattern(g->a, v, len)) == NULL ||
 	    (k = rest_param_text(g, v, len)) < 0 || lite_lhs(g, l) < 0)
 		return -1;
-	buf_printf(g->sql, " like $%d escape '\\'", k);
+	buf_printf(g->sql, " %s $%d escape '\\'", g->d->sqlb->like, k);
 	return 0;
 }
 
@@ -610,16 +611,16 @@ pg_json_value(struct buf *b, const struct rest_col *c, const char *src, int miss
 {
 	if (missing_default && c->dflt != NULL) {
 		buf_printf(b, "(select case when %s ? ", src);
-		rest_sql_literal(b, c->name);
+		sqlb_literal(b, c->name);
 		buf_puts(b, " then ");
 	}
 	if (c->kind == REST_K_JSON) {
 		buf_printf(b, "nullif(%s->", src);
-		rest_sql_literal(b, c->name);
+		sqlb_literal(b, c->name);
 		buf_printf(b, ", 'null'::jsonb)::%s", c->type);
 	} else {
 		buf_printf(b, "(%s->>", src);
-		rest_sql_literal(b, c->name);
+		sqlb_literal(b, c->name);
 		buf_printf(b, ")::%s", c->type);
 	}
 	if (missing_default && c->dflt != NULL)
@@ -802,14 +803,14 @@ pg_call(struct buf *b, const struct rest_func *f, const unsigned char *given)
 {
 	int i, k = 0;
 
-	rest_quote_ident(b, f->name);
+	sqlb_ident(b, f->name);
 	buf_putc(b, '(');
 	for (i = 0; i < f->nargs; i++) {
 		if (given != NULL && !given[i])
 			continue;
 		if (k)
 			buf_puts(b, ", ");
-		rest_quote_ident(b, f->argnames[i]);
+		sqlb_ident(b, f->argnames[i]);
 		buf_printf(b, " => $%d::%s", ++k, f->argtypes[i]);
 	}
 	buf_putc(b, ')');
@@ -1045,13 +1046,13 @@ lite_cast_type(const char *name, enum rest_kind *kind)
 }
 
 static const struct rest_dialect rest_dialect_pg = {
+	.sqlb = &sqlb_pg,
 	.col_value = pg_col_value,
 	.col_text = pg_col_text,
 	.cmp = pg_cmp,
 	.like = pg_like,
 	.in = pg_in,
 	.op = pg_op,
-	.distinct_op = "is distinct from",
 	.lhs = pg_lhs,
 	.path_value = pg_path_value,
 	.cast_type = pg_cast_type,
@@ -1111,13 +1112,13 @@ static const struct rest_dialect rest_dialect_pg = {
 };
 
 static const struct rest_dialect rest_dialect_sqlite = {
+	.sqlb = &sqlb_sqlite,
 	.col_value = lite_col_value,
 	.col_text = lite_col_text,
 	.cmp = lite_cmp,
 	.like = lite_like,
 	.in = lite_in,
 	.op = lite_op,
-	.distinct_op = "is not",
 	.lhs = lite_lhs,
 	.path_value = lite_path,
 	.cast_type = lite_cast_type,

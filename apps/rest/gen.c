@@ -1,7 +1,7 @@
 /*
- * gen.c: the SQL writer's primitives, shared by every file that writes SQL: identifiers
- * and literals quoted, column references, placeholders and the values bound to them, and
- * the statement's aliases.
+ * gen.c: what the rest generator adds to sqlb.h's quoting and bound values: a column of
+ * the schema by its indexes, the statement's values with rest's cap and its PGRST100
+ * answer past it, and the statement's aliases.
  *
  * Only identifiers matched against the schema and aliases made here reach the SQL text;
  * every value from the request is a bound parameter (rest_param_*()).
@@ -11,102 +11,47 @@
 #include "rest.h"
 #include "str.h"
 
-/* s between two q, each q inside doubled: a run without q is appended at once (every
- * statement quotes dozens of names). */
-static void
-quote_doubled(struct buf *b, const char *s, char q)
-{
-	const char *e;
-
-	buf_putc(b, q);
-	while ((e = strchr(s, q)) != NULL) {
-		buf_append(b, s, (size_t)(e - s + 1));
-		buf_putc(b, q);
-		s = e + 1;
-	}
-	buf_puts(b, s);
-	buf_putc(b, q);
-}
-
-void
-rest_quote_ident(struct buf *b, const char *name)
-{
-	quote_doubled(b, name, '"');
-}
-
-/* A SQL string literal (JSON keys: schema names or request aliases). */
-void
-rest_sql_literal(struct buf *b, const char *s)
-{
-	quote_doubled(b, s, '\'');
-}
-
-void
-rest_col_ref(struct buf *b, const char *alias, const char *name)
-{
-	buf_puts(b, alias);
-	buf_putc(b, '.');
-	rest_quote_ident(b, name);
-}
-
 void
 rest_gen_col(struct rest_gen *g, const char *alias, int t, int c)
 {
-	rest_col_ref(g->sql, alias, g->sc->tables[t].cols[c].name);
+	sqlb_col(g->sql, alias, g->sc->tables[t].cols[c].name);
 }
 
 void
-rest_put_param(struct buf *b, int k)
+rest_params_init(struct rest_params *p, struct arena *a)
 {
-	buf_puts(b, " $");
-	buf_put_int(b, k);
+	sqlb_vals_init(&p->vals, a, REST_PARAMS_MAX);
 }
 
+/* k from sqlb_val_*(), or -1 with g->e set: too many values, or no room left for them. */
 static int
-param_slot(struct rest_gen *g)
+param_number(struct rest_gen *g, int k)
 {
-	if (g->p->n == REST_PARAMS_MAX) {
+	if (k >= 0)
+		return k;
+	if (g->p->vals.n == g->p->vals.max)
 		rest_err_set(g->e, 400, "PGRST100", NULL, "the request has too many values");
-		return -1;
-	}
-	g->p->isnull[g->p->n] = 0;
-	g->p->isint[g->p->n] = 0;
-	return g->p->n++;
+	else
+		rest_err_set(g->e, 413, "too_large", NULL, "the request is too large");
+	return -1;
 }
 
 int
 rest_param_text(struct rest_gen *g, const char *v, size_t len)
 {
-	int k = param_slot(g);
-
-	if (k < 0)
-		return -1;
-	g->p->v[k] = v;
-	g->p->len[k] = len;
-	return k + 1;
+	return param_number(g, sqlb_val_text(&g->p->vals, v, len));
 }
 
 int
 rest_param_int(struct rest_gen *g, int64_t v)
 {
-	int k = param_slot(g);
-
-	if (k < 0)
-		return -1;
-	g->p->isint[k] = 1;
-	g->p->iv[k] = v;
-	return k + 1;
+	return param_number(g, sqlb_val_int(&g->p->vals, v));
 }
 
 int
 rest_param_null(struct rest_gen *g)
 {
-	int k = param_slot(g);
-
-	if (k < 0)
-		return -1;
-	g->p->isnull[k] = 1;
-	return k + 1;
+	return param_number(g, sqlb_val_null(&g->p->vals));
 }
 
 void

@@ -206,17 +206,12 @@ static struct db_stmt *
 rest_prepare_bound(struct db *db, const char *sql, const struct rest_params *p)
 {
 	struct db_stmt *st;
-	int i;
 
 	if ((st = db_prepare(db, sql)) == NULL)
 		return NULL;
-	for (i = 0; i < p->n; i++) {
-		if (p->isnull[i])
-			db_bind_null(st, i + 1);
-		else if (p->isint[i])
-			db_bind_int(st, i + 1, p->iv[i]);
-		else
-			db_bind_text(st, i + 1, p->v[i], p->len[i]);
+	if (sqlb_bind_all(&p->vals, st) < 0) {
+		db_reset(st);
+		return NULL;
 	}
 	return st;
 }
@@ -235,13 +230,13 @@ rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root
 
 	if (t->d->explain == NULL || p == NULL)
 		return -1;
-	p->n = 0;
+	rest_params_init(p, rq->arena);
 	buf_init(&sql, REST_SQL_MAX);
 	rest_gen_start(&g, t, rq->arena, &sql, p, &e, 0);
 	g.seq = 1000;
 	buf_puts(&sql, t->d->explain);
 	buf_puts(&sql, "select 1 from ");
-	rest_quote_ident(&sql, t->sc->tables[table].name);
+	sqlb_ident(&sql, t->sc->tables[table].name);
 	buf_puts(&sql, " _t0 where true");
 	if (rest_sql_filters(&g, root, "_t0") < 0 || buf_failed(&sql))
 		goto out;
@@ -351,7 +346,8 @@ rest_count_rows(struct db *db, const char *sql, const struct rest_params *p, int
 
 	if ((st = db_prepare(db, sql)) == NULL)
 		return -1;
-	if (db_bind_text(st, 1, p->v[0], p->len[0]) < 0 || db_step(st) != DB_ROW) {
+	if (p->vals.n < 1 ||
+	    db_bind_text(st, 1, p->vals.v[0].s, p->vals.v[0].len) < 0 || db_step(st) != DB_ROW) {
 		db_reset(st);
 		return -1;
 	}

@@ -31,7 +31,7 @@ read_plan(struct req *rq, struct resp *rs, struct rest_thread *t, int table,
 
 	if (p == NULL || root == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	p->n = 0;
+	rest_params_init(p, rq->arena);
 	root->name = t->sc->tables[table].name;
 	rest_gen_start(&g, t, rq->arena, &t->sql, p, &e, 0);
 	if (rest_plan_prefix(rq, t, acc, &t->sql, &e) < 0 ||
@@ -77,7 +77,7 @@ rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	if ((p = arena_alloc(rq->arena, sizeof(*p))) == NULL ||
 	    (root = rest_node_new(rq->arena, NULL)) == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	p->n = 0;
+	rest_params_init(p, rq->arena);
 	root->name = t->sc->tables[table].name;
 	buf_reset(&t->sql, 1 << 20);
 	if (acc >= REST_ACCEPT_PLAN)

@@ -19,7 +19,7 @@
  *   names.c    the tree's names resolved against the schema
  *   grants.c   SQLite's rest_grants: what each role may do on a table or function
  *   dialect.c  what PostgreSQL's and SQLite's SQL do differently: a struct per back end
- *   gen.c      the SQL writer's primitives: quoting, bound values, aliases
+ *   gen.c      rest's part of SQL writing over sqlb.h: its values' cap, aliases
  *   parse.c    the URL grammar into a tree of struct rest_node
  *   schema.c   what the database holds, introspected (schemas.c: once per process)
  *   reads.c    the tables an SQLite function's body reads, found as the schema is read
@@ -42,6 +42,7 @@
 #include "db.h"
 #include "req.h"
 #include "resp.h"
+#include "sqlb.h"
 
 struct arena;
 struct rest_dialect;
@@ -300,14 +301,10 @@ struct rest_node {
 	int one;		/* one row (an object): to-one, or a one-to-one key */
 };
 
-/* Values bound to the statement, in order ($1, $2, ...). */
+/* Values bound to the statement, in order ($1, $2, ...): at most REST_PARAMS_MAX, past
+ * which the generator answers PGRST100 (rest_param_*()). */
 struct rest_params {
-	const char *v[REST_PARAMS_MAX];
-	size_t len[REST_PARAMS_MAX];
-	int isint[REST_PARAMS_MAX];
-	int64_t iv[REST_PARAMS_MAX];
-	int isnull[REST_PARAMS_MAX];
-	int n;
+	struct sqlb_vals vals;
 };
 
 /* parse.c.  Every function returns 0, or -1 with e filled; results live in the arena a. */
@@ -356,18 +353,14 @@ struct rest_gen {
 	int bare;
 };
 
-/* gen.c.  Every function writes to the buffer it is given (g->sql for g). */
-/* Appends "name" with double quotes doubled. */
-void rest_quote_ident(struct buf *b, const char *name);
-/* Appends 'text' as a SQL string literal (schema names and aliases only). */
-void rest_sql_literal(struct buf *b, const char *s);
-/* Appends alias."name". */
-void rest_col_ref(struct buf *b, const char *alias, const char *name);
+/* gen.c: what rest adds to sqlb.h's quoting and values (every function writes to the
+ * buffer it is given, g->sql for g). */
 /* Appends alias."name" of column c of table t to g->sql. */
 void rest_gen_col(struct rest_gen *g, const char *alias, int t, int c);
-/* Appends " $k", a placeholder. */
-void rest_put_param(struct buf *b, int k);
-/* Adds a bound value; returns its number ($k), or -1 with g->e set (too many). */
+/* Empties p for a statement, its values from a (borrowed until the statement ran). */
+void rest_params_init(struct rest_params *p, struct arena *a);
+/* Adds a bound value; returns its number ($k), or -1 with g->e set (too many values, or
+ * the arena full). */
 int rest_param_text(struct rest_gen *g, const char *v, size_t len);
 int rest_param_int(struct rest_gen *g, int64_t v);
 int rest_param_null(struct rest_gen *g);
@@ -389,7 +382,9 @@ struct rest_dialect {
 	void (*col_value)(struct buf *b, const char *alias, const struct rest_col *c);
 	/* The column's JSON text, 'null' for NULL. */
 	void (*col_text)(struct buf *b, const char *alias, const struct rest_col *c);
-	/* alias.c op $k, with v bound (op: = <> > >= < <=, or distinct_op). */
+	/* The spellings rest shares with every SQL writer (sqlb.h). */
+	const struct sqlb_dialect *sqlb;
+	/* alias.c op $k, with v bound (op: = <> > >= < <=, or sqlb->is_not). */
 	int (*cmp)(struct rest_gen *g, const struct rest_lhs *l, const char *op, const char *v,
 	    size_t len);
 	/* like.v or ilike.v, '*' as the wildcard. */
@@ -402,7 +397,6 @@ struct rest_dialect {
 	 * naming the operator) where the back end has no such operator. */
 	int (*op)(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
 	    const char *v, size_t len);
-	const char *distinct_op;	/* isdistinct: "is distinct from" / "is not" */
 	/* The left side of a filter or an order: the column or its JSON path (->> as text,
 	 * -> as JSON).  0, or -1 with g->e set (a key the back end cannot express). */
 	int (*lhs)(struct rest_gen *g, const struct rest_lhs *l);

@@ -217,7 +217,7 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 		rest_err_set(&e, 406, "PGRST107", NULL, "a query plan is for reads of tables only");
 		return rest_error(rs, &e);
 	}
-	p->n = 0;
+	rest_params_init(p, rq->arena);
 	buf_reset(&t->sql, 1 << 20);
 	rest_gen_start(&g, t, rq->arena, &t->sql, p, &e, 0);
 	if (rpc_args(rq, rs, t->scname, f, &g, given) < 0)

@@ -179,7 +179,7 @@ expr_raw(struct rest_gen *g, const char *alias, int t, const struct rest_item *i
 			if (g->d->path_value(g, &l) < 0)
 				return -1;
 		} else
-			rest_col_ref(g->sql, alias, c->name);
+			sqlb_col(g->sql, alias, c->name);
 		if (in != NULL)
 			g->d->cast(g->sql, in, 0);
 	}
@@ -303,7 +303,7 @@ gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias
 		buf_puts(g->sql, " from (select ");
 		g->d->col_text(g->sql, a, &tab(g, n->table)->cols[c]);
 		buf_puts(g->sql, " as _v from ");
-		rest_quote_ident(g->sql, tab(g, n->table)->name);
+		sqlb_ident(g->sql, tab(g, n->table)->name);
 		buf_printf(g->sql, " %s where ", a);
 		rest_sql_join(g, n, a, palias);
 		if (rest_sql_filters(g, n, a) < 0 || gen_order_limit(g, n, a, 1) < 0)
@@ -321,7 +321,7 @@ gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias
 	else
 		g->d->col_value(g->sql, a, &tab(g, n->table)->cols[c]);
 	buf_puts(g->sql, " from ");
-	rest_quote_ident(g->sql, tab(g, n->table)->name);
+	sqlb_ident(g->sql, tab(g, n->table)->name);
 	buf_printf(g->sql, " %s where ", a);
 	rest_sql_join(g, n, a, palias);
 	if (rest_sql_filters(g, n, a) < 0)
@@ -369,7 +369,7 @@ gen_from_where(struct rest_gen *g, struct rest_node *n, const char *from, const 
 	if (from != NULL)
 		buf_puts(g->sql, from);
 	else
-		rest_quote_ident(g->sql, tab(g, n->table)->name);
+		sqlb_ident(g->sql, tab(g, n->table)->name);
 	buf_putc(g->sql, ' ');
 	buf_puts(g->sql, alias);
 	/* SQLite, a rowid table read whole without order=, or through filters no index range
@@ -423,7 +423,7 @@ embed_join(struct rest_gen *g, struct rest_node *n, const char *a, const char *p
 	int rc;
 
 	buf_puts(g->joins, " left join ");
-	rest_quote_ident(g->joins, tab(g, n->table)->name);
+	sqlb_ident(g->joins, tab(g, n->table)->name);
 	buf_printf(g->joins, " %s on ", a);
 	g->sql = g->joins;
 	rest_sql_join(g, n, a, palias);
@@ -521,7 +521,7 @@ key_text(struct rest_gen *g, const char *key, int first)
 	else {
 		if (!first)
 			buf_puts(g->sql, " || ");
-		rest_sql_literal(g->sql, k.data);
+		sqlb_literal(g->sql, k.data);
 		buf_puts(g->sql, " || ");
 	}
 	buf_free(&k);
@@ -832,7 +832,7 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 	if (buf_failed(&tpl))
 		g->sql->failed = 1;
 	buf_puts(g->sql, agg == 2 ? "sluice_embed(" : agg ? "sluice_arr(" : "sluice_obj(");
-	rest_sql_literal(g->sql, tpl.data);
+	sqlb_literal(g->sql, tpl.data);
 	buf_free(&tpl);
 	if (tpl_values(g, n, alias, star) < 0)
 		return -1;
@@ -854,7 +854,7 @@ gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias
 	if (n->norder == 0 && table && tab(g, n->table)->rowid &&
 	    (n->limit >= 0 || n->offset > 0)) {
 		buf_puts(g->sql, " order by ");
-		rest_col_ref(g->sql, alias, "rowid");
+		sqlb_col(g->sql, alias, "rowid");
 	}
 	for (i = 0; i < n->norder; i++) {
 		const struct rest_order *o = &n->order[i];
@@ -875,15 +875,15 @@ gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias
 	if (n->limit >= 0) {
 		if ((k = rest_param_int(g, n->limit)) < 0)
 			return -1;
-		buf_puts(g->sql, " limit");
-		rest_put_param(g->sql, k);
+		buf_puts(g->sql, " limit ");
+		sqlb_param(g->sql, k);
 	} else if (n->offset > 0)
 		buf_puts(g->sql, g->d->limit_none);
 	if (n->offset > 0) {
 		if ((k = rest_param_int(g, n->offset)) < 0)
 			return -1;
-		buf_puts(g->sql, " offset");
-		rest_put_param(g->sql, k);
+		buf_puts(g->sql, " offset ");
+		sqlb_param(g->sql, k);
 	}
 	return 0;
 }
@@ -946,22 +946,22 @@ gen_csv_field(struct rest_gen *g, int k)
 	(void)snprintf(key, sizeof(key), "_k%d", k);
 
 	buf_puts(b, "case when _r.");
-	rest_quote_ident(b, key);
+	sqlb_ident(b, key);
 	buf_puts(b, " is null then '' when _r.");
-	rest_quote_ident(b, key);
+	sqlb_ident(b, key);
 	buf_printf(b, "%s = ''", txt);
 	for (i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
 		buf_printf(b, " or %s(_r.", pos);
-		rest_quote_ident(b, key);
+		sqlb_ident(b, key);
 		if (special[i][0] == '\'')
 			buf_printf(b, "%s, %s) > 0", txt, special[i]);
 		else
 			buf_printf(b, "%s, %s(%s)) > 0", txt, chr, special[i]);
 	}
 	buf_puts(b, " then '\"' || replace(replace(_r.");
-	rest_quote_ident(b, key);
+	sqlb_ident(b, key);
 	buf_printf(b, "%s, '\\', '\\\\'), '\"', '\"\"') || '\"' else _r.", txt);
-	rest_quote_ident(b, key);
+	sqlb_ident(b, key);
 	buf_printf(b, "%s end", txt);
 }
 
@@ -1040,7 +1040,7 @@ gen_total(struct rest_gen *g, struct rest_node *root, const char *from, int wrap
 	if (from != NULL)
 		buf_puts(g->sql, from);
 	else
-		rest_quote_ident(g->sql, tab(g, root->table)->name);
+		sqlb_ident(g->sql, tab(g, root->table)->name);
 	buf_printf(g->sql, " %s where true", c);
 	rc = rest_sql_filters(g, root, c);
 	buf_puts(g->sql, wrap ? ") as _c" : ")");

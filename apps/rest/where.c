@@ -63,7 +63,7 @@ gen_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *c,
 	case REST_OP_GTE: case REST_OP_LT: case REST_OP_LTE:
 	case REST_OP_ISDISTINCT:
 		if ((l->path == NULL && check_number(g, l->c, v, len) < 0) ||
-		    g->d->cmp(g, l, c->op == REST_OP_ISDISTINCT ? g->d->distinct_op :
+		    g->d->cmp(g, l, c->op == REST_OP_ISDISTINCT ? g->d->sqlb->is_not :
 		    sql_cmp[c->op], v, len) < 0)
 			return -1;
 		return 0;
@@ -165,7 +165,7 @@ rest_sql_join(struct rest_gen *g, const struct rest_node *n, const char *alias,
 
 		rest_next_alias(g, "_j", j, sizeof(j));
 		buf_puts(g->sql, "exists (select 1 from ");
-		rest_quote_ident(g->sql, tab(g, n->junction)->name);
+		sqlb_ident(g->sql, tab(g, n->junction)->name);
 		buf_printf(g->sql, " %s where ", j);
 		for (i = 0; i < fk->ncols; i++) {
 			rest_gen_col(g, j, fk->from, fk->from_cols[i]);
@@ -216,7 +216,7 @@ rest_sql_filters(struct rest_gen *g, const struct rest_node *n, const char *alia
 			continue;
 		rest_next_alias(g, "_t", a, sizeof(a));
 		buf_puts(g->sql, " and exists (select 1 from ");
-		rest_quote_ident(g->sql, tab(g, c->table)->name);
+		sqlb_ident(g->sql, tab(g, c->table)->name);
 		buf_printf(g->sql, " %s where ", a);
 		rest_sql_join(g, c, a, alias);
 		if (rest_sql_filters(g, c, a) < 0)

@@ -261,7 +261,7 @@ write_returning(struct rest_gen *g, struct rest_node *root)
 		struct buf q;
 
 		buf_init(&q, 4096);
-		rest_quote_ident(&q, g->sc->tables[root->table].name);
+		sqlb_ident(&q, g->sc->tables[root->table].name);
 		alias = buf_failed(&q) ? NULL : arena_strndup(g->a, q.data, q.len);
 		buf_free(&q);
 		if (alias == NULL)
@@ -390,7 +390,7 @@ static int
 write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_params *p,
     struct rest_gen *g, struct rest_err *e, enum rest_accept *acc)
 {
-	p->n = 0;
+	rest_params_init(p, rq->arena);
 	buf_reset(&t->sql, 1 << 20);
 	/* body_max: on PostgreSQL a representation past the response cap fails in the
 	 * statement (54000, as SQLite's length limit), before the worker receives it. */
@@ -422,12 +422,12 @@ write_upsert_count(struct rest_gen *g, const struct rest_table *tb, const int *c
 
 	buf_init(&q, REST_SQL_MAX);
 	buf_puts(&q, "select count(*) from ");
-	rest_quote_ident(&q, tb->name);
+	sqlb_ident(&q, tb->name);
 	buf_puts(&q, " where (");
 	for (i = 0; i < nconf; i++) {
 		if (i)
 			buf_puts(&q, ", ");
-		rest_quote_ident(&q, tb->cols[conf[i]].name);
+		sqlb_ident(&q, tb->cols[conf[i]].name);
 	}
 	buf_puts(&q, ") in (select ");
 	for (i = 0; i < nconf; i++) {
@@ -457,7 +457,7 @@ write_value(struct rest_gen *g, struct buf *b, const struct rest_col *c, const c
 	const cJSON *v;
 	int k;
 
-	if (obj != NULL && g->p->n < REST_PARAMS_MAX / 2 && c->kind != REST_K_JSON &&
+	if (obj != NULL && g->p->vals.n < REST_PARAMS_MAX / 2 && c->kind != REST_K_JSON &&
 	    (v = cJSON_GetObjectItemCaseSensitive(obj, c->name)) != NULL &&
 	    cJSON_IsString(v)) {
 		if ((k = rest_param_text(g, v->valuestring, strlen(v->valuestring))) < 0)
@@ -566,7 +566,7 @@ write_insert_into(struct rest_gen *g, struct buf *b, const struct rest_table *tb
 
 	buf_puts(b, g->d->write_open);
 	buf_puts(b, "insert into ");
-	rest_quote_ident(b, tb->name);
+	sqlb_ident(b, tb->name);
 	buf_puts(b, g->d->insert_alias);
 	if (ncols == 0)
 		buf_puts(b, " default values");
@@ -575,7 +575,7 @@ write_insert_into(struct rest_gen *g, struct buf *b, const struct rest_table *tb
 	for (i = 0; i < ncols; i++) {
 		if (i)
 			buf_puts(b, ", ");
-		rest_quote_ident(b, tb->cols[cols[i]].name);
+		sqlb_ident(b, tb->cols[cols[i]].name);
 	}
 	for (i = 0; i < ncols; i++) {
 		buf_puts(b, i ? ", " : ") select ");
@@ -599,7 +599,7 @@ write_on_conflict(struct buf *b, const struct rest_table *tb, const int *cols, i
 	for (i = 0; i < nconf; i++) {
 		if (i)
 			buf_puts(b, ", ");
-		rest_quote_ident(b, tb->cols[conf[i]].name);
+		sqlb_ident(b, tb->cols[conf[i]].name);
 	}
 	buf_puts(b, ")");
 	for (i = 0; merge && i < ncols; i++) {
@@ -609,16 +609,16 @@ write_on_conflict(struct buf *b, const struct rest_table *tb, const int *cols, i
 		if (j < nconf)
 			continue;
 		buf_puts(b, any++ ? ", " : " do update set ");
-		rest_quote_ident(b, tb->cols[cols[i]].name);
+		sqlb_ident(b, tb->cols[cols[i]].name);
 		buf_puts(b, " = excluded.");
-		rest_quote_ident(b, tb->cols[cols[i]].name);
+		sqlb_ident(b, tb->cols[cols[i]].name);
 	}
 	if (!any && merge) {
 		/* Every column is in the key: a no-op update still returns the row. */
 		buf_puts(b, " do update set ");
-		rest_quote_ident(b, tb->cols[conf[0]].name);
+		sqlb_ident(b, tb->cols[conf[0]].name);
 		buf_puts(b, " = excluded.");
-		rest_quote_ident(b, tb->cols[conf[0]].name);
+		sqlb_ident(b, tb->cols[conf[0]].name);
 	} else if (!any)
 		buf_puts(b, " do nothing");
 }
@@ -793,7 +793,7 @@ write_set(struct buf *b, const struct rest_dialect *d, const struct rest_table *
 	cJSON_ArrayForEach(it, body) {
 		buf_puts(b, sep);
 		sep = ", ";
-		rest_quote_ident(b, it->string);
+		sqlb_ident(b, it->string);
 		buf_puts(b, " = ");
 		d->json_value(b, &tb->cols[write_col(tb, it->string)], src, 0);
 	}
@@ -849,7 +849,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	}
 	buf_puts(b, t->d->write_open);
 	buf_puts(b, del ? "delete from " : "update ");
-	rest_quote_ident(b, tb->name);
+	sqlb_ident(b, tb->name);
 	buf_puts(b, t->d->write_alias);
 	if (!del)
 		write_set(b, t->d, tb, body, b1);

@@ -43,7 +43,7 @@ rest_search_path(struct rest_thread *t, struct req *rq)
 	if (rest_txn_begin(rq, t) < 0)
 		return -1;
 	buf_init(&q, 1024);
-	rest_quote_ident(&q, t->scname);
+	sqlb_ident(&q, t->scname);
 	if (!buf_failed(&q) && (st = db_prepare(rq->db, t->d->search_path)) != NULL) {
 		if (db_bind_text(st, 1, q.data, q.len) == 0 && db_step(st) == DB_ROW)
 			rc = 0;

@@ -62,7 +62,7 @@ fz_check(const struct sqlq *q)
 		else if (!in && *s == '$') {
 			long n = strtol(s + 1, NULL, 10);
 
-			assert(n >= 1 && n <= q->nbinds);
+			assert(n >= 1 && n <= q->vals.n);
 		}
 	}
 	assert(depth == 0 && !in);

@@ -125,7 +125,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			q = nl ? nl + 1 : end;
 		}
 		buf_init(&sql, REST_SQL_MAX);
-		p.n = 0;
+		rest_params_init(&p, a);
 		g = (struct rest_gen){ .sc = &schema, .d = rest_dialect_of(be ? DB_PG : DB_SQLITE),
 		    .a = a, .sql = &sql, .p = &p, .e = &e };
 		if (rest_resolve(&g, root, table) == 0 &&

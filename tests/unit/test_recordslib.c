@@ -218,6 +218,49 @@ test_coll_counts_ddl(void)
 	buf_free(&b);
 }
 
+/* coll_merge(): pre, then the stored elements not removed, then app, in order, the three
+ * arrays bound ($1 pre, $2 rm, $3 app); run on SQLite, its text checked on PostgreSQL. */
+static void
+test_coll_merge(void)
+{
+	struct db *db = NULL;
+	struct db_stmt *st;
+	struct buf sql;
+	struct sqlb q;
+	char err[256];
+	const char *s;
+
+	buf_init(&sql, 0);
+	sqlb_init(&q, &sql, ta, DB_PG);
+	CHECK_INT(coll_merge(&q, "t", "tags", "[\"p\"]", "[\"z\"]", "[\"b\"]"), 0);
+	CHECK(strstr(sql.data, "CAST($1 AS jsonb)") != NULL &&
+	    strstr(sql.data, "jsonb_array_elements_text(t.\"tags\")") != NULL &&
+	    strstr(sql.data, "CAST($2 AS jsonb)") < strstr(sql.data, "CAST($3 AS jsonb)"));
+	CHECK(q.vals.n == 3 && strcmp(q.vals.v[1].s, "[\"b\"]") == 0);
+
+	if (db_open(&db, "sqlite::memory:", NULL, err, sizeof(err)) == -1) {
+		harness_fail(__FILE__, __LINE__, "db_open: %s", err);
+		buf_free(&sql);
+		return;
+	}
+	CHECK(db_exec(db, "CREATE TABLE x (tags TEXT); INSERT INTO x VALUES "
+	    "('[\"a\",\"b\",\"c\"]')") == 0);
+	sqlb_init(&q, &sql, ta, DB_SQLITE);
+	buf_puts(q.sql, "SELECT ");
+	CHECK_INT(coll_merge(&q, "t", "tags", "[\"p\"]", "[\"z\"]", "[\"b\"]"), 0);
+	buf_puts(q.sql, " FROM x AS t");
+	CHECK((st = db_prepare(db, sql.data)) != NULL);
+	if (st != NULL) {
+		CHECK_INT(sqlb_bind(&q, st), 0);
+		CHECK_INT(db_step(st), DB_ROW);
+		s = db_column_text(st, 0, NULL);
+		CHECK_STR(s, "[\"p\",\"a\",\"c\",\"z\"]");
+		db_reset(st);
+	}
+	db_close(db);
+	buf_free(&sql);
+}
+
 /* Compiles f on posts; returns the status (0 for OK) and the SQL in sql. */
 static int
 tf(const char *f, enum db_backend be, const struct filter_ctx *ctx, struct sqlq *q,
@@ -363,16 +406,16 @@ test_filter_sql(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		CHECK_INT(tf(cases[i].f, DB_SQLITE, NULL, &q, &sql), 0);
 		CHECK_STR(sql.data, cases[i].sqlite);
-		CHECK_INT(q.nbinds, cases[i].binds);
+		CHECK_INT(q.vals.n, cases[i].binds);
 		CHECK_INT(tf(cases[i].f, DB_PG, NULL, &q, &sql), 0);
 		CHECK_STR(sql.data, cases[i].pg ? cases[i].pg : cases[i].sqlite);
 	}
 	/* '~' wraps and escapes a literal without '%'. */
 	CHECK_INT(tf("title ~ 'a_b\\c'", DB_SQLITE, NULL, &q, &sql), 0);
-	CHECK(q.nbinds == 1 && q.binds[0].len == 9 && memcmp(q.binds[0].s, "%a\\_b\\\\c%", 9) == 0);
+	CHECK(q.vals.n == 1 && q.vals.v[0].len == 9 && memcmp(q.vals.v[0].s, "%a\\_b\\\\c%", 9) == 0);
 	/* Only the enclosing quote is escapable; the value is bound whole. */
 	CHECK_INT(tf("title = 'it\\'s \" OR 1=1 --'", DB_SQLITE, NULL, &q, &sql), 0);
-	CHECK(q.nbinds == 1 && strcmp(q.binds[0].s, "it's \" OR 1=1 --") == 0);
+	CHECK(q.vals.n == 1 && strcmp(q.vals.v[0].s, "it's \" OR 1=1 --") == 0);
 	CHECK(strstr(sql.data, "OR 1=1") == NULL);
 	buf_free(&sql);
 }
@@ -456,14 +499,14 @@ test_filter_hidden_email(void)
 	    FILTER_OK);
 	CHECK_STR(sql.data, "((((CASE WHEN t.\"emailVisibility\" OR t.\"id\" = $1 THEN "
 	    "t.\"email\" ELSE '' END) = $2)))");
-	CHECK(q.nbinds == 2 && q.binds[0].len == 0);
+	CHECK(q.vals.n == 2 && q.vals.v[0].len == 0);
 	ctx.auth = &tc.c[0];
 	ctx.auth_vals = vals;
 	ctx.auth_lens = lens;
 	sqlq_init(&q, &sql, ta, DB_SQLITE);
 	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
 	    FILTER_OK);
-	CHECK(q.nbinds == 2 && q.binds[0].len == 15);
+	CHECK(q.vals.n == 2 && q.vals.v[0].len == 15);
 	/* A superuser's filter and a rule see the column itself. */
 	ctx.superuser = 1;
 	sqlq_init(&q, &sql, ta, DB_SQLITE);
@@ -526,7 +569,7 @@ test_filter_rules(void)
 	CHECK_INT(tf("@request.auth.id != ''", DB_PG, &ctx, &q, &sql), 0);
 	CHECK_STR(sql.data, "(((1=1)))");
 	CHECK_INT(tf("author = @request.auth.id", DB_SQLITE, &ctx, &q, &sql), 0);
-	CHECK(q.nbinds == 1 && strcmp(q.binds[0].s, "abcdefghijklmno") == 0);
+	CHECK(q.vals.n == 1 && strcmp(q.vals.v[0].s, "abcdefghijklmno") == 0);
 	CHECK_INT(tf("@request.auth.emailVisibility = true && @request.auth.age > 40",
 	    DB_SQLITE, &ctx, &q, &sql), 0);
 	CHECK_STR(sql.data, "(((1=1) AND (1=1)))");
@@ -540,7 +583,7 @@ test_filter_rules(void)
 		CHECK_INT(tf("@request.body.title = title && @request.body.n = 3 && "
 		    "@request.body.b = true && @request.body.none = null", DB_SQLITE, &ctx, &q,
 		    &sql), 0);
-		CHECK_INT(q.nbinds, 1);
+		CHECK_INT(q.vals.n, 1);
 		CHECK_INT(tf("@request.body.o = 1", DB_SQLITE, &ctx, &q, &sql), 400);
 		cJSON_Delete(body);
 	}
@@ -757,6 +800,7 @@ main(void)
 	RUN(test_coll_parse);
 	RUN(test_coll_ddl);
 	RUN(test_coll_counts_ddl);
+	RUN(test_coll_merge);
 	RUN(test_filter_sql);
 	RUN(test_filter_eq);
 	RUN(test_filter_refusals);
