@@ -57,7 +57,7 @@ struct fjoin {
 };
 
 struct fp {
-	struct sqlq *q;
+	struct sqlb *q;
 	const struct coll *c;
 	const char *alias;
 	const struct filter_ctx *ctx;
@@ -304,23 +304,23 @@ fp_set_path(struct fp *f, const struct coll *c, const char *alias, const char *p
 	if (fd != NULL) {
 		/* The records a multiple relation lists. */
 		buf_printf(&conds, "%s.\"id\" IN (SELECT value FROM %s", sub, f->q->d->each_open);
-		sqlq_col(&conds, alias, fd->name);
+		sqlb_col(&conds, alias, fd->name);
 		buf_puts(&conds, f->q->d->each_close);
 		buf_printf(&conds, "e%d%s) AND ", f->q->alias, f->q->d->each_alias);
 	} else if (!bf->multiple) {
 		/* The records whose relation points here. */
-		sqlq_col(&conds, sub, bf->name);
+		sqlb_col(&conds, sub, bf->name);
 		buf_puts(&conds, " = ");
-		sqlq_col(&conds, alias, "id");
+		sqlb_col(&conds, alias, "id");
 		buf_puts(&conds, " AND ");
 	} else {
 		buf_puts(&conds, "EXISTS (SELECT 1 FROM ");
 		buf_puts(&conds, f->q->d->each_open);
-		sqlq_col(&conds, sub, bf->name);
+		sqlb_col(&conds, sub, bf->name);
 		buf_puts(&conds, f->q->d->each_close);
 		buf_printf(&conds, "e%d%s WHERE e%d.value = ", f->q->alias, f->q->d->each_alias,
 		    f->q->alias);
-		sqlq_col(&conds, alias, "id");
+		sqlb_col(&conds, alias, "id");
 		buf_puts(&conds, ") AND ");
 	}
 	if (buf_failed(&tabs) || buf_failed(&conds))
@@ -352,16 +352,16 @@ fp_path_email(struct fp *f, const char *alias, struct buf *b, struct opnd *o)
 	int rc;
 
 	buf_puts(b, "(CASE WHEN ");
-	sqlq_col(b, alias, "emailVisibility");
+	sqlb_col(b, alias, "emailVisibility");
 	buf_puts(b, " OR ");
-	sqlq_col(b, alias, "id");
+	sqlb_col(b, alias, "id");
 	buf_puts(b, " = ");
 	f->q->sql = b;
 	rc = x != NULL && x->auth != NULL && x->auth_vals != NULL && x->auth_vals[0] ?
-	    sqlq_text(f->q, x->auth_vals[0], x->auth_lens[0]) : sqlq_text(f->q, "", 0);
+	    sqlb_text(f->q, x->auth_vals[0], x->auth_lens[0]) : sqlb_text(f->q, "", 0);
 	f->q->sql = saved;
 	buf_puts(b, " THEN ");
-	sqlq_col(b, alias, "email");
+	sqlb_col(b, alias, "email");
 	buf_puts(b, " ELSE '' END)");
 	o->textual = 1;
 	if (rc < 0)
@@ -399,7 +399,7 @@ fp_path_hop(struct fp *f, const struct coll_field *fd, const char *alias, const 
 		coll_quote(&b, fd->tcoll->name);
 		buf_printf(&b, " AS %s", sub);
 		buf_printf(&cb, "%s.\"id\" = ", sub);
-		sqlq_col(&cb, alias, fd->name);
+		sqlb_col(&cb, alias, fd->name);
 		buf_puts(&cb, " AND ");
 		e = buf_failed(&b) || buf_failed(&cb) ?
 		    fp_fail(f, FILTER_ENOMEM, "out of memory") : fp_set(f, b.data, cb.data, &in, o);
@@ -412,7 +412,7 @@ fp_path_hop(struct fp *f, const struct coll_field *fd, const char *alias, const 
 	buf_puts(&b, " FROM ");
 	coll_quote(&b, fd->tcoll->name);
 	buf_printf(&b, " AS %s WHERE %s.\"id\" = ", sub, sub);
-	sqlq_col(&b, alias, fd->name);
+	sqlb_col(&b, alias, fd->name);
 	buf_putc(&b, ')');
 	o->textual = in.textual;
 	o->multi = in.multi;
@@ -451,7 +451,7 @@ fp_path(struct fp *f, const struct coll *c, const char *alias, const char *p, si
 			return e;
 		}
 	} else {
-		sqlq_col(&b, alias, fd->name);
+		sqlb_col(&b, alias, fd->name);
 		o->textual = coll_textual(fd);
 		o->multi = fd->multiple;
 		if (hops == 0 && c == f->c)
@@ -591,13 +591,13 @@ fp_body_mod(struct fp *f, const char *name, size_t len, const char *m, size_t ml
 		free(js);
 		cJSON_Delete(arr);
 		buf_puts(&b, f->q->d->json_cmp_col_open);
-		sqlq_col(&b, f->alias, fd->name);
+		sqlb_col(&b, f->alias, fd->name);
 		buf_puts(&b, f->q->d->json_cmp_col_close);
 		buf_putc(&b, ' ');
 		buf_puts(&b, f->q->d->is_not);
 		buf_putc(&b, ' ');
 		buf_puts(&b, f->q->d->json_cmp_val_open);
-		rc = jv != NULL ? sqlq_text(f->q, jv, strlen(jv)) : -1;
+		rc = jv != NULL ? sqlb_text(f->q, jv, strlen(jv)) : -1;
 		buf_puts(&b, f->q->d->json_cmp_val_close);
 		if (rc < 0)
 			e = fp_fail(f, FILTER_ELIMIT, "too many values in the filter");
@@ -970,11 +970,11 @@ fp_emit(struct fp *f, const struct opnd *o, int as_text)
 		int64_t i;
 
 		if (str_to_int(o->s, o->len, INT64_MIN, INT64_MAX, &i) == 0)
-			return sqlq_int(f->q, i);
-		return sqlq_double(f->q, strtod(o->s, NULL));
+			return sqlb_int(f->q, i);
+		return sqlb_double(f->q, strtod(o->s, NULL));
 	}
 	if (o->lit)
-		return o->null ? sqlq_null(f->q) : sqlq_text(f->q, o->s, o->len);
+		return o->null ? sqlb_null(f->q) : sqlb_text(f->q, o->s, o->len);
 	if (as_text && !o->textual) {
 		buf_puts(b, "CAST(");
 		buf_puts(b, o->sql);
@@ -1031,7 +1031,7 @@ fp_cmp(struct fp *f, const struct opnd *a, enum fop op, const struct opnd *b)
 				}
 				*w++ = '%';
 			}
-			rc |= sqlq_text(f->q, pat, (size_t)(w - pat));
+			rc |= sqlb_text(f->q, pat, (size_t)(w - pat));
 		} else {
 			buf_puts(sql, "('%' || ");
 			rc |= fp_emit(f, b, 1);
@@ -1277,7 +1277,7 @@ fp_joins(struct fp *f, size_t start)
 }
 
 enum filter_err
-filter_compile(struct sqlq *q, const struct coll *c, const char *alias, const char *s,
+filter_compile(struct sqlb *q, const struct coll *c, const char *alias, const char *s,
     size_t len, const struct filter_ctx *ctx, char *err, size_t errlen)
 {
 	struct fp f;

@@ -36,7 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "coll.h"
-#include "sqlq.h"
+#include "sqlb.h"
 
 #define FILTER_LEN_MAX		3500	/* characters of one filter */
 #define FILTER_LEAVES_MAX	200	/* comparisons in one filter */
@@ -82,7 +82,7 @@ struct filter_ctx {
  * parenthesised boolean expression, and records its values in q.  Returns FILTER_OK, or an
  * error with a message for the client in err[errlen] (q's text is then unusable).
  */
-enum filter_err filter_compile(struct sqlq *q, const struct coll *c, const char *alias,
+enum filter_err filter_compile(struct sqlb *q, const struct coll *c, const char *alias,
     const char *s, size_t len, const struct filter_ctx *ctx, char *err, size_t errlen);
 
 /* The HTTP status of an error (400, 403 or 500). */

@@ -33,7 +33,7 @@ query_item(const char **p, const char *end, const char **s, size_t *len)
 }
 
 int
-query_sort(struct sqlq *q, const struct coll *c, const char *alias, const char *s,
+query_sort(struct sqlb *q, const struct coll *c, const char *alias, const char *s,
     size_t len, int hide_email, char *err, size_t errlen)
 {
 	const char *p = s, *end = s + len, *it;
@@ -67,7 +67,7 @@ query_sort(struct sqlq *q, const struct coll *c, const char *alias, const char *
 			    it);
 			return -1;
 		}
-		sqlq_col(q->sql, alias, f->name);
+		sqlb_col(q->sql, alias, f->name);
 		if (coll_textual(f))
 			buf_puts(q->sql, q->d->collate);
 		buf_puts(q->sql, desc ? " DESC" : " ASC");

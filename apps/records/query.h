@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "coll.h"
-#include "sqlq.h"
+#include "sqlb.h"
 
 struct arena;
 
@@ -30,7 +30,7 @@ struct arena;
  * auth collection's email is refused: its order would tell what the response hides.
  * Returns 0, or -1 with the client's message in err (400).
  */
-int query_sort(struct sqlq *q, const struct coll *c, const char *alias, const char *s,
+int query_sort(struct sqlb *q, const struct coll *c, const char *alias, const char *s,
     size_t len, int hide_email, char *err, size_t errlen);
 
 /* One node of an expand tree: a relation of the parent collection, or a back-relation. */

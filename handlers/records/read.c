@@ -23,7 +23,7 @@ rec_columns(struct buf *b, const struct coll *c, const char *alias)
 	for (i = 0; i < c->nfields; i++) {
 		if (i > 0)
 			buf_puts(b, ", ");
-		sqlq_col(b, alias, c->fields[i].name);
+		sqlb_col(b, alias, c->fields[i].name);
 	}
 }
 
@@ -37,7 +37,7 @@ rec_truthy(const char *v)
 int
 rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	struct db_stmt *st;
 	struct arena *a = x->rq->arena;
 	size_t cap = 0, i;
@@ -46,7 +46,7 @@ rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
 	memset(out, 0, sizeof(*out));
 	if (buf_failed(q->sql))
 		return rec_error(x->rs, 400, "The query is too large.", NULL), -1;
-	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlq_bind_all(q, st) < 0)
+	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlb_bind(q, st) < 0)
 		return rec_db_error(x), -1;
 	while ((rc = db_step(st)) == DB_ROW) {
 		struct rec_row *r;
@@ -92,18 +92,18 @@ int
 rec_get(struct rec_ctx *x, const struct coll *c, const char *id, size_t idlen,
     const char *by, struct rec_row **row)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	struct rec_rows rows;
 
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "SELECT ");
 	rec_columns(q->sql, c, "t");
 	buf_puts(q->sql, " FROM ");
 	coll_quote(q->sql, c->name);
 	buf_puts(q->sql, " AS t WHERE ");
-	sqlq_col(q->sql, "t", by);
+	sqlb_col(q->sql, "t", by);
 	buf_puts(q->sql, " = ");
-	sqlq_text(q, id, idlen);
+	sqlb_text(q, id, idlen);
 	if (rec_fetch(x, c, &rows) < 0)
 		return -1;
 	if (rows.n == 0)
@@ -445,7 +445,7 @@ rec_expand_ids(const struct query_expand *e, const struct rec_rows *parents,
  * relation), or whose relation field holds one of them (a back-relation, the field single
  * or multiple). */
 static void
-rec_expand_select(struct sqlq *q, const struct query_expand *e, const struct buf *ids)
+rec_expand_select(struct sqlb *q, const struct query_expand *e, const struct buf *ids)
 {
 	buf_puts(q->sql, "SELECT ");
 	rec_columns(q->sql, e->coll, "t");
@@ -454,20 +454,20 @@ rec_expand_select(struct sqlq *q, const struct query_expand *e, const struct buf
 	buf_puts(q->sql, " AS t WHERE ");
 	if (!e->back) {
 		buf_puts(q->sql, "t.\"id\" IN ");
-		sqlq_in_json(q, ids->data, ids->len);
+		sqlb_in_json(q, ids->data, ids->len);
 	} else if (!e->field->multiple) {
-		sqlq_col(q->sql, "t", e->field->name);
+		sqlb_col(q->sql, "t", e->field->name);
 		buf_puts(q->sql, " IN ");
-		sqlq_in_json(q, ids->data, ids->len);
+		sqlb_in_json(q, ids->data, ids->len);
 	} else {
 		buf_puts(q->sql, "EXISTS (SELECT 1 FROM ");
 		buf_puts(q->sql, q->d->each_open);
-		sqlq_col(q->sql, "t", e->field->name);
+		sqlb_col(q->sql, "t", e->field->name);
 		buf_puts(q->sql, q->d->each_close);
 		buf_puts(q->sql, "e");
 		buf_puts(q->sql, q->d->each_alias);
 		buf_puts(q->sql, " WHERE e.value IN ");
-		sqlq_in_json(q, ids->data, ids->len);
+		sqlb_in_json(q, ids->data, ids->len);
 		buf_putc(q->sql, ')');
 	}
 }
@@ -475,13 +475,13 @@ rec_expand_select(struct sqlq *q, const struct query_expand *e, const struct buf
 /* Appends a back-relation's order: by creation time when the collection keeps one, then
  * by id. */
 static void
-rec_expand_order(struct sqlq *q, const struct query_expand *e)
+rec_expand_order(struct sqlb *q, const struct query_expand *e)
 {
 	const struct coll_field *cr = coll_field(e->coll, "created", 7);
 
 	buf_puts(q->sql, " ORDER BY ");
 	if (cr != NULL && cr->type == COLL_AUTODATE) {
-		sqlq_col(q->sql, "t", "created");
+		sqlb_col(q->sql, "t", "created");
 		buf_puts(q->sql, ", ");
 	}
 	buf_puts(q->sql, "t.\"id\"");
@@ -601,7 +601,7 @@ rec_expand_node(struct rec_ctx *x, const struct query_expands *ex, int ni,
     struct rec_rows *parents, const struct coll *pc, struct rec_rows *got)
 {
 	const struct query_expand *e = &ex->n[ni];
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	struct buf ids;
 	int first = 1, rc = -1, r;
 
@@ -613,7 +613,7 @@ rec_expand_node(struct rec_ctx *x, const struct query_expands *ex, int ni,
 		rc = 0;
 		goto out;
 	}
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	rec_expand_select(q, e, &ids);
 	if ((r = rec_rule(x, e->coll, COLL_RULE_VIEW, "t")) != 0) {
 		rc = r < 0 ? -1 : 0;
@@ -714,10 +714,10 @@ rec_filter(struct rec_ctx *x)
 static int
 rec_where(struct rec_ctx *x, const char *what)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	int r;
 
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "SELECT ");
 	if (what != NULL)
 		buf_puts(q->sql, what);
@@ -772,14 +772,14 @@ rec_kept_key(struct rec_ctx *x, struct rec_kept *k)
 static void
 rec_kept_sql(struct rec_ctx *x, const struct rec_kept *k)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 
 	buf_puts(q->sql, "(SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM _counts WHERE coll = ");
-	sqlq_text(q, x->c->name, strlen(x->c->name));
+	sqlb_text(q, x->c->name, strlen(x->c->name));
 	buf_puts(q->sql, " AND field = ");
-	sqlq_text(q, k->field, strlen(k->field));
+	sqlb_text(q, k->field, strlen(k->field));
 	buf_puts(q->sql, " AND value = ");
-	sqlq_text(q, k->val, k->vlen);
+	sqlb_text(q, k->val, k->vlen);
 	buf_putc(q->sql, ')');
 }
 
@@ -793,7 +793,7 @@ rec_kept_sql(struct rec_ctx *x, const struct rec_kept *k)
 static int
 rec_page_with_total(struct rec_ctx *x, const struct rec_kept *k)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	struct buf *page = q->sql, sub;
 	char *tail;
 	int rc = -1;
@@ -825,7 +825,7 @@ static int
 rec_list_total(struct rec_ctx *x, int kept, int wrapped, const struct rec_kept *k,
     const struct rec_rows *rows, int64_t *total)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	struct db_stmt *st;
 
 	if (wrapped && rows->n > 0) {
@@ -833,13 +833,13 @@ rec_list_total(struct rec_ctx *x, int kept, int wrapped, const struct rec_kept *
 		return 0;
 	}
 	if (kept) {
-		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+		sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 		buf_puts(q->sql, "SELECT ");
 		rec_kept_sql(x, k);
 	} else if (rec_where(x, "count(*)") != 0)
 		return -1;
 	if (buf_failed(q->sql) || (st = db_prepare(x->rq->db, q->sql->data)) == NULL ||
-	    sqlq_bind_all(q, st) < 0 || db_step(st) != DB_ROW)
+	    sqlb_bind(q, st) < 0 || db_step(st) != DB_ROW)
 		return rec_db_error(x), -1;
 	*total = db_column_int(st, 0);
 	db_reset(st);
@@ -883,9 +883,9 @@ rec_list(struct rec_ctx *x)
 		    sizeof(err)) < 0)
 			return rec_error(x->rs, 400, err, NULL);
 		buf_puts(x->t->q.sql, " LIMIT ");
-		sqlq_int(&x->t->q, per);
+		sqlb_int(&x->t->q, per);
 		buf_puts(x->t->q.sql, " OFFSET ");
-		sqlq_int(&x->t->q, (page - 1) * per);
+		sqlb_int(&x->t->q, (page - 1) * per);
 		kept = !skip && rec_kept_key(x, &k);
 		wrap = kept;
 		if (wrap && rec_page_with_total(x, &k) < 0)
@@ -936,15 +936,15 @@ rec_answer_row(struct rec_ctx *x, struct rec_rows *rows, const struct rec_out *o
 static int
 rec_select_id(struct rec_ctx *x, const char *id, int rule)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "SELECT ");
 	rec_columns(q->sql, x->c, "t");
 	buf_puts(q->sql, " FROM ");
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
-	sqlq_text(q, id, strlen(id));
+	sqlb_text(q, id, strlen(id));
 	return rule ? rec_rule(x, x->c, COLL_RULE_VIEW, "t") : 0;
 }
 

@@ -20,7 +20,7 @@
 #include "records/coll.h"
 #include "records/filter.h"
 #include "records/query.h"
-#include "records/sqlq.h"
+#include "sqlb.h"
 #include "req.h"
 #include "resp.h"
 
@@ -33,7 +33,7 @@
 struct rec_thread {
 	struct colls colls;
 	struct buf sql;
-	struct sqlq q;
+	struct sqlb q;
 };
 
 /* One record read from the database: its columns as text, by field index. */

@@ -311,12 +311,12 @@ rec_relation_ids(struct rec_ctx *x, const struct rec_set *d, char **ids, int *wa
  * without its SELECT: "count(DISTINCT rel.id) FROM ... AS rel WHERE ...".  0, or -1 (too
  * many values). */
 static int
-rec_relation_count(struct sqlq *q, const struct rec_set *d, const char *ids)
+rec_relation_count(struct sqlb *q, const struct rec_set *d, const char *ids)
 {
 	buf_puts(q->sql, "count(DISTINCT rel.\"id\") FROM ");
 	coll_quote(q->sql, d->f->tcoll->name);
 	buf_puts(q->sql, " AS rel WHERE rel.\"id\" IN ");
-	return sqlq_in_json(q, ids, strlen(ids));
+	return sqlb_in_json(q, ids, strlen(ids));
 }
 
 /* Checks that every related id exists: one query per relation field written. */
@@ -327,7 +327,7 @@ rec_relations_exist(struct rec_ctx *x, struct rec_sets *s)
 
 	for (i = 0; i < s->n; i++) {
 		const struct rec_set *d = &s->v[i];
-		struct sqlq *q = &x->t->q;
+		struct sqlb *q = &x->t->q;
 		struct db_stmt *st;
 		char *ids;
 
@@ -336,11 +336,11 @@ rec_relations_exist(struct rec_ctx *x, struct rec_sets *s)
 				return -1;
 			continue;
 		}
-		sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+		sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 		buf_puts(q->sql, "SELECT ");
 		rec_relation_count(q, d, ids);
 		if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL ||
-		    sqlq_bind_all(q, st) < 0 || db_step(st) != DB_ROW)
+		    sqlb_bind(q, st) < 0 || db_step(st) != DB_ROW)
 			return rec_db_error(x), -1;
 		if (db_column_int(st, 0) != want)
 			rec_invalid(s, d->f->name, "validation_missing_rel_records",
@@ -398,7 +398,7 @@ rec_json_text(struct rec_ctx *x, const cJSON *a)
 
 /*
  * An update's modifiers of multiple field f without f itself in the body: the UPDATE
- * merges them into the stored value (rec_update(), sqlq_merge()), in the statement that
+ * merges them into the stored value (rec_update(), coll_merge()), in the statement that
  * writes it.  The result is what applying them in C would give: P ++ (stored - P - A - D)
  * ++ A, with P the prepended values (once each, first first) minus A and D, A the
  * appended ones (once each) minus D.  The added values are checked here (select values,
@@ -783,11 +783,11 @@ rec_invalid_answer(struct rec_ctx *x, struct rec_sets *s, const char *msg)
 
 /* Binds the values of s in order. */
 static int
-rec_bind_sets(struct sqlq *q, const struct rec_sets *s, int i)
+rec_bind_sets(struct sqlb *q, const struct rec_sets *s, int i)
 {
 	const struct rec_set *d = &s->v[i];
 
-	return d->null ? sqlq_null(q) : sqlq_text(q, d->s, d->len);
+	return d->null ? sqlb_null(q) : sqlb_text(q, d->s, d->len);
 }
 
 /* Runs the statement in x->t->q; returns the rows changed, or -1 answered. */
@@ -798,7 +798,7 @@ rec_exec(struct rec_ctx *x)
 	int rc;
 
 	if ((st = db_prepare(x->rq->db, x->t->q.sql->data)) == NULL ||
-	    sqlq_bind_all(&x->t->q, st) < 0)
+	    sqlb_bind(&x->t->q, st) < 0)
 		return rec_db_error(x), -1;
 	while ((rc = db_step(st)) == DB_ROW)
 		;
@@ -828,7 +828,7 @@ rec_exec_write(struct rec_ctx *x, void *arg)
 
 /* Appends " RETURNING alias.\"id\", ..." of every field of c, in order (rec_fetch()). */
 static void
-rec_returning(struct sqlq *q, const struct coll *c, const char *alias)
+rec_returning(struct sqlb *q, const struct coll *c, const char *alias)
 {
 	size_t i;
 
@@ -836,7 +836,7 @@ rec_returning(struct sqlq *q, const struct coll *c, const char *alias)
 	for (i = 0; i < c->nfields; i++) {
 		if (i > 0)
 			buf_puts(q->sql, ", ");
-		sqlq_col(q->sql, alias, c->fields[i].name);
+		sqlb_col(q->sql, alias, c->fields[i].name);
 	}
 }
 
@@ -881,12 +881,12 @@ struct rec_insert {
 static int
 rec_insert_txn(struct rec_ctx *x, const struct rec_sets *s)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	const char *rule = x->c->rules[COLL_RULE_CREATE];
 	int i, r;
 	struct db_stmt *st;
 
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "INSERT INTO ");
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " (\"id\"");
@@ -895,7 +895,7 @@ rec_insert_txn(struct rec_ctx *x, const struct rec_sets *s)
 		coll_quote(q->sql, s->v[i].f->name);
 	}
 	buf_puts(q->sql, ") VALUES (");
-	sqlq_text(q, s->id, strlen(s->id));
+	sqlb_text(q, s->id, strlen(s->id));
 	for (i = 0; i < s->n; i++) {
 		buf_puts(q->sql, ", ");
 		rec_bind_sets(q, s, i);
@@ -906,14 +906,14 @@ rec_insert_txn(struct rec_ctx *x, const struct rec_sets *s)
 	if (x->superuser || rule == NULL || *rule == '\0')
 		return 0;
 	/* The rule sees the new record as it was stored, in the same transaction. */
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "SELECT 1 FROM ");
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
-	sqlq_text(q, s->id, strlen(s->id));
+	sqlb_text(q, s->id, strlen(s->id));
 	if (rec_rule(x, x->c, COLL_RULE_CREATE, "t") < 0)
 		return -1;
-	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlq_bind_all(q, st) < 0)
+	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlb_bind(q, st) < 0)
 		return rec_db_error(x), -1;
 	r = db_step(st);
 	db_reset(st);
@@ -927,7 +927,7 @@ rec_insert_txn(struct rec_ctx *x, const struct rec_sets *s)
 /* 1 when the text from off on in q's statement names collection c's table: a rule that
  * reads the collection itself (@collection.C, a relation to C, a back-relation of C). */
 static int
-rec_reads_coll(const struct sqlq *q, size_t off, const struct coll *c)
+rec_reads_coll(const struct sqlb *q, size_t off, const struct coll *c)
 {
 	char quoted[COLL_NAME_MAX + 3];
 	int n = snprintf(quoted, sizeof(quoted), "\"%s\"", c->name);
@@ -953,13 +953,13 @@ rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
 {
 	const struct rec_sets *s = in->s;
 	const struct coll *c = x->c;
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	const char *type, *dflt;
 	const struct rec_set *d;
 	size_t i, off;
 	int k, r;
 
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "INSERT INTO ");
 	coll_quote(q->sql, c->name);
 	buf_puts(q->sql, " AS r (\"id\"");
@@ -970,10 +970,10 @@ rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
 	buf_puts(q->sql, ") SELECT t.\"id\"");
 	for (k = 0; k < s->n; k++) {
 		buf_puts(q->sql, ", ");
-		sqlq_col(q->sql, "t", s->v[k].f->name);
+		sqlb_col(q->sql, "t", s->v[k].f->name);
 	}
 	buf_puts(q->sql, " FROM (SELECT ");
-	if (sqlq_text(q, s->id, strlen(s->id)) < 0)
+	if (sqlb_text(q, s->id, strlen(s->id)) < 0)
 		goto too_many;
 	buf_puts(q->sql, "::text AS \"id\"");
 	for (i = 1; i < c->nfields; i++) {
@@ -1085,21 +1085,21 @@ static int
 rec_may_update(struct rec_ctx *x)
 {
 	const char *rule = x->c->rules[COLL_RULE_UPDATE];
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	struct db_stmt *st;
 	int r;
 
 	if (x->superuser || (rule != NULL && *rule == '\0'))
 		return 0;
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "SELECT 1 FROM ");
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
-	sqlq_text(q, x->id, strlen(x->id));
+	sqlb_text(q, x->id, strlen(x->id));
 	if ((r = rec_rule(x, x->c, COLL_RULE_UPDATE, "t")) != 0)
 		return r < 0 ? -1 : (rec_error(x->rs, 403, "Only superusers can perform this action.",
 		    NULL), -1);
-	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlq_bind_all(q, st) < 0)
+	if ((st = db_prepare(x->rq->db, q->sql->data)) == NULL || sqlb_bind(q, st) < 0)
 		return rec_db_error(x), -1;
 	r = db_step(st);
 	db_reset(st);
@@ -1113,7 +1113,7 @@ rec_update(struct rec_ctx *x)
 {
 	struct rec_rows rows;
 	struct rec_sets s;
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	int i, r, rc = 0;
 	int64_t n;
 
@@ -1128,7 +1128,7 @@ rec_update(struct rec_ctx *x)
 		goto out;
 	if (rec_invalid_answer(x, &s, "Failed to update record."))
 		goto out;
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "UPDATE ");
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " AS t SET \"id\" = t.\"id\"");
@@ -1139,11 +1139,11 @@ rec_update(struct rec_ctx *x)
 		coll_quote(q->sql, d->f->name);
 		buf_puts(q->sql, " = ");
 		if (d->mod == REC_MOD_MERGE)
-			r = sqlq_merge(q, "t", d->f->name, d->pre, d->app, d->rm);
+			r = coll_merge(q, "t", d->f->name, d->pre, d->app, d->rm);
 		else if (d->mod == REC_MOD_ADD) {
-			sqlq_col(q->sql, "t", d->f->name);
+			sqlb_col(q->sql, "t", d->f->name);
 			buf_puts(q->sql, " + ");
-			r = sqlq_double(q, d->delta);
+			r = sqlb_double(q, d->delta);
 		} else
 			r = rec_bind_sets(q, &s, i);
 		if (r < 0) {
@@ -1152,7 +1152,7 @@ rec_update(struct rec_ctx *x)
 		}
 	}
 	buf_puts(q->sql, " WHERE t.\"id\" = ");
-	sqlq_text(q, x->id, strlen(x->id));
+	sqlb_text(q, x->id, strlen(x->id));
 	if ((r = rec_rule(x, x->c, COLL_RULE_UPDATE, "t")) != 0) {
 		if (r > 0)
 			rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
@@ -1177,15 +1177,15 @@ out:
 int
 rec_delete(struct rec_ctx *x)
 {
-	struct sqlq *q = &x->t->q;
+	struct sqlb *q = &x->t->q;
 	int64_t n;
 	int r;
 
-	sqlq_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "DELETE FROM ");
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
-	sqlq_text(q, x->id, strlen(x->id));
+	sqlb_text(q, x->id, strlen(x->id));
 	if ((r = rec_rule(x, x->c, COLL_RULE_DELETE, "t")) != 0)
 		return r < 0 ? 0 : rec_error(x->rs, 403, "Only superusers can perform this action.",
 		    NULL);

@@ -18,7 +18,7 @@
 #include "records/coll.h"
 #include "records/filter.h"
 #include "records/query.h"
-#include "records/sqlq.h"
+#include "sqlb.h"
 #include "records/token.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,7 +46,7 @@ fz_init(void)
 
 /* The SQL text's shape: parentheses balance outside quotes, quotes close, $N in range. */
 static void
-fz_check(const struct sqlq *q)
+fz_check(const struct sqlb *q)
 {
 	const char *s = q->sql->data ? q->sql->data : "";
 	long depth = 0;
@@ -79,7 +79,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct query_expands ex;
 	struct query_fields fs;
 	struct token_claims cl;
-	struct sqlq *q = malloc(sizeof(*q));
+	struct sqlb *q = malloc(sizeof(*q));
 	struct buf sql;
 	cJSON *body = cJSON_Parse("{\"title\":\"x\",\"n\":1,\"b\":false,\"tags\":[\"a\"],"
 	    "\"meta\":{\"k\":[1]},\"status\":null}");
@@ -98,13 +98,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ctx.auth_lens = pass == 3 ? lens : NULL;
 		ctx.body = pass == 3 ? body : NULL;
 		arena_reset(fa);
-		sqlq_init(q, &sql, fa, pass % 2 ? DB_PG : DB_SQLITE);
+		sqlb_init(q, &sql, fa, pass % 2 ? DB_PG : DB_SQLITE);
 		e = filter_compile(q, &fz.c[1], "t", in, size, &ctx, err, sizeof(err));
 		if (e == FILTER_OK)
 			fz_check(q);
 		else
 			assert(err[0] != '\0' && filter_status(e) >= 400);
-		sqlq_init(q, &sql, fa, pass % 2 ? DB_PG : DB_SQLITE);
+		sqlb_init(q, &sql, fa, pass % 2 ? DB_PG : DB_SQLITE);
 		if (query_sort(q, &fz.c[pass % 2], "t", in, size, pass < 2, err, sizeof(err)) == 0)
 			fz_check(q);
 	}

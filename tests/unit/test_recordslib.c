@@ -18,7 +18,7 @@
 #include "records/lane.h"
 #include "records/filter.h"
 #include "records/query.h"
-#include "records/sqlq.h"
+#include "sqlb.h"
 #include "records/token.h"
 #include "str.h"
 #include "../lib/harness.h"
@@ -263,13 +263,13 @@ test_coll_merge(void)
 
 /* Compiles f on posts; returns the status (0 for OK) and the SQL in sql. */
 static int
-tf(const char *f, enum db_backend be, const struct filter_ctx *ctx, struct sqlq *q,
+tf(const char *f, enum db_backend be, const struct filter_ctx *ctx, struct sqlb *q,
     struct buf *sql)
 {
 	char err[256];
 	enum filter_err e;
 
-	sqlq_init(q, sql, ta, be);
+	sqlb_init(q, sql, ta, be);
 	arena_reset(ta);
 	e = filter_compile(q, &tc.c[1], "t", f, strlen(f), ctx, err, sizeof(err));
 	return e == FILTER_OK ? 0 : filter_status(e);
@@ -306,7 +306,7 @@ test_filter_eq(void)
 	};
 	struct filter_shape eq;
 	struct filter_ctx ctx = { .shape = &eq };
-	struct sqlq q;
+	struct sqlb q;
 	struct buf sql;
 	size_t i;
 
@@ -398,7 +398,7 @@ test_filter_sql(void)
 		    "jsonb_array_elements_text(t.\"tags\") AS j1(value) WHERE (j1.value IS DISTINCT "
 		    "FROM $1) IS NOT TRUE))))", 1 },
 	};
-	struct sqlq q;
+	struct sqlb q;
 	struct buf sql;
 	size_t i;
 
@@ -441,7 +441,7 @@ test_filter_refusals(void)
 		{ "comments_via_title.text = 'x'", 400 }, { "nope_via_post.text = 'x'", 400 },
 		{ "comments_via_post = 'x'", 400 }, { "comments_via_post.nope = 1", 400 },
 	};
-	struct sqlq q;
+	struct sqlb q;
 	struct buf sql;
 	struct buf big;
 	char err[256];
@@ -453,7 +453,7 @@ test_filter_refusals(void)
 			harness_fail(__FILE__, __LINE__, "filter \"%s\": want %d", cases[i].f,
 			    cases[i].status);
 	/* A NUL inside the length. */
-	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	sqlb_init(&q, &sql, ta, DB_SQLITE);
 	CHECK(filter_compile(&q, &tc.c[1], "t", "title = 'a\0'", 12, NULL, err, sizeof(err)) ==
 	    FILTER_ESYNTAX);
 	/* 200 comparisons pass, 201 do not; 3,500 characters pass, 3,501 do not. */
@@ -489,12 +489,12 @@ test_filter_hidden_email(void)
 	const char *vals[16] = { "abcdefghijklmno" };
 	size_t lens[16] = { 15 };
 	struct filter_ctx ctx = { .rule = 0 };
-	struct sqlq q;
+	struct sqlb q;
 	struct buf sql;
 	char err[256];
 
 	buf_init(&sql, 1 << 20);
-	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	sqlb_init(&q, &sql, ta, DB_SQLITE);
 	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
 	    FILTER_OK);
 	CHECK_STR(sql.data, "((((CASE WHEN t.\"emailVisibility\" OR t.\"id\" = $1 THEN "
@@ -503,19 +503,19 @@ test_filter_hidden_email(void)
 	ctx.auth = &tc.c[0];
 	ctx.auth_vals = vals;
 	ctx.auth_lens = lens;
-	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	sqlb_init(&q, &sql, ta, DB_SQLITE);
 	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
 	    FILTER_OK);
 	CHECK(q.vals.n == 2 && q.vals.v[0].len == 15);
 	/* A superuser's filter and a rule see the column itself. */
 	ctx.superuser = 1;
-	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	sqlb_init(&q, &sql, ta, DB_SQLITE);
 	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
 	    FILTER_OK);
 	CHECK_STR(sql.data, "(((t.\"email\" = $1)))");
 	ctx.superuser = 0;
 	ctx.rule = 1;
-	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	sqlb_init(&q, &sql, ta, DB_SQLITE);
 	CHECK(filter_compile(&q, &tc.c[0], "t", "email = 'a@b.c'", 15, &ctx, err, sizeof(err)) ==
 	    FILTER_OK);
 	CHECK_STR(sql.data, "(((t.\"email\" = $1)))");
@@ -533,7 +533,7 @@ struct rule_case {
 static void
 rule_cases(const struct rule_case *cases, size_t n, const struct filter_ctx *ctx)
 {
-	struct sqlq q;
+	struct sqlb q;
 	struct buf sql;
 	size_t i;
 
@@ -556,7 +556,7 @@ test_filter_rules(void)
 	    "42", "2025" };
 	size_t lens[16] = { 15, 8, 1, 1, 1, 1, 2, 2, 4 };
 	struct filter_ctx ctx = { .rule = 1 };
-	struct sqlq q;
+	struct sqlb q;
 	struct buf sql;
 
 	buf_init(&sql, 1 << 20);
@@ -689,28 +689,28 @@ test_sort_expand_fields(void)
 	struct query_expands ex;
 	struct query_fields fs;
 	const struct query_field *qf;
-	struct sqlq q;
+	struct sqlb q;
 	struct buf sql;
 	char err[256];
 	size_t i;
 
 	buf_init(&sql, 1 << 20);
 	for (i = 0; i < sizeof(sorts) / sizeof(sorts[0]); i++) {
-		sqlq_init(&q, &sql, ta, DB_PG);
+		sqlb_init(&q, &sql, ta, DB_PG);
 		buf_puts(&sql, "");
 		CHECK(query_sort(&q, &tc.c[1], "t", sorts[i].s, strlen(sorts[i].s), 1, err,
 		    sizeof(err)) == 0);
 		CHECK_STR(sql.data ? sql.data : "", sorts[i].sql);
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		sqlq_init(&q, &sql, ta, DB_PG);
+		sqlb_init(&q, &sql, ta, DB_PG);
 		if (query_sort(&q, &tc.c[1], "t", bad[i], strlen(bad[i]), 1, err, sizeof(err)) == 0)
 			harness_fail(__FILE__, __LINE__, "sort \"%s\" accepted", bad[i]);
 	}
 	/* An auth collection's email: a superuser's sort only. */
-	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	sqlb_init(&q, &sql, ta, DB_SQLITE);
 	CHECK(query_sort(&q, &tc.c[0], "t", "-email", 6, 1, err, sizeof(err)) < 0);
-	sqlq_init(&q, &sql, ta, DB_SQLITE);
+	sqlb_init(&q, &sql, ta, DB_SQLITE);
 	CHECK(query_sort(&q, &tc.c[0], "t", "-email", 6, 0, err, sizeof(err)) == 0);
 	CHECK_STR(sql.data, " ORDER BY t.\"email\" DESC");
 	buf_free(&sql);
