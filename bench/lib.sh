@@ -256,7 +256,7 @@ bench_measure() {
 	declare -A rows=()
 	for t in "$@"; do
 		bench_target "$t"
-		SCENARIO=$BT_LUA taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" -d"${BENCH_WARMUP}s" \
+		[ "$BENCH_WARMUP" = 0 ] || SCENARIO=$BT_LUA taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" -d"${BENCH_WARMUP}s" \
 		    "${BT_ARGS[@]}" "$BT_URL" >/dev/null 2>&1 || true
 		bench_hook "${t%%=*}" warmup 0
 	done

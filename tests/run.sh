@@ -11,6 +11,10 @@
 #                             (make test); SLUICE_SKIP_UNIT=1 leaves the unit tests out
 #                             (make check-integration)
 #
+# The programs run two at a time (SLUICE_TEST_JOBS=1: one by one, their output as it
+# comes), those that time what they see alone; the static analysis runs beside them at the
+# lowest priority.
+#
 # Sanitizer builds: every process of the stack (workers, sluiced) writes its reports to
 # files under one directory (ASAN_OPTIONS/UBSAN_OPTIONS log_path), because a worker's
 # stderr ends in a temporary log that a passing test deletes.  Any report there fails the
@@ -46,23 +50,25 @@ san_claim() {
 	done
 }
 
-for t in "${programs[@]}"; do
-	[ -x "$t" ] || { echo "FAIL $t: not built"; failed=$((failed + 1)); continue; }
-	name=$(basename "$t")
-	echo "== $name"
-	log=$(mktemp)
-	start=$SECONDS
-	"$t" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	echo "   ($name: $((SECONDS - start)) s)"
+# The static analysis (make lint: cppcheck and clang-tidy, tests/lint/README) is one test
+# of the whole run.  It needs only the sources, so it starts now, beside the programs, at
+# the lowest priority: it takes the cores when the programs wait on their stacks, and
+# yields them at once when they do not.  Its report is printed after the fuzzing.
+if [ -n "$extras" ]; then
+	lint_log=$(mktemp /tmp/sluice-lint.XXXXXX)
+	nice -n 19 bash tests/lint/run.sh >"$lint_log" 2>&1 &
+	lint_pid=$!
+fi
+
+# One program's result line added to the totals; its output was printed already.
+tally() {
+	local name=$1 rc=$2 log=$3 line p f s
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -1)
-	rm -f "$log"
 	if [ -z "$line" ]; then
 		echo "FAIL $name: exited $rc without a result line"
 		failed=$((failed + 1))
-		continue
+		return
 	fi
-	san_claim "$name"
 	p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
 	s=0; case $line in *skipped) s=${line##*failed, }; s=${s%% skipped} ;; esac
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
@@ -70,7 +76,62 @@ for t in "${programs[@]}"; do
 		echo "FAIL $name: exited $rc"
 		failed=$((failed + 1))
 	fi
+}
+
+# Two programs at a time (SLUICE_TEST_JOBS): each starts its own stack on free ports in
+# temporary directories, and most of a program's time is spent waiting on its stack.  The
+# programs that time what they see (budgets, hung workers, failovers, load) or load the
+# machine themselves run alone.  A program's output is printed whole when it ends.
+ALONE=" test_budgets test_chat_browser test_fault_kill test_fault_pg test_gate test_http
+    test_multihost test_pg_failover test_slowloris test_supervisor "
+jobs=${SLUICE_TEST_JOBS:-2}
+[ ${#programs[@]} -gt 1 ] || jobs=1
+out_dir=$(mktemp -d /tmp/sluice-tests.XXXXXX)
+trap 'rm -rf "$san_dir" "$out_dir"' EXIT
+declare -A running=()	# pid -> program name
+
+# Waits for one running program to end and reports it.
+reap() {
+	local pid name rc
+	wait -n -p pid "${!running[@]}"
+	rc=$?
+	name=${running[$pid]}
+	unset "running[$pid]"
+	echo "== $name"
+	cat "$out_dir/$name.log"
+	echo "   ($name: $(($(date +%s) - $(cat "$out_dir/$name.start"))) s)"
+	# Reports that appeared while it ran are named after it and what ran beside it.
+	local IFS=+
+	san_claim "$name${running[*]:+-beside-${running[*]}}"
+	tally "$name" "$rc" "$out_dir/$name.log"
+}
+
+for t in "${programs[@]}"; do
+	[ -x "$t" ] || { echo "FAIL $t: not built"; failed=$((failed + 1)); continue; }
+	name=$(basename "$t")
+	width=$jobs
+	case $ALONE in *" $name "*) width=1 ;; esac
+	while [ ${#running[@]} -gt 0 ] && [ ${#running[@]} -ge "$width" ]; do reap; done
+	# One that must run alone also keeps the next from starting beside it.
+	for p in "${!running[@]}"; do
+		case $ALONE in *" ${running[$p]} "*) reap ;; esac
+	done
+	date +%s >"$out_dir/$name.start"
+	if [ "$jobs" -eq 1 ]; then
+		echo "== $name"
+		# One at a time: the output as it comes.
+		"$t" 2>&1 | tee "$out_dir/$name.log"
+		rc=${PIPESTATUS[0]}
+		echo "   ($name: $(($(date +%s) - $(cat "$out_dir/$name.start"))) s)"
+		san_claim "$name"
+		tally "$name" "$rc" "$out_dir/$name.log"
+		continue
+	fi
+	"$t" >"$out_dir/$name.log" 2>&1 &
+	running[$!]=$name
 done
+while [ ${#running[@]} -gt 0 ]; do reap; done
+
 # Fuzz harnesses: each replays its committed corpus, then fuzzes for FUZZ_SECONDS (5) from
 # a scratch copy of it.  A crash, a leak or a sanitizer report fails that harness.
 fuzz=${SLUICE_FUZZ:-}
@@ -94,10 +155,12 @@ for f in ${fuzz:+"$fuzz"/fuzz_*}; do
 	rm -rf "$scratch" "$log"
 done
 
-# Static analysis (make lint: cppcheck and clang-tidy, tests/lint/README), one test.
+# The static analysis started at the beginning, one test.
 if [ -n "$extras" ]; then
 	echo "== lint"
-	if bash tests/lint/run.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	if wait "$lint_pid"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	cat "$lint_log"
+	rm -f "$lint_log"
 fi
 
 # The benchmark suite's smoke run (BENCH_QUICK=1): release binaries only, since benchmarks

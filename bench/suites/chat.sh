@@ -64,7 +64,7 @@ chat_nickname_set =/chat/nickname-set workers=1 threads=32 db=chat session_key=$
 		SLUICE_DB_CHAT=sqlite:$scratch/chat-$skew0.db bench_stack_start "chat-cache$mode" tuned "$conf"
 		for pct in $cache_reads; do
 			for c in $cache_conns; do
-				BENCH_READ_PCT=$pct BENCH_ACCEPT_ENCODING="gzip, deflate, br" \
+				[ "$BENCH_WARMUP" = 0 ] || BENCH_READ_PCT=$pct BENCH_ACCEPT_ENCODING="gzip, deflate, br" \
 				    taskset -c "$WRK_CPUS" wrk -t2 -c"$c" -d"${BENCH_WARMUP}s" -s "$TOP/bench/chat.lua" \
 				    "http://127.0.0.1:$BENCH_PORT" >/dev/null 2>&1 || true
 				out=$(BENCH_READ_PCT=$pct BENCH_ACCEPT_ENCODING="gzip, deflate, br" \
@@ -187,6 +187,7 @@ chat_nickname_set =/chat/nickname-set workers=$ww threads=$wt $keys"
 			for pct in $reads; do
 				export BENCH_READ_PCT=$pct
 				for c in $conns; do
+					[ "$warmup" = 0 ] ||
 					for i in $(seq "$warmups"); do
 						taskset -c "$WRK_CPUS" wrk -t"$wrk_threads" -c"$c" -d"${warmup}s" -s "$TOP/bench/chat.lua" "http://127.0.0.1:$BENCH_PORT" >/dev/null 2>&1 || true
 					done

@@ -122,7 +122,7 @@ EOF
 			for h in one two; do
 				port=8081
 				[ "$h" = two ] && port=8082
-				PATH="$conf/shim:$PATH" taskset -c 0-$((cpus - 1)) wrk -t2 -c"$conns" \
+				[ "$BENCH_WARMUP" = 0 ] || PATH="$conf/shim:$PATH" taskset -c 0-$((cpus - 1)) wrk -t2 -c"$conns" \
 				    -d"${BENCH_WARMUP}s" "http://$lb:$port$path" >/dev/null 2>&1 || true
 			done
 			for r in $(seq "$BENCH_RUNS"); do

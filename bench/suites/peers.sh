@@ -258,7 +258,7 @@ peers_measure() {
 				url=http://127.0.0.1:$port$spec
 			fi
 			if [ "$r" = warm ]; then
-				SCENARIO=$lua taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" -d"${BENCH_WARMUP}s" \
+				[ "$BENCH_WARMUP" = 0 ] || SCENARIO=$lua taskset -c "$WRK_CPUS" wrk -t2 -c"$conns" -d"${BENCH_WARMUP}s" \
 				    "${args[@]}" "$url" >/dev/null 2>&1 || true
 				continue
 			fi
