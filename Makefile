@@ -273,8 +273,12 @@ TEST_ENV = SLUICE_BIN=$(BIN) SLUICE_TESTS=$(O)/tests SLUICE_FUZZ=$(FUZZ_O) SLUIC
 # benchmark smoke run).  With T=NAME (test_NAME or NAME) either builds and runs that one
 # program of tests/unit/ or tests/integration/ alone; TEST=CASE, passed on to it, runs one
 # of its cases (tests/lib/harness.h).
+# The build before the tests uses every core (BUILD_JOBS), unless make was given -j itself.
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
+
 test: deps-test
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
+	@$(MAKE) --no-print-directory $(BUILD_J) all $(UNIT_BINS) $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
 	@$(TEST_ENV) bash tests/run.sh
 
 T_NAME := $(if $(T),test_$(patsubst test_%,%,$(basename $(notdir $(T)))))
@@ -285,7 +289,7 @@ check: all $(UNIT_BINS)
 	@$(TEST_ENV) SLUICE_LAYERS=1 bash tests/run.sh $(UNIT_BINS)
 
 check-integration: deps-test
-	@$(MAKE) --no-print-directory all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
+	@$(MAKE) --no-print-directory $(BUILD_J) all $(INTEG_BINS) $(TESTHANDLER_BINS) $(BENCH_BINS) fuzz-build
 	@$(TEST_ENV) SLUICE_SKIP_UNIT=1 bash tests/run.sh
 else
 check: $(if $(wildcard tests/unit/$(T_NAME).c),$(T_PROG),check-no-unit)
