@@ -80,10 +80,13 @@ tally() {
 
 # Two programs at a time (SLUICE_TEST_JOBS): each starts its own stack on free ports in
 # temporary directories, and most of a program's time is spent waiting on its stack.  The
-# programs that time what they see (budgets, hung workers, failovers, load) or load the
-# machine themselves run alone.  A program's output is printed whole when it ends.
-ALONE=" test_budgets test_chat_browser test_fault_kill test_fault_pg test_gate test_http
-    test_multihost test_pg_failover test_slowloris test_supervisor "
+# programs that time what they see (budgets, hung workers, failovers, load, writes that
+# must meet in a batch) or load the machine themselves run alone.  A program's output is
+# printed whole when it ends.
+ALONE=" test_budgets test_chat_browser test_dbwrite test_fault_kill test_fault_pg test_gate
+    test_gcommit test_http test_multihost test_pg_failover test_pg_pool test_records_pg_writes
+    test_rest_gcommit test_slowloris test_supervisor "
+ALONE=" $(echo $ALONE) "	# one space between names, and around them
 jobs=${SLUICE_TEST_JOBS:-2}
 [ ${#programs[@]} -gt 1 ] || jobs=1
 out_dir=$(mktemp -d /tmp/sluice-tests.XXXXXX)
