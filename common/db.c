@@ -54,10 +54,11 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 int
 db_opts_from_env(struct db_opts *o)
 {
-	long long iso, sync, busy, mmap, cache, budget, resp, conns, threads, cpus;
+	long long iso, plans, sync, busy, mmap, cache, budget, resp, conns, threads, cpus;
 
 	memset(o, 0, sizeof(*o));
 	if (settings_int(SETTING_DB_ISOLATION, &iso) == -1 ||
+	    settings_int(SETTING_DB_PLANS, &plans) == -1 ||
 	    settings_int(SETTING_SQLITE_SYNC, &sync) == -1 ||
 	    settings_int(SETTING_SQLITE_BUSY_MS, &busy) == -1 ||
 	    settings_int(SETTING_SQLITE_MMAP, &mmap) == -1 ||
@@ -69,6 +70,7 @@ db_opts_from_env(struct db_opts *o)
 		return -1;
 	/* The choices are listed in the order of the enums (settings.c). */
 	o->isolation = (enum db_isolation)(DB_ISO_DEFAULT + iso);
+	o->pg_plans = (enum db_plans)(DB_PLANS_AUTO + plans);
 	o->sqlite_sync = (enum db_sync)(DB_SYNC_OFF + sync);
 	o->sqlite_busy_ms = (int)busy;
 	/* In the environment 0 means what PRAGMA mmap_size=0 means: no mmap.  In struct

@@ -75,6 +75,13 @@ enum db_isolation {
 	DB_ISO_SERIALIZABLE,
 };
 
+/* PostgreSQL's plan_cache_mode for the connections' prepared statements. */
+enum db_plans {
+	DB_PLANS_AUTO,		/* the server's setting (its default: auto) */
+	DB_PLANS_GENERIC,	/* force_generic_plan: planned once per connection */
+	DB_PLANS_CUSTOM,	/* force_custom_plan: planned at every execution */
+};
+
 /* PRAGMA synchronous.  DB_SYNC_DEFAULT (zero) means FULL, so that zero-initialised options
  * never turn durability off by accident. */
 enum db_sync {
@@ -105,12 +112,15 @@ int db_url_parse(const char *url, enum db_backend *backend, const char **path);
 /*
  * Options for db_open().  Zero-initialised means the defaults noted on each field.
  * db_opts_from_env() fills them from the worker's environment (SLUICE_DB_ISOLATION,
+ * SLUICE_DB_PLANS,
  * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_DB_STMT_CACHE,
  * SLUICE_STMT_TIMEOUT_MS, SLUICE_RESP_MAX, SLUICE_DB_CONNS with SLUICE_THREADS,
  * SLUICE_DB_READ).
  */
 struct db_opts {
 	enum db_isolation isolation;	/* for every db_begin(); default: server default */
+	enum db_plans pg_plans;		/* PostgreSQL sessions' plan_cache_mode; default:
+					 * the server's */
 	enum db_sync sqlite_sync;	/* PRAGMA synchronous; default FULL */
 	int sqlite_busy_ms;		/* busy timeout; 0 means 10000 */
 	int64_t sqlite_mmap;		/* mmap_size in bytes; 0 means 256 MiB, -1 disables */

@@ -221,22 +221,31 @@ pg_stmts_drop(struct pg_conn *c)
  * Settings of a new session: the time budget (opts.stmt_timeout_ms) as statement_timeout,
  * so that the server cancels a statement that runs past it and the worker is answered at
  * once (SQLSTATE 57014, DB_ETIMEOUT).  The budget is the worker's, the same for every
- * request, so connections shared by requests carry it alike.  0 or -1 with msg set.
+ * request, so connections shared by requests carry it alike.  opts.pg_plans, unless the
+ * server's own, as plan_cache_mode (PostgreSQL 12 and later; an older server plans as it
+ * always did).  0 or -1 with msg set.
  */
 static int
 pg_session(struct pg_conn *c, char *msg, size_t msglen)
 {
-	char sql[64];
+	static const char *const modes[] = {
+		[DB_PLANS_GENERIC] = "force_generic_plan",
+		[DB_PLANS_CUSTOM] = "force_custom_plan",
+	};
+	const struct db_opts *o = &c->pool->opts;
+	char sql[128];
 	PGresult *res;
 	int n, ret = -1;
 
-	n = snprintf(sql, sizeof(sql), "SET statement_timeout = %d",
-	    c->pool->opts.stmt_timeout_ms);
+	n = snprintf(sql, sizeof(sql), "SET statement_timeout = %d", o->stmt_timeout_ms);
+	if (n > 0 && o->pg_plans != DB_PLANS_AUTO && PQserverVersion(c->pq) >= 120000)
+		n += snprintf(sql + n, sizeof(sql) - (size_t)n, "; SET plan_cache_mode = %s",
+		    modes[o->pg_plans]);
 	if (n < 0 || (size_t)n >= sizeof(sql))
 		return -1;
 	res = PQexec(c->pq, sql);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		pg_msg(msg, msglen, "set statement_timeout", PQerrorMessage(c->pq));
+		pg_msg(msg, msglen, "set the session's settings", PQerrorMessage(c->pq));
 	else
 		ret = 0;
 	PQclear(res);

@@ -73,6 +73,7 @@
 	X(PQsendPrepare) \
 	X(PQsendQueryParams) \
 	X(PQsendQueryPrepared) \
+	X(PQserverVersion) \
 	X(PQsetNoticeProcessor) \
 	X(PQsocket) \
 	X(PQstatus) \
@@ -137,6 +138,7 @@ int pq_load(char *err, size_t errlen);
 #define PQsendPrepare (*pq_api.PQsendPrepare)
 #define PQsendQueryParams (*pq_api.PQsendQueryParams)
 #define PQsendQueryPrepared (*pq_api.PQsendQueryPrepared)
+#define PQserverVersion (*pq_api.PQserverVersion)
 #define PQsetNoticeProcessor (*pq_api.PQsetNoticeProcessor)
 #define PQsocket (*pq_api.PQsocket)
 #define PQstatus (*pq_api.PQstatus)

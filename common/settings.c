@@ -14,6 +14,7 @@
 static const char *const settings_levels[] = { "error", "warn", "info", "debug", NULL };
 static const char *const settings_isolations[] = { "default", "read_committed",
     "repeatable_read", "serializable", NULL };
+static const char *const settings_plans[] = { "auto", "generic", "custom", NULL };
 static const char *const settings_syncs[] = { "off", "normal", "full", NULL };
 static const char *const settings_page_orders[] = { "newest", "oldest", NULL };
 
@@ -46,6 +47,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_DB_ISOLATION] = CHOICE("SLUICE_DB_ISOLATION", settings_isolations, 0,
 	    "isolation of every transaction: default, read_committed, repeatable_read or "
 	    "serializable"),
+	[SETTING_DB_PLANS] = CHOICE("SLUICE_DB_PLANS", settings_plans, 0,
+	    "PostgreSQL: how a prepared statement is planned (plan_cache_mode): auto (the "
+	    "server's choice), generic (once per connection) or custom (every execution)"),
 	[SETTING_DB_STMT_CACHE] = INT("SLUICE_DB_STMT_CACHE", 1, 100000, 64,
 	    "prepared statements kept per database connection"),
 	[SETTING_DB_CONNS] = INT("SLUICE_DB_CONNS", 0, 256, 0,

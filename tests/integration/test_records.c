@@ -127,7 +127,7 @@ rx_start(void)
 	if (pgtmp_start(&rx.pg) < 0 || rx_seed(rx.pg.url) != 0)
 		return -1;
 	snprintf(conf, sizeof(conf), "db records %s\nrecords /api/ workers=1 threads=2 "
-	    "db=records records_secret_file=%s bcrypt_cost=4\n", url, rx.secret);
+	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4\n", url, rx.secret);
 	if (stack_start(&rx.lite, conf, "tuned", 1, NULL) < 0)
 		return -1;
 	setenv("SLUICE_DB_RECORDS", rx.pg.url, 1);

@@ -152,7 +152,7 @@ rc_start_one(struct rc_backend *b, const char *url, int pg)
 	if (!pg)
 		stack_sh("chmod 666 %s", rcs.litepath);
 	snprintf(conf, sizeof(conf), "db records %s\nrecords /api/ workers=2 threads=2 "
-	    "db=records records_secret_file=%s bcrypt_cost=4\n",
+	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4\n",
 	    lite, rcs.secret);
 	if (pg)
 		setenv("SLUICE_DB_RECORDS", url, 1);

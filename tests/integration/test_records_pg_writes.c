@@ -158,7 +158,7 @@ rw_start(void)
 	    chatfix_exec(rw_pg.url, "CREATE INDEX ON posts (title)") != 0)
 		return -1;
 	snprintf(conf, sizeof(conf), "db records sqlite:/nonexistent.db\n"
-	    "records /api/ workers=2 threads=8 db=records db_conns=2 records_secret_file=%s "
+	    "records /api/ workers=2 threads=8 db=records db_conns=2 db_plans=generic records_secret_file=%s "
 	    "bcrypt_cost=4\n", rw_secret);
 	setenv("SLUICE_DB_RECORDS", rw_pg.url, 1);
 	rc = stack_start(&rw_s, conf, "tuned", 2, NULL);

@@ -1035,6 +1035,38 @@ test_pg_isolation(void)
 	}
 }
 
+/* SLUICE_DB_PLANS reaches every session as plan_cache_mode, on a connection of the handle's
+ * own and on the connections a process's handles share; auto leaves the server's. */
+static void
+test_pg_plans(void)
+{
+	static const struct {
+		enum db_plans plans;
+		const char *want;
+	} cases[] = {
+		{ DB_PLANS_AUTO, "auto" },
+		{ DB_PLANS_GENERIC, "force_generic_plan" },
+		{ DB_PLANS_CUSTOM, "force_custom_plan" },
+	};
+	struct db_opts o;
+	struct db *db;
+	size_t i;
+	int shared;
+
+	for (shared = 0; shared <= 1; shared++)
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			memset(&o, 0, sizeof(o));
+			o.pg_plans = cases[i].plans;
+			o.pg_conns = shared ? 2 : 0;
+			if ((db = open_db(&o)) == NULL)
+				return;
+			CHECK_STR(q1(db, "SHOW plan_cache_mode"), cases[i].want);
+			/* A prepared statement runs under it, values and all. */
+			CHECK_STR(q1(db, "SELECT current_setting('plan_cache_mode')"), cases[i].want);
+			db_close(db);
+		}
+}
+
 static void
 test_pg_read_only_txn(void)
 {
@@ -2344,6 +2376,7 @@ main(void)
 		(void)snprintf(B->url, sizeof(B->url), "%s", pgc.url);
 		run_shared();
 		RUNB(test_pg_isolation);
+		RUNB(test_pg_plans);
 		RUNB(test_pg_read_only_txn);
 		RUNB(test_pg_restart_503_once);
 		RUNB(test_pg_restart_while_idle);
