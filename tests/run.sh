@@ -92,8 +92,18 @@ jobs=${SLUICE_TEST_JOBS:-2}
 out_dir=$(mktemp -d /tmp/sluice-tests.XXXXXX)
 trap 'rm -rf "$san_dir" "$out_dir"' EXIT
 declare -A running=()	# pid -> program name
+declare -A started=()	# program name -> $SECONDS at its start
 
-# Waits for one running program to end and reports it.
+# The end of a program: its time, the sanitizer reports that appeared meanwhile (named
+# after claim), its result line added up.
+ended() {
+	local name=$1 rc=$2 claim=$3
+	echo "   ($name: $((SECONDS - started[$name])) s)"
+	san_claim "$claim"
+	tally "$name" "$rc" "$out_dir/$name.log"
+}
+
+# Waits for one running program to end and reports it, with its whole output.
 reap() {
 	local pid name rc
 	wait -n -p pid "${!running[@]}"
@@ -102,11 +112,9 @@ reap() {
 	unset "running[$pid]"
 	echo "== $name"
 	cat "$out_dir/$name.log"
-	echo "   ($name: $(($(date +%s) - $(cat "$out_dir/$name.start"))) s)"
-	# Reports that appeared while it ran are named after it and what ran beside it.
+	# Reports are named after it and what ran beside it.
 	local IFS=+
-	san_claim "$name${running[*]:+-beside-${running[*]}}"
-	tally "$name" "$rc" "$out_dir/$name.log"
+	ended "$name" "$rc" "$name${running[*]:+-beside-${running[*]}}"
 }
 
 for t in "${programs[@]}"; do
@@ -119,15 +127,12 @@ for t in "${programs[@]}"; do
 	for p in "${!running[@]}"; do
 		case $ALONE in *" ${running[$p]} "*) reap ;; esac
 	done
-	date +%s >"$out_dir/$name.start"
+	started[$name]=$SECONDS
 	if [ "$jobs" -eq 1 ]; then
-		echo "== $name"
 		# One at a time: the output as it comes.
+		echo "== $name"
 		"$t" 2>&1 | tee "$out_dir/$name.log"
-		rc=${PIPESTATUS[0]}
-		echo "   ($name: $(($(date +%s) - $(cat "$out_dir/$name.start"))) s)"
-		san_claim "$name"
-		tally "$name" "$rc" "$out_dir/$name.log"
+		ended "$name" "${PIPESTATUS[0]}" "$name"
 		continue
 	fi
 	"$t" >"$out_dir/$name.log" 2>&1 &
