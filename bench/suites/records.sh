@@ -34,10 +34,11 @@
 # compare, some 50 ms of a core), BENCH_RECORDS_LOADED_SIGNIN_CONNS (32: the sign-in
 # clients beside the view one run), BENCH_RECORDS_POOL (by default "workers=auto
 # threads=auto", the shipped pool, resolved for the CPUs the server is pinned to),
-# BENCH_RECORDS_LARGE_SCENARIOS (the scenarios of a preset other than default: "view list
+# BENCH_RECORDS_SCENARIOS (the scenarios measured, by default all of RECORDS_SCENARIOS's;
+# health always runs), BENCH_RECORDS_LARGE_SCENARIOS (the scenarios of a preset other than default: "view list
 # filtered expanded", what target 2 compares; "all": every one, sign-in included).
 
-RECORDS_SCENARIOS="view list list_skiptotal filtered filtered_skiptotal expanded expanded_skiptotal create update signin"
+RECORDS_SCENARIOS=${BENCH_RECORDS_SCENARIOS:-"view list list_skiptotal filtered filtered_skiptotal expanded expanded_skiptotal create update signin"}
 # Seed 000 (slonbase 2.2 and PocketBase 0.40.6 on a 4-vCPU cloud VM): req/s.
 declare -A RECORDS_SLON=([health]=44316 [view]=19965 [list]=7814 [filtered]=7100 [expanded]=3906 [create]=7424)
 declare -A RECORDS_PB=([health]=32270 [view]=11484 [list]=1610 [filtered]=105 [expanded]=1065 [create]=4051)

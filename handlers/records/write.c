@@ -826,7 +826,9 @@ rec_exec_write(struct rec_ctx *x, void *arg)
 	return n < 0 ? -1 : n > 0;
 }
 
-/* Appends " RETURNING alias.\"id\", ..." of every field of c, in order (rec_fetch()). */
+/* Appends " RETURNING alias.\"id\", ..." of every field of c, in order (rec_fetch());
+ * alias NULL: the names unqualified, which both back ends take (SQLite refuses a qualified
+ * name there). */
 static void
 rec_returning(struct sqlb *q, const struct coll *c, const char *alias)
 {
@@ -836,7 +838,10 @@ rec_returning(struct sqlb *q, const struct coll *c, const char *alias)
 	for (i = 0; i < c->nfields; i++) {
 		if (i > 0)
 			buf_puts(q->sql, ", ");
-		sqlb_col(q->sql, alias, c->fields[i].name);
+		if (alias != NULL)
+			sqlb_col(q->sql, alias, c->fields[i].name);
+		else
+			coll_quote(q->sql, c->fields[i].name);
 	}
 }
 
@@ -867,20 +872,22 @@ rec_exec_rows_write(struct rec_ctx *x, void *arg)
 struct rec_insert {
 	const struct rec_sets *s;
 	int txn;		/* the rule reads the collection itself: rec_insert_txn() */
-	int fetched;		/* rows holds the record as stored (rec_insert_one()) */
+	int fetched;		/* rows holds the record as stored (its INSERT returned it) */
 	int refused;		/* rec_insert_one() stored nothing: a missing relation or the
 				 * rule (rec_create() tells which) */
 	struct rec_rows rows;
 };
 
 /*
- * The INSERT of a new record (the values s), and under a create rule the rule's check of
- * the record as it was stored, in the same transaction: a write of rec_commit(), which may
- * run it more than once, so it builds its statements each time.  0, or -1 answered.
+ * The INSERT of a new record (the values in->s), which returns the record as stored into
+ * in->rows (no read after the write), and under a create rule the rule's check of the
+ * record, in the same transaction: a write of rec_commit(), which may run it more than
+ * once, so it builds its statements each time.  0, or -1 answered.
  */
 static int
-rec_insert_txn(struct rec_ctx *x, const struct rec_sets *s)
+rec_insert_txn(struct rec_ctx *x, struct rec_insert *in)
 {
+	const struct rec_sets *s = in->s;
 	struct sqlb *q = &x->t->q;
 	const char *rule = x->c->rules[COLL_RULE_CREATE];
 	int i, r;
@@ -901,8 +908,10 @@ rec_insert_txn(struct rec_ctx *x, const struct rec_sets *s)
 		rec_bind_sets(q, s, i);
 	}
 	buf_putc(q->sql, ')');
-	if (rec_exec(x) < 0)
+	rec_returning(q, x->c, NULL);
+	if (rec_exec_rows(x, &in->rows) < 0)
 		return -1;
+	in->fetched = in->rows.n > 0;
 	if (x->superuser || rule == NULL || *rule == '\0')
 		return 0;
 	/* The rule sees the new record as it was stored, in the same transaction. */
@@ -1035,7 +1044,7 @@ rec_insert(struct rec_ctx *x, void *arg)
 
 	if (db_backend(x->rq->db) == DB_PG && !in->txn)
 		return rec_insert_one(x, in);
-	return rec_insert_txn(x, in->s);
+	return rec_insert_txn(x, in);
 }
 
 int
@@ -1158,17 +1167,11 @@ rec_update(struct rec_ctx *x)
 			rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
 		goto out;
 	}
-	if (db_backend(x->rq->db) == DB_PG) {
-		/* The record as stored comes back with the UPDATE: no read after it. */
-		rec_returning(q, x->c, "t");
-		if ((n = rec_commit(x, rec_exec_rows_write, &rows, 0)) < 0)
-			goto out;
-		rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show_rows(x, &rows);
+	/* The record as stored comes back with the UPDATE: no read after it. */
+	rec_returning(q, x->c, NULL);
+	if ((n = rec_commit(x, rec_exec_rows_write, &rows, 0)) < 0)
 		goto out;
-	}
-	if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
-		goto out;
-	rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show(x, x->id);
+	rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show_rows(x, &rows);
 out:
 	buf_free(&s.errs);
 	return rc;

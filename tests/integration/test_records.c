@@ -815,6 +815,27 @@ test_records_form_bodies(void)
 		    "x", 1, 10000, &r) == 0);
 		CHECK(r.status == 400);
 		http_resp_free(&r);
+		/* A create whose id is taken: the INSERT that returns the record fails on the
+		 * key and answers 400 on both back ends, the first record unchanged. */
+		CHECK(rx_do(st[i], "POST", "/api/collections/users/records", NULL, "{\"id\":"
+		    "\"dupid0000000001\",\"email\":\"dup1@example.com\",\"password\":"
+		    "\"dup-pass-1\",\"passwordConfirm\":\"dup-pass-1\",\"name\":\"first\"}", &r) == 0);
+		CHECK(r.status == 200 && r.body.data != NULL &&
+		    strstr(r.body.data, "\"name\":\"first\"") != NULL);
+		http_resp_free(&r);
+		http_resp_init(&r);
+		CHECK(rx_do(st[i], "POST", "/api/collections/users/records", NULL, "{\"id\":"
+		    "\"dupid0000000001\",\"email\":\"dup2@example.com\",\"password\":"
+		    "\"dup-pass-1\",\"passwordConfirm\":\"dup-pass-1\",\"name\":\"second\"}", &r) == 0);
+		CHECK(r.status == 400 && r.body.data != NULL &&
+		    strstr(r.body.data, "must be unique") != NULL);
+		http_resp_free(&r);
+		http_resp_init(&r);
+		CHECK(rx_do(st[i], "GET", "/api/collections/users/records/dupid0000000001", NULL,
+		    NULL, &r) == 0);
+		CHECK(r.status == 200 && r.body.data != NULL &&
+		    strstr(r.body.data, "\"name\":\"first\"") != NULL);
+		http_resp_free(&r);
 	}
 }
 
