@@ -41,6 +41,7 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 
 	db->errcode = code;
 	db->sqlstate[0] = '\0';
+	db->words.state[0] = '\0';
 	va_start(ap, fmt);
 	/* Truncation is acceptable: the message only goes to a log line. */
 	(void)vsnprintf(db->errmsg, sizeof(db->errmsg), fmt, ap);
@@ -234,6 +235,7 @@ db_ready(struct db *db)
 	db->errcode = DB_OK;
 	db->errmsg[0] = '\0';
 	db->sqlstate[0] = '\0';
+	db->words.state[0] = '\0';
 	db->deadline_ms = db->opts.stmt_timeout_ms > 0 ?
 	    clock_now_ms() + db->opts.stmt_timeout_ms : 0;
 	db->route = DB_ROUTE_WRITE;
@@ -578,7 +580,7 @@ db_sqlstate(const struct db *db)
 
 /* Copies s into dst[n], cut at a character's boundary; "" when s is NULL or not UTF-8. */
 static void
-db_raised_copy(char *dst, size_t n, const char *s)
+db_words_copy(char *dst, size_t n, const char *s)
 {
 	size_t len = s != NULL ? strlen(s) : 0;
 
@@ -596,18 +598,36 @@ db_raised_copy(char *dst, size_t n, const char *s)
 }
 
 void
+db_set_words(struct db *db, const char *state, const char *message, const char *detail,
+    const char *hint)
+{
+	db->words.state[0] = '\0';
+	if (state == NULL || strlen(state) != 5)
+		return;
+	memcpy(db->words.state, state, 6);
+	db_words_copy(db->words.message, sizeof(db->words.message), message);
+	db_words_copy(db->words.detail, sizeof(db->words.detail), detail);
+	db_words_copy(db->words.hint, sizeof(db->words.hint), hint);
+}
+
+void
 db_set_raised(struct db *db, const char *message, const char *detail, const char *hint)
 {
 	memcpy(db->sqlstate, "P0001", 6);
-	db_raised_copy(db->raised.message, sizeof(db->raised.message), message);
-	db_raised_copy(db->raised.detail, sizeof(db->raised.detail), detail);
-	db_raised_copy(db->raised.hint, sizeof(db->raised.hint), hint);
+	db_set_words(db, "P0001", message, detail, hint);
 }
 
-const struct db_raised *
+const struct db_words *
+db_words(const struct db *db)
+{
+	return db->words.state[0] != '\0' && db->words.message[0] != '\0' ? &db->words :
+	    NULL;
+}
+
+const struct db_words *
 db_raised(const struct db *db)
 {
-	return strcmp(db->sqlstate, "P0001") == 0 ? &db->raised : NULL;
+	return strcmp(db->sqlstate, "P0001") == 0 ? &db->words : NULL;
 }
 
 enum db_err

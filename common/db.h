@@ -316,22 +316,36 @@ const char *db_errmsg(const struct db *db);
 const char *db_sqlstate(const struct db *db);
 
 /*
- * What the schema's own code raised for the client, when the last failure is that
- * (SQLSTATE P0001): a RAISE EXCEPTION in a PostgreSQL function or trigger, a RAISE(ABORT,
- * ...) in an SQLite trigger.  Its message, detail and hint were written by the schema's
- * author to be read by clients, unlike the database's own messages; "" where absent (SQLite
- * has only the message).  NULL when the last failure is not one.  Borrowed like
- * db_errmsg().
+ * The database's own words about the last failure, as it would say them to a client: its
+ * SQLSTATE, message, detail and hint (PostgREST's code, message, details and hint).  ""
+ * where absent; each text is cut at a character's boundary to fit (DB_WORDS_*, the NUL
+ * included), and a text that is not UTF-8 is left out.  Borrowed like db_errmsg().
+ *
+ * db_words(): kept only for a failure the request caused, an integrity or input error
+ * (db_sqlstate() is set, 42501 aside): on PostgreSQL its exact SQLSTATE (a class-22 code
+ * as the server gave it, where db_sqlstate() says 22P02) with the server's
+ * PG_DIAG_MESSAGE_PRIMARY, _DETAIL and _HINT; on SQLite the SQLSTATE db_sqlstate() gives
+ * and sqlite3_errmsg() as the message, without detail or hint.  NULL otherwise, and when
+ * the database gave no message that is UTF-8.  Never the statement's text: PostgreSQL's
+ * context and position are not kept.
+ *
+ * db_raised(): what the schema's own code raised for the client, when the last failure is
+ * that (SQLSTATE P0001): a RAISE EXCEPTION in a PostgreSQL function or trigger, a
+ * RAISE(ABORT, ...) in an SQLite trigger.  Its message, detail and hint were written by
+ * the schema's author to be read by clients, unlike the database's own messages; "" where
+ * absent (SQLite has only the message).  NULL when the last failure is not one.
  */
-#define DB_RAISED_MSG	512
-#define DB_RAISED_DETAIL	384
-#define DB_RAISED_HINT	128
-struct db_raised {
-	char message[DB_RAISED_MSG];
-	char detail[DB_RAISED_DETAIL];
-	char hint[DB_RAISED_HINT];
+#define DB_WORDS_MSG	512
+#define DB_WORDS_DETAIL	384
+#define DB_WORDS_HINT	128
+struct db_words {
+	char state[6];
+	char message[DB_WORDS_MSG];
+	char detail[DB_WORDS_DETAIL];
+	char hint[DB_WORDS_HINT];
 };
-const struct db_raised *db_raised(const struct db *db);
+const struct db_words *db_words(const struct db *db);
+const struct db_words *db_raised(const struct db *db);
 
 /* The HTTP status that a failure of this class should produce (409, 400, 503, 507,
  * 500). */

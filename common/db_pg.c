@@ -160,6 +160,13 @@ db_pg_err(struct db_pg *p, PGconn *conn, const PGresult *res, const char *what)
 		db_set_raised(&p->base, PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY),
 		    PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL),
 		    PQresultErrorField(res, PG_DIAG_MESSAGE_HINT));
+	/* A failure the request caused: the server's own words, its exact SQLSTATE
+	 * (db_words()); never its context nor position, which quote the statement. */
+	else if ((p->base.errcode == DB_ECONSTRAINT || p->base.errcode == DB_EINPUT) &&
+	    p->base.sqlstate[0] != '\0')
+		db_set_words(&p->base, ss, PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY),
+		    PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL),
+		    PQresultErrorField(res, PG_DIAG_MESSAGE_HINT));
 }
 
 int

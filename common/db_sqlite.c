@@ -245,8 +245,12 @@ db_sqlite_err(struct db_sqlite *s, int rc, const char *what)
 
 	db_set_err(&s->base, ss != NULL && strcmp(ss, "42P10") == 0 ? DB_EINPUT :
 	    db_sqlite_class(s->conn, rc), "sqlite %s: %s (%d)", what, sqlite3_errmsg(s->conn), rc);
-	if (ss != NULL)
+	if (ss != NULL) {
 		memcpy(s->base.sqlstate, ss, 6);
+		/* SQLite's own words (db_words()): its message, which names the constraint
+		 * (and the table and column), never the statement. */
+		db_set_words(&s->base, ss, sqlite3_errmsg(s->conn), NULL, NULL);
+	}
 	if (rc == SQLITE_CONSTRAINT_TRIGGER)
 		db_set_raised(&s->base, sqlite3_errmsg(s->conn), NULL, NULL);
 }

@@ -93,7 +93,7 @@ struct db {
 	enum db_err errcode;
 	char errmsg[DB_ERRMSG_MAX];
 	char sqlstate[6];		/* of the last failure, "" when none applies */
-	struct db_raised raised;	/* db_raised(): filled only with sqlstate P0001 */
+	struct db_words words;		/* db_words(), db_raised(); words.state "": none */
 
 	int restart;			/* db_restart_wanted() */
 	long long deadline_ms;		/* CLOCK_MONOTONIC ms the request's budget ends; 0: none */
@@ -110,9 +110,13 @@ struct db {
 void db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Records what the schema's own code raised for the client with the failure just set by
- * db_set_err(): sets the SQLSTATE to P0001 and keeps message, detail and hint (each may be
- * NULL), cut at a character's boundary to fit.  A text that is not UTF-8 is left out. */
+/* Records the database's own words (db_words()) for the failure just set by db_set_err():
+ * state (5 characters), message, detail and hint (each may be NULL), cut at a character's
+ * boundary to fit.  A text that is not UTF-8 is left out. */
+void db_set_words(struct db *db, const char *state, const char *message,
+    const char *detail, const char *hint);
+/* The same for what the schema's own code raised for the client: also sets the SQLSTATE
+ * to P0001 (db_raised()). */
 void db_set_raised(struct db *db, const char *message, const char *detail,
     const char *hint);
 

@@ -96,6 +96,16 @@ unsigned serve_reloads(void);
  */
 int serve_db_error(struct resp *rs, struct db *db);
 
+/*
+ * The same, and with words 1 an integrity or input error (the request's: 409 or 400) is
+ * answered in the database's own words (db_words()): its SQLSTATE as the code, its
+ * message, detail and hint, as PostgREST answers them; the database's text still goes to
+ * the log.  A class-54 failure (54000: the response cap sluice sets in the statement, or
+ * a value past a limit) and one the database said nothing usable about keep sluice's own
+ * answer.  words 0 is serve_db_error().  Returns 0.
+ */
+int serve_db_error_words(struct resp *rs, struct db *db, int words);
+
 /* The same for an error class (an enum db_err from db.h) known without its connection,
  * e.g. a write that ran on another thread's connection.  Logs nothing.  Returns 0. */
 int serve_db_error_class(struct resp *rs, int err_class);

@@ -55,8 +55,14 @@ const struct serve_db_ops serve_db = {
 int
 serve_db_error(struct resp *rs, struct db *db)
 {
+	return serve_db_error_words(rs, db, 0);
+}
+
+int
+serve_db_error_words(struct resp *rs, struct db *db, int words)
+{
 	enum db_err e = db_errcode(db);
-	const struct db_raised *r = db_raised(db);
+	const struct db_words *r = db_raised(db), *w = db_words(db);
 
 	/* 42501 (insufficient privilege) is the database refusing a role what its grants or
 	 * policies do not allow: an answer about who asks (401/403 where access control
@@ -72,13 +78,19 @@ serve_db_error(struct resp *rs, struct db *db)
 		return resp_error(rs, db_err_status(e), "P0001", r->message[0] != '\0' ?
 		    r->message : "the database refused the request", r->detail[0] != '\0' ?
 		    r->detail : NULL, r->hint[0] != '\0' ? r->hint : NULL);
+	/* The database's own words for what the request did wrong, as PostgREST passes
+	 * them on; not past a limit, which is mostly sluice's own response cap. */
+	if (words && w != NULL && (e == DB_ECONSTRAINT || e == DB_EINPUT) &&
+	    strncmp(w->state, "54", 2) != 0)
+		return resp_error(rs, db_err_status(e), w->state, w->message,
+		    w->detail[0] != '\0' ? w->detail : NULL, w->hint[0] != '\0' ? w->hint : NULL);
 	return serve_db_error_sqlstate(rs, e, db_sqlstate(db));
 }
 
 /*
  * Integrity and input errors carry PostgreSQL's SQLSTATE as their code, on SQLite too
  * (db_sqlstate()), as PostgREST's clients expect ("23505" for a duplicate key); the message
- * is sluice's own, never the database's text.
+ * is sluice's own, never the database's text (serve_db_error_words() passes that on).
  */
 int
 serve_db_error_sqlstate(struct resp *rs, int err_class, const char *sqlstate)

@@ -17,6 +17,7 @@ static const char *const settings_isolations[] = { "default", "read_committed",
 static const char *const settings_plans[] = { "auto", "generic", "custom", NULL };
 static const char *const settings_syncs[] = { "off", "normal", "full", NULL };
 static const char *const settings_page_orders[] = { "newest", "oldest", NULL };
+static const char *const settings_db_errors[] = { "pass", "hide", NULL };
 
 #define INT(n, lo, hi, d, doc)	{ n, SETTING_INT, lo, hi, d, NULL, doc }
 #define CHOICE(n, c, d, doc)	{ n, SETTING_CHOICE, 0, 0, d, c, doc }
@@ -115,6 +116,10 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_REST_DIALECT_VERSION] = INT("SLUICE_REST_DIALECT_VERSION", 12, 13, 13,
 	    "the REST API: the PostgREST version whose answers differ, 12 or 13 (to-many "
 	    "spreads, the missing table's error)"),
+	[SETTING_REST_DB_ERRORS] = CHOICE("SLUICE_REST_DB_ERRORS", settings_db_errors, 0,
+	    "the REST API: pass answers an integrity or input error with the database's own "
+	    "code, message, details and hint, as PostgREST; hide with the SQLSTATE class's "
+	    "code and a message of sluice's"),
 	[SETTING_READY_WRITABLE] = INT("SLUICE_READY_WRITABLE", 0, 1, 1,
 	    "ready: 1 when the database must be writable for /ready to answer 200; 0 for a "
 	    "database served read-only on purpose"),

@@ -68,6 +68,7 @@ enum setting_key {
 	SETTING_REST_GRANTS,
 	SETTING_REST_SCHEMAS,
 	SETTING_REST_DIALECT_VERSION,
+	SETTING_REST_DB_ERRORS,
 	SETTING_READY_WRITABLE,		/* the readiness probe (handlers/ready.c) */
 	SETTING_BCRYPT_COST,		/* the records API (handlers/records/) */
 	SETTING_RECORDS_SECRET_FILE,

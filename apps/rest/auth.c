@@ -708,7 +708,7 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 		return -1;
 	}
 	if (rest_txn_begin(rq, t) < 0)
-		return serve_db_error(rs, rq->db), -1;
+		return rest_db_error(rs, t, rq->db), -1;
 	if ((st = db_prepare(rq->db, REST_AUTH_SQL)) == NULL)
 		goto fail;
 	db_bind_text(st, 1, id->role, strlen(id->role));
@@ -729,7 +729,7 @@ fail:
 	else if (strcmp(db_sqlstate(rq->db), "42501") == 0)
 		rest_auth_denied(rs, id, "role", id->role, 0);
 	else
-		serve_db_error(rs, rq->db);
+		rest_db_error(rs, t, rq->db);
 	db_rollback(rq->db);
 	t->in_txn = 0;
 	return -1;

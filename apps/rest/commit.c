@@ -70,12 +70,12 @@ commit_fn(struct db *db, void *arg)
 	buf_reset(out, 1 << 20);
 	if (w->upsert != NULL && rest_count_rows(db, w->upsert, w->p, &w->existing) < 0) {
 		w->why = REST_COMMIT_ANSWERED;
-		serve_db_error(w->rs, db);
+		rest_db_error(w->rs, w->t, db);
 		return -1;
 	}
 	if ((st = rest_bind(db, w->t, w->p)) == NULL) {
 		w->why = REST_COMMIT_ANSWERED;
-		serve_db_error(w->rs, db);
+		rest_db_error(w->rs, w->t, db);
 		return -1;
 	}
 	if (w->t->d->write_read(st, w->rep, out, &w->rows) < 0) {
@@ -85,7 +85,7 @@ commit_fn(struct db *db, void *arg)
 			w->why = REST_COMMIT_TOO_LARGE;
 		else {
 			w->why = REST_COMMIT_ANSWERED;
-			serve_db_error(w->rs, db);
+			rest_db_error(w->rs, w->t, db);
 		}
 		return -1;
 	}
@@ -123,7 +123,7 @@ rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
 	 * connection, of which only the class is known here. */
 	buf_reset(&rs->body, 1 << 20);
 	if (db_backend(rq->db) == DB_PG)
-		serve_db_error(rs, rq->db);
+		rest_db_error(rs, t, rq->db);
 	else
 		serve_db_error_class(rs, e);
 	return REST_COMMIT_ANSWERED;

@@ -5,11 +5,16 @@
  * with rest_error(), the only place a struct rest_err becomes a response.  Its details are
  * a string, or JSON as it is where PostgREST answers an array there (PGRST201's
  * candidate relationships).
+ *
+ * A failure of the database is answered by rest_db_error(): in the database's own words
+ * where it said something about what the request did (an integrity or input error), unless
+ * rest_db_errors=hide, as PostgREST passes PostgreSQL's on.
  */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "rest.h"
+#include "serve.h"
 
 void
 rest_err_set(struct rest_err *e, int status, const char *code, const char *details,
@@ -63,4 +68,10 @@ rest_error_max_affected(struct resp *rs, int64_t rows)
 {
 	return rest_error_rows(rs, 400, "PGRST124",
 	    "Query result exceeds max-affected preference constraint", "query affects", rows);
+}
+
+int
+rest_db_error(struct resp *rs, const struct rest_thread *t, struct db *db)
+{
+	return serve_db_error_words(rs, db, t->db_words);
 }

@@ -361,7 +361,7 @@ rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_params *p, struct db_stmt **out)
 {
 	if ((*out = rest_bind(rq->db, t, p)) == NULL)
-		return serve_db_error(rs, rq->db), -1;
+		return rest_db_error(rs, t, rq->db), -1;
 	return 0;
 }
 
@@ -500,7 +500,7 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	if (rest_bind_run(rq, rs, t, g->p, &st) < 0)
 		return 0;
 	if (db_step(st) != DB_ROW)
-		return serve_db_error(rs, rq->db);
+		return rest_db_error(rs, t, rq->db);
 	body = db_column_text(st, 0, &len);
 	rows = db_column_int(st, 1);
 	t->rows = rows;

@@ -50,7 +50,7 @@ read_plan(struct req *rq, struct resp *rs, struct rest_thread *t, int table,
 		buf_append(&rs->body, line, len);
 	}
 	if (rc != DB_DONE)
-		return serve_db_error(rs, rq->db);
+		return rest_db_error(rs, t, rq->db);
 	rs->status = 200;
 	rs->content_type = acc == REST_ACCEPT_PLAN_JSON ?
 	    "application/vnd.pgrst.plan+json; charset=utf-8" :

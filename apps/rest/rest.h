@@ -192,6 +192,11 @@ int rest_error(struct resp *rs, const struct rest_err *e);
 int rest_error_not_one(struct resp *rs, int64_t rows);
 /* 400 PGRST124: Prefer: max-affected=N was exceeded by rows.  Returns 0. */
 int rest_error_max_affected(struct resp *rs, int64_t rows);
+struct rest_thread;
+/* The last failure on db (the request's connection, or the one its write ran on) as the
+ * response: serve_db_error_words() with the database's own words unless t's
+ * rest_db_errors=hide (t->db_words).  Returns 0. */
+int rest_db_error(struct resp *rs, const struct rest_thread *t, struct db *db);
 
 /* parse.c: the tree of a request. */
 
@@ -581,6 +586,8 @@ struct rest_thread {
 	struct buf sql;			/* the statement being written, reused */
 	int unfiltered_writes;		/* rest_unfiltered_writes=1: PATCH/DELETE of all rows */
 	int pgrst12;			/* rest_dialect_version=12 (rest_gen's pgrst12) */
+	int db_words;			/* rest_db_errors=pass: the database's own words for
+					 * its integrity and input errors (rest_db_error()) */
 	int64_t body_max;		/* the response cap (resp_max): a read's longest body */
 	const char *cors_origins;	/* rest_cors_origins, comma-separated; NULL: no CORS */
 	const struct rest_auth *auth;	/* the process's access control (auth.c) */

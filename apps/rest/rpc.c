@@ -237,7 +237,7 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 		if (rest_bind_run(rq, rs, t, p, &st) < 0)
 			return 0;
 		if (db_step(st) != DB_ROW)
-			return serve_db_error(rs, rq->db);
+			return rest_db_error(rs, t, rq->db);
 		v = db_column_text(st, 0, &len);
 		if (v == NULL)
 			v = "null", len = 4;
@@ -285,7 +285,7 @@ rpc_txn(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name
 		return rpc_call(rq, rs, t, name, f);
 	/* In the router's transaction (another schema than public), the router ends it. */
 	if (!t->in_txn && db_begin(rq->db, DB_TXN_WRITE) < 0)
-		return serve_db_error(rs, rq->db);
+		return rest_db_error(rs, t, rq->db);
 	(void)rpc_call(rq, rs, t, name, f);
 	if (rs->status < 400 && pf->max_affected >= 0 && t->rows > pf->max_affected) {
 		db_rollback(rq->db);
@@ -299,7 +299,7 @@ rpc_txn(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name
 		return 0;
 	}
 	if (db_commit(rq->db) < 0)
-		return serve_db_error(rs, rq->db);
+		return rest_db_error(rs, t, rq->db);
 	return 0;
 }
 
@@ -310,13 +310,20 @@ rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 
 	/* A GET or HEAD reads, as PostgREST runs it: a volatile function, the one kind
 	 * that may write, runs in a read-only transaction (the router ends it), and a
-	 * write it tries is 405 25006. */
+	 * write it tries is 405 25006, in the database's words unless they are hidden. */
 	if (f != NULL && f->may_write && (rq->method == REQ_GET || rq->method == REQ_HEAD)) {
+		const struct db_words *w;
+
 		if (rest_txn_begin(rq, t) < 0)
-			return serve_db_error(rs, rq->db);
+			return rest_db_error(rs, t, rq->db);
 		(void)rpc_txn(rq, rs, t, name, f);
 		/* db_pg.c classed it bad input (400): PostgREST's answer is 405. */
-		if (rs->status >= 400 && strcmp(db_sqlstate(rq->db), "25006") == 0)
+		if (rs->status < 400 || strcmp(db_sqlstate(rq->db), "25006") != 0)
+			return 0;
+		if (t->db_words && (w = db_words(rq->db)) != NULL)
+			resp_error(rs, 405, "25006", w->message, w->detail[0] != '\0' ?
+			    w->detail : NULL, w->hint[0] != '\0' ? w->hint : NULL);
+		else
 			resp_error(rs, 405, "25006", "a GET or HEAD may not write: the function "
 			    "writes, call it with POST", NULL, NULL);
 		return 0;

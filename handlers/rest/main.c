@@ -33,8 +33,10 @@
  * Statuses: 200, 201, 204, 206 (partial with a count); 400 PGRST100 (parse), 42703
  * (unknown column), PGRST200/PGRST201 (relationship), PGRST102 (body), PGRST204 (unknown
  * column in a body); 404 PGRST205/PGRST202 (unknown table or function); 406 PGRST116 (object
- * requested, not one row) and PGRST107 (Accept); 409 constraint; 414 (query string over
- * REST_QUERY_MAX); 416 PGRST103 (range past the end); 503 database unavailable.
+ * requested, not one row) and PGRST107 (Accept); 409 constraint (with 400, the database's
+ * integrity and input errors in its own words: rest_db_errors=pass|hide); 414 (query
+ * string over REST_QUERY_MAX); 416 PGRST103 (range past the end); 503 database
+ * unavailable.
  *
  * Tables touched: any table the database holds, as the request asks; the schema is read
  * from the catalogs once per worker and shared by its threads (schemas.c, schema.c), and

@@ -120,16 +120,18 @@ rest_thread_init(struct db *db)
 {
 	struct rest_thread *t;
 
-	long long unfiltered, version, resp_max;
+	long long unfiltered, version, resp_max, db_errors;
 
 	if (settings_int(SETTING_REST_UNFILTERED_WRITES, &unfiltered) < 0 ||
 	    settings_int(SETTING_REST_DIALECT_VERSION, &version) < 0 ||
+	    settings_int(SETTING_REST_DB_ERRORS, &db_errors) < 0 ||
 	    settings_int(SETTING_RESP_MAX, &resp_max) < 0)
 		return NULL;
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
 	t->unfiltered_writes = unfiltered != 0;
 	t->pgrst12 = version == 12;
+	t->db_words = db_errors == 0;	/* pass */
 	t->body_max = resp_max;
 	t->cors_origins = settings_get(SETTING_REST_CORS_ORIGINS);
 	if (t->cors_origins != NULL && *t->cors_origins == '\0')
@@ -382,7 +384,7 @@ rest_handle(struct req *rq, struct resp *rs)
 	if (id.active && rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
 		return 0;
 	if (rest_search_path(t, rq) < 0)
-		serve_db_error(rs, rq->db);
+		rest_db_error(rs, t, rq->db);
 	else
 		rc = rest_verb(rq, rs, t, name, rpc, table);
 	/* A failure is auth.c's to read (its SQLSTATE) and end. */
@@ -397,7 +399,7 @@ rest_handle(struct req *rq, struct resp *rs)
 		if (rs->status == 0 || rs->status >= 400)
 			(void)db_rollback(rq->db);
 		else if (db_commit(rq->db) < 0)
-			return serve_db_error(rs, rq->db);
+			return rest_db_error(rs, t, rq->db);
 	}
 	return rc;
 }

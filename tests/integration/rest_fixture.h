@@ -203,16 +203,24 @@ fx_stop(void)
 	stack_sh("rm -f %s %s-wal %s-shm", fx.litepath, fx.litepath, fx.litepath);
 }
 
+/* Sends one request to the stack s; path is below route ("/rest/v1/"). */
+static int
+fx_do_at(struct stack *s, const char *route, const char *method, const char *path,
+    const char *const *headers, const char *body, struct http_resp *r)
+{
+	static char url[32768];
+
+	if (snprintf(url, sizeof(url), "%s%s%s", s->base, route, path) >= (int)sizeof(url))
+		return -1;
+	return http_do(method, url, headers, body, body ? strlen(body) : 0, 10000, r);
+}
+
 /* Sends one request to the stack s; path is below /rest/v1/. */
 static int
 fx_do(struct stack *s, const char *method, const char *path, const char *const *headers,
     const char *body, struct http_resp *r)
 {
-	static char url[32768];
-
-	if (snprintf(url, sizeof(url), "%s/rest/v1/%s", s->base, path) >= (int)sizeof(url))
-		return -1;
-	return http_do(method, url, headers, body, body ? strlen(body) : 0, 10000, r);
+	return fx_do_at(s, "/rest/v1/", method, path, headers, body, r);
 }
 
 /* The value of header name of r, "" when absent (a static buffer: use at once). */
@@ -238,11 +246,44 @@ fx_json_eq(const char *a, const char *b)
 	return eq;
 }
 
+/* The code of an error body a, in code[6]: "" when a is not an error of the database's
+ * own words (rest_db_errors=pass): an integrity (23) or data (22) error, 42P10, 25006. */
+static void
+fx_db_code(const char *a, char code[6])
+{
+	cJSON *j = cJSON_Parse(a ? a : "");
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "code");
+
+	code[0] = '\0';
+	if (cJSON_IsString(c) && strlen(c->valuestring) == 5 &&
+	    (strncmp(c->valuestring, "22", 2) == 0 || strncmp(c->valuestring, "23", 2) == 0 ||
+	    strcmp(c->valuestring, "42P10") == 0 || strcmp(c->valuestring, "25006") == 0))
+		memcpy(code, c->valuestring, 6);
+	cJSON_Delete(j);
+}
+
+/*
+ * 1 when a and b are the same failure of the database answered in each one's own words
+ * (rest_db_errors=pass): their texts differ, their codes do not, but for a data exception
+ * (class 22), whose exact code PostgreSQL tells and SQLite cannot (22P02).
+ */
+static int
+fx_db_error_alike(const char *a, const char *b)
+{
+	char ca[6], cb[6];
+
+	fx_db_code(a, ca);
+	fx_db_code(b, cb);
+	return ca[0] != '\0' && cb[0] != '\0' && (strcmp(ca, cb) == 0 ||
+	    (strncmp(ca, "22", 2) == 0 && strncmp(cb, "22", 2) == 0));
+}
+
 /*
  * Sends the request to both back ends.  Checks both statuses against want_status and, when
  * want_body is not NULL, both bodies against it as JSON ("" for an empty body); otherwise
- * checks that the two bodies are the same JSON (or the same text for non-JSON).  The
- * SQLite answer is left in r for further checks.
+ * checks that the two bodies are the same JSON (or the same text for non-JSON), or the
+ * same failure of the database in each one's words (fx_db_error_alike()).  The SQLite
+ * answer is left in r for further checks.
  */
 #define FX_BOTH(method, path, headers, body, want_status, want_body, r) \
 	fx_both(__FILE__, __LINE__, method, path, headers, body, want_status, want_body, r)
@@ -279,7 +320,8 @@ fx_both(const char *file, int line, const char *method, const char *path,
 		if (!pok)
 			harness_fail(file, line, "%s %.200s: postgresql body %.600s\n  want %.600s",
 			    method, path, pb, want_body);
-	} else if (!(fx_json_eq(lb, pb) || strcmp(lb, pb) == 0))
+	} else if (!(fx_json_eq(lb, pb) || strcmp(lb, pb) == 0 ||
+	    (r->status >= 400 && r->status == p.status && fx_db_error_alike(lb, pb))))
 		harness_fail(file, line, "%s %.200s: back ends differ\n  sqlite     %.600s\n"
 		    "  postgresql %.600s", method, path, lb, pb);
 	{
@@ -291,6 +333,42 @@ fx_both(const char *file, int line, const char *method, const char *path,
 			harness_fail(file, line, "%s %.200s: Content-Range \"%s\" on sqlite, \"%s\" on "
 			    "postgresql", method, path, lr, pr);
 	}
+out:
+	http_resp_free(&p);
+}
+
+/*
+ * Sends the request to route ("/rest/v1/") on both back ends, and checks each one's status
+ * against want_status and its body against its own want as JSON: want_lite for SQLite,
+ * want_pg for PostgreSQL (where the two answer in their own words).  The SQLite answer is
+ * left in r.
+ */
+#define FX_EACH(route, method, path, headers, body, want_status, want_lite, want_pg, r) \
+	fx_each(__FILE__, __LINE__, route, method, path, headers, body, want_status, \
+	    want_lite, want_pg, r)
+
+static __attribute__((unused)) void
+fx_each(const char *file, int line, const char *route, const char *method, const char *path,
+    const char *const *headers, const char *body, long want_status, const char *want_lite,
+    const char *want_pg, struct http_resp *r)
+{
+	struct http_resp p;
+	const char *lb, *pb;
+
+	http_resp_init(&p);
+	if (fx_do_at(&fx.lite, route, method, path, headers, body, r) < 0 ||
+	    fx_do_at(&fx.pgs, route, method, path, headers, body, &p) < 0) {
+		harness_fail(file, line, "%s %.200s: no response", method, path);
+		goto out;
+	}
+	lb = r->body.data ? r->body.data : "";
+	pb = p.body.data ? p.body.data : "";
+	if (r->status != want_status || !fx_json_eq(lb, want_lite))
+		harness_fail(file, line, "%s %s%.200s: sqlite %ld %.600s\n  want %ld %.600s",
+		    method, route, path, r->status, lb, want_status, want_lite);
+	if (p.status != want_status || !fx_json_eq(pb, want_pg))
+		harness_fail(file, line, "%s %s%.200s: postgresql %ld %.600s\n  want %ld %.600s",
+		    method, route, path, p.status, pb, want_status, want_pg);
 out:
 	http_resp_free(&p);
 }

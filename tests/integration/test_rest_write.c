@@ -10,7 +10,8 @@
  * OUT parameters or void, arguments with defaults; missing=default on an identity; CSV
  * quoting; Accept-Profile and Content-Profile; Location for return=headers-only; what a
  * trigger or a function of the schema raises for the client (P0001); a GET that calls a
- * function which writes (405 25006).
+ * function which writes (405 25006); the database's own words for its integrity errors
+ * (rest_db_errors=pass) and sluice's in their place (hide, on a second endpoint /hide/v1/).
  */
 #include "rest_fixture.h"
 #include "str.h"
@@ -507,16 +508,25 @@ test_rest_location(void)
 	FX_BOTH("DELETE", "employee?employee_id=eq.95", json, NULL, 204, "", &r);
 }
 
-/* A table whose triggers refuse a negative n, on each back end (on SQLite one ends the
+/* A table with a key, a foreign key, a NOT NULL and a CHECK (pledge), and on PostgreSQL a
+ * function that raises a check violation of its own with a detail and a hint; a table
+ * whose triggers refuse a negative n, on each back end (on SQLite one ends the
  * statement, the other the transaction), and on PostgreSQL a function that raises with a
  * detail and a hint, a volatile function that writes and one that only reads. */
 static const char raised_sqlite[] =
+    "create table pledge (id integer primary key, artist_id integer references artist\n"
+    "  (artist_id), amount integer not null check (amount > 0));\n"
     "create table guarded (id integer primary key, n integer not null);\n"
     "create trigger guarded_ins before insert on guarded when new.n < 0\n"
     "  begin select raise(abort, 'n must not be n\xc3\xa9gative'); end;\n"
     "create trigger guarded_upd before update on guarded when new.n < 0\n"
     "  begin select raise(rollback, 'n must not be n\xc3\xa9gative'); end;\n";
 static const char raised_pg[] =
+    "create table pledge (id integer primary key, artist_id integer references artist\n"
+    "  (artist_id), amount integer not null check (amount > 0));\n"
+    "create function pledge_refused() returns integer language plpgsql stable as $$\n"
+    "  begin raise exception 'too much' using errcode = 'check_violation',\n"
+    "  detail = 'at most 10', hint = 'pledge less'; end $$;\n"
     "create table guarded (id integer primary key, n integer not null);\n"
     "create function guarded_check() returns trigger language plpgsql as $$\n"
     "  begin if new.n < 0 then raise exception 'n must not be n\xc3\xa9gative'; end if;\n"
@@ -575,7 +585,7 @@ test_rest_raised(void)
 	CHECK(cJSON_IsString(m));
 	if (cJSON_IsString(m)) {
 		n = strlen(m->valuestring);
-		CHECK(n >= DB_RAISED_MSG - 2 && n < DB_RAISED_MSG);
+		CHECK(n >= DB_WORDS_MSG - 2 && n < DB_WORDS_MSG);
 		CHECK(strncmp(m->valuestring, "refused: x\xc3\xa9\xc3\xa9", 14) == 0);
 		CHECK(str_utf8_valid(m->valuestring, n));
 	}
@@ -596,8 +606,15 @@ test_rest_get_reads(void)
 
 	CHECK(fx_do(&fx.pgs, "GET", "rpc/bump", NULL, NULL, &r) == 0);
 	CHECK(r.status == 405);
-	CHECK(r.body.data != NULL && strstr(r.body.data, "\"code\":\"25006\"") != NULL);
+	CHECK(fx_json_eq(r.body.data, "{\"code\":\"25006\",\"message\":\"cannot execute "
+	    "INSERT in a read-only transaction\",\"details\":null,\"hint\":null}"));
 	CHECK_STR(fx_header(&r, "Retry-After"), "");
+	/* The same in sluice's words where the database's are hidden. */
+	CHECK(fx_do_at(&fx.pgs, "/hide/v1/", "GET", "rpc/bump", NULL, NULL, &r) == 0);
+	CHECK(r.status == 405);
+	CHECK(fx_json_eq(r.body.data, "{\"code\":\"25006\",\"message\":\"a GET or HEAD "
+	    "may not write: the function writes, call it with POST\",\"details\":null,"
+	    "\"hint\":null}"));
 	CHECK(fx_do(&fx.pgs, "HEAD", "rpc/bump", NULL, NULL, &r) == 0);
 	CHECK(r.status == 405);
 	CHECK(fx_do(&fx.pgs, "GET", "rpc/bump", rollback, NULL, &r) == 0);
@@ -619,13 +636,127 @@ test_rest_get_reads(void)
 	CHECK(r.status == 204);
 }
 
+/*
+ * The database's own words (rest_db_errors=pass, the default, on /rest/v1/): an integrity
+ * error answers its SQLSTATE with PostgreSQL's message, detail and hint, as PostgREST
+ * passes them on, or SQLite's message; the same error on /hide/v1/ (rest_db_errors=hide)
+ * answers sluice's own message.  The statuses are the same either way.  Each body is
+ * compared whole: nothing of the statement sluice wrote is in it.
+ */
+#define DBW_ERR(code, msg, details)	"{\"code\":\"" code "\",\"message\":\"" msg "\"," \
+	"\"details\":" details ",\"hint\":null}"
+#define HIDE_23505	DBW_ERR("23505", "a row with the same key already exists", "null")
+#define HIDE_23503	DBW_ERR("23503", "the row refers to a row that does not exist, or is " \
+	"referred to", "null")
+#define HIDE_23502	DBW_ERR("23502", "a value is missing for a column that requires one", \
+	"null")
+#define HIDE_23514	DBW_ERR("23514", "a value breaks a check constraint of its column", \
+	"null")
+
+static const char *const dbw_routes[] = { "/rest/v1/", "/hide/v1/" };
+
+/* One request to both routes on both back ends: pass answers lite and pg, hide hidden. */
+#define DBW(method, path, hdrs, body, status, lite, pg, hidden) do { \
+	FX_EACH(dbw_routes[0], method, path, hdrs, body, status, lite, pg, &r); \
+	FX_EACH(dbw_routes[1], method, path, hdrs, body, status, hidden, hidden, &r); \
+} while (0)
+
+static void
+test_rest_db_words(void)
+{
+	FX_BOTH("POST", "artist", json, "{\"artist_id\":97,\"name\":\"Pledger\"}", 201, "", &r);
+	FX_BOTH("POST", "pledge", json, "{\"id\":1,\"artist_id\":97,\"amount\":5}", 201, "",
+	    &r);
+	/* Unique: 409, alone and with a representation (a transaction of its own). */
+	DBW("POST", "pledge", json, "{\"id\":1,\"artist_id\":97,\"amount\":5}", 409,
+	    DBW_ERR("23505", "UNIQUE constraint failed: pledge.id", "null"),
+	    DBW_ERR("23505", "duplicate key value violates unique constraint \\\"pledge_pkey\\\"",
+	    "\"Key (id)=(1) already exists.\""), HIDE_23505);
+	DBW("POST", "pledge", rep, "[{\"id\":1,\"artist_id\":97,\"amount\":5}]", 409,
+	    DBW_ERR("23505", "UNIQUE constraint failed: pledge.id", "null"),
+	    DBW_ERR("23505", "duplicate key value violates unique constraint \\\"pledge_pkey\\\"",
+	    "\"Key (id)=(1) already exists.\""), HIDE_23505);
+	/* Not null: 400. */
+	DBW("POST", "pledge", json, "{\"id\":2,\"artist_id\":97,\"amount\":null}", 400,
+	    DBW_ERR("23502", "NOT NULL constraint failed: pledge.amount", "null"),
+	    DBW_ERR("23502", "null value in column \\\"amount\\\" of relation \\\"pledge\\\" "
+	    "violates not-null constraint", "\"Failing row contains (2, 97, null).\""),
+	    HIDE_23502);
+	/* Check: 400, by POST and by PATCH. */
+	DBW("POST", "pledge", json, "{\"id\":3,\"artist_id\":97,\"amount\":-5}", 400,
+	    DBW_ERR("23514", "CHECK constraint failed: amount > 0", "null"),
+	    DBW_ERR("23514", "new row for relation \\\"pledge\\\" violates check constraint "
+	    "\\\"pledge_amount_check\\\"", "\"Failing row contains (3, 97, -5).\""),
+	    HIDE_23514);
+	DBW("PATCH", "pledge?id=eq.1", json, "{\"amount\":0}", 400,
+	    DBW_ERR("23514", "CHECK constraint failed: amount > 0", "null"),
+	    DBW_ERR("23514", "new row for relation \\\"pledge\\\" violates check constraint "
+	    "\\\"pledge_amount_check\\\"", "\"Failing row contains (1, 97, 0).\""),
+	    HIDE_23514);
+	/* Foreign key: 409, a row referring to none, and a row still referred to. */
+	DBW("POST", "pledge", json, "{\"id\":4,\"artist_id\":999,\"amount\":5}", 409,
+	    DBW_ERR("23503", "FOREIGN KEY constraint failed", "null"),
+	    DBW_ERR("23503", "insert or update on table \\\"pledge\\\" violates foreign key "
+	    "constraint \\\"pledge_artist_id_fkey\\\"",
+	    "\"Key (artist_id)=(999) is not present in table \\\"artist\\\".\""), HIDE_23503);
+	DBW("DELETE", "artist?artist_id=eq.97", json, NULL, 409,
+	    DBW_ERR("23503", "FOREIGN KEY constraint failed", "null"),
+	    DBW_ERR("23503", "update or delete on table \\\"artist\\\" violates foreign key "
+	    "constraint \\\"pledge_artist_id_fkey\\\" on table \\\"pledge\\\"",
+	    "\"Key (artist_id)=(97) is still referenced from table \\\"pledge\\\".\""),
+	    HIDE_23503);
+	/* Nothing of the refused writes is there. */
+	FX_BOTH("GET", "pledge", NULL, NULL, 200, "[{\"id\":1,\"artist_id\":97,\"amount\":5}]",
+	    &r);
+
+	/* PostgreSQL: a hint, and a data exception's own code (22003 where hide says
+	 * 22P02, as SQLite can tell no finer). */
+	CHECK(fx_do(&fx.pgs, "POST", "rpc/pledge_refused", json, "{}", &r) == 0);
+	CHECK_INT(r.status, 400);
+	CHECK(fx_json_eq(r.body.data, "{\"code\":\"23514\",\"message\":\"too much\","
+	    "\"details\":\"at most 10\",\"hint\":\"pledge less\"}"));
+	CHECK(fx_do_at(&fx.pgs, "/hide/v1/", "POST", "rpc/pledge_refused", json, "{}", &r) == 0);
+	CHECK_INT(r.status, 400);
+	CHECK(fx_json_eq(r.body.data, HIDE_23514));
+	CHECK(fx_do(&fx.pgs, "GET", "pledge?amount=eq.99999999999", NULL, NULL, &r) == 0);
+	CHECK_INT(r.status, 400);
+	CHECK(fx_json_eq(r.body.data, DBW_ERR("22003", "value \\\"99999999999\\\" is out of "
+	    "range for type integer", "null")));
+	CHECK(fx_do_at(&fx.pgs, "/hide/v1/", "GET", "pledge?amount=eq.99999999999", NULL, NULL,
+	    &r) == 0);
+	CHECK_INT(r.status, 400);
+	CHECK(fx_json_eq(r.body.data, DBW_ERR("22P02", "a value does not fit its column",
+	    "null")));
+
+	/* sluice's own errors are its own on both routes. */
+	FX_EACH(dbw_routes[1], "POST", "pledge", json, "{\"id\":5,\"nosuch\":1}", 400,
+	    "{\"code\":\"PGRST204\",\"message\":\"Could not find the 'nosuch' column of "
+	    "'pledge' in the schema cache\",\"details\":null,\"hint\":null}",
+	    "{\"code\":\"PGRST204\",\"message\":\"Could not find the 'nosuch' column of "
+	    "'pledge' in the schema cache\",\"details\":null,\"hint\":null}", &r);
+	FX_BOTH("DELETE", "pledge?id=gt.0", json, NULL, 204, "", &r);
+	FX_BOTH("DELETE", "artist?artist_id=eq.97", json, NULL, 204, "", &r);
+}
+
 int
 main(void)
 {
+	static char xconf[6144];
+	char bin[4096];
+	const char *b = getenv("SLUICE_BIN");
+
 	http_resp_init(&r);
 	fx_more_sqlite = raised_sqlite;
 	fx_more_pg = raised_pg;
-	if (fx_start("rest_schemas=public,other") < 0) {
+	/* The same endpoint once more with the database's words hidden. */
+	if (realpath(b != NULL ? b : "bin", bin) == NULL || strlen(bin) > 1024) {
+		CHECK(!"SLUICE_BIN found");
+		return harness_done();
+	}
+	(void)snprintf(xconf, sizeof(xconf), "rest_schemas=public,other\nhide /hide/v1/ "
+	    "workers=1 threads=1 db=chinook binary=%.1024s/rest rest_schemas=public,other "
+	    "rest_db_errors=hide", bin);
+	if (fx_start(xconf) < 0) {
 		CHECK(!"the two stacks started");
 		fx_stop();
 		return harness_done();
@@ -648,6 +779,7 @@ main(void)
 	RUN(test_rest_location);
 	RUN(test_rest_raised);
 	RUN(test_rest_get_reads);
+	RUN(test_rest_db_words);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();

@@ -548,6 +548,21 @@ test_errors(void)
 	CHECK_INT(db_errcode(db), DB_ECONSTRAINT);
 	CHECK_INT(db_err_status(db_errcode(db)), 409);
 	CHECK(db_errmsg(db)[0] != '\0');
+	/* The database's own words: PostgreSQL's message, detail and exact SQLSTATE;
+	 * SQLite's message with the SQLSTATE db_sqlstate() gives. */
+	{
+		const struct db_words *w = db_words(db);
+
+		CHECK(w != NULL);
+		if (w != NULL) {
+			CHECK_STR(w->state, "23505");
+			CHECK_STR(w->message, B->kind == DB_PG ?
+			    "duplicate key value violates unique constraint \"t_err_pkey\"" :
+			    "UNIQUE constraint failed: t_err.id");
+			CHECK_STR(w->detail, B->kind == DB_PG ? "Key (id)=(1) already exists." : "");
+			CHECK_STR(w->hint, "");
+		}
+	}
 
 	/* Not null violation: bad input, not a conflict (as PostgREST answers 23502). */
 	st = db_prepare(db, "INSERT INTO t_err(id, name, n) VALUES ($1, $2, $3)");
@@ -581,6 +596,17 @@ test_errors(void)
 	CHECK_INT(db_step(st), DB_ERROR);
 	CHECK_INT(db_errcode(db), DB_EINPUT);
 	CHECK_INT(db_err_status(db_errcode(db)), 400);
+	CHECK_STR(db_sqlstate(db), "22P02");
+	CHECK(db_words(db) != NULL && strcmp(db_words(db)->state, "22P02") == 0);
+
+	/* A class-22 code of PostgreSQL's own is kept in its words, 22P02 for db_sqlstate()
+	 * (SQLite cannot tell them apart). */
+	if (B->kind == DB_PG) {
+		CHECK_INT(db_exec(db, "SELECT 1 / 0"), -1);
+		CHECK_STR(db_sqlstate(db), "22P02");
+		CHECK(db_words(db) != NULL && strcmp(db_words(db)->state, "22012") == 0);
+		CHECK(db_words(db) != NULL && strcmp(db_words(db)->message, "division by zero") == 0);
+	}
 
 	/* An upsert's conflict target that no unique constraint covers: the request's
 	 * mistake, 400 42P10 (it was a 500). */
@@ -602,7 +628,7 @@ test_errors(void)
 	 * character's boundary (300 two-byte characters: 255 of them). */
 	{
 		char lit[700], big[1200];
-		const struct db_raised *r;
+		const struct db_words *r;
 		size_t i, n = 0;
 
 		for (i = 0; i < 300; i++)
@@ -630,9 +656,10 @@ test_errors(void)
 		}
 	}
 
-	/* Syntax error: our own SQL, 500. */
+	/* Syntax error: our own SQL, 500, and nothing of it for a client. */
 	CHECK(db_prepare(db, "SELEC 1") == NULL);
 	CHECK(db_raised(db) == NULL);
+	CHECK(db_words(db) == NULL);
 	CHECK_INT(db_errcode(db), DB_EINTERNAL);
 	CHECK_INT(db_err_status(db_errcode(db)), 500);
 	CHECK(db_prepare(db, "SELECT nosuchcolumn FROM t_err") == NULL);
