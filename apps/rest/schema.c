@@ -340,6 +340,25 @@ schema_trim(char *s)
 }
 
 /*
+ * A statement takes as many parameters as the highest it names, and every argument of a
+ * call is bound (rpc.c): a body that does not name its last argument (the nargs-th) is
+ * wrapped to name it where it changes nothing.  Malloc'd, or NULL.
+ */
+static char *
+schema_lite_wrap(const char *body, int nargs)
+{
+	struct buf b;
+	char *out = NULL;
+
+	buf_init(&b, 1024 * 1024);
+	buf_printf(&b, "SELECT * FROM (%s) WHERE $%d IS NULL OR 1", body, nargs);
+	if (!buf_failed(&b) && b.data != NULL)
+		out = schema_strdup(b.data);
+	buf_free(&b);
+	return out;
+}
+
+/*
  * SQLite function bodies use :name parameters; they become $k (the k-th argument) cast to
  * the declared type, so that "a + b" adds integers whatever text the request bound.
  * String literals, quoted identifiers and comments are copied untouched.
@@ -350,6 +369,7 @@ schema_lite_body(const char *body, const struct rest_func *f, const struct rest_
 	struct buf b;
 	const char *p = body;
 	char *out = NULL;
+	int last = 0;		/* the highest argument the body names, 1-based */
 
 	buf_init(&b, 1024 * 1024);
 	while (*p != '\0') {
@@ -378,6 +398,8 @@ schema_lite_body(const char *body, const struct rest_func *f, const struct rest_
 					k = i;
 			if (k < 0)
 				goto out;
+			if (k + 1 > last)
+				last = k + 1;
 			switch (d->kind_of(f->argtypes[k])) {
 			case REST_K_INT:
 				buf_printf(&b, "cast($%d as integer)", k + 1);
@@ -392,7 +414,7 @@ schema_lite_body(const char *body, const struct rest_func *f, const struct rest_
 			buf_putc(&b, *p++);
 	}
 	if (!buf_failed(&b) && b.data != NULL)
-		out = schema_strdup(b.data);
+		out = last < f->nargs ? schema_lite_wrap(b.data, f->nargs) : schema_strdup(b.data);
 out:
 	buf_free(&b);
 	return out;

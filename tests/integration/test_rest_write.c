@@ -229,6 +229,9 @@ test_rest_rpc(void)
 	FX_BOTH("GET", "rpc/add_them?a=1&b=2", NULL, NULL, 200, "3", &r);
 	FX_BOTH("POST", "rpc/add_them", json, "{\"a\":10,\"b\":5}", 200, "15", &r);
 	FX_BOTH("POST", "rpc/add_them", json, "{\"a\":\"10\",\"b\":5}", 200, "15", &r);
+	/* A body that does not name its last argument (SQLite: still bound, never a 500). */
+	FX_BOTH("GET", "rpc/first_of?a=7&b=2", NULL, NULL, 200, "7", &r);
+	FX_BOTH("POST", "rpc/first_of", json, "{\"a\":8,\"b\":5}", 200, "8", &r);
 	FX_BOTH("GET", "rpc/add_them?a=1", NULL, NULL, 404, NULL, &r);
 	CHECK(strstr(r.body.data, "PGRST202") != NULL);
 	FX_BOTH("POST", "rpc/add_them", json, "{\"a\":1,\"b\":2,\"c\":3}", 404, NULL, &r);
