@@ -12,6 +12,8 @@ struct timespec;
 
 /* CLOCK_MONOTONIC in milliseconds.  Cannot fail. */
 long long clock_now_ms(void);
+/* The same clock in microseconds (the serve loop's request durations).  Cannot fail. */
+long long clock_now_us(void);
 
 /* A clock_now_ms() time as the struct timespec of pthread_cond_timedwait(), on a condition
  * variable whose clock is CLOCK_MONOTONIC. */

@@ -158,6 +158,8 @@ int db_sqlite_json_register(struct sqlite3 *conn, int utf8);
 /* ---- Serve loop ---- */
 
 struct endpoint;
+struct metrics_counts;
+struct metrics_page;
 struct serve_conns;
 struct FCGX_Request;
 
@@ -169,6 +171,7 @@ struct serve_settings {
 	size_t arena_max;
 	size_t resp_max;
 	const char *db_url;
+	uint64_t budget_us;	/* SLUICE_STMT_TIMEOUT_MS in microseconds, for the counters */
 };
 
 /* One serving thread: what serve_request() needs, and serve.c's bookkeeping. */
@@ -187,6 +190,9 @@ struct serve_thread {
 	unsigned long served;
 	atomic_llong *watch;	/* the watchdog's slot (CLOCK_MONOTONIC ms of the request
 				 * being served, 0: idle), or NULL */
+	struct metrics_page *metrics;	/* the worker's counters page, or NULL */
+	struct metrics_counts *counts;	/* this thread's counts on it, or NULL */
+	unsigned method;	/* the enum req_method of the request just served, 0: none */
 	atomic_int done;
 };
 

@@ -42,6 +42,11 @@
  * request has run past the time budget and a grace: a worker that hangs (stopped, stuck in
  * a system call, looping outside SQLite) is replaced, and the locks it held go with it.
  *
+ * Counters.  When sluiced gives the worker a counters page (SLUICE_METRICS_FD), each
+ * serving thread counts there its requests, their durations and the connections it
+ * accepted and closed (common/metrics.h); sluiced reads them.  The request's start time
+ * is the one clock read the watchdog's slot takes anyway, and one more at its end.
+ *
  * Requests.  What happens to one request, from its parameters to its response, is
  * serve_req.c's serve_request().
  */
@@ -74,6 +79,7 @@
 #include "extern.h"
 #include "settings.h"
 #include "log.h"
+#include "metrics.h"
 #include "sandbox.h"
 #include "serve.h"
 #include "serve_gate.h"
@@ -191,9 +197,10 @@ serve_wait_mask_init(void)
 static int
 serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 {
-	long long threads, body, arena, resp, cpus;
+	long long threads, body, arena, resp, cpus, budget;
 
 	if (settings_int(SETTING_THREADS, &threads) < 0 ||
+	    settings_int(SETTING_STMT_TIMEOUT_MS, &budget) < 0 ||
 	    settings_int(SETTING_CPUS, &cpus) < 0 ||
 	    settings_int(SETTING_BODY_MAX, &body) < 0 ||
 	    settings_int(SETTING_ARENA_MAX, &arena) < 0 ||
@@ -204,6 +211,7 @@ serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 	s->body_max = (size_t)body;
 	s->arena_max = (size_t)arena;
 	s->resp_max = (size_t)resp;
+	s->budget_us = (uint64_t)budget * 1000;
 	/* The body lives in the arena, so the arena must hold at least one full body. */
 	if (s->arena_max < s->body_max + 1024 * 1024)
 		s->arena_max = s->body_max + 1024 * 1024;
@@ -279,9 +287,18 @@ serve_conns_open(struct serve_conns *c, int listen_fd)
 	return 0;
 }
 
+/* Closes a connection, counted on the closing thread's counts mc (may be NULL). */
+static void
+serve_conns_close(int fd, struct metrics_counts *mc)
+{
+	close(fd);
+	if (mc != NULL)
+		metrics_conn(mc, 0);
+}
+
 /* Puts connection fd (back) into the set, armed for its next request; closes it if not. */
 static void
-serve_conns_park(struct serve_conns *c, int fd)
+serve_conns_park(struct serve_conns *c, int fd, struct metrics_counts *mc)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.fd = fd };
 
@@ -290,7 +307,7 @@ serve_conns_park(struct serve_conns *c, int fd)
 	if (errno == ENOENT && epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
 		return;
 	log_warn("connection set: %s; connection closed", strerror(errno));
-	close(fd);
+	serve_conns_close(fd, mc);
 }
 
 /*
@@ -298,7 +315,7 @@ serve_conns_park(struct serve_conns *c, int fd)
  * connection waits in the set for it, or is closed if the web server has hung up already.
  */
 static int
-serve_conns_fresh(struct serve_conns *c, int fd)
+serve_conns_fresh(struct serve_conns *c, int fd, struct metrics_counts *mc)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	int one = 1;
@@ -308,9 +325,9 @@ serve_conns_fresh(struct serve_conns *c, int fd)
 	if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & (POLLHUP | POLLERR)))
 		return fd;
 	if (pfd.revents & (POLLHUP | POLLERR))
-		close(fd);
+		serve_conns_close(fd, mc);
 	else
-		serve_conns_park(c, fd);
+		serve_conns_park(c, fd, mc);
 	return -1;
 }
 
@@ -327,10 +344,11 @@ serve_conns_fresh(struct serve_conns *c, int fd)
  * request has not arrived yet waits in the set like a kept one.  A connection the web
  * server has closed (a unix socket then hangs up: nginx gave up on the request, its client
  * having gone) is closed unread: nobody would read the answer.  When many clients leave
- * at once, this spares the next ones the wait for pages rendered for nobody.
+ * at once, this spares the next ones the wait for pages rendered for nobody.  The
+ * connections accepted and closed are counted on mc (may be NULL).
  */
 static int
-serve_conns_next(struct serve_conns *c)
+serve_conns_next(struct serve_conns *c, struct metrics_counts *mc)
 {
 	struct epoll_event ev;
 	struct pollfd pfd;
@@ -343,7 +361,9 @@ serve_conns_next(struct serve_conns *c)
 		pfd = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
 		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN)) {
 			if ((fd = accept(c->listen_fd, NULL, NULL)) >= 0) {
-				if ((fd = serve_conns_fresh(c, fd)) >= 0)
+				if (mc != NULL)
+					metrics_conn(mc, 1);
+				if ((fd = serve_conns_fresh(c, fd, mc)) >= 0)
 					return fd;
 				continue;
 			}
@@ -358,8 +378,32 @@ serve_conns_next(struct serve_conns *c)
 			continue;
 		if (!(ev.events & (EPOLLHUP | EPOLLERR)))
 			return ev.data.fd;
-		close(ev.data.fd);
+		serve_conns_close(ev.data.fd, mc);
 	}
+}
+
+/*
+ * Serves the request fcgi2 has read on r, timed once for the watchdog's slot and the
+ * counters (a vDSO clock read at each end, no system call), and counted.
+ */
+static void
+serve_counted(struct serve_thread *t, FCGX_Request *r, struct serve_io *io)
+{
+	long long t0 = 0;
+
+	if (t->watch != NULL || t->counts != NULL)
+		t0 = clock_now_us();
+	if (t->watch != NULL)
+		atomic_store(t->watch, t0 / 1000);
+	if (t->counts != NULL)
+		metrics_begin(t->metrics);
+	serve_request(t, io, r->envp);
+	FCGX_Finish_r(r);
+	if (t->counts != NULL)
+		metrics_end(t->metrics, t->counts, t->rs.status, metrics_method_of(t->method),
+		    (uint64_t)(clock_now_us() - t0), t->set->budget_us);
+	if (t->watch != NULL)
+		atomic_store(t->watch, 0);
 }
 
 static void *
@@ -382,7 +426,7 @@ serve_thread_main(void *arg)
 	for (;;) {
 		if (atomic_load(&serve_stopping) || serve_gate_enter(&slot) < 0)
 			break;
-		fd = serve_conns_next(t->conns);
+		fd = serve_conns_next(t->conns, t->counts);
 		serve_gate_leave();
 		if (fd < 0) {
 			if (atomic_load(&serve_stopping))
@@ -399,17 +443,18 @@ serve_thread_main(void *arg)
 		 * fcgi2 closes it and fails. */
 		r.ipcFd = fd;
 		r.keepConnection = 1;
-		if (FCGX_Accept_r(&r) < 0)
+		if (FCGX_Accept_r(&r) < 0) {
+			if (t->counts != NULL)
+				metrics_conn(t->counts, 0);
 			continue;
-		if (t->watch != NULL)
-			atomic_store(t->watch, clock_now_ms());
-		serve_request(t, &io, r.envp);
-		FCGX_Finish_r(&r);
-		if (t->watch != NULL)
-			atomic_store(t->watch, 0);
+		}
+		serve_counted(t, &r, &io);
+		/* fcgi2 closed it when nginx did not ask to keep it. */
 		if (r.ipcFd >= 0) {
-			serve_conns_park(t->conns, r.ipcFd);
+			serve_conns_park(t->conns, r.ipcFd, t->counts);
 			r.ipcFd = -1;
+		} else if (t->counts != NULL) {
+			metrics_conn(t->counts, 0);
 		}
 		arena_reset(t->arena);
 		resp_reset(&t->rs);
@@ -438,6 +483,33 @@ serve_watch_map(void)
 	(void)close((int)fd);
 	if (p == MAP_FAILED) {
 		log_warn("the watchdog's page cannot be mapped: %s", strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Maps the counters' page from SLUICE_METRICS_FD (common/metrics.h), sized for threads
+ * serving threads, and closes the descriptor.  Returns the page, or NULL when there is
+ * none (unset, too small or cannot be mapped: logged, the worker serves uncounted).
+ */
+static struct metrics_page *
+serve_metrics_map(int threads)
+{
+	size_t size = metrics_page_size(threads);
+	struct stat st;
+	long long fd;
+	void *p = MAP_FAILED;
+
+	if (settings_int(SETTING_METRICS_FD, &fd) < 0 || fd < 0)
+		return NULL;
+	if (fstat((int)fd, &st) == 0 && (size_t)st.st_size >= size)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	else
+		errno = EINVAL;
+	(void)close((int)fd);
+	if (p == MAP_FAILED) {
+		log_warn("the counters' page cannot be mapped: %s", strerror(errno));
 		return NULL;
 	}
 	return p;
@@ -560,7 +632,7 @@ serve_log_init(const struct endpoint *ep)
 static int
 serve_threads_start(struct serve_thread *t, const struct endpoint *ep,
     const struct serve_settings *set, struct serve_conns *conns, atomic_llong *watch,
-    int *started)
+    struct metrics_page *metrics, int *started)
 {
 	int i;
 
@@ -570,6 +642,8 @@ serve_threads_start(struct serve_thread *t, const struct endpoint *ep,
 		t[i].set = set;
 		t[i].conns = conns;
 		t[i].watch = watch != NULL && i < SETTINGS_WATCH_SLOTS ? &watch[i] : NULL;
+		t[i].metrics = metrics;
+		t[i].counts = metrics != NULL ? &metrics->thread[i] : NULL;
 		if (serve_thread_init(&t[i], i == 0) < 0)
 			return -1;
 	}
@@ -654,6 +728,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	int listen_fd = -1, i, started = 0, rc = 1, opt;
 	unsigned long served;
 	atomic_llong *watch = NULL;
+	struct metrics_page *metrics = NULL;
 
 	serve_log_init(ep);
 	while ((opt = getopt(argc, argv, "hs:")) != -1)
@@ -692,11 +767,12 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 	if ((threads = calloc((size_t)set.threads, sizeof(*threads))) == NULL)
 		goto out;
 	watch = serve_watch_map();
+	metrics = serve_metrics_map(set.threads);
 	/* A thread about to sleep in the database layer calls the gate first, so that another
 	 * takes requests meanwhile (serve_gate.h); installed before any connection opens. */
 	if (ep->db != NULL)
 		ep->db->blocking_hook(serve_gate_blocking);
-	if (serve_threads_start(threads, ep, &set, &conns, watch, &started) == 0) {
+	if (serve_threads_start(threads, ep, &set, &conns, watch, metrics, &started) == 0) {
 		/* Per-worker lines are debug: sluiced logs one line per pool at start and
 		 * stop. */
 		log_debug("serving with %d thread%s%s", set.threads, set.threads == 1 ? "" :
@@ -713,6 +789,8 @@ out:
 	free(threads);
 	if (watch != NULL)
 		(void)munmap(watch, SERVE_WATCH_SIZE);
+	if (metrics != NULL)
+		(void)munmap(metrics, metrics_page_size(set.threads));
 	if (conns.epfd >= 0)
 		close(conns.epfd);
 	if (sock_path != NULL) {

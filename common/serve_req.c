@@ -278,11 +278,15 @@ serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 	struct resp *rs = &t->rs;
 	struct req rq;
 	char allow[64];
+	enum req_err err;
 	int status;
 
 	if (allowed & REQ_GET)
 		allowed |= REQ_HEAD;
-	switch (req_init(&rq, envp, t->arena)) {
+	err = req_init(&rq, envp, t->arena);
+	/* Known even when the request is refused, for the counters (serve.c). */
+	t->method = rq.method;
+	switch (err) {
 	case REQ_OK:
 		break;
 	case REQ_EQUERY:

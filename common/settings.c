@@ -62,6 +62,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_WATCHDOG_FD] = INT("SLUICE_WATCHDOG_FD", -1, 1024, -1,
 	    "the watchdog's shared page, where each thread says since when it serves a "
 	    "request; sluiced sets it (-1: none)"),
+	[SETTING_METRICS_FD] = INT("SLUICE_METRICS_FD", -1, 1024, -1,
+	    "the counters' shared page, where the worker counts its requests, their "
+	    "latencies and its connections (common/metrics.h); sluiced sets it (-1: none)"),
 	[SETTING_CPUS] = INT("SLUICE_CPUS", 0, 1024, 0,
 	    "the CPUs the pool may use as sluiced counts them (set cpus, affinity mask, cgroup "
 	    "quota); sluiced sets it (0: the worker's affinity mask)"),

@@ -204,6 +204,28 @@ conf_nomem(struct conf_parser *p)
 	return -1;
 }
 
+/* "IPV4:PORT" or "PORT" (on 127.0.0.1) into *addr (network order) and *port: 0 or -1. */
+static int
+conf_metrics_listen(const char *val, unsigned *addr, int *port)
+{
+	const char *colon = strrchr(val, ':'), *ps = colon != NULL ? colon + 1 : val;
+	char host[16] = "127.0.0.1";
+	struct in_addr in;
+	long long v;
+
+	if (colon != NULL) {
+		if ((size_t)(colon - val) >= sizeof(host) || colon == val)
+			return -1;
+		memcpy(host, val, (size_t)(colon - val));
+		host[colon - val] = '\0';
+	}
+	if (conf_parse_int(ps, 1, 65535, &v) == -1 || inet_pton(AF_INET, host, &in) != 1)
+		return -1;
+	*addr = in.s_addr;
+	*port = (int)v;
+	return 0;
+}
+
 /* The global setting key = val, checked, into the list's fields (or left for conf_get()).
  * 0, or -1 (the error said). */
 static int
@@ -251,6 +273,18 @@ conf_set_value(struct conf_parser *p, const char *key, const char *val)
 			return -1;
 		}
 		c->crash_loop_tries = (int)v;
+	} else if (strcmp(key, "metrics") == 0) {
+		if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0) {
+			conf_error(p, "metrics: want on or off");
+			return -1;
+		}
+		c->metrics = strcmp(val, "on") == 0;
+	} else if (strcmp(key, "metrics_listen") == 0) {
+		if (conf_metrics_listen(val, &c->metrics_addr, &c->metrics_port) == -1) {
+			conf_error(p, "metrics_listen: want IPV4:PORT or PORT (loopback), e.g. "
+			    "127.0.0.1:9145");
+			return -1;
+		}
 	} else if (strcmp(key, "cpus") == 0) {
 		if (conf_parse_int(val, 1, 1024, &v) == -1) {
 			conf_error(p, "cpus: want an integer in [1, 1024]");
@@ -947,6 +981,7 @@ conf_load(const char *path, char *err, size_t errlen)
 	p.c = c;
 	c->crash_loop_tries = 5;
 	c->access_log = -1;
+	c->metrics = 1;
 	c->body_max = CONF_BODY_MAX_DEFAULT;
 	if ((c->path = strdup(path)) == NULL || (c->listen = strdup("127.0.0.1:8080")) == NULL) {
 		conf_error(&p, "out of memory");

@@ -47,6 +47,9 @@
  *                          serves every app host behind a load balancer (docs/deployment.md)
  *   cpus N                 the CPUs that workers=auto, threads=auto and nginx_workers 0
  *                          follow (unset: conf_cpus(), what this process may run on)
+ *   metrics on|off         the workers' counters (common/metrics.h; on)
+ *   metrics_listen ADDR:PORT  where sluiced serves them as Prometheus text (an IPv4
+ *                          address and port, or a port alone on 127.0.0.1; unset: nowhere)
  *
  * Names (endpoints, dbs, keys) are [a-z0-9_], start with a letter and are shorter than
  * CONF_NAME_MAX; routes and values are limited to characters that need no quoting in
@@ -113,6 +116,9 @@ struct conf {
 	int access_log;		/* set access_log: 1 on, 0 off, -1 unset (the profile's) */
 	int cpus;		/* the CPUs auto sizes follow: set cpus, else conf_cpus() */
 	int cpus_set;		/* 1: given by set cpus */
+	int metrics;		/* set metrics: 1 on (the default), 0 off */
+	unsigned metrics_addr;	/* set metrics_listen: IPv4 address, network order */
+	int metrics_port;	/* its port; 0: unset, no metrics address */
 	struct conf_kv settings[CONF_EXTRA_MAX];
 	size_t nsettings;
 	struct conf_kv dbs[CONF_EXTRA_MAX];

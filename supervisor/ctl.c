@@ -2,7 +2,8 @@
  * ctl.c: the control socket RUNDIR/sluiced.ctl (mode 0600: only sluiced's user talks to
  * it), both sides.
  *
- * Protocol: the client sends one line, "status", "up", "reload NAME" or "stop"; the
+ * Protocol: the client sends one line, "status", "status json" (every pool's figures and
+ * counters as one JSON object, stats.c), "up", "reload NAME" or "stop"; the
  * server answers with a first line "ok" or "error REASON", then the body, then closes.
  * For "stop" the server answers "ok" at once but closes only by exiting, so the client
  * returns when the supervisor has finished stopping.  "up" answers one line per pool,
@@ -202,6 +203,11 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 		    s->stopping ? "stopping" : "running", n);
 		for (p = s->pools; p != NULL; p = p->next)
 			pool_status(out, p);
+		return 0;
+	}
+	if (strcmp(cmd, "status") == 0 && strcmp(arg, "json") == 0) {
+		fprintf(out, "ok\n");
+		stats_json(out, s);
 		return 0;
 	}
 	if (strcmp(cmd, "reload") == 0 && arg != NULL) {
@@ -416,11 +422,13 @@ ctl_client(const char *rundir, int argc, char **argv)
 	if (argc == 1 && (strcmp(argv[0], "status") == 0 || strcmp(argv[0], "stop") == 0 ||
 	    strcmp(argv[0], "up") == 0))
 		m = snprintf(cmd, sizeof(cmd), "%s\n", argv[0]);
+	else if (argc == 2 && strcmp(argv[0], "status") == 0 && strcmp(argv[1], "--json") == 0)
+		m = snprintf(cmd, sizeof(cmd), "status json\n");
 	else if (argc == 2 && strcmp(argv[0], "reload") == 0)
 		m = snprintf(cmd, sizeof(cmd), "reload %s\n", argv[1]);
 	else {
-		fprintf(stderr, "sluiced: ctl wants status, up, wait [SECONDS], reload NAME or "
-		    "stop\n");
+		fprintf(stderr, "sluiced: ctl wants status [--json], up, wait [SECONDS], reload "
+		    "NAME or stop\n");
 		return 2;
 	}
 	if (m < 0 || (size_t)m >= sizeof(cmd)) {

@@ -58,8 +58,6 @@
 #include "sluiced.h"
 #include "str.h"
 
-static const char *const pool_state_names[POOL__MAX] = { "running", "failed", "stopping" };
-
 /* Appends "KEY=VALUE" to a NULL-terminated vector of n entries. */
 static int
 pool_env_add(char ***env, size_t *n, const char *key, const char *value)
@@ -126,9 +124,11 @@ pool_check_binaries(const struct sluiced *s, const struct conf *c, char *err, si
 	return 0;
 }
 
-/* The watchdog's page is the workers' fd 3. */
+/* The watchdog's page is the workers' fd 3, the counters' page fd 4. */
 #define POOL_WATCH_FD		3
 #define POOL_WATCH_FD_STR	"3"
+#define POOL_METRICS_FD		4
+#define POOL_METRICS_FD_STR	"4"
 
 /*
  * The watchdog's limit for ep's workers: their time budget and the grace; 0 (no watchdog)
@@ -196,6 +196,10 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 		goto fail;
 	if (ep->db_url != NULL && db_url_parse(ep->db_url, &backend, &dbpath) == 0 &&
 	    backend == DB_SQLITE && (out->db_path = strdup(dbpath)) == NULL)
+		goto fail;
+	out->metrics = s->conf->metrics;
+	if (out->metrics &&
+	    pool_env_add(&out->env, &n, "SLUICE_METRICS_FD", POOL_METRICS_FD_STR) == -1)
 		goto fail;
 	out->watch_ms = pool_spec_watch(ep);
 	if (out->watch_ms > 0 &&
@@ -499,8 +503,10 @@ pool_free(struct pool *p)
 
 	if (p == NULL)
 		return;
-	for (i = 0; i < p->nw; i++)
+	for (i = 0; i < p->nw; i++) {
 		pool_watch_free(p->w[i].watch);
+		stats_page_free(&p->w[i]);
+	}
 	pool_close_socket(p);
 	pool_spec_free(&p->spec);
 	free(p->w);
@@ -539,15 +545,42 @@ pool_env_keep(const char *entry)
 
 /* Runs in the child between fork() and execve(): only async-signal-safe calls, setenv and
  * malloc (the supervisor is single-threaded, so no lock is held by anyone). */
+/*
+ * The child's fd 3 and 4: the watchdog's page wfd and the counters' page mfd (each -1:
+ * none), without close-on-exec; every other descriptor above 2 closed.  0, or -1.
+ */
+static int
+pool_child_fds(int wfd, int mfd)
+{
+	long maxfd, fd;
+
+	/* mfd must not sit where wfd goes. */
+	if (mfd == POOL_WATCH_FD && (mfd = fcntl(mfd, F_DUPFD, POOL_METRICS_FD + 1)) == -1)
+		return -1;
+	if (wfd >= 0 && (wfd == POOL_WATCH_FD ? fcntl(wfd, F_SETFD, 0) :
+	    dup2(wfd, POOL_WATCH_FD)) == -1)
+		return -1;
+	if (mfd >= 0 && (mfd == POOL_METRICS_FD ? fcntl(mfd, F_SETFD, 0) :
+	    dup2(mfd, POOL_METRICS_FD)) == -1)
+		return -1;
+	/* Everything of ours is close-on-exec; this also catches what our parent leaked. */
+	maxfd = sysconf(_SC_OPEN_MAX);
+	if (maxfd < 0 || maxfd > 4096)
+		maxfd = 4096;
+	for (fd = 3; fd < maxfd; fd++)
+		if (!(fd == POOL_WATCH_FD && wfd >= 0) && !(fd == POOL_METRICS_FD && mfd >= 0))
+			close((int)fd);
+	return 0;
+}
+
 static void __attribute__((noreturn))
-pool_child(const struct pool *p, pid_t parent, int wfd)
+pool_child(const struct pool *p, pid_t parent, int wfd, int mfd)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1 };
 	sigset_t none;
 	char msg[512];
 	extern char **environ;
 	char **envp;
-	long maxfd, fd;
 	size_t i, n;
 	int null;
 
@@ -566,24 +599,19 @@ pool_child(const struct pool *p, pid_t parent, int wfd)
 		if (null > 2)
 			close(null);
 	}
-	/* The watchdog's page, when there is one, is fd 3 (without close-on-exec). */
-	if (wfd >= 0 && (wfd == POOL_WATCH_FD ? fcntl(wfd, F_SETFD, 0) :
-	    dup2(wfd, POOL_WATCH_FD)) == -1)
+	if (pool_child_fds(wfd, mfd) == -1)
 		_exit(126);
-	/* Everything of ours is close-on-exec; this also catches what our parent leaked. */
-	maxfd = sysconf(_SC_OPEN_MAX);
-	if (maxfd < 0 || maxfd > 4096)
-		maxfd = 4096;
-	for (fd = wfd >= 0 ? POOL_WATCH_FD + 1 : 3; fd < maxfd; fd++)
-		close((int)fd);
 	/* What a worker creates (SQLite's -wal, -shm and -wlock files, the chat's session
 	 * key) is never world-readable. */
 	(void)umask(027);
 	unsetenv("SLUICE_DB");
-	/* Only the page made for this worker: never one named in sluiced's own environment. */
+	/* Only the pages made for this worker: never one named in sluiced's own
+	 * environment. */
 	unsetenv("SLUICE_WATCHDOG_FD");
+	unsetenv("SLUICE_METRICS_FD");
 	for (i = 0; p->spec.env[i] != NULL; i++)
-		if (wfd >= 0 || strncmp(p->spec.env[i], "SLUICE_WATCHDOG_FD=", 19) != 0)
+		if ((wfd >= 0 || strncmp(p->spec.env[i], "SLUICE_WATCHDOG_FD=", 19) != 0) &&
+		    (mfd >= 0 || strncmp(p->spec.env[i], "SLUICE_METRICS_FD=", 18) != 0))
 			putenv(p->spec.env[i]);
 	for (n = 0; environ[n] != NULL; n++)
 		continue;
@@ -609,7 +637,8 @@ pool_spawn(struct pool *p, int64_t now)
 	pid_t pid, self = getpid();
 	sigset_t all, old;
 	int64_t *watch = NULL;
-	int wfd = -1;
+	struct metrics_page *metrics = NULL;
+	int wfd = -1, mfd = -1;
 
 	if (p->nw == p->wcap) {
 		size_t ncap = p->wcap == 0 ? 8 : p->wcap * 2;
@@ -623,6 +652,8 @@ pool_spawn(struct pool *p, int64_t now)
 	}
 	if (p->spec.watch_ms > 0)
 		watch = pool_watch_new(p, &wfd);
+	if (p->spec.metrics)
+		metrics = stats_page_new(p->name, p->spec.threads, &mfd);
 	/* No signal between fork() and the child's reset of its handlers: one would run
 	 * sluiced's handler in the child (a write to the shared pipe) and be lost to it.
 	 * Blocked, it stays pending and meets the default action (pool_child()). */
@@ -630,20 +661,28 @@ pool_spawn(struct pool *p, int64_t now)
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = fork();
 	if (pid == 0)
-		pool_child(p, self, wfd);
+		pool_child(p, self, wfd, mfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid == -1) {
 		log_err("%s: fork: %s", p->name, strerror(errno));
 		pool_watch_free(watch);
 		if (wfd >= 0)
 			(void)close(wfd);
+		if (mfd >= 0)
+			(void)close(mfd);
+		if (metrics != NULL)
+			(void)munmap(metrics, metrics_page_size(p->spec.threads));
 		return -1;
 	}
 	if (wfd >= 0)
 		(void)close(wfd);
+	if (mfd >= 0)
+		(void)close(mfd);
 	w = &p->w[p->nw++];
 	memset(w, 0, sizeof(*w));
 	w->watch = watch;
+	w->metrics = metrics;
+	w->mthreads = p->spec.threads;
 	w->pid = pid;
 	w->gen = p->gen;
 	w->started = now;
@@ -854,6 +893,7 @@ pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
 	w = p->w[i];
 	p->w[i] = p->w[--p->nw];
 	pool_watch_free(w.watch);
+	stats_retire(p, &w);
 	pool_describe_exit(status, how, sizeof(how));
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
 		log_err("%s: worker %ld made a system call that its seccomp filter forbids "
@@ -964,12 +1004,13 @@ pool_status(FILE *out, const struct pool *p)
 	/* A running pool whose database is gone, replaced or empty is degraded: db= says
 	 * why (dbcheck.c); "none" for a pool without a SQLite file. */
 	fprintf(out, "%s state=%s gen=%u workers=%zu/%d threads=%d sizing=%s old=%zu "
-	    "reloading=%d spawns=%lu crashes=%lu hung=%lu quick_fails=%d last_exit=%s db=%s "
-	    "pids=", p->name, p->state == POOL_RUNNING && p->db.state != DBCHECK_OK ?
-	    "degraded" : pool_state_names[p->state], p->gen, pool_current(p), p->spec.workers,
+	    "reloading=%d spawns=%lu crashes=%lu hung=%lu quick_fails=%d last_exit=%s db=%s",
+	    p->name, stats_state_word(p), p->gen, pool_current(p), p->spec.workers,
 	    p->spec.threads, p->spec.sizing, p->nw - pool_current(p), p->reloading, p->spawns,
 	    p->crashes, p->hung, p->quick_fails, how, p->spec.db_path == NULL ? "none" :
 	    dbcheck_words[p->db.state]);
+	stats_status_words(out, p);
+	fprintf(out, " pids=");
 	/* Only the current generation's pids: those are the ones that serve. */
 	for (i = 0, n = 0; i < p->nw; i++)
 		if (p->w[i].gen == p->gen && p->w[i].term_at == 0)

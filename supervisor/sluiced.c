@@ -8,7 +8,7 @@
  *   sluiced [-c CONF] user
  *       prints USER:GROUP that sluiced, started now, would run its pools as (the run user
  *       when root, see priv.c; else the caller's), for scripts that prepare data.
- *   sluiced [-r RUNDIR] ctl status | up | wait [SECONDS] | reload NAME | stop
+ *   sluiced [-r RUNDIR] ctl status [--json] | up | wait [SECONDS] | reload NAME | stop
  *       talks to the running supervisor; prints its answer; exit 0 on success, 1 when the
  *       supervisor refused or is not reachable, 2 on usage errors.  `wait` returns once
  *       every pool is up (0) or one failed or SECONDS (30) passed (1), see ctl.c.
@@ -66,7 +66,8 @@ sluiced_usage(void)
 {
 	fprintf(stderr,
 	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
-	    "       sluiced [-r RUNDIR] ctl status | up | wait [SECONDS] | reload NAME | stop\n"
+	    "       sluiced [-r RUNDIR] ctl status [--json] | up | wait [SECONDS] | reload NAME |"
+	    " stop\n"
 	    "       sluiced [-c CONF] user\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
 	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-u USER[:GROUP]]\n"
@@ -349,6 +350,8 @@ sluiced_start(struct sluiced *s)
 	sluiced_setup_signals();
 	if (ctl_listen(s) == -1)
 		errx(1, "cannot create the control socket");
+	if (stats_listen(s) == -1)
+		errx(1, "cannot listen on metrics_listen");
 	sluiced_write_pid(s);
 	if (sluiced_start_new(s, s->conf) == -1) {
 		/* Undo what did start, then fail: start-up is all or nothing. */
@@ -393,7 +396,7 @@ sluiced_tick(struct sluiced *s, int64_t now, int64_t *deadline)
 static void
 sluiced_loop(struct sluiced *s)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	int64_t now, deadline;
 	int timeout;
 
@@ -413,7 +416,9 @@ sluiced_loop(struct sluiced *s)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = s->stopping ? -1 : s->ctl_fd;
 		pfd[1].events = POLLIN;
-		if (poll(pfd, 2, timeout) == -1) {
+		pfd[2].fd = s->metrics_fd;
+		pfd[2].events = POLLIN;
+		if (poll(pfd, 3, timeout) == -1) {
 			if (errno != EINTR)
 				log_err("poll: %s", strerror(errno));
 			continue;
@@ -422,6 +427,8 @@ sluiced_loop(struct sluiced *s)
 			sluiced_signals(s);
 		if (pfd[1].revents & POLLIN)
 			ctl_accept(s);
+		if (pfd[2].revents & POLLIN)
+			stats_accept(s);
 	}
 }
 
@@ -441,6 +448,8 @@ sluiced_serve(struct sluiced *s)
 		pool_free(p);
 	}
 	close(s->ctl_fd);
+	if (s->metrics_fd != -1)
+		close(s->metrics_fd);
 	unlink(s->ctl_path);
 	unlink(s->pid_path);
 	conf_free(s->conf);
@@ -520,6 +529,13 @@ sluiced_args(struct sluiced *s, struct sluiced_cmd *a, int argc, char *argv[])
 	int ch;
 
 	for (;;) {
+		/* ctl status --json: a word of the subcommand, not an option of ours. */
+		if (optind < argc && strcmp(argv[optind], "--json") == 0 && a->nwords > 0) {
+			if (a->nwords == sizeof(a->words) / sizeof(a->words[0]))
+				sluiced_usage();
+			a->words[a->nwords++] = argv[optind++];
+			continue;
+		}
 		if ((ch = getopt(argc, argv, "c:r:b:g:p:l:w:k:o:u:H:h")) == -1) {
 			if (optind >= argc)
 				break;
@@ -546,6 +562,7 @@ main(int argc, char *argv[])
 	s.bindir = "bin";
 	s.grace_ms = 5000;
 	s.ctl_fd = -1;
+	s.metrics_fd = -1;
 	s.crash_loop_tries = 5;
 	a.keepalive = -1;
 	log_init("sluiced");

@@ -10,6 +10,9 @@
  *   dbcheck.c     what a pool sees of its SQLite database from outside (dbcheck.h)
  *   ctl.c         the control socket RUNDIR/sluiced.ctl, server and client sides; it acts
  *                 on pools through pool.c and never calls back into sluiced.c
+ *   stats.c       the workers' counters pages (common/metrics.h): made before a fork,
+ *                 folded into the pool's totals when a worker dies, shown by ctl status
+ *                 (text and JSON) and served as Prometheus text on set metrics_listen
  *   priv.c        started as root: sets up what the run user cannot, then drops root
  *   nginx.c       the `nginx` subcommand around nginxconf.c
  *   nginxconf.c   the nginx configuration generator (nginxconf.h)
@@ -48,6 +51,7 @@
 
 #include "conf.h"
 #include "dbcheck.h"
+#include "metrics.h"
 
 #define SLUICED_SUN_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
 
@@ -83,6 +87,7 @@ struct pool_spec {
 	int64_t watch_ms;	/* a request older than this gets its worker killed; 0: never */
 	char where[320];	/* the endpoint's line in the endpoint list, "PATH:LINE" */
 	char *db_path;		/* the file of a sqlite: database (dbcheck.c), or NULL */
+	int metrics;		/* its workers get a counters page (set metrics on) */
 };
 
 struct worker {
@@ -94,6 +99,8 @@ struct worker {
 	int64_t *watch;		/* the watchdog's page shared with it (SETTINGS_WATCH_SLOTS
 				 * slots, written by the worker), or NULL */
 	int64_t stopped_at;	/* first seen stopped (SIGSTOP) while idle; 0: not */
+	struct metrics_page *metrics;	/* its counters page (stats.c), or NULL */
+	int mthreads;		/* the threads the page was made for */
 };
 
 struct pool {
@@ -117,6 +124,7 @@ struct pool {
 	int last_status;	/* wait status of the last unexpected exit */
 	int has_exit;
 	struct dbcheck db;	/* its SQLite database as last seen (spec.db_path) */
+	struct metrics_sum retired;	/* the counts of its workers that are gone */
 };
 
 /* The supervisor's state; one instance, owned by main. */
@@ -140,6 +148,7 @@ struct sluiced {
 	uid_t run_uid;
 	gid_t run_gid;
 	char run_user[64];
+	int metrics_fd;		/* the Prometheus address's listening socket, or -1 */
 };
 
 /* pool.c */
@@ -169,6 +178,32 @@ int64_t pool_now(void);
 struct pool *pool_find(struct sluiced *s, const char *name);
 /* Starts a graceful stop of every pool (once; s->stopping is then set). */
 void pool_stop_all(struct sluiced *s);
+
+/* stats.c */
+/*
+ * A zeroed counters page for a worker of threads threads: a memfd whose descriptor (*fd,
+ * close-on-exec) the child gets, mapped here.  NULL (and *fd -1) when the kernel refused:
+ * logged, the worker runs uncounted.
+ */
+struct metrics_page *stats_page_new(const char *pool, int threads, int *fd);
+/* w's page added to p's retired totals (w has died), then unmapped. */
+void stats_retire(struct pool *p, struct worker *w);
+void stats_page_free(struct worker *w);
+/* "running", "degraded", "failed" or "stopping": what ctl status says of p. */
+const char *stats_state_word(const struct pool *p);
+/* Pool p's counts: its retired totals and every live worker's page. */
+void stats_pool_sum(const struct pool *p, struct metrics_sum *out);
+/* ctl status: the counters' part of p's line (" requests=N ..."). */
+void stats_status_words(FILE *out, const struct pool *p);
+/* ctl status --json: every pool with every figure, one JSON object. */
+void stats_json(FILE *out, const struct sluiced *s);
+/* The Prometheus text format 0.0.4 of every pool. */
+void stats_prometheus(FILE *out, const struct sluiced *s);
+/* Binds set metrics_listen when given (start-up, before the privilege drop): 0 or -1
+ * (logged); s->metrics_fd stays -1 when unset. */
+int stats_listen(struct sluiced *s);
+/* Answers one client of the metrics address (from the poll loop; short timeouts). */
+void stats_accept(struct sluiced *s);
 
 /* ctl.c */
 int ctl_listen(struct sluiced *s);

@@ -1,0 +1,125 @@
+/*
+ * metrics.h: the counters a worker keeps of what it serves, in a page it shares with
+ * sluiced.
+ *
+ * sluiced makes one page per worker before it forks it (a memfd, the worker's fd 4,
+ * SLUICE_METRICS_FD) and maps it too; the worker maps it at start-up and counts into it,
+ * sluiced reads it whenever it is asked (`ctl status`, the Prometheus address) and, when
+ * the worker dies, adds its counts to the pool's retired totals before it unmaps the page:
+ * a worker killed with SIGKILL loses nothing it counted.  The page is
+ *
+ *   struct metrics_head   requests in flight now and the most at once (the only counters
+ *                         the worker's threads share: one atomic add per request start
+ *                         and end)
+ *   struct metrics_counts one per serving thread, each on cache lines of its own: only
+ *                         that thread writes it, so a count is a plain load and store
+ *                         (relaxed atomics, no lock), and no two threads share a line
+ *
+ * Counted per request, once its response is written: its status class (1xx..5xx; 0 and
+ * anything past 599 count as 5xx, as the loop answers them), its method, its duration in
+ * a histogram of fixed buckets (metrics_bounds_us[], Prometheus' `le`: a request of
+ * exactly 1 ms falls in the le=0.001 bucket; the counts are kept per bucket and made
+ * cumulative on output) with their sum, whether it ran past half its time budget (slow)
+ * and past all of it (timed out; a timed-out request is also slow).  Per FastCGI
+ * connection: accepted and closed by the worker, so that requests / accepted is how many
+ * requests each connection carried (nginx's keepalive reuse).  A connection still open when
+ * its worker dies counts as closed in the retired totals.
+ *
+ * Nothing here makes a system call: the serve loop reads the clock (vDSO) it reads anyway.
+ */
+#ifndef SLUICE_METRICS_H
+#define SLUICE_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The methods counted apart; anything else is METRICS_OTHER. */
+enum metrics_method {
+	METRICS_GET,
+	METRICS_HEAD,
+	METRICS_POST,
+	METRICS_PUT,
+	METRICS_PATCH,
+	METRICS_DELETE,
+	METRICS_OTHER,
+	METRICS_METHOD__MAX
+};
+
+/* Status classes 1xx..5xx. */
+#define METRICS_CLASSES		5
+/* The histogram's finite bounds (metrics_bounds_us[]), and one more bucket past them. */
+#define METRICS_BOUNDS		15
+#define METRICS_BUCKETS		(METRICS_BOUNDS + 1)
+#define METRICS_LINE		64
+
+/* Upper bounds of the buckets in microseconds, 0.25 ms to 10 s. */
+extern const uint64_t metrics_bounds_us[METRICS_BOUNDS];
+/* "GET", "HEAD", ..., "other". */
+extern const char *const metrics_method_names[METRICS_METHOD__MAX];
+
+/* One thread's counts; also a sum of them (a worker's, a pool's). */
+struct metrics_counts {
+	uint64_t status[METRICS_CLASSES];
+	uint64_t method[METRICS_METHOD__MAX];
+	uint64_t bucket[METRICS_BUCKETS];	/* per bucket, not cumulative */
+	uint64_t sum_us;			/* of every request's duration */
+	uint64_t conns_accepted;
+	uint64_t conns_closed;
+	uint64_t slow;				/* past half the budget */
+	uint64_t timed_out;			/* past the budget */
+} __attribute__((aligned(METRICS_LINE)));
+
+struct metrics_head {
+	int64_t inflight;
+	int64_t peak;
+} __attribute__((aligned(METRICS_LINE)));
+
+struct metrics_page {
+	struct metrics_head head;
+	struct metrics_counts thread[];		/* SLUICE_THREADS of them */
+};
+
+/* A sum over pages, with the in-flight figures: the worker's or the pool's. */
+struct metrics_sum {
+	struct metrics_counts c;
+	int64_t inflight;	/* now */
+	int64_t peak;		/* the most one worker served at once */
+};
+
+/* The size of the page of a worker of threads serving threads. */
+size_t metrics_page_size(int threads);
+
+/* The method bit of a request (enum req_method, req.h) as a counted method. */
+enum metrics_method metrics_method_of(unsigned req_method);
+
+/* A request starts on the page (any thread): in flight one more, the peak kept. */
+void metrics_begin(struct metrics_page *pg);
+/*
+ * The request that metrics_begin() counted ended: counted into c (its thread's, written by
+ * that thread only) with its status, method and duration; budget_us is the time budget
+ * (0: none, nothing is slow).
+ */
+void metrics_end(struct metrics_page *pg, struct metrics_counts *c, int status,
+    enum metrics_method method, uint64_t dur_us, uint64_t budget_us);
+/* One more FastCGI connection accepted or closed by c's thread. */
+void metrics_conn(struct metrics_counts *c, int accepted);
+
+/*
+ * Adds the threads counts of page pg to sum (a reader's relaxed loads: a count may be a
+ * request behind, never torn).  dead: the worker is gone, so nothing of it is in flight
+ * and every connection it accepted is closed.
+ */
+void metrics_add_page(struct metrics_sum *sum, const struct metrics_page *pg, int threads,
+    int dead);
+/* Adds b to a (the pool's retired totals plus a live worker's). */
+void metrics_add(struct metrics_sum *a, const struct metrics_sum *b);
+/* The requests counted in s. */
+uint64_t metrics_requests(const struct metrics_sum *s);
+/*
+ * The duration under which a fraction q (0 < q <= 1) of the requests of s finished, in
+ * seconds, interpolated within its bucket as Prometheus' histogram_quantile() does (a
+ * quantile past the last bound is that bound); 0 when nothing was counted.
+ */
+double metrics_quantile(const struct metrics_sum *s, double q);
+
+#endif /* SLUICE_METRICS_H */

@@ -1,0 +1,490 @@
+/*
+ * stats.c: what the pools' workers counted (common/metrics.h), as sluiced keeps and shows
+ * it.
+ *
+ * Pages.  Before it forks a worker, pool.c asks here for a zeroed counters page (a memfd
+ * the child gets as fd 4, mapped here too).  The worker counts into it; sluiced only reads
+ * it, with relaxed loads, so reading never blocks a request.  When the worker dies (exit,
+ * crash, SIGKILL, the watchdog) pool_reap() calls stats_retire() before anything reuses
+ * its place: its counts join the pool's retired totals, so a pool's counts only grow.
+ * A removed pool's counts go with it.
+ *
+ * Three ways out, all from the same sums: a few words on each pool's line of `ctl status`,
+ * `ctl status --json` (every figure), and the Prometheus text format (version 0.0.4) on
+ * `set metrics_listen ADDR:PORT`, an address of sluiced's own (never nginx's listener),
+ * which answers GET and HEAD of /metrics, 405 to any other method and 404 to any other
+ * path, one request per connection.  Its client is served inside the poll loop with short
+ * socket timeouts, like the control socket's (ctl.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "log.h"
+#include "metrics.h"
+#include "sluiced.h"
+
+const char *
+stats_state_word(const struct pool *p)
+{
+	static const char *const names[POOL__MAX] = { "running", "failed", "stopping" };
+
+	return p->state == POOL_RUNNING && p->db.state != DBCHECK_OK ? "degraded" :
+	    names[p->state];
+}
+
+struct metrics_page *
+stats_page_new(const char *pool, int threads, int *fd)
+{
+	size_t size = metrics_page_size(threads);
+	void *m;
+
+	*fd = (int)syscall(SYS_memfd_create, "sluice-metrics", 1U /* MFD_CLOEXEC */);
+	if (*fd < 0 || ftruncate(*fd, (off_t)size) == -1)
+		goto fail;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (m == MAP_FAILED)
+		goto fail;
+	return m;
+fail:
+	log_warn("%s: no counters page for a worker: %s", pool, strerror(errno));
+	if (*fd >= 0)
+		(void)close(*fd);
+	*fd = -1;
+	return NULL;
+}
+
+void
+stats_page_free(struct worker *w)
+{
+	if (w->metrics != NULL)
+		(void)munmap(w->metrics, metrics_page_size(w->mthreads));
+	w->metrics = NULL;
+}
+
+void
+stats_retire(struct pool *p, struct worker *w)
+{
+	if (w->metrics != NULL)
+		metrics_add_page(&p->retired, w->metrics, w->mthreads, 1);
+	stats_page_free(w);
+}
+
+void
+stats_pool_sum(const struct pool *p, struct metrics_sum *out)
+{
+	size_t i;
+
+	*out = p->retired;
+	for (i = 0; i < p->nw; i++)
+		if (p->w[i].metrics != NULL)
+			metrics_add_page(out, p->w[i].metrics, p->w[i].mthreads, 0);
+}
+
+/* Requests per FastCGI connection accepted, 0 before the first. */
+static double
+stats_reuse(const struct metrics_sum *m)
+{
+	return m->c.conns_accepted == 0 ? 0 :
+	    (double)metrics_requests(m) / (double)m->c.conns_accepted;
+}
+
+void
+stats_status_words(FILE *out, const struct pool *p)
+{
+	struct metrics_sum m;
+
+	if (!p->spec.metrics) {
+		fprintf(out, " metrics=off");
+		return;
+	}
+	stats_pool_sum(p, &m);
+	fprintf(out, " requests=%llu 5xx=%llu inflight=%lld inflight_peak=%lld p99_ms=%.2f "
+	    "conns=%llu reuse=%.2f slow=%llu timed_out=%llu",
+	    (unsigned long long)metrics_requests(&m), (unsigned long long)m.c.status[4],
+	    (long long)m.inflight, (long long)m.peak, metrics_quantile(&m, 0.99) * 1000,
+	    (unsigned long long)m.c.conns_accepted, stats_reuse(&m),
+	    (unsigned long long)m.c.slow, (unsigned long long)m.c.timed_out);
+}
+
+/* The histogram of m as {"le": [...], "cumulative": [...], "sum": S, "count": N}. */
+static cJSON *
+stats_json_histogram(const struct metrics_sum *m)
+{
+	cJSON *h = cJSON_CreateObject(), *le = cJSON_AddArrayToObject(h, "le"),
+	    *cum = cJSON_AddArrayToObject(h, "cumulative");
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < METRICS_BUCKETS; i++) {
+		n += m->c.bucket[i];
+		if (i < METRICS_BOUNDS)
+			cJSON_AddItemToArray(le,
+			    cJSON_CreateNumber((double)metrics_bounds_us[i] / 1e6));
+		else
+			cJSON_AddItemToArray(le, cJSON_CreateString("+Inf"));
+		cJSON_AddItemToArray(cum, cJSON_CreateNumber((double)n));
+	}
+	cJSON_AddNumberToObject(h, "sum_seconds", (double)m->c.sum_us / 1e6);
+	cJSON_AddNumberToObject(h, "count", (double)n);
+	return h;
+}
+
+/* The counters' members of a pool's JSON object. */
+static void
+stats_json_counts(cJSON *o, const struct metrics_sum *m)
+{
+	static const char *const classes[METRICS_CLASSES] = { "1xx", "2xx", "3xx", "4xx",
+	    "5xx" };
+	cJSON *st = cJSON_AddObjectToObject(o, "status"),
+	    *me = cJSON_AddObjectToObject(o, "methods"),
+	    *co = cJSON_AddObjectToObject(o, "connections");
+	size_t i;
+
+	cJSON_AddNumberToObject(o, "requests", (double)metrics_requests(m));
+	for (i = 0; i < METRICS_CLASSES; i++)
+		cJSON_AddNumberToObject(st, classes[i], (double)m->c.status[i]);
+	for (i = 0; i < METRICS_METHOD__MAX; i++)
+		cJSON_AddNumberToObject(me, metrics_method_names[i], (double)m->c.method[i]);
+	cJSON_AddNumberToObject(o, "inflight", (double)m->inflight);
+	cJSON_AddNumberToObject(o, "inflight_peak", (double)m->peak);
+	cJSON_AddNumberToObject(co, "accepted", (double)m->c.conns_accepted);
+	cJSON_AddNumberToObject(co, "closed", (double)m->c.conns_closed);
+	cJSON_AddNumberToObject(co, "open",
+	    (double)(m->c.conns_accepted - m->c.conns_closed));
+	cJSON_AddNumberToObject(o, "requests_per_connection", stats_reuse(m));
+	cJSON_AddNumberToObject(o, "slow", (double)m->c.slow);
+	cJSON_AddNumberToObject(o, "timed_out", (double)m->c.timed_out);
+	cJSON_AddNumberToObject(o, "p50_ms", metrics_quantile(m, 0.5) * 1000);
+	cJSON_AddNumberToObject(o, "p99_ms", metrics_quantile(m, 0.99) * 1000);
+	cJSON_AddItemToObject(o, "duration_seconds", stats_json_histogram(m));
+}
+
+/* One pool as a JSON object. */
+static cJSON *
+stats_json_pool(const struct pool *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct metrics_sum m;
+	size_t i, cur = 0;
+
+	for (i = 0; i < p->nw; i++)
+		if (p->w[i].gen == p->gen && p->w[i].term_at == 0)
+			cur++;
+	cJSON_AddStringToObject(o, "name", p->name);
+	cJSON_AddStringToObject(o, "state", stats_state_word(p));
+	cJSON_AddNumberToObject(o, "gen", p->gen);
+	cJSON_AddNumberToObject(o, "workers", (double)cur);
+	cJSON_AddNumberToObject(o, "workers_wanted", p->spec.workers);
+	cJSON_AddNumberToObject(o, "threads", p->spec.threads);
+	cJSON_AddNumberToObject(o, "spawns", (double)p->spawns);
+	cJSON_AddNumberToObject(o, "crashes", (double)p->crashes);
+	cJSON_AddNumberToObject(o, "hung", (double)p->hung);
+	cJSON_AddBoolToObject(o, "metrics", p->spec.metrics);
+	if (p->spec.metrics) {
+		stats_pool_sum(p, &m);
+		stats_json_counts(o, &m);
+	}
+	return o;
+}
+
+void
+stats_json(FILE *out, const struct sluiced *s)
+{
+	cJSON *root = cJSON_CreateObject(), *pools;
+	const struct pool *p;
+	char *text;
+
+	cJSON_AddNumberToObject(root, "pid", (double)getpid());
+	cJSON_AddStringToObject(root, "state", s->stopping ? "stopping" : "running");
+	pools = cJSON_AddArrayToObject(root, "pools");
+	for (p = s->pools; p != NULL; p = p->next)
+		cJSON_AddItemToArray(pools, stats_json_pool(p));
+	if ((text = cJSON_PrintUnformatted(root)) != NULL) {
+		fprintf(out, "%s\n", text);
+		cJSON_free(text);
+	}
+	cJSON_Delete(root);
+}
+
+/* The pools and their sums, in list order, for the Prometheus families. */
+struct stats_all {
+	const struct pool **p;
+	struct metrics_sum *m;
+	size_t n;
+};
+
+static int
+stats_collect(const struct sluiced *s, struct stats_all *a)
+{
+	const struct pool *p;
+	size_t n = 0;
+
+	for (p = s->pools; p != NULL; p = p->next)
+		n++;
+	a->n = 0;
+	a->p = calloc(n + 1, sizeof(*a->p));
+	a->m = calloc(n + 1, sizeof(*a->m));
+	if (a->p == NULL || a->m == NULL)
+		return -1;
+	for (p = s->pools; p != NULL; p = p->next) {
+		a->p[a->n] = p;
+		if (p->spec.metrics)
+			stats_pool_sum(p, &a->m[a->n]);
+		a->n++;
+	}
+	return 0;
+}
+
+/* One family of one value per pool: TYPE is "counter" or "gauge". */
+static void
+stats_prom_family(FILE *out, const struct stats_all *a, const char *name, const char *type,
+    const char *help, int need_metrics, double (*get)(const struct pool *,
+    const struct metrics_sum *))
+{
+	size_t i;
+
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	for (i = 0; i < a->n; i++)
+		if (!need_metrics || a->p[i]->spec.metrics)
+			fprintf(out, "%s{pool=\"%s\"} %.17g\n", name, a->p[i]->name,
+			    get(a->p[i], &a->m[i]));
+}
+
+#define STATS_GET(fname, expr) \
+static double \
+fname(const struct pool *p, const struct metrics_sum *m) \
+{ \
+	(void)p; \
+	(void)m; \
+	return (double)(expr); \
+}
+STATS_GET(stats_get_inflight, m->inflight)
+STATS_GET(stats_get_peak, m->peak)
+STATS_GET(stats_get_accepted, m->c.conns_accepted)
+STATS_GET(stats_get_closed, m->c.conns_closed)
+STATS_GET(stats_get_open, m->c.conns_accepted - m->c.conns_closed)
+STATS_GET(stats_get_slow, m->c.slow)
+STATS_GET(stats_get_timed_out, m->c.timed_out)
+STATS_GET(stats_get_spawns, p->spawns)
+STATS_GET(stats_get_crashes, p->crashes)
+STATS_GET(stats_get_hung, p->hung)
+STATS_GET(stats_get_workers, p->nw)
+
+/* The families with labels beyond the pool: classes, methods, the histogram. */
+static void
+stats_prom_labelled(FILE *out, const struct stats_all *a)
+{
+	static const char *const classes[METRICS_CLASSES] = { "1xx", "2xx", "3xx", "4xx",
+	    "5xx" };
+	const struct metrics_sum *m;
+	uint64_t n;
+	size_t i, j;
+
+	fprintf(out, "# HELP sluice_requests_total Requests answered, by status class.\n"
+	    "# TYPE sluice_requests_total counter\n");
+	for (i = 0; i < a->n; i++)
+		for (j = 0; a->p[i]->spec.metrics && j < METRICS_CLASSES; j++)
+			fprintf(out, "sluice_requests_total{pool=\"%s\",class=\"%s\"} %llu\n",
+			    a->p[i]->name, classes[j], (unsigned long long)a->m[i].c.status[j]);
+	fprintf(out, "# HELP sluice_requests_method_total Requests answered, by method.\n"
+	    "# TYPE sluice_requests_method_total counter\n");
+	for (i = 0; i < a->n; i++)
+		for (j = 0; a->p[i]->spec.metrics && j < METRICS_METHOD__MAX; j++)
+			fprintf(out, "sluice_requests_method_total{pool=\"%s\",method=\"%s\"} "
+			    "%llu\n", a->p[i]->name, metrics_method_names[j],
+			    (unsigned long long)a->m[i].c.method[j]);
+	fprintf(out, "# HELP sluice_request_duration_seconds Time from a request's "
+	    "parameters to its response written, in the worker.\n"
+	    "# TYPE sluice_request_duration_seconds histogram\n");
+	for (i = 0; i < a->n; i++) {
+		if (!a->p[i]->spec.metrics)
+			continue;
+		m = &a->m[i];
+		for (j = 0, n = 0; j < METRICS_BUCKETS; j++) {
+			n += m->c.bucket[j];
+			if (j < METRICS_BOUNDS)
+				fprintf(out, "sluice_request_duration_seconds_bucket{pool=\"%s\","
+				    "le=\"%g\"} %llu\n", a->p[i]->name,
+				    (double)metrics_bounds_us[j] / 1e6, (unsigned long long)n);
+			else
+				fprintf(out, "sluice_request_duration_seconds_bucket{pool=\"%s\","
+				    "le=\"+Inf\"} %llu\n", a->p[i]->name, (unsigned long long)n);
+		}
+		fprintf(out, "sluice_request_duration_seconds_sum{pool=\"%s\"} %.6f\n"
+		    "sluice_request_duration_seconds_count{pool=\"%s\"} %llu\n", a->p[i]->name,
+		    (double)m->c.sum_us / 1e6, a->p[i]->name, (unsigned long long)n);
+	}
+}
+
+void
+stats_prometheus(FILE *out, const struct sluiced *s)
+{
+	struct stats_all a;
+
+	if (stats_collect(s, &a) == 0) {
+		stats_prom_labelled(out, &a);
+		stats_prom_family(out, &a, "sluice_requests_in_flight", "gauge",
+		    "Requests being served now.", 1, stats_get_inflight);
+		stats_prom_family(out, &a, "sluice_requests_in_flight_peak", "gauge",
+		    "The most requests one worker served at once.", 1, stats_get_peak);
+		stats_prom_family(out, &a, "sluice_requests_slow_total", "counter",
+		    "Requests that ran past half their time budget.", 1, stats_get_slow);
+		stats_prom_family(out, &a, "sluice_requests_timed_out_total", "counter",
+		    "Requests that ran past their time budget.", 1, stats_get_timed_out);
+		stats_prom_family(out, &a, "sluice_fastcgi_connections_accepted_total",
+		    "counter", "FastCGI connections the workers accepted.", 1,
+		    stats_get_accepted);
+		stats_prom_family(out, &a, "sluice_fastcgi_connections_closed_total",
+		    "counter", "FastCGI connections closed.", 1, stats_get_closed);
+		stats_prom_family(out, &a, "sluice_fastcgi_connections_open", "gauge",
+		    "FastCGI connections open now.", 1, stats_get_open);
+		stats_prom_family(out, &a, "sluice_workers", "gauge",
+		    "Worker processes alive.", 0, stats_get_workers);
+		stats_prom_family(out, &a, "sluice_worker_spawns_total", "counter",
+		    "Workers started.", 0, stats_get_spawns);
+		stats_prom_family(out, &a, "sluice_worker_crashes_total", "counter",
+		    "Workers that died unasked and abnormally.", 0, stats_get_crashes);
+		stats_prom_family(out, &a, "sluice_worker_hung_total", "counter",
+		    "Workers the watchdog killed.", 0, stats_get_hung);
+	}
+	free(a.p);
+	free(a.m);
+}
+
+int
+stats_listen(struct sluiced *s)
+{
+	struct sockaddr_in sin;
+	int fd, one = 1;
+
+	s->metrics_fd = -1;
+	if (s->conf->metrics_port == 0)
+		return 0;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((unsigned short)s->conf->metrics_port);
+	sin.sin_addr.s_addr = s->conf->metrics_addr;
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1) {
+		log_err("metrics_listen: socket: %s", strerror(errno));
+		return -1;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 || listen(fd, 16) == -1) {
+		log_err("metrics_listen %s: %s", conf_get(s->conf, "metrics_listen", "?"),
+		    strerror(errno));
+		(void)close(fd);
+		return -1;
+	}
+	s->metrics_fd = fd;
+	log_info("metrics: Prometheus text on http://%s/metrics",
+	    conf_get(s->conf, "metrics_listen", "?"));
+	return 0;
+}
+
+/* Reads a request's head into buf[len] (NUL-terminated): 0, or -1 (timeout, too long). */
+static int
+stats_read_head(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (strstr(buf, "\r\n\r\n") != NULL || strstr(buf, "\n\n") != NULL)
+			return 0;
+	}
+	return -1;
+}
+
+static void
+stats_send(int fd, const char *p, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* The answer to the request head req: status line, headers, body (none for HEAD). */
+static void
+stats_answer(const struct sluiced *s, int fd, const char *req)
+{
+	char head[256], *body = NULL;
+	size_t blen = 0, plen = strcspn(req + strcspn(req, " ") + 1, " ?\r\n");
+	const char *path = req + strcspn(req, " ") + 1, *status = "200 OK",
+	    *type = "text/plain; version=0.0.4; charset=utf-8", *extra = "";
+	int get = strncmp(req, "GET ", 4) == 0, headm = strncmp(req, "HEAD ", 5) == 0, m;
+	FILE *f;
+
+	if ((f = open_memstream(&body, &blen)) == NULL)
+		return;
+	if (!get && !headm) {
+		status = "405 Method Not Allowed";
+		extra = "Allow: GET, HEAD\r\n";
+		type = "text/plain; charset=utf-8";
+		fprintf(f, "method not allowed\n");
+	} else if (plen != 8 || strncmp(path, "/metrics", 8) != 0) {
+		status = "404 Not Found";
+		type = "text/plain; charset=utf-8";
+		fprintf(f, "not found: the metrics are at /metrics\n");
+	} else {
+		stats_prometheus(f, s);
+	}
+	if (fclose(f) != 0) {
+		free(body);
+		return;
+	}
+	m = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\n%sConnection: close\r\n\r\n", status, type, blen, extra);
+	if (m > 0 && (size_t)m < sizeof(head)) {
+		stats_send(fd, head, (size_t)m);
+		if (!headm)
+			stats_send(fd, body, blen);
+	}
+	free(body);
+}
+
+void
+stats_accept(struct sluiced *s)
+{
+	struct timeval rcv = { 0, 200 * 1000 }, snd = { 1, 0 };
+	char req[2048];
+	int fd;
+
+	if ((fd = accept(s->metrics_fd, NULL, NULL)) == -1) {
+		if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+			log_warn("metrics_listen: accept: %s", strerror(errno));
+		return;
+	}
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
+	if (stats_read_head(fd, req, sizeof(req)) == 0)
+		stats_answer(s, fd, req);
+	(void)close(fd);
+}
