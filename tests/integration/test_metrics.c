@@ -1,0 +1,334 @@
+/*
+ * test_metrics: the pools' counters (common/metrics.h, supervisor/stats.c) through the
+ * whole stack: nginx, sluiced, bin/health and bin/rest on a SQLite file.  A known mix of
+ * requests gives exactly those counts in `ctl status`, `ctl status --json` and the
+ * Prometheus text on set metrics_listen; a worker killed with SIGKILL loses none of them;
+ * the tuned profile's kept connections show as requests per connection above 1 where the
+ * default profile's show exactly 1; set metrics off gives no page and no counts.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "chatfix.h"
+#include "http.h"
+#include "stack.h"
+#include "../lib/harness.h"
+
+/* `ctl status --json`, parsed; NULL when it failed.  Caller frees with cJSON_Delete(). */
+static cJSON *
+status_json(struct stack *s)
+{
+	struct buf out;
+	cJSON *j = NULL;
+
+	buf_init(&out, 0);
+	if (stack_ctl(s, &out, "status --json") == 0 && out.data != NULL)
+		j = cJSON_Parse(out.data);
+	buf_free(&out);
+	return j;
+}
+
+/* The pool called name in a status_json() answer, or NULL. */
+static const cJSON *
+pool_of(const cJSON *j, const char *name)
+{
+	const cJSON *p, *n;
+
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(j, "pools")) {
+		n = cJSON_GetObjectItem(p, "name");
+		if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* The number at the path "a" or "a.b" in pool object p, or -1. */
+static double
+num(const cJSON *p, const char *a, const char *b)
+{
+	const cJSON *v = cJSON_GetObjectItem(p, a);
+
+	if (b != NULL)
+		v = cJSON_GetObjectItem(v, b);
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/*
+ * Waits up to 3 s for pool name to have counted want requests with every connection it
+ * accepted closed or kept (a worker counts a request once its response is written, so
+ * the client may see the answer a moment before the count).  The pool's object from the
+ * last look goes to *out (caller frees *root), NULL when there was none.
+ */
+static const cJSON *
+wait_requests(struct stack *s, const char *name, double want, cJSON **root)
+{
+	const cJSON *p = NULL;
+	long long end = stack_now_ms() + 3000;
+
+	*root = NULL;
+	do {
+		cJSON_Delete(*root);
+		if ((*root = status_json(s)) != NULL && (p = pool_of(*root, name)) != NULL &&
+		    num(p, "requests", NULL) == want && num(p, "inflight", NULL) == 0)
+			return p;
+		usleep(20 * 1000);
+	} while (stack_now_ms() < end);
+	return p;
+}
+
+static int
+send_n(const char *method, const char *url, int n, long want)
+{
+	struct http_resp r;
+	int i, bad = 0;
+
+	http_resp_init(&r);
+	for (i = 0; i < n; i++)
+		if (http_do(method, url, NULL, method[0] == 'P' ? "{}" : NULL,
+		    method[0] == 'P' ? 2 : 0, 5000, &r) != 0 || r.status != want)
+			bad++;
+	http_resp_free(&r);
+	return bad;
+}
+
+/* The metrics address's answer to method path into r; 0 or -1. */
+static int
+scrape(int port, const char *method, const char *path, struct http_resp *r)
+{
+	char url[128];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	return http_do(method, url, NULL, NULL, 0, 5000, r);
+}
+
+/* 1 when the Prometheus text holds the line exactly. */
+static int
+has_line(const struct http_resp *r, const char *line)
+{
+	const char *p = r->body.data;
+	size_t n = strlen(line);
+
+	for (; p != NULL && (p = strstr(p, line)) != NULL; p += n)
+		if ((p == r->body.data || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* The stack of the counting cases: health (2 workers) and rest on a one-table SQLite file;
+ * the metrics address on *mport.  0 or -1. */
+static int
+start(struct stack *s, const char *profile, const char *extra, char *db, size_t dblen,
+    int *mport)
+{
+	char conf[1024], url[300];
+
+	snprintf(db, dblen, "/tmp/sluice-metrics-%d.db", (int)getpid());
+	snprintf(url, sizeof(url), "sqlite:%s", db);
+	unlink(db);
+	if (chatfix_exec(url, "CREATE TABLE item (id integer PRIMARY KEY)") != 0)
+		return -1;
+	if ((*mport = stack_free_port()) < 0)
+		return -1;
+	snprintf(conf, sizeof(conf), "set metrics_listen 127.0.0.1:%d\n%s"
+	    "db main sqlite:%s\nhealth =/health workers=2 threads=4\n"
+	    "rest /rest/v1/ workers=1 threads=2 db=main\n", *mport, extra, db);
+	return stack_start(s, conf, profile, 1, NULL);
+}
+
+static void
+stop(struct stack *s, const char *db)
+{
+	stack_stop(s);
+	stack_sh("rm -f %s %s-wal %s-shm", db, db, db);
+}
+
+/* 20 GET /health, 2 POST /health (405), 3 GET of a missing table (404): exactly those. */
+static void
+test_metrics_counts(void)
+{
+	struct stack s;
+	struct http_resp r;
+	cJSON *root = NULL;
+	const cJSON *h, *rest;
+	char db[128], url[300];
+	int mport;
+
+	if (start(&s, "default", "", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	snprintf(url, sizeof(url), "%s/health", s.base);
+	CHECK_INT(send_n("GET", url, 20, 200), 0);
+	CHECK_INT(send_n("POST", url, 2, 405), 0);
+	snprintf(url, sizeof(url), "%s/rest/v1/nosuch", s.base);
+	CHECK_INT(send_n("GET", url, 3, 404), 0);
+	h = wait_requests(&s, "health", 22, &root);
+	CHECK(h != NULL);
+	CHECK_INT(num(h, "requests", NULL), 22);
+	CHECK_INT(num(h, "status", "2xx"), 20);
+	CHECK_INT(num(h, "status", "4xx"), 2);
+	CHECK_INT(num(h, "status", "5xx"), 0);
+	CHECK_INT(num(h, "methods", "GET"), 20);
+	CHECK_INT(num(h, "methods", "POST"), 2);
+	CHECK_INT(num(h, "methods", "HEAD"), 0);
+	CHECK_INT(num(h, "duration_seconds", "count"), 22);
+	CHECK_INT(num(h, "inflight", NULL), 0);
+	CHECK(num(h, "inflight_peak", NULL) >= 1);
+	/* The default profile opens a connection per request. */
+	CHECK_INT(num(h, "connections", "accepted"), 22);
+	CHECK_INT(num(h, "requests_per_connection", NULL), 1);
+	CHECK_INT(num(h, "spawns", NULL), 2);
+	CHECK_INT(num(h, "slow", NULL), 0);
+	CHECK(num(h, "p99_ms", NULL) > 0 && num(h, "p99_ms", NULL) <= 10000);
+	cJSON_Delete(root);
+	rest = wait_requests(&s, "rest", 3, &root);
+	CHECK(rest != NULL);
+	CHECK_INT(num(rest, "requests", NULL), 3);
+	CHECK_INT(num(rest, "status", "4xx"), 3);
+	CHECK_INT(num(rest, "methods", "GET"), 3);
+	cJSON_Delete(root);
+	CHECK_INT(stack_pool_value(&s, "health", "requests"), 22);
+	CHECK_INT(stack_pool_value(&s, "health", "5xx"), 0);
+
+	http_resp_init(&r);
+	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(has_line(&r, "# TYPE sluice_requests_total counter"));
+	CHECK(has_line(&r, "sluice_requests_total{pool=\"health\",class=\"2xx\"} 20"));
+	CHECK(has_line(&r, "sluice_requests_total{pool=\"health\",class=\"4xx\"} 2"));
+	CHECK(has_line(&r, "sluice_requests_total{pool=\"rest\",class=\"4xx\"} 3"));
+	CHECK(has_line(&r, "sluice_requests_method_total{pool=\"health\",method=\"POST\"} 2"));
+	CHECK(has_line(&r, "sluice_request_duration_seconds_bucket{pool=\"health\","
+	    "le=\"+Inf\"} 22"));
+	CHECK(has_line(&r, "sluice_request_duration_seconds_count{pool=\"health\"} 22"));
+	CHECK(has_line(&r, "sluice_fastcgi_connections_accepted_total{pool=\"health\"} 22"));
+	CHECK(has_line(&r, "sluice_worker_spawns_total{pool=\"health\"} 2"));
+	CHECK(scrape(mport, "HEAD", "/metrics", &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_INT(r.body.len, 0);
+	CHECK(scrape(mport, "POST", "/metrics", &r) == 0);
+	CHECK_INT(r.status, 405);
+	CHECK(scrape(mport, "GET", "/other", &r) == 0);
+	CHECK_INT(r.status, 404);
+	http_resp_free(&r);
+	stop(&s, db);
+}
+
+/* A worker killed with SIGKILL: its counts stay in the pool's, and the pool counts on. */
+static void
+test_metrics_kill(void)
+{
+	struct stack s;
+	cJSON *root = NULL;
+	const cJSON *h;
+	char db[128], url[300];
+	pid_t pids[4];
+	int mport, n;
+
+	if (start(&s, "default", "", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	snprintf(url, sizeof(url), "%s/health", s.base);
+	CHECK_INT(send_n("GET", url, 30, 200), 0);
+	cJSON_Delete(root);
+	CHECK(wait_requests(&s, "health", 30, &root) != NULL);
+	cJSON_Delete(root);
+	n = stack_worker_pids(&s, "health", pids, 4);
+	CHECK_INT(n, 2);
+	CHECK(n > 0 && kill(pids[0], SIGKILL) == 0);
+	n = n > 1 ? kill(pids[1], SIGKILL) : -1;
+	CHECK_INT(n, 0);
+	usleep(300 * 1000);
+	CHECK(stack_wait_pool(&s, "health", 5000) == 0);
+	h = wait_requests(&s, "health", 30, &root);
+	CHECK(h != NULL);
+	CHECK_INT(num(h, "requests", NULL), 30);
+	CHECK_INT(num(h, "status", "2xx"), 30);
+	CHECK_INT(num(h, "crashes", NULL), 2);
+	CHECK_INT(num(h, "spawns", NULL), 4);
+	CHECK_INT(num(h, "connections", "open"), 0);
+	cJSON_Delete(root);
+	CHECK_INT(send_n("GET", url, 5, 200), 0);
+	h = wait_requests(&s, "health", 35, &root);
+	CHECK(h != NULL);
+	CHECK_INT(num(h, "requests", NULL), 35);
+	CHECK_INT(num(h, "duration_seconds", "count"), 35);
+	cJSON_Delete(root);
+	stop(&s, db);
+}
+
+/* The tuned profile keeps its FastCGI connections: more than one request each. */
+static void
+test_metrics_keepalive(void)
+{
+	struct stack s;
+	cJSON *root = NULL;
+	const cJSON *h;
+	char db[128], url[300];
+	int mport;
+
+	if (start(&s, "tuned", "", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	snprintf(url, sizeof(url), "%s/health", s.base);
+	CHECK_INT(send_n("GET", url, 100, 200), 0);
+	h = wait_requests(&s, "health", 100, &root);
+	CHECK(h != NULL);
+	CHECK_INT(num(h, "requests", NULL), 100);
+	CHECK(num(h, "connections", "accepted") >= 1);
+	CHECK(num(h, "connections", "accepted") < 100);
+	CHECK(num(h, "requests_per_connection", NULL) > 1);
+	printf("   tuned profile: 100 requests over %.0f FastCGI connections (%.1f each)\n",
+	    num(h, "connections", "accepted"), num(h, "requests_per_connection", NULL));
+	cJSON_Delete(root);
+	stop(&s, db);
+}
+
+/* set metrics off: no page, no counts, and ctl status says so. */
+static void
+test_metrics_off(void)
+{
+	struct stack s;
+	cJSON *root;
+	const cJSON *h;
+	struct buf out;
+	char db[128], url[300];
+	int mport;
+
+	if (start(&s, "default", "set metrics off\n", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	snprintf(url, sizeof(url), "%s/health", s.base);
+	CHECK_INT(send_n("GET", url, 3, 200), 0);
+	root = status_json(&s);
+	h = pool_of(root, "health");
+	CHECK(h != NULL);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(h, "metrics")));
+	CHECK(cJSON_GetObjectItem(h, "requests") == NULL);
+	cJSON_Delete(root);
+	buf_init(&out, 0);
+	CHECK_INT(stack_ctl(&s, &out, "status"), 0);
+	CHECK(out.data != NULL && strstr(out.data, "health state=running") != NULL &&
+	    strstr(out.data, " metrics=off") != NULL);
+	buf_free(&out);
+	stop(&s, db);
+}
+
+int
+main(void)
+{
+	RUN(test_metrics_counts);
+	RUN(test_metrics_kill);
+	RUN(test_metrics_keepalive);
+	RUN(test_metrics_off);
+	return harness_done();
+}
