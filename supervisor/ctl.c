@@ -205,7 +205,7 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 			pool_status(out, p);
 		return 0;
 	}
-	if (strcmp(cmd, "status") == 0 && strcmp(arg, "json") == 0) {
+	if (strcmp(cmd, "status") == 0 && arg != NULL && strcmp(arg, "json") == 0) {
 		fprintf(out, "ok\n");
 		stats_json(out, s);
 		return 0;

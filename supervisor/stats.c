@@ -234,7 +234,7 @@ stats_collect(const struct sluiced *s, struct stats_all *a)
 	for (p = s->pools; p != NULL; p = p->next)
 		n++;
 	a->n = 0;
-	a->p = calloc(n + 1, sizeof(*a->p));
+	a->p = calloc(n + 1, sizeof(const struct pool *));
 	a->m = calloc(n + 1, sizeof(*a->m));
 	if (a->p == NULL || a->m == NULL)
 		return -1;
