@@ -8,6 +8,7 @@
  * keepalive at all) over a grid of pool and nginx sizes, and that routes become the right
  * kind of location.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,31 @@ test_shipped_file(void)
 	CHECK((ep = conf_find(c, "ready")) != NULL);
 	if (ep != NULL)
 		CHECK_STR(ep->db_name, "chat");
+	conf_free(c);
+}
+
+/* set metrics_listen PORT is on loopback; ADDR:PORT as written; set metrics off. */
+static void
+test_metrics_listen_port(void)
+{
+	char err[512];
+	struct conf *c = load_text("set metrics_listen 9145\nx /x/\n", err, sizeof(err));
+
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_INT(c->metrics_port, 9145);
+	CHECK_INT(ntohl(c->metrics_addr), 0x7f000001);
+	CHECK_INT(c->metrics, 1);
+	conf_free(c);
+	c = load_text("set metrics off\nset metrics_listen 10.0.0.2:80\nx /x/\n", err,
+	    sizeof(err));
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_INT(c->metrics_port, 80);
+	CHECK_INT(ntohl(c->metrics_addr), 0x0a000002);
+	CHECK_INT(c->metrics, 0);
 	conf_free(c);
 }
 
@@ -187,6 +213,8 @@ test_defaults(void)
 	CHECK_INT(c->nginx_workers, 0);
 	CHECK_INT(c->body_max, 1024 * 1024);
 	CHECK_INT(c->crash_loop_tries, 5);
+	CHECK_INT(c->metrics, 1);
+	CHECK_INT(c->metrics_port, 0);
 	CHECK(c->socket_group == NULL);
 	CHECK(c->nginx_user == NULL);
 	CHECK_INT(c->eps[0].workers, 4);
@@ -338,6 +366,14 @@ test_bad_lines(void)
 		{ "set crash_loop_tries 0\n", 1, "crash_loop_tries" },
 		{ "set access_log yes\n", 1, "access_log: want on or off" },
 		{ "set access_log on\nset access_log off\n", 2, "twice" },
+		{ "set metrics yes\n", 1, "metrics: want on or off" },
+		{ "set metrics_listen x\n", 1, "metrics_listen" },
+		{ "set metrics_listen 0\n", 1, "metrics_listen" },
+		{ "set metrics_listen 65536\n", 1, "metrics_listen" },
+		{ "set metrics_listen :9145\n", 1, "metrics_listen" },
+		{ "set metrics_listen 1.2.3:9145\n", 1, "metrics_listen" },
+		{ "set metrics_listen localhost:9145\n", 1, "metrics_listen" },
+		{ "set metrics_listen 127.0.0.1:\n", 1, "metrics_listen" },
 		{ "db\n", 1, "exactly NAME URL" },
 		{ "db x\n", 1, "exactly NAME URL" },
 		{ "db X sqlite:x\n", 1, "bad db name" },
@@ -1063,6 +1099,7 @@ main(void)
 	log_init("test_conf");
 	RUN(test_shipped_file);
 	RUN(test_good_full);
+	RUN(test_metrics_listen_port);
 	RUN(test_defaults);
 	RUN(test_db_override);
 	RUN(test_db_read);

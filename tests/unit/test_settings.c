@@ -298,7 +298,8 @@ static const struct {
 	{ "listen", "127.0.0.1:8080" }, { "nginx_workers", "2" }, { "nginx_user", "www-data" },
 	{ "socket_group", "www-data" }, { "body_max", "512k" }, { "crash_loop_tries", "5" },
 	{ "user", "nobody" }, { "group", "nogroup" }, { "access_log", "on" }, { "cpus", "4" },
-	{ "pool_address", "10.0.0.2" },
+	{ "pool_address", "10.0.0.2" }, { "metrics", "off" },
+	{ "metrics_listen", "127.0.0.1:9145" },
 }, conf_keys[] = {
 	{ "workers", "2" }, { "threads", "2" }, { "db", "main" }, { "backlog", "16" },
 	{ "mode", "0600" }, { "binary", "/bin/true" }, { "tcp", "127.0.0.1:9001" },
