@@ -14,7 +14,8 @@
  * `set metrics_listen ADDR:PORT`, an address of sluiced's own (never nginx's listener),
  * which answers GET and HEAD of /metrics, 405 to any other method and 404 to any other
  * path, one request per connection.  Its client is served inside the poll loop with short
- * socket timeouts, like the control socket's (ctl.c).
+ * socket timeouts, like the control socket's (ctl.c), and STATS_CLIENT_MS in all: a slow
+ * or silent client delays supervision by about a second at most.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "clock.h"
 #include "log.h"
 #include "metrics.h"
 #include "sluiced.h"
@@ -393,14 +395,19 @@ stats_listen(struct sluiced *s)
 	return 0;
 }
 
-/* Reads a request's head into buf[len] (NUL-terminated): 0, or -1 (timeout, too long). */
+/* A client of the metrics address has this long in all to send its request and read the
+ * answer: a slow one must not hold the poll loop (each read or write also times out). */
+#define STATS_CLIENT_MS	1000
+
+/* Reads a request's head into buf[len] (NUL-terminated) until the deadline (clock_now_ms()
+ * time): 0, or -1 (timeout, too long, closed). */
 static int
-stats_read_head(int fd, char *buf, size_t len)
+stats_read_head(int fd, char *buf, size_t len, long long deadline)
 {
 	size_t got = 0;
 	ssize_t n;
 
-	while (got < len - 1) {
+	while (got < len - 1 && clock_now_ms() < deadline) {
 		n = read(fd, buf + got, len - 1 - got);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -415,11 +422,11 @@ stats_read_head(int fd, char *buf, size_t len)
 }
 
 static void
-stats_send(int fd, const char *p, size_t len)
+stats_send(int fd, const char *p, size_t len, long long deadline)
 {
 	ssize_t n;
 
-	while (len > 0) {
+	while (len > 0 && clock_now_ms() < deadline) {
 		n = write(fd, p, len);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -432,11 +439,12 @@ stats_send(int fd, const char *p, size_t len)
 
 /* The answer to the request head req: status line, headers, body (none for HEAD). */
 static void
-stats_answer(const struct sluiced *s, int fd, const char *req)
+stats_answer(const struct sluiced *s, int fd, const char *req, long long deadline)
 {
 	char head[256], *body = NULL;
-	size_t blen = 0, plen = strcspn(req + strcspn(req, " ") + 1, " ?\r\n");
-	const char *path = req + strcspn(req, " ") + 1, *status = "200 OK",
+	const char *sp = strchr(req, ' '), *path = sp != NULL ? sp + 1 : "";
+	size_t blen = 0, plen = strcspn(path, " ?\r\n");
+	const char *status = "200 OK",
 	    *type = "text/plain; version=0.0.4; charset=utf-8", *extra = "";
 	int get = strncmp(req, "GET ", 4) == 0, headm = strncmp(req, "HEAD ", 5) == 0, m;
 	FILE *f;
@@ -462,9 +470,9 @@ stats_answer(const struct sluiced *s, int fd, const char *req)
 	m = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
 	    "Content-Length: %zu\r\n%sConnection: close\r\n\r\n", status, type, blen, extra);
 	if (m > 0 && (size_t)m < sizeof(head)) {
-		stats_send(fd, head, (size_t)m);
+		stats_send(fd, head, (size_t)m, deadline);
 		if (!headm)
-			stats_send(fd, body, blen);
+			stats_send(fd, body, blen, deadline);
 	}
 	free(body);
 }
@@ -472,7 +480,8 @@ stats_answer(const struct sluiced *s, int fd, const char *req)
 void
 stats_accept(struct sluiced *s)
 {
-	struct timeval rcv = { 0, 200 * 1000 }, snd = { 1, 0 };
+	struct timeval rcv = { 0, 200 * 1000 }, snd = { 0, 500 * 1000 };
+	long long deadline = clock_now_ms() + STATS_CLIENT_MS;
 	char req[2048];
 	int fd;
 
@@ -484,7 +493,7 @@ stats_accept(struct sluiced *s)
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv));
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
-	if (stats_read_head(fd, req, sizeof(req)) == 0)
-		stats_answer(s, fd, req);
+	if (stats_read_head(fd, req, sizeof(req), deadline) == 0)
+		stats_answer(s, fd, req, deadline);
 	(void)close(fd);
 }

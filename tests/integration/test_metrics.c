@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -106,6 +110,41 @@ scrape(int port, const char *method, const char *path, struct http_resp *r)
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
 	return http_do(method, url, NULL, NULL, 0, 5000, r);
+}
+
+/* A connection to the metrics address, with 5 s timeouts; -1 when refused. */
+static int
+metrics_connect(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { 5, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return -1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends raw bytes to the metrics address and reads the answer's start into out[len]. */
+static void
+metrics_raw(int port, const char *req, char *out, size_t len)
+{
+	ssize_t n;
+	int fd = metrics_connect(port);
+
+	out[0] = '\0';
+	if (fd < 0)
+		return;
+	if (write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
+	    (n = read(fd, out, len - 1)) > 0)
+		out[n] = '\0';
+	close(fd);
 }
 
 /* 1 when the Prometheus text holds the line exactly. */
@@ -218,6 +257,40 @@ test_metrics_counts(void)
 	CHECK(scrape(mport, "GET", "/other", &r) == 0);
 	CHECK_INT(r.status, 404);
 	http_resp_free(&r);
+	stop(&s, db);
+}
+
+/*
+ * The metrics address against bad clients: a request line without a space is refused,
+ * and one that never sends anything holds sluiced about a second at most (the next
+ * client is answered, the pools supervised).
+ */
+static void
+test_metrics_bad_clients(void)
+{
+	struct stack s;
+	struct http_resp r;
+	char db[128], got[64];
+	long long t0;
+	int mport, silent;
+
+	if (start(&s, "default", "", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	metrics_raw(mport, "GARBAGE\r\n\r\n", got, sizeof(got));
+	CHECK(strncmp(got, "HTTP/1.1 405 ", 13) == 0);
+	silent = metrics_connect(mport);
+	CHECK(silent >= 0);
+	http_resp_init(&r);
+	t0 = stack_now_ms();
+	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK(stack_now_ms() - t0 < 3000);
+	printf("   a scrape behind a silent client: %lld ms\n", stack_now_ms() - t0);
+	http_resp_free(&r);
+	if (silent >= 0)
+		close(silent);
 	stop(&s, db);
 }
 
@@ -379,6 +452,7 @@ int
 main(void)
 {
 	RUN(test_metrics_counts);
+	RUN(test_metrics_bad_clients);
 	RUN(test_metrics_kill);
 	RUN(test_metrics_keepalive);
 	RUN(test_metrics_budget);
