@@ -256,6 +256,11 @@ test_metrics_counts(void)
 	CHECK_INT(r.status, 405);
 	CHECK(scrape(mport, "GET", "/other", &r) == 0);
 	CHECK_INT(r.status, 404);
+	/* nginx's public listener does not lead there. */
+	snprintf(url, sizeof(url), "%s/metrics", s.base);
+	CHECK(http_do("GET", url, NULL, NULL, 0, 5000, &r) == 0);
+	CHECK_INT(r.status, 404);
+	CHECK(r.body.data == NULL || strstr(r.body.data, "sluice_requests_total") == NULL);
 	http_resp_free(&r);
 	stop(&s, db);
 }
