@@ -32,7 +32,12 @@
  * from the cached list's deflate blocks and the compressed head and tail) when the
  * client accepts gzip, else identity: the same bytes as without the cache.  A list is
  * read by the current channel's id and cached only when the board did not move between
- * before the read transaction and after the counters were read.
+ * before the read transaction and after the counters were read.  A stale list of the
+ * channel is brought up to date rather than read again: the list's ids and times come
+ * from the channel's index, the messages the cached list holds are taken from it (a
+ * message never changes; its author's nickname is read again when that author's counter
+ * moved), and only the others are read, by id (up to 64; more, and the list is read
+ * whole).
  *
  * No parameters.  Statuses: 200 text/html; 405 other methods; 503 database busy or down;
  * 500 otherwise.  Tables: reads channels, users, channel_memberships, messages; writes
@@ -106,6 +111,21 @@ static const char *const q_messages_channel =
     PAGE_Q_MSGS ", m.user_id" PAGE_Q_MSGS_FROM "$1" PAGE_Q_NEWEST;
 static const char *const q_messages_channel_oldest =
     PAGE_Q_MSGS ", m.user_id" PAGE_Q_MSGS_FROM "$1" PAGE_Q_OLDEST;
+/*
+ * Bringing a cached list up to date: the list's ids and times alone (read from the
+ * channel's index; a message is known by both, as SQLite may give a deleted row's id to
+ * the next one),
+ * then in full only the messages the cached list lacks, and the nicknames of the authors
+ * whose counters moved.
+ */
+#define PAGE_Q_IDS	"SELECT m.id, m.created_ts FROM messages m WHERE m.channel_id = $1"
+static const char *const q_ids = PAGE_Q_IDS PAGE_Q_NEWEST;
+static const char *const q_ids_oldest = PAGE_Q_IDS PAGE_Q_OLDEST;
+static const char *const q_message_one =
+    PAGE_Q_MSGS ", m.user_id FROM messages m JOIN users u ON u.id = m.user_id WHERE m.id = $1";
+static const char *const q_user_nickname = "SELECT nickname FROM users WHERE id = $1";
+/* More new messages than this: the list is read whole. */
+#define PAGE_REFRESH_MAX	64
 
 static struct tmpl *page_tmpl;
 static long long page_cache_on;
@@ -115,17 +135,12 @@ struct page_channel {
 	int current;
 };
 
-struct page_message {
-	struct tmpl_val id, nick, content;
-	double ts;
-};
-
 struct page {
 	struct tmpl_val nickname;
 	struct page_channel *channels;
 	size_t nchannels;
-	struct page_message msgs[PAGE_MESSAGES];	/* newest first; oldest first with
-							 * page_oldest */
+	struct chat_row msgs[PAGE_MESSAGES];	/* newest first; oldest first with
+						 * page_oldest */
 	size_t nmsgs;
 	char datetime[32], time[32], initial[8];
 	/* The cache (chat_page_cache=1). */
@@ -137,6 +152,8 @@ struct page {
 	size_t nauthors;
 	int storable;		/* the counters held when the snapshot was taken */
 	struct chat_frag *frag;	/* a hit: the list, held until the response is made */
+	struct chat_frag *base;	/* a list brought up to date: msgs point into it, held
+				 * until the response is made */
 	struct buf *out;	/* the body being rendered */
 	size_t list_at, list_end;	/* where the list is (or goes) in out */
 };
@@ -261,6 +278,168 @@ page_load_channels(struct req *rq, const char *sid, struct page *pg)
 	return rc == DB_ERROR ? -1 : 0;
 }
 
+/* One message from st's row into m (with its author's id in cache mode); -1 past the
+ * arena's cap. */
+static int
+page_msg(struct req *rq, struct db_stmt *st, int cache, struct chat_row *m)
+{
+	if (page_col(rq, st, 0, &m->id) < 0 || page_col(rq, st, 1, &m->nick) < 0 ||
+	    page_col(rq, st, 2, &m->content) < 0)
+		return -1;
+	m->num = db_column_int(st, 0);
+	m->ts = db_column_double(st, 3);
+	m->user = cache ? db_column_int(st, 4) : 0;
+	return 0;
+}
+
+/* A cached row's number and its index in the cached list, sorted by number. */
+struct page_num {
+	int64_t num;
+	uint32_t i;
+};
+
+static int
+page_num_cmp(const void *a, const void *b)
+{
+	int64_t x = ((const struct page_num *)a)->num, y = ((const struct page_num *)b)->num;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The index in the cached list of the row numbered num (by[0..n) sorted), or -1. */
+static long
+page_find_row(const struct page_num *by, size_t n, int64_t num)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (by[mid].num == num)
+			return (long)by[mid].i;
+		if (by[mid].num < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The counter base's label holds for user slot, or UINT64_MAX when it has none. */
+static uint64_t
+page_base_ver(const struct chat_frag *base, uint32_t slot)
+{
+	size_t lo = 0, hi = base->nauthors, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (base->authors[mid].slot == slot)
+			return base->authors[mid].ver;
+		if (base->authors[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return UINT64_MAX;
+}
+
+/*
+ * A kept row m of the cached list: its nickname again from the database when its
+ * author's counter moved since the list was labelled.  0, -1 on a database failure, -2
+ * out of request memory, -3 when the author is gone (the list is then read whole).
+ */
+static int
+page_refresh_nick(struct req *rq, const struct chat_frag *base, struct chat_row *m)
+{
+	struct db_stmt *st;
+	uint32_t slot = chat_version_user_slot(m->user);
+	int rc;
+
+	if (chat_version_user(slot) == page_base_ver(base, slot))
+		return 0;
+	if ((st = db_prepare(rq->db, q_user_nickname)) == NULL)
+		return -1;
+	db_bind_int(st, 1, m->user);
+	if ((rc = db_step(st)) != DB_ROW)
+		return rc == DB_ERROR ? -1 : -3;
+	rc = page_col(rq, st, 0, &m->nick) < 0 ? -2 : 0;
+	db_reset(st);
+	return rc;
+}
+
+/* A message the cached list lacks, read whole into m.  0, -1, -2 as page_refresh_nick(),
+ * -3 when it is gone. */
+static int
+page_refresh_new(struct req *rq, int64_t num, struct chat_row *m)
+{
+	struct db_stmt *st;
+	int rc;
+
+	if ((st = db_prepare(rq->db, q_message_one)) == NULL)
+		return -1;
+	db_bind_int(st, 1, num);
+	if ((rc = db_step(st)) != DB_ROW)
+		return rc == DB_ERROR ? -1 : -3;
+	rc = page_msg(rq, st, 1, m) < 0 ? -2 : 0;
+	db_reset(st);
+	return rc;
+}
+
+/*
+ * The list of pg->channel as the cached (but stale) list base would be after the writes
+ * its label lacks: the list's ids read in this transaction, each message the cached list
+ * holds taken from it (messages do not change; a nickname is read again when its author's
+ * counter moved), the others read in full.  The page is then rendered from pg->msgs as
+ * if read whole.  1 when done, 0 when the list is better read whole (base lacks rows,
+ * too many new messages, a row gone between reads), -1 on a database failure, -2 when out
+ * of request memory.
+ */
+static int
+page_refresh(struct req *rq, struct page *pg, const struct chat_frag *base)
+{
+	int64_t nums[PAGE_MESSAGES];
+	double ts[PAGE_MESSAGES];
+	struct page_num by[PAGE_MESSAGES];
+	struct db_stmt *st;
+	size_t n = 0, i, fresh = 0;
+	long at;
+	int rc;
+
+	if (base->nrows == 0 || base->nrows > PAGE_MESSAGES)
+		return 0;
+	if ((st = db_prepare(rq->db, page_oldest ? q_ids_oldest : q_ids)) == NULL)
+		return -1;
+	db_bind_int(st, 1, pg->channel);
+	while (n < PAGE_MESSAGES && (rc = db_step(st)) == DB_ROW) {
+		nums[n] = db_column_int(st, 0);
+		ts[n++] = db_column_double(st, 1);
+	}
+	if (n < PAGE_MESSAGES && rc == DB_ERROR)
+		return -1;
+	db_reset(st);
+	for (i = 0; i < base->nrows; i++) {
+		by[i].num = base->rows[i].num;
+		by[i].i = (uint32_t)i;
+	}
+	qsort(by, base->nrows, sizeof(by[0]), page_num_cmp);
+	for (i = 0; i < n; i++) {
+		struct chat_row *m = &pg->msgs[i];
+
+		if ((at = page_find_row(by, base->nrows, nums[i])) >= 0 &&
+		    base->rows[at].ts == ts[i]) {
+			*m = base->rows[at];
+			rc = page_refresh_nick(rq, base, m);
+		} else
+			rc = ++fresh > PAGE_REFRESH_MAX ? -3 : page_refresh_new(rq, nums[i], m);
+		if (rc == -3)
+			return 0;
+		if (rc < 0)
+			return rc;
+		pg->slots[i] = chat_version_user_slot(m->user);
+	}
+	pg->nmsgs = n;
+	return 1;
+}
+
 /*
  * The current channel's messages: in cache mode with a known channel the cached list, or
  * the list by the channel's id (then labelled for the cache, seq0 as page_cache_label()
@@ -278,6 +457,17 @@ page_load_messages(struct req *rq, const char *sid, int guest, struct page *pg,
 	if (pg->channel >= 0) {
 		if (page_cache_lookup(pg))
 			return 0;
+		if ((pg->base = chat_cache_peek(pg->channel)) != NULL) {
+			if ((rc = page_refresh(rq, pg, pg->base)) < 0)
+				return rc;
+			if (rc == 1) {
+				page_cache_label(pg, seq0);
+				return 0;
+			}
+			chat_cache_release(pg->base);
+			pg->base = NULL;
+			pg->nmsgs = 0;
+		}
 		if ((st = db_prepare(db, page_oldest ? q_messages_channel_oldest :
 		    q_messages_channel)) == NULL)
 			return -1;
@@ -290,14 +480,8 @@ page_load_messages(struct req *rq, const char *sid, int guest, struct page *pg,
 			db_bind_text(st, 1, sid, strlen(sid));
 	}
 	while ((rc = db_step(st)) == DB_ROW && pg->nmsgs < PAGE_MESSAGES) {
-		struct page_message *m = &pg->msgs[pg->nmsgs];
-
-		if (page_col(rq, st, 0, &m->id) < 0 || page_col(rq, st, 1, &m->nick) < 0 ||
-		    page_col(rq, st, 2, &m->content) < 0)
+		if (page_msg(rq, st, pg->channel >= 0, &pg->msgs[pg->nmsgs]) < 0)
 			return -2;
-		m->ts = db_column_double(st, 3);
-		if (pg->channel >= 0)
-			pg->slots[pg->nmsgs] = chat_version_user_slot(db_column_int(st, 4));
 		pg->nmsgs++;
 	}
 	if (rc == DB_ERROR)
@@ -328,6 +512,8 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 	pg->channel = -1;
 	chat_cache_release(pg->frag);
 	pg->frag = NULL;
+	chat_cache_release(pg->base);
+	pg->base = NULL;
 	/* Before the snapshot: see page_cache_lookup(). */
 	if (pg->cache)
 		seq0 = chat_version_seq();
@@ -367,6 +553,8 @@ page_load(struct req *rq, const char *sid, int guest_ok, struct page *pg)
 out:
 	chat_cache_release(pg->frag);
 	pg->frag = NULL;
+	chat_cache_release(pg->base);
+	pg->base = NULL;
 	db_rollback(db);
 	return ret;
 }
@@ -418,7 +606,7 @@ static int
 page_row(void *ctx, int block, size_t i, struct tmpl_val *vals)
 {
 	struct page *pg = ctx;
-	const struct page_message *m;
+	const struct chat_row *m;
 	struct tm tm;
 	time_t t;
 	int n;
@@ -499,6 +687,8 @@ handle(struct req *rq, struct resp *rs)
 	rc = page_respond(rq, rs, pg);
 	chat_cache_release(pg->frag);
 	pg->frag = NULL;
+	chat_cache_release(pg->base);
+	pg->base = NULL;
 	return rc;
 }
 
@@ -551,7 +741,7 @@ page_respond(struct req *rq, struct resp *rs, struct page *pg)
 	}
 	if (pg->channel >= 0 && pg->storable && pg->list_end >= pg->list_at &&
 	    (pg->frag = chat_cache_put(pg->channel, pg->ver, pg->authors, pg->nauthors,
-	    rs->body.data + pg->list_at, pg->list_end - pg->list_at)) != NULL &&
+	    pg->msgs, pg->nmsgs, rs->body.data + pg->list_at, pg->list_end - pg->list_at)) != NULL &&
 	    page_send_cached(rq, rs, pg, pg->list_end - pg->list_at) == 0)
 		return 0;
 	if (encode_response(rq, rs) < 0)

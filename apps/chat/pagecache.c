@@ -66,6 +66,8 @@ chat_frag_free(struct chat_frag *f)
 	free(f->text);
 	free(f->z);
 	free(f->authors);
+	free(f->rows);
+	free(f->rowtext);
 	free(f);
 }
 
@@ -107,11 +109,45 @@ chat_deflate_bound(size_t len)
 	return compressBound((uLong)len) + 16;
 }
 
+/* Copies the string v into the entry's row text at *at; its copy in *dst. */
+static void
+chat_row_str(char *text, size_t *at, const struct tmpl_val *v, struct tmpl_val *dst)
+{
+	dst->s = text + *at;
+	dst->len = v->len;
+	if (v->len > 0)
+		memcpy(text + *at, v->s, v->len);
+	*at += v->len;
+}
+
+/* Copies rows[0..n) into f, their strings into one block; 0, or -1 when out of memory. */
+static int
+chat_frag_rows(struct chat_frag *f, const struct chat_row *rows, size_t n)
+{
+	size_t i, total = 1, at = 0;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		total += rows[i].id.len + rows[i].nick.len + rows[i].content.len;
+	if ((f->rows = malloc(n * sizeof(*rows))) == NULL ||
+	    (f->rowtext = malloc(total)) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		f->rows[i] = rows[i];
+		chat_row_str(f->rowtext, &at, &rows[i].id, &f->rows[i].id);
+		chat_row_str(f->rowtext, &at, &rows[i].nick, &f->rows[i].nick);
+		chat_row_str(f->rowtext, &at, &rows[i].content, &f->rows[i].content);
+	}
+	f->nrows = n;
+	return 0;
+}
+
 /* A new entry, held twice (the slot's reference and the caller's), its list compressed
  * at level; NULL when out of memory or compression failed. */
 static struct chat_frag *
 chat_frag_make(int64_t channel, uint64_t ver, const struct chat_author *authors, size_t n,
-    const char *text, size_t len, int level)
+    const struct chat_row *rows, size_t nrows, const char *text, size_t len, int level)
 {
 	struct chat_frag *f;
 	z_stream z;
@@ -120,6 +156,10 @@ chat_frag_make(int64_t channel, uint64_t ver, const struct chat_author *authors,
 
 	if (len > 0x7fffffffu || (f = calloc(1, sizeof(*f))) == NULL)
 		return NULL;
+	if (chat_frag_rows(f, rows, nrows) < 0) {
+		chat_frag_free(f);
+		return NULL;
+	}
 	f->channel = channel;
 	f->ver = ver;
 	f->refs = 2;	/* the slot's and the caller's */
@@ -182,9 +222,9 @@ chat_cache_store(struct chat_frag *f, const struct chat_frag *expect)
 
 struct chat_frag *
 chat_cache_put(int64_t channel, uint64_t ver, const struct chat_author *authors, size_t n,
-    const char *text, size_t len)
+    const struct chat_row *rows, size_t nrows, const char *text, size_t len)
 {
-	struct chat_frag *f = chat_frag_make(channel, ver, authors, n, text, len,
+	struct chat_frag *f = chat_frag_make(channel, ver, authors, n, rows, nrows, text, len,
 	    CHAT_CACHE_ZFAST);
 
 	return f != NULL ? chat_cache_store(f, NULL) : NULL;
@@ -203,8 +243,8 @@ chat_cache_promote(struct chat_frag *f)
 	if (f->level == CHAT_CACHE_ZLEVEL ||
 	    __atomic_add_fetch(&f->hits, 1, __ATOMIC_RELAXED) != CHAT_CACHE_PROMOTE)
 		return f;
-	g = chat_frag_make(f->channel, f->ver, f->authors, f->nauthors, f->text, f->len,
-	    CHAT_CACHE_ZLEVEL);
+	g = chat_frag_make(f->channel, f->ver, f->authors, f->nauthors, f->rows, f->nrows,
+	    f->text, f->len, CHAT_CACHE_ZLEVEL);
 	if (g == NULL || (g = chat_cache_store(g, f)) == NULL)
 		return f;
 	chat_cache_release(f);
@@ -231,6 +271,21 @@ chat_cache_get(int64_t channel, uint64_t ver)
 			f = NULL;
 		}
 	return f != NULL ? chat_cache_promote(f) : NULL;
+}
+
+struct chat_frag *
+chat_cache_peek(int64_t channel)
+{
+	struct chat_frag *f;
+
+	pthread_mutex_lock(&chat_cache_mu);
+	f = chat_cache_slot == NULL ? NULL : chat_cache_slot[chat_cache_index(channel)];
+	if (f != NULL && f->channel == channel)
+		__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+	else
+		f = NULL;
+	pthread_mutex_unlock(&chat_cache_mu);
+	return f;
 }
 
 int

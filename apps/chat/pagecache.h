@@ -15,6 +15,11 @@
  * shows every write answered before it was asked for.  Checking an entry reads its
  * authors' counters: a few hundred atomic loads at most, about a microsecond.
  *
+ * An entry also keeps the rows it was rendered from (chat_row), so that a stale one need
+ * not be thrown away: the page finds it with chat_cache_peek(), takes the rows that are
+ * still in the channel's newest list from it, reads only the rest (and the nicknames
+ * whose authors' counters moved), and stores the list so made under the current label.
+ *
  * Entries are immutable once published and counted: a thread holds one from
  * chat_cache_get() to chat_cache_release() while another replaces it.  Slots are direct
  * mapped by channel id, as many as chat_cache_init() was given (chat_page_cache_lists,
@@ -27,8 +32,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tmpl.h"
+
 struct buf;
 struct arena;
+
+/*
+ * One message of a list as the page's query returns it: its id (as text, the way the
+ * page shows it, and as a number), author's nickname, content, time and author's user
+ * id.  In an entry the strings are the entry's own; elsewhere whoever fills it owns them.
+ */
+struct chat_row {
+	struct tmpl_val id, nick, content;
+	int64_t num;
+	int64_t user;
+	double ts;
+};
 
 /* A user slot of the board and its counter, as a list's label holds them. */
 struct chat_author {
@@ -49,6 +68,9 @@ struct chat_frag {
 	unsigned long crc;	/* crc32 of text */
 	int level;		/* zlib's level of z */
 	unsigned hits;		/* atomic: chat_cache_get()'s finds (pagecache.c) */
+	struct chat_row *rows;	/* the list's messages in the query's order, or NULL */
+	size_t nrows;
+	char *rowtext;		/* the rows' strings */
 };
 
 /* Makes the cache's table of nslots (>= 1) slots; before it, or when it failed (-1, out
@@ -62,19 +84,28 @@ int chat_cache_init(size_t nslots);
  */
 struct chat_frag *chat_cache_get(int64_t channel, uint64_t ver);
 
-/* Lets go of an entry from chat_cache_get(); NULL is allowed. */
+/*
+ * The entry channel's slot holds, whatever its label, held for the caller, or NULL: a
+ * list to bring up to date rather than read whole (its rows say what it holds, its
+ * authors' counters which nicknames it shows).  Never fails.
+ */
+struct chat_frag *chat_cache_peek(int64_t channel);
+
+/* Lets go of an entry from chat_cache_get() or chat_cache_peek(); NULL is allowed. */
 void chat_cache_release(struct chat_frag *f);
 
 /*
- * Stores a copy of text[0..len) as channel's list labelled ver and the authors[0..n)
- * (copied; slots distinct), replacing the slot's entry unless that one is the same
- * channel with a newer ver.  Returns the stored entry held for the caller (put it back
+ * Stores a copy of text[0..len) as channel's list labelled ver, the authors[0..n)
+ * (copied; slots distinct) and the rows[0..nrows) it was rendered from (copied; NULL
+ * and 0 keep none, and chat_cache_peek() then finds a list it cannot update), replacing
+ * the slot's entry unless that one is the same channel with a newer ver.  Returns the stored entry held for the caller (put it back
  * with chat_cache_release()), or NULL when out of memory or compression failed, there is
  * no table (chat_cache_init()), or a newer entry stays (nothing stored; the caller's page
  * is fine).
  */
 struct chat_frag *chat_cache_put(int64_t channel, uint64_t ver,
-    const struct chat_author *authors, size_t n, const char *text, size_t len);
+    const struct chat_author *authors, size_t n, const struct chat_row *rows,
+    size_t nrows, const char *text, size_t len);
 
 /*
  * Inserts f's list into body at offset at (a page rendered without its list).  Scratch

@@ -8,7 +8,7 @@
  * queue "chat.db-wlock", and no other lock file in the data directory), and kill -9
  * of the writers right after their 204s (no acknowledged message is lost); the page
  * cache (chat_page_cache=1): the same bytes as without it, identity and gzip, and every
- * write shown at once.
+ * write shown at once, also when lists are brought up to date under interleaved writes.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -392,6 +392,64 @@ test_page_cache(void)
 		CHECK(strstr(r.body.data, ">after the delete</p>") != NULL);
 	}
 	CHECK(same_page("after the delete", cookie, 0));
+	http_resp_free(&r);
+}
+
+/* One write of test_page_cache_mix: POST body to path for cookie ck; 1 when answered
+ * 204 or 200. */
+static int
+mix_write(const char *path, const char *ck, const char *body)
+{
+	struct http_resp r;
+	int ok;
+
+	http_resp_init(&r);
+	ok = chatfix_post(st.base, path, ck, NULL, body, &r) == 0 &&
+	    (r.status == 204 || r.status == 200);
+	http_resp_free(&r);
+	return ok;
+}
+
+/*
+ * A cached list is brought up to date by the writes its label lacks (the new messages
+ * read alone, nicknames again where their authors' counters moved) rather than read
+ * whole: after every write of an interleaving of messages, nickname changes and channel
+ * switches by four users on three channels (one of them past 500 messages, so that its
+ * list also drops its oldest rows), every user's cached page is the uncached page byte
+ * for byte, identity and gzip, from both workers.
+ */
+static void
+test_page_cache_mix(void)
+{
+	static const char *const chans[] = { "starcord", "mix_a", "mix_b" };
+	struct http_resp r;
+	char ck[4][256], body[160];
+	int i, u, n, same = 0, pages = 0;
+
+	http_resp_init(&r);
+	for (u = 0; u < 4; u++) {
+		CHECK(chatfix_get(st.base, "/", NULL, NULL, &r) == 0);
+		CHECK(chatfix_cookie(&r, ck[u], sizeof(ck[u])) == 0);
+		snprintf(body, sizeof(body), "{\"channelOpen\":\"%s\"}", chans[u % 3]);
+		CHECK(mix_write("/chat/channel-open", ck[u], body));
+		snprintf(body, sizeof(body), "{\"messageSend\":\"mix first of %d\"}", u);
+		CHECK(mix_write("/chat/message-send", ck[u], body));
+	}
+	for (n = 0; n < 30; n++) {
+		u = n % 4;
+		if (n % 7 == 6)
+			snprintf(body, sizeof(body), "{\"channelOpen\":\"%s\"}", chans[(n / 7) % 3]);
+		else if (n % 5 == 4)
+			snprintf(body, sizeof(body), "{\"nicknameSet\":\"Mixer %d\"}", n);
+		else
+			snprintf(body, sizeof(body), "{\"messageSend\":\"mix <%d> & more\"}", n);
+		CHECK(mix_write(n % 7 == 6 ? "/chat/channel-open" : n % 5 == 4 ?
+		    "/chat/nickname-set" : "/chat/message-send", ck[u], body));
+		for (i = 0; i < 8; i++, pages++)
+			same += same_page("mix", ck[i % 4], (i / 4 + n) % 2);
+	}
+	printf("  %d of %d pages the same through the cache\n", same, pages);
+	CHECK_INT(same, pages);
 	http_resp_free(&r);
 }
 
@@ -1097,6 +1155,7 @@ main(void)
 	RUN(test_writes);
 	RUN(test_escaping);
 	RUN(test_page_cache);
+	RUN(test_page_cache_mix);
 	RUN(test_bad_input);
 	RUN(test_form_posts);
 	RUN(test_messages_poll);

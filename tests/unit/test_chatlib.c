@@ -194,10 +194,10 @@ test_page_cache(void)
 	au[1].slot = chat_version_user_slot(5);
 	au[1].ver = chat_version_user(au[1].slot);
 	/* No table yet: nothing is kept. */
-	CHECK(chat_cache_put(7, v0, au, 2, "<li>x</li>", 10) == NULL);
+	CHECK(chat_cache_put(7, v0, au, 2, NULL, 0, "<li>x</li>", 10) == NULL);
 	CHECK(chat_cache_get(7, v0) == NULL);
 	CHECK_INT(chat_cache_init(64), 0);
-	f = chat_cache_put(7, v0, au, 2, "<li>x</li>", 10);
+	f = chat_cache_put(7, v0, au, 2, NULL, 0, "<li>x</li>", 10);
 	CHECK(f != NULL);
 	chat_cache_release(f);
 	CHECK((g = chat_cache_get(7, v0)) != NULL);
@@ -222,7 +222,7 @@ test_page_cache(void)
 	for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
 		for (i = 0; i < head + lens[li] + tail; i++)
 			plain[i] = (char)('a' + (i * 7 + i / 13) % 26);
-		f = chat_cache_put(100 + (int64_t)li, 1, NULL, 0, plain + head, lens[li]);
+		f = chat_cache_put(100 + (int64_t)li, 1, NULL, 0, NULL, 0, plain + head, lens[li]);
 		CHECK(f != NULL);
 		if (f == NULL)
 			continue;
@@ -280,13 +280,15 @@ test_page_cache(void)
 	 * made again after chat_cache_free(), the table takes its new size. */
 	CHECK_INT(chat_cache_init(2), 0);
 	v0 = chat_version_channel(7);
-	CHECK((f = chat_cache_put(7, v0, NULL, 0, "<li>7</li>", 10)) != NULL);
+	CHECK((f = chat_cache_put(7, v0, NULL, 0, NULL, 0, "<li>7</li>", 10)) != NULL);
 	chat_cache_release(f);
-	CHECK((f = chat_cache_put(8, chat_version_channel(8), NULL, 0, "<li>8</li>", 10)) != NULL);
+	CHECK((f = chat_cache_put(8, chat_version_channel(8), NULL, 0, NULL, 0,
+	    "<li>8</li>", 10)) != NULL);
 	chat_cache_release(f);
 	CHECK((g = chat_cache_get(7, v0)) != NULL);
 	chat_cache_release(g);
-	CHECK((f = chat_cache_put(9, chat_version_channel(9), NULL, 0, "<li>9</li>", 10)) != NULL);
+	CHECK((f = chat_cache_put(9, chat_version_channel(9), NULL, 0, NULL, 0,
+	    "<li>9</li>", 10)) != NULL);
 	chat_cache_release(f);
 	CHECK(chat_cache_get(7, v0) == NULL);
 	CHECK((g = chat_cache_get(8, chat_version_channel(8))) != NULL);
