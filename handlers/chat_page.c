@@ -156,6 +156,8 @@ struct page {
 				 * until the response is made */
 	struct buf *out;	/* the body being rendered */
 	size_t list_at, list_end;	/* where the list is (or goes) in out */
+	size_t cuts[PAGE_MESSAGES];	/* where the list's chunks start, from list_at */
+	size_t ncuts;
 };
 
 /* Reads the board for the current channel (cache mode) and looks the list up: 1 on a
@@ -601,6 +603,18 @@ page_time(char *out, const struct tm *tm, int full)
 	return 20;
 }
 
+/*
+ * Whether the cached list's text is cut into a new chunk before message num
+ * (pagecache.h's chat_chunk): about one message in 32, chosen by the message alone, so
+ * that a list made from another after a few writes cuts where that one did and shares
+ * its chunks but those with a message added, gone or renamed.
+ */
+static int
+page_cut_before(int64_t num)
+{
+	return ((uint64_t)num * UINT64_C(0x9E3779B97F4A7C15)) >> 59 == 0;
+}
+
 /* Fills the block slots of row i: channels in order, messages oldest first. */
 static int
 page_row(void *ctx, int block, size_t i, struct tmpl_val *vals)
@@ -620,13 +634,17 @@ page_row(void *ctx, int block, size_t i, struct tmpl_val *vals)
 		return 1;
 	}
 	/* Where the list starts and ends in the body; a cached list goes in later. */
-	if (i == 0)
+	if (i == 0) {
 		pg->list_at = pg->out->len;
+		pg->ncuts = 0;
+	}
 	if (i >= pg->nmsgs || pg->frag != NULL) {
 		pg->list_end = pg->out->len;
 		return 0;
 	}
 	m = &pg->msgs[page_oldest ? i : pg->nmsgs - 1 - i];
+	if (i == 0 || page_cut_before(m->num))
+		pg->cuts[pg->ncuts++] = pg->out->len - pg->list_at;
 	vals[S_M_ID] = m->id;
 	vals[S_M_NICK] = m->nick;
 	vals[S_M_CONTENT] = m->content;
@@ -712,6 +730,28 @@ page_send_cached(struct req *rq, struct resp *rs, struct page *pg, size_t skip)
 	return skip > 0 ? 0 : chat_cache_splice(&rs->body, pg->list_at, pg->frag, rq->arena);
 }
 
+/* Stores the list just rendered in rs, in chunks, from pg->base's where it has them;
+ * the entry held, or NULL (chat_cache_put_list()). */
+static struct chat_frag *
+page_cache_store(struct resp *rs, const struct page *pg)
+{
+	struct chat_list l;
+
+	memset(&l, 0, sizeof(l));
+	l.channel = pg->channel;
+	l.ver = pg->ver;
+	l.authors = pg->authors;
+	l.nauthors = pg->nauthors;
+	l.rows = pg->msgs;
+	l.nrows = pg->nmsgs;
+	l.text = rs->body.data + pg->list_at;
+	l.len = pg->list_end - pg->list_at;
+	l.cuts = pg->cuts;
+	l.ncuts = pg->ncuts;
+	l.base = pg->base;
+	return chat_cache_put_list(&l);
+}
+
 /* Renders the loaded page into rs, from the cache or into it. */
 static int
 page_respond(struct req *rq, struct resp *rs, struct page *pg)
@@ -740,8 +780,7 @@ page_respond(struct req *rq, struct resp *rs, struct page *pg)
 		return 0;
 	}
 	if (pg->channel >= 0 && pg->storable && pg->list_end >= pg->list_at &&
-	    (pg->frag = chat_cache_put(pg->channel, pg->ver, pg->authors, pg->nauthors,
-	    pg->msgs, pg->nmsgs, rs->body.data + pg->list_at, pg->list_end - pg->list_at)) != NULL &&
+	    (pg->frag = page_cache_store(rs, pg)) != NULL &&
 	    page_send_cached(rq, rs, pg, pg->list_end - pg->list_at) == 0)
 		return 0;
 	if (encode_response(rq, rs) < 0)

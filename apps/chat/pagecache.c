@@ -68,6 +68,7 @@ chat_frag_free(struct chat_frag *f)
 	free(f->authors);
 	free(f->rows);
 	free(f->rowtext);
+	free(f->chunks);
 	free(f);
 }
 
@@ -143,45 +144,113 @@ chat_frag_rows(struct chat_frag *f, const struct chat_row *rows, size_t n)
 	return 0;
 }
 
+/* The chunk of base whose text is text[0..len), or NULL. */
+static const struct chat_chunk *
+chat_chunk_find(const struct chat_frag *base, const char *text, size_t len)
+{
+	size_t i;
+
+	for (i = 0; base != NULL && i < base->nchunks; i++)
+		if (base->chunks[i].len == len &&
+		    memcmp(base->text + base->chunks[i].at, text, len) == 0)
+			return &base->chunks[i];
+	return NULL;
+}
+
+/*
+ * Compresses f's text chunk by chunk into f->z (allocated to cap): a chunk whose text
+ * base holds too has its blocks copied, any other is compressed by z (a fresh stream,
+ * so that no chunk's matches reach into another) at z's level.  0 or -1.
+ */
+static int
+chat_frag_deflate(struct chat_frag *f, z_stream *z, int level, size_t cap,
+    const struct chat_frag *base)
+{
+	const struct chat_chunk *old;
+	struct chat_chunk *c;
+	size_t i, n;
+
+	f->level = CHAT_CACHE_ZLEVEL;
+	for (i = 0; i < f->nchunks; i++) {
+		c = &f->chunks[i];
+		c->zat = f->zlen;
+		if ((old = chat_chunk_find(base, f->text + c->at, c->len)) != NULL) {
+			memcpy(f->z + f->zlen, base->z + old->zat, old->zlen);
+			c->zlen = old->zlen;
+			c->crc = old->crc;
+			c->level = old->level;
+		} else {
+			if (deflateReset(z) != Z_OK || chat_deflate_raw(z, f->text + c->at,
+			    c->len, Z_SYNC_FLUSH, f->z + f->zlen, cap - f->zlen, &n) != 0)
+				return -1;
+			c->zlen = n;
+			c->crc = crc32(0L, (const Bytef *)f->text + c->at, (uInt)c->len);
+			c->level = level;
+		}
+		f->zlen += c->zlen;
+		f->crc = i == 0 ? c->crc : crc32_combine(f->crc, c->crc, (z_off_t)c->len);
+		if (c->level != CHAT_CACHE_ZLEVEL)
+			f->level = c->level;
+	}
+	return 0;
+}
+
+/* f's chunks from the cuts of l (one chunk without them); the room their compressed
+ * blocks may need in *cap.  0, or -1 when out of memory or the cuts are not in order. */
+static int
+chat_frag_chunks(struct chat_frag *f, const struct chat_list *l, size_t *cap)
+{
+	size_t i, n = l->ncuts > 0 ? l->ncuts : 1, at, end;
+
+	if ((f->chunks = calloc(n, sizeof(*f->chunks))) == NULL)
+		return -1;
+	f->nchunks = n;
+	*cap = 0;
+	for (i = 0; i < n; i++) {
+		at = l->ncuts > 0 ? l->cuts[i] : 0;
+		end = i + 1 < n ? l->cuts[i + 1] : l->len;
+		if (at > end || end > l->len || (i == 0 && at != 0))
+			return -1;
+		f->chunks[i].at = at;
+		f->chunks[i].len = end - at;
+		*cap += chat_deflate_bound(end - at);
+	}
+	return 0;
+}
+
 /* A new entry, held twice (the slot's reference and the caller's), its list compressed
- * at level; NULL when out of memory or compression failed. */
+ * at level but for the chunks it shares with l->base; NULL when out of memory or
+ * compression failed. */
 static struct chat_frag *
-chat_frag_make(int64_t channel, uint64_t ver, const struct chat_author *authors, size_t n,
-    const struct chat_row *rows, size_t nrows, const char *text, size_t len, int level)
+chat_frag_make(const struct chat_list *l, int level)
 {
 	struct chat_frag *f;
 	z_stream z;
-	size_t cap;
+	size_t cap = 0, n = l->nauthors;
 	int ok;
 
-	if (len > 0x7fffffffu || (f = calloc(1, sizeof(*f))) == NULL)
+	if (l->len > 0x7fffffffu || (f = calloc(1, sizeof(*f))) == NULL)
 		return NULL;
-	if (chat_frag_rows(f, rows, nrows) < 0) {
-		chat_frag_free(f);
-		return NULL;
-	}
-	f->channel = channel;
-	f->ver = ver;
+	f->channel = l->channel;
+	f->ver = l->ver;
 	f->refs = 2;	/* the slot's and the caller's */
-	f->len = len;
+	f->len = l->len;
 	f->nauthors = n;
-	f->level = level;
-	cap = chat_deflate_bound(len);
-	if ((f->text = malloc(len + 1)) == NULL || (f->z = malloc(cap)) == NULL ||
-	    (n > 0 && (f->authors = malloc(n * sizeof(*authors))) == NULL)) {
+	if (chat_frag_rows(f, l->rows, l->nrows) < 0 || chat_frag_chunks(f, l, &cap) < 0 ||
+	    (f->text = malloc(l->len + 1)) == NULL || (f->z = malloc(cap)) == NULL ||
+	    (n > 0 && (f->authors = malloc(n * sizeof(*l->authors))) == NULL)) {
 		chat_frag_free(f);
 		return NULL;
 	}
 	if (n > 0)
-		memcpy(f->authors, authors, n * sizeof(*authors));
-	memcpy(f->text, text, len);
-	f->crc = crc32(0L, (const Bytef *)text, (uInt)len);
+		memcpy(f->authors, l->authors, n * sizeof(*l->authors));
+	memcpy(f->text, l->text, l->len);
 	memset(&z, 0, sizeof(z));
 	if (deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		chat_frag_free(f);
 		return NULL;
 	}
-	ok = chat_deflate_raw(&z, text, len, Z_SYNC_FLUSH, f->z, cap, &f->zlen) == 0;
+	ok = chat_frag_deflate(f, &z, level, cap, l->base) == 0;
 	(void)deflateEnd(&z);
 	if (!ok) {
 		chat_frag_free(f);
@@ -221,13 +290,61 @@ chat_cache_store(struct chat_frag *f, const struct chat_frag *expect)
 }
 
 struct chat_frag *
-chat_cache_put(int64_t channel, uint64_t ver, const struct chat_author *authors, size_t n,
-    const struct chat_row *rows, size_t nrows, const char *text, size_t len)
+chat_cache_put_list(const struct chat_list *l)
 {
-	struct chat_frag *f = chat_frag_make(channel, ver, authors, n, rows, nrows, text, len,
+	/* A list made from another is mostly that one's blocks: the few new chunks are worth
+	 * the default level at once.  A list read whole is compressed fast. */
+	struct chat_frag *f = chat_frag_make(l, l->base != NULL ? CHAT_CACHE_ZLEVEL :
 	    CHAT_CACHE_ZFAST);
 
 	return f != NULL ? chat_cache_store(f, NULL) : NULL;
+}
+
+struct chat_frag *
+chat_cache_put(int64_t channel, uint64_t ver, const struct chat_author *authors, size_t n,
+    const struct chat_row *rows, size_t nrows, const char *text, size_t len)
+{
+	struct chat_list l;
+
+	memset(&l, 0, sizeof(l));
+	l.channel = channel;
+	l.ver = ver;
+	l.authors = authors;
+	l.nauthors = n;
+	l.rows = rows;
+	l.nrows = nrows;
+	l.text = text;
+	l.len = len;
+	return chat_cache_put_list(&l);
+}
+
+/* f again, its chunks as they are but all at the default level; NULL when out of
+ * memory or compression failed. */
+static struct chat_frag *
+chat_frag_promoted(const struct chat_frag *f)
+{
+	struct chat_list l;
+	size_t *cuts, i;
+	struct chat_frag *g;
+
+	if ((cuts = malloc(f->nchunks * sizeof(*cuts))) == NULL)
+		return NULL;
+	for (i = 0; i < f->nchunks; i++)
+		cuts[i] = f->chunks[i].at;
+	memset(&l, 0, sizeof(l));
+	l.channel = f->channel;
+	l.ver = f->ver;
+	l.authors = f->authors;
+	l.nauthors = f->nauthors;
+	l.rows = f->rows;
+	l.nrows = f->nrows;
+	l.text = f->text;
+	l.len = f->len;
+	l.cuts = cuts;
+	l.ncuts = f->nchunks;
+	g = chat_frag_make(&l, CHAT_CACHE_ZLEVEL);
+	free(cuts);
+	return g;
 }
 
 /*
@@ -243,8 +360,7 @@ chat_cache_promote(struct chat_frag *f)
 	if (f->level == CHAT_CACHE_ZLEVEL ||
 	    __atomic_add_fetch(&f->hits, 1, __ATOMIC_RELAXED) != CHAT_CACHE_PROMOTE)
 		return f;
-	g = chat_frag_make(f->channel, f->ver, f->authors, f->nauthors, f->rows, f->nrows,
-	    f->text, f->len, CHAT_CACHE_ZLEVEL);
+	g = chat_frag_promoted(f);
 	if (g == NULL || (g = chat_cache_store(g, f)) == NULL)
 		return f;
 	chat_cache_release(f);

@@ -55,6 +55,15 @@ struct chat_author {
 	uint64_t ver;
 };
 
+/* A run of a list's text compressed on its own (a fresh deflate stream, sync-flushed), so
+ * that a list made from another can copy the blocks of the runs they share. */
+struct chat_chunk {
+	size_t at, len;		/* its text: text[at, at + len) */
+	size_t zat, zlen;	/* its blocks: z[zat, zat + zlen) */
+	unsigned long crc;	/* crc32 of its text */
+	int level;		/* zlib's level of its blocks */
+};
+
 struct chat_frag {
 	int64_t channel;
 	uint64_t ver;		/* the channel's counter it is labelled with */
@@ -71,6 +80,25 @@ struct chat_frag {
 	struct chat_row *rows;	/* the list's messages in the query's order, or NULL */
 	size_t nrows;
 	char *rowtext;		/* the rows' strings */
+	struct chat_chunk *chunks;	/* z is their blocks, one after the other */
+	size_t nchunks;
+};
+
+/* What chat_cache_put_list() stores: chat_cache_put()'s arguments, and the chunks. */
+struct chat_list {
+	int64_t channel;
+	uint64_t ver;
+	const struct chat_author *authors;
+	size_t nauthors;
+	const struct chat_row *rows;
+	size_t nrows;
+	const char *text;
+	size_t len;
+	const size_t *cuts;	/* where each chunk starts in text, ascending, the first at
+				 * 0; NULL (ncuts 0): the text is one chunk */
+	size_t ncuts;
+	const struct chat_frag *base;	/* an entry whose chunks of the same text are copied
+					 * rather than compressed again, or NULL */
 };
 
 /* Makes the cache's table of nslots (>= 1) slots; before it, or when it failed (-1, out
@@ -106,6 +134,15 @@ void chat_cache_release(struct chat_frag *f);
 struct chat_frag *chat_cache_put(int64_t channel, uint64_t ver,
     const struct chat_author *authors, size_t n, const struct chat_row *rows,
     size_t nrows, const char *text, size_t len);
+
+/*
+ * chat_cache_put() with the list compressed by chunks, those l->base holds with the same
+ * text copied from it (all borrowed).  A list with a base is compressed at zlib's default
+ * level at once, one without fast (and again at the default level by its second
+ * chat_cache_get()).  Returns as chat_cache_put(); NULL too when the cuts are not in
+ * order.
+ */
+struct chat_frag *chat_cache_put_list(const struct chat_list *l);
 
 /*
  * Inserts f's list into body at offset at (a page rendered without its list).  Scratch

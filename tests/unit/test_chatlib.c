@@ -303,6 +303,86 @@ test_page_cache(void)
 	rmdir(dir);
 }
 
+/*
+ * A list stored in chunks from another (chat_cache_put_list() with a base): the chunks
+ * whose text the base holds are its blocks copied, the others compressed anew, and the
+ * gzip page made from it is the page.  Lists of 40 rows of 300 bytes, cut every 8 rows;
+ * the second drops the first row, changes row 20 and adds one: of its 5 chunks, the 2
+ * with none of those rows are the base's.
+ */
+static void
+test_page_cache_chunks(void)
+{
+	static const char head[] = "<html><body>", tail[] = "</body></html>";
+	char *text[2], *out;
+	size_t cuts[2][8], ncuts[2] = { 0, 0 }, len[2] = { 0, 0 }, i, k, shared = 0;
+	struct chat_frag *f[2] = { NULL, NULL };
+	struct chat_list l;
+	struct arena *a = arena_new(1 << 20);
+	struct buf body;
+	int row, from, v;
+	long n;
+
+	CHECK_INT(chat_cache_init(4), 0);
+	for (v = 0; v < 2; v++) {
+		text[v] = malloc(41 * 300);
+		from = v;	/* the second list lost row 0 and gained row 40 */
+		for (row = from; row < from + 40; row++) {
+			if ((row - from) % 8 == 0)
+				cuts[v][ncuts[v]++] = len[v];
+			for (k = 0; k < 300; k++)
+				text[v][len[v] + k] = (char)('a' + (row * 31 + (int)k * 7 +
+				    (v == 1 && row == 20)) % 26);
+			len[v] += 300;
+		}
+	}
+	/* The cuts fall on rows 0, 8, ... of the first, 1, 9, ... of the second: make the
+	 * second cut where the first did, as the page does (by message, not position). */
+	for (i = 0; i < 5; i++)
+		cuts[1][i] = i == 0 ? 0 : cuts[0][i] - 300;
+	for (v = 0; v < 2; v++) {
+		memset(&l, 0, sizeof(l));
+		l.channel = 5;
+		l.ver = (uint64_t)v + 1;
+		l.text = text[v];
+		l.len = len[v];
+		l.cuts = cuts[v];
+		l.ncuts = 5;
+		l.base = v == 1 ? f[0] : NULL;
+		CHECK((f[v] = chat_cache_put_list(&l)) != NULL);
+		if (f[v] == NULL)
+			goto out;
+		CHECK_INT(f[v]->nchunks, 5);
+	}
+	for (i = 0; i < 5; i++)
+		for (k = 0; k < 5; k++)
+			shared += f[1]->chunks[i].zlen == f[0]->chunks[k].zlen &&
+			    memcmp(f[1]->z + f[1]->chunks[i].zat, f[0]->z + f[0]->chunks[k].zat,
+			    f[0]->chunks[k].zlen) == 0 && f[1]->chunks[i].len == 8 * 300 &&
+			    memcmp(text[1] + f[1]->chunks[i].at, text[0] + f[0]->chunks[k].at,
+			    8 * 300) == 0;
+	CHECK_INT(shared, 2);
+	out = malloc(len[1] + 100);
+	buf_init(&body, 0);
+	CHECK(buf_append(&body, head, strlen(head)) == 0 &&
+	    buf_append(&body, tail, strlen(tail)) == 0);
+	CHECK_INT(chat_cache_gzip(&body, strlen(head), 0, f[1], a), 0);
+	n = gunzip_buf(body.data, body.len, out, len[1] + 100);
+	CHECK_INT(n, (long)(strlen(head) + len[1] + strlen(tail)));
+	CHECK(n > 0 && memcmp(out + strlen(head), text[1], len[1]) == 0 &&
+	    memcmp(out + strlen(head) + len[1], tail, strlen(tail)) == 0);
+	CHECK(f[1]->crc == crc32(0L, (const Bytef *)text[1], (uInt)len[1]));
+	buf_free(&body);
+	free(out);
+out:
+	chat_cache_release(f[0]);
+	chat_cache_release(f[1]);
+	free(text[0]);
+	free(text[1]);
+	arena_free(a);
+	chat_cache_free();
+}
+
 static void
 test_chat_fields(void)
 {
@@ -725,6 +805,7 @@ main(void)
 	RUN(test_encode_choose);
 	RUN(test_encode_accepts);
 	RUN(test_page_cache);
+	RUN(test_page_cache_chunks);
 	RUN(test_chat_fields);
 	RUN(test_chat_field_read);
 	RUN(test_chat_field_refuse);
