@@ -131,6 +131,8 @@ metrics_add_page(struct metrics_sum *sum, const struct metrics_page *pg, int thr
 	peak = LOAD(&pg->head.peak);
 	if (!dead && inflight > 0)
 		sum->inflight += inflight;
+	if (!dead)
+		sum->threads += threads;
 	if (peak > sum->peak)
 		sum->peak = peak;
 }
@@ -140,6 +142,7 @@ metrics_add(struct metrics_sum *a, const struct metrics_sum *b)
 {
 	metrics_add_counts(&a->c, &b->c, 0);
 	a->inflight += b->inflight;
+	a->threads += b->threads;
 	if (b->peak > a->peak)
 		a->peak = b->peak;
 }

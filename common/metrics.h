@@ -84,6 +84,7 @@ struct metrics_sum {
 	struct metrics_counts c;
 	int64_t inflight;	/* now */
 	int64_t peak;		/* the most one worker served at once */
+	int64_t threads;	/* the serving threads of the live workers' pages */
 };
 
 /* The size of the page of a worker of threads serving threads. */

@@ -197,6 +197,7 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 	if ((arg = strchr(cmd, ' ')) != NULL)
 		*arg++ = '\0';
 	if (strcmp(cmd, "status") == 0 && arg == NULL) {
+		listenq_sample_all(s);
 		for (p = s->pools, n = 0; p != NULL; p = p->next)
 			n++;
 		fprintf(out, "ok\nsluiced pid=%ld state=%s pools=%zu\n", (long)getpid(),
@@ -207,6 +208,7 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 	}
 	if (strcmp(cmd, "status") == 0 && arg != NULL && strcmp(arg, "json") == 0) {
 		fprintf(out, "ok\n");
+		listenq_sample_all(s);
 		stats_json(out, s);
 		return 0;
 	}

@@ -839,6 +839,13 @@ pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 		p->state = POOL_FAILED;
 		return;
 	}
+	if (p->spec.metrics) {
+		if (now >= p->queue.next) {
+			listenq_sample(p);
+			p->queue.next = now + LISTENQ_EVERY_MS;
+		}
+		pool_deadline(deadline, p->queue.next);
+	}
 	pool_note_stable(p, now);
 	cur = pool_current(p);
 	if (cur < (size_t)p->spec.workers) {

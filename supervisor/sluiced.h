@@ -13,6 +13,8 @@
  *   stats.c       the workers' counters pages (common/metrics.h): made before a fork,
  *                 folded into the pool's totals when a worker dies, shown by ctl status
  *                 (text and JSON) and served as Prometheus text on set metrics_listen
+ *   listenq.c     the listen queue of each pool's socket, asked of the kernel (sock_diag
+ *                 for unix sockets, TCP_INFO and SO_MEMINFO for TCP)
  *   priv.c        started as root: sets up what the run user cannot, then drops root
  *   nginx.c       the `nginx` subcommand around nginxconf.c
  *   nginxconf.c   the nginx configuration generator (nginxconf.h)
@@ -103,6 +105,20 @@ struct worker {
 	int mthreads;		/* the threads the page was made for */
 };
 
+/* What the kernel said of a pool's listening socket at the last sample (listenq.c). */
+struct pool_queue {
+	int known;		/* the last sample succeeded */
+	uint32_t now;		/* connections waiting for an accept() */
+	uint32_t peak;		/* the most seen waiting, at any sample */
+	uint32_t backlog;	/* the queue's limit, as the kernel applies it */
+	int drops_known;	/* TCP: the kernel counts the listener's drops */
+	uint64_t drops;		/* connections dropped at the listener (TCP) */
+	int64_t next;		/* the next sample (pool_tick()) */
+};
+
+/* How often pool_tick() samples each pool's listen queue. */
+#define LISTENQ_EVERY_MS	500
+
 struct pool {
 	struct pool *next;
 	char name[CONF_NAME_MAX];
@@ -125,6 +141,7 @@ struct pool {
 	int has_exit;
 	struct dbcheck db;	/* its SQLite database as last seen (spec.db_path) */
 	struct metrics_sum retired;	/* the counts of its workers that are gone */
+	struct pool_queue queue;	/* its socket's listen queue (listenq.c) */
 };
 
 /* The supervisor's state; one instance, owned by main. */
@@ -204,6 +221,13 @@ void stats_prometheus(FILE *out, const struct sluiced *s);
 int stats_listen(struct sluiced *s);
 /* Answers one client of the metrics address (from the poll loop; short timeouts). */
 void stats_accept(struct sluiced *s);
+
+/* listenq.c */
+/* Samples p's listen queue into p->queue (the peak kept); p->queue.known is 0 when the
+ * kernel would not tell or the pool has no socket. */
+void listenq_sample(struct pool *p);
+/* Samples every pool that keeps counters: before ctl status and a scrape. */
+void listenq_sample_all(struct sluiced *s);
 
 /* ctl.c */
 int ctl_listen(struct sluiced *s);

@@ -94,6 +94,14 @@ stats_pool_sum(const struct pool *p, struct metrics_sum *out)
 			metrics_add_page(out, p->w[i].metrics, p->w[i].mthreads, 0);
 }
 
+/* Serving threads busy: the requests in flight, at most the live workers' threads (an old
+ * generation's worker still finishing counts its threads too). */
+static int64_t
+stats_busy(const struct metrics_sum *m)
+{
+	return m->inflight < m->threads ? m->inflight : m->threads;
+}
+
 /* Requests per FastCGI connection accepted, 0 before the first. */
 static double
 stats_reuse(const struct metrics_sum *m)
@@ -113,11 +121,18 @@ stats_status_words(FILE *out, const struct pool *p)
 	}
 	stats_pool_sum(p, &m);
 	fprintf(out, " requests=%llu 5xx=%llu inflight=%lld inflight_peak=%lld p99_ms=%.2f "
-	    "conns=%llu reuse=%.2f slow=%llu timed_out=%llu",
+	    "conns=%llu reuse=%.2f slow=%llu timed_out=%llu busy=%lld idle=%lld",
 	    (unsigned long long)metrics_requests(&m), (unsigned long long)m.c.status[4],
 	    (long long)m.inflight, (long long)m.peak, metrics_quantile(&m, 0.99) * 1000,
 	    (unsigned long long)m.c.conns_accepted, stats_reuse(&m),
-	    (unsigned long long)m.c.slow, (unsigned long long)m.c.timed_out);
+	    (unsigned long long)m.c.slow, (unsigned long long)m.c.timed_out,
+	    (long long)stats_busy(&m), (long long)(m.threads - stats_busy(&m)));
+	if (p->queue.known)
+		fprintf(out, " queue=%u queue_peak=%u", p->queue.now, p->queue.peak);
+	else
+		fprintf(out, " queue=?");
+	if (p->queue.known && p->queue.drops_known)
+		fprintf(out, " dropped=%llu", (unsigned long long)p->queue.drops);
 }
 
 /* The histogram of m as {"le": [...], "cumulative": [...], "sum": S, "count": N}. */
@@ -161,6 +176,8 @@ stats_json_counts(cJSON *o, const struct metrics_sum *m)
 		cJSON_AddNumberToObject(me, metrics_method_names[i], (double)m->c.method[i]);
 	cJSON_AddNumberToObject(o, "inflight", (double)m->inflight);
 	cJSON_AddNumberToObject(o, "inflight_peak", (double)m->peak);
+	cJSON_AddNumberToObject(o, "threads_busy", (double)stats_busy(m));
+	cJSON_AddNumberToObject(o, "threads_idle", (double)(m->threads - stats_busy(m)));
 	cJSON_AddNumberToObject(co, "accepted", (double)m->c.conns_accepted);
 	cJSON_AddNumberToObject(co, "closed", (double)m->c.conns_closed);
 	cJSON_AddNumberToObject(co, "open",
@@ -171,6 +188,25 @@ stats_json_counts(cJSON *o, const struct metrics_sum *m)
 	cJSON_AddNumberToObject(o, "p50_ms", metrics_quantile(m, 0.5) * 1000);
 	cJSON_AddNumberToObject(o, "p99_ms", metrics_quantile(m, 0.99) * 1000);
 	cJSON_AddItemToObject(o, "duration_seconds", stats_json_histogram(m));
+}
+
+/* The listen queue's member, "listen_queue": {now, peak, backlog[, dropped]}, or null
+ * when the kernel would not tell; "dropped" only where the kernel counts them (TCP). */
+static void
+stats_json_queue(cJSON *o, const struct pool_queue *q)
+{
+	cJSON *lq;
+
+	if (!q->known) {
+		cJSON_AddNullToObject(o, "listen_queue");
+		return;
+	}
+	lq = cJSON_AddObjectToObject(o, "listen_queue");
+	cJSON_AddNumberToObject(lq, "now", q->now);
+	cJSON_AddNumberToObject(lq, "peak", q->peak);
+	cJSON_AddNumberToObject(lq, "backlog", q->backlog);
+	if (q->drops_known)
+		cJSON_AddNumberToObject(lq, "dropped", (double)q->drops);
 }
 
 /* One pool as a JSON object. */
@@ -197,6 +233,7 @@ stats_json_pool(const struct pool *p)
 	if (p->spec.metrics) {
 		stats_pool_sum(p, &m);
 		stats_json_counts(o, &m);
+		stats_json_queue(o, &p->queue);
 	}
 	return o;
 }
@@ -249,19 +286,21 @@ stats_collect(const struct sluiced *s, struct stats_all *a)
 	return 0;
 }
 
-/* One family of one value per pool: TYPE is "counter" or "gauge". */
+/* One family of one value per pool: TYPE is "counter" or "gauge"; a pool whose value is
+ * below 0 (unknown) has no sample. */
 static void
 stats_prom_family(FILE *out, const struct stats_all *a, const char *name, const char *type,
     const char *help, int need_metrics, double (*get)(const struct pool *,
     const struct metrics_sum *))
 {
 	size_t i;
+	double v;
 
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 	for (i = 0; i < a->n; i++)
-		if (!need_metrics || a->p[i]->spec.metrics)
-			fprintf(out, "%s{pool=\"%s\"} %.17g\n", name, a->p[i]->name,
-			    get(a->p[i], &a->m[i]));
+		if ((!need_metrics || a->p[i]->spec.metrics) &&
+		    (v = get(a->p[i], &a->m[i])) >= 0)
+			fprintf(out, "%s{pool=\"%s\"} %.17g\n", name, a->p[i]->name, v);
 }
 
 #define STATS_GET(fname, expr) \
@@ -283,6 +322,13 @@ STATS_GET(stats_get_spawns, p->spawns)
 STATS_GET(stats_get_crashes, p->crashes)
 STATS_GET(stats_get_hung, p->hung)
 STATS_GET(stats_get_workers, p->nw)
+STATS_GET(stats_get_busy, stats_busy(m))
+STATS_GET(stats_get_idle, m->threads - stats_busy(m))
+STATS_GET(stats_get_queue, p->queue.known ? (double)p->queue.now : -1)
+STATS_GET(stats_get_queue_peak, p->queue.known ? (double)p->queue.peak : -1)
+STATS_GET(stats_get_backlog, p->queue.known ? (double)p->queue.backlog : -1)
+STATS_GET(stats_get_dropped, p->queue.known && p->queue.drops_known ?
+    (double)p->queue.drops : -1)
 
 /* The families with labels beyond the pool: classes, methods, the histogram. */
 static void
@@ -330,6 +376,28 @@ stats_prom_labelled(FILE *out, const struct stats_all *a)
 	}
 }
 
+/* The serving threads and the listen queue's families. */
+static void
+stats_prom_queue(FILE *out, const struct stats_all *a)
+{
+	stats_prom_family(out, a, "sluice_threads_busy", "gauge",
+	    "Serving threads answering a request now.", 1, stats_get_busy);
+	stats_prom_family(out, a, "sluice_threads_idle", "gauge",
+	    "Serving threads of the live workers not answering a request now.", 1,
+	    stats_get_idle);
+	stats_prom_family(out, a, "sluice_listen_queue", "gauge",
+	    "Connections waiting in the pool's listen queue for a worker.", 1,
+	    stats_get_queue);
+	stats_prom_family(out, a, "sluice_listen_queue_peak", "gauge",
+	    "The most connections seen waiting in the listen queue, at sluiced's samples.", 1,
+	    stats_get_queue_peak);
+	stats_prom_family(out, a, "sluice_listen_backlog", "gauge",
+	    "The listen queue's limit as the kernel applies it.", 1, stats_get_backlog);
+	stats_prom_family(out, a, "sluice_listen_dropped_total", "counter",
+	    "Connections the kernel dropped at a TCP pool's listener (not counted for unix "
+	    "sockets).", 1, stats_get_dropped);
+}
+
 void
 stats_prometheus(FILE *out, const struct sluiced *s)
 {
@@ -352,6 +420,7 @@ stats_prometheus(FILE *out, const struct sluiced *s)
 		    "counter", "FastCGI connections closed.", 1, stats_get_closed);
 		stats_prom_family(out, &a, "sluice_fastcgi_connections_open", "gauge",
 		    "FastCGI connections open now.", 1, stats_get_open);
+		stats_prom_queue(out, &a);
 		stats_prom_family(out, &a, "sluice_workers", "gauge",
 		    "Worker processes alive.", 0, stats_get_workers);
 		stats_prom_family(out, &a, "sluice_worker_spawns_total", "counter",
@@ -493,7 +562,9 @@ stats_accept(struct sluiced *s)
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv));
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
-	if (stats_read_head(fd, req, sizeof(req), deadline) == 0)
+	if (stats_read_head(fd, req, sizeof(req), deadline) == 0) {
+		listenq_sample_all(s);
 		stats_answer(s, fd, req, deadline);
+	}
 	(void)close(fd);
 }

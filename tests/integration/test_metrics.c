@@ -5,7 +5,8 @@
  * Prometheus text on set metrics_listen; a worker killed with SIGKILL loses none of them;
  * the tuned profile's kept connections show as requests per connection above 1 where the
  * default profile's show exactly 1; a request stopped at its time budget counts as slow;
- * set metrics off gives no page and no counts.
+ * connections to stopped workers show in the listen queue; set metrics off gives no page
+ * and no counts.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -422,6 +424,109 @@ test_metrics_budget(void)
 	stack_sh("rm -rf %s", dir);
 }
 
+/* A connection to unix socket path that waits in its listen queue; -1 when refused. */
+static int
+unix_connect(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	if (fd < 0 || strlen(path) >= sizeof(sun.sun_path)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The listen queue's figure key ("now", "peak", "backlog") of pool name, or -1. */
+static double
+queue_of(struct stack *s, const char *name, const char *key)
+{
+	cJSON *root = status_json(s);
+	double v = num(pool_of(root, name), "listen_queue", key);
+
+	cJSON_Delete(root);
+	return v;
+}
+
+/*
+ * The listen queue: both health workers stopped (SIGSTOP), K connections made straight to
+ * its socket wait there, and sluiced sees exactly K now and at least K at its peak; once
+ * the workers go on (SIGCONT) they take them and the queue is 0, the peak stays.  The
+ * serving threads: 2 workers x 4 threads, all idle once nothing is served.
+ */
+static void
+test_metrics_queue(void)
+{
+	enum { K = 5 };
+	struct stack s;
+	struct buf out;
+	struct http_resp r;
+	cJSON *root;
+	const cJSON *h;
+	char db[128], path[400], line[64];
+	pid_t pids[4];
+	int mport, fds[K], i, n, made = 0;
+	long long end;
+
+	if (start(&s, "default", "", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	root = status_json(&s);
+	h = pool_of(root, "health");
+	CHECK_INT(num(h, "threads_busy", NULL), 0);
+	CHECK_INT(num(h, "threads_idle", NULL), 8);
+	CHECK_INT(num(h, "listen_queue", "now"), 0);
+	CHECK(num(h, "listen_queue", "backlog") > 0);
+	/* The kernel counts no drops per unix socket: not shown. */
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(h, "listen_queue"), "dropped") == NULL);
+	cJSON_Delete(root);
+	n = stack_worker_pids(&s, "health", pids, 4);
+	CHECK_INT(n, 2);
+	for (i = 0; i < n; i++)
+		CHECK_INT(kill(pids[i], SIGSTOP), 0);
+	snprintf(path, sizeof(path), "%s/health.sock", s.run);
+	for (i = 0; i < K; i++)
+		if ((fds[i] = unix_connect(path)) >= 0)
+			made++;
+	CHECK_INT(made, K);
+	CHECK_INT(queue_of(&s, "health", "now"), K);
+	CHECK(queue_of(&s, "health", "peak") >= K);
+	buf_init(&out, 0);
+	CHECK_INT(stack_ctl(&s, &out, "status"), 0);
+	snprintf(line, sizeof(line), " queue=%d queue_peak=", K);
+	CHECK(out.data != NULL && strstr(out.data, line) != NULL);
+	buf_free(&out);
+	http_resp_init(&r);
+	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	snprintf(line, sizeof(line), "sluice_listen_queue{pool=\"health\"} %d", K);
+	CHECK(has_line(&r, line));
+	CHECK(has_line(&r, "sluice_threads_idle{pool=\"health\"} 8"));
+	CHECK(r.body.data != NULL &&
+	    strstr(r.body.data, "sluice_listen_dropped_total{pool=\"health\"}") == NULL);
+	http_resp_free(&r);
+	for (i = 0; i < n; i++)
+		CHECK_INT(kill(pids[i], SIGCONT), 0);
+	end = stack_now_ms() + 3000;
+	while (queue_of(&s, "health", "now") != 0 && stack_now_ms() < end)
+		usleep(20 * 1000);
+	CHECK_INT(queue_of(&s, "health", "now"), 0);
+	CHECK(queue_of(&s, "health", "peak") >= K);
+	printf("   %d connections to stopped workers: queue %d while stopped, 0 after, peak "
+	    "%.0f\n", K, K, queue_of(&s, "health", "peak"));
+	for (i = 0; i < K; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	stop(&s, db);
+}
+
 /* set metrics off: no page, no counts, and ctl status says so. */
 static void
 test_metrics_off(void)
@@ -461,6 +566,7 @@ main(void)
 	RUN(test_metrics_kill);
 	RUN(test_metrics_keepalive);
 	RUN(test_metrics_budget);
+	RUN(test_metrics_queue);
 	RUN(test_metrics_off);
 	return harness_done();
 }
