@@ -77,6 +77,7 @@
 #include "db_pg_pool.h"
 #include "extern.h"
 #include "log.h"
+#include "metrics.h"
 
 /* Jobs sent in one batch at most: enough to fill a round trip, few enough that the
  * first thread of a batch does not wait long for the last one's answer. */
@@ -294,8 +295,10 @@ pg_conn_check(struct pg_conn *c, int probe, long long deadline_ms, enum db_err *
 		c->broken = 1;
 		return -1;
 	}
-	if (lost)
+	if (lost) {
 		log_info("pg: reconnected");
+		metrics_db_reconnect();
+	}
 	return 0;
 }
 
@@ -919,11 +922,12 @@ pg_lead(struct pg_pool *p, struct pg_conn *c)
 {
 	pthread_cond_t *cvs[PG_BATCH_MAX];
 	struct pg_job *batch, **pp, *j;
-	int n, i;
+	int n, i, writes = 0;
 
 	batch = c->head;
 	for (pp = &c->head, n = 0; *pp != NULL && n < PG_BATCH_MAX; n++) {
 		(*pp)->taken = 1;
+		writes += (*pp)->group;
 		pp = &(*pp)->next;
 	}
 	c->head = *pp;
@@ -934,6 +938,8 @@ pg_lead(struct pg_pool *p, struct pg_conn *c)
 	c->state = PGC_BATCH;
 	p->jobs += (unsigned long long)n;
 	p->batches++;
+	/* The writes sent together: one group commit (a lone one commits alone). */
+	metrics_db_batch((unsigned)writes);
 	pthread_mutex_unlock(&p->mu);
 	pg_batch_run(c, batch);
 	pthread_mutex_lock(&p->mu);
@@ -959,6 +965,7 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 	const char *gave_up = NULL;
 	struct pg_waiter *w;
 	struct pg_conn *c = NULL;
+	int waited = 0;
 
 	job->res = NULL;
 	job->code = DB_OK;
@@ -977,6 +984,9 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 	}
 	job->cv = &w->cv;
 	while (gave_up == NULL && (c = pg_pick_job(p)) == NULL) {
+		/* Every connection held alone (transactions): counted once a statement. */
+		if (!waited++)
+			metrics_db_wait();
 		p->waiters++;
 		if (pg_wait(&p->cv, p, job->deadline_ms) == ETIMEDOUT)
 			gave_up = "pg: no connection free within the budget";
@@ -1012,7 +1022,7 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
     size_t msglen)
 {
 	struct pg_conn *c = NULL, *mine = NULL;
-	int i;
+	int i, waited = 0;
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -1032,6 +1042,8 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
 				continue;
 			}
 		}
+		if (!waited++)
+			metrics_db_wait();
 		p->waiters++;
 		i = pg_wait(&p->cv, p, deadline_ms);
 		p->waiters--;

@@ -48,6 +48,7 @@
 #include "db.h"
 #include "extern.h"
 #include "log.h"
+#include "metrics.h"
 
 /*
  * The writers' turn, shared by every process of a file through "<file>-wlock" itself
@@ -73,6 +74,7 @@ struct db_sqlite {
 	int wlocked;		/* this connection holds it */
 	struct db_sqlite_wq *wq;	/* the turn, mapped from wlock, or NULL: flock alone */
 	int wqheld;		/* this connection (its thread) holds wq->mu */
+	int busy_ms;		/* the busy timeout (db_sqlite_busy()) */
 };
 
 struct db_sqlite_stmt {
@@ -627,6 +629,35 @@ db_sqlite_wlock_take(struct db_sqlite *s)
 	return 0;
 }
 
+/*
+ * SQLite's busy handler, as a busy timeout of busy_ms: another connection holds the lock
+ * this one needs, so it sleeps and tries again (1 ms, then twice as long each time up to
+ * 100 ms, never past busy_ms in all), counting each retry (common/metrics.h).  tries is
+ * how often SQLite called it for this lock.  Returns 1 to try again, 0 to give up
+ * (SQLITE_BUSY).
+ */
+static int
+db_sqlite_busy(void *arg, int tries)
+{
+	const struct db_sqlite *s = arg;
+	long slept, pause;
+
+	if (tries < 7) {
+		slept = (1L << tries) - 1;
+		pause = 1L << tries;
+	} else {
+		slept = 127 + 100L * (tries - 7);
+		pause = 100;
+	}
+	if (slept + pause > s->busy_ms)
+		pause = s->busy_ms - slept;
+	if (pause <= 0)
+		return 0;
+	metrics_db_busy();
+	(void)sqlite3_sleep((int)pause);
+	return 1;
+}
+
 /* SQLite's progress handler: non-zero interrupts the statement once the request's time
  * budget is spent. */
 static int
@@ -770,7 +801,8 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 		(void)sqlite3_limit(s->conn, SQLITE_LIMIT_LENGTH,
 		    opts->value_max > INT_MAX ? INT_MAX : (int)opts->value_max);
 	/* Set before the first pragma: switching to WAL itself may have to wait. */
-	sqlite3_busy_timeout(s->conn, opts->sqlite_busy_ms);
+	s->busy_ms = opts->sqlite_busy_ms;
+	sqlite3_busy_handler(s->conn, db_sqlite_busy, s);
 
 	if (db_sqlite_pragmas(s, path, opts) == -1)
 		goto fail;

@@ -36,6 +36,7 @@
 #include "extern.h"
 #include "gcommit.h"
 #include "log.h"
+#include "metrics.h"
 
 /* How far past the leader's own deadline the writes of its batch may have theirs. */
 #define GCOMMIT_LEAD_SPAN_MS	1000
@@ -374,6 +375,7 @@ gcommit_take_batch(const struct gcommit_item *leader)
 	last->next = NULL;
 	gcommit_batches++;
 	gcommit_writes += n;
+	metrics_db_batch((unsigned)n);
 	return batch;
 }
 

@@ -1,6 +1,7 @@
 /*
  * metrics.c: the workers' counters and their sums (see metrics.h).  The writers are the
- * serve loop's threads (serve.c), the reader is sluiced (supervisor/stats.c).
+ * serve loop's threads (serve.c) and, for the database's events, the database layer
+ * (gcommit.c, db_sqlite.c, db_pg_pool.c); the reader is sluiced (supervisor/stats.c).
  */
 #include <string.h>
 
@@ -91,6 +92,68 @@ metrics_conn(struct metrics_counts *c, int accepted)
 		BUMP(&c->conns_closed, 1);
 }
 
+/* Set once before the serving threads start, read by them: no lock needed. */
+static struct metrics_db *metrics_dbp;
+
+#define DBADD(f, n)	(void)__atomic_fetch_add(&metrics_dbp->f, (n), __ATOMIC_RELAXED)
+
+void
+metrics_db_attach(struct metrics_page *pg)
+{
+	metrics_dbp = pg != NULL ? &pg->db : NULL;
+}
+
+void
+metrics_db_batch(unsigned writes)
+{
+	size_t b = 0;
+
+	if (metrics_dbp == NULL || writes == 0)
+		return;
+	while (b < METRICS_BATCH_BOUNDS && writes > (1U << b))
+		b++;
+	DBADD(batches, 1);
+	DBADD(batch_writes, writes);
+	DBADD(batch_size[b], 1);
+}
+
+void
+metrics_db_busy(void)
+{
+	if (metrics_dbp != NULL)
+		DBADD(busy_retries, 1);
+}
+
+void
+metrics_db_reconnect(void)
+{
+	if (metrics_dbp != NULL)
+		DBADD(reconnects, 1);
+}
+
+void
+metrics_db_wait(void)
+{
+	if (metrics_dbp != NULL)
+		DBADD(conn_waits, 1);
+}
+
+static void
+metrics_add_db(struct metrics_db *a, const struct metrics_db *b, int relaxed)
+{
+	size_t i;
+
+#define ADD(f)	(a->f += relaxed ? LOAD(&b->f) : b->f)
+	ADD(batches);
+	ADD(batch_writes);
+	for (i = 0; i < METRICS_BATCH_BUCKETS; i++)
+		ADD(batch_size[i]);
+	ADD(busy_retries);
+	ADD(reconnects);
+	ADD(conn_waits);
+#undef ADD
+}
+
 static void
 metrics_add_counts(struct metrics_counts *a, const struct metrics_counts *b, int relaxed)
 {
@@ -127,6 +190,7 @@ metrics_add_page(struct metrics_sum *sum, const struct metrics_page *pg, int thr
 	if (dead || w.conns_closed > w.conns_accepted)
 		w.conns_closed = w.conns_accepted;
 	metrics_add_counts(&sum->c, &w, 0);
+	metrics_add_db(&sum->db, &pg->db, 1);
 	inflight = LOAD(&pg->head.inflight);
 	peak = LOAD(&pg->head.peak);
 	if (!dead && inflight > 0)
@@ -141,6 +205,7 @@ void
 metrics_add(struct metrics_sum *a, const struct metrics_sum *b)
 {
 	metrics_add_counts(&a->c, &b->c, 0);
+	metrics_add_db(&a->db, &b->db, 0);
 	a->inflight += b->inflight;
 	a->threads += b->threads;
 	if (b->peak > a->peak)

@@ -25,6 +25,16 @@
  * requests each connection carried (nginx's keepalive reuse).  A connection still open when
  * its worker dies counts as closed in the retired totals.
  *
+ *
+ *   struct metrics_db     the database's events, counted where they happen by whichever
+ *                         thread meets them (one relaxed atomic add each, on a line of
+ *                         their own): group-commit batches and how many writes each
+ *                         carried (SQLite's gcommit.c; the writes a PostgreSQL leader sends
+ *                         together, db_pg_pool.c), SQLite busy retries (its busy handler
+ *                         called and trying again), PostgreSQL reconnects (a lost
+ *                         connection opened anew) and waits for a connection (a statement
+ *                         or a transaction that found every connection taken).
+ *
  * Nothing here makes a system call: the serve loop reads the clock (vDSO) it reads anyway.
  */
 #ifndef SLUICE_METRICS_H
@@ -51,6 +61,9 @@ enum metrics_method {
 #define METRICS_BOUNDS		15
 #define METRICS_BUCKETS		(METRICS_BOUNDS + 1)
 #define METRICS_LINE		64
+/* A batch's writes: bounds 1, 2, 4, ... 128 (GCOMMIT_BATCH_MAX), and one more past them. */
+#define METRICS_BATCH_BOUNDS	8
+#define METRICS_BATCH_BUCKETS	(METRICS_BATCH_BOUNDS + 1)
 
 /* Upper bounds of the buckets in microseconds, 0.25 ms to 10 s. */
 extern const uint64_t metrics_bounds_us[METRICS_BOUNDS];
@@ -74,14 +87,26 @@ struct metrics_head {
 	int64_t peak;
 } __attribute__((aligned(METRICS_LINE)));
 
+/* The database's events (any thread; atomic adds). */
+struct metrics_db {
+	uint64_t batches;			/* group commits */
+	uint64_t batch_writes;			/* the writes they carried */
+	uint64_t batch_size[METRICS_BATCH_BUCKETS];	/* batches by writes, le 1, 2, 4 .. */
+	uint64_t busy_retries;			/* SQLite's busy handler tried again */
+	uint64_t reconnects;			/* PostgreSQL connections opened anew */
+	uint64_t conn_waits;			/* waits for a PostgreSQL connection */
+} __attribute__((aligned(METRICS_LINE)));
+
 struct metrics_page {
 	struct metrics_head head;
+	struct metrics_db db;
 	struct metrics_counts thread[];		/* SLUICE_THREADS of them */
 };
 
 /* A sum over pages, with the in-flight figures: the worker's or the pool's. */
 struct metrics_sum {
 	struct metrics_counts c;
+	struct metrics_db db;
 	int64_t inflight;	/* now */
 	int64_t peak;		/* the most one worker served at once */
 	int64_t threads;	/* the serving threads of the live workers' pages */
@@ -104,6 +129,21 @@ void metrics_end(struct metrics_page *pg, struct metrics_counts *c, int status,
     enum metrics_method method, uint64_t dur_us, uint64_t budget_us);
 /* One more FastCGI connection accepted or closed by c's thread. */
 void metrics_conn(struct metrics_counts *c, int accepted);
+
+/*
+ * The page the database's events of this process go to (serve.c, before any thread
+ * starts; NULL: uncounted, each call below then costs a load and a branch).  Borrowed:
+ * the page stays mapped while any thread may count.
+ */
+void metrics_db_attach(struct metrics_page *pg);
+/* One group commit of writes writes (>= 1). */
+void metrics_db_batch(unsigned writes);
+/* SQLite's busy handler tries once more. */
+void metrics_db_busy(void);
+/* A lost PostgreSQL connection was opened anew. */
+void metrics_db_reconnect(void);
+/* A statement or a transaction waits for a PostgreSQL connection. */
+void metrics_db_wait(void);
 
 /*
  * Adds the threads counts of page pg to sum (a reader's relaxed loads: a count may be a

@@ -490,8 +490,9 @@ serve_watch_map(void)
 
 /*
  * Maps the counters' page from SLUICE_METRICS_FD (common/metrics.h), sized for threads
- * serving threads, and closes the descriptor.  Returns the page, or NULL when there is
- * none (unset, too small or cannot be mapped: logged, the worker serves uncounted).
+ * serving threads, attaches the database's counters to it, and closes the descriptor.
+ * Returns the page, or NULL when there is none (unset, too small or cannot be mapped:
+ * logged, the worker serves uncounted).
  */
 static struct metrics_page *
 serve_metrics_map(int threads)
@@ -512,7 +513,18 @@ serve_metrics_map(int threads)
 		log_warn("the counters' page cannot be mapped: %s", strerror(errno));
 		return NULL;
 	}
+	/* The database layer counts its events there too. */
+	metrics_db_attach(p);
 	return p;
+}
+
+/* Undoes serve_metrics_map() once no thread counts any more (pg may be NULL). */
+static void
+serve_metrics_unmap(struct metrics_page *pg, int threads)
+{
+	metrics_db_attach(NULL);
+	if (pg != NULL)
+		(void)munmap(pg, metrics_page_size(threads));
 }
 
 /*
@@ -789,8 +801,7 @@ out:
 	free(threads);
 	if (watch != NULL)
 		(void)munmap(watch, SERVE_WATCH_SIZE);
-	if (metrics != NULL)
-		(void)munmap(metrics, metrics_page_size(set.threads));
+	serve_metrics_unmap(metrics, set.threads);
 	if (conns.epfd >= 0)
 		close(conns.epfd);
 	if (sock_path != NULL) {

@@ -133,6 +133,10 @@ stats_status_words(FILE *out, const struct pool *p)
 		fprintf(out, " queue=?");
 	if (p->queue.known && p->queue.drops_known)
 		fprintf(out, " dropped=%llu", (unsigned long long)p->queue.drops);
+	fprintf(out, " commits=%llu commit_writes=%llu busy_retries=%llu reconnects=%llu "
+	    "conn_waits=%llu", (unsigned long long)m.db.batches,
+	    (unsigned long long)m.db.batch_writes, (unsigned long long)m.db.busy_retries,
+	    (unsigned long long)m.db.reconnects, (unsigned long long)m.db.conn_waits);
 }
 
 /* The histogram of m as {"le": [...], "cumulative": [...], "sum": S, "count": N}. */
@@ -190,6 +194,33 @@ stats_json_counts(cJSON *o, const struct metrics_sum *m)
 	cJSON_AddItemToObject(o, "duration_seconds", stats_json_histogram(m));
 }
 
+/* The database's member: "db": {commit_batches, commit_writes, batch_size: {le,
+ * cumulative}, busy_retries, reconnects, conn_waits}. */
+static void
+stats_json_db(cJSON *o, const struct metrics_db *d)
+{
+	cJSON *db = cJSON_AddObjectToObject(o, "db"), *h, *le, *cum;
+	uint64_t n = 0;
+	size_t i;
+
+	cJSON_AddNumberToObject(db, "commit_batches", (double)d->batches);
+	cJSON_AddNumberToObject(db, "commit_writes", (double)d->batch_writes);
+	h = cJSON_AddObjectToObject(db, "batch_size");
+	le = cJSON_AddArrayToObject(h, "le");
+	cum = cJSON_AddArrayToObject(h, "cumulative");
+	for (i = 0; i < METRICS_BATCH_BUCKETS; i++) {
+		n += d->batch_size[i];
+		if (i < METRICS_BATCH_BOUNDS)
+			cJSON_AddItemToArray(le, cJSON_CreateNumber((double)(1U << i)));
+		else
+			cJSON_AddItemToArray(le, cJSON_CreateString("+Inf"));
+		cJSON_AddItemToArray(cum, cJSON_CreateNumber((double)n));
+	}
+	cJSON_AddNumberToObject(db, "busy_retries", (double)d->busy_retries);
+	cJSON_AddNumberToObject(db, "reconnects", (double)d->reconnects);
+	cJSON_AddNumberToObject(db, "conn_waits", (double)d->conn_waits);
+}
+
 /* The listen queue's member, "listen_queue": {now, peak, backlog[, dropped]}, or null
  * when the kernel would not tell; "dropped" only where the kernel counts them (TCP). */
 static void
@@ -234,6 +265,7 @@ stats_json_pool(const struct pool *p)
 		stats_pool_sum(p, &m);
 		stats_json_counts(o, &m);
 		stats_json_queue(o, &p->queue);
+		stats_json_db(o, &m.db);
 	}
 	return o;
 }
@@ -322,6 +354,9 @@ STATS_GET(stats_get_spawns, p->spawns)
 STATS_GET(stats_get_crashes, p->crashes)
 STATS_GET(stats_get_hung, p->hung)
 STATS_GET(stats_get_workers, p->nw)
+STATS_GET(stats_get_busy_retries, m->db.busy_retries)
+STATS_GET(stats_get_reconnects, m->db.reconnects)
+STATS_GET(stats_get_conn_waits, m->db.conn_waits)
 STATS_GET(stats_get_busy, stats_busy(m))
 STATS_GET(stats_get_idle, m->threads - stats_busy(m))
 STATS_GET(stats_get_queue, p->queue.known ? (double)p->queue.now : -1)
@@ -398,6 +433,46 @@ stats_prom_queue(FILE *out, const struct stats_all *a)
 	    "sockets).", 1, stats_get_dropped);
 }
 
+/* The database's families: the commit batches' histogram and the events. */
+static void
+stats_prom_db(FILE *out, const struct stats_all *a)
+{
+	const struct metrics_db *d;
+	uint64_t n;
+	size_t i, j;
+
+	fprintf(out, "# HELP sluice_db_commit_batch_writes Writes per group commit (SQLite's "
+	    "writers' batches, the writes a PostgreSQL connection sends together).\n"
+	    "# TYPE sluice_db_commit_batch_writes histogram\n");
+	for (i = 0; i < a->n; i++) {
+		if (!a->p[i]->spec.metrics)
+			continue;
+		d = &a->m[i].db;
+		for (j = 0, n = 0; j < METRICS_BATCH_BUCKETS; j++) {
+			n += d->batch_size[j];
+			if (j < METRICS_BATCH_BOUNDS)
+				fprintf(out, "sluice_db_commit_batch_writes_bucket{pool=\"%s\","
+				    "le=\"%u\"} %llu\n", a->p[i]->name, 1U << j,
+				    (unsigned long long)n);
+			else
+				fprintf(out, "sluice_db_commit_batch_writes_bucket{pool=\"%s\","
+				    "le=\"+Inf\"} %llu\n", a->p[i]->name, (unsigned long long)n);
+		}
+		fprintf(out, "sluice_db_commit_batch_writes_sum{pool=\"%s\"} %llu\n"
+		    "sluice_db_commit_batch_writes_count{pool=\"%s\"} %llu\n", a->p[i]->name,
+		    (unsigned long long)d->batch_writes, a->p[i]->name,
+		    (unsigned long long)d->batches);
+	}
+	stats_prom_family(out, a, "sluice_db_sqlite_busy_retries_total", "counter",
+	    "Times SQLite's busy handler slept and tried a lock again.", 1,
+	    stats_get_busy_retries);
+	stats_prom_family(out, a, "sluice_db_pg_reconnects_total", "counter",
+	    "Lost PostgreSQL connections opened anew.", 1, stats_get_reconnects);
+	stats_prom_family(out, a, "sluice_db_pg_connection_waits_total", "counter",
+	    "Statements and transactions that waited for a PostgreSQL connection.", 1,
+	    stats_get_conn_waits);
+}
+
 void
 stats_prometheus(FILE *out, const struct sluiced *s)
 {
@@ -421,6 +496,7 @@ stats_prometheus(FILE *out, const struct sluiced *s)
 		stats_prom_family(out, &a, "sluice_fastcgi_connections_open", "gauge",
 		    "FastCGI connections open now.", 1, stats_get_open);
 		stats_prom_queue(out, &a);
+		stats_prom_db(out, &a);
 		stats_prom_family(out, &a, "sluice_workers", "gauge",
 		    "Worker processes alive.", 0, stats_get_workers);
 		stats_prom_family(out, &a, "sluice_worker_spawns_total", "counter",

@@ -8,6 +8,7 @@
  * connections to stopped workers show in the listen queue; set metrics off gives no page
  * and no counts.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
 #include "chatfix.h"
 #include "http.h"
@@ -527,6 +529,140 @@ test_metrics_queue(void)
 	stop(&s, db);
 }
 
+/* One client of the concurrent POSTs: rows first, first + step, ... below last. */
+struct poster {
+	pthread_t tid;
+	const char *base;
+	int first, step, last;
+	int created;		/* answered 201 */
+};
+
+static void *
+poster_run(void *arg)
+{
+	static const char *const hdr[] = { "Content-Type: application/json", NULL };
+	struct poster *c = arg;
+	struct http_resp r;
+	char url[400], body[64];
+	int id;
+
+	http_resp_init(&r);
+	snprintf(url, sizeof(url), "%s/rest/v1/item", c->base);
+	for (id = c->first; id < c->last; id += c->step) {
+		snprintf(body, sizeof(body), "{\"id\":%d}", id);
+		if (http_do("POST", url, hdr, body, strlen(body), 10000, &r) == 0 &&
+		    r.status == 201)
+			c->created++;
+	}
+	http_resp_free(&r);
+	return NULL;
+}
+
+/* POSTs rows [first, first + n) from clients threads at once; the 201s. */
+static int
+post_rows(const struct stack *s, int first, int n, int clients)
+{
+	struct poster c[8];
+	int i, created = 0;
+
+	for (i = 0; i < clients && i < 8; i++) {
+		c[i] = (struct poster){ .base = s->base, .first = first + i, .step = clients,
+		    .last = first + n };
+		pthread_create(&c[i].tid, NULL, poster_run, &c[i]);
+	}
+	for (i = 0; i < clients && i < 8; i++) {
+		pthread_join(c[i].tid, NULL);
+		created += c[i].created;
+	}
+	return created;
+}
+
+static void busy_retried(struct stack *s, const char *db, int n);
+
+/*
+ * The database's counters on a SQLite rest endpoint: 32 POSTs from 8 clients at once are
+ * 32 writes in group commits (at least one batch, at most 32, the size histogram's count
+ * the batches and its sum the writes); a POST that meets the database locked by another
+ * connection (this process's BEGIN IMMEDIATE, held 300 ms) is retried by the busy handler,
+ * counted, and answered 201 once the lock goes.
+ */
+static void
+test_metrics_db(void)
+{
+	enum { N = 32 };
+	struct stack s;
+	struct http_resp r;
+	cJSON *root = NULL;
+	const cJSON *p, *bs, *last;
+	char db[128], line[128];
+	double batches;
+	int mport, created;
+
+	if (start(&s, "default", "", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	created = post_rows(&s, 1, N, 8);
+	CHECK_INT(created, N);
+	p = wait_requests(&s, "rest", N, &root);
+	CHECK(p != NULL);
+	CHECK_INT(num(p, "status", "2xx"), N);
+	CHECK_INT(num(p, "db", "commit_writes"), N);
+	batches = num(p, "db", "commit_batches");
+	CHECK(batches >= 1 && batches <= N);
+	bs = cJSON_GetObjectItem(cJSON_GetObjectItem(p, "db"), "batch_size");
+	CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(bs, "cumulative")), 9);
+	last = cJSON_GetArrayItem(cJSON_GetObjectItem(bs, "cumulative"), 8);
+	CHECK_INT(cJSON_IsNumber(last) ? last->valuedouble : -1, batches);
+	CHECK_INT(num(p, "db", "busy_retries"), 0);
+	CHECK_INT(num(p, "db", "reconnects"), 0);
+	printf("   %d concurrent POSTs: %.0f writes in %.0f group commits\n", N,
+	    num(p, "db", "commit_writes"), batches);
+	cJSON_Delete(root);
+	http_resp_init(&r);
+	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	snprintf(line, sizeof(line), "sluice_db_commit_batch_writes_sum{pool=\"rest\"} %d", N);
+	CHECK(has_line(&r, line));
+	snprintf(line, sizeof(line), "sluice_db_commit_batch_writes_count{pool=\"rest\"} %.0f",
+	    batches);
+	CHECK(has_line(&r, line));
+	CHECK(has_line(&r, "sluice_db_sqlite_busy_retries_total{pool=\"rest\"} 0"));
+	http_resp_free(&r);
+
+	busy_retried(&s, db, N);
+	stop(&s, db);
+}
+
+/* The database db locked by another connection for 300 ms while one POST writes: the busy
+ * handler's retries are counted, the POST answered 201 (the pool rest has served n). */
+static void
+busy_retried(struct stack *s, const char *db, int n)
+{
+	sqlite3 *lock = NULL;
+	cJSON *root = NULL;
+	const cJSON *p;
+
+	CHECK_INT(sqlite3_open(db, &lock), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	{
+		struct poster c = { .base = s->base, .first = 1000, .step = 1, .last = 1001 };
+
+		pthread_create(&c.tid, NULL, poster_run, &c);
+		usleep(300 * 1000);
+		CHECK_INT(sqlite3_exec(lock, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+		pthread_join(c.tid, NULL);
+		CHECK_INT(c.created, 1);
+	}
+	sqlite3_close(lock);
+	p = wait_requests(s, "rest", n + 1, &root);
+	CHECK(p != NULL);
+	CHECK(num(p, "db", "busy_retries") >= 1);
+	CHECK_INT(num(p, "db", "commit_writes"), n + 1);
+	printf("   a POST behind a lock held 300 ms: %.0f busy retries\n",
+	    num(p, "db", "busy_retries"));
+	cJSON_Delete(root);
+}
+
 /* set metrics off: no page, no counts, and ctl status says so. */
 static void
 test_metrics_off(void)
@@ -567,6 +703,7 @@ main(void)
 	RUN(test_metrics_keepalive);
 	RUN(test_metrics_budget);
 	RUN(test_metrics_queue);
+	RUN(test_metrics_db);
 	RUN(test_metrics_off);
 	return harness_done();
 }

@@ -23,7 +23,8 @@
  *     22P02 while every other read answers 200.
  *   - a terminated backend: a request whose statement runs on a backend that is terminated
  *     (pg_terminate_backend, as in a server restart) answers 503 JSON "unavailable"; every
- *     request after it succeeds.
+ *     request after it succeeds, and the workers count the reconnects.
+ * The group commit's POSTs are counted too: one write each, in fewer batches.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -352,12 +353,15 @@ test_pg_pool_group_commit_failing_write_fails_alone(void)
 {
 	struct pp_gc c[PP_GC_CLIENTS], sum;
 	long long rows, markers, xids;
+	long writes0, batches0, writes, batches;
 	int started;
 
 	if (!pp_up) {
 		CHECK(!"stack up");
 		return;
 	}
+	writes0 = stack_pool_value(&pp_s, "rest", "commit_writes");
+	batches0 = stack_pool_value(&pp_s, "rest", "commits");
 	started = pp_gc_clients(pp_gc_post_run, c, PP_GC_CLIENTS, &sum);
 	CHECK_INT(started, PP_GC_CLIENTS);
 	rows = chatfix_int(pp_pg.url, "SELECT count(*) FROM gc_item", NULL);
@@ -374,6 +378,15 @@ test_pg_pool_group_commit_failing_write_fails_alone(void)
 	CHECK_INT(markers, rows);
 	/* Some writes were committed together. */
 	CHECK(xids > 0 && xids < rows);
+	/* The workers counted them (common/metrics.h): every POST one write sent in a
+	 * batch (counted as the batch is taken, before any answer), fewer batches than
+	 * writes. */
+	writes = stack_pool_value(&pp_s, "rest", "commit_writes") - writes0;
+	batches = stack_pool_value(&pp_s, "rest", "commits") - batches0;
+	printf("  counted: %ld writes in %ld group commits\n", writes, batches);
+	CHECK(writes0 >= 0 && batches0 >= 0);
+	CHECK_INT(writes, PP_GC_CLIENTS * PP_GC_POSTS);
+	CHECK(batches >= 1 && batches < writes);
 }
 
 /* The lines of the server's log that hold what. */
@@ -540,6 +553,7 @@ test_pg_pool_terminated_backend_503_then_success(void)
 	char url[256], started[32];
 	int i, ok = 0;
 	int64_t killed;
+	long reconnects0 = stack_pool_value(&pp_s, "rest", "reconnects");
 
 	if (!pp_up) {
 		CHECK(!"stack up");
@@ -589,6 +603,10 @@ test_pg_pool_terminated_backend_503_then_success(void)
 			ok++;
 	}
 	CHECK_INT(ok, 40);
+	/* The connections lost were opened anew, and counted. */
+	CHECK(stack_pool_value(&pp_s, "rest", "reconnects") - reconnects0 >= 1);
+	printf("  counted: %ld reconnects\n", stack_pool_value(&pp_s, "rest", "reconnects") -
+	    reconnects0);
 	http_resp_free(&s.r);
 	http_resp_free(&r);
 }
