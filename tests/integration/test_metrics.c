@@ -5,9 +5,12 @@
  * Prometheus text on set metrics_listen; a worker killed with SIGKILL loses none of them;
  * the tuned profile's kept connections show as requests per connection above 1 where the
  * default profile's show exactly 1; a request stopped at its time budget counts as slow;
- * connections to stopped workers show in the listen queue; set metrics off gives no page
- * and no counts.
+ * connections to stopped workers show in the listen queue (a unix pool's and a TCP
+ * pool's, whose handshakes past its backlog the kernel drops and counts); the database's
+ * counters of a SQLite endpoint (group commits, busy retries); set metrics off gives no
+ * page and no counts.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -663,6 +666,69 @@ busy_retried(struct stack *s, const char *db, int n)
 	cJSON_Delete(root);
 }
 
+/* A non-blocking connection to 127.0.0.1:port under way; -1 when it failed at once. */
+static int
+tcp_connect_nb(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * A TCP pool (tcp=, backlog=2) whose only worker is stopped: of 8 connections, as many as
+ * the accept queue holds (the backlog, or one more as Linux counts) wait there, and the
+ * kernel drops the others' handshakes at the listener, which it counts for the socket:
+ * dropped >= 1.  After SIGCONT the queue is 0.
+ */
+static void
+test_metrics_tcp_queue(void)
+{
+	enum { K = 8 };
+	struct stack s;
+	char conf[256];
+	pid_t pid;
+	int port = stack_free_port(), fds[K], i;
+	double now;
+	long long end;
+
+	snprintf(conf, sizeof(conf), "health =/health workers=1 threads=2 tcp=127.0.0.1:%d "
+	    "backlog=2\n", port);
+	if (port < 0 || stack_start(&s, conf, "default", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK_INT(queue_of(&s, "health", "backlog"), 2);
+	CHECK_INT(queue_of(&s, "health", "dropped"), 0);
+	CHECK_INT(stack_worker_pids(&s, "health", &pid, 1), 1);
+	CHECK_INT(kill(pid, SIGSTOP), 0);
+	for (i = 0; i < K; i++)
+		fds[i] = tcp_connect_nb(port);
+	usleep(200 * 1000);
+	now = queue_of(&s, "health", "now");
+	CHECK(now >= 2 && now <= 3);
+	CHECK(queue_of(&s, "health", "peak") >= now);
+	CHECK(queue_of(&s, "health", "dropped") >= 1);
+	printf("   TCP backlog 2, worker stopped, %d connections: %.0f queued, %.0f dropped\n",
+	    K, now, queue_of(&s, "health", "dropped"));
+	CHECK_INT(kill(pid, SIGCONT), 0);
+	end = stack_now_ms() + 3000;
+	while (queue_of(&s, "health", "now") != 0 && stack_now_ms() < end)
+		usleep(20 * 1000);
+	CHECK_INT(queue_of(&s, "health", "now"), 0);
+	for (i = 0; i < K; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	stack_stop(&s);
+}
+
 /* set metrics off: no page, no counts, and ctl status says so. */
 static void
 test_metrics_off(void)
@@ -704,6 +770,7 @@ main(void)
 	RUN(test_metrics_budget);
 	RUN(test_metrics_queue);
 	RUN(test_metrics_db);
+	RUN(test_metrics_tcp_queue);
 	RUN(test_metrics_off);
 	return harness_done();
 }
