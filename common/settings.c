@@ -18,6 +18,7 @@ static const char *const settings_plans[] = { "auto", "generic", "custom", NULL 
 static const char *const settings_syncs[] = { "off", "normal", "full", NULL };
 static const char *const settings_page_orders[] = { "newest", "oldest", NULL };
 static const char *const settings_db_errors[] = { "pass", "hide", NULL };
+static const char *const settings_off_on[] = { "off", "on", NULL };
 
 #define INT(n, lo, hi, d, doc)	{ n, SETTING_INT, lo, hi, d, NULL, doc }
 #define CHOICE(n, c, d, doc)	{ n, SETTING_CHOICE, 0, 0, d, c, doc }
@@ -131,6 +132,10 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_RECORDS_SECRET_FILE] = STR("SLUICE_RECORDS_SECRET_FILE",
 	    "the records API's token secret file, made on first use (default: "
 	    "records-secret.key next to the SQLite database, else data/records-secret.key)"),
+	[SETTING_RECORDS_BATCH] = CHOICE("SLUICE_RECORDS_BATCH", settings_off_on, 1,
+	    "the records API: on serves POST /api/batch, off answers it 403"),
+	[SETTING_RECORDS_BATCH_MAX] = INT("SLUICE_RECORDS_BATCH_MAX", 1, 1000, 50,
+	    "the records API: the most requests one batch may hold (more: 400)"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

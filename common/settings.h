@@ -73,6 +73,8 @@ enum setting_key {
 	SETTING_READY_WRITABLE,		/* the readiness probe (handlers/ready.c) */
 	SETTING_BCRYPT_COST,		/* the records API (handlers/records/) */
 	SETTING_RECORDS_SECRET_FILE,
+	SETTING_RECORDS_BATCH,
+	SETTING_RECORDS_BATCH_MAX,
 	SETTING__MAX
 };
 

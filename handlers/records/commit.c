@@ -18,6 +18,9 @@
  * success whole once rec_commit() returned.  So nothing of an earlier run's answer is left
  * in the response after a later run.  A write that was not run or whose transaction failed
  * is answered here from the failure's class: the same answer as rec_db_error()'s.
+ *
+ * A batch (batch.c) is itself one such write, a transaction of its own on PostgreSQL; the
+ * writes of its requests run inside it at once, with their reads, on its connection.
  */
 #include "dbwrite.h"
 #include "log.h"
@@ -57,6 +60,9 @@ rec_commit(struct rec_ctx *x, int (*fn)(struct rec_ctx *x, void *arg), void *arg
 	enum db_err e = DB_EINTERNAL;
 	int rc, status;
 
+	/* A request of a batch: already inside the batch's write, on its connection. */
+	if (x->in_batch)
+		return fn(x, arg);
 	if ((rc = db_write(x->rq->db, rec_commit_fn, &w, txn ? DB_WRITE_TXN : 0, &e)) >= 0 ||
 	    w.answered)
 		return rc;

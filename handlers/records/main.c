@@ -13,6 +13,8 @@
  *            {"record","token"}; 400 when wrong
  *   POST     /api/collections/C/auth-refresh              with a valid token of C: 200
  *            {"record","token"} with a new token; 401 otherwise
+ *   POST     /api/batch                                   several writes, all or nothing
+ *            (batch.c); 403 when SLUICE_RECORDS_BATCH=off
  *
  * Bodies: JSON or application/x-www-form-urlencoded.
  *
@@ -23,7 +25,8 @@
  *
  * Tables touched: _collections (read at start-up and after SIGHUP) and every collection's
  * table it declares (sql/records/collections.sql).  Settings: SLUICE_BCRYPT_COST (4..31,
- * default 10; the endpoint key bcrypt_cost), SLUICE_RECORDS_SECRET_FILE (token.h).
+ * default 10; the endpoint key bcrypt_cost), SLUICE_RECORDS_SECRET_FILE (token.h),
+ * SLUICE_RECORDS_BATCH (on|off) and SLUICE_RECORDS_BATCH_MAX (1..1000, default 50).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +273,13 @@ handle(struct req *rq, struct resp *rs)
 		return resp_set(rs, 200, "application/json", health, sizeof(health) - 1);
 	}
 	x.t = rq->thread;
+	if (strcmp(rq->path, "/api/batch") == 0) {
+		if (!rec_batch_on)
+			return rec_error(rs, 403, "Batch requests are not allowed.", NULL);
+		if (rq->method != REQ_POST)
+			return rec_error(rs, 405, "Method not allowed.", NULL);
+		return rec_authorize(&x) < 0 ? 0 : rec_batch(&x);
+	}
 	if (rec_route(&x, &what) < 0)
 		return 0;
 	/* A read, its token's check included: on PostgreSQL its statements ride the
@@ -314,11 +324,15 @@ static const struct endpoint endpoint = {
 int
 main(int argc, char **argv)
 {
-	long long cost;
+	long long cost, on, max;
 
-	if (settings_int(SETTING_BCRYPT_COST, &cost) < 0)
+	if (settings_int(SETTING_BCRYPT_COST, &cost) < 0 ||
+	    settings_int(SETTING_RECORDS_BATCH, &on) < 0 ||
+	    settings_int(SETTING_RECORDS_BATCH_MAX, &max) < 0)
 		return 1;
 	rec_bcrypt_cost = (int)cost;
+	rec_batch_on = on == 1;
+	rec_batch_max = (int)max;
 	if (token_init(NULL) < 0)
 		return 1;
 	return serve_main(argc, argv, &endpoint);

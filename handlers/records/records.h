@@ -6,6 +6,7 @@
  *   read.c    list and view, the expand of relations, a record's JSON
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
+ *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
  *   error.c   the error responses, in PocketBase's shape
  */
 #ifndef SLUICE_RECORDS_HANDLER_H
@@ -66,10 +67,14 @@ struct rec_ctx {
 	size_t cols_end;		/* where rec_where()'s column list ends in its text */
 	cJSON *body;			/* the parsed body (write routes); freed by main.c */
 	int form;			/* it came as a form: its values are all strings */
+	int in_batch;			/* a request of a batch, run inside the batch's
+					 * write: rec_commit() runs its write at once */
 };
 
 /* Settings read at start-up (main.c). */
 extern int rec_bcrypt_cost;
+extern int rec_batch_on;		/* SLUICE_RECORDS_BATCH */
+extern int rec_batch_max;		/* SLUICE_RECORDS_BATCH_MAX */
 
 /* Answers an error in PocketBase's shape {"data":{...},"message":...,"status":N}; data is
  * a JSON object's text or NULL ({}); message NULL means the status's standard one.
@@ -108,8 +113,9 @@ int rec_view(struct rec_ctx *x);
  * transaction, which the connections' pipelined batches group-commit with the process's
  * other writes (common/db_pg_pool.c), or with txn set a transaction of its own (a write of
  * several statements), retried on serialization failures.  fn may run more than once on
- * either back end (commit.c says why that is safe).  Returns fn's value once committed, or
- * -1 answered.
+ * either back end (commit.c says why that is safe).  Inside a batch (x->in_batch) fn runs
+ * at once on x->rq->db, within the batch's own committed write (batch.c), and txn is moot.
+ * Returns fn's value once committed, or -1 answered.
  */
 int rec_commit(struct rec_ctx *x, int (*fn)(struct rec_ctx *x, void *arg), void *arg,
     int txn);
@@ -119,6 +125,10 @@ int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
 int rec_auth_password(struct rec_ctx *x);
 int rec_auth_refresh(struct rec_ctx *x);
+
+/* POST /api/batch (batch.c), x authorized: answers 200 with every request's answer in
+ * order, or the batch's 400 with nothing stored.  Returns 0. */
+int rec_batch(struct rec_ctx *x);
 
 /* Answers 200 with the record id of x->c as it is now, with the request's fields= and
  * expand= (a create's or an update's answer; no view rule).  Returns 0. */

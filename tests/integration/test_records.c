@@ -839,6 +839,283 @@ test_records_form_bodies(void)
 	}
 }
 
+/* The totalItems of a list on s (path with its query), or -1. */
+static long
+rx_total(struct stack *s, const char *path)
+{
+	char *got = rx_one(__FILE__, __LINE__, s, "GET", path, NULL, NULL, 200);
+	cJSON *j = cJSON_Parse(got ? got : "");
+	const cJSON *v = cJSON_GetObjectItem(j, "totalItems");
+	long n = cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+
+	cJSON_Delete(j);
+	free(got);
+	return n;
+}
+
+/* Sends a batch body to s; checks the status and that the answer is JSON; returns it
+ * parsed (free it with cJSON_Delete()), or NULL. */
+static cJSON *
+rx_batch(const char *file, int line, struct stack *s, const char *auth, const char *body,
+    long want)
+{
+	char *got = rx_one(file, line, s, "POST", "/api/batch", auth, body, want);
+	cJSON *j = cJSON_Parse(got ? got : "");
+
+	if (got != NULL && j == NULL)
+		harness_fail(file, line, "batch: not JSON: %.300s", got);
+	free(got);
+	return j;
+}
+#define RX_BATCH(s, auth, body, want) rx_batch(__FILE__, __LINE__, s, auth, body, want)
+
+/* GETs path on s alone: 200 with needle in the body. */
+static void
+rx_one_has(const char *file, int line, struct stack *s, const char *path, const char *needle)
+{
+	char *got = rx_one(file, line, s, "GET", path, NULL, NULL, 200);
+
+	if (got != NULL && strstr(got, needle) == NULL)
+		harness_fail(file, line, "GET %.200s: no %s in %.300s", path, needle, got);
+	free(got);
+}
+
+/* 1 when j is the JSON text want. */
+static int
+rx_json_is(const cJSON *j, const char *want)
+{
+	char *t = j != NULL ? cJSON_PrintUnformatted(j) : NULL;
+	int eq = t != NULL && rx_json_eq(t, want);
+
+	if (!eq)
+		fprintf(stderr, "got  %.600s\nwant %.600s\n", t ? t : "(none)", want);
+	free(t);
+	return eq;
+}
+
+/* The string at a.b.c... of j (NULL-terminated keys; a number key indexes an array). */
+static const char *
+rx_str(const cJSON *j, const char *const *keys)
+{
+	for (; *keys != NULL && j != NULL; keys++)
+		j = cJSON_IsArray(j) ? cJSON_GetArrayItem(j, atoi(*keys)) :
+		    cJSON_GetObjectItemCaseSensitive(j, *keys);
+	return cJSON_GetStringValue(j);
+}
+
+/*
+ * POST /api/batch on both back ends: three creates across two collections, an update
+ * with fields=, a delete and an upsert answer in order and are stored; a batch whose third
+ * request its rule refuses stores nothing and answers PocketBase's 400 with index 2.
+ */
+static void
+test_records_batch(void)
+{
+	char ta[TOKEN_MAX], tb[TOKEN_MAX], ua[16], ub[16], body[2048], path[256];
+	cJSON *j, *it;
+	long before, cbefore;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		struct stack *s = k ? &rx.pgs : &rx.lite;
+
+		if (rx_signin(s, 3, ta, sizeof(ta), ua) < 0 ||
+		    rx_signin(s, 4, tb, sizeof(tb), ub) < 0) {
+			CHECK(!"users 3 and 4 signed in");
+			return;
+		}
+		snprintf(path, sizeof(path), "/api/collections/posts/records?perPage=1&filter="
+		    "author%%3D'%s'", ua);
+		before = rx_total(s, path);
+		cbefore = rx_total(s, "/api/collections/comments/records?perPage=1");
+		snprintf(body, sizeof(body), "{\"requests\":["
+		    "{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\","
+		    "\"body\":{\"id\":\"bp0000000000001\",\"title\":\"b1\",\"author\":\"%s\"}},"
+		    "{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\","
+		    "\"body\":{\"id\":\"bp0000000000002\",\"title\":\"b2\",\"author\":\"%s\"}},"
+		    "{\"method\":\"POST\",\"url\":\"/api/collections/comments/records\","
+		    "\"body\":{\"id\":\"bc0000000000001\",\"post\":\"bp0000000000001\","
+		    "\"author\":\"%s\",\"text\":\"first\"}},"
+		    "{\"method\":\"PATCH\",\"url\":\"/api/collections/posts/records/"
+		    "bp0000000000002?fields=id,title\",\"body\":{\"title\":\"b2x\"}},"
+		    "{\"method\":\"DELETE\",\"url\":\"/api/collections/posts/records/"
+		    "bp0000000000002\"},"
+		    "{\"method\":\"PUT\",\"url\":\"/api/collections/comments/records\","
+		    "\"body\":{\"id\":\"bc0000000000001\",\"text\":\"upserted\"}}]}", ua, ua, ua);
+		j = RX_BATCH(s, ta, body, 200);
+		CHECK(cJSON_IsArray(j) && cJSON_GetArraySize(j) == 6);
+		cJSON_ArrayForEach(it, j)
+			CHECK_INT((long)cJSON_GetNumberValue(cJSON_GetObjectItem(it, "status")),
+			    it->next == NULL || it->next->next != NULL ? 200 : 204);
+		CHECK(rx_str(j, (const char *const[]){ "0", "body", "id", NULL }) != NULL &&
+		    strcmp(rx_str(j, (const char *const[]){ "0", "body", "id", NULL }),
+		    "bp0000000000001") == 0);
+		CHECK(rx_str(j, (const char *const[]){ "2", "body", "post", NULL }) != NULL &&
+		    strcmp(rx_str(j, (const char *const[]){ "2", "body", "post", NULL }),
+		    "bp0000000000001") == 0);
+		CHECK(rx_json_is(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 3), "body"),
+		    "{\"id\":\"bp0000000000002\",\"title\":\"b2x\"}"));
+		CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 4), "body")));
+		CHECK(rx_str(j, (const char *const[]){ "5", "body", "text", NULL }) != NULL &&
+		    strcmp(rx_str(j, (const char *const[]){ "5", "body", "text", NULL }),
+		    "upserted") == 0);
+		cJSON_Delete(j);
+		/* Stored: one post more, the second gone, the comment as upserted. */
+		CHECK_INT(rx_total(s, path), before + 1);
+		CHECK_INT(rx_total(s, "/api/collections/comments/records?perPage=1"), cbefore + 1);
+		RX_ONE(s, "GET", "/api/collections/posts/records/bp0000000000001", NULL, NULL, 200);
+		RX_ONE(s, "GET", "/api/collections/posts/records/bp0000000000002", NULL, NULL, 404);
+		rx_one_has(__FILE__, __LINE__, s, "/api/collections/comments/records/"
+		    "bc0000000000001", "\"text\":\"upserted\"");
+
+		/* All or nothing: the third request (a comment as user 4) is refused. */
+		before = rx_total(s, "/api/collections/posts/records?perPage=1");
+		cbefore = rx_total(s, "/api/collections/comments/records?perPage=1");
+		snprintf(body, sizeof(body), "{\"requests\":["
+		    "{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\","
+		    "\"body\":{\"title\":\"kept?\",\"author\":\"%s\"}},"
+		    "{\"method\":\"PATCH\",\"url\":\"/api/collections/posts/records/"
+		    "bp0000000000001\",\"body\":{\"title\":\"changed?\"}},"
+		    "{\"method\":\"POST\",\"url\":\"/api/collections/comments/records\","
+		    "\"body\":{\"post\":\"bp0000000000001\",\"author\":\"%s\",\"text\":\"x\"}}]}",
+		    ua, ub);
+		j = RX_BATCH(s, ta, body, 400);
+		CHECK(rx_json_is(j, "{\"data\":{\"requests\":{\"2\":{"
+		    "\"code\":\"batch_request_failed\",\"message\":\"Batch request failed.\","
+		    "\"response\":{\"data\":{},\"message\":\"Failed to create record.\","
+		    "\"status\":400}}}},\"message\":\"Batch transaction failed.\",\"status\":400}"));
+		cJSON_Delete(j);
+		CHECK_INT(rx_total(s, "/api/collections/posts/records?perPage=1"), before);
+		CHECK_INT(rx_total(s, "/api/collections/comments/records?perPage=1"), cbefore);
+		rx_one_has(__FILE__, __LINE__, s, "/api/collections/posts/records/"
+		    "bp0000000000001", "\"title\":\"b1\"");
+		/* Tidy: the batch's records go, by a batch of user 3's. */
+		RX_ONE(s, "POST", "/api/batch", ta, "{\"requests\":[{\"method\":\"DELETE\","
+		    "\"url\":\"/api/collections/comments/records/bc0000000000001\"},"
+		    "{\"method\":\"DELETE\",\"url\":\"/api/collections/posts/records/"
+		    "bp0000000000001\"}]}", 200);
+	}
+}
+
+/* Hostile and malformed batches: each a 4xx with a JSON error body, nothing stored. */
+static void
+test_records_batch_hostile(void)
+{
+	static const struct { const char *body; long want; const char *needle; } cases[] = {
+		{ "", 400, "Failed to read the submitted batch data." },
+		{ "[1,2]", 400, "Failed to read the submitted batch data." },
+		{ "{\"requests\":{}}", 400, "Failed to read the submitted batch data." },
+		{ "{\"requests\":\"x\"}", 400, "Failed to read the submitted batch data." },
+		{ "{\"requests\":[]}", 400, "\"validation_required\"" },
+		{ "{\"requests\":[1]}", 400, "Failed to read the submitted batch data." },
+		{ "{\"requests\":[{\"method\":1,\"url\":\"/\"}]}", 400, "submitted batch data" },
+		{ "{\"requests\":[{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\","
+		  "\"body\":[1]}]}", 400, "Failed to read the submitted batch data." },
+		{ "{\"requests\":[{\"method\":\"GET\",\"url\":\"/api/collections/posts/records\"}]}",
+		  400, "\"batch_request_failed\"" },
+		{ "{\"requests\":[{\"method\":\"POST\",\"url\":\"/api/collections/../records\"}]}",
+		  400, "\"batch_request_failed\"" },
+		{ "{\"requests\":[{\"method\":\"DELETE\",\"url\":\"/api/collections/posts/records/"
+		  "../../etc\"}]}", 400, "\"batch_request_failed\"" },
+		{ "{\"requests\":[{\"method\":\"POST\",\"url\":\"/api/health\"}]}", 400,
+		  "\"batch_request_failed\"" },
+		{ "{\"requests\":[{\"method\":\"POST\",\"url\":\"/api/batch\"}]}", 400,
+		  "\"batch_request_failed\"" },
+		{ "{\"requests\":[{\"method\":\"PATCH\",\"url\":\"/api/collections/posts/records\"}]}",
+		  400, "\"batch_request_failed\"" },
+	};
+	char *big, *p;
+	size_t i, n;
+	long before;
+	int k;
+	cJSON *j;
+
+	for (k = 0; k < 2; k++) {
+		struct stack *s = k ? &rx.pgs : &rx.lite;
+
+		before = rx_total(s, "/api/collections/posts/records?perPage=1");
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			char *got = rx_one(__FILE__, __LINE__, s, "POST", "/api/batch", NULL,
+			    cases[i].body, cases[i].want);
+
+			if (got != NULL && (strstr(got, cases[i].needle) == NULL ||
+			    !rx_json_eq(got, got)))
+				harness_fail(__FILE__, __LINE__, "batch %zu: no %s in %.300s", i,
+				    cases[i].needle, got);
+			free(got);
+		}
+		/* Nested garbage past the depth: refused as unreadable. */
+		n = 2000;
+		big = malloc(64 + 2 * n);
+		p = big + sprintf(big, "{\"requests\":");
+		memset(p, '[', n);
+		memset(p + n, ']', n);
+		strcpy(p + 2 * n, "}");
+		j = RX_BATCH(s, NULL, big, 400);
+		CHECK(rx_str(j, (const char *const[]){ "message", NULL }) != NULL);
+		cJSON_Delete(j);
+		free(big);
+		/* 51 and 10,000 requests: past the 50 allowed. */
+		for (n = 51; n <= 10000; n = n == 51 ? 10000 : 10001) {
+			big = malloc(64 + 4 * n);
+			p = big + sprintf(big, "{\"requests\":[");
+			for (i = 0; i < n; i++)
+				p += sprintf(p, "%s{}", i ? "," : "");
+			strcpy(p, "]}");
+			j = RX_BATCH(s, NULL, big, 400);
+			CHECK(rx_json_is(j, "{\"data\":{\"requests\":{"
+			    "\"code\":\"validation_length_too_long\",\"message\":\"The length must "
+			    "be no more than 50.\"}},\"message\":\"Invalid batch request data.\","
+			    "\"status\":400}"));
+			cJSON_Delete(j);
+			free(big);
+		}
+		/* Other methods on the route, and a file part in a form. */
+		RX_ONE(s, "GET", "/api/batch", NULL, NULL, 405);
+		{
+			static const char form[] = "--XyZ\r\nContent-Disposition: form-data; "
+			    "name=\"@jsonPayload\"\r\n\r\n{\"requests\":[]}\r\n--XyZ\r\n"
+			    "Content-Disposition: form-data; name=\"requests.0.f\"; "
+			    "filename=\"a.txt\"\r\n\r\nhi\r\n--XyZ--\r\n";
+			char url[512];
+			struct http_resp r;
+
+			snprintf(url, sizeof(url), "%s/api/batch", s->base);
+			http_resp_init(&r);
+			CHECK(http_do("POST", url, (const char *const[]){ "Content-Type: "
+			    "multipart/form-data; boundary=XyZ", NULL }, form, sizeof(form) - 1,
+			    10000, &r) == 0 && r.status == 400 && r.body.data != NULL &&
+			    strstr(r.body.data, "Failed to read the submitted batch data.") != NULL);
+			http_resp_free(&r);
+		}
+		CHECK_INT(rx_total(s, "/api/collections/posts/records?perPage=1"), before);
+	}
+}
+
+/* records_batch=off on the endpoint's line: 403 in PocketBase's words. */
+static void
+test_records_batch_off(void)
+{
+	char conf[1024];
+	struct stack off;
+	cJSON *j;
+
+	memset(&off, 0, sizeof(off));
+	snprintf(conf, sizeof(conf), "db records sqlite:%s\nrecords /api/ workers=1 threads=1 "
+	    "db=records records_secret_file=%s records_batch=off\n", rx.litepath, rx.secret);
+	if (stack_start(&off, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"a stack with records_batch=off started");
+		stack_stop(&off);
+		return;
+	}
+	j = RX_BATCH(&off, NULL, "{\"requests\":[{\"method\":\"DELETE\",\"url\":"
+	    "\"/api/collections/posts/records/x\"}]}", 403);
+	CHECK(rx_json_is(j, "{\"data\":{},\"message\":\"Batch requests "
+	    "are not allowed.\",\"status\":403}"));
+	cJSON_Delete(j);
+	stack_stop(&off);
+}
+
 /* Runs the SDK's tests (tests/js/records.test.mjs) against base. */
 static int
 rx_js(const char *base, const char *name)
@@ -903,6 +1180,9 @@ main(void)
 	RUN(test_records_paths_across_two_sets);
 	RUN(test_records_rules_collection_isset_changed);
 	RUN(test_records_modifiers_atomic);
+	RUN(test_records_batch);
+	RUN(test_records_batch_hostile);
+	RUN(test_records_batch_off);
 	/* Last: it adds a user, which the SDK's tests would count. */
 	RUN(test_records_form_bodies);
 	rx_stop();

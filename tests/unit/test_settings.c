@@ -14,7 +14,7 @@
 
 /* Read relative to the repository's root, where the tests run. */
 #define MAN_PATH	"docs/endpoints.conf.5"
-#define MAN_ITEMS_MAX	64
+#define MAN_ITEMS_MAX	128
 #define MAN_NAME_MAX	64
 #define MAN_TEXT_MAX	1024
 
