@@ -10,7 +10,7 @@
 // with expand, create, update, delete, authWithPassword (right and wrong), authRefresh, requests with
 // the token, an expired token (401), rules that hide records (404) or refuse (403, 400),
 // the field+ / +field / field- and number+ / number- modifiers, rules with :isset,
-// :changed and @collection, expand on a write, a password change.
+// :changed and @collection, expand on a write, a password change, createBatch().
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import PocketBase from 'pocketbase';
@@ -306,4 +306,40 @@ test('a password change needs the old one and revokes the old tokens', async () 
   const again = client();
   await again.collection('users').authWithPassword(email, 'second-pass-2');
   assert.equal(await again.collection('users').delete(u.id), true);
+});
+
+test('createBatch: two creates in one batch, read back, then deleted in another', async () => {
+  const { pb, auth } = await signIn(5);
+  const batch = pb.createBatch();
+  batch.collection('posts').create({ title: 'batch one', author: auth.record.id, status: 'draft' });
+  batch.collection('posts').create({ title: 'batch two', author: auth.record.id, tags: ['tech'] });
+  const res = await batch.send();
+  assert.equal(res.length, 2);
+  assert.deepEqual(res.map((r) => r.status), [200, 200]);
+  const [a, b] = res.map((r) => r.body);
+  assert.equal(a.title, 'batch one');
+  assert.equal(b.title, 'batch two');
+  const ra = await pb.collection('posts').getOne(a.id);
+  const rb = await pb.collection('posts').getOne(b.id);
+  assert.equal(ra.status, 'draft');
+  assert.deepEqual(rb.tags, ['tech']);
+  assert.equal(rb.author, auth.record.id);
+  const del = pb.createBatch();
+  del.collection('posts').delete(a.id);
+  del.collection('posts').delete(b.id);
+  const gone = await del.send();
+  assert.deepEqual(gone.map((r) => r.status), [204, 204]);
+  await rejects(pb.collection('posts').getOne(a.id), 404);
+  // A batch whose second request its rule refuses stores nothing and names the request.
+  const other = await signIn(6);
+  const post = (await pb.collection('posts').getList(1, 1)).items[0].id;
+  const before = (await pb.collection('comments').getList(1, 1)).totalItems;
+  const bad = other.pb.createBatch();
+  bad.collection('comments').create({ post, author: other.auth.record.id, text: 'never' });
+  bad.collection('comments').create({ post, author: auth.record.id, text: 'never' });
+  const e = await rejects(bad.send(), 400);
+  assert.equal(e.response.message, 'Batch transaction failed.');
+  assert.equal(e.response.data.requests['1'].code, 'batch_request_failed');
+  assert.equal(e.response.data.requests['1'].response.status, 400);
+  assert.equal((await pb.collection('comments').getList(1, 1)).totalItems, before);
 });
