@@ -451,12 +451,48 @@ rc_totals_constant_rule(struct rc_backend *b)
 	db_close(db);
 }
 
+/* A batch's creates and deletes (POST /api/batch, one committed write) keep the counts
+ * as the single writes do; a batch that fails keeps them as they were. */
+static void
+rc_totals_batch(struct rc_backend *b)
+{
+	char body[1200], ids[2][16];
+	struct http_resp r;
+	long all, drafts;
+
+	all = rc_same(b, "posts", "", NULL);
+	drafts = rc_same(b, "posts", "status = 'draft'", NULL);
+	CHECK(rc_create(b, 0, "draft", ids[0]) == 0 && rc_create(b, 0, "draft", ids[1]) == 0);
+	snprintf(body, sizeof(body), "{\"requests\":["
+	    "{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\",\"body\":"
+	    "{\"title\":\"b\",\"status\":\"draft\",\"author\":\"%s\"}},"
+	    "{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\",\"body\":"
+	    "{\"title\":\"b\",\"status\":\"draft\",\"author\":\"%s\"}},"
+	    "{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\",\"body\":"
+	    "{\"title\":\"b\",\"status\":\"published\",\"author\":\"%s\"}},"
+	    "{\"method\":\"DELETE\",\"url\":\"/api/collections/posts/records/%s\"},"
+	    "{\"method\":\"DELETE\",\"url\":\"/api/collections/posts/records/%s\"}]}",
+	    b->user[0], b->user[0], b->user[0], ids[0], ids[1]);
+	http_resp_init(&r);
+	CHECK(rc_do(b, "POST", "/api/batch", b->token[0], body, &r) == 0 && r.status == 200);
+	http_resp_free(&r);
+	CHECK_INT(rc_same(b, "posts", "", NULL), all + 3);
+	CHECK_INT(rc_same(b, "posts", "status = 'draft'", NULL), drafts + 2);
+	/* The same batch again: its deletes find nothing, so nothing of it is kept. */
+	http_resp_init(&r);
+	CHECK(rc_do(b, "POST", "/api/batch", b->token[0], body, &r) == 0 && r.status == 400);
+	http_resp_free(&r);
+	CHECK_INT(rc_same(b, "posts", "", NULL), all + 3);
+	CHECK_INT(rc_same(b, "posts", "status = 'draft'", NULL), drafts + 2);
+}
+
 static void
 test_records_counts_exact_sqlite(void)
 {
 	rc_totals_exact(&rcs.be[0]);
 	rc_totals_rule(&rcs.be[0]);
 	rc_totals_constant_rule(&rcs.be[0]);
+	rc_totals_batch(&rcs.be[0]);
 }
 
 static void
@@ -465,6 +501,7 @@ test_records_counts_exact_postgresql(void)
 	rc_totals_exact(&rcs.be[1]);
 	rc_totals_rule(&rcs.be[1]);
 	rc_totals_constant_rule(&rcs.be[1]);
+	rc_totals_batch(&rcs.be[1]);
 }
 
 /* One client of the storm: creates, status changes and deletes of its own posts. */
