@@ -9,7 +9,8 @@
  * reads of the seeded data (lists with filters, sorts, expands and fields, views), and the
  * hostile and malformed input every parser must refuse with a 4xx (filter length and leaf
  * limits, syntax, unknown fields, @request in a client's filter, sort and expand limits,
- * page, tokens), never a 5xx.
+ * page, tokens), never a 5xx; and POST /api/batch: answers in order, all or nothing,
+ * hostile batches, and its off-switch on a third stack (records_batch=off).
  */
 #include <signal.h>
 #include <stdio.h>
