@@ -990,6 +990,19 @@ test_records_batch(void)
 		CHECK_INT(rx_total(s, "/api/collections/comments/records?perPage=1"), cbefore);
 		rx_one_has(__FILE__, __LINE__, s, "/api/collections/posts/records/"
 		    "bp0000000000001", "\"title\":\"b1\"");
+		/* A failure the database finds (a duplicate id) undoes the batch too. */
+		snprintf(body, sizeof(body), "{\"requests\":["
+		    "{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\","
+		    "\"body\":{\"id\":\"bp0000000000009\",\"title\":\"d\",\"author\":\"%s\"}},"
+		    "{\"method\":\"POST\",\"url\":\"/api/collections/posts/records\","
+		    "\"body\":{\"id\":\"bp0000000000009\",\"title\":\"d\",\"author\":\"%s\"}}]}",
+		    ua, ua);
+		j = RX_BATCH(s, ta, body, 400);
+		CHECK(rx_str(j, (const char *const[]){ "data", "requests", "1", "code", NULL }) !=
+		    NULL);
+		cJSON_Delete(j);
+		RX_ONE(s, "GET", "/api/collections/posts/records/bp0000000000009", NULL, NULL, 404);
+		CHECK_INT(rx_total(s, "/api/collections/posts/records?perPage=1"), before);
 		/* Tidy: the batch's records go, by a batch of user 3's. */
 		RX_ONE(s, "POST", "/api/batch", ta, "{\"requests\":[{\"method\":\"DELETE\","
 		    "\"url\":\"/api/collections/comments/records/bc0000000000001\"},"
