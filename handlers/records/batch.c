@@ -50,6 +50,9 @@ struct rec_batch {
 	cJSON *reqs;		/* the parsed "requests" array (owned by rec_batch()) */
 	struct resp sub;	/* each request's answer, in turn */
 	struct buf out;		/* the answers so far, "[{...},..." */
+	long long deadline;	/* the request's time budget's end (ms), 0: none; read
+				 * from its own connection (on SQLite the write runs on
+				 * another thread's, whose budget is its own request's) */
 };
 
 /* Finds needle[0..nlen) in h[0..hlen): its offset, or -1. */
@@ -332,7 +335,6 @@ static int
 rec_batch_run(struct rec_ctx *x, void *arg)
 {
 	struct rec_batch *b = arg;
-	long long deadline = db_deadline(x->rq->db);
 	struct rec_ctx y;
 	struct req rq;
 	cJSON *it;
@@ -341,7 +343,7 @@ rec_batch_run(struct rec_ctx *x, void *arg)
 	buf_reset(&b->out, 1 << 20);
 	buf_putc(&b->out, '[');
 	cJSON_ArrayForEach(it, b->reqs) {
-		if (deadline != 0 && clock_now_ms() >= deadline) {
+		if (b->deadline != 0 && clock_now_ms() >= b->deadline) {
 			resp_reset(&b->sub);
 			rec_error(&b->sub, 503, "The batch ran out of time.", NULL);
 			return rec_batch_failed(x, b, i);
@@ -378,6 +380,7 @@ rec_batch(struct rec_ctx *x)
 	}
 	memset(&b, 0, sizeof(b));
 	b.reqs = cJSON_GetObjectItemCaseSensitive(root, "requests");
+	b.deadline = db_deadline(x->rq->db);
 	resp_init(&b.sub, 1 << 20);
 	buf_init(&b.out, REC_BATCH_OUT_MAX);
 	if (rec_commit(x, rec_batch_run, &b, 1) == 0 &&
