@@ -38,6 +38,7 @@
 #include "arena.h"
 #include "clock.h"
 #include "json.h"
+#include "records/multipart.h"
 #include "records.h"
 
 #define REC_BATCH_DEPTH	36	/* a single body's 32 levels, below requests[i].body */
@@ -54,75 +55,6 @@ struct rec_batch {
 				 * from its own connection (on SQLite the write runs on
 				 * another thread's, whose budget is its own request's) */
 };
-
-/* Finds needle[0..nlen) in h[0..hlen): its offset, or -1. */
-static long
-rec_batch_find(const char *h, size_t hlen, const char *needle, size_t nlen)
-{
-	size_t i;
-
-	for (i = 0; nlen <= hlen && i <= hlen - nlen; i++)
-		if (memcmp(h + i, needle, nlen) == 0)
-			return (long)i;
-	return -1;
-}
-
-/*
- * A multipart/form-data body: points *p, *len at the value of its "@jsonPayload" part.
- * Every part must be a plain field named "@jsonPayload" (a file part is refused: no file
- * field is served).  0, or -1 when the body is malformed or holds another part.
- */
-static int
-rec_batch_multipart(const char *ct, const char *body, size_t blen, const char **p,
-    size_t *len)
-{
-	char delim[80];
-	const char *b = strstr(ct, "boundary="), *end, *q = body, *hdr;
-	size_t bl, rest = blen;
-	long at;
-	int found = 0, n;
-
-	if (b == NULL)
-		return -1;
-	b += 9;
-	if (*b == '"')
-		b++;
-	for (bl = 0; b[bl] != '\0' && b[bl] != '"' && b[bl] != ';' && b[bl] != ' '; bl++)
-		;
-	if (bl == 0 || bl > 70 || (n = snprintf(delim, sizeof(delim), "\r\n--%.*s", (int)bl,
-	    b)) < 0 || (size_t)n >= sizeof(delim))
-		return -1;
-	/* The first delimiter has no CRLF before it. */
-	if (rest < (size_t)n - 2 || memcmp(q, delim + 2, (size_t)n - 2) != 0)
-		return -1;
-	q += n - 2;
-	rest -= (size_t)n - 2;
-	for (;;) {
-		if (rest >= 2 && q[0] == '-' && q[1] == '-')
-			return found ? 0 : -1;
-		if (rest < 2 || q[0] != '\r' || q[1] != '\n')
-			return -1;
-		q += 2;
-		rest -= 2;
-		if ((at = rec_batch_find(q, rest, "\r\n\r\n", 4)) < 0)
-			return -1;
-		hdr = q;
-		end = q + at;
-		/* One field, named @jsonPayload, once; no filename (a file). */
-		if (found || rec_batch_find(hdr, (size_t)(end - hdr), "name=\"@jsonPayload\"",
-		    19) < 0 || rec_batch_find(hdr, (size_t)(end - hdr), "filename", 8) >= 0)
-			return -1;
-		q = end + 4;
-		rest -= (size_t)at + 4;
-		if ((at = rec_batch_find(q, rest, delim, (size_t)n)) < 0)
-			return -1;
-		*p = q;
-		*len = (size_t)at;
-		found = 1;
-		q += at + n;
-		rest -= (size_t)at + (size_t)n;
-	}
-}
 
 /* Answers the batch's 400 of a malformed body.  Returns -1. */
 static int
@@ -152,7 +84,8 @@ rec_batch_parse(struct rec_ctx *x, cJSON **root)
 	if (p == NULL || len == 0)
 		return rec_batch_unreadable(x);
 	if (req_content_type_is(x->rq, "multipart/form-data")) {
-		if (rec_batch_multipart(ct, x->rq->body, x->rq->body_len, &p, &len) < 0)
+		if (multipart_sole_field(ct, x->rq->body, x->rq->body_len, "@jsonPayload", &p,
+		    &len) < 0)
 			return rec_batch_unreadable(x);
 	} else if (ct != NULL && !req_content_type_is(x->rq, "application/json"))
 		return rec_batch_unreadable(x);
