@@ -75,7 +75,7 @@ listenq_unix(int fd, uint32_t *queue, uint32_t *backlog)
 	if (sendto(nlfd, &msg, sizeof(msg), 0, (struct sockaddr *)&nl, sizeof(nl)) == -1)
 		goto out;
 	/* The kernel answers an exact request at once: no wait. */
-	while ((n = recv(nlfd, &ans, sizeof(ans), MSG_DONTWAIT)) == -1 && errno == EINTR)
+	while ((n = recv(nlfd, ans.b, sizeof(ans.b), MSG_DONTWAIT)) == -1 && errno == EINTR)
 		continue;
 	if (n <= 0)
 		goto out;

@@ -120,6 +120,9 @@ struct pool_queue {
 #define LISTENQ_EVERY_MS	500
 
 struct pool {
+	/* First: its counters are aligned to cache lines (common/metrics.h), and anywhere
+	 * else the members around them would pad the struct. */
+	struct metrics_sum retired;	/* the counts of its workers that are gone */
 	struct pool *next;
 	char name[CONF_NAME_MAX];
 	char sock_path[SLUICED_SUN_MAX];	/* or "tcp:ADDR:PORT" for a TCP pool */
@@ -140,7 +143,6 @@ struct pool {
 	int last_status;	/* wait status of the last unexpected exit */
 	int has_exit;
 	struct dbcheck db;	/* its SQLite database as last seen (spec.db_path) */
-	struct metrics_sum retired;	/* the counts of its workers that are gone */
 	struct pool_queue queue;	/* its socket's listen queue (listenq.c) */
 };
 

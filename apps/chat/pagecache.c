@@ -192,7 +192,8 @@ chat_frag_deflate(struct chat_frag *f, z_stream *z, int level, size_t cap,
 	for (i = 0; i < f->nchunks; i++) {
 		c = &f->chunks[i];
 		c->zat = f->zlen;
-		if ((old = chat_chunk_find(base, f->text + c->at, c->len)) != NULL) {
+		if (base != NULL &&
+		    (old = chat_chunk_find(base, f->text + c->at, c->len)) != NULL) {
 			memcpy(f->z + f->zlen, base->z + old->zat, old->zlen);
 			c->zlen = old->zlen;
 			c->crc = old->crc;

@@ -99,10 +99,10 @@ rec_batch_parse(struct rec_ctx *x, cJSON **root)
 	n = cJSON_GetArraySize(reqs);
 	if (n == 0 || n > rec_batch_max) {
 		if (n == 0)
-			snprintf(data, sizeof(data), "{\"requests\":{\"code\":\"validation_required\","
-			    "\"message\":\"Cannot be blank.\"}}");
+			(void)snprintf(data, sizeof(data), "{\"requests\":{\"code\":"
+			    "\"validation_required\",\"message\":\"Cannot be blank.\"}}");
 		else
-			snprintf(data, sizeof(data), "{\"requests\":{\"code\":"
+			(void)snprintf(data, sizeof(data), "{\"requests\":{\"code\":"
 			    "\"validation_length_too_long\",\"message\":\"The length must be no "
 			    "more than %d.\"}}", rec_batch_max);
 		rec_error(x->rs, 400, "Invalid batch request data.", data);
