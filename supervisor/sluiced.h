@@ -221,6 +221,9 @@ void stats_prometheus(FILE *out, const struct sluiced *s);
 /* Binds set metrics_listen when given (start-up, before the privilege drop): 0 or -1
  * (logged); s->metrics_fd stays -1 when unset. */
 int stats_listen(struct sluiced *s);
+/* What the metrics address answers the request head req (NUL-terminated): 405 for a
+ * method but GET and HEAD, 200 for /metrics (with or without a query), else 404. */
+int stats_route(const char *req);
 /* Answers one client of the metrics address (from the poll loop; short timeouts). */
 void stats_accept(struct sluiced *s);
 

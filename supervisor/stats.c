@@ -582,26 +582,36 @@ stats_send(int fd, const char *p, size_t len, long long deadline)
 	}
 }
 
+int
+stats_route(const char *req)
+{
+	const char *sp = strchr(req, ' '), *path = sp != NULL ? sp + 1 : "";
+	size_t plen = strcspn(path, " ?\r\n");
+
+	if (strncmp(req, "GET ", 4) != 0 && strncmp(req, "HEAD ", 5) != 0)
+		return 405;
+	return plen == 8 && strncmp(path, "/metrics", 8) == 0 ? 200 : 404;
+}
+
 /* The answer to the request head req: status line, headers, body (none for HEAD). */
 static void
 stats_answer(const struct sluiced *s, int fd, const char *req, long long deadline)
 {
 	char head[256], *body = NULL;
-	const char *sp = strchr(req, ' '), *path = sp != NULL ? sp + 1 : "";
-	size_t blen = 0, plen = strcspn(path, " ?\r\n");
+	size_t blen = 0;
 	const char *status = "200 OK",
 	    *type = "text/plain; version=0.0.4; charset=utf-8", *extra = "";
-	int get = strncmp(req, "GET ", 4) == 0, headm = strncmp(req, "HEAD ", 5) == 0, m;
+	int route = stats_route(req), headm = strncmp(req, "HEAD ", 5) == 0, m;
 	FILE *f;
 
 	if ((f = open_memstream(&body, &blen)) == NULL)
 		return;
-	if (!get && !headm) {
+	if (route == 405) {
 		status = "405 Method Not Allowed";
 		extra = "Allow: GET, HEAD\r\n";
 		type = "text/plain; charset=utf-8";
 		fprintf(f, "method not allowed\n");
-	} else if (plen != 8 || strncmp(path, "/metrics", 8) != 0) {
+	} else if (route == 404) {
 		status = "404 Not Found";
 		type = "text/plain; charset=utf-8";
 		fprintf(f, "not found: the metrics are at /metrics\n");
