@@ -399,6 +399,42 @@ out:
 	return rc;
 }
 
+/*
+ * `ctl top [COUNT]`: COUNT frames of top.c's, one a second (0: until interrupted), each
+ * from a "status json" asked then; on a terminal each frame replaces the last.
+ */
+static int
+ctl_top(const char *path, int count)
+{
+	static struct top_sample s[2];
+	struct timespec pause = { 1, 0 };
+	int tty = isatty(STDOUT_FILENO), i, k = 0;
+	char *resp = NULL;
+
+	for (i = 0; count == 0 || i < count; i++) {
+		if (i > 0)
+			nanosleep(&pause, NULL);
+		free(resp);
+		if (ctl_ask(path, "status json\n", 12, 10000, &resp) != 0)
+			return 1;
+		if (strncmp(resp, "ok\n", 3) != 0 || top_parse(resp + 3, &s[k]) < 0) {
+			fprintf(stderr, "sluiced: ctl top: %s", strncmp(resp, "error ", 6) == 0 ?
+			    resp + 6 : "not the status JSON\n");
+			free(resp);
+			return 1;
+		}
+		s[k].at = pool_now();
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		top_frame(stdout, i > 0 ? &s[1 - k] : NULL, &s[k]);
+		if (!tty && (count == 0 || i + 1 < count))
+			fputc('\n', stdout);
+		k = 1 - k;
+	}
+	free(resp);
+	return 0;
+}
+
 int
 ctl_client(const char *rundir, int argc, char **argv)
 {
@@ -421,6 +457,14 @@ ctl_client(const char *rundir, int argc, char **argv)
 		}
 		return ctl_wait(path, (int)secs);
 	}
+	if ((argc == 1 || argc == 2) && strcmp(argv[0], "top") == 0) {
+		secs = 0;
+		if (argc == 2 && str_to_int(argv[1], strlen(argv[1]), 1, 86400, &secs) < 0) {
+			fprintf(stderr, "sluiced: ctl top: want a count of frames in [1, 86400]\n");
+			return 2;
+		}
+		return ctl_top(path, (int)secs);
+	}
 	if (argc == 1 && (strcmp(argv[0], "status") == 0 || strcmp(argv[0], "stop") == 0 ||
 	    strcmp(argv[0], "up") == 0))
 		m = snprintf(cmd, sizeof(cmd), "%s\n", argv[0]);
@@ -429,8 +473,8 @@ ctl_client(const char *rundir, int argc, char **argv)
 	else if (argc == 2 && strcmp(argv[0], "reload") == 0)
 		m = snprintf(cmd, sizeof(cmd), "reload %s\n", argv[1]);
 	else {
-		fprintf(stderr, "sluiced: ctl wants status [--json], up, wait [SECONDS], reload "
-		    "NAME or stop\n");
+		fprintf(stderr, "sluiced: ctl wants status [--json], top [COUNT], up, wait "
+		    "[SECONDS], reload NAME or stop\n");
 		return 2;
 	}
 	if (m < 0 || (size_t)m >= sizeof(cmd)) {

@@ -8,7 +8,8 @@
  *   sluiced [-c CONF] user
  *       prints USER:GROUP that sluiced, started now, would run its pools as (the run user
  *       when root, see priv.c; else the caller's), for scripts that prepare data.
- *   sluiced [-r RUNDIR] ctl status [--json] | up | wait [SECONDS] | reload NAME | stop
+ *   sluiced [-r RUNDIR] ctl status [--json] | top [COUNT] | up | wait [SECONDS] |
+ *       reload NAME | stop
  *       talks to the running supervisor; prints its answer; exit 0 on success, 1 when the
  *       supervisor refused or is not reachable, 2 on usage errors.  `wait` returns once
  *       every pool is up (0) or one failed or SECONDS (30) passed (1), see ctl.c.
@@ -66,8 +67,8 @@ sluiced_usage(void)
 {
 	fprintf(stderr,
 	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
-	    "       sluiced [-r RUNDIR] ctl status [--json] | up | wait [SECONDS] | reload NAME |"
-	    " stop\n"
+	    "       sluiced [-r RUNDIR] ctl status [--json] | top [COUNT] | up | wait [SECONDS] |\n"
+	    "               reload NAME | stop\n"
 	    "       sluiced [-c CONF] user\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
 	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-u USER[:GROUP]]\n"

@@ -15,6 +15,8 @@
  *                 (text and JSON) and served as Prometheus text on set metrics_listen
  *   listenq.c     the listen queue of each pool's socket, asked of the kernel (sock_diag
  *                 for unix sockets, TCP_INFO and SO_MEMINFO for TCP)
+ *   top.c         the frames of `ctl top`: every pool's rates each second, from ctl
+ *                 status's JSON
  *   priv.c        started as root: sets up what the run user cannot, then drops root
  *   nginx.c       the `nginx` subcommand around nginxconf.c
  *   nginxconf.c   the nginx configuration generator (nginxconf.h)
@@ -239,6 +241,34 @@ int ctl_listen(struct sluiced *s);
 int ctl_in_use(const char *path);
 void ctl_accept(struct sluiced *s);
 int ctl_client(const char *rundir, int argc, char **argv);
+
+/* top.c: the frames of `ctl top` (ctl.c asks for them). */
+#define TOP_POOLS	64
+#define TOP_BUCKETS	32
+
+/* A pool's counters at one sample. */
+struct top_pool {
+	char name[CONF_NAME_MAX];
+	char state[16];
+	double requests, accepted, errors5;
+	double busy, threads;		/* serving threads busy, and all of them */
+	double queue;			/* the listen queue now; -1: unknown */
+	double cum[TOP_BUCKETS];	/* the histogram's cumulative counts */
+	double le[TOP_BUCKETS];		/* its bounds in seconds; +Inf as INFINITY */
+	int nb;
+};
+
+struct top_sample {
+	struct top_pool p[TOP_POOLS];
+	int n;
+	int64_t at;			/* pool_now() */
+};
+
+/* Reads the answer text of "status json" (after "ok\n") into s: 0, or -1 when it is not
+ * that JSON. */
+int top_parse(const char *text, struct top_sample *s);
+/* One frame: cur against prev (NULL for the first: totals, and "-" for the rates). */
+void top_frame(FILE *out, const struct top_sample *prev, const struct top_sample *cur);
 
 /* priv.c: privilege drop when started as root.  priv_resolve() picks the run user and
  * group (s->drop), priv_rundir() gives RUNDIR to it (before any socket is bound): 0 or -1

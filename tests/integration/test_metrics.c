@@ -729,6 +729,104 @@ test_metrics_tcp_queue(void)
 	stack_stop(&s);
 }
 
+/* GETs g->url until g->stop (a thread of test_metrics_top). */
+struct getter {
+	const char *url;
+	volatile int stop;
+	int sent;
+};
+
+static void *
+getter_run(void *arg)
+{
+	struct getter *g = arg;
+	struct http_resp r;
+
+	http_resp_init(&r);
+	while (!g->stop && g->sent < 100000) {
+		if (http_do("GET", g->url, NULL, NULL, 0, 5000, &r) == 0 && r.status == 200)
+			g->sent++;
+		usleep(2000);
+	}
+	http_resp_free(&r);
+	return NULL;
+}
+
+/* The fields of pool name's line in the last frame of ctl top's output, into f[n]; the
+ * count found. */
+static int
+top_fields(char *text, const char *name, char **f, int n)
+{
+	char *line, *save = NULL, *last = NULL, *tok;
+	size_t nl = strlen(name);
+	int k = 0;
+
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, name, nl) == 0 && line[nl] == ' ')
+			last = line;
+	if (last == NULL)
+		return 0;
+	for (tok = strtok_r(last, " ", &save); tok != NULL && k < n;
+	    tok = strtok_r(NULL, " ", &save))
+		f[k++] = tok;
+	return k;
+}
+
+/*
+ * ctl top: its first frame shows the totals (20 requests sent before it, "-" for the
+ * rates, which need two samples); while a client sends requests, a later frame shows a
+ * rate above 0 and a p99 bound.
+ */
+static void
+test_metrics_top(void)
+{
+	struct stack s;
+	struct getter g = { 0 };
+	struct buf out;
+	cJSON *root = NULL;
+	char db[128], url[300], *f[10];
+	pthread_t th;
+	int mport, n;
+
+	if (start(&s, "tuned", "", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	snprintf(url, sizeof(url), "%s/health", s.base);
+	CHECK_INT(send_n("GET", url, 20, 200), 0);
+	CHECK(wait_requests(&s, "health", 20, &root) != NULL);
+	cJSON_Delete(root);
+	buf_init(&out, 0);
+	CHECK_INT(stack_ctl(&s, &out, "top 1"), 0);
+	CHECK(out.data != NULL && strstr(out.data, "REQ/S") != NULL);
+	n = out.data != NULL ? top_fields(out.data, "health", f, 10) : 0;
+	CHECK_INT(n, 10);
+	if (n == 10) {
+		CHECK_STR(f[2], "20");
+		CHECK_STR(f[3], "-");
+	}
+	buf_free(&out);
+	g.url = url;
+	CHECK_INT(pthread_create(&th, NULL, getter_run, &g), 0);
+	buf_init(&out, 0);
+	CHECK_INT(stack_ctl(&s, &out, "top 3"), 0);
+	g.stop = 1;
+	pthread_join(th, NULL);
+	n = out.data != NULL ? top_fields(out.data, "health", f, 10) : 0;
+	CHECK_INT(n, 10);
+	if (n == 10) {
+		printf("   ctl top's last frame: health %s requests, %s a second, p99 <= %s ms\n",
+		    f[2], f[3], f[5]);
+		CHECK(strcmp(f[3], "-") != 0 && atof(f[3]) > 0);
+		CHECK(strcmp(f[5], "-") != 0);
+		CHECK(atof(f[2]) > 20);
+	}
+	buf_free(&out);
+	CHECK(stack_ctl(&s, NULL, "top 0") != 0);
+	stop(&s, db);
+}
+
 /* set metrics off: no page, no counts, and ctl status says so. */
 static void
 test_metrics_off(void)
@@ -772,5 +870,6 @@ main(void)
 	RUN(test_metrics_db);
 	RUN(test_metrics_tcp_queue);
 	RUN(test_metrics_off);
+	RUN(test_metrics_top);
 	return harness_done();
 }
