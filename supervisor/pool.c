@@ -408,22 +408,8 @@ pool_deadline(int64_t *deadline, int64_t t)
 static int64_t *
 pool_watch_new(const struct pool *p, int *fd)
 {
-	size_t size = SETTINGS_WATCH_SLOTS * sizeof(int64_t);
-	void *m;
-
-	*fd = (int)syscall(SYS_memfd_create, "sluice-watchdog", 1U /* MFD_CLOEXEC */);
-	if (*fd < 0 || ftruncate(*fd, (off_t)size) == -1)
-		goto fail;
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	if (m == MAP_FAILED)
-		goto fail;
-	return m;
-fail:
-	log_warn("%s: no watchdog page for a worker: %s", p->name, strerror(errno));
-	if (*fd >= 0)
-		(void)close(*fd);
-	*fd = -1;
-	return NULL;
+	return stats_shared_page(p->name, "sluice-watchdog",
+	    SETTINGS_WATCH_SLOTS * sizeof(int64_t), fd);
 }
 
 static void

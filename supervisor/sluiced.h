@@ -207,6 +207,9 @@ void pool_stop_all(struct sluiced *s);
  * logged, the worker runs uncounted.
  */
 struct metrics_page *stats_page_new(const char *pool, int threads, int *fd);
+/* The same for any page of size bytes a worker shares with sluiced (the counters', the
+ * watchdog's), named what in the kernel and in the log line of a refusal. */
+void *stats_shared_page(const char *pool, const char *what, size_t size, int *fd);
 /* w's page added to p's retired totals (w has died), then unmapped. */
 void stats_retire(struct pool *p, struct worker *w);
 void stats_page_free(struct worker *w);

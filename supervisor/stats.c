@@ -46,13 +46,12 @@ stats_state_word(const struct pool *p)
 	    names[p->state];
 }
 
-struct metrics_page *
-stats_page_new(const char *pool, int threads, int *fd)
+void *
+stats_shared_page(const char *pool, const char *what, size_t size, int *fd)
 {
-	size_t size = metrics_page_size(threads);
 	void *m;
 
-	*fd = (int)syscall(SYS_memfd_create, "sluice-metrics", 1U /* MFD_CLOEXEC */);
+	*fd = (int)syscall(SYS_memfd_create, what, 1U /* MFD_CLOEXEC */);
 	if (*fd < 0 || ftruncate(*fd, (off_t)size) == -1)
 		goto fail;
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
@@ -60,11 +59,17 @@ stats_page_new(const char *pool, int threads, int *fd)
 		goto fail;
 	return m;
 fail:
-	log_warn("%s: no counters page for a worker: %s", pool, strerror(errno));
+	log_warn("%s: no %s page for a worker: %s", pool, what, strerror(errno));
 	if (*fd >= 0)
 		(void)close(*fd);
 	*fd = -1;
 	return NULL;
+}
+
+struct metrics_page *
+stats_page_new(const char *pool, int threads, int *fd)
+{
+	return stats_shared_page(pool, "sluice-metrics", metrics_page_size(threads), fd);
 }
 
 void
