@@ -75,6 +75,7 @@ struct db_sqlite {
 	struct db_sqlite_wq *wq;	/* the turn, mapped from wlock, or NULL: flock alone */
 	int wqheld;		/* this connection (its thread) holds wq->mu */
 	int busy_ms;		/* the busy timeout (db_sqlite_busy()) */
+	atomic_int ckpt_due;	/* a group commit's connection: its WAL wants a checkpoint */
 };
 
 struct db_sqlite_stmt {
@@ -1184,3 +1185,83 @@ static const struct db_ops db_sqlite_ops = {
 	.column_double = db_sqlite_column_double,
 	.column_isnull = db_sqlite_column_isnull,
 };
+
+
+/*
+ * The group commit's own connection (gcommit.c).  Its batches commit one after the other
+ * on it, so the pages they read and write stay in its page cache from one batch to the
+ * next (a connection's cache is dropped whenever another one committed since its last
+ * transaction; every request thread's connection sees that after each batch).
+ *
+ * Its COMMIT does not checkpoint the WAL (SQLite's auto-checkpoint would, every 1000 pages
+ * of WAL, copying them to the database file and syncing it before the COMMIT returns, so
+ * before the batch's writers are answered).  Its WAL hook instead marks the checkpoint due
+ * (db_sqlite_checkpoint_due()), and the leader runs it on this connection once the batch
+ * is answered, before the next batch begins (db_sqlite_checkpoint()): the next BEGIN then
+ * finds the WAL copied and writes it again from its start, as after an auto-checkpoint.
+ * (A checkpoint run beside the next batches instead never lets the WAL start over: it
+ * grows with every write.)  Should a checkpoint fall behind (readers hold the old pages)
+ * and the WAL reach DB_SQLITE_WAL_BACKSTOP pages, the COMMIT checkpoints itself again.
+ */
+#define DB_SQLITE_WAL_CKPT	1000	/* pages: SQLite's auto-checkpoint's default */
+#define DB_SQLITE_WAL_BACKSTOP	(16 * DB_SQLITE_WAL_CKPT)
+
+static int
+db_sqlite_wal_hook(void *arg, sqlite3 *conn, const char *name, int pages)
+{
+	struct db_sqlite *s = arg;
+
+	if (pages >= DB_SQLITE_WAL_BACKSTOP)
+		(void)sqlite3_wal_checkpoint_v2(conn, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	else if (pages >= DB_SQLITE_WAL_CKPT)
+		atomic_store(&s->ckpt_due, 1);
+	return SQLITE_OK;
+}
+
+int
+db_sqlite_writer_open(struct db *db, struct db **out)
+{
+	const char *path = sqlite3_db_filename(sq(db)->conn, "main");
+	enum db_err code;
+	char err[256];
+
+	*out = NULL;
+	if (path == NULL || path[0] == '\0')
+		return -1;
+	if (db_sqlite_open(out, path, &db->opts, &code, err, sizeof(err)) < 0) {
+		log_warn("group commit: no connection of its own (%s): batches run on their "
+		    "leader's", err);
+		return -1;
+	}
+	(void)sqlite3_wal_hook(sq(*out)->conn, db_sqlite_wal_hook, *out);
+	return 0;
+}
+
+int
+db_sqlite_writer_fits(struct db *writer, struct db *db)
+{
+	const char *w = sqlite3_db_filename(sq(writer)->conn, "main");
+	const char *d = sqlite3_db_filename(sq(db)->conn, "main");
+	int moved = 0;
+
+	if (w == NULL || d == NULL || strcmp(w, d) != 0)
+		return 0;
+	return sqlite3_file_control(sq(writer)->conn, "main", SQLITE_FCNTL_HAS_MOVED,
+	    &moved) == SQLITE_OK && !moved;
+}
+
+int
+db_sqlite_checkpoint_due(struct db *writer)
+{
+	return atomic_exchange(&sq(writer)->ckpt_due, 0);
+}
+
+void
+db_sqlite_checkpoint(struct db *db)
+{
+	int rc = sqlite3_wal_checkpoint_v2(sq(db)->conn, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+	    NULL);
+
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+		log_warn("sqlite: checkpoint: %s", sqlite3_errmsg(sq(db)->conn));
+}

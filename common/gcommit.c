@@ -65,6 +65,8 @@ static pthread_condattr_t gcommit_ca;
 static int gcommit_monotonic;
 static struct gcommit_item *gcommit_head, *gcommit_tail;
 static int gcommit_busy;
+static struct db *gcommit_conn;		/* the batches' own connection, or NULL */
+static int gcommit_conn_tried;
 static struct gcommit_waiter *gcommit_waiters;	/* the free ones */
 static long gcommit_batches, gcommit_writes, gcommit_commits, gcommit_replays,
     gcommit_timeouts;
@@ -289,6 +291,25 @@ out:
 
 /* A writer's variable: a free one, or a new one (NULL, logged, when none can be made).
  * gcommit_mu held. */
+/*
+ * Makes gcommit_conn the batches' own connection to db's file: kept from batch to batch,
+ * opened again when db's file is another one (or was replaced since), left NULL (the
+ * leader's own connection serves) when it cannot be opened.
+ */
+static void
+gcommit_conn_take(struct db *db)
+{
+	if (gcommit_conn != NULL && !db_sqlite_writer_fits(gcommit_conn, db)) {
+		db_close(gcommit_conn);
+		gcommit_conn = NULL;
+		gcommit_conn_tried = 0;
+	}
+	if (gcommit_conn == NULL && !gcommit_conn_tried) {
+		gcommit_conn_tried = 1;
+		(void)db_sqlite_writer_open(db, &gcommit_conn);
+	}
+}
+
 static struct gcommit_waiter *
 gcommit_waiter_take(void)
 {
@@ -418,7 +439,12 @@ gcommit_run(struct db *db, gcommit_fn fn, void *arg, enum db_err *err)
 		pthread_mutex_unlock(&gcommit_mu);
 
 		/* Every write of the batch is let go by the time this returns. */
-		gcommit_batch(db, batch);
+		gcommit_conn_take(db);
+		gcommit_batch(gcommit_conn != NULL ? gcommit_conn : db, batch);
+		/* Its writes are answered: the WAL's checkpoint, if due, before the next
+		 * batch (db_sqlite.c's db_sqlite_writer_open()). */
+		if (gcommit_conn != NULL && db_sqlite_checkpoint_due(gcommit_conn))
+			db_sqlite_checkpoint(gcommit_conn);
 
 		pthread_mutex_lock(&gcommit_mu);
 		gcommit_busy = 0;

@@ -45,11 +45,18 @@
  * batch only writes whose budgets end at most a second after its own, so that leading
  * never holds its own request much past its budget (and the watchdog's limit).
  *
- * The writes run on the leader's connection, so a write function must use only the db it
- * is given, and its argument (owned by the waiting caller) stays valid because the caller
- * is blocked until its result is in.  A write function may run more than once (a replay):
- * what it leaves in its argument must be the last run's result (reset outputs first).
- * Every write of a process goes to one database file (one endpoint, one database).
+ * The writes run on the group commit's own connection to the file (db_sqlite.c's
+ * db_sqlite_writer_open(), opened by the first leader, the leader's own connection when it
+ * cannot be), kept from batch to batch: its page cache stays warm, where every request
+ * thread's connection starts from an empty one after each commit of another.  So a write
+ * that reads (a rule's check, a related record, a token's record) reads cheaply inside its
+ * write.  The WAL's checkpoint runs between batches, after a batch is answered.  A write
+ * function must use only the db it is given, and its argument (owned by the waiting
+ * caller) stays valid because the caller is blocked until its result is in.  A write
+ * function may run more than once (a replay): what it leaves in its argument must be the
+ * last run's result (reset outputs first).  Every write of a process goes to one database
+ * file (one endpoint, one database); should it change (a test's several files, a file
+ * replaced), the own connection is opened again on the new one.
  */
 #ifndef SLUICE_GCOMMIT_H
 #define SLUICE_GCOMMIT_H
