@@ -89,50 +89,6 @@ rec_thread_fini(void *state)
 	free(t);
 }
 
-/* Checks the Authorization header, if any: 0 (none, or a valid one: x->auth set), or -1
- * with a 401 (or a database error) answered. */
-static int
-rec_authorize(struct rec_ctx *x)
-{
-	const char *h = req_header(x->rq, "Authorization");
-	struct token_claims cl;
-	const struct coll *c;
-	struct rec_row *row;
-	const struct coll_field *tk;
-	size_t len, i;
-	int rc;
-
-	if (h == NULL)
-		return 0;
-	if (strncasecmp(h, "Bearer ", 7) == 0)
-		h += 7;
-	while (*h == ' ')
-		h++;
-	if ((len = strlen(h)) == 0)
-		return 0;
-	if (token_parse(h, len, &cl) < 0 || cl.exp <= (int64_t)x->f.now ||
-	    (c = colls_find(&x->t->colls, cl.coll_id, strlen(cl.coll_id))) == NULL || !c->auth ||
-	    strcmp(c->id, cl.coll_id) != 0)
-		goto bad;
-	if ((rc = rec_get(x, c, cl.id, strlen(cl.id), "id", &row)) < 0)
-		return -1;
-	tk = coll_field(c, "tokenKey", 8);
-	i = coll_field_index(c, tk);
-	if (rc == 0 || row->v[i] == NULL || !token_verify(h, len, c->id, row->v[i], row->len[i]))
-		goto bad;
-	x->auth = c;
-	x->auth_row = row;
-	x->superuser = strcmp(c->name, "_superusers") == 0;
-	x->f.superuser = x->superuser;
-	x->f.auth = c;
-	x->f.auth_vals = row->v;
-	x->f.auth_lens = row->len;
-	return 0;
-bad:
-	rec_error(x->rs, 401, "The request requires valid record authorization token.", NULL);
-	return -1;
-}
-
 /* Splits the route below /api/collections/: 0 with x->c and x->id set and *what the
  * last part ("records", "auth-with-password" or "auth-refresh"), -1 unknown (404
  * answered). */
@@ -278,7 +234,7 @@ handle(struct req *rq, struct resp *rs)
 			return rec_error(rs, 403, "Batch requests are not allowed.", NULL);
 		if (rq->method != REQ_POST)
 			return rec_error(rs, 405, "Method not allowed.", NULL);
-		return rec_authorize(&x) < 0 ? 0 : rec_batch(&x);
+		return rec_authorize(&x, 0) < 0 ? 0 : rec_batch(&x);
 	}
 	if (rec_route(&x, &what) < 0)
 		return 0;
@@ -288,7 +244,8 @@ handle(struct req *rq, struct resp *rs)
 	 * the REST API's GETs do. */
 	if (rq->method & (REQ_GET | REQ_HEAD))
 		db_route(rq->db, DB_ROUTE_READ);
-	if (rec_authorize(&x) < 0)
+	if (rec_authorize(&x, rq->method == REQ_POST && x.id == NULL &&
+	    strcmp(what, "records") == 0) < 0)
 		return 0;
 	if (strncmp(what, "auth-", 5) == 0) {
 		if (rq->method != REQ_POST)

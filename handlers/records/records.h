@@ -2,7 +2,8 @@
  * records.h: internal to handlers/records/: what the routes share (the thread's state, the
  * request's context, the rows read, the response helpers).
  *
- *   main.c    the endpoint: the thread's state, who asks, the route, the body, main()
+ *   main.c    the endpoint: the thread's state, the route, the body, main()
+ *   auth.c    who asks: the token and its record
  *   read.c    list and view, the expand of relations, a record's JSON
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
@@ -61,6 +62,10 @@ struct rec_ctx {
 	const struct coll *auth;	/* the signed-in record's collection, or NULL */
 	struct rec_row *auth_row;
 	int superuser;
+	/* A token whose record is not read yet (rec_authorize()'s deferral): its collection,
+	 * its text and the record's id; NULL when none is pending. */
+	const struct coll *auth_wait;
+	const char *auth_tok, *auth_id;
 	struct filter_ctx f;
 	struct filter_shape eq;		/* what the client's filter= is (rec_filter()) */
 	struct filter_shape rule;	/* what the list rule is (rec_where()) */
@@ -121,6 +126,24 @@ int rec_commit(struct rec_ctx *x, int (*fn)(struct rec_ctx *x, void *arg), void 
     int txn);
 
 int rec_create(struct rec_ctx *x);
+
+/*
+ * Checks the Authorization header, if any: 0 (none, or a valid one: x->auth set), or -1
+ * with a 401 (or a database error) answered.  defer: a SQLite create, which reads the
+ * token's record later, inside its write (rec_auth_settle()), unless the token is a
+ * superuser's (x->superuser is then known before any check).
+ */
+int rec_authorize(struct rec_ctx *x, int defer);
+
+/*
+ * Reads the record of a token rec_authorize() deferred (x->auth_wait) on x->rq->db and
+ * checks the token with its key: 0 (x->auth set, or nothing was pending), or -1 answered
+ * (401, or the database's error).  A SQLite create calls it inside its write, on the
+ * connection of the process's group commit, whose pages stay cached from one batch to
+ * the next: the request itself then opens no read transaction of its own, the one that
+ * after every commit would start from an empty page cache (auth.c).
+ */
+int rec_auth_settle(struct rec_ctx *x);
 int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
 int rec_auth_password(struct rec_ctx *x);

@@ -870,7 +870,7 @@ rec_exec_rows_write(struct rec_ctx *x, void *arg)
 
 /* A create: its values, and what it stored. */
 struct rec_insert {
-	const struct rec_sets *s;
+	struct rec_sets *s;
 	int txn;		/* the rule reads the collection itself: rec_insert_txn() */
 	int fetched;		/* rows holds the record as stored (its INSERT returned it) */
 	int refused;		/* rec_insert_one() stored nothing: a missing relation or the
@@ -1035,15 +1035,28 @@ too_many:
 	return rec_error(x->rs, 400, "Failed to create record.", NULL), -1;
 }
 
-/* A create, a write of rec_commit(): one statement on PostgreSQL (rec_insert_one()) unless
- * in->txn, else rec_insert_txn()'s.  0, or -1 answered. */
+/*
+ * A create, a write of rec_commit(): one statement on PostgreSQL (rec_insert_one()) unless
+ * in->txn, else rec_insert_txn()'s.  On SQLite the write first checks what the request
+ * has not read yet, on the group commit's connection (rec_auth_settle()): the token's
+ * record, then the related records (the body's other errors were answered before).
+ * 0, or -1 answered.
+ */
 static int
 rec_insert(struct rec_ctx *x, void *arg)
 {
 	struct rec_insert *in = arg;
+	struct rec_sets *s = in->s;
 
 	if (db_backend(x->rq->db) == DB_PG && !in->txn)
 		return rec_insert_one(x, in);
+	if (db_backend(x->rq->db) == DB_SQLITE) {
+		s->errs.len = 0;	/* a replay checks them again */
+		if (rec_auth_settle(x) < 0 || rec_relations_exist(x, s) < 0)
+			return -1;
+		if (rec_invalid_answer(x, s, "Failed to create record."))
+			return -1;
+	}
 	return rec_insert_txn(x, in);
 }
 
@@ -1055,12 +1068,15 @@ rec_create(struct rec_ctx *x)
 	const char *rule = x->c->rules[COLL_RULE_CREATE];
 	int rc = 0;
 
+	/* A token not checked yet (SQLite) is checked before any other answer, as always. */
 	if (!x->superuser && rule == NULL)
-		return rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
+		return rec_auth_settle(x) < 0 ? 0 :
+		    rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
 	if (rec_values(x, &s, 1) < 0)
 		goto out;
-	/* On PostgreSQL the INSERT checks the relations itself (rec_insert_one()). */
-	if (s.errs.len == 0 && db_backend(x->rq->db) != DB_PG && rec_relations_exist(x, &s) < 0)
+	/* The relations are checked by the write: on PostgreSQL in its INSERT
+	 * (rec_insert_one()), on SQLite before it (rec_insert()). */
+	if (s.errs.len > 0 && rec_auth_settle(x) < 0)
 		goto out;
 	if (rec_invalid_answer(x, &s, "Failed to create record."))
 		goto out;

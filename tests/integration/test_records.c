@@ -430,7 +430,7 @@ test_records_tokens(void)
 		if (kid != NULL) {
 			/* The seeder's tokenKey of user 1 is read back from the database file. */
 			struct http_resp k;
-			char cmd[512], key[64] = "";
+			char cmd[512], key[64] = "", body[256];
 			FILE *p;
 
 			snprintf(cmd, sizeof(cmd), "sqlite3 %s \"select tokenKey from users where "
@@ -455,6 +455,30 @@ test_records_tokens(void)
 			CHECK(token_make(tok, sizeof(tok), "_pb_users_auth_", kid, "other", 5,
 			    (int64_t)time(NULL) + 600) > 0);
 			RX_CHECK("GET", "/api/collections/posts/records?perPage=1", tok, NULL, 401,
+			    "\"status\":401");
+			/* A create checks its token before anything else, whether its body is
+			 * valid or not (on SQLite the token's record is read inside the write). */
+			snprintf(body, sizeof(body), "{\"title\":\"t\",\"author\":\"%s\"}", kid);
+			RX_CHECK("POST", "/api/collections/posts/records", tok, body, 401,
+			    "\"status\":401");
+			RX_CHECK("POST", "/api/collections/posts/records", tok,
+			    "{\"title\":\"t\",\"status\":\"nope\"}", 401, "\"status\":401");
+			RX_CHECK("POST", "/api/collections/posts/records", tok,
+			    "{\"title\":\"t\",\"author\":\"zzzzzzzzzzzzzzz\"}", 401,
+			    "\"status\":401");
+			/* With the right key: a missing related record is the body's error. */
+			CHECK(token_make(tok, sizeof(tok), "_pb_users_auth_", kid, key, strlen(key),
+			    (int64_t)time(NULL) + 600) > 0);
+			RX_CHECK("POST", "/api/collections/posts/records", tok,
+			    "{\"title\":\"t\",\"author\":\"zzzzzzzzzzzzzzz\"}", 400,
+			    "\"validation_missing_rel_records\"");
+			RX_CHECK("POST", "/api/collections/posts/records", tok,
+			    "{\"title\":\"t\",\"status\":\"nope\"}", 400,
+			    "\"validation_invalid_value\"");
+			/* The token of a user that does not exist: 401. */
+			CHECK(token_make(tok, sizeof(tok), "_pb_users_auth_", "zzzzzzzzzzzzzzz", key,
+			    strlen(key), (int64_t)time(NULL) + 600) > 0);
+			RX_CHECK("POST", "/api/collections/posts/records", tok, body, 401,
 			    "\"status\":401");
 			http_resp_init(&k);
 			http_resp_free(&k);
