@@ -1,6 +1,6 @@
 /*
  * auth.c: who asks: the Authorization header's token checked against its record's key,
- * at once or, for a SQLite create, inside the write (rec_auth_settle()).
+ * at once or, for a SQLite create or update, inside the write (rec_auth_settle()).
  */
 #include <stdint.h>
 #include <string.h>

@@ -244,8 +244,10 @@ handle(struct req *rq, struct resp *rs)
 	 * the REST API's GETs do. */
 	if (rq->method & (REQ_GET | REQ_HEAD))
 		db_route(rq->db, DB_ROUTE_READ);
-	if (rec_authorize(&x, rq->method == REQ_POST && x.id == NULL &&
-	    strcmp(what, "records") == 0) < 0)
+	/* A create or an update reads its token's record inside its write (write.c). */
+	if (rec_authorize(&x, strcmp(what, "records") == 0 &&
+	    ((rq->method == REQ_POST && x.id == NULL) ||
+	    (rq->method == REQ_PATCH && x.id != NULL))) < 0)
 		return 0;
 	if (strncmp(what, "auth-", 5) == 0) {
 		if (rq->method != REQ_POST)

@@ -129,19 +129,19 @@ int rec_create(struct rec_ctx *x);
 
 /*
  * Checks the Authorization header, if any: 0 (none, or a valid one: x->auth set), or -1
- * with a 401 (or a database error) answered.  defer: a SQLite create, which reads the
- * token's record later, inside its write (rec_auth_settle()), unless the token is a
- * superuser's (x->superuser is then known before any check).
+ * with a 401 (or a database error) answered.  defer: a create or an update, which on
+ * SQLite reads the token's record later, inside its write (rec_auth_settle()), unless the
+ * token is a superuser's (x->superuser is then known before any check).
  */
 int rec_authorize(struct rec_ctx *x, int defer);
 
 /*
  * Reads the record of a token rec_authorize() deferred (x->auth_wait) on x->rq->db and
  * checks the token with its key: 0 (x->auth set, or nothing was pending), or -1 answered
- * (401, or the database's error).  A SQLite create calls it inside its write, on the
- * connection of the process's group commit, whose pages stay cached from one batch to
- * the next: the request itself then opens no read transaction of its own, the one that
- * after every commit would start from an empty page cache (auth.c).
+ * (401, or the database's error).  A SQLite create or update calls it inside its write,
+ * on the connection of the process's group commit, whose pages stay cached from one batch
+ * to the next: the request itself then opens no read transaction of its own, the one
+ * that after every commit would start from an empty page cache (auth.c).
  */
 int rec_auth_settle(struct rec_ctx *x);
 int rec_update(struct rec_ctx *x);

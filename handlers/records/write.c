@@ -1133,32 +1133,33 @@ rec_may_update(struct rec_ctx *x)
 	return r == DB_ROW ? 0 : 1;
 }
 
-int
-rec_update(struct rec_ctx *x)
+/*
+ * An update's statement in x->t->q, from the rule's check on: 0, 1 (404: the rule does
+ * not let the request change the record), or -1 answered.  *s holds the body's values
+ * (its own, freed by the caller).
+ */
+static int
+rec_update_sql(struct rec_ctx *x, struct rec_sets *s)
 {
-	struct rec_rows rows;
-	struct rec_sets s;
 	struct sqlb *q = &x->t->q;
-	int i, r, rc = 0;
-	int64_t n;
+	int i, r;
 
 	/* The rule first: nothing about a record the request may not change (its current
 	 * values, its old password) may decide the answer. */
-	memset(&s, 0, sizeof(s));
 	if ((r = rec_may_update(x)) != 0)
-		return r < 0 ? 0 : rec_error(x->rs, 404, NULL, NULL);
-	if (rec_values(x, &s, 0) < 0)
-		goto out;
-	if (s.errs.len == 0 && rec_relations_exist(x, &s) < 0)
-		goto out;
-	if (rec_invalid_answer(x, &s, "Failed to update record."))
-		goto out;
+		return r;
+	if (rec_values(x, s, 0) < 0)
+		return -1;
+	if (s->errs.len == 0 && rec_relations_exist(x, s) < 0)
+		return -1;
+	if (rec_invalid_answer(x, s, "Failed to update record."))
+		return -1;
 	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "UPDATE ");
 	coll_quote(q->sql, x->c->name);
 	buf_puts(q->sql, " AS t SET \"id\" = t.\"id\"");
-	for (i = 0; i < s.n; i++) {
-		const struct rec_set *d = &s.v[i];
+	for (i = 0; i < s->n; i++) {
+		const struct rec_set *d = &s->v[i];
 
 		buf_puts(q->sql, ", ");
 		coll_quote(q->sql, d->f->name);
@@ -1170,26 +1171,79 @@ rec_update(struct rec_ctx *x)
 			buf_puts(q->sql, " + ");
 			r = sqlb_double(q, d->delta);
 		} else
-			r = rec_bind_sets(q, &s, i);
-		if (r < 0) {
-			rec_error(x->rs, 400, "Failed to update record.", NULL);
-			goto out;
-		}
+			r = rec_bind_sets(q, s, i);
+		if (r < 0)
+			return rec_error(x->rs, 400, "Failed to update record.", NULL), -1;
 	}
 	buf_puts(q->sql, " WHERE t.\"id\" = ");
 	sqlb_text(q, x->id, strlen(x->id));
-	if ((r = rec_rule(x, x->c, COLL_RULE_UPDATE, "t")) != 0) {
-		if (r > 0)
-			rec_error(x->rs, 403, "Only superusers can perform this action.", NULL);
-		goto out;
-	}
+	if ((r = rec_rule(x, x->c, COLL_RULE_UPDATE, "t")) != 0)
+		return r > 0 ? (rec_error(x->rs, 403, "Only superusers can perform this action.",
+		    NULL), -1) : -1;
 	/* The record as stored comes back with the UPDATE: no read after it. */
 	rec_returning(q, x->c, NULL);
-	if ((n = rec_commit(x, rec_exec_rows_write, &rows, 0)) < 0)
+	return 0;
+}
+
+/* An update whose reads run inside its write: its token's record, the rule's check, the
+ * related records, then the UPDATE (a write of rec_commit()).  The rows changed (0: 404,
+ * or the rule's refusal, answered), or -1 answered. */
+struct rec_upd {
+	struct rec_sets s;
+	struct rec_rows rows;
+	int ran;		/* s holds a run's values (a replay frees them first) */
+};
+
+static int
+rec_update_write(struct rec_ctx *x, void *arg)
+{
+	struct rec_upd *u = arg;
+	int r;
+
+	if (u->ran)
+		buf_free(&u->s.errs);
+	memset(&u->s, 0, sizeof(u->s));
+	u->ran = 1;
+	if (rec_auth_settle(x) < 0 || (r = rec_update_sql(x, &u->s)) < 0)
+		return -1;
+	if (r > 0) {
+		memset(&u->rows, 0, sizeof(u->rows));
+		return 0;
+	}
+	return rec_exec_rows_write(x, &u->rows);
+}
+
+/*
+ * On SQLite an update whose token rec_authorize() left unread, and whose body sets no
+ * password (a bcrypt hash has no place inside a batch), reads inside its write on the group
+ * commit's connection (rec_update_write()), as a create does; any other one reads first.
+ */
+int
+rec_update(struct rec_ctx *x)
+{
+	struct rec_upd u;
+	int r, rc = 0;
+	int64_t n;
+
+	memset(&u, 0, sizeof(u));
+	if (x->auth_wait != NULL && !(x->c->auth &&
+	    cJSON_GetObjectItemCaseSensitive(x->body, "password") != NULL)) {
+		if ((n = rec_commit(x, rec_update_write, &u, 0)) >= 0)
+			rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) :
+			    rec_show_rows(x, &u.rows);
 		goto out;
-	rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show_rows(x, &rows);
+	}
+	if (rec_auth_settle(x) < 0 || (r = rec_update_sql(x, &u.s)) < 0)
+		goto out;
+	if (r > 0) {
+		rc = rec_error(x->rs, 404, NULL, NULL);
+		goto out;
+	}
+	if ((n = rec_commit(x, rec_exec_rows_write, &u.rows, 0)) < 0)
+		goto out;
+	rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show_rows(x, &u.rows);
 out:
-	buf_free(&s.errs);
+	buf_free(&u.s.errs);
 	return rc;
 }
 

@@ -466,6 +466,9 @@ test_records_tokens(void)
 			RX_CHECK("POST", "/api/collections/posts/records", tok,
 			    "{\"title\":\"t\",\"author\":\"zzzzzzzzzzzzzzz\"}", 401,
 			    "\"status\":401");
+			/* An update too: the token, then the record, then the body. */
+			RX_CHECK("PATCH", "/api/collections/posts/records/zzzzzzzzzzzzzzz", tok,
+			    "{\"status\":\"nope\"}", 401, "\"status\":401");
 			/* With the right key: a missing related record is the body's error. */
 			CHECK(token_make(tok, sizeof(tok), "_pb_users_auth_", kid, key, strlen(key),
 			    (int64_t)time(NULL) + 600) > 0);
@@ -475,6 +478,10 @@ test_records_tokens(void)
 			RX_CHECK("POST", "/api/collections/posts/records", tok,
 			    "{\"title\":\"t\",\"status\":\"nope\"}", 400,
 			    "\"validation_invalid_value\"");
+			RX_CHECK("PATCH", "/api/collections/posts/records/zzzzzzzzzzzzzzz", tok,
+			    "{\"status\":\"nope\"}", 404, "\"status\":404");
+			RX_CHECK("PATCH", "/api/collections/posts/records/zzzzzzzzzzzzzzz", tok,
+			    "{\"title\":\"t\"}", 404, "\"status\":404");
 			/* The token of a user that does not exist: 401. */
 			CHECK(token_make(tok, sizeof(tok), "_pb_users_auth_", "zzzzzzzzzzzzzzz", key,
 			    strlen(key), (int64_t)time(NULL) + 600) > 0);
