@@ -589,6 +589,51 @@ static void busy_retried(struct stack *s, const char *db, int n);
  * connection (this process's BEGIN IMMEDIATE, held 300 ms) is retried by the busy handler,
  * counted, and answered 201 once the lock goes.
  */
+/*
+ * Every metric a query of the Grafana dashboard (conf/grafana-sluice.json) names is a
+ * family of the exposition r (its # TYPE line), so that no panel stays empty.
+ */
+static void
+dashboard_names(const struct http_resp *r)
+{
+	FILE *f = fopen("conf/grafana-sluice.json", "r");
+	char text[65536], name[96], type[128];
+	const char *p;
+	size_t n = 0, len, checked = 0;
+	static const char *const sfx[] = { "_bucket", "_sum", "_count" };
+	const char *body = r->body.data ? r->body.data : "";
+
+	CHECK(f != NULL);
+	if (f == NULL)
+		return;
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	CHECK(len > 0 && len < sizeof(text) - 1);
+	for (p = strstr(text, "sluice_"); p != NULL; p = strstr(p + n, "sluice_")) {
+		size_t k;
+
+		for (n = 0; n < sizeof(name) - 1 && (p[n] == '_' || (p[n] >= 'a' && p[n] <= 'z'));
+		    n++)
+			name[n] = p[n];
+		name[n] = '\0';
+		if (strcmp(name, "sluice_") == 0)
+			continue;
+		/* A histogram's series are named after their family. */
+		snprintf(type, sizeof(type), "# TYPE %s ", name);
+		for (k = 0; k < sizeof(sfx) / sizeof(sfx[0]) && strstr(body, type) == NULL; k++)
+			if (n > strlen(sfx[k]) && strcmp(name + n - strlen(sfx[k]), sfx[k]) == 0)
+				snprintf(type, sizeof(type), "# TYPE %.*s ",
+				    (int)(n - strlen(sfx[k])), name);
+		if (strstr(body, type) == NULL)
+			fprintf(stderr, "   the dashboard's %s is not in /metrics\n", name);
+		CHECK(strstr(body, type) != NULL);
+		checked++;
+	}
+	printf("   the dashboard's queries name %zu metrics\n", checked);
+	CHECK(checked >= 20);
+}
+
 static void
 test_metrics_db(void)
 {
@@ -630,6 +675,7 @@ test_metrics_db(void)
 	    batches);
 	CHECK(has_line(&r, line));
 	CHECK(has_line(&r, "sluice_db_sqlite_busy_retries_total{pool=\"rest\"} 0"));
+	dashboard_names(&r);
 	http_resp_free(&r);
 
 	busy_retried(&s, db, N);
