@@ -10,6 +10,7 @@
  * max_depth deep.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,22 @@ json_numbers_finite(const cJSON *v)
 	return 1;
 }
 
+/*
+ * 1 when one of the 8 bytes of w (any order) is below 0x20, a '"' or a '\\': a byte that
+ * json_escape() writes escaped.  Each test sets the high bit of the byte it matches
+ * (the classic "has zero byte" trick, on w itself for < 0x20 and on w with the quote or
+ * the backslash xored away); a byte of 0x80 or more (UTF-8) matches none of them.
+ */
+static int
+json_word_special(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+
+	return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs ?
+	    1 : 0;
+}
+
 int
 json_escape(struct buf *b, const char *s, size_t len)
 {
@@ -257,10 +274,21 @@ json_escape(struct buf *b, const char *s, size_t len)
 	if (buf_putc(b, '"') < 0)
 		return -1;
 	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
+		unsigned char c;
 		char esc[7];
 		size_t n = 2;
+		uint64_t w;
 
+		/* Eight plain bytes at a time (most text has nothing to escape). */
+		while (len - i >= 8) {
+			memcpy(&w, s + i, 8);
+			if (json_word_special(w))
+				break;
+			i += 8;
+		}
+		if (i == len)
+			break;
+		c = (unsigned char)s[i];
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		if (buf_append(b, s + run, i - run) < 0)

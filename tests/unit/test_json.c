@@ -1,4 +1,5 @@
 /* test_json: parsing with the nesting limit, hostile bodies, escaping. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,48 @@ test_escape(void)
 	buf_reset(&b, 0);
 	CHECK(json_escape(&b, "", 0) == 0);
 	CHECK_STR(b.data, "\"\"");
+	/* Every byte value at every position of texts of 0 to 40 bytes (eight at a time
+	 * are looked at together): the same as escaping byte by byte. */
+	{
+		unsigned seed = 12345;
+		int k;
+
+		for (k = 0; k < 20000; k++) {
+			char in[40], want[300];
+			size_t n = (size_t)(k % 41), j, w = 0;
+
+			for (j = 0; j < n; j++) {
+				seed = seed * 1103515245u + 12345u;
+				/* Mostly plain text, now and then any byte. */
+				in[j] = (char)((seed >> 16) % 8 == 0 ? (seed >> 8) & 0xff :
+				    'a' + (seed >> 16) % 26);
+			}
+			want[w++] = '"';
+			for (j = 0; j < n; j++) {
+				unsigned char c = (unsigned char)in[j];
+
+				if (c == '"' || c == '\\' || c < 0x20) {
+					const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" :
+					    c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" :
+					    c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
+
+					if (e != NULL)
+						w += (size_t)snprintf(want + w, sizeof(want) - w, "%s", e);
+					else
+						w += (size_t)snprintf(want + w, sizeof(want) - w, "\\u%04x", c);
+				} else
+					want[w++] = (char)c;
+			}
+			want[w++] = '"';
+			want[w] = '\0';
+			buf_reset(&b, 0);
+			if (json_escape(&b, in, n) < 0 || b.len != w ||
+			    memcmp(b.data, want, w) != 0) {
+				CHECK(!"json_escape() as byte by byte");
+				break;
+			}
+		}
+	}
 	buf_free(&b);
 	/* A cap that cannot hold the text refuses, and says so. */
 	buf_init(&b, 4);
