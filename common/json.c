@@ -261,8 +261,8 @@ json_word_special(uint64_t w)
 	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
 	uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
 
-	return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs ?
-	    1 : 0;
+	return ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) &
+	    highs) != 0;
 }
 
 int
