@@ -289,8 +289,6 @@ out:
 	db->deadline_ms = saved;
 }
 
-/* A writer's variable: a free one, or a new one (NULL, logged, when none can be made).
- * gcommit_mu held. */
 /*
  * Makes gcommit_conn the batches' own connection to db's file: kept from batch to batch,
  * opened again when db's file is another one (or was replaced since), left NULL (the
@@ -310,6 +308,8 @@ gcommit_conn_take(struct db *db)
 	}
 }
 
+/* A writer's variable: a free one, or a new one (NULL, logged, when none can be made).
+ * gcommit_mu held. */
 static struct gcommit_waiter *
 gcommit_waiter_take(void)
 {

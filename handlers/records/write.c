@@ -1185,14 +1185,17 @@ rec_update_sql(struct rec_ctx *x, struct rec_sets *s)
 	return 0;
 }
 
-/* An update whose reads run inside its write: its token's record, the rule's check, the
- * related records, then the UPDATE (a write of rec_commit()).  The rows changed (0: 404,
- * or the rule's refusal, answered), or -1 answered. */
+/* An update: its values, and what it stored. */
 struct rec_upd {
 	struct rec_sets s;
 	struct rec_rows rows;
 	int ran;		/* s holds a run's values (a replay frees them first) */
 };
+
+/* An update whose reads run inside its write: its token's record, the rule's check, the
+ * related records, then the UPDATE (a write of rec_commit()).  The rows changed (0: the
+ * record is not there or the rule does not let the request change it, a 404 for the
+ * caller to answer), or -1 answered. */
 
 static int
 rec_update_write(struct rec_ctx *x, void *arg)
