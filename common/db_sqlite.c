@@ -1186,7 +1186,6 @@ static const struct db_ops db_sqlite_ops = {
 	.column_isnull = db_sqlite_column_isnull,
 };
 
-
 /*
  * The group commit's own connection (gcommit.c).  Its batches commit one after the other
  * on it, so the pages they read and write stay in its page cache from one batch to the
