@@ -545,7 +545,14 @@ test_pg_failover_async_loses_unshipped_commits(void)
 	    i++)
 		usleep(20000);
 	before = chatfix_int(stby.url, "SELECT count(*) FROM fo_item", NULL);
-	sender = chatfix_int(prim.url, "SELECT pid FROM pg_stat_replication", NULL);
+	/* The standby may have the row from its base backup before its WAL receiver has
+	 * connected: wait for the primary's WAL sender to stream. */
+	for (i = 0, sender = 0; i < 300 && sender <= 0; i++) {
+		sender = chatfix_int(prim.url, "SELECT coalesce(max(pid), 0) FROM "
+		    "pg_stat_replication WHERE state = 'streaming'", NULL);
+		if (sender <= 0)
+			usleep(20000);
+	}
 	CHECK_INT(before, 1);
 	if (sender <= 0 || kill((pid_t)sender, SIGSTOP) == -1) {
 		CHECK(!"the WAL sender stopped");
