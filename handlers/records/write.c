@@ -308,13 +308,20 @@ rec_relation_ids(struct rec_ctx *x, const struct rec_set *d, char **ids, int *wa
 }
 
 /* Appends to q the query of the number of distinct records of d's collection among ids,
- * without its SELECT: "count(DISTINCT rel.id) FROM ... AS rel WHERE ...".  0, or -1 (too
- * many values). */
+ * without its SELECT: "count(DISTINCT rel.id) FROM ... AS rel WHERE ...".  A single
+ * relation compares its one id, which both databases answer with one probe of the primary
+ * key; a set of ids from a JSON array may be planned as a scan of the whole collection
+ * (PostgreSQL's generic plan of IN (SELECT jsonb_array_elements_text(...)) is a hash semi
+ * join over a sequential scan).  0, or -1 (too many values). */
 static int
 rec_relation_count(struct sqlb *q, const struct rec_set *d, const char *ids)
 {
 	buf_puts(q->sql, "count(DISTINCT rel.\"id\") FROM ");
 	coll_quote(q->sql, d->f->tcoll->name);
+	if (!d->f->multiple) {
+		buf_puts(q->sql, " AS rel WHERE rel.\"id\" = ");
+		return sqlb_text(q, d->s, d->len);
+	}
 	buf_puts(q->sql, " AS rel WHERE rel.\"id\" IN ");
 	return sqlb_in_json(q, ids, strlen(ids));
 }
