@@ -331,7 +331,7 @@ records /api/ $pool db=records db_plans=generic records_secret_file=$REC_SCRATCH
 	fi
 	# What the large / default table needs, per preset and database.
 	for s in list filtered expanded; do
-		REC_RPS[$preset.$db.$s]=${MEAS[$s.rps]}
+		REC_RPS[$preset.$db.$s]=${MEAS[$s.rps]:-}
 	done
 	# The footprint after the run: the records pool, then the stack around it.
 	pids=$("$TOP/bin/sluiced" -r "$STACK_RUN" ctl status |
