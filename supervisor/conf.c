@@ -285,6 +285,15 @@ conf_set_value(struct conf_parser *p, const char *key, const char *val)
 			    "127.0.0.1:9145");
 			return -1;
 		}
+	} else if (strcmp(key, "nginx_status") == 0) {
+		/* Loopback only: nginx answers stub_status to 127.0.0.1 alone (nginxconf.c). */
+		if (strncmp(val, "127.0.0.1:", 10) == 0)
+			val += 10;
+		if (conf_parse_int(val, 1, 65535, &v) == -1) {
+			conf_error(p, "nginx_status: want a port (on 127.0.0.1), e.g. 9146");
+			return -1;
+		}
+		c->nginx_status_port = (int)v;
 	} else if (strcmp(key, "cpus") == 0) {
 		if (conf_parse_int(val, 1, 1024, &v) == -1) {
 			conf_error(p, "cpus: want an integer in [1, 1024]");
@@ -953,6 +962,11 @@ conf_resolve(struct conf_parser *p)
 			ep->workers = w;
 		if (ep->threads_auto)
 			ep->threads = t;
+	}
+	if (c->nginx_status_port != 0 && c->nginx_status_port == c->metrics_port &&
+	    (ntohl(c->metrics_addr) == INADDR_LOOPBACK || c->metrics_addr == INADDR_ANY)) {
+		conf_error(p, "nginx_status: port %d is metrics_listen's", c->nginx_status_port);
+		return -1;
 	}
 	return conf_resolve_pool_address(p);
 }

@@ -50,6 +50,11 @@
  *   metrics on|off         the workers' counters (common/metrics.h; on)
  *   metrics_listen ADDR:PORT  where sluiced serves them as Prometheus text (an IPv4
  *                          address and port, or a port alone on 127.0.0.1; unset: nowhere)
+ *                          and its status page
+ *   nginx_status PORT      nginx answers stub_status on 127.0.0.1:PORT, a server of its own
+ *                          for loopback clients only, and sluiced's /metrics and status
+ *                          page show its figures (supervisor/stubstatus.h; unset: neither;
+ *                          127.0.0.1:PORT is accepted too, no other address)
  *
  * Names (endpoints, dbs, keys) are [a-z0-9_], start with a letter and are shorter than
  * CONF_NAME_MAX; routes and values are limited to characters that need no quoting in
@@ -119,6 +124,7 @@ struct conf {
 	int metrics;		/* set metrics: 1 on (the default), 0 off */
 	unsigned metrics_addr;	/* set metrics_listen: IPv4 address, network order */
 	int metrics_port;	/* its port; 0: unset, no metrics address */
+	int nginx_status_port;	/* set nginx_status: nginx's stub_status on 127.0.0.1; 0: none */
 	struct conf_kv settings[CONF_EXTRA_MAX];
 	size_t nsettings;
 	struct conf_kv dbs[CONF_EXTRA_MAX];

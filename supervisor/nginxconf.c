@@ -14,6 +14,7 @@
 #include "log.h"
 #include "nginxconf.h"
 #include "proxy.h"
+#include "stubstatus.h"
 
 static const char *const nginx_profile_names[NGINX__MAX] = { "default", "tuned" };
 
@@ -483,6 +484,39 @@ nginx_write_server(FILE *out, const struct proxy *p, const struct nginx_opts *o,
 	fprintf(out, "\t}\n");
 }
 
+/*
+ * set nginx_status PORT: nginx's stub_status for sluiced (stubstatus.h), in a server of its
+ * own on 127.0.0.1:PORT rather than a location of the public server, so that no listen
+ * address of the API ever answers it, whatever the public listen is (a location on an
+ * internal path of a listener on 0.0.0.0 would rest on the allow list alone).  allow
+ * 127.0.0.1 on top: a client on another loopback address of this host is refused too.
+ * Anything but STUBSTATUS_PATH is 404; no access log line per scrape.
+ */
+static void
+nginx_write_status_server(FILE *out, const struct conf *c)
+{
+	fprintf(out, "\n\t# nginx's stub_status for sluiced's /metrics (set nginx_status): "
+	    "loopback only,\n\t# never the public listener.\n");
+	fprintf(out, "\tserver {\n\t\tlisten 127.0.0.1:%d;\n\t\tserver_name localhost;\n"
+	    "\t\taccess_log off;\n\t\tallow 127.0.0.1;\n\t\tdeny all;\n", c->nginx_status_port);
+	fprintf(out, "\t\tlocation = %s {\n\t\t\tstub_status;\n\t\t}\n", STUBSTATUS_PATH);
+	fprintf(out, "\t\tlocation / {\n\t\t\treturn 404 '%s';\n\t\t}\n\t}\n",
+	    proxy_error_body(404, PROXY_ANY));
+}
+
+/* 1 when the public listen (ADDR:PORT, PORT, [v6]:PORT or unix:PATH) has port's number. */
+static int
+nginx_listen_port_is(const char *listen, int port)
+{
+	const char *colon = strrchr(listen, ':'), *ps = colon != NULL ? colon + 1 : listen;
+	char want[16];
+
+	if (strncmp(listen, "unix:", 5) == 0)
+		return 0;
+	(void)snprintf(want, sizeof(want), "%d", port);
+	return strcmp(ps, want) == 0;
+}
+
 int
 nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 {
@@ -495,6 +529,11 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 	memset(&p, 0, sizeof(p));
 	if (nginx_check(c, o, listen) == -1)
 		goto out;
+	if (c->nginx_status_port != 0 && nginx_listen_port_is(listen, c->nginx_status_port)) {
+		log_err("nginx: listen %s and nginx_status %d share a port: the API would answer "
+		    "the status", listen, c->nginx_status_port);
+		goto out;
+	}
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
 		log_err("nginx: out of memory");
 		goto out;
@@ -514,6 +553,8 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 	for (i = 0; o->profile == NGINX_TUNED && i < p.npools; i++)
 		nginx_write_upstream(out, &p.pools[i], o, h, w);
 	nginx_write_server(out, &p, o, listen);
+	if (c->nginx_status_port != 0)
+		nginx_write_status_server(out, c);
 	fprintf(out, "}\n");
 	if (fflush(out) == EOF || ferror(out)) {
 		log_err("nginx: write failed");

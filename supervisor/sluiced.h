@@ -15,6 +15,8 @@
  *                 (text and JSON) and served as Prometheus text on set metrics_listen
  *   listenq.c     the listen queue of each pool's socket, asked of the kernel (sock_diag
  *                 for unix sockets, TCP_INFO and SO_MEMINFO for TCP)
+ *   stubstatus.c  nginx's stub_status figures (set nginx_status), read over loopback
+ *                 for the metrics address (stubstatus.h)
  *   top.c         the frames of `ctl top`: every pool's rates each second, from ctl
  *                 status's JSON
  *   priv.c        started as root: sets up what the run user cannot, then drops root

@@ -6,7 +6,8 @@
  * per kind of mistake with the line and the words the error must contain.  Generator
  * tests check the keepalive rule of docs/fastcgi.md rule 2 (W x K <= C / 2, K < 1 means no
  * keepalive at all) over a grid of pool and nginx sizes, and that routes become the right
- * kind of location.
+ * kind of location, and that set nginx_status gives nginx's stub_status a loopback server
+ * of its own in both profiles.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -118,6 +119,13 @@ test_metrics_listen_port(void)
 	CHECK_INT(c->metrics_port, 80);
 	CHECK_INT(ntohl(c->metrics_addr), 0x0a000002);
 	CHECK_INT(c->metrics, 0);
+	CHECK_INT(c->nginx_status_port, 0);
+	conf_free(c);
+	c = load_text("set nginx_status 127.0.0.1:9146\nx /x/\n", err, sizeof(err));
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_INT(c->nginx_status_port, 9146);
 	conf_free(c);
 }
 
@@ -374,6 +382,15 @@ test_bad_lines(void)
 		{ "set metrics_listen 1.2.3:9145\n", 1, "metrics_listen" },
 		{ "set metrics_listen localhost:9145\n", 1, "metrics_listen" },
 		{ "set metrics_listen 127.0.0.1:\n", 1, "metrics_listen" },
+		{ "set nginx_status x\n", 1, "nginx_status: want a port" },
+		{ "set nginx_status 0\n", 1, "nginx_status: want a port" },
+		{ "set nginx_status 65536\n", 1, "nginx_status: want a port" },
+		{ "set nginx_status 10.0.0.2:9146\n", 1, "nginx_status: want a port" },
+		{ "set nginx_status 0.0.0.0:9146\n", 1, "nginx_status: want a port" },
+		{ "set nginx_status 127.0.0.1:\n", 1, "nginx_status: want a port" },
+		{ "set nginx_status 9146\nset nginx_status 9147\n", 2, "twice" },
+		{ "set metrics_listen 9146\nset nginx_status 9146\n", 2,
+		    "nginx_status: port 9146 is metrics_listen's" },
 		{ "db\n", 1, "exactly NAME URL" },
 		{ "db x\n", 1, "exactly NAME URL" },
 		{ "db X sqlite:x\n", 1, "bad db name" },
@@ -1020,6 +1037,53 @@ test_gen_hostile_clients(void)
 	}
 }
 
+/*
+ * set nginx_status: both profiles gain a server of its own on 127.0.0.1:PORT that answers
+ * stub_status at /nginx_status to loopback clients only and 404 elsewhere, after the
+ * public server (whose listen it never shares); without the setting, no stub_status at
+ * all.  A public listen on the same port is refused.
+ */
+static void
+test_gen_nginx_status(void)
+{
+	static const char *const want[] = { "\tserver {\n\t\tlisten 127.0.0.1:9146;\n",
+	    "\t\tallow 127.0.0.1;\n\t\tdeny all;\n",
+	    "\t\tlocation = /nginx_status {\n\t\t\tstub_status;\n\t\t}\n",
+	    "\t\taccess_log off;\n" };
+	enum nginx_profile prof;
+	char *out, *srv;
+	size_t i;
+
+	for (prof = NGINX_DEFAULT; prof < NGINX__MAX; prof++) {
+		out = gen("set nginx_status 9146\nhealth =/health workers=1 threads=4\n", prof, 2,
+		    -1);
+		CHECK(out != NULL);
+		if (out == NULL)
+			continue;
+		srv = strstr(out, "listen 127.0.0.1:9146;");
+		CHECK(srv != NULL);
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			CHECK(strstr(out, want[i]) != NULL);
+		/* One stub_status, in that server only, after the public one's locations. */
+		CHECK(srv != NULL && strstr(out, "stub_status;") > srv);
+		CHECK(srv != NULL && strstr(out, "location = /health") < srv);
+		CHECK(strstr(strstr(out, "stub_status;") + 1, "stub_status;") == NULL);
+		free(out);
+		out = gen("health =/health workers=1 threads=4\n", prof, 2, -1);
+		CHECK(out != NULL && strstr(out, "stub_status") == NULL);
+		free(out);
+		CHECK(gen("set listen 127.0.0.1:9146\nset nginx_status 9146\nhealth =/health\n",
+		    prof, 2, -1) == NULL);
+		CHECK(gen("set listen 9146\nset nginx_status 127.0.0.1:9146\nhealth =/health\n",
+		    prof, 2, -1) == NULL);
+	}
+	out = gen("set listen 0.0.0.0:8080\nset nginx_status 127.0.0.1:9146\nhealth =/health\n",
+	    NGINX_TUNED, 2, -1);
+	CHECK(out != NULL && strstr(out, "listen 0.0.0.0:8080 backlog=") != NULL &&
+	    strstr(out, "listen 127.0.0.1:9146;") != NULL);
+	free(out);
+}
+
 static void
 test_gen_bad_opts(void)
 {
@@ -1115,6 +1179,7 @@ main(void)
 	RUN(test_gen_default);
 	RUN(test_gen_hostile_clients);
 	RUN(test_gen_bad_opts);
+	RUN(test_gen_nginx_status);
 	RUN(test_gen_tcp);
 	RUN(test_pool_address);
 	RUN(test_gen_hosts);
