@@ -495,6 +495,7 @@ pool_free(struct pool *p)
 	}
 	pool_close_socket(p);
 	pool_spec_free(&p->spec);
+	stats_ring_free(p);
 	free(p->w);
 	free(p);
 }
@@ -831,6 +832,9 @@ pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 			p->queue.next = now + LISTENQ_EVERY_MS;
 		}
 		pool_deadline(deadline, p->queue.next);
+		/* The status page's charts, only where there is a page to show them. */
+		if (s->metrics_fd != -1)
+			pool_deadline(deadline, stats_ring_tick(p, now));
 	}
 	pool_note_stable(p, now);
 	cur = pool_current(p);

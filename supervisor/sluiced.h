@@ -13,10 +13,14 @@
  *   stats.c       the workers' counters pages (common/metrics.h): made before a fork,
  *                 folded into the pool's totals when a worker dies, shown by ctl status
  *                 (text and JSON) and served as Prometheus text on set metrics_listen
+ *   stats_ring.c  the last minutes of every pool, a sample every STATS_RING_EVERY_MS in a
+ *                 ring of fixed size, for the status page's charts
+ *   stats_html.c  the status page of the metrics address: an HTML section per pool with
+ *                 its counters and inline SVG charts of its ring, no script
+ *   stubstatus.c  nginx's stub_status figures (set nginx_status), read over loopback
+ *                 for /metrics and the status page (stubstatus.h)
  *   listenq.c     the listen queue of each pool's socket, asked of the kernel (sock_diag
  *                 for unix sockets, TCP_INFO and SO_MEMINFO for TCP)
- *   stubstatus.c  nginx's stub_status figures (set nginx_status), read over loopback
- *                 for the metrics address (stubstatus.h)
  *   top.c         the frames of `ctl top`: every pool's rates each second, from ctl
  *                 status's JSON
  *   priv.c        started as root: sets up what the run user cannot, then drops root
@@ -58,6 +62,7 @@
 #include "conf.h"
 #include "dbcheck.h"
 #include "metrics.h"
+#include "stubstatus.h"
 
 #define SLUICED_SUN_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
 
@@ -123,6 +128,33 @@ struct pool_queue {
 /* How often pool_tick() samples each pool's listen queue. */
 #define LISTENQ_EVERY_MS	500
 
+/* The status page's samples: one every STATS_RING_EVERY_MS, the last STATS_RING_LEN kept
+ * (5 minutes). */
+#define STATS_RING_EVERY_MS	2000
+#define STATS_RING_LEN		150
+
+/* One sample of a pool, its rates over the time since the sample before; a figure that is
+ * not known (no request in that time, no listen queue) is -1. */
+struct stats_point {
+	int64_t at;		/* pool_now() */
+	float rps;		/* requests a second */
+	float err5;		/* 5xx a second */
+	float p50_ms, p99_ms;	/* of the requests in that time */
+	float busy, threads;	/* serving threads busy, and all of them, now */
+	float queue;		/* the listen queue now */
+	float reuse;		/* requests per FastCGI connection opened in that time */
+};
+
+struct stats_ring {
+	struct stats_point pt[STATS_RING_LEN];
+	size_t head;		/* the next slot written */
+	size_t n;		/* samples held, at most STATS_RING_LEN */
+	int64_t last_at;	/* the previous sample's time; 0: none yet */
+	uint64_t last_req, last_5xx, last_acc;	/* the pool's counts then */
+	uint64_t last_bucket[METRICS_BUCKETS];
+	int64_t next;		/* the next sample */
+};
+
 struct pool {
 	/* First: its counters are aligned to cache lines (common/metrics.h), and anywhere
 	 * else the members around them would pad the struct. */
@@ -148,6 +180,7 @@ struct pool {
 	int has_exit;
 	struct dbcheck db;	/* its SQLite database as last seen (spec.db_path) */
 	struct pool_queue queue;	/* its socket's listen queue (listenq.c) */
+	struct stats_ring *ring;	/* its last minutes (stats_ring.c), or NULL */
 };
 
 /* The supervisor's state; one instance, owned by main. */
@@ -223,16 +256,50 @@ void stats_pool_sum(const struct pool *p, struct metrics_sum *out);
 void stats_status_words(FILE *out, const struct pool *p);
 /* ctl status --json: every pool with every figure, one JSON object. */
 void stats_json(FILE *out, const struct sluiced *s);
-/* The Prometheus text format 0.0.4 of every pool. */
-void stats_prometheus(FILE *out, const struct sluiced *s);
+/* nginx's figures at a scrape (set nginx_status): up 0 when it did not answer. */
+struct stats_nginx {
+	int up;
+	int port;		/* set nginx_status */
+	struct stubstatus st;
+};
+/* The Prometheus text format 0.0.4 of every pool, and nginx's families when nginx is not
+ * NULL (set nginx_status): sluice_nginx_up, and its figures when up. */
+void stats_prometheus(FILE *out, const struct sluiced *s, const struct stats_nginx *nginx);
 /* Binds set metrics_listen when given (start-up, before the privilege drop): 0 or -1
  * (logged); s->metrics_fd stays -1 when unset. */
 int stats_listen(struct sluiced *s);
+/* What the metrics address serves at 200. */
+enum stats_doc {
+	STATS_DOC_METRICS,	/* /metrics: the Prometheus text */
+	STATS_DOC_PAGE,		/* / and /status: the status page (stats_html.c) */
+	STATS_DOC__MAX
+};
 /* What the metrics address answers the request head req (NUL-terminated): 405 for a
- * method but GET and HEAD, 200 for /metrics (with or without a query), else 404. */
-int stats_route(const char *req);
+ * method but GET and HEAD, 200 for /metrics, / and /status (with or without a query; which
+ * one in *doc), else 404. */
+int stats_route(const char *req, enum stats_doc *doc);
 /* Answers one client of the metrics address (from the poll loop; short timeouts). */
 void stats_accept(struct sluiced *s);
+/* Serving threads busy in m: its requests in flight, at most its threads. */
+int64_t stats_busy(const struct metrics_sum *m);
+
+/* stats_ring.c */
+/* Samples p into its ring when a sample is due at now (the ring made at the first; no
+ * ring, no sample when memory is short); returns when the next one is. */
+int64_t stats_ring_tick(struct pool *p, int64_t now);
+/* Frees p's ring. */
+void stats_ring_free(struct pool *p);
+
+/* stats_html.c */
+/*
+ * The status page: every pool of s with its counters and charts of its ring, as one HTML
+ * document into out; nginx (may be NULL: no set nginx_status) are nginx's figures of the
+ * moment.  Every text that comes from the endpoint list or the file system is
+ * HTML-escaped.
+ */
+void stats_html_page(FILE *out, const struct sluiced *s, const struct stats_nginx *nginx);
+/* text HTML-escaped into out (& < > " ' as entities). */
+void stats_html_escape(FILE *out, const char *text);
 
 /* listenq.c */
 /* Samples p's listen queue into p->queue (the peak kept); p->queue.known is 0 when the

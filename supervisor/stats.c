@@ -9,16 +9,18 @@
  * its place: its counts join the pool's retired totals, so a pool's counts only grow.
  * A removed pool's counts go with it.
  *
- * Three ways out, all from the same sums: a few words on each pool's line of `ctl status`,
- * `ctl status --json` (every figure), and the Prometheus text format (version 0.0.4) on
- * `set metrics_listen ADDR:PORT`, an address of sluiced's own (never nginx's listener),
- * which answers GET and HEAD of /metrics, 405 to any other method and 404 to any other
- * path, one request per connection.  Its client is served inside the poll loop with short
+ * Four ways out, all from the same sums: a few words on each pool's line of `ctl status`,
+ * `ctl status --json` (every figure), and on `set metrics_listen ADDR:PORT`, an address of
+ * sluiced's own (never nginx's listener), the Prometheus text format (version 0.0.4) at
+ * /metrics and the status page at / and /status (stats_html.c), with nginx's stub_status
+ * figures beside them when set nginx_status is given (stubstatus.c).  It answers GET and
+ * HEAD, 405 to any other method and 404 to any other path, one request per connection.  Its client is served inside the poll loop with short
  * socket timeouts, like the control socket's (ctl.c), and STATS_CLIENT_MS in all: a slow
  * or silent client delays supervision by about a second at most.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "sluiced.h"
+#include "stubstatus.h"
 
 const char *
 stats_state_word(const struct pool *p)
@@ -101,7 +104,7 @@ stats_pool_sum(const struct pool *p, struct metrics_sum *out)
 
 /* Serving threads busy: the requests in flight, at most the live workers' threads (an old
  * generation's worker still finishing counts its threads too). */
-static int64_t
+int64_t
 stats_busy(const struct metrics_sum *m)
 {
 	return m->inflight < m->threads ? m->inflight : m->threads;
@@ -478,8 +481,49 @@ stats_prom_db(FILE *out, const struct stats_all *a)
 	    stats_get_conn_waits);
 }
 
+/* nginx's stub_status families (set nginx_status): sluice_nginx_up, and the figures when
+ * nginx answered. */
+static void
+stats_prom_nginx(FILE *out, const struct stats_nginx *ng)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+	} fam[] = {
+		{ "sluice_nginx_connections_active", "gauge",
+		    "nginx's client connections open, waiting ones included.",
+		    offsetof(struct stubstatus, active) },
+		{ "sluice_nginx_connections_accepted_total", "counter",
+		    "Client connections nginx accepted.", offsetof(struct stubstatus, accepts) },
+		{ "sluice_nginx_connections_handled_total", "counter",
+		    "Client connections nginx handled (fewer than accepted: a limit was hit).",
+		    offsetof(struct stubstatus, handled) },
+		{ "sluice_nginx_requests_total", "counter", "Client requests nginx read.",
+		    offsetof(struct stubstatus, requests) },
+		{ "sluice_nginx_connections_reading", "gauge",
+		    "nginx's connections whose request header it is reading.",
+		    offsetof(struct stubstatus, reading) },
+		{ "sluice_nginx_connections_writing", "gauge",
+		    "nginx's connections it is answering.", offsetof(struct stubstatus, writing) },
+		{ "sluice_nginx_connections_waiting", "gauge",
+		    "nginx's idle kept-alive client connections.",
+		    offsetof(struct stubstatus, waiting) },
+	};
+	size_t i;
+	uint64_t v;
+
+	fprintf(out, "# HELP sluice_nginx_up 1 when nginx's stub_status (set nginx_status) "
+	    "answered this scrape, else 0.\n# TYPE sluice_nginx_up gauge\nsluice_nginx_up %d\n",
+	    ng->up);
+	for (i = 0; ng->up && i < sizeof(fam) / sizeof(fam[0]); i++) {
+		memcpy(&v, (const char *)&ng->st + fam[i].off, sizeof(v));
+		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", fam[i].name, fam[i].help,
+		    fam[i].name, fam[i].type, fam[i].name, (unsigned long long)v);
+	}
+}
+
 void
-stats_prometheus(FILE *out, const struct sluiced *s)
+stats_prometheus(FILE *out, const struct sluiced *s, const struct stats_nginx *nginx)
 {
 	struct stats_all a;
 
@@ -511,6 +555,8 @@ stats_prometheus(FILE *out, const struct sluiced *s)
 		stats_prom_family(out, &a, "sluice_worker_hung_total", "counter",
 		    "Workers the watchdog killed.", 0, stats_get_hung);
 	}
+	if (nginx != NULL)
+		stats_prom_nginx(out, nginx);
 	free(a.p);
 	free(a.m);
 }
@@ -588,25 +634,48 @@ stats_send(int fd, const char *p, size_t len, long long deadline)
 }
 
 int
-stats_route(const char *req)
+stats_route(const char *req, enum stats_doc *doc)
 {
 	const char *sp = strchr(req, ' '), *path = sp != NULL ? sp + 1 : "";
 	size_t plen = strcspn(path, " ?\r\n");
 
 	if (strncmp(req, "GET ", 4) != 0 && strncmp(req, "HEAD ", 5) != 0)
 		return 405;
-	return plen == 8 && strncmp(path, "/metrics", 8) == 0 ? 200 : 404;
+	if (plen == 8 && strncmp(path, "/metrics", 8) == 0) {
+		*doc = STATS_DOC_METRICS;
+		return 200;
+	}
+	if ((plen == 1 && path[0] == '/') || (plen == 7 && strncmp(path, "/status", 7) == 0)) {
+		*doc = STATS_DOC_PAGE;
+		return 200;
+	}
+	return 404;
+}
+
+/* nginx's figures of the moment into *ng when set nginx_status is given: NULL when it is
+ * not, else ng (ng->up 0 when nginx did not answer). */
+static const struct stats_nginx *
+stats_nginx_now(const struct sluiced *s, struct stats_nginx *ng)
+{
+	memset(ng, 0, sizeof(*ng));
+	if (s->conf->nginx_status_port == 0)
+		return NULL;
+	ng->port = s->conf->nginx_status_port;
+	ng->up = stubstatus_fetch(s->conf->nginx_status_port, &ng->st) == 0;
+	return ng;
 }
 
 /* The answer to the request head req: status line, headers, body (none for HEAD). */
 static void
 stats_answer(const struct sluiced *s, int fd, const char *req, long long deadline)
 {
-	char head[256], *body = NULL;
+	char head[512], *body = NULL;
 	size_t blen = 0;
 	const char *status = "200 OK",
 	    *type = "text/plain; version=0.0.4; charset=utf-8", *extra = "";
-	int route = stats_route(req), headm = strncmp(req, "HEAD ", 5) == 0, m;
+	enum stats_doc doc = STATS_DOC_METRICS;
+	int route = stats_route(req, &doc), headm = strncmp(req, "HEAD ", 5) == 0, m;
+	struct stats_nginx ng;
 	FILE *f;
 
 	if ((f = open_memstream(&body, &blen)) == NULL)
@@ -619,9 +688,16 @@ stats_answer(const struct sluiced *s, int fd, const char *req, long long deadlin
 	} else if (route == 404) {
 		status = "404 Not Found";
 		type = "text/plain; charset=utf-8";
-		fprintf(f, "not found: the metrics are at /metrics\n");
+		fprintf(f, "not found: the metrics are at /metrics, the status page at /\n");
+	} else if (doc == STATS_DOC_PAGE) {
+		type = "text/html; charset=utf-8";
+		/* No script, no frame, nothing from elsewhere: the page is its own styles. */
+		extra = "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; "
+		    "frame-ancestors 'none'\r\nX-Content-Type-Options: nosniff\r\n"
+		    "Cache-Control: no-store\r\n";
+		stats_html_page(f, s, stats_nginx_now(s, &ng));
 	} else {
-		stats_prometheus(f, s);
+		stats_prometheus(f, s, stats_nginx_now(s, &ng));
 	}
 	if (fclose(f) != 0) {
 		free(body);
