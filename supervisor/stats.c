@@ -693,7 +693,7 @@ stats_answer(const struct sluiced *s, int fd, const char *req, long long deadlin
 		type = "text/html; charset=utf-8";
 		/* No script, no frame, nothing from elsewhere: the page is its own styles. */
 		extra = "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; "
-		    "frame-ancestors 'none'\r\nX-Content-Type-Options: nosniff\r\n"
+		    "img-src data:; frame-ancestors 'none'\r\nX-Content-Type-Options: nosniff\r\n"
 		    "Cache-Control: no-store\r\n";
 		stats_html_page(f, s, stats_nginx_now(s, &ng));
 	} else {

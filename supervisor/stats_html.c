@@ -2,8 +2,9 @@
  * stats_html.c: the status page of the metrics address, GET / or /status on
  * `set metrics_listen` (stats.c routes it): one HTML document, rendered here from the
  * same sums as /metrics, with no script at all (the answer's Content-Security-Policy
- * allows none, nor anything from elsewhere: its styles are inline) and a refresh every
- * 10 s by a meta tag.
+ * allows none, nor anything from elsewhere: its styles are inline, its icon an empty
+ * data: URL so that a browser asks for no /favicon.ico) and a refresh every 10 s by a
+ * meta tag.
  *
  * At the top, sluiced's pid and state and, with `set nginx_status`, nginx's stub_status
  * figures (or that nginx did not answer).  Then a section per pool, in the endpoint list's
@@ -32,6 +33,7 @@
 #define STATS_CHART_W	(2 * STATS_RING_LEN)
 #define STATS_CHART_H	60
 #define STATS_CHART_TOP	12	/* room for the chart's maximum, written above the lines */
+#define STATS_CHART_LOW	3	/* and below them, so that a line at 0 is not cut in half */
 
 void
 stats_html_escape(FILE *out, const char *text)
@@ -85,7 +87,8 @@ stats_html_head(FILE *out, const struct sluiced *s)
 		(void)snprintf(when, sizeof(when), "?");
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-	    "<meta http-equiv=\"refresh\" content=\"10\">\n<title>sluiced status</title>\n");
+	    "<meta http-equiv=\"refresh\" content=\"10\">\n<title>sluiced status</title>\n"
+	    "<link rel=\"icon\" href=\"data:,\">\n");
 	fprintf(out, "<style>\nbody{font:14px/1.4 system-ui,sans-serif;margin:1em auto;"
 	    "max-width:1100px;padding:0 1em;color:#222;background:#fafafa}\n"
 	    "h1{font-size:1.4em}h2{font-size:1.15em;margin:0 0 .3em}\n"
@@ -244,8 +247,8 @@ stats_html_path(FILE *out, const struct stats_ring *r, const struct stats_series
 			continue;
 		}
 		x = (int)(2 * (STATS_RING_LEN - r->n + i));
-		y = STATS_CHART_H - (int)((double)v / max * (STATS_CHART_H - STATS_CHART_TOP) +
-		    0.5);
+		y = STATS_CHART_H - STATS_CHART_LOW - (int)((double)v / max *
+		    (STATS_CHART_H - STATS_CHART_TOP - STATS_CHART_LOW) + 0.5);
 		if (!pen)
 			fprintf(out, "%sM%d %d", any ? " " : "", x, y);
 		else
@@ -352,11 +355,18 @@ void
 stats_html_page(FILE *out, const struct sluiced *s, const struct stats_nginx *nginx)
 {
 	const struct pool *p;
+	size_t i;
 
 	stats_html_head(out, s);
 	if (nginx != NULL)
 		stats_html_nginx(out, nginx);
+	/* The endpoint list's order, then the pools leaving it (removed, still stopping). */
+	for (i = 0; i < s->conf->neps; i++)
+		for (p = s->pools; p != NULL; p = p->next)
+			if (!p->removing && strcmp(p->name, s->conf->eps[i].name) == 0)
+				stats_html_pool(out, s, p);
 	for (p = s->pools; p != NULL; p = p->next)
-		stats_html_pool(out, s, p);
+		if (p->removing || stats_html_ep(s, p) == NULL)
+			stats_html_pool(out, s, p);
 	fprintf(out, "</body>\n</html>\n");
 }

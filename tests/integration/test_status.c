@@ -64,7 +64,7 @@ static void
 stop(struct stack *s, const char *db)
 {
 	stack_stop(s);
-	stack_sh("rm -f '%s' '%s-wal' '%s-shm'", db, db, db);
+	stack_sh("rm -f '%s' '%s-wal' '%s-shm' '%s-wlock'", db, db, db, db);
 }
 
 /* The metrics address's answer to method path into r; 0 or -1. */
@@ -172,6 +172,9 @@ page_basics(int mport, const char *path)
 	CHECK(has(&r, "<section class=\"pool\" id=\"pool-health\">\n<h2>health "));
 	CHECK(has(&r, "<section class=\"pool\" id=\"pool-rest\">\n<h2>rest "));
 	CHECK(has(&r, "<svg class=\"chart\""));
+	/* In the endpoint list's order. */
+	CHECK(r.body.data != NULL && strstr(r.body.data, "id=\"pool-health\"") <
+	    strstr(r.body.data, "id=\"pool-rest\""));
 	CHECK(!has(&r, "<script") && !has(&r, "<SCRIPT") && !has(&r, "javascript:"));
 	CHECK(r.body.len > 0 && r.body.len < 100 * 1024);
 	http_resp_free(&r);
