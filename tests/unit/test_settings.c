@@ -299,7 +299,7 @@ static const struct {
 	{ "socket_group", "www-data" }, { "body_max", "512k" }, { "crash_loop_tries", "5" },
 	{ "user", "nobody" }, { "group", "nogroup" }, { "access_log", "on" }, { "cpus", "4" },
 	{ "pool_address", "10.0.0.2" }, { "metrics", "off" },
-	{ "metrics_listen", "127.0.0.1:9145" },
+	{ "metrics_listen", "127.0.0.1:9145" }, { "nginx_status", "9146" },
 }, conf_keys[] = {
 	{ "workers", "2" }, { "threads", "2" }, { "db", "main" }, { "backlog", "16" },
 	{ "mode", "0600" }, { "binary", "/bin/true" }, { "tcp", "127.0.0.1:9001" },
