@@ -284,6 +284,7 @@ int
 main(int argc, char **argv)
 {
 	long long cost, on, max;
+	int rc;
 
 	if (settings_int(SETTING_BCRYPT_COST, &cost) < 0 ||
 	    settings_int(SETTING_RECORDS_BATCH, &on) < 0 ||
@@ -294,5 +295,7 @@ main(int argc, char **argv)
 	rec_batch_max = (int)max;
 	if (token_init(NULL) < 0)
 		return 1;
-	return serve_main(argc, argv, &endpoint);
+	rc = serve_main(argc, argv, &endpoint);
+	rec_auth_cache_free();
+	return rc;
 }

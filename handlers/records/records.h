@@ -66,6 +66,10 @@ struct rec_ctx {
 	 * its text and the record's id; NULL when none is pending. */
 	const struct coll *auth_wait;
 	const char *auth_tok, *auth_id;
+	/* x->auth_row is the auth cache's copy (auth.c): a PostgreSQL create's INSERT checks
+	 * that the record is still so (rec_auth_guard()). */
+	int auth_kept;
+	int auth_keep;			/* keep the record rec_auth_check() reads */
 	struct filter_ctx f;
 	struct filter_shape eq;		/* what the client's filter= is (rec_filter()) */
 	struct filter_shape rule;	/* what the list rule is (rec_where()) */
@@ -144,6 +148,17 @@ int rec_authorize(struct rec_ctx *x, int defer);
  * that after every commit would start from an empty page cache (auth.c).
  */
 int rec_auth_settle(struct rec_ctx *x);
+
+/*
+ * Appends to x's statement (x->t->q), for a token checked against the auth cache's copy
+ * of its record (x->auth_kept), " AND EXISTS (...)": the record, at the statement's
+ * snapshot, is still that copy in every column; nothing when x->auth_kept is 0.  0, or -1
+ * (too many values).
+ */
+int rec_auth_guard(struct rec_ctx *x);
+
+/* Frees the auth cache's records (at exit, once no thread serves). */
+void rec_auth_cache_free(void);
 int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
 int rec_auth_password(struct rec_ctx *x);

@@ -1024,6 +1024,9 @@ rec_insert_one(struct rec_ctx *x, struct rec_insert *in)
 			goto too_many;
 		buf_printf(q->sql, ") = %d", want);
 	}
+	/* A token checked against the auth cache: its record still as kept (auth.c). */
+	if (rec_auth_guard(x) < 0)
+		goto too_many;
 	off = q->sql->len;
 	if ((r = rec_rule(x, c, COLL_RULE_CREATE, "t")) != 0)
 		return r < 0 ? -1 : (rec_error(x->rs, 403, "Only superusers can perform this action.",
@@ -1093,6 +1096,16 @@ rec_create(struct rec_ctx *x)
 	 * rule that reads the collection itself, a transaction of its own. */
 	if (rec_commit(x, rec_insert, &in, 0) < 0)
 		goto out;
+	/* Nothing stored, or nothing run, on a token checked against the auth cache's copy
+	 * of its record: the record read afresh, and the create run again with it. */
+	if ((in.refused || in.txn) && x->auth_kept) {
+		if (rec_auth_settle(x) < 0)
+			goto out;
+		memset(&in, 0, sizeof(in));
+		in.s = &s;
+		if (rec_commit(x, rec_insert, &in, 0) < 0)
+			goto out;
+	}
 	/* Nothing stored, or nothing run: a missing relation answers as it would have
 	 * before the INSERT, then the rule's refusal. */
 	if ((in.refused || in.txn) && rec_relations_exist(x, &s) < 0)

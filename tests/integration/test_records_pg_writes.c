@@ -13,6 +13,11 @@
  *     create under a rule ran in a transaction of its own.
  *   - a missing relation: a create naming a record that does not exist answers 400 with
  *     validation_missing_rel_records (before its rule is looked at) and stores nothing.
+ *   - a token's record changed under the auth cache (handlers/records/auth.c): after
+ *     creates that leave user 1's record kept in both workers, a change of its name lets
+ *     creates through (they read it afresh), a name the notes rule refuses
+ *     (@request.auth.name != 'blocked') refuses them, and a new tokenKey makes the old
+ *     token answer 401; none of the refused ones is stored.
  *   - kill under creates: 8 clients create posts with unique titles while a records worker
  *     is killed with SIGKILL every 1.3 s.  Every create answered 200 is stored once; no
  *     row is stored twice or unasked; every other answer is a JSON error (or none).
@@ -45,7 +50,9 @@
 /* A collection of the test's own: its create rule sees the new record only in its table. */
 static const char rw_collections[] =
     "INSERT INTO _collections VALUES ('pbc_1000000003', 'threads', 'base',\n"
-    "  'title text', '', '', '@collection.threads.id ?= id', NULL, NULL);\n";
+    "  'title text', '', '', '@collection.threads.id ?= id', NULL, NULL);\n"
+    "INSERT INTO _collections VALUES ('pbc_1000000004', 'notes', 'base',\n"
+    "  'title text', '', '', '@request.auth.name != ''blocked''', NULL, NULL);\n";
 
 static const char rw_secret_hex[] =
     "8899aabbccddeeff00112233445566778899aabbccddeeff0011223344556677";
@@ -342,6 +349,72 @@ test_records_pg_create_missing_relation_answers_validation(void)
 	    NULL), 0);
 }
 
+/* ---- the auth cache ---- */
+
+#define RW_KEPT_TRIES	8
+
+/* RW_KEPT_TRIES creates of notes titled PREFIX-k as user 1: how many answered status
+ * want; the notes stored with that prefix into *stored. */
+static int
+rw_notes(const char *prefix, int want, int *stored)
+{
+	struct http_resp r;
+	char body[128], sql[160];
+	int k, n = 0;
+
+	for (k = 0; k < RW_KEPT_TRIES; k++) {
+		http_resp_init(&r);
+		snprintf(body, sizeof(body), "{\"title\":\"%s-%d\"}", prefix, k);
+		if (rw_do("POST", "/api/collections/notes/records", 1, body, &r) == 0 &&
+		    r.status == want)
+			n++;
+		http_resp_free(&r);
+	}
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM notes WHERE title LIKE '%s-%%'",
+	    prefix);
+	*stored = (int)chatfix_int(rw_pg.url, sql, NULL);
+	return n;
+}
+
+/* A create checks its token against its record as its worker last read it, and its INSERT
+ * against the record as it is: every change to the record since is seen. */
+static void
+test_records_pg_create_sees_token_record_changes(void)
+{
+	char sql[256];
+	int stored;
+
+	if (!rw_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	/* Kept: every create of a burst that both workers answer. */
+	CHECK_INT(rw_notes("kept", 200, &stored), RW_KEPT_TRIES);
+	CHECK_INT(stored, RW_KEPT_TRIES);
+	/* Renamed: read afresh, still allowed. */
+	snprintf(sql, sizeof(sql), "UPDATE users SET name = 'renamed' WHERE id = '%s'",
+	    rw_user1);
+	CHECK_INT(chatfix_exec(rw_pg.url, sql), 0);
+	CHECK_INT(rw_notes("renamed", 200, &stored), RW_KEPT_TRIES);
+	CHECK_INT(stored, RW_KEPT_TRIES);
+	/* A name the rule refuses: refused with the record as it is now. */
+	snprintf(sql, sizeof(sql), "UPDATE users SET name = 'blocked' WHERE id = '%s'",
+	    rw_user1);
+	CHECK_INT(chatfix_exec(rw_pg.url, sql), 0);
+	CHECK_INT(rw_notes("blocked", 400, &stored), RW_KEPT_TRIES);
+	CHECK_INT(stored, 0);
+	/* A new tokenKey: the old token is no longer valid. */
+	snprintf(sql, sizeof(sql), "UPDATE users SET name = 'User', \"tokenKey\" = "
+	    "'rotated-key-000000000000000000000000000000' WHERE id = '%s'", rw_user1);
+	CHECK_INT(chatfix_exec(rw_pg.url, sql), 0);
+	CHECK_INT(rw_notes("rotated", 401, &stored), RW_KEPT_TRIES);
+	CHECK_INT(stored, 0);
+	/* Signed in again: a token of the new key. */
+	CHECK_INT(rw_signin(1, rw_user1), 0);
+	CHECK_INT(rw_notes("again", 200, &stored), RW_KEPT_TRIES);
+	CHECK_INT(stored, RW_KEPT_TRIES);
+}
+
 /* ---- kill under creates ---- */
 
 /* A create of a post titled "pk-ID" (killwrites.h). */
@@ -385,6 +458,7 @@ main(void)
 	RUN(test_records_pg_creates_group_commit_refused_alone);
 	RUN(test_records_pg_create_rule_reading_own_collection);
 	RUN(test_records_pg_create_missing_relation_answers_validation);
+	RUN(test_records_pg_create_sees_token_record_changes);
 	RUN(test_records_pg_kill_under_creates);
 	if (rw_up)
 		stack_stop(&rw_s);
