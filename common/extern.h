@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "reqid.h"
 #include "resp.h"
 #include "settings.h"
 
@@ -201,6 +202,7 @@ struct serve_thread {
 	struct metrics_page *metrics;	/* the worker's counters page, or NULL */
 	struct metrics_counts *counts;	/* this thread's counts on it, or NULL */
 	unsigned method;	/* the enum req_method of the request just served, 0: none */
+	struct reqid_gen idgen;	/* makes the ids of requests that came without one */
 	atomic_int done;
 };
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "reqid.h"
 
 static const char *log_name = "sluice";
 static enum log_level log_level = LOG_INFO;
@@ -39,14 +40,18 @@ void
 log_msg(enum log_level l, const char *fmt, ...)
 {
 	char buf[1024];
+	const char *id = reqid_current();
 	va_list ap;
 	int n, m, saved = errno;
 	size_t len;
 
 	if (!log_enabled(l))
 		return;
-	n = snprintf(buf, sizeof(buf), "sluice %s[%ld] %s: ", log_name, (long)getpid(),
-	    log_names[l]);
+	/* A line written while a request is served names it (reqid.h; the id is of a
+	 * charset that cannot end the line or be mistaken for another field). */
+	n = snprintf(buf, sizeof(buf), "sluice %s[%ld] %s: %s%s%s", log_name, (long)getpid(),
+	    log_names[l], id != NULL ? "[request_id=" : "", id != NULL ? id : "",
+	    id != NULL ? "] " : "");
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		n = 0;
 	va_start(ap, fmt);

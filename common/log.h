@@ -3,8 +3,12 @@
  *
  * Workers log start-up, shutdown and failures; nothing is logged per request unless the
  * level is debug.  The supervisor collects its workers' stderr, so a line carries the
- * program name and pid: "sluice health[1234] warn: ...".  The level is info until
- * log_set_level(); the serve loop and sluiced set it from SLUICE_LOG_LEVEL (settings.h).
+ * program name and pid: "sluice health[1234] warn: ...".  A line logged by a thread
+ * while it serves a request carries that request's id after the level, "sluice
+ * rest[1234] warn: [request_id=ID] ..." (the thread's current id, reqid.h), the id
+ * nginx's access log and the response's X-Request-Id header show.  The level is info
+ * until log_set_level(); the serve loop and sluiced set it from SLUICE_LOG_LEVEL
+ * (settings.h).
  */
 #ifndef SLUICE_LOG_H
 #define SLUICE_LOG_H

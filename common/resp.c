@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "reqid.h"
 #include "resp.h"
 
 #define RESP_KEEP	(1024 * 1024)
@@ -48,6 +49,8 @@ resp_init(struct resp *rs, size_t body_cap)
 	rs->status = 0;
 	rs->content_type = NULL;
 	rs->head = 0;
+	rs->request_id = NULL;
+	rs->error_ids = 1;
 	buf_init(&rs->headers, 64 * 1024);
 	buf_init(&rs->body, body_cap);
 }
@@ -65,6 +68,7 @@ resp_reset(struct resp *rs)
 	rs->status = 0;
 	rs->content_type = NULL;
 	rs->head = 0;
+	rs->request_id = NULL;
 	buf_reset(&rs->headers, RESP_KEEP);
 	buf_reset(&rs->body, RESP_KEEP);
 }
@@ -108,6 +112,16 @@ resp_error_field(struct buf *b, const char *key, const char *value)
 	return json_escape(b, value, strlen(value));
 }
 
+/* The request id if it is one that may go into a header and a JSON string (the serve
+ * loop checked it; checked again here, since a header line is at stake), else NULL. */
+static const char *
+resp_id(const struct resp *rs)
+{
+	const char *id = rs->request_id;
+
+	return id != NULL && reqid_valid(id, strnlen(id, REQID_MAX + 1)) ? id : NULL;
+}
+
 static int
 resp_error_any(struct resp *rs, int status, const char *code, const char *message,
     const char *details, int details_json, const char *hint)
@@ -124,7 +138,9 @@ resp_error_any(struct resp *rs, int status, const char *code, const char *messag
 	    resp_error_field(b, "message", message) < 0 ||
 	    (details_json ? buf_printf(b, ",\"details\":%s", details) :
 	    resp_error_field(b, "details", details)) < 0 ||
-	    resp_error_field(b, "hint", hint) < 0 || buf_putc(b, '}') < 0) {
+	    resp_error_field(b, "hint", hint) < 0 ||
+	    (resp_id(rs) != NULL && rs->error_ids &&
+	    resp_error_field(b, "requestId", resp_id(rs)) < 0) || buf_putc(b, '}') < 0) {
 		/* The cap cannot refuse a few hundred bytes unless it is absurdly low. */
 		buf_reset(b, RESP_KEEP);
 		rs->status = 500;
@@ -170,20 +186,22 @@ resp_put_uint(char *p, size_t v)
 }
 
 /*
- * Formats the head ("Status: 200 OK", Content-Type, Content-Length) by hand: this runs
- * for every request, and printf's machinery costs more than the rest of the framing.
- * Returns its length; head must hold RESP_HEAD_MAX bytes.
+ * Formats the head ("Status: 200 OK", Content-Type, Content-Length, X-Request-Id) by
+ * hand: this runs for every request, and printf's machinery costs more than the rest of
+ * the framing.  Returns its length; head must hold RESP_HEAD_MAX bytes (a content type past
+ * 384 bytes is replaced, the id is at most REQID_MAX).
  */
-#define RESP_HEAD_MAX	512
+#define RESP_HEAD_MAX	(512 + 16 + REQID_MAX)
 static size_t
 resp_head(const struct resp *rs, char *head)
 {
 	const char *reason = resp_reason(rs->status);
 	const char *ct = rs->content_type ? rs->content_type : "application/octet-stream";
+	const char *id = resp_id(rs);
 	size_t n = 0, rlen = strlen(reason), clen = strlen(ct);
 
 	/* Reasons are ours and short; a content type this long is a bug: refuse it. */
-	if (clen > RESP_HEAD_MAX - 128) {
+	if (clen > 384) {
 		ct = "application/octet-stream";
 		clen = strlen(ct);
 	}
@@ -192,6 +210,11 @@ resp_head(const struct resp *rs, char *head)
 	head[n++] = ' ';
 	n += resp_put(head + n, reason, rlen);
 	n += resp_put(head + n, "\r\n", 2);
+	if (id != NULL) {
+		n += resp_put(head + n, "X-Request-Id: ", 14);
+		n += resp_put(head + n, id, strlen(id));
+		n += resp_put(head + n, "\r\n", 2);
+	}
 	if (rs->status == 204 || rs->status == 304)
 		return n;
 	n += resp_put(head + n, "Content-Type: ", 14);

@@ -7,7 +7,11 @@
  * its response with an error: no partial responses ever leave a worker.
  *
  * Errors go through resp_error(), which writes the JSON body {"code","message","details",
- * "hint"} used by every sluice API (PostgREST's error shape).
+ * "hint"} used by every sluice API (PostgREST's error shape), and "requestId" after them
+ * when the response has a request id and its endpoint answers sluice's own errors.
+ *
+ * Every response with a request id (set by the serve loop, reqid.h) carries it in an
+ * X-Request-Id header.
  */
 #ifndef SLUICE_RESP_H
 #define SLUICE_RESP_H
@@ -22,6 +26,13 @@ struct resp {
 	struct buf headers;		/* extra "Name: value\r\n" lines */
 	struct buf body;
 	int head;			/* a HEAD request: the body is measured, not sent */
+	/* The request's id (reqid.h), sent as X-Request-Id; NULL: none.  Borrowed until
+	 * the response is sent; cleared by resp_reset(). */
+	const char *request_id;
+	/* 1 (resp_init()'s default): resp_error() adds "requestId" to the body.  0 for an
+	 * endpoint that speaks another API's dialect, whose clients know its exact error
+	 * body (the header still names the request).  Kept by resp_reset(). */
+	int error_ids;
 };
 
 /* Writes raw bytes of the response to the client; returns 0 or -1 (client gone). */
@@ -46,7 +57,8 @@ int resp_set(struct resp *rs, int status, const char *content_type, const char *
 /*
  * Replaces the response with an error: status, and the JSON body
  * {"code":code,"message":message,"details":details,"hint":hint} (details and hint may be
- * NULL, giving JSON null).  Headers already added are kept (a 405 keeps its Allow).
+ * NULL, giving JSON null), with ,"requestId":"ID" before the brace when rs has a request
+ * id and error_ids is 1.  Headers already added are kept (a 405 keeps its Allow).
  * Always leaves a complete response (a fixed one when even that does not fit); returns 0.
  */
 int resp_error(struct resp *rs, int status, const char *code, const char *message,

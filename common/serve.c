@@ -237,6 +237,8 @@ serve_thread_init(struct serve_thread *t, int connect)
 	if ((t->arena = arena_new(t->set->arena_max)) == NULL)
 		return -1;
 	resp_init(&t->rs, t->set->resp_max);
+	t->rs.error_ids = !t->ep->dialect_errors;
+	reqid_seed(&t->idgen);
 	if (connect && t->ep->db != NULL && serve_db_connect(t) < 0)
 		return -1;
 	return 0;

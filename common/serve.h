@@ -12,7 +12,9 @@
  * serving threads (each with its own fcgi2 request, arena, response buffers and database
  * connection; no connection is bound to a thread: serve.c), and for every request parses
  * the parameters, enforces the allowed methods and the body cap, calls the handler, and
- * writes the response.
+ * writes the response.  Each request has an id (reqid.h: the web server's REQUEST_ID or
+ * UNIQUE_ID, the client's X-Request-Id, else one the worker makes), which the thread's
+ * log lines, the X-Request-Id response header and sluice's error bodies carry.
  *
  * Worker settings, from the environment (sluiced sets them from the endpoint list): the
  * rows of the table in settings.h; the loop reads SLUICE_NAME, SLUICE_LOG_LEVEL,
@@ -49,6 +51,12 @@ struct endpoint {
 	int (*handle)(struct req *rq, struct resp *rs);
 	unsigned methods;		/* enum req_method bits; 0 means GET|HEAD; GET implies HEAD */
 	const struct serve_db_ops *db;	/* &serve_db to get rq->db, or NULL */
+	/*
+	 * 1 for an endpoint that speaks another API's dialect (PostgREST's, PocketBase's),
+	 * whose clients know its error bodies to the byte: resp_error() then leaves the
+	 * request id out of the body (resp.h); the X-Request-Id header still carries it.
+	 */
+	int dialect_errors;
 	/*
 	 * Per-thread state, for an endpoint that keeps something per serving thread (a
 	 * schema read from its connection, a reusable buffer); all three may be NULL.

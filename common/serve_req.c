@@ -1,7 +1,8 @@
 /*
  * serve_req.c: one request through the serve loop (see extern.h, "Serve loop"): the
  * parameters (req_init()), the method check, the body, the database connection, the
- * handler, the response.  serve.c owns the threads, the connections and the signals and
+ * handler, the response, and the request's id (reqid.h) for the thread's log lines and
+ * the response.  serve.c owns the threads, the connections and the signals and
  * calls serve_request() once per request; the FastCGI fuzzer calls it the same way.
  *
  * Body.  The request body is read whole, up to the cap, before the handler runs, and
@@ -270,6 +271,29 @@ fail:
 	return -1;
 }
 
+/*
+ * The request's id (reqid.h): the web server's REQUEST_ID (nginx, and Apache for a
+ * client's well-formed X-Request-Id), mod_unique_id's UNIQUE_ID, the client's own
+ * X-Request-Id (a worker reached without a web server that sets one), each checked
+ * again, else a new one.  Made the thread's current id, and the response's.
+ */
+static void
+serve_request_id(struct serve_thread *t, const struct req *rq, struct resp *rs)
+{
+	char made[REQID_GEN_LEN + 1];
+	const char *c[3], *id;
+
+	c[0] = req_env(rq, "REQUEST_ID");
+	c[1] = req_env(rq, "UNIQUE_ID");
+	c[2] = req_header(rq, "X-Request-Id");
+	if ((id = reqid_pick(c, 3)) == NULL) {
+		reqid_make(&t->idgen, made);
+		id = made;
+	}
+	(void)reqid_set(id);
+	rs->request_id = reqid_current();
+}
+
 void
 serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 {
@@ -284,6 +308,7 @@ serve_request(struct serve_thread *t, struct serve_io *io, char **envp)
 	if (allowed & REQ_GET)
 		allowed |= REQ_HEAD;
 	err = req_init(&rq, envp, t->arena);
+	serve_request_id(t, &rq, rs);
 	/* Known even when the request is refused, for the counters (serve.c). */
 	t->method = rq.method;
 	switch (err) {
@@ -341,5 +366,6 @@ out:
 	serve_drain(io);
 	if (resp_send(rs, serve_write, io) < 0)
 		log_debug("the client went away before the response was written");
+	reqid_clear();
 	t->served++;
 }

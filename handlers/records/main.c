@@ -275,6 +275,7 @@ static const struct endpoint endpoint = {
 	.handle = handle,
 	.methods = REQ_GET | REQ_HEAD | REQ_POST | REQ_PATCH | REQ_DELETE,
 	.db = &serve_db,
+	.dialect_errors = 1,
 	.thread_init = rec_thread_init,
 	.thread_reload = rec_thread_reload,
 	.thread_fini = rec_thread_fini,

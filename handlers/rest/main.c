@@ -54,6 +54,7 @@ static const struct endpoint endpoint = {
 	.handle = rest_handle,
 	.methods = REQ_GET | REQ_HEAD | REQ_POST | REQ_PATCH | REQ_DELETE | REQ_OPTIONS,
 	.db = &serve_db,
+	.dialect_errors = 1,
 	.thread_init = rest_thread_init,
 	.thread_reload = rest_thread_reload,
 	.thread_fini = rest_thread_fini,

@@ -1,4 +1,5 @@
-/* test_resp: response framing, header injection, the error body, caps, HEAD. */
+/* test_resp: response framing, header injection, the error body, caps, HEAD, the request
+ * id's header and field. */
 #include <string.h>
 
 #include "buf.h"
@@ -112,6 +113,86 @@ test_caps_and_defaults(void)
 	resp_free(&rs);
 }
 
+/* The request id: an X-Request-Id header on every response (204 too), "requestId" last
+ * in sluice's error bodies, none in a dialect endpoint's (error_ids 0); an id that could
+ * split a header or end a JSON string is never written. */
+static void
+test_request_id(void)
+{
+	static const char *const hostile[] = {
+		"a\r\nSet-Cookie: x", "a\nb", "say\"hi", "a b", "a\\b", "", "{\"x\":1}",
+	};
+	struct resp rs;
+	struct buf out;
+	char longid[130];
+	size_t i;
+
+	resp_init(&rs, 1024);
+	buf_init(&out, 0);
+	CHECK_INT(rs.error_ids, 1);
+	rs.request_id = "abc-123:x.y_z@q";
+	resp_set(&rs, 200, "application/json", "{}", 2);
+	CHECK(resp_send(&rs, collect, &out) == 0);
+	CHECK_STR(out.data, "Status: 200 OK\r\nX-Request-Id: abc-123:x.y_z@q\r\n"
+	    "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+	resp_error(&rs, 404, "not_found", "no such thing", NULL, NULL);
+	CHECK_STR(rs.body.data, "{\"code\":\"not_found\",\"message\":\"no such thing\","
+	    "\"details\":null,\"hint\":null,\"requestId\":\"abc-123:x.y_z@q\"}");
+	resp_error_json(&rs, 400, "x", "m", "[1]", "h");
+	CHECK_STR(rs.body.data, "{\"code\":\"x\",\"message\":\"m\",\"details\":[1],"
+	    "\"hint\":\"h\",\"requestId\":\"abc-123:x.y_z@q\"}");
+	/* 204: the header, no body. */
+	buf_reset(&out, 0);
+	rs.status = 204;
+	buf_reset(&rs.body, 0);
+	CHECK(resp_send(&rs, collect, &out) == 0);
+	CHECK_STR(out.data, "Status: 204 No Content\r\nX-Request-Id: abc-123:x.y_z@q\r\n\r\n");
+	/* A dialect's endpoint: the header, the body as the dialect has it. */
+	rs.error_ids = 0;
+	resp_error(&rs, 404, "PGRST205", "m", NULL, NULL);
+	CHECK_STR(rs.body.data, "{\"code\":\"PGRST205\",\"message\":\"m\",\"details\":null,"
+	    "\"hint\":null}");
+	buf_reset(&out, 0);
+	CHECK(resp_send(&rs, collect, &out) == 0);
+	CHECK(strstr(out.data, "\r\nX-Request-Id: abc-123:x.y_z@q\r\n") != NULL);
+	/* resp_reset() forgets the id and keeps error_ids. */
+	resp_reset(&rs);
+	CHECK(rs.request_id == NULL);
+	CHECK_INT(rs.error_ids, 0);
+	rs.error_ids = 1;
+	/* Hostile ids, had the serve loop let one through: neither header nor field. */
+	memset(longid, 'a', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = '\0';
+	for (i = 0; i <= sizeof(hostile) / sizeof(hostile[0]); i++) {
+		rs.request_id = i < sizeof(hostile) / sizeof(hostile[0]) ? hostile[i] : longid;
+		resp_error(&rs, 400, "bad", "m", NULL, NULL);
+		CHECK_STR(rs.body.data, "{\"code\":\"bad\",\"message\":\"m\",\"details\":null,"
+		    "\"hint\":null}");
+		buf_reset(&out, 0);
+		CHECK(resp_send(&rs, collect, &out) == 0);
+		CHECK(strstr(out.data, "X-Request-Id") == NULL);
+		CHECK(strstr(out.data, "Set-Cookie") == NULL);
+	}
+	/* 128 bytes pass; the longest head (a 384-byte content type) still fits. */
+	longid[128] = '\0';
+	rs.request_id = longid;
+	memset(longid + 129, 0, 1);
+	{
+		char ct[385];
+
+		memset(ct, 't', 384);
+		ct[384] = '\0';
+		resp_set(&rs, 507, ct, "x", 1);
+		buf_reset(&out, 0);
+		CHECK(resp_send(&rs, collect, &out) == 0);
+		CHECK(strstr(out.data, "\r\nX-Request-Id: aaaa") != NULL);
+		CHECK(strstr(out.data, ct) != NULL);
+		CHECK(strstr(out.data, "Content-Length: 1\r\n\r\nx") != NULL);
+	}
+	buf_free(&out);
+	resp_free(&rs);
+}
+
 int
 main(void)
 {
@@ -119,5 +200,6 @@ main(void)
 	RUN(test_header_injection);
 	RUN(test_error_body);
 	RUN(test_caps_and_defaults);
+	RUN(test_request_id);
 	return harness_done();
 }
