@@ -257,11 +257,13 @@ conf_set_value(struct conf_parser *p, const char *key, const char *val)
 			return -1;
 		}
 	} else if (strcmp(key, "access_log") == 0) {
-		if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0) {
-			conf_error(p, "access_log: want on or off");
+		if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0 &&
+		    strcmp(val, "json") != 0) {
+			conf_error(p, "access_log: want on, off or json");
 			return -1;
 		}
-		c->access_log = strcmp(val, "on") == 0;
+		c->access_log = strcmp(val, "json") == 0 ? CONF_ACCESS_LOG_JSON :
+		    strcmp(val, "on") == 0;
 	} else if (strcmp(key, "user") == 0 || strcmp(key, "group") == 0 ||
 	    strcmp(key, "pool_address") == 0) {
 		/* sluiced's run user and group when started as root (supervisor/priv.c), read

@@ -35,9 +35,10 @@
  *   body_max SIZE          largest request body, bytes with optional k/m suffix (1m); nginx's
  *                          client_max_body_size and SLUICE_BODY_MAX in every worker
  *   crash_loop_tries N     consecutive quick worker deaths before a pool is failed (5)
- *   access_log on|off      nginx's access log, PREFIX/logs/access.log (unset: on in the
+ *   access_log on|off|json nginx's access log, PREFIX/logs/access.log (unset: on in the
  *                          default profile, off in the tuned one, where a line per request
- *                          costs throughput; see supervisor/nginxconf.h)
+ *                          costs throughput; see supervisor/nginxconf.h); json: one JSON
+ *                          object a line, with the request id
  *   user USER              the user sluiced and its workers run as when sluiced starts as
  *                          root (sluice if that user exists, else nobody; root: no drop)
  *   group GROUP            their group (USER's primary group)
@@ -69,6 +70,8 @@
 #define CONF_EXTRA_MAX	16
 #define CONF_LINE_MAX	1024
 #define CONF_BODY_MAX_DEFAULT	(1024LL * 1024)
+/* set access_log json: nginx writes one JSON object a line (nginxconf.h). */
+#define CONF_ACCESS_LOG_JSON	2
 
 /*
  * What an endpoint spends its time on, which its auto sizes follow: no database (CPU
@@ -118,7 +121,8 @@ struct conf {
 	char *socket_group;	/* set socket_group, or NULL */
 	long long body_max;	/* set body_max in bytes; default CONF_BODY_MAX_DEFAULT */
 	int crash_loop_tries;	/* set crash_loop_tries; default 5 */
-	int access_log;		/* set access_log: 1 on, 0 off, -1 unset (the profile's) */
+	int access_log;		/* set access_log: 1 on, 0 off, CONF_ACCESS_LOG_JSON json,
+				 * -1 unset (the profile's) */
 	int cpus;		/* the CPUs auto sizes follow: set cpus, else conf_cpus() */
 	int cpus_set;		/* 1: given by set cpus */
 	int metrics;		/* set metrics: 1 on (the default), 0 off */

@@ -56,6 +56,8 @@ static const char *const nginx_params[][2] = {
 	{ "SERVER_PORT", "$server_port" },
 	{ "SERVER_NAME", "$server_name" },
 	{ "REDIRECT_STATUS", "200" },
+	/* The request's id, from the map nginx_write_request_id() writes. */
+	{ "REQUEST_ID", "$sluice_request_id" },
 };
 
 int
@@ -200,6 +202,57 @@ nginx_write_tuned_fastcgi(FILE *out, const struct nginx_hosts *h)
 	fprintf(out, "\tfastcgi_buffer_size 32k;\n\tfastcgi_buffers 16 16k;\n");
 }
 
+/*
+ * The access log: off, nginx's combined format, a load balancer's (the hosts each request
+ * went to), or JSON lines (set access_log json: one object a line, every string escaped
+ * by nginx's escape=json, the request id in each).
+ */
+static void
+nginx_write_access_log(FILE *out, const struct conf *c, const struct nginx_opts *o,
+    const struct nginx_hosts *h)
+{
+	/* The tuned profile logs no request unless asked: a line per request costs speed. */
+	if (c->access_log == CONF_ACCESS_LOG_JSON) {
+		fprintf(out, "\tlog_format sluice_json escape=json '{\"time\":\"$time_iso8601\","
+		    "\"request_id\":\"$sluice_request_id\",\"remote_addr\":\"$remote_addr\","
+		    "\"method\":\"$request_method\",\"uri\":\"$request_uri\",\"status\":$status,"
+		    "\"bytes\":$body_bytes_sent,\"request_time\":$request_time,"
+		    "\"upstream_response_time\":\"$upstream_response_time\","
+		    "\"upstream_addr\":\"$upstream_addr\","
+		    "\"upstream_status\":\"$upstream_status\"}';\n");
+		fprintf(out, "\taccess_log %s/logs/access.log sluice_json;\n", o->prefix);
+	} else if (h->n > 0 && c->access_log == 1) {
+		/*
+		 * A load balancer's log says which app host answered: $upstream_addr lists
+		 * every host a request was sent to ("A:P, B:P" for a GET retried on B).
+		 */
+		fprintf(out, "\tlog_format sluice_lb '$remote_addr [$time_local] \"$request\" "
+		    "$status $body_bytes_sent upstream=$upstream_addr "
+		    "upstream_status=$upstream_status upstream_connect=$upstream_connect_time "
+		    "$request_time';\n");
+		fprintf(out, "\taccess_log %s/logs/access.log sluice_lb;\n", o->prefix);
+	} else if (c->access_log == 1 || (c->access_log == -1 && o->profile != NGINX_TUNED))
+		fprintf(out, "\taccess_log %s/logs/access.log;\n", o->prefix);
+	else
+		fprintf(out, "\taccess_log off;\n");
+}
+
+/*
+ * The request id (common/reqid.h): the client's X-Request-Id when it is 1 to 128 bytes of
+ * [A-Za-z0-9._:@-], what the workers accept, else nginx's own $request_id (32 hex
+ * digits).  A header with CR, LF, quotes or blanks, or past 128 bytes, is never passed on.
+ * The workers get it as REQUEST_ID and answer it in X-Request-Id; nginx's own error pages
+ * add that header themselves (nginx_write_server()).
+ */
+static void
+nginx_write_request_id(FILE *out)
+{
+	fprintf(out, "\t# The request id: the client's X-Request-Id when well-formed, else "
+	    "nginx's own.\n");
+	fprintf(out, "\tmap $http_x_request_id $sluice_request_id {\n\t\tdefault $request_id;\n"
+	    "\t\t\"~^[A-Za-z0-9._:@-]{1,128}$\" $http_x_request_id;\n\t}\n");
+}
+
 static void
 nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts *o,
     const struct nginx_hosts *h)
@@ -223,21 +276,8 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	fprintf(out, "\tserver_tokens off;\n");
 	if (o->profile == NGINX_TUNED)
 		fprintf(out, "\tkeepalive_requests 100000;\n");
-	/* The tuned profile logs no request unless asked: a line per request costs speed. */
-	if (h->n > 0 && c->access_log == 1) {
-		/*
-		 * A load balancer's log says which app host answered: $upstream_addr lists
-		 * every host a request was sent to ("A:P, B:P" for a GET retried on B).
-		 */
-		fprintf(out, "\tlog_format sluice_lb '$remote_addr [$time_local] \"$request\" "
-		    "$status $body_bytes_sent upstream=$upstream_addr "
-		    "upstream_status=$upstream_status upstream_connect=$upstream_connect_time "
-		    "$request_time';\n");
-		fprintf(out, "\taccess_log %s/logs/access.log sluice_lb;\n", o->prefix);
-	} else if (c->access_log == 1 || (c->access_log == -1 && o->profile != NGINX_TUNED))
-		fprintf(out, "\taccess_log %s/logs/access.log;\n", o->prefix);
-	else
-		fprintf(out, "\taccess_log off;\n");
+	nginx_write_request_id(out);
+	nginx_write_access_log(out, c, o, h);
 	fprintf(out, "\tclient_max_body_size %lld;\n", c->body_max);
 	fprintf(out, "\tclient_body_temp_path %s/client_body_temp;\n", o->prefix);
 	fprintf(out, "\tfastcgi_temp_path %s/fastcgi_temp;\n", o->prefix);
@@ -438,6 +478,12 @@ nginx_write_header(FILE *out, const struct conf *c, const struct nginx_opts *o,
 	fprintf(out, "\n");
 }
 
+/* The headers of the answers nginx makes itself (its error pages, the 404 of unknown
+ * paths). */
+static const char nginx_own_headers[] =
+    "\t\t\tadd_header X-Content-Type-Options nosniff always;\n"
+    "\t\t\tadd_header X-Request-Id $sluice_request_id always;\n";
+
 /* The server block: the listen line, the parameters, the locations and the error pages. */
 static void
 nginx_write_server(FILE *out, const struct proxy *p, const struct nginx_opts *o,
@@ -472,15 +518,20 @@ nginx_write_server(FILE *out, const struct proxy *p, const struct nginx_opts *o,
 	fprintf(out, "\n");
 	for (i = 0; i < p->npools; i++)
 		nginx_write_location(out, &p->pools[i], o);
+	/*
+	 * nginx's own answers name the request too: a location's add_header replaces the
+	 * server's, so each repeats nosniff.  The workers' answers carry the header of the
+	 * worker (common/resp.c), the same id.
+	 */
 	if (!p->root_prefix)
-		fprintf(out, "\t\tlocation / {\n\t\t\treturn 404 '%s';\n\t\t}\n",
-		    proxy_error_body(404, PROXY_ANY));
+		fprintf(out, "\t\tlocation / {\n%s\t\t\treturn 404 '%s';\n\t\t}\n",
+		    nginx_own_headers, proxy_error_body(404, PROXY_ANY));
 	for (i = 0; i < proxy_nerrors; i++)
 		if (proxy_errors[i].servers & PROXY_NGINX)
 			fprintf(out, "\t\tlocation = /.sluice-error/%d {\n\t\t\tinternal;\n"
-			    "\t\t\tdefault_type application/json;\n"
+			    "\t\t\tdefault_type application/json;\n%s"
 			    "\t\t\treturn %d '%s';\n\t\t}\n", proxy_errors[i].status,
-			    proxy_errors[i].answer, proxy_errors[i].body);
+			    nginx_own_headers, proxy_errors[i].answer, proxy_errors[i].body);
 	fprintf(out, "\t}\n");
 }
 

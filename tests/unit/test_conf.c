@@ -372,7 +372,8 @@ test_bad_lines(void)
 		{ "set body_max 1025m\n", 1, "body_max" },
 		{ "set body_max k\n", 1, "body_max" },
 		{ "set crash_loop_tries 0\n", 1, "crash_loop_tries" },
-		{ "set access_log yes\n", 1, "access_log: want on or off" },
+		{ "set access_log yes\n", 1, "access_log: want on, off or json" },
+		{ "set access_log JSON\n", 1, "access_log: want on, off or json" },
 		{ "set access_log on\nset access_log off\n", 2, "twice" },
 		{ "set metrics yes\n", 1, "metrics: want on or off" },
 		{ "set metrics_listen x\n", 1, "metrics_listen" },
@@ -896,6 +897,11 @@ out:
 	gen_hosts = NULL;
 }
 
+/* The headers nginx's own answers add (nginxconf.c): the server's nosniff again, and the
+ * request id. */
+#define OWN_HEADERS "\t\t\tadd_header X-Content-Type-Options nosniff always;\n" \
+	"\t\t\tadd_header X-Request-Id $sluice_request_id always;\n"
+
 /* set access_log: off by default in the tuned profile, on in the default one, and either
  * way when the endpoint list says so. */
 static void
@@ -930,6 +936,59 @@ test_gen_access_log(void)
 			    "on %d", i, on, off, cases[i].on);
 		free(s);
 	}
+}
+
+/*
+ * The request id in both profiles: the map that takes the client's X-Request-Id only when
+ * well-formed, the parameter every worker gets, nginx's own pages' header; and set
+ * access_log json: a JSON log_format with the id, in both profiles and for a load
+ * balancer (the JSON lines themselves are parsed in test_http).
+ */
+static void
+test_gen_request_id(void)
+{
+	static const char *const want[] = {
+		"\tmap $http_x_request_id $sluice_request_id {\n\t\tdefault $request_id;\n"
+		    "\t\t\"~^[A-Za-z0-9._:@-]{1,128}$\" $http_x_request_id;\n\t}\n",
+		"\t\tfastcgi_param REQUEST_ID        $sluice_request_id;\n",
+		"\t\tlocation / {\n" OWN_HEADERS "\t\t\treturn 404 '",
+	};
+	int p;
+	size_t i;
+	char *s;
+
+	for (p = 0; p < NGINX__MAX; p++) {
+		s = gen("health =/health workers=8\n", (enum nginx_profile)p, 0, -1);
+		CHECK(s != NULL);
+		if (s == NULL)
+			continue;
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (strstr(s, want[i]) == NULL)
+				harness_fail(__FILE__, __LINE__, "profile %d: no \"%s\"", p, want[i]);
+		CHECK(strstr(s, "sluice_json") == NULL);
+		free(s);
+		s = gen("set access_log json\nhealth =/health workers=8\n",
+		    (enum nginx_profile)p, 0, -1);
+		CHECK(s != NULL);
+		if (s == NULL)
+			continue;
+		CHECK(strstr(s, "\tlog_format sluice_json escape=json '{\"time\":\"$time_iso8601\","
+		    "\"request_id\":\"$sluice_request_id\",") != NULL);
+		CHECK(strstr(s, "\"status\":$status,\"bytes\":$body_bytes_sent,"
+		    "\"request_time\":$request_time,\"upstream_response_time\":"
+		    "\"$upstream_response_time\",") != NULL);
+		CHECK(strstr(s, "\taccess_log /srv/run/nginx/logs/access.log sluice_json;\n") !=
+		    NULL);
+		CHECK(strstr(s, "access_log off;") == NULL);
+		free(s);
+	}
+	/* A load balancer's JSON lines name the hosts too (upstream_addr). */
+	gen_hosts = "10.0.1.1,10.0.1.2";
+	s = gen("set access_log json\nh =/h workers=4 tcp=127.0.0.1:9001\n", NGINX_TUNED, 1, -1);
+	gen_hosts = NULL;
+	CHECK(s != NULL && strstr(s, "sluice_json;\n") != NULL && strstr(s, "sluice_lb") == NULL &&
+	    strstr(s, "\"upstream_addr\":\"$upstream_addr\"") != NULL);
+	free(s);
 }
 
 static void
@@ -1012,11 +1071,11 @@ test_gen_hostile_clients(void)
 		"error_page 505 /.sluice-error/505;",
 		"error_page 405 /.sluice-error/405;", "error_page 501 /.sluice-error/501;",
 		"location = /.sluice-error/414 {\n\t\t\tinternal;\n"
-		    "\t\t\tdefault_type application/json;\n"
+		    "\t\t\tdefault_type application/json;\n" OWN_HEADERS
 		    "\t\t\treturn 414 '{\"code\":\"uri_too_long\",",
 		/* nginx raises 494 for a header too large, and answers it as a 400. */
 		"location = /.sluice-error/494 {\n\t\t\tinternal;\n"
-		    "\t\t\tdefault_type application/json;\n"
+		    "\t\t\tdefault_type application/json;\n" OWN_HEADERS
 		    "\t\t\treturn 400 '{\"code\":\"header_too_large\",",
 		"return 400 '{\"code\":\"bad_request\",\"message\":\"malformed request\","
 		    "\"details\":null,\"hint\":null}';",
@@ -1175,6 +1234,7 @@ main(void)
 	RUN(test_keepalive_rule);
 	RUN(test_gen_tuned);
 	RUN(test_gen_access_log);
+	RUN(test_gen_request_id);
 	RUN(test_gen_forced_k);
 	RUN(test_gen_default);
 	RUN(test_gen_hostile_clients);
