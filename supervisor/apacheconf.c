@@ -150,7 +150,8 @@ apache_write_db(FILE *out, const char *url, const struct apache_opts *o)
 static void
 apache_write_modules(FILE *out, const struct apache_opts *o)
 {
-	static const char *const common[] = { "mpm_event", "authz_core", "alias", "setenvif" };
+	static const char *const common[] = { "mpm_event", "authz_core", "alias", "setenvif",
+	    "unique_id" };
 	size_t i;
 
 	fprintf(out, "# Modules, from Debian's apache2 package (log_config and unixd are built "
@@ -262,7 +263,16 @@ apache_write_common(FILE *out, const struct conf *c, const struct apache_opts *o
 			    proxy_errors[i].status, proxy_errors[i].status);
 	fprintf(out, "\n# The decoded path, as nginx's $document_uri, which the endpoints read "
 	    "(req.h).\n");
-	fprintf(out, "SetEnvIf Request_URI \"^(.*)$\" DOCUMENT_URI=$1\n\n");
+	fprintf(out, "SetEnvIf Request_URI \"^(.*)$\" DOCUMENT_URI=$1\n");
+	/*
+	 * The request id (common/reqid.h): the client's X-Request-Id when it is 1 to 128
+	 * bytes of [A-Za-z0-9._:@-] (what the workers accept), else mod_unique_id's
+	 * UNIQUE_ID; the workers read REQUEST_ID first, check both again, and answer the id
+	 * in X-Request-Id.
+	 */
+	fprintf(out, "# The request id: the client's X-Request-Id when well-formed, else "
+	    "mod_unique_id's UNIQUE_ID.\n");
+	fprintf(out, "SetEnvIf X-Request-Id \"^[A-Za-z0-9._:@-]{1,128}$\" REQUEST_ID=$0\n\n");
 }
 
 /* tuned: one mod_proxy worker per endpoint, for the pool pl. */

@@ -64,13 +64,16 @@ static char *big;
 static void
 probe_run(struct stack *s, const struct probe *p, struct answer *a)
 {
+	/* One request id for every probe: the workers' error bodies name it (requestId),
+	 * and would otherwise differ from server to server. */
+	static const char *const hdrs[] = { "X-Request-Id: parity-probe", NULL };
 	struct http_resp r;
 	char url[256];
 
 	memset(a, 0, sizeof(*a));
 	http_resp_init(&r);
 	snprintf(url, sizeof(url), "%s%s", s->base, p->path);
-	if (http_do(p->method, url, NULL, p->body_len ? big : NULL, p->body_len, 10000,
+	if (http_do(p->method, url, hdrs, p->body_len ? big : NULL, p->body_len, 10000,
 	    &r) == 0) {
 		a->status = r.status;
 		if (http_header(&r, "Content-Type", a->type, sizeof(a->type)) < 0)

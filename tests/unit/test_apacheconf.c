@@ -201,6 +201,11 @@ test_gen_tuned(void)
 	CHECK(strstr(s, "ErrorDocument 502 /.sluice-errors/502.json\n") != NULL);
 	CHECK(strstr(s, "LimitRequestBody 1048576\n") != NULL);
 	CHECK(strstr(s, "SetEnvIf Request_URI \"^(.*)$\" DOCUMENT_URI=$1\n") != NULL);
+	/* The request id: the client's well-formed X-Request-Id, else mod_unique_id's. */
+	CHECK(strstr(s, "SetEnvIf X-Request-Id \"^[A-Za-z0-9._:@-]{1,128}$\" REQUEST_ID=$0\n") !=
+	    NULL);
+	CHECK(strstr(s, "LoadModule unique_id_module /usr/lib/apache2/modules/"
+	    "mod_unique_id.so\n") != NULL);
 	free(s);
 }
 
