@@ -271,7 +271,8 @@ rest_cors_listed(const char *list, const char *origin)
 
 /*
  * CORS, off unless rest_cors_origins lists origins: a listed Origin gets its own origin
- * back (never "*") on every answer, errors included, so that its page can read them.  A
+ * back (never "*") on every answer, errors included, so that its page can read them (and
+ * their X-Request-Id, common/reqid.h; a page may send its own id).  A
  * preflight (OPTIONS) is 204 with the methods and headers the API takes for a listed
  * origin, 403 without any Access-Control-* header for any other (or without CORS).
  * Returns 1 when the request was a preflight and is answered, else 0.
@@ -291,7 +292,8 @@ rest_cors(struct req *rq, struct resp *rs, const struct rest_thread *t)
 		resp_header(rs, "Vary", "Origin");
 	if (ok) {
 		resp_header(rs, "Access-Control-Allow-Origin", origin);
-		resp_header(rs, "Access-Control-Expose-Headers", "Content-Range, Range");
+		resp_header(rs, "Access-Control-Expose-Headers",
+		    "Content-Range, Range, X-Request-Id");
 	}
 	if (rq->method != REQ_OPTIONS)
 		return 0;
@@ -302,7 +304,7 @@ rest_cors(struct req *rq, struct resp *rs, const struct rest_thread *t)
 	}
 	resp_header(rs, "Access-Control-Allow-Methods", "GET, HEAD, POST, PATCH, DELETE");
 	resp_header(rs, "Access-Control-Allow-Headers", "Accept, Authorization, Content-Type, "
-	    "Prefer, Range, Accept-Profile, Content-Profile, X-Client-Info");
+	    "Prefer, Range, Accept-Profile, Content-Profile, X-Client-Info, X-Request-Id");
 	resp_header(rs, "Access-Control-Max-Age", "600");
 	rs->status = 204;
 	return 1;
