@@ -17,8 +17,15 @@
  * pid, logs and every temp path under PREFIX (PREFIX/logs must exist; sluiced's -o creates
  * it).  nginx's errors go to PREFIX/logs/error.log; its access log, a line per request in
  * PREFIX/logs/access.log, is on in the default profile and off in the tuned one (for
- * speed), and `set access_log on|off` in the endpoint list says otherwise for either.
- * Unknown paths answer a JSON 404; nginx's own 4xx and 5xx answer JSON too.
+ * speed), and `set access_log on|off` in the endpoint list says otherwise for either;
+ * `set access_log json` writes it in either profile as one JSON object a line (nginx's
+ * escape=json), with the request id.  Unknown paths answer a JSON 404; nginx's own 4xx
+ * and 5xx answer JSON too.
+ *
+ * Request ids (common/reqid.h): a map takes the client's X-Request-Id when it is 1 to 128
+ * bytes of [A-Za-z0-9._:@-], else nginx's $request_id, as $sluice_request_id; every
+ * location passes it to the workers as REQUEST_ID, and nginx's own answers add it as an
+ * X-Request-Id header (the workers add theirs).
  *
  * A load balancer in front of several app hosts (tuned profile, hosts = "ADDR,ADDR,..."):
  * every endpoint must be on TCP (tcp=, its port the same on every host, the app hosts

@@ -49,7 +49,7 @@
  * and each worker sluiced starts or reaps in normal operation, are debug lines.  Anything
  * that goes wrong (a worker that dies unasked, a crash loop, a refused reload) is a warn or
  * error line.  nginx's error log and its optional access log are files under its prefix
- * (supervisor/nginxconf.h; `set access_log on|off` in the endpoint list).
+ * (supervisor/nginxconf.h; `set access_log on|off|json` in the endpoint list).
  */
 #ifndef SLUICED_H
 #define SLUICED_H
