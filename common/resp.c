@@ -122,6 +122,16 @@ resp_id(const struct resp *rs)
 	return id != NULL && reqid_valid(id, strnlen(id, REQID_MAX + 1)) ? id : NULL;
 }
 
+int
+resp_error_id(const struct resp *rs, struct buf *b)
+{
+	const char *id = resp_id(rs);
+
+	if (id == NULL || !rs->error_ids)
+		return 0;
+	return resp_error_field(b, "requestId", id);
+}
+
 static int
 resp_error_any(struct resp *rs, int status, const char *code, const char *message,
     const char *details, int details_json, const char *hint)
@@ -138,9 +148,8 @@ resp_error_any(struct resp *rs, int status, const char *code, const char *messag
 	    resp_error_field(b, "message", message) < 0 ||
 	    (details_json ? buf_printf(b, ",\"details\":%s", details) :
 	    resp_error_field(b, "details", details)) < 0 ||
-	    resp_error_field(b, "hint", hint) < 0 ||
-	    (resp_id(rs) != NULL && rs->error_ids &&
-	    resp_error_field(b, "requestId", resp_id(rs)) < 0) || buf_putc(b, '}') < 0) {
+	    resp_error_field(b, "hint", hint) < 0 || resp_error_id(rs, b) < 0 ||
+	    buf_putc(b, '}') < 0) {
 		/* The cap cannot refuse a few hundred bytes unless it is absurdly low. */
 		buf_reset(b, RESP_KEEP);
 		rs->status = 500;

@@ -68,6 +68,13 @@ int resp_error(struct resp *rs, int status, const char *code, const char *messag
 int resp_error_json(struct resp *rs, int status, const char *code, const char *message,
     const char *details_json, const char *hint);
 
+/*
+ * For an error body a handler builds itself (one with members of its own): appends
+ * ,"requestId":"ID" to b, as resp_error() ends its body, when rs has a request id and
+ * error_ids is 1; else nothing.  Returns 0, or -1 when b's cap refuses it.
+ */
+int resp_error_id(const struct resp *rs, struct buf *b);
+
 /* The reason phrase of an HTTP status ("Not Found"), "Unknown" when not listed. */
 const char *resp_reason(int status);
 

@@ -7,7 +7,7 @@
  *       the database answers a statement, holds at least one table, and (unless
  *       ready_writable=0 on the endpoint's line) would accept a write now;
  *   503 {"code":"unavailable","message":M,"details":null,"hint":null,"writable":B,
- *       "tables":N,"moved":B}
+ *       "tables":N,"moved":B,"requestId":ID}
  *       the database is down, empty (no table: a file that lost its data, or one a seeder
  *       never filled), its SQLite file was deleted or replaced under the worker, or it
  *       must be written and cannot be (a read-only file or file system, a full disk, a
@@ -43,10 +43,12 @@ handle(struct req *rq, struct resp *rs)
 	rs->content_type = "application/json";
 	if (why != NULL) {
 		rs->status = 503;
-		return buf_printf(&rs->body, "{\"code\":\"unavailable\",\"message\":\"%s\","
+		if (buf_printf(&rs->body, "{\"code\":\"unavailable\",\"message\":\"%s\","
 		    "\"details\":null,\"hint\":null,\"writable\":%s,\"tables\":%" PRId64
-		    ",\"moved\":%s}", why, ds.writable ? "true" : "false", ds.tables,
-		    ds.moved ? "true" : "false");
+		    ",\"moved\":%s", why, ds.writable ? "true" : "false", ds.tables,
+		    ds.moved ? "true" : "false") < 0 || resp_error_id(rs, &rs->body) < 0)
+			return -1;
+		return buf_putc(&rs->body, '}');
 	}
 	rs->status = 200;
 	return buf_printf(&rs->body, "{\"status\":\"ok\",\"database\":\"%s\",\"writable\":%s,"

@@ -155,6 +155,7 @@ chat_field_answer(struct resp *rs, const struct chat_field *f, const char *msg,
 		json_escape(b, hint, strlen(hint));
 	else
 		buf_puts(b, "null");
+	resp_error_id(rs, b);
 	buf_putc(b, '}');
 	if (buf_failed(b))
 		resp_error(rs, f->status, f->code, msg, NULL, NULL);

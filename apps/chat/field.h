@@ -44,7 +44,8 @@ struct chat_field {
 	 * The answer to a value of the wrong length (len_*) or characters (chars_*): status
 	 * (400, or 422 for a field the page shows the reason of), error code, message and
 	 * hint (may be NULL).  With a signal (not NULL), the body leads with that Datastar
-	 * signal set to the message, for the page to show: {"SIGNAL":msg,"code":...}.
+	 * signal set to the message, for the page to show: {"SIGNAL":msg,"code":...}; either
+	 * way the request's id ends it (resp_error_id()).
 	 */
 	int status;
 	const char *code;

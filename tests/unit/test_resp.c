@@ -141,6 +141,11 @@ test_request_id(void)
 	resp_error_json(&rs, 400, "x", "m", "[1]", "h");
 	CHECK_STR(rs.body.data, "{\"code\":\"x\",\"message\":\"m\",\"details\":[1],"
 	    "\"hint\":\"h\",\"requestId\":\"abc-123:x.y_z@q\"}");
+	/* A body built by hand ends the same way. */
+	buf_reset(&out, 0);
+	CHECK(resp_error_id(&rs, &out) == 0);
+	CHECK(buf_putc(&out, '\0') == 0);
+	CHECK_STR(out.data, ",\"requestId\":\"abc-123:x.y_z@q\"");
 	/* 204: the header, no body. */
 	buf_reset(&out, 0);
 	rs.status = 204;
@@ -155,6 +160,8 @@ test_request_id(void)
 	buf_reset(&out, 0);
 	CHECK(resp_send(&rs, collect, &out) == 0);
 	CHECK(strstr(out.data, "\r\nX-Request-Id: abc-123:x.y_z@q\r\n") != NULL);
+	buf_reset(&out, 0);
+	CHECK(resp_error_id(&rs, &out) == 0 && out.len == 0);
 	/* resp_reset() forgets the id and keeps error_ids. */
 	resp_reset(&rs);
 	CHECK(rs.request_id == NULL);
