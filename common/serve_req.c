@@ -281,12 +281,15 @@ static void
 serve_request_id(struct serve_thread *t, const struct req *rq, struct resp *rs)
 {
 	char made[REQID_GEN_LEN + 1];
-	const char *c[3], *id;
+	const char *id;
 
-	c[0] = req_env(rq, "REQUEST_ID");
-	c[1] = req_env(rq, "UNIQUE_ID");
-	c[2] = req_header(rq, "X-Request-Id");
-	if ((id = reqid_pick(c, 3)) == NULL) {
+	/* One look through the parameters in the common case (nginx always passes one). */
+	if ((id = req_env(rq, "REQUEST_ID")) == NULL || reqid_pick(&id, 1) == NULL) {
+		const char *c[2] = { req_env(rq, "UNIQUE_ID"), req_header(rq, "X-Request-Id") };
+
+		id = reqid_pick(c, 2);
+	}
+	if (id == NULL) {
 		reqid_make(&t->idgen, made);
 		id = made;
 	}
