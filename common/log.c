@@ -39,29 +39,39 @@ log_enabled(enum log_level l)
 void
 log_msg(enum log_level l, const char *fmt, ...)
 {
-	char buf[1024];
+	/* Room for the id's suffix (" request_id=" and REQID_MAX bytes) besides the line. */
+	char buf[1024 + 16 + REQID_MAX];
 	const char *id = reqid_current();
 	va_list ap;
 	int n, m, saved = errno;
-	size_t len;
+	size_t len, room = sizeof(buf) - 16 - REQID_MAX;
 
 	if (!log_enabled(l))
 		return;
-	/* A line written while a request is served names it (reqid.h; the id is of a
-	 * charset that cannot end the line or be mistaken for another field). */
-	n = snprintf(buf, sizeof(buf), "sluice %s[%ld] %s: %s%s%s", log_name, (long)getpid(),
-	    log_names[l], id != NULL ? "[request_id=" : "", id != NULL ? id : "",
-	    id != NULL ? "] " : "");
-	if (n < 0 || (size_t)n >= sizeof(buf))
+	n = snprintf(buf, room, "sluice %s[%ld] %s: ", log_name, (long)getpid(),
+	    log_names[l]);
+	if (n < 0 || (size_t)n >= room)
 		n = 0;
 	va_start(ap, fmt);
-	m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	m = vsnprintf(buf + n, room - (size_t)n - 1, fmt, ap);
 	va_end(ap);
 	if (m < 0)
 		m = 0;
 	len = (size_t)n + (size_t)m;
-	if (len > sizeof(buf) - 2)
-		len = sizeof(buf) - 2;
+	if (len > room - 2)
+		len = room - 2;
+	/*
+	 * A line written while a request is served ends with its id (reqid.h), after the
+	 * message so that "LEVEL: message" reads as before; the id's charset has no blank,
+	 * so it is always the line's last word, even after a message cut at the limit.
+	 */
+	if (id != NULL) {
+		size_t idlen = strnlen(id, REQID_MAX);
+
+		memcpy(buf + len, " request_id=", 12);
+		memcpy(buf + len + 12, id, idlen);
+		len += 12 + idlen;
+	}
 	buf[len++] = '\n';
 	/* A failed or short write of a log line is not worth failing anything for. */
 	if (write(STDERR_FILENO, buf, len) < 0)

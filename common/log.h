@@ -4,11 +4,10 @@
  * Workers log start-up, shutdown and failures; nothing is logged per request unless the
  * level is debug.  The supervisor collects its workers' stderr, so a line carries the
  * program name and pid: "sluice health[1234] warn: ...".  A line logged by a thread
- * while it serves a request carries that request's id after the level, "sluice
- * rest[1234] warn: [request_id=ID] ..." (the thread's current id, reqid.h), the id
- * nginx's access log and the response's X-Request-Id header show.  The level is info
- * until log_set_level(); the serve loop and sluiced set it from SLUICE_LOG_LEVEL
- * (settings.h).
+ * while it serves a request ends with that request's id, "sluice rest[1234] warn: ...
+ * request_id=ID" (the thread's current id, reqid.h), the id nginx's access log and the
+ * response's X-Request-Id header show.  The level is info until log_set_level(); the
+ * serve loop and sluiced set it from SLUICE_LOG_LEVEL (settings.h).
  */
 #ifndef SLUICE_LOG_H
 #define SLUICE_LOG_H
@@ -28,7 +27,8 @@ void log_set_level(enum log_level l);
 int log_enabled(enum log_level l);
 
 /* Writes one line if l passes the threshold.  Never fails visibly; a line longer than 1 KiB
- * is truncated. Safe from several threads (one write(2) per line). */
+ * is truncated (the request id after it is kept whole). Safe from several threads (one
+ * write(2) per line). */
 void log_msg(enum log_level l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

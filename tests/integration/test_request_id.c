@@ -149,7 +149,7 @@ check_good_id(struct stack *s)
 	CHECK_STR(id, good);
 	CHECK(json_member(r.body.data, "requestId", body_id, sizeof(body_id)) == 0 &&
 	    strcmp(body_id, good) == 0);
-	snprintf(needle, sizeof(needle), " warn: [request_id=%s] logline: said good1\n", good);
+	snprintf(needle, sizeof(needle), " warn: logline: said good1 request_id=%s\n", good);
 	CHECK_INT(log_count(s, needle), 1);
 	/* A 128-byte id is well-formed; 129 bytes is not (check_hostile_ids()). */
 	memset(body_id, 'k', 128);
@@ -195,8 +195,8 @@ check_hostile_ids(struct stack *s)
 		CHECK(strstr(r.headers.data, "X-Evil") == NULL);
 		CHECK(json_member(r.body.data, "requestId", body_id, sizeof(body_id)) == 0 &&
 		    strcmp(body_id, id) == 0);
-		snprintf(needle, sizeof(needle), " warn: [request_id=%s] logline: said hostile%zu\n",
-		    id, i);
+		snprintf(needle, sizeof(needle), " warn: logline: said hostile%zu request_id=%s\n",
+		    i, id);
 		if (log_count(s, needle) != 1)
 			harness_fail(__FILE__, __LINE__, "case %zu: no log line '%s'", i, needle);
 	}
@@ -216,7 +216,7 @@ check_no_id(struct stack *s)
 	CHECK(is_hex32(a));
 	CHECK(is_hex32(b));
 	CHECK(strcmp(a, b) != 0);
-	snprintf(needle, sizeof(needle), " warn: [request_id=%s] logline: said none\n", b);
+	snprintf(needle, sizeof(needle), " warn: logline: said none request_id=%s\n", b);
 	CHECK_INT(log_count(s, needle), 1);
 	/* nginx's own answers carry one too: the JSON 404 of an unknown path. */
 	CHECK_INT(get_id(s, "/nowhere", NULL, &r, a, sizeof(a)), 404);
