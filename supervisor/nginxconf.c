@@ -56,8 +56,9 @@ static const char *const nginx_params[][2] = {
 	{ "SERVER_PORT", "$server_port" },
 	{ "SERVER_NAME", "$server_name" },
 	{ "REDIRECT_STATUS", "200" },
-	/* The request's id, from the map nginx_write_request_id() writes. */
-	{ "REQUEST_ID", "$sluice_request_id" },
+	/* The client's request id when well-formed (nginx_write_request_id()); else none,
+	 * and the worker makes one. */
+	{ "REQUEST_ID", "$sluice_client_request_id if_not_empty" },
 };
 
 int
@@ -214,7 +215,7 @@ nginx_write_access_log(FILE *out, const struct conf *c, const struct nginx_opts 
 	/* The tuned profile logs no request unless asked: a line per request costs speed. */
 	if (c->access_log == CONF_ACCESS_LOG_JSON) {
 		fprintf(out, "\tlog_format sluice_json escape=json '{\"time\":\"$time_iso8601\","
-		    "\"request_id\":\"$sluice_request_id\",\"remote_addr\":\"$remote_addr\","
+		    "\"request_id\":\"$sluice_log_request_id\",\"remote_addr\":\"$remote_addr\","
 		    "\"method\":\"$request_method\",\"uri\":\"$request_uri\",\"status\":$status,"
 		    "\"bytes\":$body_bytes_sent,\"request_time\":$request_time,"
 		    "\"upstream_response_time\":\"$upstream_response_time\","
@@ -239,18 +240,28 @@ nginx_write_access_log(FILE *out, const struct conf *c, const struct nginx_opts 
 
 /*
  * The request id (common/reqid.h): the client's X-Request-Id when it is 1 to 128 bytes of
- * [A-Za-z0-9._:@-], what the workers accept, else nginx's own $request_id (32 hex
- * digits).  A header with CR, LF, quotes or blanks, or past 128 bytes, is never passed on.
- * The workers get it as REQUEST_ID and answer it in X-Request-Id; nginx's own error pages
- * add that header themselves (nginx_write_server()).
+ * [A-Za-z0-9._:@-], what the workers accept; a header with CR, LF, quotes or blanks, or
+ * past 128 bytes, is never passed on.  The workers get it as REQUEST_ID, or make one of
+ * their own (32 hex digits, the form of nginx's $request_id) when there is none, and
+ * answer it in X-Request-Id.  nginx's own $request_id is made only for the answers nginx
+ * makes itself (its error pages add the header, nginx_write_server()) and the log lines
+ * of requests no worker answered: nginx makes a variable's value only where it is used,
+ * and making one for every request cost about a tenth of /health's CPU.  The access log's
+ * id is the worker's answer's, so nginx's line and the worker's name the same request.
  */
 static void
-nginx_write_request_id(FILE *out)
+nginx_write_request_id(FILE *out, const struct conf *c)
 {
-	fprintf(out, "\t# The request id: the client's X-Request-Id when well-formed, else "
-	    "nginx's own.\n");
-	fprintf(out, "\tmap $http_x_request_id $sluice_request_id {\n\t\tdefault $request_id;\n"
+	fprintf(out, "\t# The request id: the client's X-Request-Id when well-formed, else the "
+	    "worker's;\n\t# nginx's own for its own answers.\n");
+	fprintf(out, "\tmap $http_x_request_id $sluice_client_request_id {\n\t\tdefault \"\";\n"
 	    "\t\t\"~^[A-Za-z0-9._:@-]{1,128}$\" $http_x_request_id;\n\t}\n");
+	fprintf(out, "\tmap $sluice_client_request_id $sluice_request_id {\n"
+	    "\t\t\"\" $request_id;\n\t\tdefault $sluice_client_request_id;\n\t}\n");
+	if (c->access_log != CONF_ACCESS_LOG_JSON)
+		return;
+	fprintf(out, "\tmap $upstream_http_x_request_id $sluice_log_request_id {\n"
+	    "\t\t\"\" $sluice_request_id;\n\t\tdefault $upstream_http_x_request_id;\n\t}\n");
 }
 
 static void
@@ -276,7 +287,7 @@ nginx_write_http_common(FILE *out, const struct conf *c, const struct nginx_opts
 	fprintf(out, "\tserver_tokens off;\n");
 	if (o->profile == NGINX_TUNED)
 		fprintf(out, "\tkeepalive_requests 100000;\n");
-	nginx_write_request_id(out);
+	nginx_write_request_id(out, c);
 	nginx_write_access_log(out, c, o, h);
 	fprintf(out, "\tclient_max_body_size %lld;\n", c->body_max);
 	fprintf(out, "\tclient_body_temp_path %s/client_body_temp;\n", o->prefix);

@@ -948,9 +948,11 @@ static void
 test_gen_request_id(void)
 {
 	static const char *const want[] = {
-		"\tmap $http_x_request_id $sluice_request_id {\n\t\tdefault $request_id;\n"
+		"\tmap $http_x_request_id $sluice_client_request_id {\n\t\tdefault \"\";\n"
 		    "\t\t\"~^[A-Za-z0-9._:@-]{1,128}$\" $http_x_request_id;\n\t}\n",
-		"\t\tfastcgi_param REQUEST_ID        $sluice_request_id;\n",
+		"\tmap $sluice_client_request_id $sluice_request_id {\n"
+		    "\t\t\"\" $request_id;\n\t\tdefault $sluice_client_request_id;\n\t}\n",
+		"\t\tfastcgi_param REQUEST_ID        $sluice_client_request_id if_not_empty;\n",
 		"\t\tlocation / {\n" OWN_HEADERS "\t\t\treturn 404 '",
 	};
 	int p;
@@ -972,8 +974,11 @@ test_gen_request_id(void)
 		CHECK(s != NULL);
 		if (s == NULL)
 			continue;
+		CHECK(strstr(s, "\tmap $upstream_http_x_request_id $sluice_log_request_id {\n"
+		    "\t\t\"\" $sluice_request_id;\n\t\tdefault $upstream_http_x_request_id;\n"
+		    "\t}\n") != NULL);
 		CHECK(strstr(s, "\tlog_format sluice_json escape=json '{\"time\":\"$time_iso8601\","
-		    "\"request_id\":\"$sluice_request_id\",") != NULL);
+		    "\"request_id\":\"$sluice_log_request_id\",") != NULL);
 		CHECK(strstr(s, "\"status\":$status,\"bytes\":$body_bytes_sent,"
 		    "\"request_time\":$request_time,\"upstream_response_time\":"
 		    "\"$upstream_response_time\",") != NULL);
