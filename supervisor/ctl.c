@@ -3,7 +3,8 @@
  * it), both sides.
  *
  * Protocol: the client sends one line, "status", "status json" (every pool's figures and
- * counters as one JSON object, stats.c), "up", "reload NAME" or "stop"; the
+ * counters as one JSON object, stats.c), "up", "reload" (the endpoint list read again,
+ * all or nothing: reread.c), "reload NAME" or "stop"; the
  * server answers with a first line "ok" or "error REASON", then the body, then closes.
  * For "stop" the server answers "ok" at once but closes only by exiting, so the client
  * returns when the supervisor has finished stopping.  "up" answers one line per pool,
@@ -191,7 +192,7 @@ static int
 ctl_run(struct sluiced *s, char *cmd, FILE *out)
 {
 	struct pool *p;
-	char *arg;
+	char *arg, errbuf[512];
 	size_t n;
 
 	if ((arg = strchr(cmd, ' ')) != NULL)
@@ -210,6 +211,13 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 		fprintf(out, "ok\n");
 		listenq_sample_all(s);
 		stats_json(out, s);
+		return 0;
+	}
+	if (strcmp(cmd, "reload") == 0 && arg == NULL) {
+		if (reread_list(s, "ctl reload", errbuf, sizeof(errbuf)) == -1)
+			fprintf(out, "error %s\n", errbuf);
+		else
+			fprintf(out, "ok\n%s\n", errbuf);
 		return 0;
 	}
 	if (strcmp(cmd, "reload") == 0 && arg != NULL) {
@@ -236,7 +244,7 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 			ctl_pool_up(out, p, pool_now());
 		return 0;
 	}
-	fprintf(out, "error unknown command (want status, up, reload NAME or stop)\n");
+	fprintf(out, "error unknown command (want status, up, reload [NAME] or stop)\n");
 	return 0;
 }
 
@@ -470,11 +478,13 @@ ctl_client(const char *rundir, int argc, char **argv)
 		m = snprintf(cmd, sizeof(cmd), "%s\n", argv[0]);
 	else if (argc == 2 && strcmp(argv[0], "status") == 0 && strcmp(argv[1], "--json") == 0)
 		m = snprintf(cmd, sizeof(cmd), "status json\n");
+	else if (argc == 1 && strcmp(argv[0], "reload") == 0)
+		return reload_client(rundir, path, ctl_ask);
 	else if (argc == 2 && strcmp(argv[0], "reload") == 0)
 		m = snprintf(cmd, sizeof(cmd), "reload %s\n", argv[1]);
 	else {
 		fprintf(stderr, "sluiced: ctl wants status [--json], top [COUNT], up, wait "
-		    "[SECONDS], reload NAME or stop\n");
+		    "[SECONDS], reload [NAME] or stop\n");
 		return 2;
 	}
 	if (m < 0 || (size_t)m >= sizeof(cmd)) {

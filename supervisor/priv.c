@@ -313,3 +313,36 @@ priv_user_main(const char *conf_path)
 	printf("%s:%s\n", pw->pw_name, gr->gr_name);
 	return 0;
 }
+
+/*
+ * Socket ownership.  socket_group, when set, is the group of every socket.  When sluiced
+ * drops root (supervisor/priv.c) the sockets belong to its run user and RUNDIR's group.
+ * When it keeps root (set user root) they go to the owner of RUNDIR: the generated
+ * nginx.conf runs nginx's workers as that user (supervisor/nginx.c).
+ */
+int
+priv_sock_owner(struct sluiced *s, const struct conf *c)
+{
+	struct group *gr;
+	struct stat st;
+
+	s->sock_uid = (uid_t)-1;
+	s->sock_gid = (gid_t)-1;
+	if (c->socket_group != NULL) {
+		if ((gr = getgrnam(c->socket_group)) == NULL) {
+			log_err("socket_group %s: no such group", c->socket_group);
+			return -1;
+		}
+		s->sock_gid = gr->gr_gid;
+	}
+	if (s->drop) {
+		/* sluiced's run user owns them (to chmod them later); the web server reaches
+		 * them through RUNDIR's group, which priv_rundir() set (supervisor/priv.c). */
+		s->sock_uid = s->run_uid;
+		if (s->sock_gid == (gid_t)-1 && stat(s->rundir, &st) == 0)
+			s->sock_gid = st.st_gid;
+	} else if (geteuid() == 0 && stat(s->rundir, &st) == 0 && st.st_uid != 0) {
+		s->sock_uid = st.st_uid;
+	}
+	return 0;
+}

@@ -9,13 +9,16 @@
  *       prints USER:GROUP that sluiced, started now, would run its pools as (the run user
  *       when root, see priv.c; else the caller's), for scripts that prepare data.
  *   sluiced [-r RUNDIR] ctl status [--json] | top [COUNT] | up | wait [SECONDS] |
- *       reload NAME | stop
+ *       reload [NAME] | stop
  *       talks to the running supervisor; prints its answer; exit 0 on success, 1 when the
  *       supervisor refused or is not reachable, 2 on usage errors.  `wait` returns once
  *       every pool is up (0) or one failed or SECONDS (30) passed (1), see ctl.c.
+ *       `reload` without NAME re-reads the endpoint list, all or nothing (reread.c), and
+ *       regenerates and reloads the proxy when RUNDIR/proxy.args says how (reload.c).
  *   sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN] [-w W] [-k K]
  *       [-u USER[:GROUP]] [-H ADDR,ADDR...] [-o FILE]
- *       prints the generated nginx.conf (to FILE with -o, which also creates PREFIX/logs);
+ *       prints the generated nginx.conf (to FILE with -o, which also creates PREFIX/logs
+ *       and records the command in RUNDIR/proxy.args for `ctl reload`);
  *       -u names the user of nginx's workers when it is started as root (see nginx.c);
  *       -H writes a load balancer's file whose upstreams list every app host (nginxconf.h).
  *   sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] apache default|tuned|cgi|fcgid [-p PREFIX]
@@ -23,7 +26,8 @@
  *       prints the generated apache2.conf (PREFIX defaults to RUNDIR/apache, LISTEN to
  *       127.0.0.1:8081; -o also creates PREFIX's directories and its JSON error files).
  *
- * Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP re-reads the endpoint list,
+ * Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP re-reads the endpoint list as
+ * `ctl reload` does, all or nothing (the proxy is left alone),
  * SIGCHLD reaps and restarts workers.  Handlers only write the signal number into a
  * self-pipe; all the work happens in the poll() loop, never in a handler.  Workers stay in
  * sluiced's session (no setsid, docs/fastcgi.md rule 15).
@@ -31,7 +35,6 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,7 +71,7 @@ sluiced_usage(void)
 	fprintf(stderr,
 	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
 	    "       sluiced [-r RUNDIR] ctl status [--json] | top [COUNT] | up | wait [SECONDS] |\n"
-	    "               reload NAME | stop\n"
+	    "               reload [NAME] | stop\n"
 	    "       sluiced [-c CONF] user\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
 	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-u USER[:GROUP]]\n"
@@ -87,45 +90,6 @@ sluiced_opt_int(const char *opt, const char *s, long long min, long long max)
 	if (str_to_int(s, strlen(s), min, max, &v) == -1)
 		errx(2, "-%s: want an integer in [%lld, %lld], got '%s'", opt, min, max, s);
 	return (int)v;
-}
-
-/*
- * Socket ownership.  socket_group, when set, is the group of every socket.  When sluiced
- * drops root (supervisor/priv.c) the sockets belong to its run user and RUNDIR's group.
- * When it keeps root (set user root) they go to the owner of RUNDIR: the generated
- * nginx.conf runs nginx's workers as that user (supervisor/nginx.c).
- */
-static int
-sluiced_sock_owner(struct sluiced *s, const struct conf *c)
-{
-	struct group *gr;
-	struct stat st;
-
-	s->sock_uid = (uid_t)-1;
-	s->sock_gid = (gid_t)-1;
-	if (c->socket_group != NULL) {
-		if ((gr = getgrnam(c->socket_group)) == NULL) {
-			log_err("socket_group %s: no such group", c->socket_group);
-			return -1;
-		}
-		s->sock_gid = gr->gr_gid;
-	}
-	if (s->drop) {
-		/* sluiced's run user owns them (to chmod them later); the web server reaches
-		 * them through RUNDIR's group, which priv_rundir() set (supervisor/priv.c). */
-		s->sock_uid = s->run_uid;
-		if (s->sock_gid == (gid_t)-1 && stat(s->rundir, &st) == 0)
-			s->sock_gid = st.st_gid;
-	} else if (geteuid() == 0 && stat(s->rundir, &st) == 0 && st.st_uid != 0) {
-		s->sock_uid = st.st_uid;
-	}
-	return 0;
-}
-
-static void
-sluiced_apply_globals(struct sluiced *s, const struct conf *c)
-{
-	s->crash_loop_tries = c->crash_loop_tries;
 }
 
 /* Starts a pool for every endpoint of c that has none; at start-up a failure is fatal. */
@@ -149,52 +113,14 @@ sluiced_start_new(struct sluiced *s, const struct conf *c)
 	return rc;
 }
 
-/* SIGHUP: the new list wins; a list that does not parse changes nothing. */
+/* SIGHUP: the list read again, all or nothing (reread.c). */
 static void
-sluiced_reread(struct sluiced *s)
+sluiced_hup(struct sluiced *s)
 {
-	struct conf *c;
-	struct pool *p;
-	struct pool_spec sp;
-	const struct conf_endpoint *ep;
 	char errbuf[512];
-	int64_t now = pool_now();
 
-	if (s->stopping)
-		return;
-	if ((c = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL ||
-	    pool_check_binaries(s, c, errbuf, sizeof(errbuf)) == -1) {
+	if (reread_list(s, "SIGHUP", errbuf, sizeof(errbuf)) == -1)
 		log_err("SIGHUP: %s; keeping the running configuration", errbuf);
-		conf_free(c);
-		return;
-	}
-	log_info("SIGHUP: re-reading %s", s->conf_path);
-	if (sluiced_sock_owner(s, c) == -1)
-		log_err("SIGHUP: socket ownership unchanged");
-	sluiced_apply_globals(s, c);
-	/* The specs take body_max from s->conf: swap before building them. */
-	conf_free(s->conf);
-	s->conf = c;
-	for (p = s->pools; p != NULL; p = p->next) {
-		if (p->removing)
-			continue;
-		if ((ep = conf_find(c, p->name)) == NULL) {
-			pool_remove(p, now);
-			continue;
-		}
-		if (pool_spec_make(s, ep, &sp) == -1)
-			continue;
-		pool_apply_socket(s, p, &sp);
-		p->spec.mode = sp.mode;
-		p->spec.backlog = sp.backlog;
-		memcpy(p->spec.where, sp.where, sizeof(p->spec.where));
-		if (pool_spec_same(&p->spec, &sp))
-			pool_spec_free(&sp);
-		else
-			pool_reload(p, &sp, now);
-	}
-	if (sluiced_start_new(s, c) == -1)
-		log_err("SIGHUP: some new endpoints could not start (see above)");
 }
 
 static void
@@ -241,7 +167,7 @@ sluiced_signals(struct sluiced *s)
 	if (stop)
 		pool_stop_all(s);
 	if (hup)
-		sluiced_reread(s);
+		sluiced_hup(s);
 }
 
 /* Start-up only: the pipe, the handlers; errors are fatal. */
@@ -335,7 +261,7 @@ sluiced_start(struct sluiced *s)
 	if ((s->conf = conf_load(s->conf_path, errbuf, sizeof(errbuf))) == NULL ||
 	    pool_check_binaries(s, s->conf, errbuf, sizeof(errbuf)) == -1)
 		errx(1, "%s", errbuf);
-	sluiced_apply_globals(s, s->conf);
+	s->crash_loop_tries = s->conf->crash_loop_tries;
 	sluiced_raise_nofile();
 	if (mkdir(s->rundir, 0755) == -1 && errno != EEXIST)
 		err(1, "mkdir %s", s->rundir);
@@ -346,7 +272,7 @@ sluiced_start(struct sluiced *s)
 		errx(1, "another sluiced is running on %s", s->rundir);
 	if (priv_resolve(s, s->conf) == -1 || priv_rundir(s, s->conf) == -1)
 		errx(1, "cannot set up the run user");
-	if (sluiced_sock_owner(s, s->conf) == -1)
+	if (priv_sock_owner(s, s->conf) == -1)
 		errx(1, "cannot apply socket_group");
 	sluiced_setup_signals();
 	if (ctl_listen(s) == -1)
@@ -555,6 +481,8 @@ main(int argc, char *argv[])
 	struct sluiced s;
 	struct sluiced_cmd a;
 	long long level;
+	char **all = argv + 1;
+	int nall = argc - 1, rc;
 
 	memset(&s, 0, sizeof(s));
 	memset(&a, 0, sizeof(a));
@@ -592,15 +520,22 @@ main(int argc, char *argv[])
 	if (strcmp(argv[0], "nginx") == 0) {
 		if (argc != 2 || a.sup_opts > 0)
 			sluiced_usage();
-		return nginx_main(s.conf_path, s.rundir, a.prefix, argv[1], a.listen,
+		rc = nginx_main(s.conf_path, s.rundir, a.prefix, argv[1], a.listen,
 		    a.nginx_workers, a.keepalive, a.nginx_user, a.hosts, a.outfile);
+		/* A file written with -o is the one `ctl reload` makes anew (reload.c). */
+		if (rc == 0 && a.outfile != NULL && reload_record(s.rundir, "nginx", nall, all) == -1)
+			rc = 1;
+		return rc;
 	}
 	if (strcmp(argv[0], "apache") == 0) {
 		/* -b names the binaries that the cgi and fcgid profiles run. */
 		if (argc != 2 || a.grace_opt > 0 || a.nginx_user != NULL || a.hosts != NULL)
 			sluiced_usage();
-		return apache_main(s.conf_path, s.rundir, s.bindir, a.prefix, argv[1], a.listen,
+		rc = apache_main(s.conf_path, s.rundir, s.bindir, a.prefix, argv[1], a.listen,
 		    a.nginx_workers, a.keepalive, a.outfile);
+		if (rc == 0 && a.outfile != NULL && reload_record(s.rundir, "apache", nall, all) == -1)
+			rc = 1;
+		return rc;
 	}
 	sluiced_usage();
 	return 2;

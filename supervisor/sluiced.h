@@ -23,7 +23,12 @@
  *                 for unix sockets, TCP_INFO and SO_MEMINFO for TCP)
  *   top.c         the frames of `ctl top`: every pool's rates each second, from ctl
  *                 status's JSON
- *   priv.c        started as root: sets up what the run user cannot, then drops root
+ *   priv.c        started as root: sets up what the run user cannot, then drops root;
+ *                 who owns the endpoint sockets
+ *   reread.c      the endpoint list read again while running (SIGHUP, ctl reload): new
+ *                 pools bound first, and all or nothing
+ *   reload.c      `ctl reload`'s proxy side: how the proxy's file was generated
+ *                 (RUNDIR/proxy.args), made anew, tested, and the proxy reloaded
  *   nginx.c       the `nginx` subcommand around nginxconf.c
  *   nginxconf.c   the nginx configuration generator (nginxconf.h)
  *   apache.c      the `apache` subcommand around apacheconf.c
@@ -349,8 +354,33 @@ void top_frame(FILE *out, const struct top_sample *prev, const struct top_sample
 int priv_resolve(struct sluiced *s, const struct conf *c);
 int priv_rundir(struct sluiced *s, const struct conf *c);
 void priv_drop(struct sluiced *s);
+/* The owner and group every endpoint socket gets (s->sock_uid, s->sock_gid; -1: left as
+ * bound) under c's socket_group: 0, or -1 when that group does not exist (logged). */
+int priv_sock_owner(struct sluiced *s, const struct conf *c);
 /* `sluiced user`: prints USER:GROUP that sluiced started now would run as; exit status. */
 int priv_user_main(const char *conf_path);
+
+/*
+ * reread.c: the endpoint list read again while sluiced runs (SIGHUP, `ctl reload`), all or
+ * nothing.  who ("SIGHUP", "ctl reload") begins the log lines.  Returns 0 with what
+ * changed in said[len] ("endpoints=N added=N removed=N reloaded=N unchanged=N"), or -1
+ * with the reason there and every pool, socket and setting as it was.
+ */
+int reread_list(struct sluiced *s, const char *who, char *said, size_t len);
+
+/*
+ * reload.c: the proxy's side of `ctl reload`.  reload_record() writes RUNDIR/proxy.args
+ * after `sluiced nginx|apache ... -o FILE` wrote FILE (server: "nginx" or "apache";
+ * argv[0..argc): sluiced's words and options as given, after the program's name;
+ * relative paths are kept with the directory they were given in): 0, or -1 with the reason on stderr.  reload_client()
+ * is `ctl reload` without a NAME: the generated file made anew into FILE.next and tested
+ * by the proxy, the list re-read by sluiced through ask (ctl.c's exchange: 0 and the
+ * answer in *resp, caller frees, or non-zero), FILE replaced and the proxy reloaded
+ * gracefully.  Returns the exit status (0, or 1 with the reason on stderr).
+ */
+int reload_record(const char *rundir, const char *server, int argc, char *const argv[]);
+int reload_client(const char *rundir, const char *ctl_path,
+    int (*ask)(const char *path, const char *cmd, size_t len, int rcv_ms, char **resp));
 
 /* apache.c */
 int apache_main(const char *conf_path, const char *rundir, const char *bindir,

@@ -1,0 +1,327 @@
+/*
+ * reload.c: the proxy's side of `sluiced ctl reload` (without a NAME): an endpoint added
+ * or removed in the endpoint list reaches nginx or Apache with that one command.
+ *
+ * The record.  `sluiced nginx|apache ... -o FILE` writes, once FILE is in place,
+ * RUNDIR/proxy.args (mode 0644): the server, its prefix and FILE as absolute paths, the
+ * directory the generator ran in and its words and options as given, less -o FILE.  A
+ * generator that prints to stdout records nothing: the proxy's file is then the
+ * operator's, and `ctl reload` re-reads the list in sluiced alone.
+ *
+ * `ctl reload`, in this order, so that a failure at any step leaves what runs as it was:
+ *   1. the generator is run again from the record, in its directory, its output into
+ *      FILE.next: a list it refuses stops here (its reason on stderr);
+ *   2. the proxy tests FILE.next (nginx -t -q -p PREFIX -c FILE.next, apache2 -t -f ...);
+ *   3. sluiced re-reads the list ("reload" on the control socket, reread.c): new pools
+ *      bound, removed ones stopped, changed ones reloaded, unchanged ones untouched, or,
+ *      when anything fails, nothing changed and the reason answered;
+ *   4. FILE.next replaces FILE (rename) and the proxy reloads gracefully with the same
+ *      prefix and file: nginx -s reload (its master starts new workers on the new file,
+ *      the old ones finish their requests), apache2 -k graceful.
+ * FILE.next is removed when a step before 4 fails.  The proxy's programs are looked up in
+ * PATH (nginx, apache2), and run with the caller's rights: the master of a proxy started
+ * as root takes its signal from root only, which is why this runs in the client and not
+ * in sluiced, which has dropped root.  Between 3 and 4 (a few milliseconds) a request to
+ * a removed route gets the proxy's 502: its socket is gone before the proxy forgot it.
+ *
+ * The record is trusted only when the caller's user (or root) owns it and no one else can
+ * write it: RUNDIR belongs to sluiced's run user, who must not be able to choose what
+ * root runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sluiced.h"
+
+#define RELOAD_ARGS_MAX	48
+
+/* What RUNDIR/proxy.args says. */
+struct reload_rec {
+	char server[16];		/* "nginx" or "apache" */
+	char prefix[PATH_MAX];
+	char file[PATH_MAX];
+	char cwd[PATH_MAX];
+	char *args[RELOAD_ARGS_MAX + 2];	/* argv for the generator, NULL-terminated,
+						 * pointing into text */
+	size_t nargs;
+	char text[8192];			/* the args' bytes */
+	size_t used;
+};
+
+static int
+reload_rec_path(const char *rundir, char *buf, size_t len)
+{
+	int m = snprintf(buf, len, "%s/proxy.args", rundir);
+
+	return m < 0 || (size_t)m >= len ? -1 : 0;
+}
+
+int
+reload_record(const char *rundir, const char *server, int argc, char *const argv[])
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], rundir_abs[PATH_MAX], prefix_abs[PATH_MAX];
+	char file_abs[PATH_MAX], cwd[PATH_MAX];
+	const char *prefix = NULL, *outfile = NULL;
+	FILE *f;
+	int i, ok;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-p") == 0 && i + 1 < argc)
+			prefix = argv[i + 1];
+		else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			outfile = argv[i + 1];
+	}
+	if (outfile == NULL || argc > RELOAD_ARGS_MAX || getcwd(cwd, sizeof(cwd)) == NULL ||
+	    sluiced_abspath(rundir, rundir_abs, sizeof(rundir_abs)) == -1 ||
+	    sluiced_prefix(server, rundir_abs, prefix, prefix_abs, sizeof(prefix_abs)) == -1 ||
+	    sluiced_abspath(outfile, file_abs, sizeof(file_abs)) == -1 ||
+	    reload_rec_path(rundir_abs, path, sizeof(path)) == -1) {
+		fprintf(stderr, "sluiced: %s/proxy.args: cannot record how the file was made "
+		    "(-o and -p separate from their values, at most %d words)\n", rundir,
+		    RELOAD_ARGS_MAX);
+		return -1;
+	}
+	(void)snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	(void)unlink(tmp);
+	if ((f = fopen(tmp, "wx")) == NULL) {
+		fprintf(stderr, "sluiced: %s: %s\n", tmp, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# how %s was generated, for sluiced ctl reload (sluiced.8)\n"
+	    "server %s\nprefix %s\nfile %s\ncwd %s\n", file_abs, server, prefix_abs,
+	    file_abs, cwd);
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0) {
+			i++;
+			continue;
+		}
+		fprintf(f, "arg %s\n", argv[i]);
+	}
+	ok = fchmod(fileno(f), 0644) == 0;
+	if (fclose(f) == EOF || !ok || rename(tmp, path) == -1) {
+		fprintf(stderr, "sluiced: %s: %s\n", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* One "key value" line into r; -1 when it is not one the record has. */
+static int
+reload_rec_line(struct reload_rec *r, char *line)
+{
+	static const char *const keys[] = { "server", "prefix", "file", "cwd" };
+	char *const dst[] = { r->server, r->prefix, r->file, r->cwd };
+	const size_t lens[] = { sizeof(r->server), sizeof(r->prefix), sizeof(r->file),
+		sizeof(r->cwd) };
+	char *val = strchr(line, ' ');
+	size_t i;
+
+	if (line[0] == '#' || line[0] == '\0')
+		return 0;
+	if (val == NULL)
+		return -1;
+	*val++ = '\0';
+	if (strcmp(line, "arg") == 0) {
+		if (r->nargs == RELOAD_ARGS_MAX || strlen(val) >= sizeof(r->text) - r->used)
+			return -1;
+		r->args[++r->nargs] = memcpy(r->text + r->used, val, strlen(val) + 1);
+		r->used += strlen(val) + 1;
+		return 0;
+	}
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(line, keys[i]) == 0) {
+			if (strlen(val) >= lens[i])
+				return -1;
+			memcpy(dst[i], val, strlen(val) + 1);
+			return 0;
+		}
+	return -1;
+}
+
+/* Reads the record: 1 when there is none, 0, or -1 with the reason on stderr. */
+static int
+reload_rec_read(const char *rundir, struct reload_rec *r)
+{
+	char path[PATH_MAX], line[PATH_MAX + 16];
+	struct stat st;
+	FILE *f = NULL;
+	size_t n;
+	int fd, rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (reload_rec_path(rundir, path, sizeof(path)) == -1)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 1;
+		fprintf(stderr, "sluiced: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022) != 0) {
+		fprintf(stderr, "sluiced: %s: not a file of yours that only you can write: "
+		    "not used\n", path);
+		close(fd);
+		return -1;
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		n = strlen(line);
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (reload_rec_line(r, line) == -1) {
+			fprintf(stderr, "sluiced: %s: malformed line '%s'\n", path, line);
+			goto out;
+		}
+	}
+	if ((strcmp(r->server, "nginx") != 0 && strcmp(r->server, "apache") != 0) ||
+	    r->prefix[0] != '/' || r->file[0] != '/' || r->cwd[0] != '/' || r->nargs == 0) {
+		fprintf(stderr, "sluiced: %s: incomplete record\n", path);
+		goto out;
+	}
+	r->args[0] = (char *)(uintptr_t)"sluiced";
+	rc = 0;
+out:
+	fclose(f);
+	return rc;
+}
+
+/* Runs argv (execv when path, else execvp) in dir (may be NULL), stdout to out_path (may
+ * be NULL); its exit status, or -1 when it could not run or was killed. */
+static int
+reload_run(const char *path, char *const argv[], const char *dir, const char *out_path)
+{
+	pid_t pid;
+	int status, fd;
+
+	(void)fflush(stdout);
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		if (dir != NULL && chdir(dir) == -1)
+			_exit(127);
+		if (out_path != NULL) {
+			fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+			    0644);
+			if (fd == -1 || dup2(fd, STDOUT_FILENO) == -1)
+				_exit(127);
+		}
+		if (path != NULL)
+			execv(path, argv);
+		else
+			execvp(argv[0], argv);
+		fprintf(stderr, "sluiced: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The proxy tests file (test) or reloads gracefully on it: 0, or -1 (it said why). */
+static int
+reload_proxy(const struct reload_rec *r, const char *file, int test)
+{
+	char *nginx[] = { (char *)(uintptr_t)"nginx", (char *)(uintptr_t)"-q",
+		(char *)(uintptr_t)"-e", (char *)(uintptr_t)"stderr", (char *)(uintptr_t)"-p",
+		(char *)(uintptr_t)r->prefix, (char *)(uintptr_t)"-c", (char *)(uintptr_t)file,
+		(char *)(uintptr_t)(test ? "-t" : "-s"), test ? NULL : (char *)(uintptr_t)"reload",
+		NULL };
+	char *apache[] = { (char *)(uintptr_t)"apache2", (char *)(uintptr_t)"-f",
+		(char *)(uintptr_t)file, (char *)(uintptr_t)(test ? "-t" : "-k"),
+		test ? NULL : (char *)(uintptr_t)"graceful", NULL };
+	char *const *argv = strcmp(r->server, "nginx") == 0 ? nginx : apache;
+
+	return reload_run(NULL, argv, r->prefix, NULL) == 0 ? 0 : -1;
+}
+
+/* Steps 1 and 2 at the top of this file: FILE.next generated and tested. */
+static int
+reload_next(const struct reload_rec *r, char *next, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+	int m = snprintf(next, len, "%s.next", r->file);
+
+	if (m < 0 || (size_t)m >= len ||
+	    (n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0) {
+		fprintf(stderr, "sluiced: ctl reload: cannot name %s.next or this program\n",
+		    r->file);
+		return -1;
+	}
+	self[n] = '\0';
+	(void)unlink(next);
+	if (reload_run(self, r->args, r->cwd, next) != 0) {
+		fprintf(stderr, "sluiced: ctl reload: the %s configuration cannot be made from "
+		    "the new list (above); nothing changed\n", r->server);
+		goto fail;
+	}
+	if (reload_proxy(r, next, 1) == -1) {
+		fprintf(stderr, "sluiced: ctl reload: %s refuses the new configuration %s "
+		    "(above); nothing changed\n", r->server, next);
+		goto fail;
+	}
+	return 0;
+fail:
+	unlink(next);
+	return -1;
+}
+
+int
+reload_client(const char *rundir, const char *ctl_path,
+    int (*ask)(const char *path, const char *cmd, size_t len, int rcv_ms, char **resp))
+{
+	struct reload_rec r;
+	char next[PATH_MAX + 8], *resp = NULL;
+	int have, rc = 1;
+
+	if ((have = reload_rec_read(rundir, &r)) == -1)
+		goto out;
+	if (have == 0 && reload_next(&r, next, sizeof(next)) == -1)
+		goto out;
+	if (ask(ctl_path, "reload\n", 7, 30000, &resp) != 0 || strncmp(resp, "ok\n", 3) != 0) {
+		if (resp != NULL)
+			fprintf(stderr, "sluiced: ctl reload: %s", strncmp(resp, "error ", 6) == 0 ?
+			    resp + 6 : resp);
+		fprintf(stderr, "sluiced: ctl reload: the endpoint list was not applied; "
+		    "nothing changed\n");
+		if (have == 0)
+			unlink(next);
+		goto out;
+	}
+	fputs(resp + 3, stdout);
+	if (have == 1) {
+		printf("proxy: none recorded in %s/proxy.args, not reloaded\n", rundir);
+		rc = 0;
+		goto out;
+	}
+	if (rename(next, r.file) == -1) {
+		fprintf(stderr, "sluiced: ctl reload: %s: %s; sluiced runs the new list, %s "
+		    "the old one\n", r.file, strerror(errno), r.server);
+		unlink(next);
+		goto out;
+	}
+	if (reload_proxy(&r, r.file, 0) == -1) {
+		fprintf(stderr, "sluiced: ctl reload: %s did not reload (above); sluiced runs "
+		    "the new list, %s the old one until it reloads %s\n", r.server, r.server,
+		    r.file);
+		goto out;
+	}
+	printf("proxy: %s reloaded on %s\n", r.server, r.file);
+	rc = 0;
+out:
+	free(resp);
+	return rc;
+}
