@@ -460,7 +460,7 @@ stack_start_nginx(struct stack *s, const char *profile, int nginx_workers, const
 	int i = 0;
 
 	if (stack_sh("mkdir -p %s/logs && %s/sluiced -c %s nginx %s -r %s -p %s -l 127.0.0.1:%d "
-	    "-w %d %s > %s/nginx.conf", s->prefix, stack_bin(), s->conf, profile, s->run,
+	    "-w %d %s -o %s/nginx.conf", s->prefix, stack_bin(), s->conf, profile, s->run,
 	    s->prefix, s->port, nginx_workers, extra ? extra : "", s->prefix) != 0) {
 		fprintf(stderr, "stack: cannot generate the nginx configuration\n");
 		return -1;

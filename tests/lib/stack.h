@@ -3,7 +3,8 @@
  *
  * stack_start() writes an endpoint list into a fresh temporary directory, starts the real
  * sluiced on it (sockets, workers from SLUICE_BIN), generates the nginx configuration of the
- * chosen profile with sluiced itself, starts the real nginx on a free loopback port from a
+ * chosen profile with sluiced itself (-o PREFIX/nginx.conf, so that RUNDIR/proxy.args lets
+ * `ctl reload` make it anew and reload nginx), starts the real nginx on a free loopback port from a
  * prefix inside that directory, and waits until both answer.  stack_start_server() does
  * the same with the front server chosen: "nginx" (profiles default, tuned) or "apache"
  * (default, tuned, cgi, fcgid; the cgi and fcgid profiles run no sluiced, Apache starts
