@@ -3,8 +3,9 @@
  * it), both sides.
  *
  * Protocol: the client sends one line, "status", "status json" (every pool's figures and
- * counters as one JSON object, stats.c), "up", "reload" (the endpoint list read again,
- * all or nothing: reread.c), "reload NAME" or "stop"; the
+ * counters as one JSON object, stats.c), "up", "reread" (the endpoint list read again,
+ * all or nothing: reread.c; "reread hold" keeps the removed pools serving until "prune"
+ * stops them, see reload.c), "reload NAME" or "stop"; the
  * server answers with a first line "ok" or "error REASON", then the body, then closes.
  * For "stop" the server answers "ok" at once but closes only by exiting, so the client
  * returns when the supervisor has finished stopping.  "up" answers one line per pool,
@@ -213,11 +214,15 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 		stats_json(out, s);
 		return 0;
 	}
-	if (strcmp(cmd, "reload") == 0 && arg == NULL) {
-		if (reread_list(s, "ctl reload", errbuf, sizeof(errbuf)) == -1)
+	if (strcmp(cmd, "reread") == 0 && (arg == NULL || strcmp(arg, "hold") == 0)) {
+		if (reread_list(s, "ctl reload", arg != NULL, errbuf, sizeof(errbuf)) == -1)
 			fprintf(out, "error %s\n", errbuf);
 		else
 			fprintf(out, "ok\n%s\n", errbuf);
+		return 0;
+	}
+	if (strcmp(cmd, "prune") == 0 && arg == NULL) {
+		fprintf(out, "ok\nstopped=%zu\n", s->stopping ? 0 : reread_prune(s));
 		return 0;
 	}
 	if (strcmp(cmd, "reload") == 0 && arg != NULL) {
@@ -244,7 +249,8 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 			ctl_pool_up(out, p, pool_now());
 		return 0;
 	}
-	fprintf(out, "error unknown command (want status, up, reload [NAME] or stop)\n");
+	fprintf(out, "error unknown command (want status, up, reread [hold], prune, reload NAME "
+	    "or stop)\n");
 	return 0;
 }
 

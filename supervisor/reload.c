@@ -12,17 +12,19 @@
  *   1. the generator is run again from the record, in its directory, its output into
  *      FILE.next: a list it refuses stops here (its reason on stderr);
  *   2. the proxy tests FILE.next (nginx -t -q -p PREFIX -c FILE.next, apache2 -t -f ...);
- *   3. sluiced re-reads the list ("reload" on the control socket, reread.c): new pools
- *      bound, removed ones stopped, changed ones reloaded, unchanged ones untouched, or,
- *      when anything fails, nothing changed and the reason answered;
+ *   3. sluiced re-reads the list ("reread hold" on the control socket, reread.c): new
+ *      pools bound, changed ones reloaded, unchanged ones untouched, the removed ones
+ *      still serving, or, when anything fails, nothing changed and the reason answered;
  *   4. FILE.next replaces FILE (rename) and the proxy reloads gracefully with the same
  *      prefix and file: nginx -s reload (its master starts new workers on the new file,
- *      the old ones finish their requests), apache2 -k graceful.
+ *      the old ones finish their requests), apache2 -k graceful;
+ *   5. once the proxy's workers of the old file have left (at most RELOAD_TURNOVER_MS),
+ *      "prune": sluiced stops the removed pools, whose sockets the proxy no longer
+ *      sends to.
  * FILE.next is removed when a step before 4 fails.  The proxy's programs are looked up in
  * PATH (nginx, apache2), and run with the caller's rights: the master of a proxy started
  * as root takes its signal from root only, which is why this runs in the client and not
- * in sluiced, which has dropped root.  Between 3 and 4 (a few milliseconds) a request to
- * a removed route gets the proxy's 502: its socket is gone before the proxy forgot it.
+ * in sluiced, which has dropped root.  Without a record, "reread" does 3 and 5 at once.
  *
  * The record is trusted only when the caller's user (or root) owns it and no one else can
  * write it: RUNDIR belongs to sluiced's run user, who must not be able to choose what
@@ -36,11 +38,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sluiced.h"
 
 #define RELOAD_ARGS_MAX	48
+#define RELOAD_TURNOVER_MS	5000
 
 /* What RUNDIR/proxy.args says. */
 struct reload_rec {
@@ -72,20 +76,24 @@ reload_record(const char *rundir, const char *server, int argc, char *const argv
 	FILE *f;
 	int i, ok;
 
+	/* -p PREFIX and -o FILE, or -pPREFIX and -oFILE, as getopt takes them. */
 	for (i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "-p") == 0 && i + 1 < argc)
-			prefix = argv[i + 1];
-		else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-			outfile = argv[i + 1];
+		if (strncmp(argv[i], "-p", 2) == 0)
+			prefix = argv[i][2] != '\0' ? argv[i] + 2 : i + 1 < argc ? argv[i + 1] : NULL;
+		else if (strncmp(argv[i], "-o", 2) == 0)
+			outfile = argv[i][2] != '\0' ? argv[i] + 2 : i + 1 < argc ? argv[i + 1] :
+			    NULL;
 	}
+	if (reload_rec_path(rundir, path, sizeof(path)) == -1)
+		return -1;
 	if (outfile == NULL || argc > RELOAD_ARGS_MAX || getcwd(cwd, sizeof(cwd)) == NULL ||
 	    sluiced_abspath(rundir, rundir_abs, sizeof(rundir_abs)) == -1 ||
 	    sluiced_prefix(server, rundir_abs, prefix, prefix_abs, sizeof(prefix_abs)) == -1 ||
-	    sluiced_abspath(outfile, file_abs, sizeof(file_abs)) == -1 ||
-	    reload_rec_path(rundir_abs, path, sizeof(path)) == -1) {
-		fprintf(stderr, "sluiced: %s/proxy.args: cannot record how the file was made "
-		    "(-o and -p separate from their values, at most %d words)\n", rundir,
-		    RELOAD_ARGS_MAX);
+	    sluiced_abspath(outfile, file_abs, sizeof(file_abs)) == -1) {
+		/* An older record would make ctl reload regenerate another file. */
+		(void)unlink(path);
+		fprintf(stderr, "sluiced: %s: cannot record how the file was made (at most %d "
+		    "words): ctl reload will not reload the proxy\n", path, RELOAD_ARGS_MAX);
 		return -1;
 	}
 	(void)snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -98,8 +106,8 @@ reload_record(const char *rundir, const char *server, int argc, char *const argv
 	    "server %s\nprefix %s\nfile %s\ncwd %s\n", file_abs, server, prefix_abs,
 	    file_abs, cwd);
 	for (i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "-o") == 0) {
-			i++;
+		if (strncmp(argv[i], "-o", 2) == 0) {
+			i += argv[i][2] == '\0';
 			continue;
 		}
 		fprintf(f, "arg %s\n", argv[i]);
@@ -279,19 +287,84 @@ fail:
 	return -1;
 }
 
+/* The proxy master's children now, from its pid file (PREFIX/nginx.pid or apache2.pid as
+ * the generators write it), into kids[max]: their count, or -1 when unknown. */
+static int
+reload_kids(const struct reload_rec *r, long *kids, int max)
+{
+	char path[PATH_MAX + 32], line[4096], *p, *end;
+	FILE *f;
+	long pid = 0;
+	int n = 0;
+
+	(void)snprintf(path, sizeof(path), "%s/%s.pid", r->prefix,
+	    strcmp(r->server, "nginx") == 0 ? "nginx" : "apache2");
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), f) != NULL) {
+		errno = 0;
+		pid = strtol(line, &end, 10);
+		if (end == line || errno != 0)
+			pid = 0;
+	}
+	(void)fclose(f);
+	(void)snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", pid, pid);
+	if (pid <= 0 || (f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	(void)fclose(f);
+	for (p = line; n < max; p = end) {
+		errno = 0;
+		kids[n] = strtol(p, &end, 10);
+		if (end == p || errno != 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Waits, at most RELOAD_TURNOVER_MS, until none of the proxy master's children of before
+ * the reload (before[0..nbefore)) is left: they took requests by the old file, and the
+ * master tells them to stop only once its new workers are up (nginx waits 100 ms more),
+ * then each finishes the requests it holds.  Only then do the removed pools go.
+ */
+static void
+reload_wait_turnover(const struct reload_rec *r, const long *before, int nbefore)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	long kids[256];
+	int i, j, n, t, old;
+
+	for (t = 0; nbefore > 0 && t < RELOAD_TURNOVER_MS; t += 10) {
+		if ((n = reload_kids(r, kids, 256)) < 0)
+			return;
+		for (i = 0, old = 0; i < n && !old; i++)
+			for (j = 0; j < nbefore && !old; j++)
+				old = before[j] == kids[i];
+		if (!old)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
 int
 reload_client(const char *rundir, const char *ctl_path,
     int (*ask)(const char *path, const char *cmd, size_t len, int rcv_ms, char **resp))
 {
 	struct reload_rec r;
 	char next[PATH_MAX + 8], *resp = NULL;
-	int have, rc = 1;
+	long before[256];
+	int have, nbefore, rc = 1;
 
 	if ((have = reload_rec_read(rundir, &r)) == -1)
 		goto out;
 	if (have == 0 && reload_next(&r, next, sizeof(next)) == -1)
 		goto out;
-	if (ask(ctl_path, "reload\n", 7, 30000, &resp) != 0 || strncmp(resp, "ok\n", 3) != 0) {
+	/* With a proxy to reload, the removed pools serve until it has forgotten them. */
+	if (ask(ctl_path, have == 0 ? "reread hold\n" : "reread\n", have == 0 ? 12 : 7, 30000,
+	    &resp) != 0 || strncmp(resp, "ok\n", 3) != 0) {
 		if (resp != NULL)
 			fprintf(stderr, "sluiced: ctl reload: %s", strncmp(resp, "error ", 6) == 0 ?
 			    resp + 6 : resp);
@@ -308,18 +381,28 @@ reload_client(const char *rundir, const char *ctl_path,
 		goto out;
 	}
 	if (rename(next, r.file) == -1) {
-		fprintf(stderr, "sluiced: ctl reload: %s: %s; sluiced runs the new list, %s "
-		    "the old one\n", r.file, strerror(errno), r.server);
+		fprintf(stderr, "sluiced: ctl reload: %s: %s; sluiced runs the new list (its "
+		    "removed endpoints still serve), %s the old one\n", r.file, strerror(errno),
+		    r.server);
 		unlink(next);
 		goto out;
 	}
+	nbefore = reload_kids(&r, before, 256);
 	if (reload_proxy(&r, r.file, 0) == -1) {
 		fprintf(stderr, "sluiced: ctl reload: %s did not reload (above); sluiced runs "
-		    "the new list, %s the old one until it reloads %s\n", r.server, r.server,
-		    r.file);
+		    "the new list (its removed endpoints still serve), %s the old one until it "
+		    "reloads %s\n", r.server, r.server, r.file);
 		goto out;
 	}
 	printf("proxy: %s reloaded on %s\n", r.server, r.file);
+	reload_wait_turnover(&r, before, nbefore);
+	free(resp);
+	resp = NULL;
+	if (ask(ctl_path, "prune\n", 6, 30000, &resp) != 0 || strncmp(resp, "ok\n", 3) != 0) {
+		fprintf(stderr, "sluiced: ctl reload: the removed endpoints were not stopped; "
+		    "the next ctl reload stops them\n");
+		goto out;
+	}
 	rc = 0;
 out:
 	free(resp);

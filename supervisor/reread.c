@@ -9,7 +9,11 @@
  * pools are stopped (their sockets closed and unlinked at once, their workers finish the
  * request they serve and leave), a pool whose spec changed starts a new generation on
  * its socket, an unchanged pool is not touched at all (same workers, same pids), and the
- * new pools join the list and start their workers at the next tick.  When anything fails
+ * new pools join the list and start their workers at the next tick.  With hold (`ctl
+ * reload` while a proxy is to be reloaded) the removed pools go on serving until
+ * reread_prune(), which the client asks for once the proxy has forgotten their routes:
+ * their sockets are closed after the proxy stopped sending to them, not before; a
+ * client that never asks leaves them to the next re-read.  When anything fails
  * (a list that does not parse, a binary that cannot run, a socket that cannot be bound),
  * the new pools made so far are freed (their sockets closed and unlinked), the old list
  * and socket owners are put back, and the reason is returned: what ran goes on as it was.
@@ -87,9 +91,10 @@ reread_prepare(struct sluiced *s, struct reread *r, char *err, size_t errlen)
 	return 0;
 }
 
-/* Everything prepared takes effect; one line of what changed into said[len]. */
+/* Everything prepared takes effect (the removed pools only without hold); one line of
+ * what changed into said[len]. */
 static void
-reread_commit(struct sluiced *s, struct reread *r, char *said, size_t len)
+reread_commit(struct sluiced *s, struct reread *r, int hold, char *said, size_t len)
 {
 	struct pool *p, *next;
 	size_t i, removed = 0, reloaded = 0, same = 0;
@@ -100,7 +105,8 @@ reread_commit(struct sluiced *s, struct reread *r, char *said, size_t len)
 		if (p->removing)
 			continue;
 		if (!r->keep[i]) {
-			pool_remove(p, now);
+			if (!hold)
+				pool_remove(p, now);
 			removed++;
 			continue;
 		}
@@ -129,7 +135,7 @@ reread_commit(struct sluiced *s, struct reread *r, char *said, size_t len)
 }
 
 int
-reread_list(struct sluiced *s, const char *who, char *said, size_t len)
+reread_list(struct sluiced *s, const char *who, int hold, char *said, size_t len)
 {
 	struct reread r;
 	struct conf *c;
@@ -168,7 +174,7 @@ reread_list(struct sluiced *s, const char *who, char *said, size_t len)
 	}
 	if (reread_prepare(s, &r, said, len) == -1)
 		goto fail;
-	reread_commit(s, &r, said, len);
+	reread_commit(s, &r, hold, said, len);
 	conf_free(r.old);
 	rc = 0;
 	goto out;
@@ -178,4 +184,19 @@ out:
 	free(r.specs);
 	free(r.keep);
 	return rc;
+}
+
+size_t
+reread_prune(struct sluiced *s)
+{
+	struct pool *p;
+	size_t n = 0;
+	int64_t now = pool_now();
+
+	for (p = s->pools; p != NULL; p = p->next)
+		if (!p->removing && conf_find(s->conf, p->name) == NULL) {
+			pool_remove(p, now);
+			n++;
+		}
+	return n;
 }

@@ -119,7 +119,7 @@ sluiced_hup(struct sluiced *s)
 {
 	char errbuf[512];
 
-	if (reread_list(s, "SIGHUP", errbuf, sizeof(errbuf)) == -1)
+	if (reread_list(s, "SIGHUP", 0, errbuf, sizeof(errbuf)) == -1)
 		log_err("SIGHUP: %s; keeping the running configuration", errbuf);
 }
 
@@ -522,9 +522,10 @@ main(int argc, char *argv[])
 			sluiced_usage();
 		rc = nginx_main(s.conf_path, s.rundir, a.prefix, argv[1], a.listen,
 		    a.nginx_workers, a.keepalive, a.nginx_user, a.hosts, a.outfile);
-		/* A file written with -o is the one `ctl reload` makes anew (reload.c). */
-		if (rc == 0 && a.outfile != NULL && reload_record(s.rundir, "nginx", nall, all) == -1)
-			rc = 1;
+		/* A file written with -o is the one `ctl reload` makes anew (reload.c); the file
+		 * is written whether or not that can be recorded (said on stderr). */
+		if (rc == 0 && a.outfile != NULL)
+			(void)reload_record(s.rundir, "nginx", nall, all);
 		return rc;
 	}
 	if (strcmp(argv[0], "apache") == 0) {
@@ -533,8 +534,8 @@ main(int argc, char *argv[])
 			sluiced_usage();
 		rc = apache_main(s.conf_path, s.rundir, s.bindir, a.prefix, argv[1], a.listen,
 		    a.nginx_workers, a.keepalive, a.outfile);
-		if (rc == 0 && a.outfile != NULL && reload_record(s.rundir, "apache", nall, all) == -1)
-			rc = 1;
+		if (rc == 0 && a.outfile != NULL)
+			(void)reload_record(s.rundir, "apache", nall, all);
 		return rc;
 	}
 	sluiced_usage();

@@ -362,21 +362,26 @@ int priv_user_main(const char *conf_path);
 
 /*
  * reread.c: the endpoint list read again while sluiced runs (SIGHUP, `ctl reload`), all or
- * nothing.  who ("SIGHUP", "ctl reload") begins the log lines.  Returns 0 with what
- * changed in said[len] ("endpoints=N added=N removed=N reloaded=N unchanged=N"), or -1
- * with the reason there and every pool, socket and setting as it was.
+ * nothing.  who ("SIGHUP", "ctl reload") begins the log lines; with hold the pools of
+ * removed endpoints keep serving until reread_prune().  Returns 0 with what changed in
+ * said[len] ("endpoints=N added=N removed=N reloaded=N unchanged=N"), or -1 with the
+ * reason there and every pool, socket and setting as it was.  reread_prune() stops every
+ * pool whose endpoint is not in the running list and returns how many.
  */
-int reread_list(struct sluiced *s, const char *who, char *said, size_t len);
+int reread_list(struct sluiced *s, const char *who, int hold, char *said, size_t len);
+size_t reread_prune(struct sluiced *s);
 
 /*
  * reload.c: the proxy's side of `ctl reload`.  reload_record() writes RUNDIR/proxy.args
  * after `sluiced nginx|apache ... -o FILE` wrote FILE (server: "nginx" or "apache";
  * argv[0..argc): sluiced's words and options as given, after the program's name;
- * relative paths are kept with the directory they were given in): 0, or -1 with the reason on stderr.  reload_client()
- * is `ctl reload` without a NAME: the generated file made anew into FILE.next and tested
- * by the proxy, the list re-read by sluiced through ask (ctl.c's exchange: 0 and the
- * answer in *resp, caller frees, or non-zero), FILE replaced and the proxy reloaded
- * gracefully.  Returns the exit status (0, or 1 with the reason on stderr).
+ * relative paths are kept with the directory they were given in): 0, or -1 with the
+ * reason on stderr and no record left (an older one is removed).  reload_client() is
+ * `ctl reload` without a NAME: the generated file made anew into FILE.next and tested by
+ * the proxy, the list re-read by sluiced through ask (ctl.c's exchange: 0 and the answer
+ * in *resp, caller frees, or non-zero), FILE replaced, the proxy reloaded gracefully and
+ * the removed pools stopped once its old workers left.  Returns the exit status (0, or 1
+ * with the reason on stderr).
  */
 int reload_record(const char *rundir, const char *server, int argc, char *const argv[]);
 int reload_client(const char *rundir, const char *ctl_path,
