@@ -7,11 +7,12 @@
  * and every transport error counted): a third line (the health binary under /extra,
  * binary=) and `ctl reload` make /extra answer 200 through nginx while the two old pools
  * keep the same workers (pids, generation 1); the line removed and `ctl reload` again make
- * /extra 404 and its socket go; a list that does not parse, and one whose new endpoint
- * cannot bind its socket, make `ctl reload` fail with the reason and change nothing (same
- * pools, same nginx.conf, no FILE.next left).  The load saw no failure at all.  Behind
- * Apache (apache2 -k graceful) the same command adds and removes /extra under a lighter
- * load.
+ * /extra 404 and its socket go, a loop on /extra seeing 200 then 404 and never a 502 (the
+ * pool stops once nginx's old workers have left); a list that does not parse, and one
+ * whose new endpoint cannot bind its socket, make `ctl reload` fail with the reason and
+ * change nothing (same pools, same nginx.conf, no FILE.next left).  The load saw no
+ * failure at all.  Behind Apache (apache2 -k graceful) the same command adds and removes
+ * /extra under a lighter load.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -90,6 +91,34 @@ wait_status(const char *url, long want, int ms)
 	return 0;
 }
 
+/* GETs of one URL until told to stop, counting 200, 404 and anything else. */
+struct route_loop {
+	pthread_t tid;
+	const char *url;
+	volatile int stop;
+	long ok, gone, other, last_other;
+};
+
+static void *
+route_loop_main(void *arg)
+{
+	struct route_loop *l = arg;
+	long st;
+
+	while (!l->stop) {
+		st = status_of(l->url);
+		if (st == 200)
+			l->ok++;
+		else if (st == 404)
+			l->gone++;
+		else {
+			l->other++;
+			l->last_other = st;
+		}
+	}
+	return NULL;
+}
+
 /* `ctl reload`: its exit status, its output (stdout and stderr) into out[len]. */
 static int
 ctl_reload(struct stack *s, char *out, size_t len)
@@ -156,6 +185,7 @@ static void
 test_reload_adds_and_removes(void)
 {
 	struct http_loop load[LOADERS];
+	struct route_loop gone;
 	struct stack s;
 	char eps[PATH_MAX + 128], bin[PATH_MAX], extra_bin[PATH_MAX], url[128], out[4096];
 	char text[2 * PATH_MAX + 512], hpids[256], opids[256], pids[256], sock[400];
@@ -210,11 +240,26 @@ test_reload_adds_and_removes(void)
 	CHECK_INT(stack_pool_value(&s, "other", "gen"), 1);
 	usleep(500 * 1000);
 
-	/* Removed: /extra is nginx's 404 again, its socket gone. */
+	/*
+	 * Removed: /extra is nginx's 404 again, its socket gone.  A loop on /extra meanwhile
+	 * sees 200 until nginx has reloaded, then 404, never a 502: the pool stops only once
+	 * nginx no longer sends to it.
+	 */
+	memset(&gone, 0, sizeof(gone));
+	gone.url = url;
+	CHECK(pthread_create(&gone.tid, NULL, route_loop_main, &gone) == 0);
+	usleep(100 * 1000);
 	CHECK(write_file(s.conf, orig) == 0);
 	CHECK_INT(ctl_reload(&s, out, sizeof(out)), 0);
 	CHECK(strstr(out, "added=0 removed=1 reloaded=0 unchanged=2") != NULL);
 	CHECK(wait_status(url, 404, 3000) == 0);
+	usleep(200 * 1000);
+	gone.stop = 1;
+	pthread_join(gone.tid, NULL);
+	printf("  /extra while removed: %ld 200, %ld 404, %ld other (last %ld)\n", gone.ok,
+	    gone.gone, gone.other, gone.last_other);
+	CHECK(gone.ok > 0 && gone.gone > 0);
+	CHECK_INT(gone.other, 0);
 	CHECK(!exists(sock));
 	pids_of(&s, "health", pids, sizeof(pids));
 	CHECK_STR(pids, hpids);
