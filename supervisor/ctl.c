@@ -193,7 +193,7 @@ static int
 ctl_run(struct sluiced *s, char *cmd, FILE *out)
 {
 	struct pool *p;
-	char *arg, errbuf[512];
+	char *arg, errbuf[4096];
 	size_t n;
 
 	if ((arg = strchr(cmd, ' ')) != NULL)

@@ -15,6 +15,8 @@
  *   3. sluiced re-reads the list ("reread hold" on the control socket, reread.c): new
  *      pools bound, changed ones reloaded, unchanged ones untouched, the removed ones
  *      still serving, or, when anything fails, nothing changed and the reason answered;
+ *      then the new pools must come up ("up", at most RELOAD_UP_MS): one that fails
+ *      (its workers die at start) stops the command here, the proxy not reloaded;
  *   4. FILE.next replaces FILE (rename) and the proxy reloads gracefully with the same
  *      prefix and file: nginx -s reload (its master starts new workers on the new file,
  *      the old ones finish their requests), apache2 -k graceful;
@@ -45,6 +47,7 @@
 
 #define RELOAD_ARGS_MAX	48
 #define RELOAD_TURNOVER_MS	5000
+#define RELOAD_UP_MS		10000
 
 /* What RUNDIR/proxy.args says. */
 struct reload_rec {
@@ -349,6 +352,66 @@ reload_wait_turnover(const struct reload_rec *r, const long *before, int nbefore
 	}
 }
 
+/* Whether name (len bytes) is in the comma-separated list. */
+static int
+reload_listed(const char *list, const char *name, size_t len)
+{
+	const char *p = list, *end;
+
+	for (; *p != '\0'; p = *end == ',' ? end + 1 : end) {
+		end = p + strcspn(p, ",\n");
+		if ((size_t)(end - p) == len && memcmp(p, name, len) == 0)
+			return 1;
+		if (*end == '\n' || *end == '\0')
+			break;
+	}
+	return 0;
+}
+
+/*
+ * Waits, at most RELOAD_UP_MS, until every pool named after " new=" in said is up (ctl.c's
+ * "up": its workers have lived a second).  0, or -1 when one failed or the time ran out
+ * (each such pool said on stderr).
+ */
+static int
+reload_wait_new(const char *ctl_path, const char *said,
+    int (*ask)(const char *path, const char *cmd, size_t len, int rcv_ms, char **resp))
+{
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	const char *list = strstr(said, " new="), *line, *sp, *end;
+	char *resp = NULL;
+	int t, waiting, failed = 0;
+
+	if (list == NULL)
+		return 0;
+	list += 5;
+	for (t = 0; t <= RELOAD_UP_MS; t += 100) {
+		free(resp);
+		if (ask(ctl_path, "up\n", 3, 10000, &resp) != 0 || strncmp(resp, "ok\n", 3) != 0)
+			break;
+		waiting = 0;
+		for (line = resp + 3; *line != '\0'; line = *end == '\n' ? end + 1 : end) {
+			end = line + strcspn(line, "\n");
+			if ((sp = memchr(line, ' ', (size_t)(end - line))) == NULL ||
+			    !reload_listed(list, line, (size_t)(sp - line)))
+				continue;
+			if (strncmp(sp + 1, "failed", 6) == 0 || (t == RELOAD_UP_MS &&
+			    strncmp(sp + 1, "up", 2) != 0)) {
+				fprintf(stderr, "sluiced: ctl reload: pool %.*s\n", (int)(end - line),
+				    line);
+				failed = 1;
+			} else if (strncmp(sp + 1, "up", 2) != 0) {
+				waiting = 1;
+			}
+		}
+		if (failed || !waiting)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	free(resp);
+	return failed || t > RELOAD_UP_MS ? -1 : 0;
+}
+
 int
 reload_client(const char *rundir, const char *ctl_path,
     int (*ask)(const char *path, const char *cmd, size_t len, int rcv_ms, char **resp))
@@ -375,6 +438,14 @@ reload_client(const char *rundir, const char *ctl_path,
 		goto out;
 	}
 	fputs(resp + 3, stdout);
+	if (reload_wait_new(ctl_path, resp + 3, ask) == -1) {
+		fprintf(stderr, "sluiced: ctl reload: a new endpoint did not start (its log says "
+		    "why): the proxy was not reloaded%s; fix it and run ctl reload again\n",
+		    have == 0 ? " and the removed endpoints still serve" : "");
+		if (have == 0)
+			unlink(next);
+		goto out;
+	}
 	if (have == 1) {
 		printf("proxy: none recorded in %s/proxy.args, not reloaded\n", rundir);
 		rc = 0;

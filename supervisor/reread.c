@@ -97,7 +97,7 @@ static void
 reread_commit(struct sluiced *s, struct reread *r, int hold, char *said, size_t len)
 {
 	struct pool *p, *next;
-	size_t i, removed = 0, reloaded = 0, same = 0;
+	size_t i, n, removed = 0, reloaded = 0, same = 0;
 	int64_t now = pool_now();
 
 	s->crash_loop_tries = s->conf->crash_loop_tries;
@@ -122,14 +122,19 @@ reread_commit(struct sluiced *s, struct reread *r, int hold, char *said, size_t 
 			reloaded++;
 		}
 	}
-	for (p = r->fresh; p != NULL; p = next) {
+	(void)snprintf(said, len, "endpoints=%zu added=%zu removed=%zu reloaded=%zu "
+	    "unchanged=%zu", s->conf->neps, r->nfresh, removed, reloaded, same);
+	/* The new pools by name, for a client that waits until they are up; a name that
+	 * does not fit whole is left out. */
+	for (p = r->fresh, i = 0; p != NULL; p = next, i++) {
 		next = p->next;
+		n = strlen(said);
+		if (n + strlen(p->name) + 6 < len)
+			(void)snprintf(said + n, len - n, "%s%s", i == 0 ? " new=" : ",", p->name);
 		p->next = s->pools;
 		s->pools = p;
 	}
 	r->fresh = NULL;
-	(void)snprintf(said, len, "endpoints=%zu added=%zu removed=%zu reloaded=%zu unchanged=%zu",
-	    s->conf->neps, r->nfresh, removed, reloaded, same);
 	log_info("%zu endpoints: %zu added, %zu removed, %zu reloaded, %zu unchanged",
 	    s->conf->neps, r->nfresh, removed, reloaded, same);
 }

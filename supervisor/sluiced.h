@@ -364,7 +364,8 @@ int priv_user_main(const char *conf_path);
  * reread.c: the endpoint list read again while sluiced runs (SIGHUP, `ctl reload`), all or
  * nothing.  who ("SIGHUP", "ctl reload") begins the log lines; with hold the pools of
  * removed endpoints keep serving until reread_prune().  Returns 0 with what changed in
- * said[len] ("endpoints=N added=N removed=N reloaded=N unchanged=N"), or -1 with the
+ * said[len] ("endpoints=N added=N removed=N reloaded=N unchanged=N", then " new=A,B"
+ * naming the new pools when there are any), or -1 with the
  * reason there and every pool, socket and setting as it was.  reread_prune() stops every
  * pool whose endpoint is not in the running list and returns how many.
  */
