@@ -534,10 +534,12 @@ stack_reachable(const struct stack *s, const char *path, char *out, size_t len)
 		n = snprintf(out, len, "%s", path);
 		return n < 0 || (size_t)n >= len ? -1 : 0;
 	}
+	/* A copy this stack made already (stack_start() stages every binary= file) is kept:
+	 * its workers may be running it, and a copy over a running binary fails (ETXTBSY). */
 	n = snprintf(out, len, "%s/extra%s", s->dir, path);
 	if (n < 0 || (size_t)n >= len ||
-	    stack_sh("mkdir -p \"$(dirname '%s')\" && cp -a '%s' '%s' && chmod -R a+rX '%s/extra'",
-	    out, path, out, s->dir) != 0)
+	    stack_sh("mkdir -p \"$(dirname '%s')\" && { [ -e '%s' ] || cp -a '%s' '%s'; } && "
+	    "chmod -R a+rX '%s/extra'", out, out, path, out, s->dir) != 0)
 		return -1;
 	return 0;
 }
