@@ -127,7 +127,7 @@ static void
 check_good_id(struct stack *s)
 {
 	static const char good[] = "Good-id.42:trace_7@edge-1";
-	char hdr[300], id[256], body_id[256], needle[256], url[256];
+	char hdr[300], id[256], body_id[256], needle[400], url[256];
 	const char *hdrs[2] = { hdr, NULL };
 	struct http_resp r;
 
@@ -170,7 +170,7 @@ check_hostile_ids(struct stack *s)
 		"X-Request-Id: tab\tsep", "X-Request-Id: caf\xc3\xa9", "X-Request-Id: %0d%0aX-Evil:1",
 		"X-Request-Id: a,b", "X-Request-Id: $request_id", "X-Request-Id: <script>",
 	};
-	char hdr[4200], id[256], body_id[256], needle[256], path[64];
+	char hdr[4200], id[256], body_id[256], needle[400], path[64];
 	struct http_resp r;
 	size_t i, n = sizeof(hostile) / sizeof(hostile[0]);
 
@@ -207,7 +207,7 @@ check_hostile_ids(struct stack *s)
 static void
 check_no_id(struct stack *s)
 {
-	char a[256], b[256], needle[256];
+	char a[256], b[256], needle[400];
 	struct http_resp r;
 
 	http_resp_init(&r);
