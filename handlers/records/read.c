@@ -34,6 +34,44 @@ rec_truthy(const char *v)
 	return v != NULL && (v[0] == 't' || v[0] == '1');
 }
 
+/*
+ * Reads the record that the page's statement joined to row r (rec_join()): the columns
+ * of x->join's collection from column x->join_col on, attached as r's only expanded
+ * record of node 0, none when the join found none (its id NULL).  0, or -1 out of memory.
+ */
+static int
+rec_fetch_joined(struct rec_ctx *x, struct db_stmt *st, struct rec_row *r)
+{
+	const struct coll *jc = x->join->coll;
+	struct arena *a = x->rq->arena;
+	struct rec_row *j;
+	size_t i;
+
+	if ((r->ex = arena_alloc(a, QUERY_EXPAND_MAX * sizeof(*r->ex))) == NULL)
+		return -1;
+	memset(r->ex, 0, QUERY_EXPAND_MAX * sizeof(*r->ex));
+	if (db_column_isnull(st, x->join_col))
+		return 0;
+	if ((r->ex[0].r = arena_alloc(a, sizeof(struct rec_row *))) == NULL ||
+	    (j = arena_alloc(a, sizeof(*j))) == NULL ||
+	    (j->v = arena_alloc(a, jc->nfields * sizeof(*j->v))) == NULL ||
+	    (j->len = arena_alloc(a, jc->nfields * sizeof(*j->len))) == NULL)
+		return -1;
+	j->ex = NULL;
+	for (i = 0; i < jc->nfields; i++) {
+		size_t n = 0;
+		const char *v = db_column_text(st, x->join_col + (int)i, &n);
+
+		j->len[i] = n;
+		j->v[i] = NULL;
+		if (v != NULL && (j->v[i] = arena_strndup(a, v, n)) == NULL)
+			return -1;
+	}
+	r->ex[0].r[0] = j;
+	r->ex[0].n = 1;
+	return 0;
+}
+
 int
 rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
 {
@@ -66,7 +104,7 @@ rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
 		    (r->len = arena_alloc(a, c->nfields * sizeof(*r->len))) == NULL)
 			goto nomem;
 		r->ex = NULL;
-		if (out->n == 0 && db_column_count(st) > (int)c->nfields)
+		if (out->n == 0 && x->wrapped)
 			out->extra = db_column_int(st, (int)c->nfields);
 		for (i = 0; i < c->nfields; i++) {
 			size_t n = 0;
@@ -77,6 +115,8 @@ rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out)
 			if (v != NULL && (r->v[i] = arena_strndup(a, v, n)) == NULL)
 				goto nomem;
 		}
+		if (x->join != NULL && rec_fetch_joined(x, st, r) < 0)
+			goto nomem;
 		out->r[out->n++] = r;
 	}
 	if (rc == DB_ERROR)
@@ -726,7 +766,9 @@ rec_where(struct rec_ctx *x, const char *what)
 	x->cols_end = q->sql->len;
 	buf_puts(q->sql, " FROM ");
 	coll_quote(q->sql, x->c->name);
-	buf_puts(q->sql, " AS t WHERE 1=1");
+	buf_puts(q->sql, " AS t");
+	x->from_end = q->sql->len;
+	buf_puts(q->sql, " WHERE 1=1");
 	if (rec_filter(x) < 0)
 		return -1;
 	x->rule.value = -1;
@@ -783,6 +825,24 @@ rec_kept_sql(struct rec_ctx *x, const struct rec_kept *k)
 	buf_putc(q->sql, ')');
 }
 
+/* Inserts text[0..len) into the statement in x's thread at offset at.  0, or -1 (out of
+ * memory: the caller answers). */
+static int
+rec_insert(struct rec_ctx *x, size_t at, const char *text, size_t len)
+{
+	struct buf *page = x->t->q.sql;
+	char *tail;
+
+	if (buf_failed(page) || at > page->len ||
+	    (tail = arena_strndup(x->rq->arena, page->data + at, page->len - at)) == NULL)
+		return -1;
+	page->len = at;
+	page->data[page->len] = '\0';
+	buf_append(page, text, len);
+	buf_puts(page, tail);
+	return buf_failed(page) ? -1 : 0;
+}
+
 /*
  * Adds the kept total k to the page's statement as one more column after the record's
  * (read by rec_fetch() into rows.extra): the page and its total in one statement, one
@@ -795,7 +855,6 @@ rec_page_with_total(struct rec_ctx *x, const struct rec_kept *k)
 {
 	struct sqlb *q = &x->t->q;
 	struct buf *page = q->sql, sub;
-	char *tail;
 	int rc = -1;
 
 	buf_init(&sub, 4096);
@@ -803,15 +862,76 @@ rec_page_with_total(struct rec_ctx *x, const struct rec_kept *k)
 	buf_puts(&sub, ", ");
 	rec_kept_sql(x, k);
 	q->sql = page;
-	if (!buf_failed(&sub) && !buf_failed(page) && x->cols_end <= page->len &&
-	    (tail = arena_strndup(x->rq->arena, page->data + x->cols_end,
-	    page->len - x->cols_end)) != NULL) {
-		page->len = x->cols_end;
-		page->data[page->len] = '\0';
-		buf_append(page, sub.data, sub.len);
-		buf_puts(page, tail);
-		rc = buf_failed(page) ? -1 : 0;
+	if (!buf_failed(&sub))
+		rc = rec_insert(x, x->cols_end, sub.data, sub.len);
+	buf_free(&sub);
+	return rc;
+}
+
+/*
+ * Whether the page's statement can carry the list's expand itself (rec_join()): one node,
+ * a single relation of the listed collection, whose records the caller may see (their
+ * view rule is not null, or a superuser asks).
+ */
+static int
+rec_join_fits(const struct rec_ctx *x, const struct query_expands *ex)
+{
+	const struct query_expand *e;
+
+	if (ex == NULL || ex->count != 1)
+		return 0;
+	e = &ex->n[0];
+	return e->parent < 0 && !e->back && !e->many && !e->field->multiple &&
+	    (x->superuser || e->coll->rules[COLL_RULE_VIEW] != NULL);
+}
+
+/*
+ * Joins expand node e (rec_join_fits()) to the page's statement: its records' columns
+ * after the page's (rec_fetch() reads them into each row's expand), and
+ * "LEFT JOIN coll AS x ON x.id = t.field AND (view rule)" after the listed table, so that
+ * the page and its expand take one statement (one round trip on PostgreSQL) instead of
+ * two.  On PostgreSQL the join is a LATERAL subquery with LIMIT 1, which the planner
+ * cannot flatten: it probes the primary key once per row of the page, where a plain join
+ * planned generically (a LIMIT it cannot see) hashes the whole related table for each
+ * request.  The rule's values are bound after the page's.  0, -1 answered.
+ */
+static int
+rec_join(struct rec_ctx *x, const struct query_expand *e)
+{
+	struct sqlb *q = &x->t->q;
+	struct buf *page = q->sql, sub;
+	int pg = q->d->backend == DB_PG, rc = -1;
+	size_t i;
+
+	buf_init(&sub, 1 << 16);
+	q->sql = &sub;
+	buf_puts(&sub, pg ? " LEFT JOIN LATERAL (SELECT * FROM " : " LEFT JOIN ");
+	coll_quote(&sub, e->coll->name);
+	buf_puts(&sub, pg ? " AS x WHERE x.\"id\" = " : " AS x ON x.\"id\" = ");
+	sqlb_col(&sub, "t", e->field->name);
+	rc = rec_rule(x, e->coll, COLL_RULE_VIEW, "x");
+	if (pg)
+		buf_puts(&sub, " LIMIT 1) AS x ON true");
+	q->sql = page;
+	if (rc != 0)
+		goto out;
+	rc = -1;
+	if (buf_failed(&sub) || rec_insert(x, x->from_end, sub.data, sub.len) < 0)
+		goto large;
+	buf_reset(&sub, 1 << 16);
+	for (i = 0; i < e->coll->nfields; i++) {
+		buf_puts(&sub, ", ");
+		sqlb_col(&sub, "x", e->coll->fields[i].name);
 	}
+	if (buf_failed(&sub) || rec_insert(x, x->cols_end, sub.data, sub.len) < 0)
+		goto large;
+	x->join = e;
+	x->join_col = (int)x->c->nfields;
+	rc = 0;
+	goto out;
+large:
+	rec_error(x->rs, 400, "The query is too large.", NULL);
+out:
 	buf_free(&sub);
 	return rc;
 }
@@ -858,7 +978,7 @@ rec_list(struct rec_ctx *x)
 	int64_t page, per, total = -1;
 	struct rec_kept k;
 	char err[256];
-	int skip = 0, kept, wrap, r;
+	int skip = 0, kept, wrap, join, r;
 	size_t i;
 
 	memset(&rows, 0, sizeof(rows));
@@ -888,13 +1008,22 @@ rec_list(struct rec_ctx *x)
 		sqlb_int(&x->t->q, (page - 1) * per);
 		kept = !skip && rec_kept_key(x, &k);
 		wrap = kept;
+		join = rec_join_fits(x, o.ex);
+		if (join && rec_join(x, &o.ex->n[0]) < 0)
+			return 0;
 		if (wrap && rec_page_with_total(x, &k) < 0)
 			return rec_error(x->rs, 400, "The query is too large.", NULL);
-		if (rec_fetch(x, x->c, &rows) < 0)
+		/* The total's column goes before the joined ones. */
+		x->join_col += wrap;
+		x->wrapped = wrap;
+		r = rec_fetch(x, x->c, &rows);
+		x->join = NULL;
+		x->wrapped = 0;
+		if (r < 0)
 			return 0;
 		if (!skip && rec_list_total(x, kept, wrap, &k, &rows, &total) < 0)
 			return 0;
-		if (o.ex != NULL && rec_expand(x, o.ex, &rows) < 0)
+		if (o.ex != NULL && !join && rec_expand(x, o.ex, &rows) < 0)
 			return 0;
 	} else if (!skip)
 		total = 0;

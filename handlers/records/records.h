@@ -74,6 +74,13 @@ struct rec_ctx {
 	struct filter_shape eq;		/* what the client's filter= is (rec_filter()) */
 	struct filter_shape rule;	/* what the list rule is (rec_where()) */
 	size_t cols_end;		/* where rec_where()'s column list ends in its text */
+	size_t from_end;		/* where its FROM's table ends */
+	/* The page's statement carries its total after the record's columns (rec_list()). */
+	int wrapped;
+	/* The expand node the page's statement joins (rec_join()), its columns from
+	 * join_col on; NULL: none. */
+	const struct query_expand *join;
+	int join_col;
 	cJSON *body;			/* the parsed body (write routes); freed by main.c */
 	int form;			/* it came as a form: its values are all strings */
 	int in_batch;			/* a request of a batch, run inside the batch's

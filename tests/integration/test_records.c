@@ -599,6 +599,52 @@ rx_signin(struct stack *s, int n, char *tok, size_t toklen, char id[16])
  * n1 and n3, not n2: a membership of A and a membership of n2 exist, but no one row has
  * both, and the rule's two conditions read one row of the join.
  */
+/*
+ * A list whose expand its page's statement joins (one single relation) against the views
+ * of its records, whose expand takes a query of its own: every item of the list at path
+ * (collection coll, query q and list-only parameters lq) as tok must be its view with q.
+ * Returns how many items hold an expanded record, or -1.
+ */
+static int
+rx_joined_as_viewed(const char *file, int line, struct stack *s, const char *coll,
+    const char *q, const char *lq, const char *tok)
+{
+	char path[512], *list, *view;
+	cJSON *j, *it;
+	int expanded = 0;
+
+	snprintf(path, sizeof(path), "/api/collections/%s/records?%s&%s", coll, q, lq);
+	list = rx_one(file, line, s, "GET", path, tok, NULL, 200);
+	if ((j = cJSON_Parse(list ? list : "")) == NULL) {
+		harness_fail(file, line, "%s: not JSON", path);
+		free(list);
+		return -1;
+	}
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "items")) {
+		const cJSON *id = cJSON_GetObjectItem(it, "id");
+		cJSON *v;
+
+		if (!cJSON_IsString(id)) {
+			harness_fail(file, line, "%s: an item without its id", path);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/api/collections/%s/records/%s?%s", coll,
+		    id->valuestring, q);
+		view = rx_one(file, line, s, "GET", path, tok, NULL, 200);
+		v = cJSON_Parse(view ? view : "");
+		if (v == NULL || !cJSON_Compare(v, it, 1))
+			harness_fail(file, line, "%s: the list's item differs from the view\n"
+			    "  view %.400s", path, view ? view : "");
+		expanded += cJSON_GetArraySize(cJSON_GetObjectItem(it, "expand")) > 0;
+		cJSON_Delete(v);
+		free(view);
+	}
+	cJSON_Delete(j);
+	free(list);
+	return expanded;
+}
+#define RX_JOINED(s, coll, q, lq, tok) rx_joined_as_viewed(__FILE__, __LINE__, s, coll, q, lq, tok)
+
 static void
 test_records_rules_collection_isset_changed(void)
 {
@@ -656,6 +702,19 @@ test_records_rules_collection_isset_changed(void)
 		free(got);
 		RX_ONE(s, "GET", "/api/collections/notes/records/n20000000000002", ta, NULL, 404);
 		RX_ONE(s, "GET", "/api/collections/notes/records/n30000000000003", ta, NULL, 200);
+
+		/* A list's joined expand sees what the view rule of the expanded collection
+		 * lets its caller see, as a view's expand does: A sees its own note and the one
+		 * it is a member of, B all three, nobody none. */
+		CHECK(RX_JOINED(s, "members", "expand=note", "sort=note", ta) == 2);
+		CHECK(RX_JOINED(s, "members", "expand=note", "sort=note", tb) == 3);
+		CHECK(RX_JOINED(s, "members", "expand=note", "sort=note", NULL) == 0);
+		CHECK(RX_JOINED(s, "members", "expand=note&fields=id,expand.note.title",
+		    "sort=-note", ta) == 2);
+		CHECK(RX_JOINED(s, "notes", "expand=owner", "sort=id", tb) == 3);
+		CHECK(RX_JOINED(s, "posts", "expand=author", "sort=-created&perPage=30", NULL) == 30);
+		CHECK(RX_JOINED(s, "posts", "expand=author&fields=id,expand.author.name",
+		    "filter=status%3D'draft'&perPage=7", ta) == 7);
 
 		/* Update: :changed compares with the stored value. */
 		RX_ONE(s, "PATCH", "/api/collections/notes/records/n10000000000001", ta,
