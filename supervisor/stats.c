@@ -142,9 +142,10 @@ stats_status_words(FILE *out, const struct pool *p)
 	if (p->queue.known && p->queue.drops_known)
 		fprintf(out, " dropped=%llu", (unsigned long long)p->queue.drops);
 	fprintf(out, " commits=%llu commit_writes=%llu busy_retries=%llu reconnects=%llu "
-	    "conn_waits=%llu", (unsigned long long)m.db.batches,
+	    "conn_waits=%llu db_open=%lld db_busy=%lld", (unsigned long long)m.db.batches,
 	    (unsigned long long)m.db.batch_writes, (unsigned long long)m.db.busy_retries,
-	    (unsigned long long)m.db.reconnects, (unsigned long long)m.db.conn_waits);
+	    (unsigned long long)m.db.reconnects, (unsigned long long)m.db.conn_waits,
+	    (long long)m.db.conns_open, (long long)m.db.pg_conns_busy);
 }
 
 /* The histogram of m as {"le": [...], "cumulative": [...], "sum": S, "count": N}. */
@@ -203,7 +204,8 @@ stats_json_counts(cJSON *o, const struct metrics_sum *m)
 }
 
 /* The database's member: "db": {commit_batches, commit_writes, batch_size: {le,
- * cumulative}, busy_retries, reconnects, conn_waits}. */
+ * cumulative}, busy_retries, reconnects, conn_waits, connections_open,
+ * pg_connections_busy}. */
 static void
 stats_json_db(cJSON *o, const struct metrics_db *d)
 {
@@ -227,6 +229,8 @@ stats_json_db(cJSON *o, const struct metrics_db *d)
 	cJSON_AddNumberToObject(db, "busy_retries", (double)d->busy_retries);
 	cJSON_AddNumberToObject(db, "reconnects", (double)d->reconnects);
 	cJSON_AddNumberToObject(db, "conn_waits", (double)d->conn_waits);
+	cJSON_AddNumberToObject(db, "connections_open", (double)d->conns_open);
+	cJSON_AddNumberToObject(db, "pg_connections_busy", (double)d->pg_conns_busy);
 }
 
 /* The listen queue's member, "listen_queue": {now, peak, backlog[, dropped]}, or null
@@ -365,6 +369,8 @@ STATS_GET(stats_get_workers, p->nw)
 STATS_GET(stats_get_busy_retries, m->db.busy_retries)
 STATS_GET(stats_get_reconnects, m->db.reconnects)
 STATS_GET(stats_get_conn_waits, m->db.conn_waits)
+STATS_GET(stats_get_db_open, m->db.conns_open)
+STATS_GET(stats_get_pg_busy, m->db.pg_conns_busy)
 STATS_GET(stats_get_busy, stats_busy(m))
 STATS_GET(stats_get_idle, m->threads - stats_busy(m))
 STATS_GET(stats_get_queue, p->queue.known ? (double)p->queue.now : -1)
@@ -479,6 +485,12 @@ stats_prom_db(FILE *out, const struct stats_all *a)
 	stats_prom_family(out, a, "sluice_db_pg_connection_waits_total", "counter",
 	    "Statements and transactions that waited for a PostgreSQL connection.", 1,
 	    stats_get_conn_waits);
+	stats_prom_family(out, a, "sluice_db_connections_open", "gauge",
+	    "Database connections the live workers hold open (SQLite: one per thread that "
+	    "used it; PostgreSQL: the shared pools' sessions).", 1, stats_get_db_open);
+	stats_prom_family(out, a, "sluice_db_pg_connections_busy", "gauge",
+	    "PostgreSQL connections running a batch of statements or held by a transaction "
+	    "now.", 1, stats_get_pg_busy);
 }
 
 /* nginx's stub_status families (set nginx_status): sluice_nginx_up, and the figures when
