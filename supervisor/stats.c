@@ -10,7 +10,8 @@
  * A removed pool's counts go with it.
  *
  * Four ways out, all from the same sums: a few words on each pool's line of `ctl status`,
- * `ctl status --json` (every figure), and on `set metrics_listen ADDR:PORT`, an address of
+ * `ctl status --json` (every figure, and nginx's stub_status figures with set
+ * nginx_status), and on `set metrics_listen ADDR:PORT`, an address of
  * sluiced's own (never nginx's listener), the Prometheus text format (version 0.0.4) at
  * /metrics and the status page at / and /status (stats_html.c), with nginx's stub_status
  * figures beside them when set nginx_status is given (stubstatus.c).  It answers GET and
@@ -282,6 +283,43 @@ stats_json_pool(const struct pool *p)
 	return o;
 }
 
+/* nginx's figures of the moment into *ng when set nginx_status is given: NULL when it is
+ * not, else ng (ng->up 0 when nginx did not answer). */
+static const struct stats_nginx *
+stats_nginx_now(const struct sluiced *s, struct stats_nginx *ng)
+{
+	memset(ng, 0, sizeof(*ng));
+	if (s->conf->nginx_status_port == 0)
+		return NULL;
+	ng->port = s->conf->nginx_status_port;
+	ng->up = stubstatus_fetch(s->conf->nginx_status_port, &ng->st) == 0;
+	return ng;
+}
+
+/* nginx's member when set nginx_status is given: "nginx": {"up": false} when it did not
+ * answer, else {"up": true, "active", "accepts", "handled", "requests", "reading",
+ * "writing", "waiting"}, stub_status's figures as /metrics gives them. */
+static void
+stats_json_nginx(cJSON *root, const struct sluiced *s)
+{
+	struct stats_nginx ng;
+	cJSON *o;
+
+	if (stats_nginx_now(s, &ng) == NULL)
+		return;
+	o = cJSON_AddObjectToObject(root, "nginx");
+	cJSON_AddBoolToObject(o, "up", ng.up);
+	if (!ng.up)
+		return;
+	cJSON_AddNumberToObject(o, "active", (double)ng.st.active);
+	cJSON_AddNumberToObject(o, "accepts", (double)ng.st.accepts);
+	cJSON_AddNumberToObject(o, "handled", (double)ng.st.handled);
+	cJSON_AddNumberToObject(o, "requests", (double)ng.st.requests);
+	cJSON_AddNumberToObject(o, "reading", (double)ng.st.reading);
+	cJSON_AddNumberToObject(o, "writing", (double)ng.st.writing);
+	cJSON_AddNumberToObject(o, "waiting", (double)ng.st.waiting);
+}
+
 void
 stats_json(FILE *out, const struct sluiced *s)
 {
@@ -294,6 +332,7 @@ stats_json(FILE *out, const struct sluiced *s)
 	pools = cJSON_AddArrayToObject(root, "pools");
 	for (p = s->pools; p != NULL; p = p->next)
 		cJSON_AddItemToArray(pools, stats_json_pool(p));
+	stats_json_nginx(root, s);
 	if ((text = cJSON_PrintUnformatted(root)) != NULL) {
 		fprintf(out, "%s\n", text);
 		cJSON_free(text);
@@ -662,19 +701,6 @@ stats_route(const char *req, enum stats_doc *doc)
 		return 200;
 	}
 	return 404;
-}
-
-/* nginx's figures of the moment into *ng when set nginx_status is given: NULL when it is
- * not, else ng (ng->up 0 when nginx did not answer). */
-static const struct stats_nginx *
-stats_nginx_now(const struct sluiced *s, struct stats_nginx *ng)
-{
-	memset(ng, 0, sizeof(*ng));
-	if (s->conf->nginx_status_port == 0)
-		return NULL;
-	ng->port = s->conf->nginx_status_port;
-	ng->up = stubstatus_fetch(s->conf->nginx_status_port, &ng->st) == 0;
-	return ng;
 }
 
 /* The answer to the request head req: status line, headers, body (none for HEAD). */
