@@ -193,7 +193,7 @@ static void
 stop(struct stack *s, const char *db)
 {
 	stack_stop(s);
-	stack_sh("rm -f %s %s-wal %s-shm", db, db, db);
+	stack_sh("rm -f %s %s-wal %s-shm %s-wlock", db, db, db, db);
 }
 
 /* 20 GET /health, 2 POST /health (405), 3 GET of a missing table (404): exactly those. */
