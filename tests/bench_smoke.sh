@@ -44,7 +44,7 @@ bad=$(awk -F, 'NR > 1 && (NF != 13 || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/ || $
 [ "$bad" -eq 0 ] || { echo "FAIL $bad malformed rows in fastcgi.csv"; fail=1; }
 for k in proxy,health,default,one transport,unix,default,one transport,tcp,default,one \
     pgrst-default,health,default,one 'sweep,w*-k0,tuned,one' \
-    proxy,health,tuned,many transport,unix,tuned,many pgrst-best,health,tuned,many 'sweep,w*-k[1-9]*,tuned,many'; do
+    proxy,health,tuned,many transport,unix,tuned,many transport,tcp,tuned,many pgrst-best,health,tuned,many 'sweep,w*-k[1-9]*,tuned,many'; do
 	IFS=, read -r suite scen prof want <<<"$k"
 	n=$(awk -F, -v s="$suite" -v p="$prof" -v w="$want" -v pat="^$(sed 's/\*/.*/g' <<<"$scen")\$" '
 		NR > 1 && $1 == s && $2 ~ pat && $4 == p {
