@@ -48,6 +48,8 @@
  * handle until pg_pool_release(); when there is none it reserves a busy one (no new job
  * queues on it) and waits for its queue to drain, so that a stream of statements never
  * starves a transaction.  An EXCL connection is used with libpq's plain blocking calls.
+ * The worker's counters (common/metrics.h) follow the states: a connection is busy while
+ * it is not IDLE (pg_conn_set()), and open while it holds a session (c->pq).
  *
  * Prepared statements are per connection: each keeps an LRU of the SQL texts it prepared
  * (opts.stmt_cache of them, names "s1", "s2", ...), touched only by whoever holds the
