@@ -12,18 +12,34 @@
 BENCH_OPT_IN_SUITES="peers"
 
 BENCH_CSV_HEADER="suite,scenario,stack,profile,database,connections,run,rps,p50_ms,p90_ms,p99_ms,max_ms,errors_connect,errors_read,errors_write,errors_timeout,non2xx,requests,bytes"
+# fastcgi.csv: per wrk run against a stack of bench_stack_start, what sluice's own counters
+# (its metrics address, /metrics) say of the FastCGI connections between nginx and the
+# pools (bench_fcgi_row): the requests the workers answered, the connections they
+# accepted during the run and those already open at its start (kept by nginx from before),
+# hence the connections opened a second and the requests each connection carried.
+BENCH_FCGI_CSV_HEADER="suite,scenario,stack,profile,database,connections,run,rps,fcgi_requests,fcgi_conns_opened,fcgi_conns_open_before,fcgi_conns_opened_per_s,fcgi_requests_per_conn"
 
 # bench_stack_start NAME PROFILE CONF_TEXT [GENERATOR_ARGS...]: starts sluiced and nginx
-# for CONF_TEXT (an endpoint list without the listen line) on $BENCH_PORT.  Sets
-# STACK_RUN (the run dir), STACK_PIDS.
+# for CONF_TEXT (an endpoint list without the listen line) on $BENCH_PORT, with sluice's
+# metrics address on 127.0.0.1:$BENCH_PORT + 4000 (set metrics_listen; not when CONF_TEXT sets
+# metrics itself or BENCH_STACK_METRICS=off) for bench_wrk's scrapes.  Sets STACK_RUN (the run dir), STACK_PIDS and
+# STACK_METRICS_PORT (empty without a metrics address).
 bench_stack_start() {
 	local name=$1 profile=$2 conf=$3
 	shift 3
 	STACK_RUN=$BENCH_TMP/$name-$profile
-	local prefix=$STACK_RUN/nginx
+	local prefix=$STACK_RUN/nginx metrics=""
 	mkdir -p "$prefix/logs"
 	chmod 755 "$STACK_RUN"
-	printf 'set listen 127.0.0.1:%s\n%s\n' "$BENCH_PORT" "$conf" > "$STACK_RUN/endpoints.conf"
+	STACK_METRICS_PORT=
+	# A port another program holds (a connect succeeds) leaves the stack without one: its
+	# runs' FastCGI figures are then n/a, and the stack still starts.
+	if [ "${BENCH_STACK_METRICS:-on}" = on ] && ! grep -q '^set metrics' <<<"$conf" &&
+	    ! (exec 3<>"/dev/tcp/127.0.0.1/$((BENCH_PORT + 4000))") 2>/dev/null; then
+		STACK_METRICS_PORT=$((BENCH_PORT + 4000))
+		metrics="set metrics_listen 127.0.0.1:$STACK_METRICS_PORT"$'\n'
+	fi
+	printf 'set listen 127.0.0.1:%s\n%s%s\n' "$BENCH_PORT" "$metrics" "$conf" > "$STACK_RUN/endpoints.conf"
 	# pub-default and pub-best: the PostgREST benchmark's published pair, made from the
 	# default profile (bench_nginx_published).
 	local gen=$profile
@@ -110,6 +126,42 @@ bench_stack_stop() {
 	for p in "${STACK_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "${STACK_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 	STACK_PIDS=()
+	STACK_METRICS_PORT=
+}
+
+# bench_fcgi_scrape: sluice's counters summed over the stack's pools, from its metrics
+# address: "REQUESTS ACCEPTED OPEN" (requests answered, FastCGI connections accepted, open
+# now), or nothing without a metrics address or an answer.  One target runs at a time, so
+# the difference between two scrapes is that target's pool's.  A bare fcgi2 pool
+# (bench/hello.c) counts nothing.
+bench_fcgi_scrape() {
+	[ -n "${STACK_METRICS_PORT:-}" ] || return 0
+	curl -s --max-time 2 "http://127.0.0.1:$STACK_METRICS_PORT/metrics" 2>/dev/null | awk '
+		/^sluice_request_duration_seconds_count\{/ { r += $NF; seen = 1 }
+		/^sluice_fastcgi_connections_accepted_total\{/ { a += $NF }
+		/^sluice_fastcgi_connections_open\{/ { o += $NF }
+		END { if (seen) printf "%d %d %d\n", r, a, o }'
+}
+
+# bench_fcgi_row SUITE SCENARIO PROFILE DATABASE CONNS RUN RPS BEFORE AFTER: one row of
+# fastcgi.csv from two bench_fcgi_scrape lines; prints "OPENED_PER_S REQUESTS_PER_CONN"
+# ("n/a n/a" without both scrapes or when the run reached no counted pool).  The requests
+# per connection are the requests answered over the connections that carried them: those
+# opened during the run and those nginx kept open from before it.
+bench_fcgi_row() {
+	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 rps=$7
+	local -a b a
+	read -r -a b <<<"$8"
+	read -r -a a <<<"$9"
+	if [ ${#b[@]} -ne 3 ] || [ ${#a[@]} -ne 3 ] || [ $((a[0] - b[0])) -le 0 ]; then
+		echo "n/a n/a"
+		return 0
+	fi
+	local row
+	row=$(awk -v r=$((a[0] - b[0])) -v o=$((a[1] - b[1])) -v k="${b[2]}" -v d="$BENCH_DURATION" 'BEGIN {
+		printf "%d,%d,%d,%.1f,%.2f", r, o, k, o / d, (o + k > 0 ? r / (o + k) : 0) }')
+	echo "$suite,$scenario,${BENCH_STACK:-sluice},$profile,$database,$conns,$run,${rps:-0},$row" >> "$BENCH_OUT/fastcgi.csv"
+	awk -F, '{ print $4, $5 }' <<<"$row"
 }
 
 # wrk prints latencies as 1.23ms, 456.00us or 1.20s: to milliseconds.
@@ -130,17 +182,21 @@ bench_to_bytes() {
 
 # bench_wrk SUITE SCENARIO PROFILE DATABASE CONNS RUN URL [WRK_ARGS...]: one wrk run of
 # BENCH_WRK_THREADS threads (2), one CSV row (stack: BENCH_STACK, sluice by default); prints "rps p99_ms errors requests avg_ms
-# bytes_received bytes_sent" (sent: only when the Lua script reports it, see
-# bench/postgrest.lua; otherwise n/a).
+# bytes_received bytes_sent cpu fcgi_opened_per_s fcgi_requests_per_conn" (sent: only
+# when the Lua script reports it, see bench/postgrest.lua; otherwise n/a; cpu: bench_cpu_per_req's
+# three figures joined by "/"; the FastCGI figures: bench_fcgi_row, from sluice's counters
+# scraped before and after the run, outside its measured window, n/a without them).
 bench_wrk() {
 	local suite=$1 scenario=$2 profile=$3 database=$4 conns=$5 run=$6 url=$7
 	shift 7
-	local threads=${BENCH_WRK_THREADS:-2} log cpu0 cpu1
+	local threads=${BENCH_WRK_THREADS:-2} log cpu0 cpu1 fcgi0 fcgi1
 	[ "$conns" -lt "$threads" ] && threads=$conns
+	fcgi0=$(bench_fcgi_scrape)
 	cpu0=$(bench_cpu_ticks)
 	log=$(taskset -c "$WRK_CPUS" wrk -t"$threads" -c"$conns" -d"${BENCH_DURATION}s" --latency \
 	    "$@" "$url" 2>&1) || true
 	cpu1=$(bench_cpu_ticks)
+	fcgi1=$(bench_fcgi_scrape)
 	# The raw output of every run, beside the CSV row made from it.
 	mkdir -p "$BENCH_OUT/raw"
 	local rawname="$suite-$scenario-${BENCH_STACK:-sluice}-$profile-$database-c$conns-r$run"
@@ -165,7 +221,9 @@ bench_wrk() {
 	echo "$suite,$scenario,${BENCH_STACK:-sluice},$profile,$database,$conns,$run,${reqs:-0},${cpu// /,}" >> "$BENCH_OUT/cpu.csv"
 	bench_point "$suite" "$scenario (${BENCH_STACK:-sluice}, $profile, db $database, $conns connections, run $run)" \
 	    "$(printf '%.0f' "${rps:-0}") req/s, p99 $p99 ms, $((c + r + w + t + ${non2xx:-0})) errors"
-	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a} ${cpu// //}"
+	local fcgi
+	fcgi=$(bench_fcgi_row "$suite" "$scenario" "$profile" "$database" "$conns" "$run" "${rps:-0}" "$fcgi0" "$fcgi1")
+	echo "${rps:-0} $p99 $((c + r + w + t + ${non2xx:-0})) ${reqs:-0} $avg ${bytes:-0} ${sent:-n/a} ${cpu// //} $fcgi"
 }
 
 # bench_cpu_ticks: the CPU time (utime + stime, clock ticks) of the processes pinned to
@@ -237,13 +295,15 @@ bench_oload() {
 }
 
 bench_median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
+bench_median_na() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "n/a" }'; }
 
 # bench_measure SUITE PROFILE DATABASE CONNS TARGET... : warms up, then runs every target
 # BENCH_RUNS times, interleaved so that drift on a shared machine hits all alike, each run
 # after BENCH_SETTLE seconds of the same target (unmeasured).  A target
 # is SCENARIO=PATH (a GET of PATH) or SCENARIO=lua:NAME (bench/postgrest.lua with
-# SCENARIO=NAME, the API under /rest/v1; BENCH_LUA names another script).  Fills MEAS[scenario.rps|p99|err|reqs|avg|rx|tx]
-# with the medians (errors summed).  BENCH_RUN_HOOK, when set, names a function called as
+# SCENARIO=NAME, the API under /rest/v1; BENCH_LUA names another script).  Fills MEAS[scenario.rps|p99|err|reqs|avg|rx|tx|cpu|fopen|rpc]
+# with the medians (errors summed; fopen and rpc: sluice's FastCGI connections opened a
+# second and requests per connection, bench_fcgi_row, n/a where not counted).  BENCH_RUN_HOOK, when set, names a function called as
 # HOOK SCENARIO PHASE RUN right before each measured run (PHASE "before") and after every
 # wrk run of a target ("warmup", "settle", "run"): a suite whose targets write puts its
 # data back there, so that each run measures the data set it says (bench/suites/records.sh).
@@ -288,6 +348,9 @@ bench_measure() {
 		MEAS[$scenario.tx]=$(printf '%s' "${rows[$scenario]}" | awk '$7 != "n/a" { print $7 }' | bench_median)
 		MEAS[$scenario.cpu]=$(printf '%s' "${rows[$scenario]}" | awk '$8 != "" { split($8, c, "/"); print c[1] + c[2] + c[3], $8 }' |
 		    sort -g | awk '{ a[NR] = $2 } END { if (NR) print a[int((NR + 1) / 2)]; else print "n/a" }')
+		# sluice's FastCGI connections (bench_fcgi_row): medians, n/a when not counted.
+		MEAS[$scenario.fopen]=$(printf '%s' "${rows[$scenario]}" | awk '$9 != "" && $9 != "n/a" { print $9 }' | bench_median_na)
+		MEAS[$scenario.rpc]=$(printf '%s' "${rows[$scenario]}" | awk '$10 != "" && $10 != "n/a" { print $10 }' | bench_median_na)
 	done
 }
 

@@ -48,6 +48,8 @@
  * handle until pg_pool_release(); when there is none it reserves a busy one (no new job
  * queues on it) and waits for its queue to drain, so that a stream of statements never
  * starves a transaction.  An EXCL connection is used with libpq's plain blocking calls.
+ * The worker's counters (common/metrics.h) follow the states: a connection is busy while
+ * it is not IDLE (pg_conn_set()), and open while it holds a session (c->pq).
  *
  * Prepared statements are per connection: each keeps an LRU of the SQL texts it prepared
  * (opts.stmt_cache of them, names "s1", "s2", ...), touched only by whoever holds the
@@ -285,10 +287,12 @@ pg_conn_check(struct pg_conn *c, int probe, long long deadline_ms, enum db_err *
 		pg_stmts_drop(c);
 		PQfinish(c->pq);
 		c->pq = NULL;
+		metrics_db_open(-1);
 		lost = 1;
 	}
 	if ((c->pq = pg_connect(c->pool->conninfo, deadline_ms, code, msg, msglen)) == NULL)
 		return -1;
+	metrics_db_open(1);
 	PQsetNoticeProcessor(c->pq, pg_notice, NULL);
 	c->broken = 0;
 	if (pg_session(c, msg, msglen) == -1) {
@@ -318,6 +322,15 @@ pg_wait(pthread_cond_t *cv, struct pg_pool *p, long long deadline_ms)
 		return ETIMEDOUT;
 	clock_timespec(deadline_ms, &ts);
 	return pthread_cond_timedwait(cv, &p->mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+/* Puts c in state st (pool->mu held), counting it busy while it is not IDLE. */
+static void
+pg_conn_set(struct pg_conn *c, enum pg_conn_state st)
+{
+	if ((c->state == PGC_IDLE) != (st == PGC_IDLE))
+		metrics_db_busy_conn(st == PGC_IDLE ? -1 : 1);
+	c->state = st;
 }
 
 static int
@@ -935,7 +948,7 @@ pg_lead(struct pg_pool *p, struct pg_conn *c)
 	if (c->head == NULL)
 		c->tail = &c->head;
 	c->nqueued -= n;
-	c->state = PGC_BATCH;
+	pg_conn_set(c, PGC_BATCH);
 	p->jobs += (unsigned long long)n;
 	p->batches++;
 	/* The writes sent together: one group commit (a lone one commits alone). */
@@ -949,7 +962,7 @@ pg_lead(struct pg_pool *p, struct pg_conn *c)
 		j->done = 1;
 		cvs[n++] = j->cv;
 	}
-	c->state = PGC_IDLE;
+	pg_conn_set(c, PGC_IDLE);
 	pg_wake_next(c);
 	if (p->waiters > 0)
 		pthread_cond_broadcast(&p->cv);
@@ -1064,7 +1077,7 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
 		pg_msg(msg, msglen, "acquire", "no connection free within the budget");
 		return NULL;
 	}
-	c->state = PGC_EXCL;
+	pg_conn_set(c, PGC_EXCL);
 	pthread_mutex_unlock(&p->mu);
 	if (pg_conn_check(c, p->shared, deadline_ms, code, msg, msglen) == -1) {
 		pg_pool_release(p, c);
@@ -1077,7 +1090,7 @@ void
 pg_pool_release(struct pg_pool *p, struct pg_conn *c)
 {
 	pthread_mutex_lock(&p->mu);
-	c->state = PGC_IDLE;
+	pg_conn_set(c, PGC_IDLE);
 	if (p->waiters > 0)
 		pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -1094,7 +1107,7 @@ pg_pool_ready(struct pg_pool *p, long long deadline_ms, enum db_err *code, char 
 		return 0;
 	/* The caller's own connection: nobody else waits for it. */
 	pthread_mutex_lock(&p->mu);
-	c->state = PGC_EXCL;
+	pg_conn_set(c, PGC_EXCL);
 	pthread_mutex_unlock(&p->mu);
 	ret = pg_conn_check(c, 1, deadline_ms, code, msg, msglen);
 	pg_pool_release(p, c);
@@ -1157,6 +1170,8 @@ pg_pool_free(struct pg_pool *p)
 		pg_stmts_drop(&p->conns[i]);
 		free(p->conns[i].stmts);
 		free(p->conns[i].ops);
+		if (p->conns[i].pq != NULL)
+			metrics_db_open(-1);
 		PQfinish(p->conns[i].pq);
 	}
 	free(p->conns);

@@ -816,6 +816,7 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 	s = NULL;
 	*code = DB_OK;
 	ret = 0;
+	metrics_db_open(1);
 	goto out;
 fail:
 	*code = s->base.errcode;
@@ -838,6 +839,7 @@ db_sqlite_close(struct db *db)
 	/* Every statement was finalized by db.c, so sqlite3_close() cannot be refused. */
 	if (sqlite3_close(s->conn) != SQLITE_OK)
 		log_err("sqlite close: %s", sqlite3_errmsg(s->conn));
+	metrics_db_open(-1);
 	/* Closed in a transaction (SQLite rolled it back): the turn goes to the next. */
 	db_sqlite_wq_drop(s);
 	if (s->wq != NULL)

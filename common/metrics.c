@@ -138,8 +138,23 @@ metrics_db_wait(void)
 		DBADD(conn_waits, 1);
 }
 
+void
+metrics_db_open(int delta)
+{
+	if (metrics_dbp != NULL)
+		DBADD(conns_open, delta);
+}
+
+void
+metrics_db_busy_conn(int delta)
+{
+	if (metrics_dbp != NULL)
+		DBADD(pg_conns_busy, delta);
+}
+
+/* Adds b's counts to a, and its gauges unless the worker of b is dead. */
 static void
-metrics_add_db(struct metrics_db *a, const struct metrics_db *b, int relaxed)
+metrics_add_db(struct metrics_db *a, const struct metrics_db *b, int relaxed, int dead)
 {
 	size_t i;
 
@@ -151,6 +166,10 @@ metrics_add_db(struct metrics_db *a, const struct metrics_db *b, int relaxed)
 	ADD(busy_retries);
 	ADD(reconnects);
 	ADD(conn_waits);
+	if (!dead) {
+		ADD(conns_open);
+		ADD(pg_conns_busy);
+	}
 #undef ADD
 }
 
@@ -190,7 +209,7 @@ metrics_add_page(struct metrics_sum *sum, const struct metrics_page *pg, int thr
 	if (dead || w.conns_closed > w.conns_accepted)
 		w.conns_closed = w.conns_accepted;
 	metrics_add_counts(&sum->c, &w, 0);
-	metrics_add_db(&sum->db, &pg->db, 1);
+	metrics_add_db(&sum->db, &pg->db, 1, dead);
 	inflight = LOAD(&pg->head.inflight);
 	peak = LOAD(&pg->head.peak);
 	if (!dead && inflight > 0)
@@ -205,7 +224,7 @@ void
 metrics_add(struct metrics_sum *a, const struct metrics_sum *b)
 {
 	metrics_add_counts(&a->c, &b->c, 0);
-	metrics_add_db(&a->db, &b->db, 0);
+	metrics_add_db(&a->db, &b->db, 0, 0);
 	a->inflight += b->inflight;
 	a->threads += b->threads;
 	if (b->peak > a->peak)

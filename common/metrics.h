@@ -33,7 +33,13 @@
  *                         together, db_pg_pool.c), SQLite busy retries (its busy handler
  *                         called and trying again), PostgreSQL reconnects (a lost
  *                         connection opened anew) and waits for a connection (a statement
- *                         or a transaction that found every connection taken).
+ *                         or a transaction that found every connection taken); and two
+ *                         gauges, the database connections open now (SQLite's, one per
+ *                         serving thread that has used the database; PostgreSQL's, those
+ *                         of the process's shared pools with a live session) and the
+ *                         PostgreSQL connections busy now (running a batch, or held by a
+ *                         transaction).  A dead worker's gauges count nothing: its
+ *                         connections went with it.
  *
  * Nothing here makes a system call: the serve loop reads the clock (vDSO) it reads anyway.
  */
@@ -95,6 +101,8 @@ struct metrics_db {
 	uint64_t busy_retries;			/* SQLite's busy handler tried again */
 	uint64_t reconnects;			/* PostgreSQL connections opened anew */
 	uint64_t conn_waits;			/* waits for a PostgreSQL connection */
+	int64_t conns_open;			/* gauge: connections open now */
+	int64_t pg_conns_busy;			/* gauge: PostgreSQL connections in use */
 } __attribute__((aligned(METRICS_LINE)));
 
 struct metrics_page {
@@ -144,11 +152,16 @@ void metrics_db_busy(void);
 void metrics_db_reconnect(void);
 /* A statement or a transaction waits for a PostgreSQL connection. */
 void metrics_db_wait(void);
+/* A database connection was opened (delta 1) or closed (-1). */
+void metrics_db_open(int delta);
+/* A PostgreSQL connection was taken for a batch or a transaction (1), or let go (-1). */
+void metrics_db_busy_conn(int delta);
 
 /*
  * Adds the threads counts of page pg to sum (a reader's relaxed loads: a count may be a
  * request behind, never torn).  dead: the worker is gone, so nothing of it is in flight
- * and every connection it accepted is closed.
+ * and every connection it accepted is closed (its FastCGI connections and its database
+ * connections alike: the gauges of a dead worker's page are left out).
  */
 void metrics_add_page(struct metrics_sum *sum, const struct metrics_page *pg, int threads,
     int dead);

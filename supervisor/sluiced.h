@@ -335,9 +335,16 @@ struct top_pool {
 	int nb;
 };
 
+/* nginx's stub_status figures in a sample (set nginx_status). */
+struct top_nginx {
+	int state;			/* 0: not set, 1: not answering, 2: up */
+	double active, reading, writing, waiting, accepts, requests;
+};
+
 struct top_sample {
 	struct top_pool p[TOP_POOLS];
 	int n;
+	struct top_nginx nginx;
 	int64_t at;			/* pool_now() */
 };
 

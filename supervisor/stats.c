@@ -10,7 +10,8 @@
  * A removed pool's counts go with it.
  *
  * Four ways out, all from the same sums: a few words on each pool's line of `ctl status`,
- * `ctl status --json` (every figure), and on `set metrics_listen ADDR:PORT`, an address of
+ * `ctl status --json` (every figure, and nginx's stub_status figures with set
+ * nginx_status), and on `set metrics_listen ADDR:PORT`, an address of
  * sluiced's own (never nginx's listener), the Prometheus text format (version 0.0.4) at
  * /metrics and the status page at / and /status (stats_html.c), with nginx's stub_status
  * figures beside them when set nginx_status is given (stubstatus.c).  It answers GET and
@@ -142,9 +143,10 @@ stats_status_words(FILE *out, const struct pool *p)
 	if (p->queue.known && p->queue.drops_known)
 		fprintf(out, " dropped=%llu", (unsigned long long)p->queue.drops);
 	fprintf(out, " commits=%llu commit_writes=%llu busy_retries=%llu reconnects=%llu "
-	    "conn_waits=%llu", (unsigned long long)m.db.batches,
+	    "conn_waits=%llu db_open=%lld db_busy=%lld", (unsigned long long)m.db.batches,
 	    (unsigned long long)m.db.batch_writes, (unsigned long long)m.db.busy_retries,
-	    (unsigned long long)m.db.reconnects, (unsigned long long)m.db.conn_waits);
+	    (unsigned long long)m.db.reconnects, (unsigned long long)m.db.conn_waits,
+	    (long long)m.db.conns_open, (long long)m.db.pg_conns_busy);
 }
 
 /* The histogram of m as {"le": [...], "cumulative": [...], "sum": S, "count": N}. */
@@ -203,7 +205,8 @@ stats_json_counts(cJSON *o, const struct metrics_sum *m)
 }
 
 /* The database's member: "db": {commit_batches, commit_writes, batch_size: {le,
- * cumulative}, busy_retries, reconnects, conn_waits}. */
+ * cumulative}, busy_retries, reconnects, conn_waits, connections_open,
+ * pg_connections_busy}. */
 static void
 stats_json_db(cJSON *o, const struct metrics_db *d)
 {
@@ -227,6 +230,8 @@ stats_json_db(cJSON *o, const struct metrics_db *d)
 	cJSON_AddNumberToObject(db, "busy_retries", (double)d->busy_retries);
 	cJSON_AddNumberToObject(db, "reconnects", (double)d->reconnects);
 	cJSON_AddNumberToObject(db, "conn_waits", (double)d->conn_waits);
+	cJSON_AddNumberToObject(db, "connections_open", (double)d->conns_open);
+	cJSON_AddNumberToObject(db, "pg_connections_busy", (double)d->pg_conns_busy);
 }
 
 /* The listen queue's member, "listen_queue": {now, peak, backlog[, dropped]}, or null
@@ -278,6 +283,43 @@ stats_json_pool(const struct pool *p)
 	return o;
 }
 
+/* nginx's figures of the moment into *ng when set nginx_status is given: NULL when it is
+ * not, else ng (ng->up 0 when nginx did not answer). */
+static const struct stats_nginx *
+stats_nginx_now(const struct sluiced *s, struct stats_nginx *ng)
+{
+	memset(ng, 0, sizeof(*ng));
+	if (s->conf->nginx_status_port == 0)
+		return NULL;
+	ng->port = s->conf->nginx_status_port;
+	ng->up = stubstatus_fetch(s->conf->nginx_status_port, &ng->st) == 0;
+	return ng;
+}
+
+/* nginx's member when set nginx_status is given: "nginx": {"up": false} when it did not
+ * answer, else {"up": true, "active", "accepts", "handled", "requests", "reading",
+ * "writing", "waiting"}, stub_status's figures as /metrics gives them. */
+static void
+stats_json_nginx(cJSON *root, const struct sluiced *s)
+{
+	struct stats_nginx ng;
+	cJSON *o;
+
+	if (stats_nginx_now(s, &ng) == NULL)
+		return;
+	o = cJSON_AddObjectToObject(root, "nginx");
+	cJSON_AddBoolToObject(o, "up", ng.up);
+	if (!ng.up)
+		return;
+	cJSON_AddNumberToObject(o, "active", (double)ng.st.active);
+	cJSON_AddNumberToObject(o, "accepts", (double)ng.st.accepts);
+	cJSON_AddNumberToObject(o, "handled", (double)ng.st.handled);
+	cJSON_AddNumberToObject(o, "requests", (double)ng.st.requests);
+	cJSON_AddNumberToObject(o, "reading", (double)ng.st.reading);
+	cJSON_AddNumberToObject(o, "writing", (double)ng.st.writing);
+	cJSON_AddNumberToObject(o, "waiting", (double)ng.st.waiting);
+}
+
 void
 stats_json(FILE *out, const struct sluiced *s)
 {
@@ -290,6 +332,7 @@ stats_json(FILE *out, const struct sluiced *s)
 	pools = cJSON_AddArrayToObject(root, "pools");
 	for (p = s->pools; p != NULL; p = p->next)
 		cJSON_AddItemToArray(pools, stats_json_pool(p));
+	stats_json_nginx(root, s);
 	if ((text = cJSON_PrintUnformatted(root)) != NULL) {
 		fprintf(out, "%s\n", text);
 		cJSON_free(text);
@@ -365,6 +408,8 @@ STATS_GET(stats_get_workers, p->nw)
 STATS_GET(stats_get_busy_retries, m->db.busy_retries)
 STATS_GET(stats_get_reconnects, m->db.reconnects)
 STATS_GET(stats_get_conn_waits, m->db.conn_waits)
+STATS_GET(stats_get_db_open, m->db.conns_open)
+STATS_GET(stats_get_pg_busy, m->db.pg_conns_busy)
 STATS_GET(stats_get_busy, stats_busy(m))
 STATS_GET(stats_get_idle, m->threads - stats_busy(m))
 STATS_GET(stats_get_queue, p->queue.known ? (double)p->queue.now : -1)
@@ -479,6 +524,12 @@ stats_prom_db(FILE *out, const struct stats_all *a)
 	stats_prom_family(out, a, "sluice_db_pg_connection_waits_total", "counter",
 	    "Statements and transactions that waited for a PostgreSQL connection.", 1,
 	    stats_get_conn_waits);
+	stats_prom_family(out, a, "sluice_db_connections_open", "gauge",
+	    "Database connections the live workers hold open (SQLite: one per thread that "
+	    "used it; PostgreSQL: the shared pools' sessions).", 1, stats_get_db_open);
+	stats_prom_family(out, a, "sluice_db_pg_connections_busy", "gauge",
+	    "PostgreSQL connections running a batch of statements or held by a transaction "
+	    "now.", 1, stats_get_pg_busy);
 }
 
 /* nginx's stub_status families (set nginx_status): sluice_nginx_up, and the figures when
@@ -650,19 +701,6 @@ stats_route(const char *req, enum stats_doc *doc)
 		return 200;
 	}
 	return 404;
-}
-
-/* nginx's figures of the moment into *ng when set nginx_status is given: NULL when it is
- * not, else ng (ng->up 0 when nginx did not answer). */
-static const struct stats_nginx *
-stats_nginx_now(const struct sluiced *s, struct stats_nginx *ng)
-{
-	memset(ng, 0, sizeof(*ng));
-	if (s->conf->nginx_status_port == 0)
-		return NULL;
-	ng->port = s->conf->nginx_status_port;
-	ng->up = stubstatus_fetch(s->conf->nginx_status_port, &ng->st) == 0;
-	return ng;
 }
 
 /* The answer to the request head req: status line, headers, body (none for HEAD). */

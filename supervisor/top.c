@@ -4,7 +4,9 @@
  * the requests a second, p50 and p99 of that second, the 5xx a second, the listen queue,
  * the serving threads busy and the FastCGI requests per connection (the keepalive reuse),
  * each from the difference between two samples; the first frame, with no sample before
- * it, shows the totals and "-" for the rates.
+ * it, shows the totals and "-" for the rates.  With set nginx_status a last line gives
+ * nginx's stub_status figures: its client connections by state, its requests and
+ * connections a second.
  *
  * The percentiles are the upper bounds of the latency histogram's buckets (0.25 ms to
  * 10 s, common/metrics.h) in which that share of the second's requests ended: "p99 <= 5"
@@ -52,6 +54,22 @@ top_histogram(const cJSON *o, struct top_pool *p)
 	p->nb = i;
 }
 
+/* nginx's member of the status JSON (NULL: set nginx_status not given) into ng. */
+static void
+top_nginx(const cJSON *o, struct top_nginx *ng)
+{
+	memset(ng, 0, sizeof(*ng));
+	if (!cJSON_IsObject(o))
+		return;
+	ng->state = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "up")) ? 2 : 1;
+	ng->active = top_num(o, "active", NULL);
+	ng->reading = top_num(o, "reading", NULL);
+	ng->writing = top_num(o, "writing", NULL);
+	ng->waiting = top_num(o, "waiting", NULL);
+	ng->accepts = top_num(o, "accepts", NULL);
+	ng->requests = top_num(o, "requests", NULL);
+}
+
 int
 top_parse(const char *text, struct top_sample *s)
 {
@@ -63,6 +81,7 @@ top_parse(const char *text, struct top_sample *s)
 		cJSON_Delete(root);
 		return -1;
 	}
+	top_nginx(cJSON_GetObjectItemCaseSensitive(root, "nginx"), &s->nginx);
 	cJSON_ArrayForEach(pool, pools) {
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(pool, "name");
 		struct top_pool *p;
@@ -135,6 +154,31 @@ top_cell(char *out, size_t len, int decimals, double v)
 	return out;
 }
 
+/* nginx's line of a frame, when set nginx_status is given: its client connections and
+ * requests a second (from the two samples' counts; "-" for the first frame). */
+static void
+top_frame_nginx(FILE *out, const struct top_sample *prev, const struct top_sample *cur,
+    double secs)
+{
+	const struct top_nginx *a = prev != NULL && prev->nginx.state == 2 ? &prev->nginx :
+	    NULL, *b = &cur->nginx;
+	char c[2][32];
+
+	if (b->state == 0)
+		return;
+	if (b->state == 1) {
+		fprintf(out, "nginx: stub_status not answering\n");
+		return;
+	}
+	if (a != NULL && (b->requests < a->requests || b->accepts < a->accepts))
+		a = NULL;	/* nginx restarted: its counts began again */
+	fprintf(out, "nginx: %.0f active (%.0f reading, %.0f writing, %.0f waiting), "
+	    "%s req/s, %s conn/s, %.0f requests\n", b->active, b->reading, b->writing,
+	    b->waiting, top_cell(c[0], sizeof(c[0]), 0, a != NULL && secs > 0 ?
+	    (b->requests - a->requests) / secs : -1), top_cell(c[1], sizeof(c[1]), 0,
+	    a != NULL && secs > 0 ? (b->accepts - a->accepts) / secs : -1), b->requests);
+}
+
 void
 top_frame(FILE *out, const struct top_sample *prev, const struct top_sample *cur)
 {
@@ -160,5 +204,6 @@ top_frame(FILE *out, const struct top_sample *prev, const struct top_sample *cur
 		    top_cell(c[5], sizeof(c[5]), 1, a != NULL && b->accepted > a->accepted ?
 		    (b->requests - a->requests) / (b->accepted - a->accepted) : -1));
 	}
+	top_frame_nginx(out, prev, cur, secs);
 	(void)fflush(out);
 }

@@ -5,7 +5,9 @@
 # the throughput columns hold positive numbers, that the run printed a line per point, and
 # that its charts are marked as a smoke run, labelled in words, on a log scale when one bar
 # dwarfs the rest, and that the published benchmarks' own paths ran (the PostgREST nginx
-# pair, the open loop, the chat's series, sizes on disk, the differences sections).
+# pair, the open loop, the chat's series, sizes on disk, the differences sections), and
+# that fastcgi.csv (sluice's own counters of each run) is well-formed and gives one request
+# per FastCGI connection without keepalive and more with it.
 # Prints "ok"/"FAIL" lines; exits 0 when
 # all is well.
 set -u
@@ -30,6 +32,31 @@ zero=$(awk -F, 'NR > 1 && $1 != "footprint" && $2 !~ /^(rss|pss|binary)-/ && $8 
 # Every answer a 2xx: a stack that answers errors quickly would otherwise look fast.
 bad=$(awk -F, 'NR > 1 && $17 + 0 > 0 { n++; print "  " $1 "," $2 "," $5 ": " $17 " non-2xx" > "/dev/stderr" } END { print n + 0 }' "$out/results.csv")
 [ "$bad" -eq 0 ] || { echo "FAIL $bad result rows with non-2xx answers"; fail=1; }
+# sluice's own counters beside req/s (fastcgi.csv, bench_fcgi_row): well-formed rows, and
+# what a keepalive K must give: a connection per request without keepalive (the default
+# profile, the PostgREST pair's default, the sweep's K = 0), more than one request per
+# connection with it (the tuned profile, the pair's best, the sweep's K > 0).  Counts, not
+# timing: within 10% of one for one each.
+if [ "$(head -1 "$out/fastcgi.csv" 2>/dev/null)" != "$BENCH_FCGI_CSV_HEADER" ]; then
+	echo "FAIL fastcgi.csv header"; fail=1
+fi
+bad=$(awk -F, 'NR > 1 && (NF != 13 || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/ || $11 !~ /^[0-9]+$/ || $12 !~ /^[0-9.]+$/ || $13 !~ /^[0-9.]+$/ || $9 + 0 <= 0) { n++ } END { print n + 0 }' "$out/fastcgi.csv")
+[ "$bad" -eq 0 ] || { echo "FAIL $bad malformed rows in fastcgi.csv"; fail=1; }
+for k in proxy,health,default,one transport,unix,default,one transport,tcp,default,one \
+    pgrst-default,health,default,one 'sweep,w*-k0,tuned,one' \
+    proxy,health,tuned,many transport,unix,tuned,many transport,tcp,tuned,many pgrst-best,health,tuned,many 'sweep,w*-k[1-9]*,tuned,many'; do
+	IFS=, read -r suite scen prof want <<<"$k"
+	n=$(awk -F, -v s="$suite" -v p="$prof" -v w="$want" -v pat="^$(sed 's/\*/.*/g' <<<"$scen")\$" '
+		NR > 1 && $1 == s && $2 ~ pat && $4 == p {
+			rows++
+			if (w == "one" ? ($13 < 0.9 || $13 > 1.1) : $13 <= 1.1) { bad++; print "  " $0 > "/dev/stderr" }
+		}
+		END { print (rows > 0 && !bad) ? "ok" : "bad" }' "$out/fastcgi.csv")
+	[ "$n" = ok ] || { echo "FAIL fastcgi.csv: $suite $scen ($prof): no rows, or not $want request(s) per connection"; fail=1; }
+done
+grep -q '| FastCGI conns opened/s | requests per conn |$' "$out/report.md" &&
+    grep -q '| /health FastCGI conns opened/s | /health requests per conn |$' "$out/report.md" ||
+    { echo "FAIL proxy: the report's tables have no FastCGI connection columns"; fail=1; }
 # With PostgreSQL on the machine, the suites that use it measured it.
 if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 	for s in postgrest:postgresql chat:pg records:postgresql; do

@@ -72,7 +72,7 @@ suite_footprint() {
 	# The shipped list, with relative database paths resolved inside the scratch directory.
 	# A subshell: the stack it starts is stopped when it ends, however it ends (errexit).
 	(trap bench_stack_stop EXIT
-	 cd "$scratch" && bench_stack_start footprint tuned "$(grep -v '^[[:space:]]*set[[:space:]]\+listen' "$TOP/conf/endpoints.conf")"
+	 cd "$scratch" && BENCH_STACK_METRICS=off bench_stack_start footprint tuned "$(grep -v '^[[:space:]]*set[[:space:]]\+listen' "$TOP/conf/endpoints.conf")"
 	 sleep 0.5
 	 grep -vE '^[[:space:]]*(#|$|set |db )' "$TOP/conf/endpoints.conf" | while read -r name route _; do
 		curl -s -o /dev/null "http://127.0.0.1:$BENCH_PORT${route#=}" || true

@@ -7,9 +7,10 @@
  * default profile's show exactly 1; a request stopped at its time budget counts as slow;
  * connections to stopped workers show in the listen queue (a unix pool's and a TCP
  * pool's, whose handshakes past its backlog the kernel drops and counts); the database's
- * counters of a SQLite endpoint (group commits, busy retries); set metrics off gives no
- * page and no counts.
+ * counters of a SQLite endpoint (group commits, busy retries, connections open); set
+ * metrics off gives no page and no counts.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -192,7 +193,7 @@ static void
 stop(struct stack *s, const char *db)
 {
 	stack_stop(s);
-	stack_sh("rm -f %s %s-wal %s-shm", db, db, db);
+	stack_sh("rm -f %s %s-wal %s-shm %s-wlock", db, db, db, db);
 }
 
 /* 20 GET /health, 2 POST /health (405), 3 GET of a missing table (404): exactly those. */
@@ -712,6 +713,123 @@ busy_retried(struct stack *s, const char *db, int n)
 	cJSON_Delete(root);
 }
 
+/* The pool name's "db" member key of ctl status --json, -1 when missing; waits up to 3 s
+ * for it to be want (a worker opens its first connection as it starts). */
+static double
+db_gauge(struct stack *s, const char *name, const char *key, double want)
+{
+	cJSON *root;
+	double v = -1;
+	int i;
+
+	for (i = 0; i < 60; i++) {
+		root = status_json(s);
+		v = num(cJSON_GetObjectItem(pool_of(root, name), "db"), key, NULL);
+		cJSON_Delete(root);
+		if (v == want)
+			break;
+		usleep(50000);
+	}
+	return v;
+}
+
+/* The descriptors of process pid open on the file path exactly: each SQLite connection
+ * holds one on its database file.  -1 when /proc cannot tell. */
+static int
+fds_on(pid_t pid, const char *path)
+{
+	char dir[64], link[400], to[300];
+	struct dirent *e;
+	ssize_t n;
+	DIR *d;
+	int count = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		if ((n = readlink(link, to, sizeof(to) - 1)) <= 0)
+			continue;
+		to[n] = '\0';
+		count += strcmp(to, path) == 0;
+	}
+	closedir(d);
+	return count;
+}
+
+/*
+ * The database connections a SQLite pool holds (rest: 1 worker x 2 threads): the first
+ * thread's, opened at start, then one per thread that has served a request of the
+ * database and the group commit's writer once a write came; as many as the worker's
+ * descriptors on the database file.  None for health (no database), none ever busy (a
+ * PostgreSQL figure); the same in ctl status, the JSON and the Prometheus text.  The
+ * worker killed with SIGKILL, its successor's one connection is all the pool counts.
+ */
+static void
+test_metrics_db_conns(void)
+{
+	struct stack s;
+	struct http_resp r;
+	char db[128];
+	pid_t pid;
+	double open;
+	int mport;
+
+	if (start(&s, "default", "", db, sizeof(db), &mport) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	CHECK_INT(stack_worker_pids(&s, "rest", &pid, 1), 1);
+	CHECK_INT(db_gauge(&s, "rest", "connections_open", 1), 1);
+	CHECK_INT(fds_on(pid, db), 1);
+	CHECK_INT(db_gauge(&s, "rest", "pg_connections_busy", 0), 0);
+	CHECK_INT(db_gauge(&s, "health", "connections_open", 0), 0);
+	CHECK_INT(stack_pool_value(&s, "rest", "db_open"), 1);
+	CHECK_INT(stack_pool_value(&s, "rest", "db_busy"), 0);
+	http_resp_init(&r);
+	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(has_line(&r, "# TYPE sluice_db_connections_open gauge"));
+	CHECK(has_line(&r, "sluice_db_connections_open{pool=\"rest\"} 1"));
+	CHECK(has_line(&r, "sluice_db_connections_open{pool=\"health\"} 0"));
+	CHECK(has_line(&r, "# TYPE sluice_db_pg_connections_busy gauge"));
+	CHECK(has_line(&r, "sluice_db_pg_connections_busy{pool=\"rest\"} 0"));
+	/* 16 POSTs from 8 clients: one connection per thread that served one, at most 2. */
+	CHECK_INT(post_rows(&s, 1, 16, 8), 16);
+	{
+		cJSON *root = NULL;
+
+		CHECK(wait_requests(&s, "rest", 16, &root) != NULL);
+		cJSON_Delete(root);
+	}
+	open = db_gauge(&s, "rest", "connections_open", fds_on(pid, db));
+	printf("   after 16 concurrent POSTs on 1 worker x 2 threads: %.0f SQLite connections "
+	    "open, %d descriptors on the file\n", open, fds_on(pid, db));
+	CHECK_INT(open, fds_on(pid, db));
+	CHECK(open >= 2 && open <= 3);
+	CHECK_INT(stack_pool_value(&s, "rest", "db_open"), (long)open);
+	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	{
+		char line[96];
+
+		snprintf(line, sizeof(line), "sluice_db_connections_open{pool=\"rest\"} %.0f",
+		    open);
+		CHECK(has_line(&r, line));
+	}
+	CHECK_INT(kill(pid, SIGKILL), 0);
+	usleep(300 * 1000);
+	CHECK(stack_wait_pool(&s, "rest", 5000) == 0);
+	CHECK_INT(stack_worker_pids(&s, "rest", &pid, 1), 1);
+	CHECK_INT(db_gauge(&s, "rest", "connections_open", 1), 1);
+	CHECK_INT(fds_on(pid, db), 1);
+	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(has_line(&r, "sluice_db_connections_open{pool=\"rest\"} 1"));
+	http_resp_free(&r);
+	stop(&s, db);
+}
+
 /* A non-blocking connection to 127.0.0.1:port under way; -1 when it failed at once. */
 static int
 tcp_connect_nb(int port)
@@ -914,6 +1032,7 @@ main(void)
 	RUN(test_metrics_budget);
 	RUN(test_metrics_queue);
 	RUN(test_metrics_db);
+	RUN(test_metrics_db_conns);
 	RUN(test_metrics_tcp_queue);
 	RUN(test_metrics_off);
 	RUN(test_metrics_top);

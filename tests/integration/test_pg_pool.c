@@ -25,6 +25,13 @@
  *     (pg_terminate_backend, as in a server restart) answers 503 JSON "unavailable"; every
  *     request after it succeeds, and the workers count the reconnects.
  * The group commit's POSTs are counted too: one write each, in fewer batches.
+ *   - connections counted: the workers' gauges of their database connections (ctl
+ *     status's db_open and db_busy, and the same in ctl status --json) say what the
+ *     server sees: idle, one connection open per worker (opened at start) and none busy;
+ *     one slow call in flight, exactly one busy; after the bursts, as many open as the
+ *     rest workers' backends in pg_stat_activity (more than one per worker, at most
+ *     db_conns each); after the workers killed under writes, again as many as the
+ *     server's backends: a dead worker's connections count no more.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "chatfix.h"
 #include "db.h"
@@ -81,6 +90,8 @@ static const char pp_count_sql[] =
 static struct pgtmp pp_pg;
 static struct stack pp_s;
 static int pp_up;
+
+static long pp_open_matches(const char *when);
 
 /* ---- bursts of clients ---- */
 
@@ -186,6 +197,7 @@ test_pg_pool_threads_share_connections(void)
 	struct pp_sampler m;
 	char err[256];
 	int i, started = 0, ok = 0, bad = 0;
+	long open;
 
 	if (!pp_up) {
 		CHECK(!"stack up");
@@ -217,6 +229,140 @@ test_pg_pool_threads_share_connections(void)
 	 * more than their share. */
 	CHECK(m.max > PP_WORKERS);
 	CHECK(m.max <= PP_WORKERS * PP_CONNS);
+	/* The workers count what the server sees: more than one a worker now. */
+	open = pp_open_matches("after the bursts");
+	CHECK(open > PP_WORKERS && open <= PP_WORKERS * PP_CONNS);
+}
+
+/* ---- connections counted ---- */
+
+/* The rest workers' backends as the server counts them (pp_count_sql), -1 on failure. */
+static long
+pp_backends(void)
+{
+	return (long)chatfix_int(pp_pg.url, pp_count_sql, NULL);
+}
+
+/* The rest pool's "db" member of ctl status --json: connections_open in *open and
+ * pg_connections_busy in *busy.  0, or -1. */
+static int
+pp_db_json(long *open, long *busy)
+{
+	struct buf out;
+	cJSON *root = NULL, *p;
+	const cJSON *o, *b;
+	int ret = -1;
+
+	buf_init(&out, 0);
+	if (stack_ctl(&pp_s, &out, "status --json") == 0 && out.data != NULL)
+		root = cJSON_Parse(out.data);
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(root, "pools")) {
+		if (!cJSON_IsString(cJSON_GetObjectItem(p, "name")) ||
+		    strcmp(cJSON_GetObjectItem(p, "name")->valuestring, "rest") != 0)
+			continue;
+		o = cJSON_GetObjectItem(cJSON_GetObjectItem(p, "db"), "connections_open");
+		b = cJSON_GetObjectItem(cJSON_GetObjectItem(p, "db"), "pg_connections_busy");
+		if (cJSON_IsNumber(o) && cJSON_IsNumber(b)) {
+			*open = (long)o->valuedouble;
+			*busy = (long)b->valuedouble;
+			ret = 0;
+		}
+	}
+	cJSON_Delete(root);
+	buf_free(&out);
+	return ret;
+}
+
+/*
+ * Waits up to 3 s for the workers' count of open connections (ctl status's db_open) to
+ * equal the server's count of their backends (a killed worker's backends leave the server
+ * a moment after it dies; a terminated one's connection is noticed at its next use).
+ * Prints and checks them, and returns the count.
+ */
+static long
+pp_open_matches(const char *when)
+{
+	long open = -1, backends = -2;
+	int i;
+
+	for (i = 0; i < 60; i++) {
+		open = stack_pool_value(&pp_s, "rest", "db_open");
+		backends = pp_backends();
+		if (open == backends)
+			break;
+		usleep(50000);
+	}
+	printf("  %s: %ld connections open by the workers' count, %ld backends by the "
+	    "server's\n", when, open, backends);
+	CHECK_INT(open, backends);
+	CHECK_INT(stack_pool_value(&pp_s, "rest", "db_busy"), 0);
+	return open;
+}
+
+struct pp_slow {
+	pthread_t tid;
+	struct http_resp r;
+	int rc;
+	long long ms;
+	int wait_ms;
+};
+
+static void *
+pp_slow_run(void *arg)
+{
+	struct pp_slow *s = arg;
+	char url[256];
+	long long t0 = stack_now_ms();
+
+	snprintf(url, sizeof(url), "%s/rest/v1/rpc/slow_wait?ms=%d", pp_s.base, s->wait_ms);
+	s->rc = http_do("GET", url, NULL, NULL, 0, PP_TIMEOUT_MS, &s->r);
+	s->ms = stack_now_ms() - t0;
+	return NULL;
+}
+
+/* Idle: one connection a worker (opened at start), none busy; one slow call in flight:
+ * exactly one busy, on a connection already open. */
+static void
+test_pg_pool_connections_counted(void)
+{
+	struct pp_slow s;
+	long open = -1, busy = -1;
+	int i;
+
+	if (!pp_up) {
+		CHECK(!"stack up");
+		return;
+	}
+	CHECK_INT(pp_open_matches("idle"), PP_WORKERS);
+	CHECK_INT(pp_db_json(&open, &busy), 0);
+	CHECK_INT(open, PP_WORKERS);
+	CHECK_INT(busy, 0);
+	memset(&s, 0, sizeof(s));
+	http_resp_init(&s.r);
+	s.wait_ms = 1500;
+	CHECK_INT(pthread_create(&s.tid, NULL, pp_slow_run, &s), 0);
+	for (i = 0; i < 100; i++) {
+		if (chatfix_int(pp_pg.url, "SELECT count(*) FROM pg_stat_activity WHERE "
+		    "application_name = 'sluice' AND wait_event = 'PgSleep'", NULL) == 1)
+			break;
+		usleep(20000);
+	}
+	CHECK(i < 100);
+	CHECK_INT(stack_pool_value(&pp_s, "rest", "db_busy"), 1);
+	CHECK_INT(stack_pool_value(&pp_s, "rest", "db_open"), PP_WORKERS);
+	CHECK_INT(pp_db_json(&open, &busy), 0);
+	CHECK_INT(busy, 1);
+	CHECK_INT(open, PP_WORKERS);
+	pthread_join(s.tid, NULL);
+	CHECK_INT(s.rc, 0);
+	CHECK_INT(s.r.status, 200);
+	http_resp_free(&s.r);
+	/* Answered: the connection is let go (the worker counts it a moment after the
+	 * client has its answer). */
+	for (i = 0; i < 50 && stack_pool_value(&pp_s, "rest", "db_busy") != 0; i++)
+		usleep(20000);
+	CHECK_INT(stack_pool_value(&pp_s, "rest", "db_busy"), 0);
+	CHECK_INT(stack_pool_value(&pp_s, "rest", "db_open"), PP_WORKERS);
 }
 
 /* ---- kill under pipelined writes ---- */
@@ -254,6 +400,9 @@ test_pg_pool_kill_under_pipelined_writes(void)
 		return;
 	CHECK_INT(res.kills, PP_KILLS);
 	kw_check(&res, "POSTs", 101);
+	/* The killed workers' connections count no more. */
+	CHECK(stack_wait_pool(&pp_s, "rest", 10000) == 0);
+	(void)pp_open_matches("after the kills");
 }
 
 /* ---- group commit ---- */
@@ -525,26 +674,6 @@ test_pg_pool_read_segments_failing_read_fails_alone(void)
 
 /* ---- a terminated backend ---- */
 
-struct pp_slow {
-	pthread_t tid;
-	struct http_resp r;
-	int rc;
-	long long ms;
-};
-
-static void *
-pp_slow_run(void *arg)
-{
-	struct pp_slow *s = arg;
-	char url[256];
-	long long t0 = stack_now_ms();
-
-	snprintf(url, sizeof(url), "%s/rest/v1/rpc/slow_wait?ms=5000", pp_s.base);
-	s->rc = http_do("GET", url, NULL, NULL, 0, PP_TIMEOUT_MS, &s->r);
-	s->ms = stack_now_ms() - t0;
-	return NULL;
-}
-
 static void
 test_pg_pool_terminated_backend_503_then_success(void)
 {
@@ -562,6 +691,7 @@ test_pg_pool_terminated_backend_503_then_success(void)
 	memset(&s, 0, sizeof(s));
 	http_resp_init(&s.r);
 	http_resp_init(&r);
+	s.wait_ms = 5000;
 	CHECK_INT(pthread_create(&s.tid, NULL, pp_slow_run, &s), 0);
 	/* The slow statement has started (its backend is in pg_sleep). */
 	for (i = 0; i < 100; i++) {
@@ -625,6 +755,7 @@ main(void)
 		    stack_wait_pool(&pp_s, "rest", 10000) == 0;
 		unsetenv("SLUICE_DB_MAIN");
 	}
+	RUN(test_pg_pool_connections_counted);
 	RUN(test_pg_pool_threads_share_connections);
 	RUN(test_pg_pool_kill_under_pipelined_writes);
 	RUN(test_pg_pool_group_commit_failing_write_fails_alone);

@@ -17,7 +17,9 @@
  * 127.0.0.1 and refuses another loopback address (403), answers 404 to any other path,
  * and the public listener answers 404 at its path; nginx stopped, /metrics says
  * sluice_nginx_up 0 and no figure, at once; without set nginx_status, no sluice_nginx_
- * line at all.
+ * line at all.  The same figures in ctl status --json ("nginx": n GETs between two asks
+ * are exactly n + 1 requests, the second ask's own one included; {"up": false} once
+ * nginx is stopped; no member without the setting) and a line of ctl top.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,6 +32,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "chatfix.h"
 #include "http.h"
@@ -294,6 +298,76 @@ get_from(const char *src, int port, const char *path)
 	return st;
 }
 
+/* The "nginx" member of ctl status --json: *up 1 or 0 and its requests in *requests (-1
+ * without them); 0, or -1 when there is no such member. */
+static int
+json_nginx(struct stack *s, int *up, double *requests, double *accepts, double *handled)
+{
+	struct buf out;
+	cJSON *root = NULL;
+	const cJSON *ng, *v;
+	int ret = -1;
+
+	buf_init(&out, 0);
+	if (stack_ctl(s, &out, "status --json") == 0 && out.data != NULL)
+		root = cJSON_Parse(out.data);
+	ng = cJSON_GetObjectItem(root, "nginx");
+	if (cJSON_IsObject(ng)) {
+		*up = cJSON_IsTrue(cJSON_GetObjectItem(ng, "up"));
+		v = cJSON_GetObjectItem(ng, "requests");
+		*requests = cJSON_IsNumber(v) ? v->valuedouble : -1;
+		v = cJSON_GetObjectItem(ng, "accepts");
+		*accepts = cJSON_IsNumber(v) ? v->valuedouble : -1;
+		v = cJSON_GetObjectItem(ng, "handled");
+		*handled = cJSON_IsNumber(v) ? v->valuedouble : -1;
+		ret = 0;
+	}
+	cJSON_Delete(root);
+	buf_free(&out);
+	return ret;
+}
+
+/* The output of `ctl top 2` holds a line starting with line; 1 or 0. */
+static int
+top_has(struct stack *s, const char *line)
+{
+	struct buf out;
+	const char *p;
+	int found = 0;
+
+	buf_init(&out, 0);
+	if (stack_ctl(s, &out, "top 2") == 0 && out.data != NULL)
+		for (p = out.data; p != NULL && !found; p = strchr(p, '\n'))
+			found = strncmp(p += *p == '\n', line, strlen(line)) == 0;
+	buf_free(&out);
+	return found;
+}
+
+/*
+ * nginx's figures in ctl status --json: each ask reads stub_status afresh, and the ask is
+ * one of nginx's requests, so n GETs between two asks are exactly n + 1 requests more;
+ * handled <= accepted; ctl top has a line of them.
+ */
+static void
+nginx_json(struct stack *s, int n)
+{
+	double r0 = -1, r1 = -1, acc = -1, han = -1;
+	char url[300];
+	int up = 0;
+
+	CHECK_INT(json_nginx(s, &up, &r0, &acc, &han), 0);
+	CHECK_INT(up, 1);
+	CHECK(r0 >= 1);
+	snprintf(url, sizeof(url), "%s/health", s->base);
+	CHECK_INT(send_n(url, n), 0);
+	CHECK_INT(json_nginx(s, &up, &r1, &acc, &han), 0);
+	printf("   ctl status --json: nginx's requests %.0f, then %.0f after %d GETs\n", r0, r1,
+	    n);
+	CHECK_INT(r1 - r0, n + 1);
+	CHECK(acc >= 1 && han >= 1 && han <= acc);
+	CHECK(top_has(s, "nginx: "));
+}
+
 /* nginx's figures in one profile: see the file's comment. */
 static void
 nginx_figures(const char *profile)
@@ -334,6 +408,7 @@ nginx_figures(const char *profile)
 	CHECK(scrape(mport, "GET", "/", &r) == 0);
 	CHECK(has(&r, "<section id=\"nginx\">"));
 	CHECK(has(&r, "<th>requests</th><td>"));
+	nginx_json(&s, N);
 
 	/* Only 127.0.0.1, only its path; the public listener never answers it. */
 	CHECK_INT(get_from("127.0.0.1", nport, "/nginx_status"), 200);
@@ -359,6 +434,15 @@ nginx_figures(const char *profile)
 	CHECK(scrape(mport, "GET", "/", &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK(has(&r, "stub_status did not answer"));
+	{
+		double req = 0, acc = 0, han = 0;
+		int up = 1;
+
+		CHECK_INT(json_nginx(&s, &up, &req, &acc, &han), 0);
+		CHECK_INT(up, 0);
+		CHECK(req == -1 && acc == -1);
+		CHECK(top_has(&s, "nginx: stub_status not answering"));
+	}
 	http_resp_free(&r);
 	stop(&s, db);
 }
@@ -394,6 +478,13 @@ test_status_nginx_unset(void)
 	CHECK(!has(&r, "sluice_nginx_"));
 	CHECK(scrape(mport, "GET", "/", &r) == 0);
 	CHECK(!has(&r, "id=\"nginx\""));
+	{
+		double req, acc, han;
+		int up;
+
+		CHECK_INT(json_nginx(&s, &up, &req, &acc, &han), -1);
+		CHECK(!top_has(&s, "nginx: "));
+	}
 	http_resp_free(&r);
 	stop(&s, db);
 }
