@@ -1,6 +1,7 @@
 /*
  * read.c: the records API's reads: list and view, the expand of relations (one query per
- * expand node for the whole page), and the record's JSON (see records.h).
+ * expand node for the whole page, or a list's one single relation joined to its page's
+ * statement: rec_join()), and the record's JSON (see records.h).
  */
 #include <ctype.h>
 #include <math.h>
