@@ -893,29 +893,6 @@ test_metrics_tcp_queue(void)
 	stack_stop(&s);
 }
 
-/* GETs g->url until g->stop (a thread of test_metrics_top). */
-struct getter {
-	const char *url;
-	volatile int stop;
-	int sent;
-};
-
-static void *
-getter_run(void *arg)
-{
-	struct getter *g = arg;
-	struct http_resp r;
-
-	http_resp_init(&r);
-	while (!g->stop && g->sent < 100000) {
-		if (http_do("GET", g->url, NULL, NULL, 0, 5000, &r) == 0 && r.status == 200)
-			g->sent++;
-		usleep(2000);
-	}
-	http_resp_free(&r);
-	return NULL;
-}
-
 /* The fields of pool name's line in the last frame of ctl top's output, into f[n]; the
  * count found. */
 static int
@@ -946,11 +923,10 @@ static void
 test_metrics_top(void)
 {
 	struct stack s;
-	struct getter g = { 0 };
+	struct http_loop g;
 	struct buf out;
 	cJSON *root = NULL;
 	char db[128], url[300], *f[10];
-	pthread_t th;
 	int mport, n;
 
 	if (start(&s, "tuned", "", db, sizeof(db), &mport) < 0) {
@@ -971,12 +947,11 @@ test_metrics_top(void)
 		CHECK_STR(f[3], "-");
 	}
 	buf_free(&out);
-	g.url = url;
-	CHECK_INT(pthread_create(&th, NULL, getter_run, &g), 0);
+	/* A client's GETs, 2 ms apart, while ctl top draws its frames. */
+	CHECK_INT(http_loop_start_paced(&g, "GET", url, 200, 2), 0);
 	buf_init(&out, 0);
 	CHECK_INT(stack_ctl(&s, &out, "top 3"), 0);
-	g.stop = 1;
-	pthread_join(th, NULL);
+	http_loop_stop(&g);
 	n = out.data != NULL ? top_fields(out.data, "health", f, 10) : 0;
 	CHECK_INT(n, 10);
 	if (n == 10) {

@@ -22,7 +22,6 @@
  * nginx is stopped; no member without the setting) and a line of ctl top.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,29 +133,6 @@ points(const struct http_resp *r, const char *section, const char *cls)
 	return n;
 }
 
-/* GETs url until stop (the load of the charts' samples). */
-struct getter {
-	const char *url;
-	volatile int stop;
-	int sent;
-};
-
-static void *
-getter_run(void *arg)
-{
-	struct getter *g = arg;
-	struct http_resp r;
-
-	http_resp_init(&r);
-	while (!g->stop && g->sent < 100000) {
-		if (http_do("GET", g->url, NULL, NULL, 0, 5000, &r) == 0 && r.status == 200)
-			g->sent++;
-		usleep(5000);
-	}
-	http_resp_free(&r);
-	return NULL;
-}
-
 /* The page's answer: status, type, the headers that keep script out, the sections. */
 static void
 page_basics(int mport, const char *path)
@@ -193,9 +169,8 @@ test_status_page(void)
 {
 	struct stack s;
 	struct http_resp r;
-	struct getter g = { 0 };
+	struct http_loop g;
 	char db[128], url[300], esc[160];
-	pthread_t th;
 	int mport, n = 0;
 	long long end;
 
@@ -227,18 +202,16 @@ test_status_page(void)
 	CHECK(!has(&r, "<b>"));
 
 	/* Load while the ring takes samples: at least two points on the requests line. */
-	g.url = url;
-	CHECK_INT(pthread_create(&th, NULL, getter_run, &g), 0);
+	CHECK_INT(http_loop_start_paced(&g, "GET", url, 200, 5), 0);
 	end = stack_now_ms() + 12000;
 	do {
 		usleep(500 * 1000);
 		CHECK(scrape(mport, "GET", "/", &r) == 0);
 		n = points(&r, "id=\"pool-health\"", "s-rps");
 	} while (n < 3 && stack_now_ms() < end);
-	g.stop = 1;
-	pthread_join(th, NULL);
-	printf("   the requests chart after %d requests: %d points, page %zu bytes\n", g.sent,
-	    n, r.body.len);
+	http_loop_stop(&g);
+	printf("   the requests chart after %ld requests: %d points, page %zu bytes\n",
+	    g.sent - g.bad, n, r.body.len);
 	CHECK(n >= 3);
 	CHECK(points(&r, "id=\"pool-health\"", "s-p99") >= 2);
 	CHECK(points(&r, "id=\"pool-health\"", "s-busy") >= 2);

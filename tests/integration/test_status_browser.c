@@ -12,7 +12,6 @@
  * chromium, node or npm the test fails (the Debian packages chromium, nodejs and npm).
  */
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,46 +56,21 @@ teardown(void)
 	stack_sh("rm -f '%s' '%s-wal' '%s-shm' '%s-wlock'", db, db, db, db);
 }
 
-/* GETs url until stop. */
-struct getter {
-	const char *url;
-	volatile int stop;
-	int sent;
-};
-
-static void *
-getter_run(void *arg)
-{
-	struct getter *g = arg;
-	struct http_resp r;
-
-	http_resp_init(&r);
-	while (!g->stop && g->sent < 100000) {
-		if (http_do("GET", g->url, NULL, NULL, 0, 5000, &r) == 0 && r.status == 200)
-			g->sent++;
-		usleep(5000);
-	}
-	http_resp_free(&r);
-	return NULL;
-}
-
 /* Load on health until the page's requests line of it has at least 3 samples (12 s at
  * most); 0 or -1. */
 static int
 load_until_drawn(void)
 {
-	struct getter g = { 0 };
+	struct http_loop g;
 	struct http_resp r;
 	char url[300], page[128];
 	const char *p, *end;
-	pthread_t th;
 	long long stop_at = stack_now_ms() + 12000;
 	int n = 0;
 
 	snprintf(url, sizeof(url), "%s/health", st.base);
 	snprintf(page, sizeof(page), "%s/", murl);
-	g.url = url;
-	if (pthread_create(&th, NULL, getter_run, &g) != 0)
+	if (http_loop_start_paced(&g, "GET", url, 200, 5) != 0)
 		return -1;
 	http_resp_init(&r);
 	while (n < 3 && stack_now_ms() < stop_at) {
@@ -111,9 +85,8 @@ load_until_drawn(void)
 			n += *p == 'M' || *p == 'l';
 	}
 	http_resp_free(&r);
-	g.stop = 1;
-	pthread_join(th, NULL);
-	printf("   %d requests while the ring took %d samples of them\n", g.sent, n);
+	http_loop_stop(&g);
+	printf("   %ld requests while the ring took %d samples of them\n", g.sent - g.bad, n);
 	return n >= 3 ? 0 : -1;
 }
 

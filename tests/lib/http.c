@@ -193,6 +193,8 @@ http_loop_main(void *arg)
 			l->bad++;
 			l->last_bad_status = r.status;
 		}
+		if (l->pause_ms > 0)
+			usleep((useconds_t)(l->pause_ms * 1000));
 	}
 	http_resp_free(&r);
 	return NULL;
@@ -201,10 +203,18 @@ http_loop_main(void *arg)
 int
 http_loop_start(struct http_loop *l, const char *method, const char *url, long want)
 {
+	return http_loop_start_paced(l, method, url, want, 0);
+}
+
+int
+http_loop_start_paced(struct http_loop *l, const char *method, const char *url, long want,
+    long pause_ms)
+{
 	memset(l, 0, sizeof(*l));
 	l->method = method;
 	l->url = url;
 	l->want_status = want;
+	l->pause_ms = pause_ms;
 	return pthread_create(&l->tid, NULL, http_loop_main, l) == 0 ? 0 : -1;
 }
 

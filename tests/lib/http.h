@@ -50,12 +50,16 @@ struct http_burst {
 void http_burst(const char *url, int n, long want_status, long timeout_ms,
     struct http_burst *b);
 
-/* A background loop of sequential requests, for kill and reload tests. */
+/*
+ * A background loop of sequential requests, for kill and reload tests and for a steady
+ * load while a test watches its figures.  sent - bad requests got want_status.
+ */
 struct http_loop {
 	pthread_t tid;
 	const char *url;
 	const char *method;
 	long want_status;
+	long pause_ms;		/* the sleep after each request; 0: none */
 	volatile int stop;
 	long sent;
 	long bad;		/* not want_status, or a transport error */
@@ -63,7 +67,12 @@ struct http_loop {
 	double max_seconds;
 };
 
+/* Starts the loop of method url in a thread (l is reset first; url and method borrowed
+ * until http_loop_stop()).  Returns 0, or -1 when the thread could not start. */
 int http_loop_start(struct http_loop *l, const char *method, const char *url, long want);
+/* The same, sleeping pause_ms after each request. */
+int http_loop_start_paced(struct http_loop *l, const char *method, const char *url,
+    long want, long pause_ms);
 /* Stops the loop and waits for it. */
 void http_loop_stop(struct http_loop *l);
 
