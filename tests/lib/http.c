@@ -225,6 +225,20 @@ http_loop_stop(struct http_loop *l)
 	pthread_join(l->tid, NULL);
 }
 
+size_t
+http_fcgi_record(unsigned char *p, int type, int id, size_t len)
+{
+	p[0] = 1;
+	p[1] = (unsigned char)type;
+	p[2] = (unsigned char)(id >> 8);
+	p[3] = (unsigned char)id;
+	p[4] = (unsigned char)(len >> 8);
+	p[5] = (unsigned char)len;
+	p[6] = 0;
+	p[7] = 0;
+	return 8;
+}
+
 long
 http_raw_unix(const char *path, const void *p, size_t len, long timeout_ms)
 {

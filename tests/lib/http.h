@@ -4,7 +4,8 @@
  * http_do() sends one request and collects status, headers and body; http_burst() sends n
  * requests at once over separate connections (curl's multi interface) and reports how
  * they ended; a request loop runs in a background thread while a test kills or reloads
- * workers, and counts every request that did not get the expected status.
+ * workers, and counts every request that did not get the expected status.  For what
+ * curl cannot send: raw bytes to a worker's unix socket, and FastCGI record headers.
  */
 #ifndef SLUICE_HTTP_H
 #define SLUICE_HTTP_H
@@ -75,6 +76,10 @@ int http_loop_start_paced(struct http_loop *l, const char *method, const char *u
     long want, long pause_ms);
 /* Stops the loop and waits for it. */
 void http_loop_stop(struct http_loop *l);
+
+/* Writes a FastCGI record header (version 1, type, request id, content length len, no
+ * padding) into p[0..8); returns 8. */
+size_t http_fcgi_record(unsigned char *p, int type, int id, size_t len);
 
 /* Writes raw bytes to the unix socket at path and reads until EOF or timeout_ms.  Returns
  * the bytes read, or -1 when the connection could not be made. */

@@ -125,6 +125,10 @@ int stack_reap(pid_t pid, int ms);
  * before the next call. */
 const char *stack_seeder(const char *name);
 
+/* How many lines of the stack's sluiced.log (sluiced's and the workers' stderr) hold
+ * needle; -1 when it cannot be read. */
+int stack_log_count(const struct stack *s, const char *needle);
+
 /* Runs a shell command, returns its exit status (-1 if it could not run). */
 int stack_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
