@@ -266,15 +266,11 @@ int
 main(void)
 {
 	char exe[PATH_MAX - 32], *slash;
-	ssize_t n;
 
 	signal(SIGPIPE, SIG_IGN);
 	/* build/<mode>/tests/test_http -> build/<mode>/bench/hello */
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+	if (stack_self_dir(exe, sizeof(exe)) < 0)
 		return 1;
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) != NULL)
-		*slash = '\0';
 	if ((slash = strrchr(exe, '/')) != NULL)
 		*slash = '\0';
 	snprintf(hello_bin, sizeof(hello_bin), "%s/bench/hello", exe);

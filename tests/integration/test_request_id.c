@@ -514,16 +514,12 @@ test_apache(void)
 int
 main(void)
 {
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
+	char exe[PATH_MAX];
 
 	signal(SIGPIPE, SIG_IGN);
 	/* The test-only endpoint is built next to this program: tests/handlers/logline. */
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+	if (stack_self_dir(exe, sizeof(exe)) < 0)
 		return 1;
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) != NULL)
-		*slash = '\0';
 	snprintf(logline_bin, sizeof(logline_bin), "%s/handlers/logline", exe);
 	if (access(logline_bin, X_OK) != 0) {
 		fprintf(stderr, "test_request_id: %s is not built (make check-integration)\n",

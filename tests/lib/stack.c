@@ -764,3 +764,18 @@ stack_log_count(const struct stack *s, const char *needle)
 	fclose(f);
 	return n;
 }
+
+int
+stack_self_dir(char *out, size_t len)
+{
+	char *slash;
+	ssize_t n;
+
+	if (len == 0 || (n = readlink("/proc/self/exe", out, len - 1)) <= 0 ||
+	    (size_t)n >= len - 1)
+		return -1;
+	out[n] = '\0';
+	if ((slash = strrchr(out, '/')) != NULL)
+		*slash = '\0';
+	return 0;
+}
