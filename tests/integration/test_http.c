@@ -193,21 +193,6 @@ test_bad_input(void)
 	stack_stop(&s);
 }
 
-/* A FastCGI record header. */
-static size_t
-fcgi_record(unsigned char *p, int type, int id, size_t len)
-{
-	p[0] = 1;
-	p[1] = (unsigned char)type;
-	p[2] = (unsigned char)(id >> 8);
-	p[3] = (unsigned char)id;
-	p[4] = (unsigned char)(len >> 8);
-	p[5] = (unsigned char)len;
-	p[6] = 0;
-	p[7] = 0;
-	return 8;
-}
-
 static void
 test_garbage_on_the_socket(void)
 {
@@ -232,16 +217,16 @@ test_garbage_on_the_socket(void)
 	CHECK(http_raw_unix(sock, "", 0, 2000) >= 0);
 
 	/* A truncated record: BEGIN_REQUEST announcing 8 bytes, then 3. */
-	n = fcgi_record(rec, 1, 1, 8);
+	n = http_fcgi_record(rec, 1, 1, 8);
 	memcpy(rec + n, "\x00\x01\x00", 3);
 	CHECK(http_raw_unix(sock, rec, n + 3, 2000) >= 0);
 
 	/* BEGIN_REQUEST, then PARAMS whose name and value lengths add up past INT_MAX
 	 * (the shape of CVE-2025-23016): the worker refuses it or dies and is replaced. */
-	n = fcgi_record(rec, 1, 1, 8);
+	n = http_fcgi_record(rec, 1, 1, 8);
 	memcpy(rec + n, "\x00\x01\x01\x00\x00\x00\x00\x00", 8);	/* responder, keep-conn */
 	n += 8;
-	n += fcgi_record(rec + n, 4, 1, 8);
+	n += http_fcgi_record(rec + n, 4, 1, 8);
 	memcpy(rec + n, "\xff\xff\xff\xff\xff\xff\xff\xff", 8);
 	n += 8;
 	CHECK(http_raw_unix(sock, rec, n, 2000) >= 0);
@@ -281,15 +266,11 @@ int
 main(void)
 {
 	char exe[PATH_MAX - 32], *slash;
-	ssize_t n;
 
 	signal(SIGPIPE, SIG_IGN);
 	/* build/<mode>/tests/test_http -> build/<mode>/bench/hello */
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+	if (stack_self_dir(exe, sizeof(exe)) < 0)
 		return 1;
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) != NULL)
-		*slash = '\0';
 	if ((slash = strrchr(exe, '/')) != NULL)
 		*slash = '\0';
 	snprintf(hello_bin, sizeof(hello_bin), "%s/bench/hello", exe);

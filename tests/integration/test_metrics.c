@@ -30,6 +30,7 @@
 
 #include "chatfix.h"
 #include "http.h"
+#include "metricsfix.h"
 #include "stack.h"
 #include "../lib/harness.h"
 
@@ -110,16 +111,6 @@ send_n(const char *method, const char *url, int n, long want)
 	return bad;
 }
 
-/* The metrics address's answer to method path into r; 0 or -1. */
-static int
-scrape(int port, const char *method, const char *path, struct http_resp *r)
-{
-	char url[128];
-
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
-	return http_do(method, url, NULL, NULL, 0, 5000, r);
-}
-
 /* A connection to the metrics address, with 5 s timeouts; -1 when refused. */
 static int
 metrics_connect(int port)
@@ -168,32 +159,15 @@ has_line(const struct http_resp *r, const char *line)
 	return 0;
 }
 
-/* The stack of the counting cases: health (2 workers) and rest on a one-table SQLite file;
- * the metrics address on *mport.  0 or -1. */
+/* The stack of the counting cases (tests/lib/metricsfix.h: health with 2 workers, rest on
+ * a one-table SQLite file, the metrics address on *mport), the file's name into db.  0 or
+ * -1. */
 static int
 start(struct stack *s, const char *profile, const char *extra, char *db, size_t dblen,
     int *mport)
 {
-	char conf[1024], url[300];
-
 	snprintf(db, dblen, "/tmp/sluice-metrics-%d.db", (int)getpid());
-	snprintf(url, sizeof(url), "sqlite:%s", db);
-	unlink(db);
-	if (chatfix_exec(url, "CREATE TABLE item (id integer PRIMARY KEY)") != 0)
-		return -1;
-	if ((*mport = stack_free_port()) < 0)
-		return -1;
-	snprintf(conf, sizeof(conf), "set metrics_listen 127.0.0.1:%d\n%s"
-	    "db main sqlite:%s\nhealth =/health workers=2 threads=4\n"
-	    "rest /rest/v1/ workers=1 threads=2 db=main\n", *mport, extra, db);
-	return stack_start(s, conf, profile, 1, NULL);
-}
-
-static void
-stop(struct stack *s, const char *db)
-{
-	stack_stop(s);
-	stack_sh("rm -f %s %s-wal %s-shm %s-wlock", db, db, db, db);
+	return metricsfix_start(s, profile, extra, db, mport);
 }
 
 /* 20 GET /health, 2 POST /health (405), 3 GET of a missing table (404): exactly those. */
@@ -245,7 +219,7 @@ test_metrics_counts(void)
 	CHECK_INT(stack_pool_value(&s, "health", "5xx"), 0);
 
 	http_resp_init(&r);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK(has_line(&r, "# TYPE sluice_requests_total counter"));
 	CHECK(has_line(&r, "sluice_requests_total{pool=\"health\",class=\"2xx\"} 20"));
@@ -257,12 +231,12 @@ test_metrics_counts(void)
 	CHECK(has_line(&r, "sluice_request_duration_seconds_count{pool=\"health\"} 22"));
 	CHECK(has_line(&r, "sluice_fastcgi_connections_accepted_total{pool=\"health\"} 22"));
 	CHECK(has_line(&r, "sluice_worker_spawns_total{pool=\"health\"} 2"));
-	CHECK(scrape(mport, "HEAD", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "HEAD", "/metrics", &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK_INT(r.body.len, 0);
-	CHECK(scrape(mport, "POST", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "POST", "/metrics", &r) == 0);
 	CHECK_INT(r.status, 405);
-	CHECK(scrape(mport, "GET", "/other", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/other", &r) == 0);
 	CHECK_INT(r.status, 404);
 	/* nginx's public listener does not lead there. */
 	snprintf(url, sizeof(url), "%s/metrics", s.base);
@@ -270,7 +244,7 @@ test_metrics_counts(void)
 	CHECK_INT(r.status, 404);
 	CHECK(r.body.data == NULL || strstr(r.body.data, "sluice_requests_total") == NULL);
 	http_resp_free(&r);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /*
@@ -297,14 +271,14 @@ test_metrics_bad_clients(void)
 	CHECK(silent >= 0);
 	http_resp_init(&r);
 	t0 = stack_now_ms();
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK(stack_now_ms() - t0 < 3000);
 	printf("   a scrape behind a silent client: %lld ms\n", stack_now_ms() - t0);
 	http_resp_free(&r);
 	if (silent >= 0)
 		close(silent);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /* A worker killed with SIGKILL: its counts stay in the pool's, and the pool counts on. */
@@ -348,7 +322,7 @@ test_metrics_kill(void)
 	CHECK_INT(num(h, "requests", NULL), 35);
 	CHECK_INT(num(h, "duration_seconds", "count"), 35);
 	cJSON_Delete(root);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /* The tuned profile keeps its FastCGI connections: more than one request each. */
@@ -376,7 +350,7 @@ test_metrics_keepalive(void)
 	printf("   tuned profile: 100 requests over %.0f FastCGI connections (%.1f each)\n",
 	    num(h, "connections", "accepted"), num(h, "requests_per_connection", NULL));
 	cJSON_Delete(root);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /*
@@ -511,7 +485,7 @@ test_metrics_queue(void)
 	CHECK(out.data != NULL && strstr(out.data, line) != NULL);
 	buf_free(&out);
 	http_resp_init(&r);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	snprintf(line, sizeof(line), "sluice_listen_queue{pool=\"health\"} %d", K);
 	CHECK(has_line(&r, line));
 	CHECK(has_line(&r, "sluice_threads_idle{pool=\"health\"} 8"));
@@ -530,7 +504,7 @@ test_metrics_queue(void)
 	for (i = 0; i < K; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /* One client of the concurrent POSTs: rows first, first + step, ... below last. */
@@ -669,7 +643,7 @@ test_metrics_db(void)
 	    num(p, "db", "commit_writes"), batches);
 	cJSON_Delete(root);
 	http_resp_init(&r);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	snprintf(line, sizeof(line), "sluice_db_commit_batch_writes_sum{pool=\"rest\"} %d", N);
 	CHECK(has_line(&r, line));
 	snprintf(line, sizeof(line), "sluice_db_commit_batch_writes_count{pool=\"rest\"} %.0f",
@@ -680,7 +654,7 @@ test_metrics_db(void)
 	http_resp_free(&r);
 
 	busy_retried(&s, db, N);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /* The database db locked by another connection for 300 ms while one POST writes: the busy
@@ -790,7 +764,7 @@ test_metrics_db_conns(void)
 	CHECK_INT(stack_pool_value(&s, "rest", "db_open"), 1);
 	CHECK_INT(stack_pool_value(&s, "rest", "db_busy"), 0);
 	http_resp_init(&r);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	CHECK(has_line(&r, "# TYPE sluice_db_connections_open gauge"));
 	CHECK(has_line(&r, "sluice_db_connections_open{pool=\"rest\"} 1"));
 	CHECK(has_line(&r, "sluice_db_connections_open{pool=\"health\"} 0"));
@@ -810,7 +784,7 @@ test_metrics_db_conns(void)
 	CHECK_INT(open, fds_on(pid, db));
 	CHECK(open >= 2 && open <= 3);
 	CHECK_INT(stack_pool_value(&s, "rest", "db_open"), (long)open);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	{
 		char line[96];
 
@@ -824,10 +798,10 @@ test_metrics_db_conns(void)
 	CHECK_INT(stack_worker_pids(&s, "rest", &pid, 1), 1);
 	CHECK_INT(db_gauge(&s, "rest", "connections_open", 1), 1);
 	CHECK_INT(fds_on(pid, db), 1);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	CHECK(has_line(&r, "sluice_db_connections_open{pool=\"rest\"} 1"));
 	http_resp_free(&r);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /* A non-blocking connection to 127.0.0.1:port under way; -1 when it failed at once. */
@@ -893,29 +867,6 @@ test_metrics_tcp_queue(void)
 	stack_stop(&s);
 }
 
-/* GETs g->url until g->stop (a thread of test_metrics_top). */
-struct getter {
-	const char *url;
-	volatile int stop;
-	int sent;
-};
-
-static void *
-getter_run(void *arg)
-{
-	struct getter *g = arg;
-	struct http_resp r;
-
-	http_resp_init(&r);
-	while (!g->stop && g->sent < 100000) {
-		if (http_do("GET", g->url, NULL, NULL, 0, 5000, &r) == 0 && r.status == 200)
-			g->sent++;
-		usleep(2000);
-	}
-	http_resp_free(&r);
-	return NULL;
-}
-
 /* The fields of pool name's line in the last frame of ctl top's output, into f[n]; the
  * count found. */
 static int
@@ -946,11 +897,10 @@ static void
 test_metrics_top(void)
 {
 	struct stack s;
-	struct getter g = { 0 };
+	struct http_loop g;
 	struct buf out;
 	cJSON *root = NULL;
 	char db[128], url[300], *f[10];
-	pthread_t th;
 	int mport, n;
 
 	if (start(&s, "tuned", "", db, sizeof(db), &mport) < 0) {
@@ -971,12 +921,11 @@ test_metrics_top(void)
 		CHECK_STR(f[3], "-");
 	}
 	buf_free(&out);
-	g.url = url;
-	CHECK_INT(pthread_create(&th, NULL, getter_run, &g), 0);
+	/* A client's GETs, 2 ms apart, while ctl top draws its frames. */
+	CHECK_INT(http_loop_start_paced(&g, "GET", url, 200, 2), 0);
 	buf_init(&out, 0);
 	CHECK_INT(stack_ctl(&s, &out, "top 3"), 0);
-	g.stop = 1;
-	pthread_join(th, NULL);
+	http_loop_stop(&g);
 	n = out.data != NULL ? top_fields(out.data, "health", f, 10) : 0;
 	CHECK_INT(n, 10);
 	if (n == 10) {
@@ -988,7 +937,7 @@ test_metrics_top(void)
 	}
 	buf_free(&out);
 	CHECK(stack_ctl(&s, NULL, "top 0") != 0);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /* set metrics off: no page, no counts, and ctl status says so. */
@@ -1019,7 +968,7 @@ test_metrics_off(void)
 	CHECK(out.data != NULL && strstr(out.data, "health state=running") != NULL &&
 	    strstr(out.data, " metrics=off") != NULL);
 	buf_free(&out);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 int

@@ -488,17 +488,13 @@ out:
 int
 main(int argc, char **argv)
 {
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
+	char exe[PATH_MAX];
 
 	(void)argc;
 	(void)argv;
 	/* The test-only endpoint is built next to this program: tests/handlers/forbidden. */
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+	if (stack_self_dir(exe, sizeof(exe)) < 0)
 		return 1;
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) != NULL)
-		*slash = '\0';
 	snprintf(forbidden_bin, sizeof(forbidden_bin), "%s/handlers/forbidden", exe);
 	snprintf(escape_bin, sizeof(escape_bin), "%s/handlers/escape", exe);
 	if (access(forbidden_bin, X_OK) != 0) {

@@ -83,24 +83,6 @@ json_member(const char *body, const char *key, char *out, size_t len)
 	return rc;
 }
 
-/* How many lines of the stack's sluiced.log (the workers' stderr) hold needle. */
-static int
-log_count(const struct stack *s, const char *needle)
-{
-	char path[400], line[2048];
-	FILE *f;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "%s/sluiced.log", s->dir);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strstr(line, needle) != NULL)
-			n++;
-	fclose(f);
-	return n;
-}
-
 /*
  * GET path with header hdr (NULL: none); the id the response's header says into id, after
  * checking that there is exactly one such header.  Returns the status, 0 on failure.
@@ -150,7 +132,7 @@ check_good_id(struct stack *s)
 	CHECK(json_member(r.body.data, "requestId", body_id, sizeof(body_id)) == 0 &&
 	    strcmp(body_id, good) == 0);
 	snprintf(needle, sizeof(needle), " warn: logline: said good1 request_id=%s\n", good);
-	CHECK_INT(log_count(s, needle), 1);
+	CHECK_INT(stack_log_count(s, needle), 1);
 	/* A 128-byte id is well-formed; 129 bytes is not (check_hostile_ids()). */
 	memset(body_id, 'k', 128);
 	body_id[128] = '\0';
@@ -197,7 +179,7 @@ check_hostile_ids(struct stack *s)
 		    strcmp(body_id, id) == 0);
 		snprintf(needle, sizeof(needle), " warn: logline: said hostile%zu request_id=%s\n",
 		    i, id);
-		if (log_count(s, needle) != 1)
+		if (stack_log_count(s, needle) != 1)
 			harness_fail(__FILE__, __LINE__, "case %zu: no log line '%s'", i, needle);
 	}
 	http_resp_free(&r);
@@ -217,7 +199,7 @@ check_no_id(struct stack *s)
 	CHECK(is_hex32(b));
 	CHECK(strcmp(a, b) != 0);
 	snprintf(needle, sizeof(needle), " warn: logline: said none request_id=%s\n", b);
-	CHECK_INT(log_count(s, needle), 1);
+	CHECK_INT(stack_log_count(s, needle), 1);
 	/* nginx's own answers carry one too: the JSON 404 of an unknown path. */
 	CHECK_INT(get_id(s, "/nowhere", NULL, &r, a, sizeof(a)), 404);
 	CHECK(is_hex32(a));
@@ -385,20 +367,6 @@ fcgi_pair(unsigned char *p, size_t *n, const char *name, const char *value)
 	*n += vl;
 }
 
-static size_t
-fcgi_head(unsigned char *p, int type, size_t len)
-{
-	p[0] = 1;
-	p[1] = (unsigned char)type;
-	p[2] = 0;
-	p[3] = 1;
-	p[4] = (unsigned char)(len >> 8);
-	p[5] = (unsigned char)len;
-	p[6] = 0;
-	p[7] = 0;
-	return 8;
-}
-
 /*
  * One GET straight to the FastCGI socket sock, with the parameters pairs[0..np) (name,
  * value) besides the method and path; the response's STDOUT into out.  0 or -1.
@@ -414,7 +382,7 @@ fcgi_get(const char *sock, const char *const (*pairs)[2], size_t np, char *out,
 	ssize_t r;
 	int fd, rc = -1;
 
-	n += fcgi_head(req, 1, 8);
+	n += http_fcgi_record(req, 1, 1, 8);
 	memcpy(req + n, "\x00\x01\x00\x00\x00\x00\x00\x00", 8);	/* responder, no keep */
 	n += 8;
 	pl = n;
@@ -423,9 +391,9 @@ fcgi_get(const char *sock, const char *const (*pairs)[2], size_t np, char *out,
 	fcgi_pair(req, &n, "DOCUMENT_URI", "/health");
 	for (i = 0; i < np; i++)
 		fcgi_pair(req, &n, pairs[i][0], pairs[i][1]);
-	fcgi_head(req + pl, 4, n - pl - 8);
-	n += fcgi_head(req + n, 4, 0);
-	n += fcgi_head(req + n, 5, 0);
+	http_fcgi_record(req + pl, 4, 1, n - pl - 8);
+	n += http_fcgi_record(req + n, 4, 1, 0);
+	n += http_fcgi_record(req + n, 5, 1, 0);
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
@@ -546,16 +514,12 @@ test_apache(void)
 int
 main(void)
 {
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
+	char exe[PATH_MAX];
 
 	signal(SIGPIPE, SIG_IGN);
 	/* The test-only endpoint is built next to this program: tests/handlers/logline. */
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+	if (stack_self_dir(exe, sizeof(exe)) < 0)
 		return 1;
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) != NULL)
-		*slash = '\0';
 	snprintf(logline_bin, sizeof(logline_bin), "%s/handlers/logline", exe);
 	if (access(logline_bin, X_OK) != 0) {
 		fprintf(stderr, "test_request_id: %s is not built (make check-integration)\n",

@@ -237,24 +237,6 @@ test_rest_hostile_prefer_profile(void)
 	FX_BOTH("GET", "artist?order=artist_id", NULL, NULL, 200, artists, &r);
 }
 
-/* How many lines of the stack's log hold needle; -1 when it cannot be read. */
-static int
-log_count(const struct stack *s, const char *needle)
-{
-	char path[400], line[4096];
-	FILE *f;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "%s/sluiced.log", s->dir);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strstr(line, needle) != NULL)
-			n++;
-	fclose(f);
-	return n;
-}
-
 /* A GET that holds its thread for 0.3 s (rpc/nap, PostgreSQL). */
 static void *
 nap_thread(void *arg)
@@ -278,7 +260,7 @@ test_rest_sighup_reload(void)
 
 	struct http_resp nr[2];
 	pthread_t th[2];
-	int before = log_count(&fx.pgs, "rest: schema read");
+	int before = stack_log_count(&fx.pgs, "rest: schema read");
 
 	FX_BOTH("GET", "newtab", NULL, NULL, 404, NULL, &r);
 	CHECK(before >= 1);
@@ -311,11 +293,11 @@ test_rest_sighup_reload(void)
 		CHECK(nr[i].status == 200);
 		http_resp_free(&nr[i]);
 	}
-	CHECK(log_count(&fx.pgs, "rest: schema read") == before + 1);
+	CHECK(stack_log_count(&fx.pgs, "rest: schema read") == before + 1);
 	/* Both threads of the worker reload on their next request. */
 	for (i = 0; i < 4; i++)
 		FX_BOTH("GET", "newtab", NULL, NULL, 200, "[{\"id\":1,\"v\":\"x\"}]", &r);
-	CHECK(log_count(&fx.pgs, "rest: schema read") == before + 1);
+	CHECK(stack_log_count(&fx.pgs, "rest: schema read") == before + 1);
 }
 
 static void

@@ -22,7 +22,6 @@
  * nginx is stopped; no member without the setting) and a line of ctl top.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,48 +36,22 @@
 
 #include "chatfix.h"
 #include "http.h"
+#include "metricsfix.h"
 #include "stack.h"
 #include "../lib/harness.h"
 
 /* The database file's name: markup and an ampersand, which the page must escape. */
 #define DB_NAME_FMT	"/tmp/sluice-status-%d-<b>x&y.db"
 
-/* The stack: health (2 workers), rest on a one-table SQLite file whose name carries
- * markup, the metrics address on *mport, and extra lines (set nginx_status ...). */
+/* The stack (tests/lib/metricsfix.h: health with 2 workers, rest on a one-table SQLite
+ * file, the metrics address on *mport) on a file whose name carries markup (into db), and
+ * extra lines (set nginx_status ...).  0 or -1. */
 static int
 start(struct stack *s, const char *profile, const char *extra, char *db, size_t dblen,
     int *mport)
 {
-	char conf[1024], url[300];
-
 	snprintf(db, dblen, DB_NAME_FMT, (int)getpid());
-	snprintf(url, sizeof(url), "sqlite:%s", db);
-	unlink(db);
-	if (chatfix_exec(url, "CREATE TABLE item (id integer PRIMARY KEY)") != 0)
-		return -1;
-	if ((*mport = stack_free_port()) < 0)
-		return -1;
-	snprintf(conf, sizeof(conf), "set metrics_listen 127.0.0.1:%d\n%s"
-	    "db main sqlite:%s\nhealth =/health workers=2 threads=4\n"
-	    "rest /rest/v1/ workers=1 threads=2 db=main\n", *mport, extra, db);
-	return stack_start(s, conf, profile, 1, NULL);
-}
-
-static void
-stop(struct stack *s, const char *db)
-{
-	stack_stop(s);
-	stack_sh("rm -f '%s' '%s-wal' '%s-shm' '%s-wlock'", db, db, db, db);
-}
-
-/* The metrics address's answer to method path into r; 0 or -1. */
-static int
-scrape(int port, const char *method, const char *path, struct http_resp *r)
-{
-	char url[128];
-
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
-	return http_do(method, url, NULL, NULL, 0, 5000, r);
+	return metricsfix_start(s, profile, extra, db, mport);
 }
 
 static int
@@ -134,29 +107,6 @@ points(const struct http_resp *r, const char *section, const char *cls)
 	return n;
 }
 
-/* GETs url until stop (the load of the charts' samples). */
-struct getter {
-	const char *url;
-	volatile int stop;
-	int sent;
-};
-
-static void *
-getter_run(void *arg)
-{
-	struct getter *g = arg;
-	struct http_resp r;
-
-	http_resp_init(&r);
-	while (!g->stop && g->sent < 100000) {
-		if (http_do("GET", g->url, NULL, NULL, 0, 5000, &r) == 0 && r.status == 200)
-			g->sent++;
-		usleep(5000);
-	}
-	http_resp_free(&r);
-	return NULL;
-}
-
 /* The page's answer: status, type, the headers that keep script out, the sections. */
 static void
 page_basics(int mport, const char *path)
@@ -165,7 +115,7 @@ page_basics(int mport, const char *path)
 	char v[256];
 
 	http_resp_init(&r);
-	CHECK(scrape(mport, "GET", path, &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", path, &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK(http_header(&r, "Content-Type", v, sizeof(v)) == 0 &&
 	    strcmp(v, "text/html; charset=utf-8") == 0);
@@ -193,9 +143,8 @@ test_status_page(void)
 {
 	struct stack s;
 	struct http_resp r;
-	struct getter g = { 0 };
+	struct http_loop g;
 	char db[128], url[300], esc[160];
-	pthread_t th;
 	int mport, n = 0;
 	long long end;
 
@@ -212,7 +161,7 @@ test_status_page(void)
 	/* The count of the 20 (a worker counts a request once its answer is written). */
 	end = stack_now_ms() + 3000;
 	do {
-		CHECK(scrape(mport, "GET", "/", &r) == 0);
+		CHECK(metricsfix_scrape(mport, "GET", "/", &r) == 0);
 	} while (!has(&r, "<td class=\"requests\">20</td>") && stack_now_ms() < end &&
 	    usleep(20 * 1000) == 0);
 	CHECK(has(&r, "<td class=\"requests\">20</td>"));
@@ -227,37 +176,35 @@ test_status_page(void)
 	CHECK(!has(&r, "<b>"));
 
 	/* Load while the ring takes samples: at least two points on the requests line. */
-	g.url = url;
-	CHECK_INT(pthread_create(&th, NULL, getter_run, &g), 0);
+	CHECK_INT(http_loop_start_paced(&g, "GET", url, 200, 5), 0);
 	end = stack_now_ms() + 12000;
 	do {
 		usleep(500 * 1000);
-		CHECK(scrape(mport, "GET", "/", &r) == 0);
+		CHECK(metricsfix_scrape(mport, "GET", "/", &r) == 0);
 		n = points(&r, "id=\"pool-health\"", "s-rps");
 	} while (n < 3 && stack_now_ms() < end);
-	g.stop = 1;
-	pthread_join(th, NULL);
-	printf("   the requests chart after %d requests: %d points, page %zu bytes\n", g.sent,
-	    n, r.body.len);
+	http_loop_stop(&g);
+	printf("   the requests chart after %ld requests: %d points, page %zu bytes\n",
+	    g.sent - g.bad, n, r.body.len);
 	CHECK(n >= 3);
 	CHECK(points(&r, "id=\"pool-health\"", "s-p99") >= 2);
 	CHECK(points(&r, "id=\"pool-health\"", "s-busy") >= 2);
 	CHECK(r.body.len < 100 * 1024);
 
-	CHECK(scrape(mport, "HEAD", "/", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "HEAD", "/", &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK_INT(r.body.len, 0);
-	CHECK(scrape(mport, "POST", "/", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "POST", "/", &r) == 0);
 	CHECK_INT(r.status, 405);
-	CHECK(scrape(mport, "POST", "/status", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "POST", "/status", &r) == 0);
 	CHECK_INT(r.status, 405);
-	CHECK(scrape(mport, "DELETE", "/status", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "DELETE", "/status", &r) == 0);
 	CHECK_INT(r.status, 405);
-	CHECK(scrape(mport, "GET", "/statusx", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/statusx", &r) == 0);
 	CHECK_INT(r.status, 404);
-	CHECK(scrape(mport, "GET", "/status/", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/status/", &r) == 0);
 	CHECK_INT(r.status, 404);
-	CHECK(scrape(mport, "GET", "/index.html", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/index.html", &r) == 0);
 	CHECK_INT(r.status, 404);
 	/* nginx's public listener does not lead there. */
 	snprintf(url, sizeof(url), "%s/status", s.base);
@@ -265,7 +212,7 @@ test_status_page(void)
 	CHECK_INT(r.status, 404);
 	CHECK(!has(&r, "<svg"));
 	http_resp_free(&r);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 /* GET path of 127.0.0.1:port from the source address src (a loopback address); the
@@ -386,7 +333,7 @@ nginx_figures(const char *profile)
 		return;
 	}
 	http_resp_init(&r);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	CHECK_INT(sample(&r, "sluice_nginx_up"), 1);
 	CHECK(has(&r, "# TYPE sluice_nginx_requests_total counter\n"));
 	CHECK(has(&r, "# TYPE sluice_nginx_connections_active gauge\n"));
@@ -397,7 +344,7 @@ nginx_figures(const char *profile)
 	CHECK(before >= 1);
 	snprintf(url, sizeof(url), "%s/health", s.base);
 	CHECK_INT(send_n(url, N), 0);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	after = sample(&r, "sluice_nginx_requests_total");
 	printf("   %s: nginx's requests %.0f, then %.0f after %d GETs\n", profile, before, after,
 	    N);
@@ -405,7 +352,7 @@ nginx_figures(const char *profile)
 	CHECK(sample(&r, "sluice_nginx_connections_handled_total") <=
 	    sample(&r, "sluice_nginx_connections_accepted_total"));
 	/* The page shows them too. */
-	CHECK(scrape(mport, "GET", "/", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/", &r) == 0);
 	CHECK(has(&r, "<section id=\"nginx\">"));
 	CHECK(has(&r, "<th>requests</th><td>"));
 	nginx_json(&s, N);
@@ -425,13 +372,13 @@ nginx_figures(const char *profile)
 	stack_reap(s.nginx, 5000);
 	s.nginx = 0;
 	t0 = stack_now_ms();
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	CHECK(stack_now_ms() - t0 < 1000);
 	CHECK_INT(r.status, 200);
 	CHECK_INT(sample(&r, "sluice_nginx_up"), 0);
 	CHECK(!has(&r, "sluice_nginx_requests_total"));
 	CHECK(has(&r, "sluice_requests_total{pool=\"health\",class=\"2xx\"}"));
-	CHECK(scrape(mport, "GET", "/", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/", &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK(has(&r, "stub_status did not answer"));
 	{
@@ -444,7 +391,7 @@ nginx_figures(const char *profile)
 		CHECK(top_has(&s, "nginx: stub_status not answering"));
 	}
 	http_resp_free(&r);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 static void
@@ -473,10 +420,10 @@ test_status_nginx_unset(void)
 		return;
 	}
 	http_resp_init(&r);
-	CHECK(scrape(mport, "GET", "/metrics", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/metrics", &r) == 0);
 	CHECK_INT(r.status, 200);
 	CHECK(!has(&r, "sluice_nginx_"));
-	CHECK(scrape(mport, "GET", "/", &r) == 0);
+	CHECK(metricsfix_scrape(mport, "GET", "/", &r) == 0);
 	CHECK(!has(&r, "id=\"nginx\""));
 	{
 		double req, acc, han;
@@ -486,7 +433,7 @@ test_status_nginx_unset(void)
 		CHECK(!top_has(&s, "nginx: "));
 	}
 	http_resp_free(&r);
-	stop(&s, db);
+	metricsfix_stop(&s, db);
 }
 
 int

@@ -193,6 +193,8 @@ http_loop_main(void *arg)
 			l->bad++;
 			l->last_bad_status = r.status;
 		}
+		if (l->pause_ms > 0)
+			usleep((useconds_t)(l->pause_ms * 1000));
 	}
 	http_resp_free(&r);
 	return NULL;
@@ -201,10 +203,18 @@ http_loop_main(void *arg)
 int
 http_loop_start(struct http_loop *l, const char *method, const char *url, long want)
 {
+	return http_loop_start_paced(l, method, url, want, 0);
+}
+
+int
+http_loop_start_paced(struct http_loop *l, const char *method, const char *url, long want,
+    long pause_ms)
+{
 	memset(l, 0, sizeof(*l));
 	l->method = method;
 	l->url = url;
 	l->want_status = want;
+	l->pause_ms = pause_ms;
 	return pthread_create(&l->tid, NULL, http_loop_main, l) == 0 ? 0 : -1;
 }
 
@@ -213,6 +223,20 @@ http_loop_stop(struct http_loop *l)
 {
 	l->stop = 1;
 	pthread_join(l->tid, NULL);
+}
+
+size_t
+http_fcgi_record(unsigned char *p, int type, int id, size_t len)
+{
+	p[0] = 1;
+	p[1] = (unsigned char)type;
+	p[2] = (unsigned char)(id >> 8);
+	p[3] = (unsigned char)id;
+	p[4] = (unsigned char)(len >> 8);
+	p[5] = (unsigned char)len;
+	p[6] = 0;
+	p[7] = 0;
+	return 8;
 }
 
 long

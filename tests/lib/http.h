@@ -4,7 +4,8 @@
  * http_do() sends one request and collects status, headers and body; http_burst() sends n
  * requests at once over separate connections (curl's multi interface) and reports how
  * they ended; a request loop runs in a background thread while a test kills or reloads
- * workers, and counts every request that did not get the expected status.
+ * workers, and counts every request that did not get the expected status.  For what
+ * curl cannot send: raw bytes to a worker's unix socket, and FastCGI record headers.
  */
 #ifndef SLUICE_HTTP_H
 #define SLUICE_HTTP_H
@@ -50,12 +51,16 @@ struct http_burst {
 void http_burst(const char *url, int n, long want_status, long timeout_ms,
     struct http_burst *b);
 
-/* A background loop of sequential requests, for kill and reload tests. */
+/*
+ * A background loop of sequential requests, for kill and reload tests and for a steady
+ * load while a test watches its figures.  sent - bad requests got want_status.
+ */
 struct http_loop {
 	pthread_t tid;
 	const char *url;
 	const char *method;
 	long want_status;
+	long pause_ms;		/* the sleep after each request; 0: none */
 	volatile int stop;
 	long sent;
 	long bad;		/* not want_status, or a transport error */
@@ -63,9 +68,18 @@ struct http_loop {
 	double max_seconds;
 };
 
+/* Starts the loop of method url in a thread (l is reset first; url and method borrowed
+ * until http_loop_stop()).  Returns 0, or -1 when the thread could not start. */
 int http_loop_start(struct http_loop *l, const char *method, const char *url, long want);
+/* The same, sleeping pause_ms after each request. */
+int http_loop_start_paced(struct http_loop *l, const char *method, const char *url,
+    long want, long pause_ms);
 /* Stops the loop and waits for it. */
 void http_loop_stop(struct http_loop *l);
+
+/* Writes a FastCGI record header (version 1, type, request id, content length len, no
+ * padding) into p[0..8); returns 8. */
+size_t http_fcgi_record(unsigned char *p, int type, int id, size_t len);
 
 /* Writes raw bytes to the unix socket at path and reads until EOF or timeout_ms.  Returns
  * the bytes read, or -1 when the connection could not be made. */

@@ -1,8 +1,11 @@
 /* jsrun.c: see jsrun.h. */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "jsrun.h"
 #include "stack.h"
 
@@ -55,4 +58,41 @@ jsrun_install(const char *pkg)
 	    access(path, R_OK) != 0))
 		return -1;
 	return stack_sh("node --version >/dev/null 2>&1") == 0 ? 0 : -1;
+}
+
+const char *
+jsrun_chromium(void)
+{
+	const char *c = getenv("CHROMIUM");
+
+	return c != NULL ? c : "/usr/bin/chromium";
+}
+
+int
+jsrun_browser_ready(void)
+{
+	if (access(jsrun_chromium(), X_OK) != 0) {
+		CHECK(!"chromium is installed (apt-get install chromium)");
+		return -1;
+	}
+	if (jsrun_install("puppeteer-core") < 0) {
+		CHECK(!"npm ci installed puppeteer-core in tests/js, and node runs");
+		return -1;
+	}
+	return 0;
+}
+
+int
+jsrun_browser(const char *env, const char *file)
+{
+	char all[PATH_MAX + 1024], cwd[PATH_MAX];
+	int n;
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return -1;
+	n = snprintf(all, sizeof(all), "%s ARTIFACTS='%s/build/test-artifacts' CHROMIUM='%s'",
+	    env, cwd, jsrun_chromium());
+	if (n < 0 || (size_t)n >= sizeof(all))
+		return -1;
+	return jsrun(all, file, "chromium");
 }

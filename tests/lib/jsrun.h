@@ -1,6 +1,7 @@
 /*
  * jsrun.h: running a node test file of tests/js/ (node's built-in test runner, TAP
- * reporter) from a C integration test, and reading its verdict.
+ * reporter) from a C integration test, and reading its verdict; for the browser tests,
+ * the same with Debian's chromium driven through puppeteer-core.
  */
 #ifndef SLUICE_JSRUN_H
 #define SLUICE_JSRUN_H
@@ -20,5 +21,23 @@ int jsrun(const char *env, const char *file, const char *name);
  * installed and node runs, -1 otherwise.
  */
 int jsrun_install(const char *pkg);
+
+/* The chromium the browser tests drive: $CHROMIUM, else /usr/bin/chromium (borrowed). */
+const char *jsrun_chromium(void);
+
+/*
+ * What a browser test needs before it starts its stack: jsrun_chromium() executable, and
+ * puppeteer-core installed with node running.  Returns 0, or -1 after a failed CHECK()
+ * naming what is missing (the Debian package, or npm ci).
+ */
+int jsrun_browser_ready(void);
+
+/*
+ * jsrun() of the browser test file (reported as [chromium]) with env followed by
+ * ARTIFACTS (build/test-artifacts under the current directory, where its screenshots
+ * go) and CHROMIUM.  Returns 0, or -1 as jsrun() or when the current directory cannot
+ * be read.
+ */
+int jsrun_browser(const char *env, const char *file);
 
 #endif /* SLUICE_JSRUN_H */

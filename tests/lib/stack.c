@@ -747,3 +747,35 @@ stack_seeder(const char *name)
 	    bin != NULL && strstr(bin, "san") != NULL ? "san" : "rel", name);
 	return path;
 }
+
+int
+stack_log_count(const struct stack *s, const char *needle)
+{
+	char path[400], line[4096];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/sluiced.log", s->dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, needle) != NULL)
+			n++;
+	fclose(f);
+	return n;
+}
+
+int
+stack_self_dir(char *out, size_t len)
+{
+	char *slash;
+	ssize_t n;
+
+	if (len == 0 || (n = readlink("/proc/self/exe", out, len - 1)) <= 0 ||
+	    (size_t)n >= len - 1)
+		return -1;
+	out[n] = '\0';
+	if ((slash = strrchr(out, '/')) != NULL)
+		*slash = '\0';
+	return 0;
+}

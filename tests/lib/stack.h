@@ -125,6 +125,14 @@ int stack_reap(pid_t pid, int ms);
  * before the next call. */
 const char *stack_seeder(const char *name);
 
+/* The directory holding the running program (build/<rel|san>/tests for an integration
+ * test) into out; 0, or -1 when /proc/self/exe cannot be read or out is too short. */
+int stack_self_dir(char *out, size_t len);
+
+/* How many lines of the stack's sluiced.log (sluiced's and the workers' stderr) hold
+ * needle; -1 when it cannot be read. */
+int stack_log_count(const struct stack *s, const char *needle);
+
 /* Runs a shell command, returns its exit status (-1 if it could not run). */
 int stack_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -621,6 +621,26 @@ gen(const char *text, enum nginx_profile prof, int w, int k)
 	return buf;
 }
 
+/*
+ * gen() of text for profile prof with w nginx workers and the rule's keepalive, checked
+ * to hold every one of want[0..n): each one missing fails the running test, naming the
+ * profile; a list that does not generate fails it once.  The file (caller frees), or NULL.
+ */
+static char *
+gen_want(const char *text, enum nginx_profile prof, int w, const char *const *want,
+    size_t n)
+{
+	char *s = gen(text, prof, w, -1);
+	size_t i;
+
+	CHECK(s != NULL);
+	for (i = 0; s != NULL && i < n; i++)
+		if (strstr(s, want[i]) == NULL)
+			harness_fail(__FILE__, __LINE__, "profile %d: no \"%s\"", (int)prof,
+			    want[i]);
+	return s;
+}
+
 static void
 test_keepalive_rule(void)
 {
@@ -956,17 +976,13 @@ test_gen_request_id(void)
 		"\t\tlocation / {\n" OWN_HEADERS "\t\t\treturn 404 '",
 	};
 	int p;
-	size_t i;
 	char *s;
 
 	for (p = 0; p < NGINX__MAX; p++) {
-		s = gen("health =/health workers=8\n", (enum nginx_profile)p, 0, -1);
-		CHECK(s != NULL);
+		s = gen_want("health =/health workers=8\n", (enum nginx_profile)p, 0, want,
+		    sizeof(want) / sizeof(want[0]));
 		if (s == NULL)
 			continue;
-		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-			if (strstr(s, want[i]) == NULL)
-				harness_fail(__FILE__, __LINE__, "profile %d: no \"%s\"", p, want[i]);
 		CHECK(strstr(s, "sluice_json") == NULL);
 		free(s);
 		s = gen("set access_log json\nhealth =/health workers=8\n",
@@ -1086,19 +1102,10 @@ test_gen_hostile_clients(void)
 		    "\"details\":null,\"hint\":null}';",
 	};
 	int p;
-	size_t i;
-	char *s;
 
-	for (p = 0; p < NGINX__MAX; p++) {
-		s = gen("health =/health workers=8\n", (enum nginx_profile)p, 0, -1);
-		CHECK(s != NULL);
-		if (s == NULL)
-			continue;
-		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-			if (strstr(s, want[i]) == NULL)
-				harness_fail(__FILE__, __LINE__, "profile %d: no \"%s\"", p, want[i]);
-		free(s);
-	}
+	for (p = 0; p < NGINX__MAX; p++)
+		free(gen_want("health =/health workers=8\n", (enum nginx_profile)p, 0, want,
+		    sizeof(want) / sizeof(want[0])));
 }
 
 /*
@@ -1116,18 +1123,14 @@ test_gen_nginx_status(void)
 	    "\t\taccess_log off;\n" };
 	enum nginx_profile prof;
 	char *out, *srv;
-	size_t i;
 
 	for (prof = NGINX_DEFAULT; prof < NGINX__MAX; prof++) {
-		out = gen("set nginx_status 9146\nhealth =/health workers=1 threads=4\n", prof, 2,
-		    -1);
-		CHECK(out != NULL);
+		out = gen_want("set nginx_status 9146\nhealth =/health workers=1 threads=4\n",
+		    prof, 2, want, sizeof(want) / sizeof(want[0]));
 		if (out == NULL)
 			continue;
 		srv = strstr(out, "listen 127.0.0.1:9146;");
 		CHECK(srv != NULL);
-		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-			CHECK(strstr(out, want[i]) != NULL);
 		/* One stub_status, in that server only, after the public one's locations. */
 		CHECK(srv != NULL && strstr(out, "stub_status;") > srv);
 		CHECK(srv != NULL && strstr(out, "location = /health") < srv);
