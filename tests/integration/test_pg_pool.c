@@ -307,6 +307,22 @@ struct pp_slow {
 	int wait_ms;
 };
 
+/* Waits up to 2 s for one backend of the workers to be in pg_sleep (a slow call
+ * started); 1 when it is, else 0. */
+static int
+pp_sleep_started(void)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (chatfix_int(pp_pg.url, "SELECT count(*) FROM pg_stat_activity WHERE "
+		    "application_name = 'sluice' AND wait_event = 'PgSleep'", NULL) == 1)
+			return 1;
+		usleep(20000);
+	}
+	return 0;
+}
+
 static void *
 pp_slow_run(void *arg)
 {
@@ -341,13 +357,7 @@ test_pg_pool_connections_counted(void)
 	http_resp_init(&s.r);
 	s.wait_ms = 1500;
 	CHECK_INT(pthread_create(&s.tid, NULL, pp_slow_run, &s), 0);
-	for (i = 0; i < 100; i++) {
-		if (chatfix_int(pp_pg.url, "SELECT count(*) FROM pg_stat_activity WHERE "
-		    "application_name = 'sluice' AND wait_event = 'PgSleep'", NULL) == 1)
-			break;
-		usleep(20000);
-	}
-	CHECK(i < 100);
+	CHECK(pp_sleep_started());
 	CHECK_INT(stack_pool_value(&pp_s, "rest", "db_busy"), 1);
 	CHECK_INT(stack_pool_value(&pp_s, "rest", "db_open"), PP_WORKERS);
 	CHECK_INT(pp_db_json(&open, &busy), 0);
@@ -694,13 +704,7 @@ test_pg_pool_terminated_backend_503_then_success(void)
 	s.wait_ms = 5000;
 	CHECK_INT(pthread_create(&s.tid, NULL, pp_slow_run, &s), 0);
 	/* The slow statement has started (its backend is in pg_sleep). */
-	for (i = 0; i < 100; i++) {
-		if (chatfix_int(pp_pg.url, "SELECT count(*) FROM pg_stat_activity WHERE "
-		    "application_name = 'sluice' AND wait_event = 'PgSleep'", NULL) == 1)
-			break;
-		usleep(20000);
-	}
-	CHECK(i < 100);
+	CHECK(pp_sleep_started());
 	/* Every backend of the workers goes, the busy one and the idle ones. */
 	snprintf(started, sizeof(started), "%lld", (long long)chatfix_int(pp_pg.url,
 	    "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint", NULL));
