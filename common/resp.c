@@ -6,6 +6,7 @@
  * and silently writes broken headers).
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -200,7 +201,6 @@ resp_put_uint(char *p, size_t v)
  * the framing.  Returns its length; head must hold RESP_HEAD_MAX bytes (a content type past
  * 384 bytes is replaced, the id is at most REQID_MAX).
  */
-#define RESP_HEAD_MAX	(512 + 16 + REQID_MAX)
 static size_t
 resp_head(const struct resp *rs, char *head)
 {
@@ -234,12 +234,22 @@ resp_head(const struct resp *rs, char *head)
 	return n;
 }
 
-int
-resp_send(struct resp *rs, resp_writer w, void *ctx)
+/* Appends base[0..len) to p's parts unless empty. */
+static void
+resp_part(struct resp_parts *p, const char *base, size_t len)
 {
-	char head[RESP_HEAD_MAX];
-	size_t n;
+	if (len == 0)
+		return;
+	/* The parts are only read (writev()). */
+	p->part[p->n].iov_base = (void *)(uintptr_t)base;
+	p->part[p->n].iov_len = len;
+	p->n++;
+	p->len += len;
+}
 
+void
+resp_parts(struct resp *rs, struct resp_parts *p)
+{
 	if (rs->status == 0)
 		resp_error(rs, 500, "internal", "the handler produced no response", NULL, NULL);
 	if (buf_failed(&rs->body))
@@ -252,14 +262,24 @@ resp_send(struct resp *rs, resp_writer w, void *ctx)
 	}
 	if (rs->status < 100 || rs->status > 999)
 		resp_error(rs, 500, "internal", "the handler set an invalid status", NULL, NULL);
-	n = resp_head(rs, head);
-	if (w(ctx, head, n) < 0)
-		return -1;
-	if (rs->headers.len > 0 && w(ctx, rs->headers.data, rs->headers.len) < 0)
-		return -1;
-	if (w(ctx, "\r\n", 2) < 0)
-		return -1;
-	if (rs->head || rs->status == 204 || rs->status == 304 || rs->body.len == 0)
-		return 0;
-	return w(ctx, rs->body.data, rs->body.len);
+	p->n = 0;
+	p->len = 0;
+	resp_part(p, p->head, resp_head(rs, p->head));
+	resp_part(p, rs->headers.data, rs->headers.len);
+	resp_part(p, "\r\n", 2);
+	if (!rs->head && rs->status != 204 && rs->status != 304)
+		resp_part(p, rs->body.data, rs->body.len);
+}
+
+int
+resp_send(struct resp *rs, resp_writer w, void *ctx)
+{
+	struct resp_parts p;
+	int i;
+
+	resp_parts(rs, &p);
+	for (i = 0; i < p.n; i++)
+		if (w(ctx, p.part[i].iov_base, p.part[i].iov_len) < 0)
+			return -1;
+	return 0;
 }

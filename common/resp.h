@@ -17,8 +17,10 @@
 #define SLUICE_RESP_H
 
 #include <stddef.h>
+#include <sys/uio.h>
 
 #include "buf.h"
+#include "reqid.h"
 
 struct resp {
 	int status;			/* 0 until set: the serve loop answers 500 */
@@ -77,6 +79,26 @@ int resp_error_id(const struct resp *rs, struct buf *b);
 
 /* The reason phrase of an HTTP status ("Not Found"), "Unknown" when not listed. */
 const char *resp_reason(int status);
+
+/* The head's longest text: a status line, a content type of up to 384 bytes, the length
+ * and the request id. */
+#define RESP_HEAD_MAX	(512 + 16 + REQID_MAX)
+
+/* The whole response as its bytes go out: the head (status, id, type, length), the extra
+ * headers, the blank line and the body (none for HEAD, 204 and 304). */
+struct resp_parts {
+	char head[RESP_HEAD_MAX];
+	struct iovec part[4];	/* borrowed from rs and head; empty ones left out */
+	int n;
+	size_t len;		/* of all the parts */
+};
+
+/*
+ * Fills p with rs's response, made whole first as resp_send() makes it (a 500 for a
+ * missing or invalid status or a response past its caps).  The parts point into rs and p
+ * until either changes.
+ */
+void resp_parts(struct resp *rs, struct resp_parts *p);
 
 /* Writes the whole response through w; returns 0 or -1 when the writer failed. */
 int resp_send(struct resp *rs, resp_writer w, void *ctx);

@@ -9,8 +9,8 @@
  * whatever remains of FCGI_STDIN is drained before FCGX_Finish_r(), so fcgi2 never finds
  * leftover records and drops a kept-alive connection.
  *
- * Output.  A response goes out through fcgi2's stream, except that a large body bypasses
- * its 8 KB buffer (serve_write_records()); in CGI mode, to stdout.
+ * Output.  A FastCGI response goes out whole in one writev(), with the records that end
+ * the request (serve_fcgi_send()); in CGI mode, to stdout.
  */
 #include <errno.h>
 #include <limits.h>
@@ -71,50 +71,117 @@ serve_writev_all(int fd, struct iovec *iov, int n)
 }
 
 /*
- * A large body bypasses fcgi2's 8 KB output buffer: once that buffer is flushed, the body
- * goes out as FCGI_STDOUT records of up to 64 KB, several per writev(), straight to the
- * connection.  A 0.8 MB body then costs 2 system calls and one copy instead of about 100
- * writes (each a wake-up of the web server) and a copy into the buffer.  fcgi2 still
- * writes the end of the stream and FCGI_END_REQUEST when the request finishes.
+ * A FastCGI response goes out whole in one writev(): its parts (resp_parts()) as
+ * FCGI_STDOUT records of up to 64 KB, the stream's empty closing record and
+ * FCGI_END_REQUEST, so that the web server is woken once per response and reads it in one
+ * go.  Through fcgi2's stream the same response took a write() per 8 KB of it, its
+ * buffer's copy, and one more for the closing records at FCGX_Finish_r() (three writes
+ * for a 20 kB list).  The request's input is drained before (serve_drain()), so nothing
+ * of it is left once the web server has the end of the request.  The output stream is
+ * then marked closed, as FCGX_FClose() leaves it, so FCGX_Finish_r() writes nothing more
+ * (the error stream, never written to, adds no record); a failed write is left on it as
+ * the stream's error, so FCGX_Finish_r() closes the connection.  A response past 16
+ * records (1 MB) takes a writev() per 16.
  */
-#define SERVE_DIRECT_MIN	(64 * 1024)
 #define SERVE_RECORD_MAX	65528	/* content bytes per record: a multiple of 8 */
-#define SERVE_IOV		32	/* 16 records per writev() */
+#define SERVE_IOV		64
+
+/* An FCGI header of type for request id, with clen bytes of content and no padding. */
+static void
+serve_fcgi_head(unsigned char *h, int type, int id, size_t clen)
+{
+	h[0] = FCGI_VERSION_1;
+	h[1] = (unsigned char)type;
+	h[2] = (unsigned char)(id >> 8);
+	h[3] = (unsigned char)id;
+	h[4] = (unsigned char)(clen >> 8);
+	h[5] = (unsigned char)clen;
+	h[6] = 0;
+	h[7] = 0;
+}
 
 static int
-serve_write_records(FCGX_Request *r, const char *p, size_t len)
+serve_fcgi_send(FCGX_Request *r, const struct resp_parts *p)
 {
-	unsigned char head[SERVE_IOV / 2][FCGI_HEADER_LEN];
+	unsigned char head[SERVE_IOV][FCGI_HEADER_LEN], end[FCGI_HEADER_LEN + 8];
 	struct iovec iov[SERVE_IOV];
-	int n;
+	size_t left = p->len, off = 0;
+	int n = 0, i = 0;
 
-	if (FCGX_FFlush(r->out) < 0)
-		return -1;
-	while (len > 0) {
-		for (n = 0; n < SERVE_IOV && len > 0; n += 2) {
-			size_t c = len > SERVE_RECORD_MAX ? SERVE_RECORD_MAX : len;
-			unsigned char *h = head[n / 2];
+	while (left > 0) {
+		size_t c = left > SERVE_RECORD_MAX ? SERVE_RECORD_MAX : left, need = c;
 
-			h[0] = FCGI_VERSION_1;
-			h[1] = FCGI_STDOUT;
-			h[2] = (unsigned char)(r->requestId >> 8);
-			h[3] = (unsigned char)r->requestId;
-			h[4] = (unsigned char)(c >> 8);
-			h[5] = (unsigned char)c;
-			h[6] = 0;	/* no padding */
-			h[7] = 0;
-			iov[n].iov_base = h;
-			iov[n].iov_len = FCGI_HEADER_LEN;
-			/* writev() only reads it. */
-			iov[n + 1].iov_base = (void *)(uintptr_t)p;
-			iov[n + 1].iov_len = c;
-			p += c;
-			len -= c;
+		/* Room for this record's header and its first part, else write what is
+		 * gathered (the headers written are not needed again). */
+		if (n + 2 > SERVE_IOV) {
+			if (serve_writev_all(r->ipcFd, iov, n) < 0)
+				goto fail;
+			n = 0;
 		}
-		if (serve_writev_all(r->ipcFd, iov, n) < 0)
-			return -1;
+		serve_fcgi_head(head[n], FCGI_STDOUT, r->requestId, c);
+		iov[n].iov_base = head[n];
+		iov[n++].iov_len = FCGI_HEADER_LEN;
+		while (need > 0) {
+			size_t take = p->part[i].iov_len - off;
+
+			if (take > need)
+				take = need;
+			if (n == SERVE_IOV) {
+				if (serve_writev_all(r->ipcFd, iov, n) < 0)
+					goto fail;
+				n = 0;
+			}
+			iov[n].iov_base = (char *)p->part[i].iov_base + off;
+			iov[n++].iov_len = take;
+			need -= take;
+			if ((off += take) == p->part[i].iov_len) {
+				i++;
+				off = 0;
+			}
+		}
+		left -= c;
 	}
+	if (n + 2 > SERVE_IOV) {
+		if (serve_writev_all(r->ipcFd, iov, n) < 0)
+			goto fail;
+		n = 0;
+	}
+	serve_fcgi_head(head[n], FCGI_STDOUT, r->requestId, 0);
+	iov[n].iov_base = head[n];
+	iov[n++].iov_len = FCGI_HEADER_LEN;
+	/* FCGI_END_REQUEST: the application's status (4 bytes, big-endian), complete. */
+	serve_fcgi_head(end, FCGI_END_REQUEST, r->requestId, 8);
+	memset(end + FCGI_HEADER_LEN, 0, 8);
+	end[FCGI_HEADER_LEN + 0] = (unsigned char)((unsigned)r->appStatus >> 24);
+	end[FCGI_HEADER_LEN + 1] = (unsigned char)((unsigned)r->appStatus >> 16);
+	end[FCGI_HEADER_LEN + 2] = (unsigned char)((unsigned)r->appStatus >> 8);
+	end[FCGI_HEADER_LEN + 3] = (unsigned char)r->appStatus;
+	end[FCGI_HEADER_LEN + 4] = FCGI_REQUEST_COMPLETE;
+	iov[n].iov_base = end;
+	iov[n++].iov_len = sizeof(end);
+	if (serve_writev_all(r->ipcFd, iov, n) < 0)
+		goto fail;
+	r->out->wasFCloseCalled = 1;
+	r->out->isClosed = 1;
 	return 0;
+fail:
+	r->out->FCGI_errno = errno != 0 ? errno : EPIPE;
+	r->out->wasFCloseCalled = 1;
+	r->out->isClosed = 1;
+	return -1;
+}
+
+/* Writes the whole response rs: on FastCGI in one writev() (serve_fcgi_send()), else to
+ * stdout.  0, or -1 when the client went away. */
+static int
+serve_send(struct serve_io *io, struct resp *rs)
+{
+	struct resp_parts p;
+
+	if (io->fcgi == NULL)
+		return resp_send(rs, serve_write, io);
+	resp_parts(rs, &p);
+	return serve_fcgi_send(io->fcgi, &p);
 }
 
 int
@@ -124,8 +191,6 @@ serve_write(void *ctx, const char *p, size_t len)
 	ssize_t w;
 
 	if (io->fcgi != NULL) {
-		if (len >= SERVE_DIRECT_MIN)
-			return serve_write_records(io->fcgi, p, len);
 		while (len > 0) {
 			int chunk = len > INT_MAX ? INT_MAX : (int)len;
 
@@ -367,7 +432,7 @@ rollback:
 	}
 out:
 	serve_drain(io);
-	if (resp_send(rs, serve_write, io) < 0)
+	if (serve_send(io, rs) < 0)
 		log_debug("the client went away before the response was written");
 	reqid_clear();
 	t->served++;

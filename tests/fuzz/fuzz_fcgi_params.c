@@ -8,10 +8,13 @@
  * req_init(), the method check (the endpoint allows GET, POST), the body read against
  * CONTENT_LENGTH with a 4 KiB cap, then an echo handler that reads everything a handler
  * can read (parameters, headers, Content-Type, body) and puts a request header into a
- * response header.  The response is written into memory through fcgi2's own stream
- * functions (FCGX_GetStr/FCGX_PutStr over streams built here), as a worker writes it.
+ * response header.  The body is read through fcgi2's own stream functions (FCGX_GetStr
+ * over a stream built here); the response goes out as a worker writes it, as FastCGI
+ * records on the request's connection (a socket pair here), read back and taken apart.
  *
- * Invariants: the response is well framed (a "Status: NNN" line, CRLF-terminated header
+ * Invariants: the records are well framed (FCGI_STDOUT records of this request's id, the
+ * stream's empty closing record, then FCGI_END_REQUEST complete, nothing after, nothing
+ * left for fcgi2 to write); the response is well framed (a "Status: NNN" line, CRLF-terminated header
  * lines with no bare CR or LF, so no request byte can split it, a blank line, and exactly
  * Content-Length body bytes, none for HEAD); the status is the echo's 200 or one of the
  * loop's 400/405/413, never 500; the handler sees a body exactly when CONTENT_LENGTH is a
@@ -21,8 +24,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <fastcgi.h>
 #include <fcgiapp.h>
 
 #include "arena.h"
@@ -95,9 +101,9 @@ static const struct endpoint fuzz_ep = {
 	.db = NULL,
 };
 
-/* The streams: a reader over the body, a writer into out. */
+/* The body's stream, and the connection the records are written to and read back from. */
 static struct buf fuzz_out;
-static unsigned char fuzz_wbuf[512];
+static int fuzz_conn[2];
 
 static void
 fuzz_fill(FCGX_Stream *s)
@@ -105,13 +111,55 @@ fuzz_fill(FCGX_Stream *s)
 	s->isClosed = 1;	/* the body is all there is: end of FCGI_STDIN */
 }
 
+/* fcgi2 must have nothing left to write once the loop answered. */
 static void
 fuzz_empty(FCGX_Stream *s, int doClose)
 {
+	(void)s;
 	(void)doClose;
-	if (buf_append(&fuzz_out, (const char *)fuzz_wbuf, (size_t)(s->wrNext - fuzz_wbuf)) < 0)
-		abort();
-	s->wrNext = fuzz_wbuf;
+	abort();
+}
+
+/*
+ * Reads the records of request id off the connection and appends their FCGI_STDOUT
+ * content to fuzz_out: records of that id only, the empty one that closes the stream,
+ * then FCGI_END_REQUEST (complete), and nothing after it.
+ */
+static void
+fuzz_records(int id)
+{
+	static unsigned char in[1 << 18];
+	size_t len = 0, off = 0;
+	ssize_t r;
+	int closed = 0;
+
+	while ((r = recv(fuzz_conn[1], in + len, sizeof(in) - len, MSG_DONTWAIT)) > 0)
+		len += (size_t)r;
+	for (;;) {
+		const unsigned char *h = in + off;
+		size_t clen;
+
+		if (len - off < FCGI_HEADER_LEN || h[0] != FCGI_VERSION_1 ||
+		    ((h[2] << 8) | h[3]) != id)
+			abort();
+		clen = (size_t)((h[4] << 8) | h[5]);
+		if (len - off - FCGI_HEADER_LEN < clen + h[6])
+			abort();
+		off += FCGI_HEADER_LEN;
+		if (h[1] == FCGI_END_REQUEST) {
+			if (!closed || clen != 8 || in[off + 4] != FCGI_REQUEST_COMPLETE ||
+			    off + clen + h[6] != len)
+				abort();
+			return;
+		}
+		if (h[1] != FCGI_STDOUT || closed)
+			abort();
+		if (clen == 0)
+			closed = 1;
+		else if (buf_append(&fuzz_out, (const char *)in + off, clen) < 0)
+			abort();
+		off += clen + h[6];
+	}
 }
 
 /* Checks the framing; returns the status.  head: HEAD request (no body bytes). */
@@ -176,6 +224,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		resp_init(&t.rs, set.resp_max);
 		buf_init(&fuzz_out, 0);
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, fuzz_conn) < 0)
+			abort();
 		log_init("fuzz");
 		ready = 1;
 	}
@@ -202,20 +252,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in.isReader = 1;
 	in.fillBuffProc = fuzz_fill;
 	memset(&out, 0, sizeof(out));
-	out.wrNext = out.stopUnget = fuzz_wbuf;
-	out.stop = fuzz_wbuf + sizeof(fuzz_wbuf);
-	out.rdNext = out.stop;
 	out.emptyBuffProc = fuzz_empty;
 	memset(&r, 0, sizeof(r));
 	r.in = &in;
 	r.out = &out;
 	r.envp = envp;
+	r.ipcFd = fuzz_conn[0];
+	r.requestId = 1 + (int)(size % 65535);
 	io.fcgi = &r;
 
 	memset(&fuzz_seen, 0, sizeof(fuzz_seen));
 	buf_reset(&fuzz_out, 1 << 16);
 	serve_request(&t, &io, envp);
-	fuzz_empty(&out, 1);
+	if (!out.isClosed || !out.wasFCloseCalled || out.FCGI_errno != 0)
+		abort();
+	fuzz_records(r.requestId);
 
 	/* What the loop had to decide, seen independently of it. */
 	if (req_init(&probe, envp, t.arena) != REQ_OK)
