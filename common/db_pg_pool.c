@@ -226,11 +226,12 @@ pg_stmts_drop(struct pg_conn *c)
  * once (SQLSTATE 57014, DB_ETIMEOUT).  The budget is the worker's, the same for every
  * request, so connections shared by requests carry it alike.  opts.pg_plans, unless the
  * server's own, as plan_cache_mode (PostgreSQL 12 and later; an older server plans as it
- * always did).  Generic plans also turn Memoize off (PostgreSQL 14 and later): a generic
- * plan cannot see a bound LIMIT and costs it as a tenth of the rows, and the Memoize node
- * that estimate puts over a LATERAL probe builds a cache sized for it at every execution
- * (16.7 ms a statement for the records API's list of 30 joined to its authors, at
- * 1,000,000 posts and 60,000 users; a nested loop's 30 probes take some 0.1 ms).  0 or -1
+ * always did).  Generic plans also turn JIT compilation and Memoize (PostgreSQL 14 and
+ * later) off.  A generic plan cannot see a bound LIMIT and costs it as a tenth of the
+ * rows, so a page of 30 at 1,000,000 rows is costed past jit_above_cost and compiled at
+ * every execution (195 ms for the records API's list of 30 joined to its authors, whose
+ * 30 probes take 3 ms), and the Memoize node that estimate puts over a LATERAL probe
+ * builds a cache sized for it at every execution (16.7 ms a statement there).  0 or -1
  * with msg set.
  */
 static int
@@ -249,8 +250,9 @@ pg_session(struct pg_conn *c, char *msg, size_t msglen)
 	if (n > 0 && o->pg_plans != DB_PLANS_AUTO && PQserverVersion(c->pq) >= 120000)
 		n += snprintf(sql + n, sizeof(sql) - (size_t)n, "; SET plan_cache_mode = %s",
 		    modes[o->pg_plans]);
-	if (n > 0 && o->pg_plans == DB_PLANS_GENERIC && PQserverVersion(c->pq) >= 140000)
-		n += snprintf(sql + n, sizeof(sql) - (size_t)n, "; SET enable_memoize = off");
+	if (n > 0 && o->pg_plans == DB_PLANS_GENERIC)
+		n += snprintf(sql + n, sizeof(sql) - (size_t)n, "; SET jit = off%s",
+		    PQserverVersion(c->pq) >= 140000 ? "; SET enable_memoize = off" : "");
 	if (n < 0 || (size_t)n >= sizeof(sql))
 		return -1;
 	res = PQexec(c->pq, sql);

@@ -448,13 +448,17 @@ coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b)
 	buf_puts(b, "CREATE TABLE ");
 	coll_quote(b, c->name);
 	buf_puts(b, " (\"id\" ");
-	buf_puts(b, backend == DB_PG ? "text" : "TEXT");
+	buf_puts(b, backend == DB_PG ? "text" COLL_PG_BYTES : "TEXT");
 	buf_puts(b, " PRIMARY KEY NOT NULL");
 	for (i = 1; i < c->nfields; i++) {
+		const char *type = coll_column(&c->fields[i], backend, &dflt);
+
 		buf_puts(b, ", ");
 		coll_quote(b, c->fields[i].name);
 		buf_putc(b, ' ');
-		buf_puts(b, coll_column(&c->fields[i], backend, &dflt));
+		buf_puts(b, type);
+		if (backend == DB_PG && strcmp(type, "text") == 0)
+			buf_puts(b, COLL_PG_BYTES);
 		if (dflt != NULL)
 			buf_printf(b, " NOT NULL DEFAULT %s", dflt);
 	}
@@ -490,9 +494,11 @@ coll_counted(const struct coll_field *f)
 int
 coll_counts_table(enum db_backend backend, struct buf *b)
 {
-	buf_puts(b, "CREATE TABLE IF NOT EXISTS _counts (coll TEXT NOT NULL, field TEXT NOT NULL, "
-	    "value TEXT NOT NULL, slot INTEGER NOT NULL, n BIGINT NOT NULL, "
-	    "PRIMARY KEY (coll, field, value, slot))");
+	const char *t = backend == DB_PG ? "TEXT" COLL_PG_BYTES : "TEXT";
+
+	buf_printf(b, "CREATE TABLE IF NOT EXISTS _counts (coll %s NOT NULL, field %s NOT NULL, "
+	    "value %s NOT NULL, slot INTEGER NOT NULL, n BIGINT NOT NULL, "
+	    "PRIMARY KEY (coll, field, value, slot))", t, t, t);
 	buf_puts(b, backend == DB_PG ? ";\n" : " WITHOUT ROWID;\n");
 	return buf_failed(b) ? -1 : 0;
 }

@@ -148,6 +148,17 @@ int coll_textual(const struct coll_field *f);
 const char *coll_column(const struct coll_field *f, enum db_backend backend,
     const char **dflt);
 
+/*
+ * The collation of every text column on PostgreSQL: bytewise, as SQLite's BINARY (and so
+ * PocketBase) compares and sorts.  A list's sort asks for it (sqlb's collate), so the
+ * column's index serves an ORDER BY only when the column has it too; without it, a sort
+ * by created at 1,000,000 posts sorted every matching row (1.2 s).  Comparisons skip the
+ * locale's rules (strcoll) on every index probe, and ILIKE folds ASCII letters only, as
+ * SQLite's LIKE.  A column of the database's default collation meets it without a
+ * conflict (the default yields).
+ */
+#define COLL_PG_BYTES	" COLLATE \"C\""
+
 /* Appends the CREATE TABLE and CREATE INDEX statements of c for backend to b.  0 or -1. */
 int coll_ddl(const struct coll *c, enum db_backend backend, struct buf *b);
 

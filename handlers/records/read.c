@@ -1015,7 +1015,10 @@ rec_list(struct rec_ctx *x)
 		sqlb_int(&x->t->q, (page - 1) * per);
 		kept = !skip && rec_kept_key(x, &k);
 		wrap = kept;
-		join = rec_join_fits(x, o.ex);
+		/* The join probes the related table for every row the OFFSET skips too (15,000
+		 * probes on page 500 of 30): past the first page the expand takes its own
+		 * statement, which probes only the page's. */
+		join = page == 1 && rec_join_fits(x, o.ex);
 		if (join && (r = rec_join(x, &o.ex->n[0])) != 0) {
 			if (r < 0)
 				return 0;

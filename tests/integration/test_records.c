@@ -713,6 +713,9 @@ test_records_rules_collection_isset_changed(void)
 		    "sort=-note", ta) == 2);
 		CHECK(RX_JOINED(s, "notes", "expand=owner", "sort=id", tb) == 3);
 		CHECK(RX_JOINED(s, "posts", "expand=author", "sort=-created&perPage=30", NULL) == 30);
+		/* Past the first page the expand takes a statement of its own: the same. */
+		CHECK(RX_JOINED(s, "posts", "expand=author", "sort=-created&perPage=30&page=3",
+		    NULL) == 30);
 		CHECK(RX_JOINED(s, "posts", "expand=author&fields=id,expand.author.name",
 		    "filter=status%3D'draft'&perPage=7", ta) == 7);
 
