@@ -519,6 +519,13 @@ int rest_resolve(struct rest_gen *g, struct rest_node *root, int table);
  * for count() of the rows.
  */
 enum rest_kind rest_expr_arg_kind(const struct rest_gen *g, int t, const struct rest_item *it);
+/*
+ * The table of sc that has a relationship (a foreign key either way, or a many-to-many)
+ * whose name is closest to name, as PGRST200's hint names it for a parent PostgREST 12
+ * did not find ("Perhaps you meant 'album' instead of 'albums'."); NULL when none scores
+ * 0.33 or more.  Borrowed from sc.
+ */
+const char *rest_names_closest_related(const struct rest_schema *sc, const char *name);
 
 /* where.c */
 /* The condition joining embed n (alias) to its parent (palias). */
