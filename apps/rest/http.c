@@ -18,6 +18,9 @@
  *            first-last for an empty page); 416 PGRST103 for an offset past the end; 406
  *            PGRST116 when one object was asked for and the rows were not one; the body
  *            as JSON, CSV (with its header line) or the one object.
+ *   a table the schema does not hold: 404 PGRST205 (PostgREST 13), or under
+ *            rest_dialect_version=12 PostgREST 12's answer, which depends on the request
+ *            (PGRST200 for an embed, 404 {} for a write naming columns, else 42P01).
  */
 #include <stdio.h>
 #include <string.h>
@@ -568,3 +571,101 @@ rest_csv_header(struct rest_gen *g, struct rest_node *root)
 	return out;
 }
 
+/*
+ * PostgREST 12 on a table its schema cache does not hold: its plan resolved the embeds
+ * first, and an embed (or spread) of a parent it did not know is a relationship it could
+ * not find: 400 PGRST200, its details in the words resolve_rel() uses (names.c), its hint
+ * the closest table that has relationships.  0 when select= embeds nothing.
+ */
+static int
+missing_embed12(struct resp *rs, const struct rest_thread *t, const char *name,
+    const struct rest_node *root)
+{
+	const struct rest_node *n = NULL;
+	const char *pick;
+	char d[512], m[384], h[256];
+	size_t i;
+
+	for (i = 0; i < root->nitems && n == NULL; i++)
+		if (root->items[i].kind == REST_I_EMBED)
+			n = root->items[i].embed;
+	if (n == NULL)
+		return 0;
+	if (n->hint != NULL)
+		(void)snprintf(d, sizeof(d), "Searched for a foreign key relationship between "
+		    "'%.100s' and '%.100s' using the hint '%.100s' in the schema '%.63s', but no "
+		    "matches were found.", name, n->name, n->hint, t->scname);
+	else
+		(void)snprintf(d, sizeof(d), "Searched for a foreign key relationship between "
+		    "'%.100s' and '%.100s' in the schema '%.63s', but no matches were found.", name,
+		    n->name, t->scname);
+	(void)snprintf(m, sizeof(m), "Could not find a relationship between '%.100s' and "
+	    "'%.100s' in the schema cache", name, n->name);
+	if ((pick = rest_names_closest_related(t->sc, name)) != NULL)
+		(void)snprintf(h, sizeof(h), "Perhaps you meant '%.100s' instead of '%.100s'.",
+		    pick, name);
+	resp_error(rs, 400, "PGRST200", m, d, pick != NULL ? h : NULL);
+	return 1;
+}
+
+/* Whether a POST's or PATCH's columns= or body names a column: PostgREST 12 looked
+ * them up in a table it did not find.  0 or 1, or -1 with e set (the body's errors). */
+static int
+missing_names_cols12(struct req *rq, struct rest_err *e)
+{
+	const struct req_param *cp = req_param(rq, "columns");
+	const char **names;
+	size_t n;
+	cJSON *body, *first;
+	int named;
+
+	/* The body is read first, as PostgREST 12 read it before its plan; a write's depth
+	 * (write.c). */
+	if ((body = rest_body_json(rq, 32, e)) == NULL)
+		return -1;
+	if (cp != NULL) {
+		cJSON_Delete(body);
+		if (rest_parse_columns(rq->arena, cp->val, cp->vallen, &names, &n, e) < 0)
+			return -1;
+		return n > 0;
+	}
+	first = cJSON_IsArray(body) ? cJSON_GetArrayItem(body, 0) : body;
+	named = cJSON_IsObject(first) && first->child != NULL;
+	cJSON_Delete(body);
+	return named;
+}
+
+int
+rest_missing_table(struct req *rq, struct resp *rs, const struct rest_thread *t,
+    const char *name)
+{
+	static const char *const skip[] = { "select", "columns", "on_conflict", NULL };
+	struct rest_node *root;
+	struct rest_err e;
+	char d[256];
+	int named;
+
+	if (!t->pgrst12) {
+		(void)snprintf(d, sizeof(d), "Could not find the table '%.63s.%.100s' in the schema "
+		    "cache", t->scname, name);
+		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);
+	}
+	/* 12: the query is read and the plan made before PostgreSQL is asked. */
+	if ((root = rest_node_new(rq->arena, NULL)) == NULL)
+		return resp_error(rs, 500, "internal", "out of memory", NULL, NULL);
+	root->name = name;
+	if (rest_apply_params(rq, root, skip, NULL, &e) < 0)
+		return rest_error(rs, &e);
+	if (missing_embed12(rs, t, name, root))
+		return 0;
+	if (rq->method == REQ_POST || rq->method == REQ_PATCH) {
+		if ((named = missing_names_cols12(rq, &e)) < 0)
+			return rest_error(rs, &e);
+		/* Its NotFound: no code, no message, an empty object. */
+		if (named)
+			return resp_set(rs, 404, "application/json; charset=utf-8", "{}", 2), 0;
+	}
+	(void)snprintf(d, sizeof(d), "relation \"%.63s.%.100s\" does not exist", t->scname,
+	    name);
+	return resp_error(rs, 404, "42P01", d, NULL, NULL);
+}

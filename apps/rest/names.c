@@ -17,7 +17,9 @@
  * closest table name as a hint); PGRST201, status 300, when several do (details: each
  * candidate's cardinality, embedding and relationship; hint: the names that would pick
  * one); 42712 when two embeds of one object would have the same key.  All of it runs
- * over the schema loaded at start-up: no catalog query per request.
+ * over the schema loaded at start-up: no catalog query per request.  The closest table
+ * that has relationships is also PGRST200's hint for a parent that is no table, as
+ * PostgREST 12 answered an embed from a missing table (http.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -324,11 +326,20 @@ edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
+/* How close cand is to name, as PostgREST's fuzzy set scores with Levenshtein:
+ * 1 - distance / the longer length. */
+static double
+name_score(const char *cand, const char *name)
+{
+	size_t lc = strlen(cand), ln = strlen(name), d = edit_distance(cand, name);
+
+	return lc == 0 && ln == 0 ? 1.0 : 1.0 - (double)d / (double)(lc > ln ? lc : ln);
+}
+
 /*
  * PGRST200's hint: the closest name among the tables p has a relationship with ("Perhaps
- * you meant 'x' instead of 'y'."), scored as PostgREST's fuzzy set does with Levenshtein
- * (1 - distance / longer length, at least 0.33); none for an exact name (then the hint
- * was what did not fit) or nothing close.
+ * you meant 'x' instead of 'y'."), scored by name_score(), at least 0.33 as PostgREST's
+ * fuzzy set; none for an exact name (then the hint was what did not fit) or nothing close.
  */
 static void
 suggest(struct rest_gen *g, int p, const char *name)
@@ -340,8 +351,7 @@ suggest(struct rest_gen *g, int p, const char *name)
 
 	for (i = 0; i < nr && i < 256; i++) {
 		const char *cand = tab(g, rs[i].target)->name;
-		size_t lc = strlen(cand), ln = strlen(name), d = edit_distance(cand, name);
-		double score = 1.0 - (double)d / (double)(lc > ln ? lc : ln);
+		double score = name_score(cand, name);
 
 		if (strcmp(cand, name) == 0)
 			return;
@@ -772,4 +782,30 @@ rest_resolve(struct rest_gen *g, struct rest_node *n, int table)
 	if (aggs > 0 && resolve_grouping(g, n) < 0)
 		return -1;
 	return resolve_cond(g, table, n->depth, n->where);
+}
+
+const char *
+rest_names_closest_related(const struct rest_schema *sc, const char *name)
+{
+	struct rest_gen g;
+	struct rel one[1];
+	double best = 0.33;
+	const char *pick = NULL;
+	int i;
+
+	/* rels_of() with no embed reads nothing of g but its schema. */
+	memset(&g, 0, sizeof(g));
+	g.sc = sc;
+	for (i = 0; i < sc->ntables; i++) {
+		double score;
+
+		if (sc->tables[i].hidden || rels_of(&g, i, NULL, one, 1) == 0)
+			continue;
+		score = name_score(sc->tables[i].name, name);
+		if (score >= best && (pick == NULL || score > best)) {
+			best = score;
+			pick = sc->tables[i].name;
+		}
+	}
+	return pick;
 }

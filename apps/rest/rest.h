@@ -13,7 +13,8 @@
  *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
  *              the request's transaction; SQLite: grants.c)
  *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
- *              Content-Range, the body as JSON, CSV or one object)
+ *              Content-Range, the body as JSON, CSV or one object); the answer to a
+ *              table the schema does not hold (PostgREST 13's, or 12's)
  *   select.c   SELECT and JSON assembly: one statement whose one row is the body
  *   where.c    WHERE: filters, and()/or() trees, the joins of embeds, !inner
  *   names.c    the tree's names resolved against the schema
@@ -519,6 +520,13 @@ int rest_resolve(struct rest_gen *g, struct rest_node *root, int table);
  * for count() of the rows.
  */
 enum rest_kind rest_expr_arg_kind(const struct rest_gen *g, int t, const struct rest_item *it);
+/*
+ * The table of sc that has a relationship (a foreign key either way, or a many-to-many)
+ * whose name is closest to name, as PGRST200's hint names it for a parent PostgREST 12
+ * did not find ("Perhaps you meant 'album' instead of 'albums'."); NULL when none scores
+ * 0.33 or more.  Borrowed from sc.
+ */
+const char *rest_names_closest_related(const struct rest_schema *sc, const char *name);
 
 /* where.c */
 /* The condition joining embed n (alias) to its parent (palias). */
@@ -793,6 +801,19 @@ int rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
     int count, int64_t planned, const char *csv_header);
 /* The CSV header line of root's output keys, in g's arena; NULL when it is full. */
 char *rest_csv_header(struct rest_gen *g, struct rest_node *root);
+
+/* http.c */
+/*
+ * The answer to a request naming a table (name) the request's schema does not hold: 404
+ * PGRST205 as PostgREST 13 (it looks in its schema cache first); under
+ * rest_dialect_version=12 as PostgREST 12, which looked for no table before its
+ * statement: select= read first (400 PGRST100), an embed or spread a relationship it
+ * cannot find (400 PGRST200), a POST's or PATCH's body read (415, 400 PGRST102) and, when
+ * it or columns= names a column, 404 with {} (12's NotFound, no code), else PostgreSQL's
+ * 404 42P01 ("relation \"public.x\" does not exist").  Returns 0.
+ */
+int rest_missing_table(struct req *rq, struct resp *rs, const struct rest_thread *t,
+    const char *name);
 
 /* The verbs: each answers the request in rs and returns 0 (or -1 on a failure it did not
  * answer, which the serve loop turns into a 500). */

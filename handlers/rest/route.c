@@ -347,7 +347,6 @@ rest_handle(struct req *rq, struct resp *rs)
 	struct rest_err e;
 	const char *name;
 	int rpc, table = -1, rc = 0;
-	char d[256];
 
 	if (rest_cors(rq, rs, t))
 		return 0;
@@ -369,17 +368,9 @@ rest_handle(struct req *rq, struct resp *rs)
 	if (rest_route(rq->path, &name, &rpc) < 0 || !str_utf8_valid(name, strlen(name)))
 		return resp_error(rs, 404, "PGRST125", "Invalid path specified in request URL",
 		    NULL, NULL);
-	if (!rpc && (table = rest_schema_table(t->sc, name)) < 0) {
-		/* PostgREST 12 let PostgreSQL find out; 13 looks in its schema cache. */
-		if (t->pgrst12) {
-			(void)snprintf(d, sizeof(d), "relation \"%.63s.%.100s\" does not exist",
-			    t->scname, name);
-			return resp_error(rs, 404, "42P01", d, NULL, NULL);
-		}
-		(void)snprintf(d, sizeof(d), "Could not find the table '%.63s.%.100s' in the schema "
-		    "cache", t->scname, name);
-		return resp_error(rs, 404, "PGRST205", d, NULL, NULL);
-	}
+	/* 13 looks in its schema cache; 12 let its plan and PostgreSQL find out (http.c). */
+	if (!rpc && (table = rest_schema_table(t->sc, name)) < 0)
+		return rest_missing_table(rq, rs, t, name);
 	/* What only reads may go to a standby (db_read=); everything else stays on db=. */
 	if (rq->method == REQ_GET || rq->method == REQ_HEAD)
 		db_route(rq->db, DB_ROUTE_READ);

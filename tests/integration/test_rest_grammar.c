@@ -8,7 +8,7 @@
  * on both back ends; where SQLite cannot express a feature (regular expressions, text
  * search, arrays, ranges, some casts) its answer is a 400 naming the feature, checked too.
  * A second route, /rest12/v1/ (rest_dialect_version=12), answers as PostgREST 12 where 13
- * differs: to-many spreads and the unknown table's error.
+ * differs: to-many spreads and the unknown table's errors (by read, embed and write).
  */
 #include "rest_fixture.h"
 
@@ -240,32 +240,40 @@ test_rest_spreads(void)
 	FX_BOTH("GET", "album?select=...artist(album(*))", NULL, NULL, 400, NULL, &r);
 }
 
-/* Sends GET path to /rest12/v1/ of stack s (rest_dialect_version=12); checks the status
- * and, when want_body is not NULL, the JSON. */
+/* Sends method path (with headers and body, either NULL) to /rest12/v1/ of stack s
+ * (rest_dialect_version=12); checks the status and, when want_body is not NULL, the JSON
+ * ("" for an empty body). */
 static void
-one12(const char *file, int line, struct stack *s, const char *path, long status,
-    const char *want_body)
+one12(const char *file, int line, struct stack *s, const char *method, const char *path,
+    const char *const *headers, const char *body, long status, const char *want_body)
 {
 	char url[1024];
 	const char *b;
 
 	(void)snprintf(url, sizeof(url), "%s/rest12/v1/%s", s->base, path);
-	if (http_do("GET", url, NULL, NULL, 0, 10000, &r) < 0) {
-		harness_fail(file, line, "GET /rest12/v1/%.200s: no response", path);
+	if (http_do(method, url, headers, body, body != NULL ? strlen(body) : 0, 10000,
+	    &r) < 0) {
+		harness_fail(file, line, "%s /rest12/v1/%.200s: no response", method, path);
 		return;
 	}
 	b = r.body.data ? r.body.data : "";
 	if (r.status != status)
-		harness_fail(file, line, "GET /rest12/v1/%.200s on %s: status %ld, want %ld; body "
-		    "%.300s", path, s == &fx.pgs ? "postgresql" : "sqlite", r.status, status, b);
-	if (want_body != NULL && !fx_json_eq(b, want_body))
-		harness_fail(file, line, "GET /rest12/v1/%.200s on %s: body %.600s\n  want %.600s",
-		    path, s == &fx.pgs ? "postgresql" : "sqlite", b, want_body);
+		harness_fail(file, line, "%s /rest12/v1/%.200s on %s: status %ld, want %ld; body "
+		    "%.300s", method, path, s == &fx.pgs ? "postgresql" : "sqlite", r.status,
+		    status, b);
+	if (want_body != NULL && !(*want_body ? fx_json_eq(b, want_body) : *b == '\0'))
+		harness_fail(file, line, "%s /rest12/v1/%.200s on %s: body %.600s\n  want %.600s",
+		    method, path, s == &fx.pgs ? "postgresql" : "sqlite", b, want_body);
 }
 
 #define BOTH12(path_, status_, body_) do { \
-	one12(__FILE__, __LINE__, &fx.lite, path_, status_, body_); \
-	one12(__FILE__, __LINE__, &fx.pgs, path_, status_, body_); \
+	one12(__FILE__, __LINE__, &fx.lite, "GET", path_, NULL, NULL, status_, body_); \
+	one12(__FILE__, __LINE__, &fx.pgs, "GET", path_, NULL, NULL, status_, body_); \
+} while (0)
+
+#define BOTH12_DO(method_, path_, headers_, req_, status_, body_) do { \
+	one12(__FILE__, __LINE__, &fx.lite, method_, path_, headers_, req_, status_, body_); \
+	one12(__FILE__, __LINE__, &fx.pgs, method_, path_, headers_, req_, status_, body_); \
 } while (0)
 
 /* rest_dialect_version: 13 (the default, /rest/v1/) and 12 (/rest12/v1/) on both back
@@ -299,6 +307,68 @@ test_rest_dialect_version(void)
 	/* Functions are found the same way by both. */
 	BOTH12("rpc/no_such_function", 404, NULL);
 	CHECK(r.body.data != NULL && strstr(r.body.data, "PGRST202") != NULL);
+}
+
+/*
+ * A table the schema does not hold, under rest_dialect_version=12, in PostgREST 12's
+ * words, whose plan looked for no table before its statement: an embed (or spread) is a
+ * relationship it cannot find, 400 PGRST200, its hint the closest table that has
+ * relationships; a POST or PATCH that names columns is 404 with an empty object (its
+ * NotFound); anything else is PostgreSQL's 404 42P01, on both back ends.  13 answers
+ * every one of them 404 PGRST205.
+ */
+#define NO_REL_12(parent, child, using, hint) "{\"code\":\"PGRST200\",\"details\":" \
+	"\"Searched for a foreign key relationship between '" parent "' and '" child "'" \
+	using " in the schema 'public', but no matches were found.\",\"hint\":" hint "," \
+	"\"message\":\"Could not find a relationship between '" parent "' and '" child "' " \
+	"in the schema cache\"}"
+#define NO_TABLE_12	"{\"code\":\"42P01\",\"details\":null,\"hint\":null," \
+	"\"message\":\"relation \\\"public.missing_table\\\" does not exist\"}"
+#define NO_TABLE_13	"{\"code\":\"PGRST205\",\"details\":null,\"hint\":null," \
+	"\"message\":\"Could not find the table 'public.missing_table' in the schema cache\"}"
+
+static void
+test_rest_dialect12_missing_table(void)
+{
+	static const char *const json[] = { "Content-Type: application/json", NULL };
+	static const char *const rep[] = { "Content-Type: application/json",
+	    "Prefer: return=representation", NULL };
+
+	/* Reads: PostgreSQL's 42P01, but for an embed or a spread. */
+	BOTH12("missing_table?select=*&id=eq.1&order=id", 404, NO_TABLE_12);
+	BOTH12_DO("HEAD", "missing_table", NULL, NULL, 404, "");
+	BOTH12("albums?select=title,artist(name)", 400, NO_REL_12("albums", "artist", "",
+	    "\"Perhaps you meant 'album' instead of 'albums'.\""));
+	BOTH12("albums?select=title,...artist(name)", 400, NO_REL_12("albums", "artist", "",
+	    "\"Perhaps you meant 'album' instead of 'albums'.\""));
+	BOTH12("albums?select=title,artist!album_artist_id_fkey(name)", 400,
+	    NO_REL_12("albums", "artist", " using the hint 'album_artist_id_fkey'", "\"Perhaps "
+	    "you meant 'album' instead of 'albums'.\""));
+	BOTH12("zzz?select=*,artist(*)", 400, NO_REL_12("zzz", "artist", "", "null"));
+	/* The select grammar is read first. */
+	BOTH12("missing_table?select=id,", 400, NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"PGRST100\"") != NULL);
+
+	/* Writes: NotFound where columns are named, else 42P01. */
+	BOTH12_DO("POST", "missing_table", json, "{\"id\":1}", 404, "{}");
+	BOTH12_DO("POST", "missing_table?columns=id", json, "[{\"id\":1,\"x\":2}]", 404,
+	    "{}");
+	BOTH12_DO("POST", "missing_table", json, "[]", 404, NO_TABLE_12);
+	BOTH12_DO("POST", "missing_table", json, "{}", 404, NO_TABLE_12);
+	BOTH12_DO("PATCH", "missing_table?id=eq.1", json, "{\"name\":\"x\"}", 404, "{}");
+	BOTH12_DO("DELETE", "missing_table?id=eq.1", NULL, NULL, 404, NO_TABLE_12);
+	BOTH12_DO("POST", "zzz?select=id,artist(name)", rep, "{\"id\":1}", 400,
+	    NO_REL_12("zzz", "artist", "", "null"));
+	/* The body is read before the table is looked for. */
+	BOTH12_DO("POST", "missing_table", json, "{\"id\":", 400, NULL);
+	CHECK(r.body.data != NULL && strstr(r.body.data, "\"PGRST102\"") != NULL);
+
+	/* 13 looks in its schema cache first, whatever the request. */
+	FX_BOTH("POST", "missing_table", json, "{\"id\":1}", 404, NO_TABLE_13, &r);
+	FX_BOTH("PATCH", "missing_table?id=eq.1", json, "{\"name\":\"x\"}", 404, NO_TABLE_13,
+	    &r);
+	FX_BOTH("DELETE", "missing_table?id=eq.1", NULL, NULL, 404, NO_TABLE_13, &r);
+	FX_BOTH("GET", "missing_table?select=*,artist(*)", NULL, NULL, 404, NO_TABLE_13, &r);
 }
 
 static void
@@ -436,6 +506,7 @@ main(void)
 	RUN(test_rest_json_paths);
 	RUN(test_rest_spreads);
 	RUN(test_rest_dialect_version);
+	RUN(test_rest_dialect12_missing_table);
 	RUN(test_rest_isdistinct_any_all);
 	RUN(test_rest_match_fts);
 	RUN(test_rest_array_range_ops);

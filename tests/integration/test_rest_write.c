@@ -667,6 +667,9 @@ static const char *const dbw_routes[] = { "/rest/v1/", "/hide/v1/" };
 static void
 test_rest_db_words(void)
 {
+	static const char *const merge[] = { "Content-Type: application/json",
+		"Prefer: resolution=merge-duplicates", NULL };
+
 	FX_BOTH("POST", "artist", json, "{\"artist_id\":97,\"name\":\"Pledger\"}", 201, "", &r);
 	FX_BOTH("POST", "pledge", json, "{\"id\":1,\"artist_id\":97,\"amount\":5}", 201, "",
 	    &r);
@@ -708,6 +711,31 @@ test_rest_db_words(void)
 	    "constraint \\\"pledge_artist_id_fkey\\\" on table \\\"pledge\\\"",
 	    "\"Key (artist_id)=(97) is still referenced from table \\\"pledge\\\".\""),
 	    HIDE_23503);
+	/* The other shapes of a write: a bulk insert whose second row is taken (nothing of
+	 * it is kept), or which repeats a key of its own; an update onto a taken key; an
+	 * upsert whose update breaks the check. */
+	DBW("POST", "pledge", json, "[{\"id\":7,\"artist_id\":97,\"amount\":5},"
+	    "{\"id\":1,\"artist_id\":97,\"amount\":5}]", 409,
+	    DBW_ERR("23505", "UNIQUE constraint failed: pledge.id", "null"),
+	    DBW_ERR("23505", "duplicate key value violates unique constraint \\\"pledge_pkey\\\"",
+	    "\"Key (id)=(1) already exists.\""), HIDE_23505);
+	DBW("POST", "pledge", json, "[{\"id\":8,\"artist_id\":97,\"amount\":5},"
+	    "{\"id\":8,\"artist_id\":97,\"amount\":6}]", 409,
+	    DBW_ERR("23505", "UNIQUE constraint failed: pledge.id", "null"),
+	    DBW_ERR("23505", "duplicate key value violates unique constraint \\\"pledge_pkey\\\"",
+	    "\"Key (id)=(8) already exists.\""), HIDE_23505);
+	FX_BOTH("POST", "pledge", json, "{\"id\":6,\"artist_id\":97,\"amount\":6}", 201, "",
+	    &r);
+	DBW("PATCH", "pledge?id=eq.6", json, "{\"id\":1}", 409,
+	    DBW_ERR("23505", "UNIQUE constraint failed: pledge.id", "null"),
+	    DBW_ERR("23505", "duplicate key value violates unique constraint \\\"pledge_pkey\\\"",
+	    "\"Key (id)=(1) already exists.\""), HIDE_23505);
+	DBW("POST", "pledge", merge, "{\"id\":1,\"artist_id\":97,\"amount\":-1}", 400,
+	    DBW_ERR("23514", "CHECK constraint failed: amount > 0", "null"),
+	    DBW_ERR("23514", "new row for relation \\\"pledge\\\" violates check constraint "
+	    "\\\"pledge_amount_check\\\"", "\"Failing row contains (1, 97, -1).\""),
+	    HIDE_23514);
+	FX_BOTH("DELETE", "pledge?id=eq.6", json, NULL, 204, "", &r);
 	/* Nothing of the refused writes is there. */
 	FX_BOTH("GET", "pledge", NULL, NULL, 200, "[{\"id\":1,\"artist_id\":97,\"amount\":5}]",
 	    &r);
