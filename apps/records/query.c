@@ -241,12 +241,13 @@ int
 query_fields_keep(const struct query_fields *fs, const char *prefix, size_t plen,
     const char *key, const struct query_field **qf)
 {
-	size_t klen = strlen(key);
+	size_t klen;
 	int i, keep = 0;
 
 	*qf = NULL;
 	if (fs->count == 0)
 		return 1;
+	klen = strlen(key);
 	for (i = 0; i < fs->count; i++) {
 		const struct query_field *f = &fs->f[i];
 
