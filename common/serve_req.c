@@ -80,8 +80,8 @@ serve_writev_all(int fd, struct iovec *iov, int n)
  * of it is left once the web server has the end of the request.  The output stream is
  * then marked closed, as FCGX_FClose() leaves it, so FCGX_Finish_r() writes nothing more
  * (the error stream, never written to, adds no record); a failed write is left on it as
- * the stream's error, so FCGX_Finish_r() closes the connection.  A response past 16
- * records (1 MB) takes a writev() per 16.
+ * the stream's error, so FCGX_Finish_r() closes the connection.  A response of more than
+ * some 30 records (2 MB) takes a writev() per SERVE_IOV pieces.
  */
 #define SERVE_RECORD_MAX	65528	/* content bytes per record: a multiple of 8 */
 #define SERVE_IOV		64
