@@ -778,6 +778,50 @@ test_tokens(void)
 		CHECK((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9'));
 }
 
+/* The account flows' tokens: PocketBase's claims per type, and a token of one type never
+ * parses or checks as another. */
+static void
+test_tokens_typed(void)
+{
+	static const unsigned char key[32] = { 4, 5, 6 };
+	static const char want[] = "{\"collectionId\":\"_pb_users_auth_\",\"email\":\"a@b.c\","
+	    "\"exp\":1900000000,\"id\":\"abcdefghijklmno\",\"newEmail\":\"x\\\"y@b.c\","
+	    "\"type\":\"emailChange\"}";
+	struct token_claims cl;
+	char tok[TOKEN_MAX], claims[512];
+	const char *d1, *d2;
+	long n2;
+	int n;
+
+	token_set_secret(key, sizeof(key));
+	n = token_make_as(tok, sizeof(tok), TOKEN_EMAIL_CHANGE, "_pb_users_auth_",
+	    "abcdefghijklmno", "a@b.c", "x\"y@b.c", "tk", 2, 1900000000);
+	CHECK(n > 0);
+	d1 = strchr(tok, '.');
+	d2 = strchr(d1 + 1, '.');
+	n2 = str_b64url_dec(d1 + 1, (size_t)(d2 - d1 - 1), (unsigned char *)claims,
+	    sizeof(claims) - 1);
+	CHECK(n2 > 0);
+	claims[n2 > 0 ? n2 : 0] = '\0';
+	CHECK_STR(claims, want);
+	CHECK(token_parse_as(tok, (size_t)n, TOKEN_EMAIL_CHANGE, &cl) == 0);
+	CHECK_STR(cl.email, "a@b.c");
+	CHECK_STR(cl.new_email, "x\"y@b.c");
+	CHECK(token_verify_as(tok, (size_t)n, TOKEN_EMAIL_CHANGE, "_pb_users_auth_", "tk", 2) == 1);
+	CHECK(token_parse(tok, (size_t)n, &cl) < 0);
+	CHECK(token_parse_as(tok, (size_t)n, TOKEN_PASSWORD_RESET, &cl) < 0);
+	CHECK(token_verify_as(tok, (size_t)n, TOKEN_PASSWORD_RESET, "_pb_users_auth_", "tk",
+	    2) == 0);
+	CHECK(token_verify(tok, (size_t)n, "_pb_users_auth_", "tk", 2) == 0);
+	n = token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_pb_users_auth_",
+	    "abcdefghijklmno", "a@b.c", NULL, "tk", 2, 1900000000);
+	CHECK(n > 0 && token_parse_as(tok, (size_t)n, TOKEN_VERIFICATION, &cl) == 0);
+	CHECK(token_verify_as(tok, (size_t)n, TOKEN_VERIFICATION, "_pb_users_auth_", "tk", 2) == 1);
+	CHECK(token_verify_as(tok, (size_t)n, TOKEN_VERIFICATION, "_pb_users_auth_", "tk2",
+	    3) == 0);
+	CHECK(token_parse_as(tok, (size_t)n, TOKEN_AUTH, &cl) < 0);
+}
+
 static void
 test_bcrypt(void)
 {
@@ -808,6 +852,7 @@ main(void)
 	RUN(test_filter_hidden_email);
 	RUN(test_sort_expand_fields);
 	RUN(test_tokens);
+	RUN(test_tokens_typed);
 	RUN(test_bcrypt);
 	RUN(test_lane);
 	colls_free(&tc);
