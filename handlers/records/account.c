@@ -17,7 +17,8 @@
  *        a new tokenKey
  *
  * The request routes answer 204 whether an account has the email or not, so that they
- * tell nobody which addresses have accounts; a malformed email is a 400.  The tokens are
+ * tell nobody which addresses have accounts; a malformed email is a 400.  A record gets
+ * at most one verification and one password reset mail in 2 minutes from a process.  The tokens are
  * JWTs of apps/records/token.h (types verification, passwordReset and emailChange), valid
  * 3 days, 30 minutes and 30 minutes, PocketBase's defaults, signed with the record's
  * tokenKey: a new password (which sets a new tokenKey) revokes them, and a confirmation's
@@ -30,6 +31,7 @@
  * routes answer 204 all the same and log that no mail was sent.  Tables: C (read by email
  * or id, updated by id and tokenKey).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +53,51 @@
 #define REC_ACCT_PASS_MAX	71
 #define REC_ACCT_KEY_LEN	50
 #define REC_ACCT_INVALID	"An error occurred while validating the submitted data."
+#define REC_MAIL_GAP		120	/* seconds between two mails of a kind to a record */
+#define REC_MAIL_SLOTS		256
+
+/*
+ * The request routes' last mails, by kind and record: a second request within
+ * REC_MAIL_GAP answers 204 and sends nothing, so that nobody can fill an inbox through
+ * them (PocketBase waits 2 minutes too).  Per process, as PocketBase's is per server: a
+ * pool of N workers lets at most N through in the gap.  A slot holds the latest of the
+ * records its hash takes; a record whose slot another took since may be mailed again.
+ */
+static struct {
+	pthread_mutex_t mu;
+	struct {
+		char key[96];		/* kind, collection id, record id */
+		int64_t at;
+	} e[REC_MAIL_SLOTS];
+} rec_mail_sent = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* 1 when a mail of type t went to collection c's record id less than REC_MAIL_GAP ago;
+ * else 0, and now is kept as its time. */
+static int
+rec_mail_recent(enum token_type t, const char *coll_id, const char *id, int64_t now)
+{
+	char key[96];
+	uint64_t h = 1469598103934665603ULL;
+	const char *p;
+	int n = snprintf(key, sizeof(key), "%d:%s:%s", (int)t, coll_id, id), recent = 0;
+	size_t slot;
+
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return 0;
+	for (p = key; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	slot = (size_t)(h % REC_MAIL_SLOTS);
+	pthread_mutex_lock(&rec_mail_sent.mu);
+	if (strcmp(rec_mail_sent.e[slot].key, key) == 0 &&
+	    now - rec_mail_sent.e[slot].at < REC_MAIL_GAP)
+		recent = 1;
+	else {
+		memcpy(rec_mail_sent.e[slot].key, key, (size_t)n + 1);
+		rec_mail_sent.e[slot].at = now;
+	}
+	pthread_mutex_unlock(&rec_mail_sent.mu);
+	return recent;
+}
 
 /* What each request route mails. */
 struct rec_mail_kind {
@@ -211,7 +258,8 @@ rec_acct_request(struct rec_ctx *x, const struct rec_mail_kind *k)
 		return 0;
 	/* A verified record needs no verification mail (PocketBase sends none either). */
 	if (r > 0 && !(k->type == TOKEN_VERIFICATION && row->v[vi] != NULL &&
-	    (row->v[vi][0] == '1' || row->v[vi][0] == 't')))
+	    (row->v[vi][0] == '1' || row->v[vi][0] == 't')) &&
+	    !rec_mail_recent(k->type, x->c->id, row->v[0], (int64_t)x->f.now))
 		rec_acct_mail(x, k, row, email, NULL);
 	return resp_set(x->rs, 204, NULL, "", 0);
 }

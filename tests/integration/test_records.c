@@ -1395,7 +1395,8 @@ rx_confirm(const char *file, int line, const char *route, const char *tok, const
  * The account flows' routes against hostile and malformed input on both stacks, with
  * tokens made here under the stacks' secret: auth-methods in PocketBase's shape; the
  * request routes' 204 whether the account exists or not, and mail only for one that does
- * (a verified record gets no verification mail); tokens that are malformed, expired, of
+ * (a verified record gets no verification mail, a record asking again within 2 minutes no
+ * second one); tokens that are malformed, expired, of
  * another type, of another collection, signed with another key, or for another email
  * answered with PocketBase's 400 and nothing changed.  The flows themselves, driven by the
  * SDK from the captured mail, are in records.test.mjs.
@@ -1454,6 +1455,12 @@ test_records_account_hostile(void)
 		free(m);
 		CHECK_INT(rx_mail_count(i ? rx.mail_pg : rx.mail_lite), before[i]);
 	}
+	/* A second reset within 2 minutes: 204, and no second mail. */
+	RX_CHECK("POST", "/api/collections/users/request-password-reset", NULL,
+	    "{\"email\":\"user0018@example.com\"}", 204, NULL);
+	usleep(500000);
+	CHECK_INT(rx_mail_count(rx.mail_lite), before[0]);
+	CHECK_INT(rx_mail_count(rx.mail_pg), before[1]);
 
 	CHECK(rx_user_key(18, id, key) == 0);
 	RX_CONFIRM("confirm-verification", "", "", 400, "{\"data\":{\"token\":{\"code\":"

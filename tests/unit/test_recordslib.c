@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "clock.h"
 #include "records/coll.h"
+#include "records/mail.h"
 #include "records/lane.h"
 #include "records/filter.h"
 #include "records/query.h"
@@ -822,6 +823,41 @@ test_tokens_typed(void)
 	CHECK(token_parse_as(tok, (size_t)n, TOKEN_AUTH, &cl) < 0);
 }
 
+/* The mail helper: malformed commands refused; a message handed to the command (tee,
+ * which writes its input to a file) arrives whole, from the helper forked here. */
+static void
+test_mail(void)
+{
+	static const char msg[] = "To: a@b.c\r\nSubject: s\r\n\r\nhello\r\n";
+	char path[64], cmd[128], got[256] = "";
+	size_t n = 0;
+	FILE *f;
+	int i;
+
+	CHECK(mail_on() == 0);
+	CHECK(mail_send(msg, sizeof(msg) - 1) == -1);
+	CHECK(mail_start(NULL) == 0 && mail_on() == 0);
+	CHECK(mail_start("relative/sendmail") == -1);
+	CHECK(mail_start("/nonexistent/sendmail,-t") == -1);
+	CHECK(mail_start("/usr/bin/tee,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16") == -1);
+	snprintf(path, sizeof(path), "/tmp/sluice-mail-%d.eml", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "/usr/bin/tee %s", path);
+	CHECK(mail_start(cmd) == 0 && mail_on() == 1);
+	CHECK(mail_send(msg, sizeof(msg) - 1) == 0);
+	for (i = 0; i < 250 && n < sizeof(msg) - 1; i++) {
+		usleep(20000);
+		if ((f = fopen(path, "r")) != NULL) {
+			n = fread(got, 1, sizeof(got) - 1, f);
+			got[n] = '\0';
+			fclose(f);
+		}
+	}
+	CHECK_STR(got, msg);
+	mail_stop();
+	CHECK(mail_on() == 0);
+	unlink(path);
+}
+
 static void
 test_bcrypt(void)
 {
@@ -853,6 +889,7 @@ main(void)
 	RUN(test_sort_expand_fields);
 	RUN(test_tokens);
 	RUN(test_tokens_typed);
+	RUN(test_mail);
 	RUN(test_bcrypt);
 	RUN(test_lane);
 	colls_free(&tc);
