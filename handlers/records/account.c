@@ -18,11 +18,12 @@
  *
  * The request routes answer 204 whether an account has the email or not, so that they
  * tell nobody which addresses have accounts; a malformed email is a 400.  A record gets
- * at most one verification and one password reset mail in 2 minutes from a process.  The tokens are
- * JWTs of apps/records/token.h (types verification, passwordReset and emailChange), valid
- * 3 days, 30 minutes and 30 minutes, PocketBase's defaults, signed with the record's
- * tokenKey: a new password (which sets a new tokenKey) revokes them, and a confirmation's
- * UPDATE matches the tokenKey the token was checked with, so a token confirms once.  A bad,
+ * at most one verification and one password reset mail in 2 minutes from a process.
+ * The tokens are JWTs of apps/records/token.h (types verification, passwordReset and
+ * emailChange), valid 3 days, 30 minutes and 30 minutes, PocketBase's defaults, signed
+ * with the record's tokenKey: a new password (which sets a new tokenKey) revokes them, and
+ * a confirmation's UPDATE matches the tokenKey the token was checked with, so a token
+ * confirms once.  A bad,
  * expired, wrong-type or revoked token is a 400 {"data":{"token":{"code":
  * "validation_invalid_token","message":"Invalid or expired token."}},"message":"An error
  * occurred while validating the submitted data.","status":400}.
@@ -102,18 +103,24 @@ rec_mail_recent(enum token_type t, const char *coll_id, const char *id, int64_t 
 /* What each request route mails. */
 struct rec_mail_kind {
 	enum token_type type;
+	int64_t ttl;			/* the token's life, in seconds */
 	const char *subject, *text, *page;
 };
 
-static const struct rec_mail_kind rec_mail_verify = { TOKEN_VERIFICATION,
-	"Verify your email", "Thank you for joining us.  Open the link below to verify "
-	"your email address.", "confirm-verification" };
-static const struct rec_mail_kind rec_mail_reset = { TOKEN_PASSWORD_RESET,
-	"Reset your password", "Open the link below to reset your password.  If you did not "
-	"ask for it, ignore this message.", "confirm-password-reset" };
-static const struct rec_mail_kind rec_mail_change = { TOKEN_EMAIL_CHANGE,
-	"Confirm your new email address", "Open the link below to confirm your new email "
-	"address.", "confirm-email-change" };
+static const struct rec_mail_kind rec_mail_verify = {
+	TOKEN_VERIFICATION, REC_VERIFY_TTL, "Verify your email",
+	"Thank you for joining us.  Open the link below to verify your email address.",
+	"confirm-verification"
+};
+static const struct rec_mail_kind rec_mail_reset = {
+	TOKEN_PASSWORD_RESET, REC_RESET_TTL, "Reset your password",
+	"Open the link below to reset your password.  If you did not ask for it, ignore this "
+	"message.", "confirm-password-reset"
+};
+static const struct rec_mail_kind rec_mail_change = {
+	TOKEN_EMAIL_CHANGE, REC_EMAIL_TTL, "Confirm your new email address",
+	"Open the link below to confirm your new email address.", "confirm-email-change"
+};
 
 /* The index of c's field name. */
 static size_t
@@ -205,8 +212,7 @@ rec_acct_mail(struct rec_ctx *x, const struct rec_mail_kind *k, const struct rec
 	const char *url = settings_get(SETTING_RECORDS_APP_URL);
 	const char *from = settings_get(SETTING_RECORDS_MAIL_FROM);
 	size_t ki = rec_acct_field(x->c, "tokenKey"), ei = rec_acct_field(x->c, "email");
-	int64_t ttl = k->type == TOKEN_VERIFICATION ? REC_VERIFY_TTL :
-	    k->type == TOKEN_PASSWORD_RESET ? REC_RESET_TTL : REC_EMAIL_TTL;
+	int64_t ttl = k->ttl;
 	char token[TOKEN_MAX];
 	struct buf m;
 	int n;
@@ -542,7 +548,7 @@ int
 rec_account(struct rec_ctx *x, const char *what)
 {
 	if (strcmp(what, "auth-methods") == 0)
-		return x->rq->method & (REQ_GET | REQ_HEAD) ? rec_auth_methods(x) :
+		return (x->rq->method & (REQ_GET | REQ_HEAD)) != 0 ? rec_auth_methods(x) :
 		    rec_error(x->rs, 405, "Method not allowed.", NULL);
 	if (x->rq->method != REQ_POST)
 		return rec_error(x->rs, 405, "Method not allowed.", NULL);
