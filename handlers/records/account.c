@@ -274,7 +274,8 @@ rec_acct_request(struct rec_ctx *x, const struct rec_mail_kind *k)
  * The body's "token", of type t, checked against its record of x->c: 1 (*row the record,
  * *cl its claims), 0 when it does not hold (the error is in errs), -1 answered.  A token is
  * good when it parses as its type, has not expired, names x->c and a record of it, and is
- * signed with that record's tokenKey; a verification or an email change token must also
+ * signed with that record's tokenKey (a good token of another auth collection is answered
+ * validation_token_collection_mismatch, as in PocketBase); a verification or an email change token must also
  * have been made for the email the record has now (a password reset's email only decides
  * whether the reset verifies the record, as in PocketBase).
  */
@@ -283,21 +284,31 @@ rec_acct_token(struct rec_ctx *x, enum token_type t, struct token_claims *cl,
     struct rec_row **row, struct buf *errs)
 {
 	const char *tok = rec_acct_str(x, "token");
-	size_t ki = rec_acct_field(x->c, "tokenKey"), ei = rec_acct_field(x->c, "email");
+	const struct coll *c;
+	size_t ki, ei = rec_acct_field(x->c, "email");
 	int r;
 
 	if (tok == NULL) {
 		rec_acct_invalid(errs, "token", "validation_required", "Missing required value.");
 		return 0;
 	}
+	/* The token's own collection first, as PocketBase finds the record before it
+	 * compares collections: a good token of another one is answered as such. */
 	if (token_parse_as(tok, strlen(tok), t, cl) < 0 || cl->exp <= (int64_t)x->f.now ||
-	    strcmp(cl->coll_id, x->c->id) != 0)
+	    (c = colls_find(&x->t->colls, cl->coll_id, strlen(cl->coll_id))) == NULL ||
+	    !c->auth || strcmp(c->id, cl->coll_id) != 0)
 		goto invalid;
-	if ((r = rec_get(x, x->c, cl->id, strlen(cl->id), "id", row)) < 0)
+	ki = rec_acct_field(c, "tokenKey");
+	if ((r = rec_get(x, c, cl->id, strlen(cl->id), "id", row)) < 0)
 		return -1;
-	if (r == 0 || (*row)->v[ki] == NULL || !token_verify_as(tok, strlen(tok), t, x->c->id,
+	if (r == 0 || (*row)->v[ki] == NULL || !token_verify_as(tok, strlen(tok), t, c->id,
 	    (*row)->v[ki], (*row)->len[ki]))
 		goto invalid;
+	if (c != x->c) {
+		rec_acct_invalid(errs, "token", "validation_token_collection_mismatch",
+		    "The provided token is for different auth collection.");
+		return 0;
+	}
 	if (t != TOKEN_PASSWORD_RESET &&
 	    ((*row)->v[ei] == NULL || strcmp((*row)->v[ei], cl->email) != 0)) {
 		rec_acct_invalid(errs, "token", "validation_token_email_mismatch",

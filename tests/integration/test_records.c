@@ -1349,8 +1349,8 @@ rx_mail_token(const char *text, char *out, size_t outlen)
 	return 0;
 }
 
-/* Seeded user n's id and tokenKey, read from the SQLite file (PostgreSQL's are the same:
- * both are seeded alike).  0 or -1. */
+/* Seeded user n's id and tokenKey (n 0: the superuser's), read from the SQLite file
+ * (PostgreSQL's are the same: both are seeded alike).  0 or -1. */
 static int
 rx_user_key(int n, char id[32], char key[64])
 {
@@ -1358,8 +1358,12 @@ rx_user_key(int n, char id[32], char key[64])
 	FILE *p;
 	int ok = 0;
 
-	snprintf(cmd, sizeof(cmd), "sqlite3 %s \"select id || ' ' || tokenKey from users where "
-	    "email='user%04d@example.com'\"", rx.litepath, n);
+	if (n == 0)
+		snprintf(cmd, sizeof(cmd), "sqlite3 %s \"select id || ' ' || tokenKey from "
+		    "_superusers\"", rx.litepath);
+	else
+		snprintf(cmd, sizeof(cmd), "sqlite3 %s \"select id || ' ' || tokenKey from users "
+		    "where email='user%04d@example.com'\"", rx.litepath, n);
 	if ((p = popen(cmd, "r")) == NULL)
 		return -1;
 	if (fgets(line, sizeof(line), p) != NULL && sscanf(line, "%31s %63s", id, key) == 2)
@@ -1486,6 +1490,18 @@ test_records_account_hostile(void)
 	CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_superusers", id,
 	    "user0018@example.com", NULL, key, strlen(key), now + 600) > 0);
 	RX_CONFIRM("confirm-verification", tok, "", 400, RX_INVALID_TOKEN);
+	/* A good token of another auth collection (the superuser's): PocketBase's mismatch. */
+	{
+		char sid[32], skey[64];
+
+		CHECK(rx_user_key(0, sid, skey) == 0);
+		CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "pbc_3142635823", sid,
+		    "admin@example.com", NULL, skey, strlen(skey), now + 600) > 0);
+		RX_CONFIRM("confirm-verification", tok, "", 400, "{\"data\":{\"token\":{\"code\":"
+		    "\"validation_token_collection_mismatch\",\"message\":\"The provided token is "
+		    "for different auth collection.\"}},\"message\":\"An error occurred while "
+		    "validating the submitted data.\",\"status\":400}");
+	}
 	/* Made for another email: PocketBase's mismatch. */
 	CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_pb_users_auth_", id,
 	    "old@example.com", NULL, key, strlen(key), now + 600) > 0);
