@@ -13,6 +13,10 @@
  * listening socket, change credentials or load kernel modules.  PR_SET_NO_NEW_PRIVS is
  * set first, which seccomp requires of an unprivileged process.
  *
+ * A worker that must start a program does it through a helper process forked before the
+ * filter applies (the records API's mail command: apps/records/mail.h), and only send()s
+ * to it afterwards.
+ *
  * The list is in sandbox.c with the reason for each group; sanitizer builds (ASan and
  * UBSan, detected at compile time) allow a few more calls that the sanitizers' reports
  * and LeakSanitizer's exit check make (ptrace, execve of the symbolizer, ...).

@@ -136,6 +136,15 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "the records API: on serves POST /api/batch, off answers it 403"),
 	[SETTING_RECORDS_BATCH_MAX] = INT("SLUICE_RECORDS_BATCH_MAX", 1, 1000, 50,
 	    "the records API: the most requests one batch may hold (more: 400)"),
+	[SETTING_RECORDS_SENDMAIL] = STR("SLUICE_RECORDS_SENDMAIL",
+	    "the records API: the sendmail-compatible command the account flows' mail goes to "
+	    "(its words separated by commas or blanks, an absolute path first, the message on "
+	    "its standard input); unset: no mail is sent, and the request routes log it"),
+	[SETTING_RECORDS_APP_URL] = STR("SLUICE_RECORDS_APP_URL",
+	    "the records API: the address the mail's links start with (default "
+	    "http://127.0.0.1:8080)"),
+	[SETTING_RECORDS_MAIL_FROM] = STR("SLUICE_RECORDS_MAIL_FROM",
+	    "the records API: the mail's sender address (default noreply@example.com)"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

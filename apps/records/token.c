@@ -20,6 +20,7 @@
 #include <openssl/hmac.h>
 #include <openssl/params.h>
 
+#include "buf.h"
 #include "db.h"
 #include "json.h"
 #include "keyfile.h"
@@ -130,42 +131,54 @@ token_hmac(const void *key, size_t klen, const void *data, size_t len, unsigned 
 	HMAC(EVP_sha256(), key, (int)klen, data, len, md, &mdlen);
 }
 
-/* The secret of the collection with this id into out; the thread keeps the last one. */
+/* What a type is called in a token's "type" claim, and the suffix of its collection
+ * secret's message: PocketBase keeps a secret per token type, so that a token of one type
+ * never checks as another even where the claims were to agree; the auth type's message is
+ * the one its tokens have always been signed with. */
+static const struct {
+	const char *name, *suffix;
+} token_types[TOKEN__MAX] = {
+	[TOKEN_AUTH] = { "auth", "" },
+	[TOKEN_VERIFICATION] = { "verification", ":verification" },
+	[TOKEN_PASSWORD_RESET] = { "passwordReset", ":passwordReset" },
+	[TOKEN_EMAIL_CHANGE] = { "emailChange", ":emailChange" },
+};
+
+/* The secret of the collection with this id for tokens of type t into out; the thread
+ * keeps the last one. */
 static void
-token_coll_secret(const char *coll_id, char out[TOKEN_SECRET_HEX])
+token_coll_secret(enum token_type t, const char *coll_id, char out[TOKEN_SECRET_HEX])
 {
-	static _Thread_local char last_id[64], last[TOKEN_SECRET_HEX];
+	static _Thread_local char last_msg[128], last[TOKEN_SECRET_HEX];
 	static _Thread_local unsigned last_gen;
 	unsigned char md[32];
 	char msg[128];
-	int n = snprintf(msg, sizeof(msg), "collection:%s", coll_id);
+	int n = snprintf(msg, sizeof(msg), "collection:%s%s", coll_id, token_types[t].suffix);
 
 	if (n < 0 || (size_t)n >= sizeof(msg))
 		n = (int)sizeof(msg) - 1;
-	if (last[0] != '\0' && last_gen == token_secret_gen && strlen(coll_id) < sizeof(last_id) &&
-	    strcmp(last_id, coll_id) == 0) {
+	msg[n] = '\0';
+	if (last[0] != '\0' && last_gen == token_secret_gen && strcmp(last_msg, msg) == 0) {
 		memcpy(out, last, TOKEN_SECRET_HEX);
 		return;
 	}
 	token_hmac(token_secret, token_secret_len, msg, (size_t)n, md);
 	str_hex(md, 32, out);
-	if (strlen(coll_id) < sizeof(last_id)) {
-		memcpy(last_id, coll_id, strlen(coll_id) + 1);
-		memcpy(last, out, TOKEN_SECRET_HEX);
-		last_gen = token_secret_gen;
-	}
+	memcpy(last_msg, msg, (size_t)n + 1);
+	memcpy(last, out, TOKEN_SECRET_HEX);
+	last_gen = token_secret_gen;
 }
 
 /* The signature of data[0..len) into out (base64url, 43 characters + NUL). */
 static void
-token_sign(const char *data, size_t len, const char *coll_id, const char *token_key,
-    size_t keylen, char out[48])
+token_sign(enum token_type t, const char *data, size_t len, const char *coll_id,
+    const char *token_key, size_t keylen, char out[48])
 {
 	unsigned char key[512], md[32];
 	char secret[TOKEN_SECRET_HEX];
 	size_t klen;
 
-	token_coll_secret(coll_id, secret);
+	token_coll_secret(t, coll_id, secret);
 	if (keylen > sizeof(key) - TOKEN_SECRET_HEX)
 		keylen = sizeof(key) - TOKEN_SECRET_HEX;
 	memcpy(key, token_key, keylen);
@@ -176,30 +189,59 @@ token_sign(const char *data, size_t len, const char *coll_id, const char *token_
 }
 
 int
+token_make_as(char *out, size_t outlen, enum token_type t, const char *coll_id,
+    const char *id, const char *email, const char *new_email, const char *token_key,
+    size_t keylen, int64_t exp)
+{
+	static const char head[] = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";	/* HS256, JWT */
+	struct buf claims;
+	char sig[48];
+	int n, m, rc = -1;
+
+	/* The claims in the order of PocketBase's (its JSON sorts a map's keys). */
+	buf_init(&claims, 2048);
+	buf_puts(&claims, "{\"collectionId\":");
+	json_escape(&claims, coll_id, strlen(coll_id));
+	if (t != TOKEN_AUTH) {
+		buf_puts(&claims, ",\"email\":");
+		json_escape(&claims, email != NULL ? email : "", email != NULL ? strlen(email) : 0);
+	}
+	buf_printf(&claims, ",\"exp\":%lld,\"id\":", (long long)exp);
+	json_escape(&claims, id, strlen(id));
+	if (t == TOKEN_EMAIL_CHANGE) {
+		buf_puts(&claims, ",\"newEmail\":");
+		json_escape(&claims, new_email != NULL ? new_email : "",
+		    new_email != NULL ? strlen(new_email) : 0);
+	}
+	if (t == TOKEN_AUTH)
+		buf_puts(&claims, ",\"refreshable\":true");
+	buf_printf(&claims, ",\"type\":\"%s\"}", token_types[t].name);
+	if (buf_failed(&claims) || outlen < sizeof(head) + 1)
+		goto out;
+	memcpy(out, head, sizeof(head) - 1);
+	out[sizeof(head) - 1] = '.';
+	m = (int)str_b64url_enc((const unsigned char *)claims.data, claims.len, out + sizeof(head),
+	    outlen - sizeof(head));
+	if (m < 0)
+		goto out;
+	n = (int)sizeof(head) + m;
+	token_sign(t, out, (size_t)n, coll_id, token_key, keylen, sig);
+	if ((size_t)n + 1 + strlen(sig) + 1 > outlen)
+		goto out;
+	out[n] = '.';
+	memcpy(out + n + 1, sig, strlen(sig) + 1);
+	rc = n + 1 + (int)strlen(sig);
+out:
+	buf_free(&claims);
+	return rc;
+}
+
+int
 token_make(char *out, size_t outlen, const char *coll_id, const char *id,
     const char *token_key, size_t keylen, int64_t exp)
 {
-	static const char head[] = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";	/* HS256, JWT */
-	char claims[512], sig[48];
-	int n, m;
-
-	n = snprintf(claims, sizeof(claims), "{\"collectionId\":\"%s\",\"exp\":%lld,\"id\":\"%s\","
-	    "\"refreshable\":true,\"type\":\"auth\"}", coll_id, (long long)exp, id);
-	if (n < 0 || (size_t)n >= sizeof(claims) || outlen < sizeof(head) + 1)
-		return -1;
-	memcpy(out, head, sizeof(head) - 1);
-	out[sizeof(head) - 1] = '.';
-	m = (int)str_b64url_enc((const unsigned char *)claims, (size_t)n, out + sizeof(head),
-	    outlen - sizeof(head));
-	if (m < 0)
-		return -1;
-	n = (int)sizeof(head) + m;
-	token_sign(out, (size_t)n, coll_id, token_key, keylen, sig);
-	if ((size_t)n + 1 + strlen(sig) + 1 > outlen)
-		return -1;
-	out[n] = '.';
-	memcpy(out + n + 1, sig, strlen(sig) + 1);
-	return n + 1 + (int)strlen(sig);
+	return token_make_as(out, outlen, TOKEN_AUTH, coll_id, id, NULL, NULL, token_key,
+	    keylen, exp);
 }
 
 /* Copies the string member key of o into out[outlen]; 0 or -1. */
@@ -216,10 +258,10 @@ token_str(const cJSON *o, const char *key, char *out, size_t outlen)
 }
 
 int
-token_parse(const char *tok, size_t len, struct token_claims *c)
+token_parse_as(const char *tok, size_t len, enum token_type t, struct token_claims *c)
 {
 	const char *d1, *d2;
-	unsigned char buf[768];
+	unsigned char buf[1536];
 	cJSON *h = NULL, *p = NULL;
 	const cJSON *v;
 	enum json_err je;
@@ -240,7 +282,7 @@ token_parse(const char *tok, size_t len, struct token_claims *c)
 	    (p = json_parse((const char *)buf, (size_t)n, 4, &je, NULL)) == NULL)
 		goto out;
 	v = cJSON_GetObjectItemCaseSensitive(p, "type");
-	if (!cJSON_IsString(v) || strcmp(v->valuestring, "auth") != 0)
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, token_types[t].name) != 0)
 		goto out;
 	v = cJSON_GetObjectItemCaseSensitive(p, "exp");
 	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e15)
@@ -248,6 +290,10 @@ token_parse(const char *tok, size_t len, struct token_claims *c)
 	c->exp = (int64_t)v->valuedouble;
 	if (token_str(p, "collectionId", c->coll_id, sizeof(c->coll_id)) < 0 ||
 	    token_str(p, "id", c->id, sizeof(c->id)) < 0)
+		goto out;
+	if ((t != TOKEN_AUTH && token_str(p, "email", c->email, sizeof(c->email)) < 0) ||
+	    (t == TOKEN_EMAIL_CHANGE && token_str(p, "newEmail", c->new_email,
+	    sizeof(c->new_email)) < 0))
 		goto out;
 	rc = 0;
 out:
@@ -257,8 +303,14 @@ out:
 }
 
 int
-token_verify(const char *tok, size_t len, const char *coll_id, const char *token_key,
-    size_t keylen)
+token_parse(const char *tok, size_t len, struct token_claims *c)
+{
+	return token_parse_as(tok, len, TOKEN_AUTH, c);
+}
+
+int
+token_verify_as(const char *tok, size_t len, enum token_type t, const char *coll_id,
+    const char *token_key, size_t keylen)
 {
 	const char *d2 = NULL, *p;
 	char sig[48];
@@ -269,9 +321,16 @@ token_verify(const char *tok, size_t len, const char *coll_id, const char *token
 			d2 = p;
 	if (d2 == NULL)
 		return 0;
-	token_sign(tok, (size_t)(d2 - tok), coll_id, token_key, keylen, sig);
+	token_sign(t, tok, (size_t)(d2 - tok), coll_id, token_key, keylen, sig);
 	slen = len - (size_t)(d2 + 1 - tok);
 	return slen == strlen(sig) && CRYPTO_memcmp(sig, d2 + 1, slen) == 0;
+}
+
+int
+token_verify(const char *tok, size_t len, const char *coll_id, const char *token_key,
+    size_t keylen)
+{
+	return token_verify_as(tok, len, TOKEN_AUTH, coll_id, token_key, keylen);
 }
 
 int

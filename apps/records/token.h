@@ -2,10 +2,15 @@
  * token.h: the records API's sign-in: bcrypt password hashes (libcrypt's $2b$) and HS256
  * tokens (JWT) in PocketBase's form.
  *
- * A token's claims are {"collectionId","exp","id","refreshable":true,"type":"auth"}; it
- * is signed with HMAC-SHA256 under the record's tokenKey followed by the collection's
- * secret, so changing a record's tokenKey (a new password) revokes its tokens.  A
- * collection's secret is HMAC-SHA256(server secret, "collection:" + collection id) in hex;
+ * An auth token's claims are {"collectionId","exp","id","refreshable":true,"type":"auth"};
+ * the account flows' tokens (token_make_as()) are {"collectionId","email","exp","id",
+ * "type"} with type "verification" or "passwordReset", and {"collectionId","email","exp",
+ * "id","newEmail","type":"emailChange"}, as PocketBase makes them.  A token is signed with
+ * HMAC-SHA256 under the record's tokenKey followed by the collection's secret for its
+ * type, so changing a record's tokenKey (a new password) revokes its tokens of every type.
+ * A collection's secret is HMAC-SHA256(server secret, "collection:" + collection id) in hex
+ * for auth tokens, with ":verification", ":passwordReset" or ":emailChange" appended to
+ * the message for the others (PocketBase, too, keeps a secret per type);
  * the server secret is 32 random bytes kept in hex in the file SLUICE_RECORDS_SECRET_FILE,
  * or records-secret.key next to the SQLite database (data/records-secret.key for
  * PostgreSQL), created by the first worker that needs it.
@@ -16,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TOKEN_MAX		1024	/* a token's length, at most */
+#define TOKEN_MAX		2048	/* a token's length, at most (two emails fit) */
 #define TOKEN_SECRET_HEX	65	/* a collection secret in hex, with its NUL */
 #define PASS_HASH_MAX		128	/* a bcrypt hash: 60 characters */
 
@@ -37,11 +42,31 @@ void token_set_secret(const unsigned char *key, size_t len);
 int token_make(char *out, size_t outlen, const char *coll_id, const char *id,
     const char *token_key, size_t keylen, int64_t exp);
 
+/* The types of token: what its "type" claim says and which secret signs it. */
+enum token_type {
+	TOKEN_AUTH,
+	TOKEN_VERIFICATION,
+	TOKEN_PASSWORD_RESET,
+	TOKEN_EMAIL_CHANGE,
+	TOKEN__MAX
+};
+
+/*
+ * Makes a token of type t: token_make()'s, with email (the record's email when the token
+ * was made; not for TOKEN_AUTH) and new_email (TOKEN_EMAIL_CHANGE only) among its claims.
+ * Returns its length, or -1 when it does not fit.
+ */
+int token_make_as(char *out, size_t outlen, enum token_type t, const char *coll_id,
+    const char *id, const char *email, const char *new_email, const char *token_key,
+    size_t keylen, int64_t exp);
+
 /* What a token claims (before its signature is checked against the record's key). */
 struct token_claims {
 	char coll_id[64];
 	char id[64];
 	int64_t exp;
+	char email[256];		/* not TOKEN_AUTH: the record's email it was made for */
+	char new_email[256];		/* TOKEN_EMAIL_CHANGE: the address asked for */
 };
 
 /*
@@ -51,9 +76,17 @@ struct token_claims {
  */
 int token_parse(const char *tok, size_t len, struct token_claims *c);
 
+/* token_parse() of a token of type t: its "type" claim must name t, and its email claims
+ * be there when t has them.  0 or -1. */
+int token_parse_as(const char *tok, size_t len, enum token_type t, struct token_claims *c);
+
 /* 1 when tok's signature is right for token_key and its collection's secret, else 0. */
 int token_verify(const char *tok, size_t len, const char *coll_id, const char *token_key,
     size_t keylen);
+
+/* token_verify() of a token of type t (its type's secret). */
+int token_verify_as(const char *tok, size_t len, enum token_type t, const char *coll_id,
+    const char *token_key, size_t keylen);
 
 /* Random text of [a-z0-9] into out[0..len) (ids, token keys), not NUL-terminated.  0, or
  * -1 when the system has no randomness to give. */

@@ -15,6 +15,10 @@
  *            {"record","token"} with a new token; 401 otherwise
  *   POST     /api/batch                                   several writes, all or nothing
  *            (batch.c); 403 when SLUICE_RECORDS_BATCH=off
+ *   GET      /api/collections/C/auth-methods              the sign-in methods (account.c)
+ *   POST     /api/collections/C/request-verification, confirm-verification,
+ *            request-password-reset, confirm-password-reset, request-email-change,
+ *            confirm-email-change                         the account flows: 204 (account.c)
  *
  * Bodies: JSON or application/x-www-form-urlencoded.
  *
@@ -26,7 +30,9 @@
  * Tables touched: _collections (read at start-up and after SIGHUP) and every collection's
  * table it declares (sql/records/collections.sql).  Settings: SLUICE_BCRYPT_COST (4..31,
  * default 10; the endpoint key bcrypt_cost), SLUICE_RECORDS_SECRET_FILE (token.h),
- * SLUICE_RECORDS_BATCH (on|off) and SLUICE_RECORDS_BATCH_MAX (1..1000, default 50).
+ * SLUICE_RECORDS_BATCH (on|off), SLUICE_RECORDS_BATCH_MAX (1..1000, default 50),
+ * SLUICE_RECORDS_SENDMAIL, SLUICE_RECORDS_APP_URL and SLUICE_RECORDS_MAIL_FROM (the
+ * account flows' mail: apps/records/mail.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +42,7 @@
 #include "json.h"
 #include "log.h"
 #include "records.h"
+#include "records/mail.h"
 #include "records/token.h"
 #include "serve.h"
 #include "settings.h"
@@ -90,8 +97,8 @@ rec_thread_fini(void *state)
 }
 
 /* Splits the route below /api/collections/: 0 with x->c and x->id set and *what the
- * last part ("records", "auth-with-password" or "auth-refresh"), -1 unknown (404
- * answered). */
+ * last part ("records", "auth-with-password", "auth-refresh" or an account flow's, for an
+ * auth collection), -1 unknown (404 answered). */
 static int
 rec_route(struct rec_ctx *x, const char **what)
 {
@@ -110,8 +117,8 @@ rec_route(struct rec_ctx *x, const char **what)
 	if ((x->c = colls_find(&x->t->colls, name, n)) == NULL)
 		goto notfound;
 	p = slash + 1;
-	if ((strcmp(p, "auth-with-password") == 0 || strcmp(p, "auth-refresh") == 0) &&
-	    x->c->auth) {
+	if ((strcmp(p, "auth-with-password") == 0 || strcmp(p, "auth-refresh") == 0 ||
+	    rec_account_route(p)) && x->c->auth) {
 		*what = p;
 		return 0;
 	}
@@ -249,7 +256,11 @@ handle(struct req *rq, struct resp *rs)
 	    ((rq->method == REQ_POST && x.id == NULL) ||
 	    (rq->method == REQ_PATCH && x.id != NULL))) < 0)
 		return 0;
-	if (strncmp(what, "auth-", 5) == 0) {
+	if (rec_account_route(what)) {
+		if (rq->method == REQ_POST && rec_body(&x) < 0)
+			return 0;
+		rc = rec_account(&x, what);
+	} else if (strncmp(what, "auth-", 5) == 0) {
 		if (rq->method != REQ_POST)
 			return rec_error(rs, 405, "Method not allowed.", NULL);
 		if (rec_body(&x) == 0)
@@ -296,7 +307,12 @@ main(int argc, char **argv)
 	rec_batch_max = (int)max;
 	if (token_init(NULL) < 0)
 		return 1;
+	/* Before serve_main() applies the system call filter, which forbids fork and execve:
+	 * the helper that runs the mail command is forked now (apps/records/mail.h). */
+	if (mail_start(settings_get(SETTING_RECORDS_SENDMAIL)) < 0)
+		return 1;
 	rc = serve_main(argc, argv, &endpoint);
+	mail_stop();
 	rec_auth_cache_free();
 	return rc;
 }

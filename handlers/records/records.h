@@ -8,6 +8,7 @@
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
  *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
+ *   account.c  the account flows: auth-methods, verification, password reset, email change
  *   error.c   the error responses, in PocketBase's shape
  */
 #ifndef SLUICE_RECORDS_HANDLER_H
@@ -170,6 +171,25 @@ int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
 int rec_auth_password(struct rec_ctx *x);
 int rec_auth_refresh(struct rec_ctx *x);
+
+/* rec_exec() of x->t->q as a write of rec_commit() (arg unused): the rows changed (0 or
+ * 1), or -1 answered. */
+int rec_exec_write(struct rec_ctx *x, void *arg);
+
+/*
+ * Compares pw with hash (NULL: no record; a dummy of the same cost is compared instead)
+ * on the slow lane, within the request's time budget: 1 when they match, 0 when not, -1
+ * when the lane could not answer in time (a 503 answered).
+ */
+int rec_pass_check(struct rec_ctx *x, const char *pw, const char *hash);
+
+/* 1 when what (the route's last part below /api/collections/C/) is an account flow's
+ * route (account.c). */
+int rec_account_route(const char *what);
+
+/* Answers the account flow's route what of x->c, an auth collection, its body parsed for
+ * a POST (account.c).  Returns 0. */
+int rec_account(struct rec_ctx *x, const char *what);
 
 /* POST /api/batch (batch.c), x authorized: answers 200 with every request's answer in
  * order, or the batch's 400 with nothing stored.  Returns 0. */

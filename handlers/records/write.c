@@ -595,13 +595,9 @@ rec_pass_step(void *arg)
 	p->ok = pass_check(p->pw, p->len, p->real ? p->hash : NULL, p->cost);
 }
 
-/*
- * pass_check() of pw against hash (NULL: an unknown identity) on the slow lane
- * (common/lane.h), so that a burst of sign-ins does not take the CPU from the other
- * requests, within the request's time budget.  1 when they match, 0 when not, -1 when the
- * lane could not answer in time (answered 503).
- */
-static int
+/* rec_pass_check() (records.h) runs pass_check() on the slow lane (apps/records/lane.h),
+ * so that a burst of sign-ins does not take the CPU from the other requests. */
+int
 rec_pass_check(struct rec_ctx *x, const char *pw, const char *hash)
 {
 	struct rec_pass p;
@@ -823,8 +819,7 @@ rec_exec(struct rec_ctx *x)
 	return db_changes(st);
 }
 
-/* rec_exec() as a write of rec_commit(): the rows changed (0 or 1), or -1 answered. */
-static int
+int
 rec_exec_write(struct rec_ctx *x, void *arg)
 {
 	int64_t n = rec_exec(x);

@@ -10,8 +10,12 @@
  * hostile and malformed input every parser must refuse with a 4xx (filter length and leaf
  * limits, syntax, unknown fields, @request in a client's filter, sort and expand limits,
  * page, tokens), never a 5xx; and POST /api/batch: answers in order, all or nothing,
- * hostile batches, and its off-switch on a third stack (records_batch=off).
+ * hostile batches, and its off-switch on a third stack (records_batch=off); the account
+ * flows (auth-methods, verification, password reset, email change) against hostile tokens
+ * and bodies, their mail captured by a script given as records_sendmail's command, and
+ * the third stack's 204 without one.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +41,8 @@ static struct {
 	char litepath[128];
 	char secret[128];
 	char expired[TOKEN_MAX];
+	char mailer[128];		/* the capture script, records_sendmail's command */
+	char mail_lite[128], mail_pg[128];	/* each stack's captured mail */
 } rx;
 
 /* 64 hex digits, the server secret both stacks share (so one token works on both). */
@@ -79,6 +85,31 @@ rx_seed(const char *url)
 
 	return stack_sh("%s/../sql/records-seed -q -u 20 -p 200 -c 400 -S %s '%s'",
 	    tests ? tests : "build/rel/tests", rx_sqldir, url);
+}
+
+/*
+ * The mail capture: a script given as records_sendmail's command, with a directory as its
+ * argument, that writes the message on its standard input to a file of its own there
+ * (written, then renamed, so that a reader never sees half a message).  The directories
+ * are the workers' to write, whichever user they run as.
+ */
+static int
+rx_mailer(void)
+{
+	FILE *f;
+
+	snprintf(rx.mailer, sizeof(rx.mailer), "/tmp/sluice-records-%d-mail.sh", (int)getpid());
+	snprintf(rx.mail_lite, sizeof(rx.mail_lite), "/tmp/sluice-records-%d-mail-lite",
+	    (int)getpid());
+	snprintf(rx.mail_pg, sizeof(rx.mail_pg), "/tmp/sluice-records-%d-mail-pg", (int)getpid());
+	if ((f = fopen(rx.mailer, "w")) == NULL)
+		return -1;
+	fputs("#!/bin/sh\nf=\"$1/$(date +%s%N)-$$.eml\"\n"
+	    "cat >\"$f.tmp\" && mv \"$f.tmp\" \"$f\"\n", f);
+	if (fclose(f) != 0)
+		return -1;
+	return stack_sh("chmod 755 %s && mkdir -p %s %s && chmod 1777 %s %s", rx.mailer,
+	    rx.mail_lite, rx.mail_pg, rx.mail_lite, rx.mail_pg);
 }
 
 static int
@@ -127,10 +158,18 @@ rx_start(void)
 	stack_sh("chmod 666 %s", rx.litepath);
 	if (pgtmp_start(&rx.pg) < 0 || rx_seed(rx.pg.url) != 0)
 		return -1;
+	if (rx_mailer() < 0)
+		return -1;
 	snprintf(conf, sizeof(conf), "db records %s\nrecords /api/ workers=1 threads=2 "
-	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4\n", url, rx.secret);
+	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4 "
+	    "records_sendmail=%s,%s records_app_url=http://app.example.test\n", url, rx.secret,
+	    rx.mailer, rx.mail_lite);
 	if (stack_start(&rx.lite, conf, "tuned", 1, NULL) < 0)
 		return -1;
+	snprintf(conf, sizeof(conf), "db records %s\nrecords /api/ workers=1 threads=2 "
+	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4 "
+	    "records_sendmail=%s,%s records_app_url=http://app.example.test\n", url, rx.secret,
+	    rx.mailer, rx.mail_pg);
 	setenv("SLUICE_DB_RECORDS", rx.pg.url, 1);
 	i = stack_start(&rx.pgs, conf, "tuned", 1, NULL) < 0;
 	unsetenv("SLUICE_DB_RECORDS");
@@ -146,6 +185,8 @@ rx_stop(void)
 	stack_sh("rm -f %s %s-wal %s-shm %s", rx.litepath, rx.litepath, rx.litepath, rx.secret);
 	if (rx_sqldir[0] != '\0')
 		stack_sh("rm -rf %s", rx_sqldir);
+	if (rx.mailer[0] != '\0')
+		stack_sh("rm -rf %s %s %s", rx.mailer, rx.mail_lite, rx.mail_pg);
 }
 
 static int
@@ -1199,7 +1240,9 @@ test_records_batch_hostile(void)
 	}
 }
 
-/* records_batch=off on the endpoint's line: 403 in PocketBase's words. */
+/* records_batch=off on the endpoint's line: 403 in PocketBase's words.  The same stack has
+ * no records_sendmail: a password reset answers 204 all the same, and its log says that
+ * no mail was sent. */
 static void
 test_records_batch_off(void)
 {
@@ -1220,7 +1263,300 @@ test_records_batch_off(void)
 	CHECK(rx_json_is(j, "{\"data\":{},\"message\":\"Batch requests "
 	    "are not allowed.\",\"status\":403}"));
 	cJSON_Delete(j);
+	{
+		struct http_resp r;
+
+		http_resp_init(&r);
+		CHECK(rx_do(&off, "POST", "/api/collections/users/request-password-reset", NULL,
+		    "{\"email\":\"user0001@example.com\"}", &r) == 0 && r.status == 204);
+		http_resp_free(&r);
+		CHECK(stack_log_count(&off, "no mail sent (records_sendmail is unset)") >= 1);
+	}
 	stack_stop(&off);
+}
+
+/* The captured messages (*.eml) in dir. */
+static int
+rx_mail_count(const char *dir)
+{
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (strlen(e->d_name) > 4 && strcmp(e->d_name + strlen(e->d_name) - 4, ".eml") == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Waits up to 5 s for a message to `to` in dir, and takes it (the file is removed): its
+ * text (free it), or NULL when none came. */
+static char *
+rx_mail_take(const char *dir, const char *to)
+{
+	char want[300], path[512];
+	struct dirent *e;
+	int tries;
+
+	snprintf(want, sizeof(want), "\r\nTo: %s\r\n", to);
+	for (tries = 0; tries < 100; tries++) {
+		DIR *d = opendir(dir);
+
+		while (d != NULL && (e = readdir(d)) != NULL) {
+			char *text = NULL;
+			size_t len = 0;
+			FILE *f;
+
+			if (strlen(e->d_name) < 5 ||
+			    strcmp(e->d_name + strlen(e->d_name) - 4, ".eml") != 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if ((f = fopen(path, "r")) == NULL)
+				continue;
+			text = calloc(1, 65537);
+			if (text != NULL)
+				len = fread(text, 1, 65536, f);
+			fclose(f);
+			if (text != NULL && len > 0 && strstr(text, want) != NULL) {
+				unlink(path);
+				closedir(d);
+				return text;
+			}
+			free(text);
+		}
+		if (d != NULL)
+			closedir(d);
+		usleep(50000);
+	}
+	return NULL;
+}
+
+/* The token of a captured message ("Token: ..." line) into out; 0 or -1. */
+static int
+rx_mail_token(const char *text, char *out, size_t outlen)
+{
+	const char *p = text != NULL ? strstr(text, "\r\nToken: ") : NULL;
+	size_t n;
+
+	if (p == NULL)
+		return -1;
+	p += 9;
+	n = strcspn(p, "\r\n");
+	if (n == 0 || n >= outlen)
+		return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
+}
+
+/* Seeded user n's id and tokenKey (n 0: the superuser's), read from the SQLite file
+ * (PostgreSQL's are the same: both are seeded alike).  0 or -1. */
+static int
+rx_user_key(int n, char id[32], char key[64])
+{
+	char cmd[512], line[128];
+	FILE *p;
+	int ok = 0;
+
+	if (n == 0)
+		snprintf(cmd, sizeof(cmd), "sqlite3 %s \"select id || ' ' || tokenKey from "
+		    "_superusers\"", rx.litepath);
+	else
+		snprintf(cmd, sizeof(cmd), "sqlite3 %s \"select id || ' ' || tokenKey from users "
+		    "where email='user%04d@example.com'\"", rx.litepath, n);
+	if ((p = popen(cmd, "r")) == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), p) != NULL && sscanf(line, "%31s %63s", id, key) == 2)
+		ok = 1;
+	pclose(p);
+	return ok && strlen(key) == 50 ? 0 : -1;
+}
+
+#define RX_INVALID_TOKEN "{\"data\":{\"token\":{\"code\":\"validation_invalid_token\"," \
+	"\"message\":\"Invalid or expired token.\"}},\"message\":\"An error occurred while " \
+	"validating the submitted data.\",\"status\":400}"
+
+/* Sends a body with a token of the account flows to both stacks' route; both must answer
+ * want, and with wantbody not NULL that body (a JSON object) or a body holding it. */
+static void
+rx_confirm(const char *file, int line, const char *route, const char *tok, const char *rest,
+    long want, const char *wantbody)
+{
+	char path[128], body[TOKEN_MAX + 256], *got;
+
+	snprintf(path, sizeof(path), "/api/collections/users/%s", route);
+	snprintf(body, sizeof(body), "{\"token\":\"%s\"%s}", tok, rest);
+	got = rx_both(file, line, "POST", path, NULL, body, want);
+	if (wantbody != NULL && (wantbody[0] == '{' ? !rx_json_eq(got, wantbody) :
+	    got == NULL || strstr(got, wantbody) == NULL))
+		harness_fail(file, line, "POST %s: %.400s, want %s", path, got ? got : "", wantbody);
+	free(got);
+}
+#define RX_CONFIRM(route, tok, rest, want, wantbody) \
+	rx_confirm(__FILE__, __LINE__, route, tok, rest, want, wantbody)
+
+/*
+ * The account flows' routes against hostile and malformed input on both stacks, with
+ * tokens made here under the stacks' secret: auth-methods in PocketBase's shape; the
+ * request routes' 204 whether the account exists or not, and mail only for one that does
+ * (a verified record gets no verification mail, a record asking again within 2 minutes no
+ * second one); tokens that are malformed, expired, of
+ * another type, of another collection, signed with another key, or for another email
+ * answered with PocketBase's 400 and nothing changed.  The flows themselves, driven by the
+ * SDK from the captured mail, are in records.test.mjs.
+ */
+static void
+test_records_account_hostile(void)
+{
+	static const char *const bad[] = { "x", "a.b.c", "....", "eyJhbGciOiJub25lIn0.e30." };
+	char id[32], key[64], tok[TOKEN_MAX], auth[TOKEN_MAX], rest[128], *b, *m;
+	int64_t now = (int64_t)time(NULL);
+	int before[2], i;
+
+	b = RX_BOTH("GET", "/api/collections/users/auth-methods", NULL, NULL, 200);
+	CHECK(rx_json_eq(b, "{\"password\":{\"identityFields\":[\"email\"],\"enabled\":true},"
+	    "\"oauth2\":{\"providers\":[],\"enabled\":false},\"mfa\":{\"enabled\":false,"
+	    "\"duration\":0},\"otp\":{\"enabled\":false,\"duration\":0}}"));
+	free(b);
+	RX_CHECK("GET", "/api/collections/posts/auth-methods", NULL, NULL, 404, "\"status\":404");
+	RX_CHECK("POST", "/api/collections/users/auth-methods", NULL, "{}", 405, "\"status\":405");
+	RX_CHECK("GET", "/api/collections/users/confirm-verification", NULL, NULL, 405,
+	    "\"status\":405");
+	RX_CHECK("POST", "/api/collections/posts/request-password-reset", NULL,
+	    "{\"email\":\"user0001@example.com\"}", 404, "\"status\":404");
+	RX_CHECK("POST", "/api/collections/users/request-verification", NULL, "{}", 400,
+	    "\"email\":{\"code\":\"validation_required\"");
+	RX_CHECK("POST", "/api/collections/users/request-password-reset", NULL,
+	    "{\"email\":\"not an email\"}", 400, "\"email\":{\"code\":\"validation_is_email\"");
+	RX_CHECK("POST", "/api/collections/users/request-password-reset", NULL,
+	    "{\"email\":\"a@b.c\\r\\nBcc: x@y.z\"}", 400, "validation_is_email");
+	RX_CHECK("POST", "/api/collections/users/request-password-reset", NULL, "[1]", 400,
+	    "\"status\":400");
+
+	/* No enumeration: 204 for nobody's address, and for a verified record's verification,
+	 * with no mail sent; a record's password reset mails it. */
+	before[0] = rx_mail_count(rx.mail_lite);
+	before[1] = rx_mail_count(rx.mail_pg);
+	RX_CHECK("POST", "/api/collections/users/request-password-reset", NULL,
+	    "{\"email\":\"nobody@example.com\"}", 204, NULL);
+	RX_CHECK("POST", "/api/collections/users/request-verification", NULL,
+	    "{\"email\":\"nobody@example.com\"}", 204, NULL);
+	RX_CHECK("POST", "/api/collections/users/request-verification", NULL,
+	    "{\"email\":\"user0018@example.com\"}", 204, NULL);
+	RX_CHECK("POST", "/api/collections/users/request-password-reset", NULL,
+	    "{\"email\":\"user0018@example.com\"}", 204, NULL);
+	for (i = 0; i < 2; i++) {
+		struct token_claims cl;
+
+		m = rx_mail_take(i ? rx.mail_pg : rx.mail_lite, "user0018@example.com");
+		CHECK(m != NULL && strstr(m, "\r\nSubject: Reset your password\r\n") != NULL &&
+		    strstr(m, "\r\nhttp://app.example.test/_/#/auth/confirm-password-reset/eyJ") !=
+		    NULL);
+		CHECK(rx_mail_token(m, tok, sizeof(tok)) == 0 &&
+		    token_parse_as(tok, strlen(tok), TOKEN_PASSWORD_RESET, &cl) == 0 &&
+		    strcmp(cl.email, "user0018@example.com") == 0 && cl.exp > now + 1700 &&
+		    cl.exp <= now + 1800 + 5);
+		free(m);
+		CHECK_INT(rx_mail_count(i ? rx.mail_pg : rx.mail_lite), before[i]);
+	}
+	/* A second reset within 2 minutes: 204, and no second mail. */
+	RX_CHECK("POST", "/api/collections/users/request-password-reset", NULL,
+	    "{\"email\":\"user0018@example.com\"}", 204, NULL);
+	usleep(500000);
+	CHECK_INT(rx_mail_count(rx.mail_lite), before[0]);
+	CHECK_INT(rx_mail_count(rx.mail_pg), before[1]);
+
+	CHECK(rx_user_key(18, id, key) == 0);
+	RX_CONFIRM("confirm-verification", "", "", 400, "{\"data\":{\"token\":{\"code\":"
+	    "\"validation_required\",\"message\":\"Missing required value.\"}},\"message\":"
+	    "\"An error occurred while validating the submitted data.\",\"status\":400}");
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++)
+		RX_CONFIRM("confirm-verification", bad[i], "", 400, RX_INVALID_TOKEN);
+	/* Another type: an auth token, a password reset token. */
+	CHECK(token_make(tok, sizeof(tok), "_pb_users_auth_", id, key, strlen(key), now + 600) > 0);
+	RX_CONFIRM("confirm-verification", tok, "", 400, RX_INVALID_TOKEN);
+	RX_CONFIRM("confirm-email-change", tok, ",\"password\":\"password123\"", 400,
+	    RX_INVALID_TOKEN);
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_PASSWORD_RESET, "_pb_users_auth_", id,
+	    "user0018@example.com", NULL, key, strlen(key), now + 600) > 0);
+	RX_CONFIRM("confirm-verification", tok, "", 400, RX_INVALID_TOKEN);
+	/* Expired; signed with another key; of another collection. */
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_pb_users_auth_", id,
+	    "user0018@example.com", NULL, key, strlen(key), now - 10) > 0);
+	RX_CONFIRM("confirm-verification", tok, "", 400, RX_INVALID_TOKEN);
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_pb_users_auth_", id,
+	    "user0018@example.com", NULL, "other", 5, now + 600) > 0);
+	RX_CONFIRM("confirm-verification", tok, "", 400, RX_INVALID_TOKEN);
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_superusers", id,
+	    "user0018@example.com", NULL, key, strlen(key), now + 600) > 0);
+	RX_CONFIRM("confirm-verification", tok, "", 400, RX_INVALID_TOKEN);
+	/* A good token of another auth collection (the superuser's): PocketBase's mismatch. */
+	{
+		char sid[32], skey[64];
+
+		CHECK(rx_user_key(0, sid, skey) == 0);
+		CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "pbc_3142635823", sid,
+		    "admin@example.com", NULL, skey, strlen(skey), now + 600) > 0);
+		RX_CONFIRM("confirm-verification", tok, "", 400, "{\"data\":{\"token\":{\"code\":"
+		    "\"validation_token_collection_mismatch\",\"message\":\"The provided token is "
+		    "for different auth collection.\"}},\"message\":\"An error occurred while "
+		    "validating the submitted data.\",\"status\":400}");
+	}
+	/* Made for another email: PocketBase's mismatch. */
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_pb_users_auth_", id,
+	    "old@example.com", NULL, key, strlen(key), now + 600) > 0);
+	RX_CONFIRM("confirm-verification", tok, "", 400, "{\"data\":{\"token\":{\"code\":"
+	    "\"validation_token_email_mismatch\",\"message\":\"The record email doesn't match "
+	    "with the requested token claims.\"}},\"message\":\"An error occurred while "
+	    "validating the submitted data.\",\"status\":400}");
+	/* A good one of a verified record: 204, nothing to do. */
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_pb_users_auth_", id,
+	    "user0018@example.com", NULL, key, strlen(key), now + 600) > 0);
+	RX_CONFIRM("confirm-verification", tok, "", 204, NULL);
+
+	/* A password reset: an expired token and a short password, both errors; a good token
+	 * with passwords that differ. */
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_PASSWORD_RESET, "_pb_users_auth_", id,
+	    "user0018@example.com", NULL, key, strlen(key), now - 10) > 0);
+	RX_CONFIRM("confirm-password-reset", tok, ",\"password\":\"short\","
+	    "\"passwordConfirm\":\"short\"", 400, "{\"data\":{\"token\":{\"code\":"
+	    "\"validation_invalid_token\",\"message\":\"Invalid or expired token.\"},"
+	    "\"password\":{\"code\":\"validation_length_out_of_range\",\"message\":\"The length "
+	    "must be between 8 and 71.\"}},\"message\":\"An error occurred while validating the "
+	    "submitted data.\",\"status\":400}");
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_PASSWORD_RESET, "_pb_users_auth_", id,
+	    "user0018@example.com", NULL, key, strlen(key), now + 600) > 0);
+	RX_CONFIRM("confirm-password-reset", tok, ",\"password\":\"password456\","
+	    "\"passwordConfirm\":\"password789\"", 400, "\"passwordConfirm\"");
+
+	/* An email change: signed in only, to a free address other than its own; its
+	 * confirmation needs the record's password. */
+	RX_CHECK("POST", "/api/collections/users/request-email-change", NULL,
+	    "{\"newEmail\":\"new18@example.com\"}", 401, "\"status\":401");
+	CHECK(token_make(auth, sizeof(auth), "_pb_users_auth_", id, key, strlen(key),
+	    now + 600) > 0);
+	RX_CHECK("POST", "/api/collections/users/request-email-change", auth,
+	    "{\"newEmail\":\"user0001@example.com\"}", 400, "validation_invalid_new_email");
+	RX_CHECK("POST", "/api/collections/users/request-email-change", auth,
+	    "{\"newEmail\":\"user0018@example.com\"}", 400, "\"newEmail\"");
+	RX_CHECK("POST", "/api/collections/users/request-email-change", auth,
+	    "{\"newEmail\":\"nope\"}", 400, "validation_is_email");
+	CHECK(token_make_as(tok, sizeof(tok), TOKEN_EMAIL_CHANGE, "_pb_users_auth_", id,
+	    "user0018@example.com", "new18@example.com", key, strlen(key), now + 600) > 0);
+	snprintf(rest, sizeof(rest), ",\"password\":\"wrong-password\"");
+	RX_CONFIRM("confirm-email-change", tok, rest, 400, "{\"data\":{\"password\":{\"code\":"
+	    "\"validation_invalid_password\",\"message\":\"Missing or invalid auth record "
+	    "password.\"}},\"message\":\"An error occurred while validating the submitted "
+	    "data.\",\"status\":400}");
+	RX_CONFIRM("confirm-email-change", tok, "", 400, "\"password\":{\"code\":"
+	    "\"validation_required\"");
+	/* Nothing changed: the old password and email still sign in. */
+	RX_CHECK("POST", "/api/collections/users/auth-with-password", NULL,
+	    "{\"identity\":\"user0018@example.com\",\"password\":\"password123\"}", 200,
+	    "\"verified\":true");
 }
 
 /* Runs the SDK's tests (tests/js/records.test.mjs) against base. */
@@ -1229,7 +1565,8 @@ rx_js(const char *base, const char *name)
 {
 	char env[TOKEN_MAX + 512];
 
-	snprintf(env, sizeof(env), "RECORDS_URL='%s' RECORDS_EXPIRED='%s'", base, rx.expired);
+	snprintf(env, sizeof(env), "RECORDS_URL='%s' RECORDS_EXPIRED='%s' RECORDS_MAIL='%s'",
+	    base, rx.expired, base == rx.lite.base ? rx.mail_lite : rx.mail_pg);
 	return jsrun(env, "records.test.mjs", name);
 }
 
@@ -1282,6 +1619,7 @@ main(void)
 	RUN(test_records_hostile_filters);
 	RUN(test_records_hostile_params);
 	RUN(test_records_tokens);
+	RUN(test_records_account_hostile);
 	RUN(test_records_js_sqlite);
 	RUN(test_records_js_postgresql);
 	RUN(test_records_paths_across_two_sets);

@@ -10,13 +10,21 @@
 // with expand, create, update, delete, authWithPassword (right and wrong), authRefresh, requests with
 // the token, an expired token (401), rules that hide records (404) or refuse (403, 400),
 // the field+ / +field / field- and number+ / number- modifiers, rules with :isset,
-// :changed and @collection, expand on a write, a password change, createBatch().
+// :changed and @collection, expand on a write, a password change, createBatch(), and the
+// account flows: listAuthMethods, requestVerification / confirmVerification,
+// requestPasswordReset / confirmPasswordReset and requestEmailChange /
+// confirmEmailChange, each token read from the mail the stack's records_sendmail command
+// captured into RECORDS_MAIL (a directory of *.eml files).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import PocketBase from 'pocketbase';
+import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import PocketBase, { getTokenPayload } from 'pocketbase';
 
 const url = process.env.RECORDS_URL;
 if (!url) throw new Error('RECORDS_URL is not set');
+const mailDir = process.env.RECORDS_MAIL;
+if (!mailDir) throw new Error('RECORDS_MAIL is not set');
 
 function client() {
   const pb = new PocketBase(url);
@@ -342,4 +350,102 @@ test('createBatch: two creates in one batch, read back, then deleted in another'
   assert.equal(e.response.data.requests['1'].code, 'batch_request_failed');
   assert.equal(e.response.data.requests['1'].response.status, 400);
   assert.equal((await pb.collection('comments').getList(1, 1)).totalItems, before);
+});
+
+// The captured message to `to` (waited for: the mail command runs after the answer), taken
+// out of the directory, and the token it carries.
+async function mailTo(to) {
+  for (let i = 0; i < 100; i++) {
+    for (const f of readdirSync(mailDir).filter((n) => n.endsWith('.eml')).sort()) {
+      const p = join(mailDir, f);
+      const text = readFileSync(p, 'utf8');
+      if (text.includes(`\r\nTo: ${to}\r\n`)) {
+        unlinkSync(p);
+        const m = text.match(/^Token: (\S+)\r$/m);
+        assert.ok(m, text);
+        return { text, token: m[1] };
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`no mail to ${to}`);
+}
+
+test('listAuthMethods: password sign-in by email, no OAuth2, MFA or OTP', async () => {
+  const m = await client().collection('users').listAuthMethods();
+  assert.deepEqual(m.password, { identityFields: ['email'], enabled: true });
+  assert.deepEqual(m.oauth2, { providers: [], enabled: false });
+  assert.deepEqual(m.mfa, { enabled: false, duration: 0 });
+  assert.deepEqual(m.otp, { enabled: false, duration: 0 });
+  await rejects(client().collection('posts').listAuthMethods(), 404);
+});
+
+// One account of its own, made and deleted here, so the seeded users stay as they were.
+test('account flows: verification, password reset, email change', async () => {
+  const pb = client();
+  const users = () => pb.collection('users');
+  const email = `flows${Date.now()}@example.com`;
+  const made = await users().create({
+    email, password: 'password123', passwordConfirm: 'password123', name: 'Flows',
+  });
+  assert.equal(made.verified, false);
+
+  // Verification: the token the mail carries, PocketBase's claims, verified after.
+  assert.equal(await users().requestVerification(email), true);
+  const v = await mailTo(email);
+  assert.match(v.text, /\/_\/#\/auth\/confirm-verification\/eyJ/);
+  const claims = getTokenPayload(v.token);
+  assert.equal(claims.type, 'verification');
+  assert.equal(claims.email, email);
+  assert.equal(claims.id, made.id);
+  assert.ok(claims.exp - Date.now() / 1000 > 3 * 86400 - 60);
+  assert.equal(await users().confirmVerification(v.token), true);
+  const before = client();
+  const a1 = await before.collection('users').authWithPassword(email, 'password123');
+  assert.equal(a1.record.verified, true);
+  // A verified account gets no second verification mail, and nobody's address none either;
+  // both answer as any other request does.
+  assert.equal(await users().requestVerification(email), true);
+  assert.equal(await users().requestPasswordReset('nobody-at-all@example.com'), true);
+
+  // Password reset: the new password signs in, the old one and the old tokens do not,
+  // and the token is spent.
+  assert.equal(await users().requestPasswordReset(email), true);
+  const r = await mailTo(email);
+  assert.equal(getTokenPayload(r.token).type, 'passwordReset');
+  assert.equal(await users().confirmPasswordReset(r.token, 'newpassword456', 'newpassword456'),
+    true);
+  await rejects(client().collection('users').authWithPassword(email, 'password123'), 400);
+  await rejects(before.collection('users').authRefresh(), 401);
+  const again = await rejects(
+    users().confirmPasswordReset(r.token, 'other-password', 'other-password'), 400);
+  assert.equal(again.response.data.token.code, 'validation_invalid_token');
+  const me = client();
+  await me.collection('users').authWithPassword(email, 'newpassword456');
+
+  // Email change: asked for signed in, mailed to the new address, confirmed with the
+  // password; the old address no longer signs in.
+  const newEmail = `new-${email}`;
+  assert.equal(await me.collection('users').requestEmailChange(newEmail), true);
+  const c = await mailTo(newEmail);
+  const cc = getTokenPayload(c.token);
+  assert.equal(cc.type, 'emailChange');
+  assert.equal(cc.newEmail, newEmail);
+  const wrong = await rejects(me.collection('users').confirmEmailChange(c.token, 'password123'),
+    400);
+  assert.equal(wrong.response.data.password.code, 'validation_invalid_password');
+  assert.equal(await me.collection('users').confirmEmailChange(c.token, 'newpassword456'), true);
+  await rejects(client().collection('users').authWithPassword(email, 'newpassword456'), 400);
+  const after = client();
+  const a2 = await after.collection('users').authWithPassword(newEmail, 'newpassword456');
+  assert.equal(a2.record.email, newEmail);
+  assert.equal(a2.record.verified, true);
+
+  // Tokens of the wrong type or forged: PocketBase's 400 on the token.
+  for (const bad of [a2.token, v.token.slice(0, -2) + 'xx', 'not-a-token']) {
+    const e = await rejects(users().confirmVerification(bad), 400);
+    assert.equal(e.response.data.token.code, 'validation_invalid_token');
+    assert.equal(e.response.message, 'An error occurred while validating the submitted data.');
+  }
+  await after.collection('users').delete(a2.record.id);
 });

@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "clock.h"
 #include "records/coll.h"
+#include "records/mail.h"
 #include "records/lane.h"
 #include "records/filter.h"
 #include "records/query.h"
@@ -778,6 +779,85 @@ test_tokens(void)
 		CHECK((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9'));
 }
 
+/* The account flows' tokens: PocketBase's claims per type, and a token of one type never
+ * parses or checks as another. */
+static void
+test_tokens_typed(void)
+{
+	static const unsigned char key[32] = { 4, 5, 6 };
+	static const char want[] = "{\"collectionId\":\"_pb_users_auth_\",\"email\":\"a@b.c\","
+	    "\"exp\":1900000000,\"id\":\"abcdefghijklmno\",\"newEmail\":\"x\\\"y@b.c\","
+	    "\"type\":\"emailChange\"}";
+	struct token_claims cl;
+	char tok[TOKEN_MAX], claims[512];
+	const char *d1, *d2;
+	long n2;
+	int n;
+
+	token_set_secret(key, sizeof(key));
+	n = token_make_as(tok, sizeof(tok), TOKEN_EMAIL_CHANGE, "_pb_users_auth_",
+	    "abcdefghijklmno", "a@b.c", "x\"y@b.c", "tk", 2, 1900000000);
+	CHECK(n > 0);
+	d1 = strchr(tok, '.');
+	d2 = strchr(d1 + 1, '.');
+	n2 = str_b64url_dec(d1 + 1, (size_t)(d2 - d1 - 1), (unsigned char *)claims,
+	    sizeof(claims) - 1);
+	CHECK(n2 > 0);
+	claims[n2 > 0 ? n2 : 0] = '\0';
+	CHECK_STR(claims, want);
+	CHECK(token_parse_as(tok, (size_t)n, TOKEN_EMAIL_CHANGE, &cl) == 0);
+	CHECK_STR(cl.email, "a@b.c");
+	CHECK_STR(cl.new_email, "x\"y@b.c");
+	CHECK(token_verify_as(tok, (size_t)n, TOKEN_EMAIL_CHANGE, "_pb_users_auth_", "tk", 2) == 1);
+	CHECK(token_parse(tok, (size_t)n, &cl) < 0);
+	CHECK(token_parse_as(tok, (size_t)n, TOKEN_PASSWORD_RESET, &cl) < 0);
+	CHECK(token_verify_as(tok, (size_t)n, TOKEN_PASSWORD_RESET, "_pb_users_auth_", "tk",
+	    2) == 0);
+	CHECK(token_verify(tok, (size_t)n, "_pb_users_auth_", "tk", 2) == 0);
+	n = token_make_as(tok, sizeof(tok), TOKEN_VERIFICATION, "_pb_users_auth_",
+	    "abcdefghijklmno", "a@b.c", NULL, "tk", 2, 1900000000);
+	CHECK(n > 0 && token_parse_as(tok, (size_t)n, TOKEN_VERIFICATION, &cl) == 0);
+	CHECK(token_verify_as(tok, (size_t)n, TOKEN_VERIFICATION, "_pb_users_auth_", "tk", 2) == 1);
+	CHECK(token_verify_as(tok, (size_t)n, TOKEN_VERIFICATION, "_pb_users_auth_", "tk2",
+	    3) == 0);
+	CHECK(token_parse_as(tok, (size_t)n, TOKEN_AUTH, &cl) < 0);
+}
+
+/* The mail helper: malformed commands refused; a message handed to the command (tee,
+ * which writes its input to a file) arrives whole, from the helper forked here. */
+static void
+test_mail(void)
+{
+	static const char msg[] = "To: a@b.c\r\nSubject: s\r\n\r\nhello\r\n";
+	char path[64], cmd[128], got[256] = "";
+	size_t n = 0;
+	FILE *f;
+	int i;
+
+	CHECK(mail_on() == 0);
+	CHECK(mail_send(msg, sizeof(msg) - 1) == -1);
+	CHECK(mail_start(NULL) == 0 && mail_on() == 0);
+	CHECK(mail_start("relative/sendmail") == -1);
+	CHECK(mail_start("/nonexistent/sendmail,-t") == -1);
+	CHECK(mail_start("/usr/bin/tee,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16") == -1);
+	snprintf(path, sizeof(path), "/tmp/sluice-mail-%d.eml", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "/usr/bin/tee %s", path);
+	CHECK(mail_start(cmd) == 0 && mail_on() == 1);
+	CHECK(mail_send(msg, sizeof(msg) - 1) == 0);
+	for (i = 0; i < 250 && n < sizeof(msg) - 1; i++) {
+		usleep(20000);
+		if ((f = fopen(path, "r")) != NULL) {
+			n = fread(got, 1, sizeof(got) - 1, f);
+			got[n] = '\0';
+			fclose(f);
+		}
+	}
+	CHECK_STR(got, msg);
+	mail_stop();
+	CHECK(mail_on() == 0);
+	unlink(path);
+}
+
 static void
 test_bcrypt(void)
 {
@@ -808,6 +888,8 @@ main(void)
 	RUN(test_filter_hidden_email);
 	RUN(test_sort_expand_fields);
 	RUN(test_tokens);
+	RUN(test_tokens_typed);
+	RUN(test_mail);
 	RUN(test_bcrypt);
 	RUN(test_lane);
 	colls_free(&tc);
