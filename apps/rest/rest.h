@@ -84,6 +84,8 @@ struct rest_col {
 	int notnull;
 	int pk;			/* position in the primary key, 1-based; 0 when not in it */
 	char *dflt;		/* default expression from the catalog, or NULL */
+	char *comment;		/* PostgreSQL's COMMENT ON COLUMN, SQLite's sluice_comments
+				 * row, or NULL (openapi.c) */
 };
 
 struct rest_table {
@@ -98,6 +100,7 @@ struct rest_table {
 	 * rest_schema_col() (select=, filters, order) but not in '*' nor writable; PostgreSQL
 	 * reads alias."fn" as "fn"(alias). */
 	int ncomputed;
+	char *comment;		/* COMMENT ON TABLE or VIEW (sluice_comments), or NULL */
 };
 
 #define REST_FK_COLS	8
@@ -138,6 +141,9 @@ struct rest_func {
 				 * caller must be allowed to read */
 	int nreads;
 	int reads_unknown;	/* SQLite: the body's tables could not all be told */
+	char *rettype;		/* the type returned as the catalog names it ("integer",
+				 * "album", "void", "record"), "" when unknown */
+	char *comment;		/* COMMENT ON FUNCTION (sluice_comments), or NULL */
 };
 
 struct rest_schema {
@@ -492,6 +498,14 @@ struct rest_dialect {
 	 * its CREATE TABLE text, for the names of foreign keys and rowid tables.
 	 */
 	const char *schema_uniques, *schema_view_cols, *schema_ddl;
+	/*
+	 * schema_comments: kind ('r' a table or view, 'f' a function, '' whichever has
+	 * the name), name, column ('' for the relation itself), text; schema_comments_table:
+	 * a table that query needs (no comments without it), or NULL.  schema_privs (NULL:
+	 * none, rest_grants decides): kind ('r', 'f'), name, and whether the current role
+	 * may select (for a function: execute), insert, update, delete, as 0/1.
+	 */
+	const char *schema_comments, *schema_comments_table, *schema_privs;
 	char schema_args_sep;	/* ',': "a integer, b text"; else name sep type sep ... */
 	/* What a column or argument of this declared type holds. */
 	enum rest_kind (*kind_of)(const char *type);
