@@ -10,6 +10,7 @@
  *   write.c    POST, PATCH and DELETE
  *   commit.c   write.c's writes, committed by db_write() (common/dbwrite.h)
  *   rpc.c      functions, by GET or POST
+ *   openapi.c  the root's OpenAPI 3.1 document: what the request's role may use
  *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
  *              the request's transaction; SQLite: grants.c)
  *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
@@ -721,7 +722,8 @@ int rest_auth_identify(struct req *rq, const struct rest_auth *a, struct rest_id
 int rest_auth_error(struct resp *rs, const struct rest_err *e);
 /*
  * Before the verb, for an active identity: on SQLite checks rest_grants for the table or
- * (rpc) function name; on PostgreSQL opens the request's transaction and sets the role
+ * (rpc) function name (NULL: only that rest_grants names the role, for openapi.c, which
+ * asks rest_auth_may() table by table); on PostgreSQL opens the request's transaction and sets the role
  * and request.jwt.claims, request.method, request.path, request.headers in it (t->in_txn).  Returns 0, or
  * -1 after answering the refusal or the database's error.
  */
@@ -865,5 +867,9 @@ enum rest_commit rest_commit_write(struct req *rq, struct resp *rs, struct rest_
     int64_t *existing, int64_t *rows);
 /* rpc.c */
 int rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name);
+/* openapi.c: the OpenAPI 3.1 document of t's schema for the request's role (GET or HEAD
+ * of the endpoint's root), after rest_auth_enter() with no name when access control is
+ * on.  406 PGRST107 for an Accept it does not match. */
+int rest_openapi(struct req *rq, struct resp *rs, struct rest_thread *t);
 
 #endif /* SLUICE_REST_H */
