@@ -9,7 +9,8 @@
  * ON and SQLite's sluice_comments rows.  The document must parse, say 3.1.0, list only
  * what the role may use, give each table's columns their types and required, and carry
  * the comments; tests/js/openapi.test.mjs then validates it with a standard OpenAPI
- * validator from npm.  Each test is named after what it checks.
+ * validator from npm, and tests/js/openapi_browser.test.mjs renders it with Swagger UI
+ * (swagger-ui-dist, served on loopback) in headless chromium, with no console error.  Each test is named after what it checks.
  */
 #include <sys/stat.h>
 
@@ -387,6 +388,26 @@ test_rest_openapi_js_validator(void)
 	}
 }
 
+/* Swagger UI (swagger-ui-dist) renders web_user's document in chromium with no console
+ * error (tests/js/openapi_browser.test.mjs). */
+static void
+test_rest_openapi_swagger_ui(void)
+{
+	char env[12288], tok[4096];
+	int k;
+
+	if (jsrun_browser_ready() < 0 || jsrun_install("swagger-ui-dist") < 0) {
+		CHECK(!"chromium, puppeteer-core and swagger-ui-dist are installed");
+		return;
+	}
+	snprintf(tok, sizeof(tok), "%s", hs("{\"role\":\"web_user\"}"));
+	for (k = 0; k < 2; k++) {
+		snprintf(env, sizeof(env), "REST_URL='%s/rest/v1' REST_TOKEN='%s' "
+		    "REST_BACKEND=%s", stack_of(k)->base, tok, backends[k]);
+		CHECK(jsrun_browser(env, "openapi_browser.test.mjs") == 0);
+	}
+}
+
 static int
 setup(void)
 {
@@ -425,6 +446,7 @@ main(void)
 	RUN(test_rest_openapi_read_parameters);
 	RUN(test_rest_openapi_negotiation_head_and_determinism);
 	RUN(test_rest_openapi_js_validator);
+	RUN(test_rest_openapi_swagger_ui);
 out:
 	fx_stop();
 	stack_sh("rm -rf %s", dir);
