@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "rest.h"
@@ -126,15 +127,30 @@ oa_ref(const char *kind, const char *name, const char *part)
 	return o;
 }
 
-/* The format of a number, or NULL to name the database's type instead. */
+/* 1 when type holds word, letters in any case (SQLite's declared types). */
+static int
+oa_type_has(const char *type, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (; *type != '\0'; type++)
+		if (strncasecmp(type, word, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The format of a number: float or double, or NULL to name the database's type instead
+ * (numeric, decimal: exact, of any precision). */
 static const char *
 oa_num_format(const char *type, int lite)
 {
-	if (!strcmp(type, "real") || !strcmp(type, "float4"))
-		return lite ? "double" : "float";	/* SQLite's REAL is 8 bytes */
-	if (!strcmp(type, "double precision") || !strcmp(type, "float8") || lite)
-		return lite && (strstr(type, "NUMERIC") || strstr(type, "numeric") ||
-		    strstr(type, "DECIMAL") || strstr(type, "decimal")) ? NULL : "double";
+	if (lite)	/* SQLite's REAL is 8 bytes, whatever the column declares */
+		return oa_type_has(type, "NUMERIC") || oa_type_has(type, "DECIMAL") ? NULL :
+		    "double";
+	if (!strcmp(type, "real"))
+		return "float";
+	if (!strcmp(type, "double precision"))
+		return "double";
 	return NULL;
 }
 

@@ -1285,7 +1285,7 @@ schema_load_comments(struct rest_schema *sc, struct db *db, const struct rest_di
 		int ti, ci;
 
 		if (*kind != 'f' && (ti = schema_table_any(sc, name)) >= 0 &&
-		    !sc->tables[ti].hidden) {
+		    sc->tables != NULL && !sc->tables[ti].hidden) {
 			if (*col == '\0')
 				to = &sc->tables[ti].comment;
 			else if ((ci = rest_schema_col(&sc->tables[ti], col)) >= 0)
