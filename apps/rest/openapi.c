@@ -45,7 +45,9 @@ static const char *const oa_reserved[] = {
 	"select", "order", "limit", "offset", "on_conflict", "columns", NULL
 };
 
-/* 1 when a column of this name cannot be a filter (oa_reserved). */
+/* 1 when a column of this name cannot be a filter parameter: a parameter of the
+ * dialect's own name (oa_reserved), or one too long for a component's key to stay
+ * unique. */
 static int
 oa_reserved_col(const char *name)
 {
@@ -54,7 +56,7 @@ oa_reserved_col(const char *name)
 	for (i = 0; oa_reserved[i] != NULL; i++)
 		if (!strcmp(name, oa_reserved[i]))
 			return 1;
-	return 0;
+	return strlen(name) >= OA_NAME_MAX;
 }
 
 /* A name sorted with its index in the schema's tables or functions. */
