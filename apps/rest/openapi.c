@@ -652,8 +652,9 @@ oa_head(cJSON *doc, const struct rest_thread *t, cJSON **paths, cJSON **schemas,
 	}
 }
 
-/* Sorted (name, index) of the n names get(i) that oa_name_ok() takes; malloc'd, count in
- * *out_n; NULL when memory ran out. */
+/* The tables (funcs 0) or functions (1) of sc that the document can list, as (name,
+ * index) sorted by name: malloc'd (caller frees), their count in *out_n; NULL when memory
+ * ran out. */
 static struct oa_ent *
 oa_sorted(const struct rest_schema *sc, int funcs, int *out_n)
 {
@@ -674,7 +675,8 @@ oa_sorted(const struct rest_schema *sc, int funcs, int *out_n)
 	return e;
 }
 
-/* The document for t's request, or NULL (memory, or the database: tp's -1 on rq->db). */
+/* The document for t's request (caller deletes with cJSON_Delete()), or NULL when memory
+ * ran out or, with *dberr set, the database failed (its error is on rq->db). */
 static cJSON *
 oa_document(struct req *rq, const struct rest_thread *t, int *dberr)
 {
