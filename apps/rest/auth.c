@@ -689,7 +689,9 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 	int r;
 
 	if (db_backend(rq->db) == DB_SQLITE) {
-		if ((r = rest_auth_may(a, id->role, name, need)) < 0)
+		/* No name (the OpenAPI document): the role only has to be known. */
+		if ((r = rest_auth_may(a, id->role, name != NULL ? name : "",
+		    name != NULL ? need : 0)) < 0)
 			return rest_auth_no_role(rs, id->role), -1;
 		if (r == 0)
 			return rest_auth_denied(rs, id, rpc ? "function" : "table", name, 0), -1;

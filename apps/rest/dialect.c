@@ -116,6 +116,42 @@ static const char schema_pg_funcs[] =
     "and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype) "
     "order by p.proname, p.oid";
 
+/* Comments (COMMENT ON TABLE, VIEW, COLUMN, FUNCTION) of the schema's relations, their
+ * columns and its functions, for the OpenAPI document (openapi.c). */
+static const char schema_pg_comments[] =
+    "select 'r', c.relname, coalesce(a.attname, ''), d.description "
+    "from pg_description d join pg_class c on c.oid = d.objoid "
+    "join pg_namespace n on n.oid = c.relnamespace "
+    "left join pg_attribute a on a.attrelid = c.oid and a.attnum = d.objsubid "
+    "and d.objsubid > 0 and not a.attisdropped "
+    "where d.classoid = 'pg_class'::regclass and n.nspname = $1 "
+    "and (d.objsubid = 0 or a.attname is not null) "
+    "union all select 'f', p.proname, '', d.description "
+    "from pg_description d join pg_proc p on p.oid = d.objoid "
+    "join pg_namespace n on n.oid = p.pronamespace "
+    "where d.classoid = 'pg_proc'::regclass and n.nspname = $1 "
+    "order by 1, 2, 3";
+
+/*
+ * What the request's role (the transaction's, rest_auth_enter()) may do with each
+ * relation and function of the schema, for the OpenAPI document: as PostgREST, a table's
+ * privilege or one on any of its columns counts; nothing without USAGE on the schema.
+ */
+static const char schema_pg_privs[] =
+    "select 'r', c.relname, "
+    "(has_table_privilege(c.oid, 'select') or has_any_column_privilege(c.oid, 'select'))"
+    "::int, (has_table_privilege(c.oid, 'insert') or "
+    "has_any_column_privilege(c.oid, 'insert'))::int, "
+    "(has_table_privilege(c.oid, 'update') or has_any_column_privilege(c.oid, 'update'))"
+    "::int, has_table_privilege(c.oid, 'delete')::int "
+    "from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+    "where n.nspname = $1 and c.relkind in ('r', 'v', 'm', 'p', 'f') "
+    "and has_schema_privilege(n.oid, 'usage') "
+    "union all select 'f', p.proname, bool_or(has_function_privilege(p.oid, 'execute'))"
+    "::int, 0, 0, 0 from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
+    "where n.nspname = $1 and p.prokind = 'f' and has_schema_privilege(n.oid, 'usage') "
+    "group by p.proname";
+
 static const char schema_lite_cols[] =
     "select m.name, m.type, p.name, p.type, p.\"notnull\", coalesce(p.dflt_value, ''), p.pk "
     "from sqlite_master m join pragma_table_info(m.name) p "
@@ -139,6 +175,13 @@ static const char schema_lite_uniques[] =
 static const char schema_lite_ddl[] =
     "select name, sql from sqlite_master where type = 'table' and sql is not null "
     "order by name";
+
+/* SQLite has no COMMENT: the optional table sluice_comments(name, column_name,
+ * description) holds them (docs/postgrest.md); a name is a table's, a view's or a
+ * function's, a column_name NULL or '' the relation's own. */
+static const char schema_lite_comments[] =
+    "select '', name, coalesce(column_name, ''), description from sluice_comments "
+    "where name is not null and description is not null order by 2, 3";
 
 /* returns: "setof album", "album", "table(a text, b integer)" (rows of those columns, as
  * PostgreSQL's RETURNS TABLE), "void" (204, no body) or a scalar type name; a body is
@@ -1107,6 +1150,9 @@ static const struct rest_dialect rest_dialect_pg = {
 	.schema_uniques = schema_pg_uniques,
 	.schema_view_cols = schema_pg_view_cols,
 	.schema_ddl = NULL,
+	.schema_comments = schema_pg_comments,
+	.schema_comments_table = NULL,
+	.schema_privs = schema_pg_privs,
 	.schema_args_sep = 31,
 	.kind_of = pg_kind_of,
 };
@@ -1170,6 +1216,9 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.schema_uniques = schema_lite_uniques,
 	.schema_view_cols = NULL,
 	.schema_ddl = schema_lite_ddl,
+	.schema_comments = schema_lite_comments,
+	.schema_comments_table = "sluice_comments",
+	.schema_privs = NULL,
 	.schema_args_sep = ',',
 	.kind_of = lite_kind_of,
 };

@@ -10,6 +10,7 @@
  *   write.c    POST, PATCH and DELETE
  *   commit.c   write.c's writes, committed by db_write() (common/dbwrite.h)
  *   rpc.c      functions, by GET or POST
+ *   openapi.c  the root's OpenAPI 3.1 document: what the request's role may use
  *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
  *              the request's transaction; SQLite: grants.c)
  *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
@@ -84,6 +85,8 @@ struct rest_col {
 	int notnull;
 	int pk;			/* position in the primary key, 1-based; 0 when not in it */
 	char *dflt;		/* default expression from the catalog, or NULL */
+	char *comment;		/* PostgreSQL's COMMENT ON COLUMN, SQLite's sluice_comments
+				 * row, or NULL (openapi.c) */
 };
 
 struct rest_table {
@@ -98,6 +101,7 @@ struct rest_table {
 	 * rest_schema_col() (select=, filters, order) but not in '*' nor writable; PostgreSQL
 	 * reads alias."fn" as "fn"(alias). */
 	int ncomputed;
+	char *comment;		/* COMMENT ON TABLE or VIEW (sluice_comments), or NULL */
 };
 
 #define REST_FK_COLS	8
@@ -138,6 +142,9 @@ struct rest_func {
 				 * caller must be allowed to read */
 	int nreads;
 	int reads_unknown;	/* SQLite: the body's tables could not all be told */
+	char *rettype;		/* the type returned as the catalog names it ("integer",
+				 * "album", "void", "record"), "" when unknown */
+	char *comment;		/* COMMENT ON FUNCTION (sluice_comments), or NULL */
 };
 
 struct rest_schema {
@@ -492,6 +499,14 @@ struct rest_dialect {
 	 * its CREATE TABLE text, for the names of foreign keys and rowid tables.
 	 */
 	const char *schema_uniques, *schema_view_cols, *schema_ddl;
+	/*
+	 * schema_comments: kind ('r' a table or view, 'f' a function, '' whichever has
+	 * the name), name, column ('' for the relation itself), text; schema_comments_table:
+	 * a table that query needs (no comments without it), or NULL.  schema_privs (NULL:
+	 * none, rest_grants decides): kind ('r', 'f'), name, and whether the current role
+	 * may select (for a function: execute), insert, update, delete, as 0/1.
+	 */
+	const char *schema_comments, *schema_comments_table, *schema_privs;
 	char schema_args_sep;	/* ',': "a integer, b text"; else name sep type sep ... */
 	/* What a column or argument of this declared type holds. */
 	enum rest_kind (*kind_of)(const char *type);
@@ -707,7 +722,8 @@ int rest_auth_identify(struct req *rq, const struct rest_auth *a, struct rest_id
 int rest_auth_error(struct resp *rs, const struct rest_err *e);
 /*
  * Before the verb, for an active identity: on SQLite checks rest_grants for the table or
- * (rpc) function name; on PostgreSQL opens the request's transaction and sets the role
+ * (rpc) function name (NULL: only that rest_grants names the role, for openapi.c, which
+ * asks rest_auth_may() table by table); on PostgreSQL opens the request's transaction and sets the role
  * and request.jwt.claims, request.method, request.path, request.headers in it (t->in_txn).  Returns 0, or
  * -1 after answering the refusal or the database's error.
  */
@@ -851,5 +867,9 @@ enum rest_commit rest_commit_write(struct req *rq, struct resp *rs, struct rest_
     int64_t *existing, int64_t *rows);
 /* rpc.c */
 int rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name);
+/* openapi.c: the OpenAPI 3.1 document of t's schema for the request's role (GET or HEAD
+ * of the endpoint's root), after rest_auth_enter() with no name when access control is
+ * on.  406 PGRST107 for an Accept it does not match. */
+int rest_openapi(struct req *rq, struct resp *rs, struct rest_thread *t);
 
 #endif /* SLUICE_REST_H */

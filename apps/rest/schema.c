@@ -9,8 +9,10 @@
  * returning one value is also that table's computed field.  SQLite: sqlite_master with
  * pragma_table_info, pragma_foreign_key_list and pragma_index_list, and the functions
  * declared in the project's own table sluice_functions(name, args, returns, volatility,
- * body), whose body is one SELECT with :name parameters.  A name from a request is only
- * ever used after it matched an entry of this schema.
+ * body), whose body is one SELECT with :name parameters.  The comments of tables,
+ * views, columns and functions (pg_description; SQLite's optional sluice_comments(name,
+ * column_name, description)) are kept for the OpenAPI document (openapi.c).  A name from
+ * a request is only ever used after it matched an entry of this schema.
  *
  * Foreign keys carry what embedding needs, worked out here once so that no request pays
  * for it: whether the key's columns are unique (a one-to-one relationship), its
@@ -69,9 +71,11 @@ rest_schema_free(struct rest_schema *sc)
 			free(sc->tables[i].cols[j].name);
 			free(sc->tables[i].cols[j].type);
 			free(sc->tables[i].cols[j].dflt);
+			free(sc->tables[i].cols[j].comment);
 		}
 		free(sc->tables[i].cols);
 		free(sc->tables[i].name);
+		free(sc->tables[i].comment);
 	}
 	free(sc->tables);
 	for (i = 0; i < sc->nfks; i++)
@@ -90,6 +94,8 @@ rest_schema_free(struct rest_schema *sc)
 		free(sc->funcs[i].argtypes);
 		free(sc->funcs[i].name);
 		free(sc->funcs[i].body);
+		free(sc->funcs[i].rettype);
+		free(sc->funcs[i].comment);
 		for (j = 0; j < sc->funcs[i].nreads; j++)
 			free(sc->funcs[i].reads[j]);
 		free(sc->funcs[i].reads);
@@ -655,6 +661,11 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 		return -1;
 	f->retvoid = (int)db_column_int(st, 6);
 	f->may_write = (int)db_column_int(st, 9);
+	/* PostgreSQL names the type returned in its own column, SQLite's scalar one is
+	 * its returns as written. */
+	if ((f->rettype = schema_strdup(*schema_text(st, 8) != '\0' ? schema_text(st, 8) :
+	    rettable)) == NULL)
+		return -1;
 	if (*record != '\0') {
 		if ((f->rettable = schema_add_record(sc, d, name, record)) < 0)
 			return -1;
@@ -678,6 +689,7 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 		free(f->argnames);
 		free(f->argtypes);
 		free(f->name);
+		free(f->rettype);
 	}
 	return 0;
 }
@@ -1249,6 +1261,50 @@ out:
 	return status;
 }
 
+/*
+ * The comments of tables, views, their columns and functions (COMMENT ON, or SQLite's
+ * optional sluice_comments table), kept for the OpenAPI document only.  A comment naming
+ * nothing the schema holds is left out.  0, or -1 when the database or memory failed.
+ */
+static int
+schema_load_comments(struct rest_schema *sc, struct db *db, const struct rest_dialect *d,
+    const char *nsp)
+{
+	struct db_stmt *st;
+	int rc;
+
+	if (d->schema_comments == NULL || (d->schema_comments_table != NULL &&
+	    schema_table_any(sc, d->schema_comments_table) < 0))
+		return 0;
+	if ((st = schema_prepare(db, d, d->schema_comments, nsp)) == NULL)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *kind = schema_text(st, 0), *name = schema_text(st, 1);
+		const char *col = schema_text(st, 2), *text = schema_text(st, 3);
+		char **to = NULL;
+		int ti, ci;
+
+		if (*kind != 'f' && (ti = schema_table_any(sc, name)) >= 0 &&
+		    sc->tables != NULL && !sc->tables[ti].hidden) {
+			if (*col == '\0')
+				to = &sc->tables[ti].comment;
+			else if ((ci = rest_schema_col(&sc->tables[ti], col)) >= 0)
+				to = &sc->tables[ti].cols[ci].comment;
+		} else if (*kind != 'r' && *col == '\0') {
+			for (ti = 0; ti < sc->nfuncs; ti++)
+				if (strcmp(sc->funcs[ti].name, name) == 0)
+					to = &sc->funcs[ti].comment;
+		}
+		if (to == NULL || *to != NULL || *text == '\0')
+			continue;
+		if ((*to = schema_strdup(text)) == NULL) {
+			db_reset(st);
+			return -1;
+		}
+	}
+	return rc == DB_DONE ? 0 : -1;
+}
+
 struct rest_schema *
 rest_schema_load(struct db *db, const struct rest_dialect *d, const char *nsp)
 {
@@ -1259,7 +1315,7 @@ rest_schema_load(struct db *db, const struct rest_dialect *d, const char *nsp)
 	if (schema_load_cols(sc, db, d, nsp) < 0 || schema_load_fks(sc, db, d, nsp) < 0 ||
 	    schema_load_ddl(sc, db, d) < 0 || schema_load_uniques(sc, db, d, nsp) < 0 ||
 	    schema_load_view_fks(sc, db, d, nsp) < 0 || schema_load_funcs(sc, db, d, nsp) < 0 ||
-	    rest_schema_lite_reads(sc, db) < 0) {
+	    schema_load_comments(sc, db, d, nsp) < 0 || rest_schema_lite_reads(sc, db) < 0) {
 		rest_schema_free(sc);
 		return NULL;
 	}

@@ -2,6 +2,9 @@
  * rest: a PostgREST-compatible API over every table, view and function of a database.
  *
  * Route (from conf/endpoints.conf, e.g. "rest /rest/v1/ db=chinook"):
+ *   GET|HEAD    PREFIX             the OpenAPI 3.1 document of what the role may use
+ *                                  (Accept: application/openapi+json, application/json,
+ *                                  any; else 406 PGRST107); another method 405
  *   GET|HEAD    PREFIX<table>      select=, filters, or=/and=, order=, limit=, offset=,
  *                                  embeds rel(...) with rel.col=, rel.order=, rel.limit=
  *   POST        PREFIX<table>      one JSON object or an array: 201; columns=, on_conflict=;

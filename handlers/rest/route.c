@@ -1,6 +1,7 @@
 /*
  * route.c: the rest endpoint's router and its per-thread state.
  *
+ * The endpoint's root answers the OpenAPI document (openapi.c) to GET and HEAD.
  * The resource is "<table>" or "rpc/<fn>" right under the endpoint's route; the method
  * picks the engine's verb (apps/rest/): GET and HEAD read (read.c), POST inserts and PATCH
  * and DELETE change rows (write.c), a function is called by GET or POST (rpc.c).  A path with no resource
@@ -251,6 +252,51 @@ rest_route(const char *path, const char **name, int *rpc)
 	return 0;
 }
 
+/* 1 when path is the endpoint's root ("/rest/v1/" or "/rest/v1"; "/" without a route),
+ * where the OpenAPI document is. */
+static int
+rest_route_root(const char *path)
+{
+	const char *route = settings_get(SETTING_ROUTE);
+	size_t n;
+
+	if (route == NULL || *route == '\0')
+		return strcmp(path, "/") == 0;
+	n = strlen(route);
+	while (n > 0 && route[n - 1] == '/')
+		n--;
+	return strncmp(path, route, n) == 0 && (path[n] == '\0' || strcmp(path + n, "/") == 0);
+}
+
+/*
+ * The root: the OpenAPI document (openapi.c) for GET and HEAD, read as the request's
+ * role: in its read-only transaction on PostgreSQL, which ends here.  Other methods are
+ * 405.  Returns what the verb returned.
+ */
+static int
+rest_root(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_identity *id)
+{
+	int rc;
+
+	if (rq->method != REQ_GET && rq->method != REQ_HEAD) {
+		resp_header(rs, "Allow", "GET, HEAD");
+		return resp_error(rs, 405, "method_not_allowed", "method not allowed", NULL, NULL);
+	}
+	db_route(rq->db, DB_ROUTE_READ);
+	if (id->active && rest_auth_enter(rq, rs, t, id, NULL, 0) < 0)
+		return 0;
+	rc = rest_openapi(rq, rs, t);
+	if (t->in_txn) {
+		t->in_txn = 0;
+		if (rs->status == 0 || rs->status >= 400)
+			(void)db_rollback(rq->db);
+		else if (db_commit(rq->db) < 0)
+			return rest_db_error(rs, t, rq->db);
+	}
+	return rc;
+}
+
 /* 1 when origin is one of the comma-separated origins of list, byte for byte. */
 static int
 rest_cors_listed(const char *list, const char *origin)
@@ -365,6 +411,8 @@ rest_handle(struct req *rq, struct resp *rs)
 
 	if (strlen(rq->query) > REST_QUERY_MAX)
 		return resp_error(rs, 414, "PGRST100", "the query string is too long", NULL, NULL);
+	if (rest_route_root(rq->path))
+		return rest_root(rq, rs, t, &id);
 	if (rest_route(rq->path, &name, &rpc) < 0 || !str_utf8_valid(name, strlen(name)))
 		return resp_error(rs, 404, "PGRST125", "Invalid path specified in request URL",
 		    NULL, NULL);

@@ -4,7 +4,8 @@
  * operator, and/or trees, order, limit/offset, embeds in both directions, nested, many-to-
  * many, !inner, embed filters, counts (exact, and planned where PostgreSQL has an
  * estimate), Range, Content-Range, the object, CSV and plan types, computed fields, and
- * the errors of each (see rest_fixture.h for the schema).
+ * the errors of each (see rest_fixture.h for the schema); the root's OpenAPI document
+ * with access control off.
  */
 #include "rest_fixture.h"
 
@@ -405,6 +406,40 @@ test_rest_object_csv(void)
 	CHECK_STR(r.body.data, "id,unit_price\n1,0.99\n2,0.99");
 }
 
+/*
+ * The root's OpenAPI document with access control off: everything the schema holds, as
+ * the API serves it (test_rest_openapi checks it per role).  A volatile function is only
+ * offered by POST (a GET runs read-only); the hidden record table of a function returning
+ * TABLE(...) is no path.
+ */
+static void
+test_rest_openapi_all(void)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		cJSON *doc, *paths;
+
+		CHECK(fx_do(k == 0 ? &fx.lite : &fx.pgs, "GET", "", NULL, NULL, &r) == 0);
+		CHECK_INT(r.status, 200);
+		doc = cJSON_Parse(r.body.data ? r.body.data : "");
+		paths = cJSON_GetObjectItemCaseSensitive(doc, "paths");
+		CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(paths, "/track")) == 4);
+		CHECK(cJSON_GetObjectItemCaseSensitive(paths, "/rpc/add_them") != NULL);
+		CHECK(cJSON_GetObjectItemCaseSensitive(paths, "/artists_upto") == NULL);
+		CHECK(cJSON_GetObjectItemCaseSensitive(doc, "security") == NULL);
+		if (k == 1) {
+			cJSON *f = cJSON_GetObjectItemCaseSensitive(paths, "/rpc/rename_artist");
+
+			CHECK(f != NULL && cJSON_GetObjectItemCaseSensitive(f, "get") == NULL &&
+			    cJSON_GetObjectItemCaseSensitive(f, "post") != NULL);
+			/* A computed field takes an unnamed row: no path of its own. */
+			CHECK(cJSON_GetObjectItemCaseSensitive(paths, "/rpc/title_len") == NULL);
+		}
+		cJSON_Delete(doc);
+	}
+}
+
 int
 main(void)
 {
@@ -424,6 +459,7 @@ main(void)
 	RUN(test_rest_count_planned);
 	RUN(test_rest_plan);
 	RUN(test_rest_computed_field);
+	RUN(test_rest_openapi_all);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();
