@@ -100,6 +100,19 @@ serve_fcgi_head(unsigned char *h, int type, int id, size_t clen)
 	h[7] = 0;
 }
 
+/* Writes the n pieces gathered in iov when fewer than room slots are left, and starts
+ * over (*n = 0).  0, or -1 (the connection failed). */
+static int
+serve_fcgi_room(int fd, struct iovec *iov, int *n, int room)
+{
+	if (*n + room <= SERVE_IOV)
+		return 0;
+	if (serve_writev_all(fd, iov, *n) < 0)
+		return -1;
+	*n = 0;
+	return 0;
+}
+
 static int
 serve_fcgi_send(FCGX_Request *r, const struct resp_parts *p)
 {
@@ -113,11 +126,8 @@ serve_fcgi_send(FCGX_Request *r, const struct resp_parts *p)
 
 		/* Room for this record's header and its first part, else write what is
 		 * gathered (the headers written are not needed again). */
-		if (n + 2 > SERVE_IOV) {
-			if (serve_writev_all(r->ipcFd, iov, n) < 0)
-				goto fail;
-			n = 0;
-		}
+		if (serve_fcgi_room(r->ipcFd, iov, &n, 2) < 0)
+			goto fail;
 		serve_fcgi_head(head[n], FCGI_STDOUT, r->requestId, c);
 		iov[n].iov_base = head[n];
 		iov[n++].iov_len = FCGI_HEADER_LEN;
@@ -126,11 +136,8 @@ serve_fcgi_send(FCGX_Request *r, const struct resp_parts *p)
 
 			if (take > need)
 				take = need;
-			if (n == SERVE_IOV) {
-				if (serve_writev_all(r->ipcFd, iov, n) < 0)
-					goto fail;
-				n = 0;
-			}
+			if (serve_fcgi_room(r->ipcFd, iov, &n, 1) < 0)
+				goto fail;
 			iov[n].iov_base = (char *)p->part[i].iov_base + off;
 			iov[n++].iov_len = take;
 			need -= take;
@@ -141,11 +148,8 @@ serve_fcgi_send(FCGX_Request *r, const struct resp_parts *p)
 		}
 		left -= c;
 	}
-	if (n + 2 > SERVE_IOV) {
-		if (serve_writev_all(r->ipcFd, iov, n) < 0)
-			goto fail;
-		n = 0;
-	}
+	if (serve_fcgi_room(r->ipcFd, iov, &n, 2) < 0)
+		goto fail;
 	serve_fcgi_head(head[n], FCGI_STDOUT, r->requestId, 0);
 	iov[n].iov_base = head[n];
 	iov[n++].iov_len = FCGI_HEADER_LEN;
