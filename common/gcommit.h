@@ -56,7 +56,9 @@
  * function may run more than once (a replay): what it leaves in its argument must be the
  * last run's result (reset outputs first).  Every write of a process goes to one database
  * file (one endpoint, one database); should it change (a test's several files, a file
- * replaced), the own connection is opened again on the new one.
+ * replaced), the own connection is opened again on the new one, and so it is when it was
+ * opened while the file was read-only and the file can be written again (looked at once a
+ * second at most), so that a file made writable again takes writes within a second.
  */
 #ifndef SLUICE_GCOMMIT_H
 #define SLUICE_GCOMMIT_H
