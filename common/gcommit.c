@@ -252,6 +252,16 @@ again:
 		db->deadline_ms = end = gcommit_write_deadline(db, it);
 		rc = it->fn(db, it->arg);
 		db->deadline_ms = 0;
+		if (rc >= 0 && end != it->deadline && clock_now_ms() >= end) {
+			/* Done, but past its time in the lock: the progress handler cannot
+			 * stop a function's one step (an aggregate's final, which joins a
+			 * whole representation), nor what the write does between its
+			 * statements.  Undone all the same, so that a write is answered
+			 * the same however its time was spent. */
+			db_set_err(db, DB_ETIMEOUT, "group commit: the write ran past its "
+			    "%d ms in the writers' lock", db->opts.sqlite_write_ms);
+			rc = -1;
+		}
 		if (rc < 0 && end != it->deadline && db_errcode(db) == DB_ETIMEOUT)
 			log_info("group commit: a write held the writers' lock for its %d ms "
 			    "(sqlite_write_ms): undone", db->opts.sqlite_write_ms);

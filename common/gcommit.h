@@ -42,7 +42,10 @@
  *     new transaction ("replay"), so they do not pay for it.
  *   - Each write also has a budget for its time in the writers' lock, however long its
  *     request's (db_opts.sqlite_write_ms, SLUICE_SQLITE_WRITE_MS: 250 ms by default):
- *     past it, it is interrupted and answered DB_ETIMEOUT the same way.  While a write
+ *     past it, it is interrupted and answered DB_ETIMEOUT the same way, and one that
+ *     ended past it all the same (in a step SQLite's progress handler cannot cut short:
+ *     one row of 18 MB stored and read back, a function's call) is undone and answered
+ *     so too, whatever it returned.  While a write
  *     runs, every other writer of the file waits (this process's next batch, the other
  *     processes' batches), so a write made slow on purpose (a representation that fans
  *     out, a trigger) holds them for that long at most, not for its request's budget.
