@@ -28,6 +28,7 @@
 /* The defaults of the zero fields of struct db_opts: the settings table's. */
 #define DB_DEFAULT_BUSY_MS	((int)settings_table[SETTING_SQLITE_BUSY_MS].def)
 #define DB_DEFAULT_MMAP		(settings_table[SETTING_SQLITE_MMAP].def)
+#define DB_DEFAULT_WRITE_MS	((int)settings_table[SETTING_SQLITE_WRITE_MS].def)
 #define DB_DEFAULT_STMT_CACHE	((int)settings_table[SETTING_DB_STMT_CACHE].def)
 
 /* What db_blocking() calls (extern.h): the serve loop's hook, or NULL. */
@@ -55,7 +56,7 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 int
 db_opts_from_env(struct db_opts *o)
 {
-	long long iso, plans, sync, busy, mmap, cache, budget, resp, conns, threads, cpus;
+	long long iso, plans, sync, busy, mmap, wms, cache, budget, resp, conns, threads, cpus;
 
 	memset(o, 0, sizeof(*o));
 	if (settings_int(SETTING_DB_ISOLATION, &iso) == -1 ||
@@ -63,6 +64,7 @@ db_opts_from_env(struct db_opts *o)
 	    settings_int(SETTING_SQLITE_SYNC, &sync) == -1 ||
 	    settings_int(SETTING_SQLITE_BUSY_MS, &busy) == -1 ||
 	    settings_int(SETTING_SQLITE_MMAP, &mmap) == -1 ||
+	    settings_int(SETTING_SQLITE_WRITE_MS, &wms) == -1 ||
 	    settings_int(SETTING_DB_STMT_CACHE, &cache) == -1 ||
 	    settings_int(SETTING_STMT_TIMEOUT_MS, &budget) == -1 ||
 	    settings_int(SETTING_RESP_MAX, &resp) == -1 ||
@@ -77,6 +79,8 @@ db_opts_from_env(struct db_opts *o)
 	/* In the environment 0 means what PRAGMA mmap_size=0 means: no mmap.  In struct
 	 * db_opts, 0 means the default, so store the explicit -1. */
 	o->sqlite_mmap = mmap == 0 ? -1 : mmap;
+	/* Likewise: 0 in the environment is no budget of its own. */
+	o->sqlite_write_ms = wms == 0 ? -1 : (int)wms;
 	o->stmt_cache = (int)cache;
 	o->sqlite_no_create = 1;
 	o->stmt_timeout_ms = (int)budget;
@@ -122,6 +126,10 @@ db_opts_apply(struct db_opts *o, const struct db_opts *in)
 		o->sqlite_mmap = -1;
 	if (o->stmt_cache <= 0)
 		o->stmt_cache = DB_DEFAULT_STMT_CACHE;
+	if (o->sqlite_write_ms == 0)
+		o->sqlite_write_ms = DB_DEFAULT_WRITE_MS;
+	else if (o->sqlite_write_ms < 0)
+		o->sqlite_write_ms = -1;
 }
 
 int

@@ -75,6 +75,8 @@ struct db_sqlite {
 	struct db_sqlite_wq *wq;	/* the turn, mapped from wlock, or NULL: flock alone */
 	int wqheld;		/* this connection (its thread) holds wq->mu */
 	int busy_ms;		/* the busy timeout (db_sqlite_busy()) */
+	long long ro_checked;	/* opened read-only: when db_sqlite_writable_again() last
+				 * looked at the file (CLOCK_MONOTONIC ms) */
 	atomic_int ckpt_due;	/* a group commit's connection: its WAL wants a checkpoint */
 };
 
@@ -877,13 +879,42 @@ db_sqlite_dir_writable(const char *path)
 	return 1;
 }
 
+/* How often a connection opened read-only looks whether its file is writable again. */
+#define DB_SQLITE_RO_CHECK_MS	1000
+
+/*
+ * 1 when s was opened read-only and its file (and the directory, for the WAL's files) can
+ * be written now, else 0.  A connection stays read-only for its life, so whoever holds it
+ * must open a new one to write again.  It looks at most once every DB_SQLITE_RO_CHECK_MS
+ * (access() and a probe file in the directory, a few system calls), so that a read-only
+ * file costs the writes that keep failing nothing more, and a file writable again is seen
+ * within a second.  Called by the connection's one user (its thread, or the group
+ * commit's leader).
+ */
+static int
+db_sqlite_writable_again(struct db_sqlite *s)
+{
+	const char *path;
+	long long now;
+
+	if (sqlite3_db_readonly(s->conn, "main") != 1 ||
+	    (path = sqlite3_db_filename(s->conn, "main")) == NULL || path[0] == '\0')
+		return 0;
+	now = clock_now_ms();
+	if (s->ro_checked != 0 && now - s->ro_checked < DB_SQLITE_RO_CHECK_MS)
+		return 0;
+	s->ro_checked = now;
+	return access(path, W_OK) == 0 && db_sqlite_dir_writable(path);
+}
+
 /*
  * An embedded file has no connection to lose, but one opened read-only (the file or its
  * file system was read-only when the worker started) stays read-only for its life, and
  * SQLite shares the file's WAL index between every connection of the process, so no
- * connection of this process can become writable again.  Once the file is writable, the
- * request fails (503) and the worker asks to be replaced (db_restart_wanted()): the new
- * one opens the file read-write, without a reload.
+ * connection of this process can become writable again.  Once the file is writable (seen
+ * within a second: db_sqlite_writable_again()), the request fails (503) and the worker
+ * asks to be replaced (db_restart_wanted()): the new one opens the file read-write,
+ * without a reload.
  */
 static int
 db_sqlite_ready(struct db *db)
@@ -893,9 +924,8 @@ db_sqlite_ready(struct db *db)
 
 	if (db->restart)
 		goto restart;
-	if (sqlite3_db_readonly(s->conn, "main") != 1 || !sqlite3_get_autocommit(s->conn) ||
-	    (path = sqlite3_db_filename(s->conn, "main")) == NULL || path[0] == '\0' ||
-	    access(path, W_OK) == -1 || !db_sqlite_dir_writable(path))
+	if (!sqlite3_get_autocommit(s->conn) || !db_sqlite_writable_again(s) ||
+	    (path = sqlite3_db_filename(s->conn, "main")) == NULL)
 		return 0;
 	db_sqlite_side_modes(path);
 	log_info("sqlite %s: writable again; the worker restarts to open it read-write",
@@ -1247,6 +1277,13 @@ db_sqlite_writer_fits(struct db *writer, struct db *db)
 
 	if (w == NULL || d == NULL || strcmp(w, d) != 0)
 		return 0;
+	/* Opened while the file was read-only (a first write after a chmod), it would
+	 * refuse every write for good: opened again once the file is writable. */
+	if (db_sqlite_writable_again(sq(writer))) {
+		log_info("sqlite %s: writable again; the group commit opens its connection "
+		    "afresh", w);
+		return 0;
+	}
 	return sqlite3_file_control(sq(writer)->conn, "main", SQLITE_FCNTL_HAS_MOVED,
 	    &moved) == SQLITE_OK && !moved;
 }

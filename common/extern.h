@@ -149,7 +149,8 @@ int db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts
     enum db_err *code, char *err, size_t errlen);
 /* The group commit's own connection to db's file (db_sqlite.c): 0, or -1 (none). */
 int db_sqlite_writer_open(struct db *db, struct db **out);
-/* 1 when writer is a connection to db's file, as it is now (not replaced since). */
+/* 1 when writer is a connection to db's file, as it is now (not replaced since), and not
+ * one opened read-only to a file that can be written again (looked at once a second). */
 int db_sqlite_writer_fits(struct db *writer, struct db *db);
 /* 1 once when the writer's WAL wants a checkpoint, else 0. */
 int db_sqlite_checkpoint_due(struct db *writer);

@@ -13,8 +13,10 @@
  *
  * A write's time budget is its caller's (db->deadline_ms of the caller's connection, set by
  * db_ready()).  The leader runs each write with that write's budget on its own connection,
- * so the progress handler interrupts it at its own deadline, and lets a write go (done) as
- * soon as its result is final: failed alone, or past its budget.  A write still in the
+ * cut to the write's time in the writers' lock (db_opts.sqlite_write_ms, 250 ms by
+ * default, from the moment it starts), so the progress handler interrupts it at whichever
+ * ends first, and lets a write go (done) as soon as its result is final: failed alone, or
+ * past its budget.  A write still in the
  * queue leaves it by itself at its deadline (pthread_cond_timedwait()).
  *
  * Writers are woken after the mutex is let go, not while it is held: a writer woken by a
@@ -203,6 +205,22 @@ gcommit_ack(struct gcommit_item *batch)
 }
 
 /*
+ * The deadline of one run of it on db: its request's, or sooner the end of its time in the
+ * writers' lock (db_opts.sqlite_write_ms from now), so that no write holds the lock, and
+ * with it the writes after it in this process and the others, for longer than that.
+ */
+static long long
+gcommit_write_deadline(const struct db *db, const struct gcommit_item *it)
+{
+	long long end;
+
+	if (db->opts.sqlite_write_ms <= 0)
+		return it->deadline;
+	end = clock_now_ms() + db->opts.sqlite_write_ms;
+	return it->deadline != 0 && it->deadline < end ? it->deadline : end;
+}
+
+/*
  * Runs one batch (a detached list) in one transaction on db and gives every write its
  * result.  The BEGIN queues this process among the file's writers (lock 2 of gcommit.h)
  * and the COMMIT or ROLLBACK lets the queue go.  A write that fails alone is undone to its
@@ -215,7 +233,7 @@ static void
 gcommit_batch(struct db *db, struct gcommit_item *batch)
 {
 	struct gcommit_item **pp, *it;
-	long long saved = db->deadline_ms;
+	long long saved = db->deadline_ms, end;
 	int lone, rc;
 
 again:
@@ -231,9 +249,22 @@ again:
 		}
 		if (!lone && db_exec(db, "SAVEPOINT gcommit") < 0)
 			goto broken;
-		db->deadline_ms = it->deadline;
+		db->deadline_ms = end = gcommit_write_deadline(db, it);
 		rc = it->fn(db, it->arg);
 		db->deadline_ms = 0;
+		if (rc >= 0 && end != it->deadline && clock_now_ms() >= end) {
+			/* Done, but past its time in the lock: the progress handler cannot
+			 * stop a function's one step (an aggregate's final, which joins a
+			 * whole representation), nor what the write does between its
+			 * statements.  Undone all the same, so that a write is answered
+			 * the same however its time was spent. */
+			db_set_err(db, DB_ETIMEOUT, "group commit: the write ran past its "
+			    "%d ms in the writers' lock", db->opts.sqlite_write_ms);
+			rc = -1;
+		}
+		if (rc < 0 && end != it->deadline && db_errcode(db) == DB_ETIMEOUT)
+			log_info("group commit: a write held the writers' lock for its %d ms "
+			    "(sqlite_write_ms): undone", db->opts.sqlite_write_ms);
 		if (rc >= 0) {
 			if (!lone && db_exec(db, "RELEASE gcommit") < 0)
 				goto broken;

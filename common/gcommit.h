@@ -40,6 +40,15 @@
  *     write statement is interrupted (and on an I/O error); the failed write alone is
  *     answered with its error and the batch's other writes before it are run again in a
  *     new transaction ("replay"), so they do not pay for it.
+ *   - Each write also has a budget for its time in the writers' lock, however long its
+ *     request's (db_opts.sqlite_write_ms, SLUICE_SQLITE_WRITE_MS: 250 ms by default):
+ *     past it, it is interrupted and answered DB_ETIMEOUT the same way, and one that
+ *     ended past it all the same (in a step SQLite's progress handler cannot cut short:
+ *     one row of 18 MB stored and read back, a function's call) is undone and answered
+ *     so too, whatever it returned.  While a write
+ *     runs, every other writer of the file waits (this process's next batch, the other
+ *     processes' batches), so a write made slow on purpose (a representation that fans
+ *     out, a trigger) holds them for that long at most, not for its request's budget.
  * A writer is therefore answered by its own deadline plus at most one COMMIT (the fsync of
  * the batch it is in), whatever the other writes of its batch do.  A leader takes into its
  * batch only writes whose budgets end at most a second after its own, so that leading
@@ -56,7 +65,9 @@
  * function may run more than once (a replay): what it leaves in its argument must be the
  * last run's result (reset outputs first).  Every write of a process goes to one database
  * file (one endpoint, one database); should it change (a test's several files, a file
- * replaced), the own connection is opened again on the new one.
+ * replaced), the own connection is opened again on the new one, and so it is when it was
+ * opened while the file was read-only and the file can be written again (looked at once a
+ * second at most), so that a file made writable again takes writes within a second.
  */
 #ifndef SLUICE_GCOMMIT_H
 #define SLUICE_GCOMMIT_H

@@ -24,12 +24,15 @@ static const char *const sandbox_names[] = {
 	 * (locks, syncs, truncation, the journal's removal), templates, the chat's session
 	 * key (written to a temporary file, then renamed into place), the free space and
 	 * read-only flag of the database's file system (/ready); fchmod: SQLite gives a
-	 * -wal or -shm file it creates the database's mode. */
+	 * -wal or -shm file it creates the database's mode; chmod: so does db_sqlite.c to
+	 * a -wal or -shm file left with another one, when it opens a connection after
+	 * start-up (the group commit's own, one opened again once a read-only file is
+	 * writable again). */
 	"read", "write", "readv", "writev", "pread64", "pwrite64", "lseek", "close",
 	"openat", "open", "fstat", "newfstatat", "stat", "lstat", "statx", "access",
 	"faccessat", "faccessat2", "readlink", "getcwd", "fcntl", "flock", "fsync",
 	"fdatasync", "ftruncate", "fallocate", "unlink", "unlinkat", "rename", "renameat",
-	"renameat2", "fchown", "fchmod", "statfs", "fstatfs",
+	"renameat2", "fchown", "fchmod", "chmod", "fchmodat", "statfs", "fstatfs",
 	/* FastCGI accept and the set of waiting connections (serve.c), and libpq's
 	 * (re)connections over unix or TCP sockets: non-blocking connect, poll, socket
 	 * options, send and receive; name look-ups for a TCP host. */

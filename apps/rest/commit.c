@@ -28,7 +28,10 @@
  * request's start): it waits in the queue no longer, a slow write is interrupted at its
  * budget and rolled back alone (503 "timeout"), and the writes batched with it are run again
  * in a new transaction if SQLite ended the batch's (gcommit.h); no PostgreSQL retry starts
- * past it.
+ * past it.  On SQLite a write's time in the writers' lock is cut shorter still
+ * (sqlite_write_ms, 250 ms by default), since every other writer of the file waits for
+ * it: a representation that fans out is interrupted there (503), unless it met the
+ * response cap first (413).
  */
 #include <string.h>
 

@@ -15,6 +15,8 @@
  *     POSTs of 32 kB rows then fail with 507 {"code":"storage_full"} (the first few may
  *     still fit in the pages the WAL already holds), reads go on, and once the filler is
  *     gone writes work again and "pragma integrity_check" says ok.
+ * (c) Read-only, then writable again (chmod, no mount): within a second and a half of the
+ *     chmod back, inserts succeed again in the same workers, without a reload.
  *
  * Mounts are made in a private mount namespace of the test (unshare(CLONE_NEWNS), "/"
  * made private), so nobody else sees them and they vanish with the test's processes even
@@ -298,6 +300,92 @@ out:
 		stack_stop(&s);
 }
 
+/*
+ * Regression ("read-only is sticky"): a worker's first write came while the file's write
+ * permission was removed, so the group commit's own connection (gcommit.h) opened
+ * read-only, and every later insert was answered 503 read_only, long after the permission
+ * was back, until the pool was reloaded.  Now the writer looks again, at most once a
+ * second: within about a second of the chmod back inserts succeed, by the same worker.
+ * chmod does not bind root, but sluiced started as root runs the workers as its run
+ * user, whom it does bind; the workers' connections opened before the chmod stay
+ * read-write (an open file keeps its mode), so only the writer's is read-only.
+ */
+static void
+test_fault_sqlite_read_only_not_sticky(void)
+{
+	struct http_resp r;
+	struct stack s;
+	struct stat st;
+	char dir[64], db[128], url[160], conf[320], code[64];
+	pid_t before[2], after[2];
+	long long t0, took = -1;
+	int up = 0, tries = 0, i;
+
+	http_resp_init(&r);
+	if (geteuid() != 0)
+		SKIP("needs root (workers under another user than the file's)");
+	snprintf(dir, sizeof(dir), "/tmp/sluice-rosticky-XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		CHECK(!"temporary directory");
+		return;
+	}
+	snprintf(db, sizeof(db), "%s/ro.db", dir);
+	snprintf(url, sizeof(url), "sqlite:%s", db);
+	snprintf(conf, sizeof(conf), "db main %s\nrest /rest/v1/ workers=1 threads=2 db=main\n",
+	    url);
+	/* One worker: every POST meets the same writer. */
+	if (chatfix_exec(url, fs_schema) != 0 || stack_start(&s, conf, "tuned", 2, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	up = 1;
+	CHECK(stack_wait_pool(&s, "rest", 10000) == 0);
+	CHECK(fs_read_ok(&s, &r));
+	CHECK_INT(stack_worker_pids(&s, "rest", before, 2), 1);
+	CHECK(stat(db, &st) == 0);
+	CHECK(chmod(db, 0440) == 0);
+	/* Several refused writes: the writer has looked at the file lately, and looks
+	 * again only once its second is over. */
+	for (i = 0; i < 3; i++) {
+		CHECK(fs_post(&s, 10, 10, &r) == 0);
+		fs_code(&r, code, sizeof(code));
+		printf("  POST with the file read-only: %ld %s\n", r.status, code);
+		CHECK_INT(r.status, 503);
+		CHECK_STR(code, "read_only");
+		CHECK(fs_read_ok(&s, &r));
+	}
+	/* Writable again: no reload, no new worker. */
+	CHECK(chmod(db, st.st_mode & 07777) == 0);
+	t0 = stack_now_ms();
+	while (stack_now_ms() - t0 < 5000) {
+		tries++;
+		if (fs_post(&s, 11, 10, &r) == 0 && r.status == 201) {
+			took = stack_now_ms() - t0;
+			break;
+		}
+		usleep(50 * 1000);
+	}
+	printf("  POST accepted %lld ms after the chmod back (%d tries, last %ld)\n", took,
+	    tries, r.status);
+	CHECK(took >= 0 && took <= 1500);
+	/* Every POST goes through now. */
+	CHECK(fs_post(&s, 12, 10, &r) == 0);
+	CHECK_INT(r.status, 201);
+	CHECK(fs_post(&s, 13, 10, &r) == 0);
+	CHECK_INT(r.status, 201);
+	CHECK_INT(stack_worker_pids(&s, "rest", after, 2), 1);
+	CHECK_INT(after[0], before[0]);
+	CHECK_INT(stack_pool_value(&s, "rest", "crashes"), 0);
+	stack_stop(&s);
+	up = 0;
+	CHECK_INT(chatfix_int(url, "SELECT count(*) FROM item WHERE id >= 10", NULL), 3);
+out:
+	http_resp_free(&r);
+	if (up)
+		stack_stop(&s);
+	stack_sh("rm -rf %s", dir);
+}
+
 /* Undoes fs_setup(): unmounts what is mounted and removes the directory. */
 static void
 fs_teardown(void)
@@ -389,6 +477,7 @@ main(void)
 		    fs_skip_full);
 	else
 		RUN(test_fault_sqlite_disk_full);
+	RUN(test_fault_sqlite_read_only_not_sticky);
 	fs_teardown();
 	return harness_done();
 }

@@ -21,6 +21,12 @@
  *     many seconds, with a 1 s statement budget, and an unrelated POST sent meanwhile: the
  *     PATCH is interrupted at its budget and undone (503), the POST is answered 201 within
  *     its own budget.
+ *   - test_rest_gcommit_write_budget ("a writer held hostage"): with 10 s request budgets,
+ *     slow PATCHes with return=representation are undone at their time in the writers'
+ *     lock (sqlite_write_ms, 250 ms) and answered 503 with the JSON error body; an insert
+ *     sent beside one is answered 201 within 600 ms; so is one sent beside a PATCH whose
+ *     representation embeds 300000 rows (503, or 413 had it met the response cap first);
+ *     nothing of the PATCHes is stored.
  *   - test_records_gcommit_batches: the records API (bin/records) writes through the same
  *     group commit: 16 clients sign up 96 users at once, one in eight with an e-mail
  *     address already taken (400, alone): every other one stored, fewer commits than
@@ -411,6 +417,139 @@ test_rest_gcommit_slow_patch_bounded(void)
 	http_resp_free(&r);
 }
 
+/*
+ * A writer held hostage: writes made slow on purpose (a trigger that burns seconds, as a
+ * representation that fans out does) held the writers' lock for their request's whole
+ * budget, and every other write of the file waited behind them.  Now a write's time in
+ * the lock has a budget of its own (sqlite_write_ms, 250 ms by default): on a stack whose
+ * requests have 10 s, hostile PATCHes with return=representation (a trigger that burns
+ * seconds, an embed that fans out to 300000 rows) are undone and answered 503 with the
+ * JSON error body well before theirs, and an unrelated POST sent meanwhile is answered
+ * 201 within 600 ms.  Nothing of the PATCHes is stored.
+ */
+#define WB_BUDGET_MS	10000
+
+/* An owner with many pets: a representation that embeds them fans out to 300000 rows. */
+static const char wb_fanout[] =
+    "create table owner (id integer primary key, v integer not null);\n"
+    "create table pet (id integer primary key, owner_id integer not null references\n"
+    "  owner (id), name text not null);\n"
+    "insert into owner values (1, 0);\n"
+    "insert into pet select x, 1, printf('pet number %08d of the only owner', x) from\n"
+    "  (with recursive c(x) as (select 1 union all select x + 1 from c where x < 300000)\n"
+    "  select x from c);\n";
+
+static void
+test_rest_gcommit_write_budget(void)
+{
+	static const char *const rep[] = { "Content-Type: application/json",
+	    "Prefer: return=representation", NULL };
+	static const char *const min[] = { "Content-Type: application/json", NULL };
+	struct gc_req patch = { "PATCH", "slow?id=eq.1", "{\"v\":42}", rep, 0, 0, "", 0 };
+	struct gc_req patch2 = { "PATCH", "slow?id=eq.2", "{\"v\":43}", rep, 0, 0, "", 0 };
+	struct gc_req post = { "POST", "item", "{\"id\":8,\"name\":\"beside\",\"n\":1}",
+	    min, 0, 0, "", 0 };
+	struct gc_req post2 = { "POST", "item", "{\"id\":9,\"name\":\"beside two\",\"n\":1}",
+	    min, 0, 0, "", 0 };
+	struct stack saved = gc_stack;
+	struct http_resp r;
+	struct db *db;
+	char url[160], conf[512], err[256], file[128];
+	int up = 0;
+
+	/* A stack of its own, on a file of its own; gc_req_run() talks to gc_stack. */
+	snprintf(file, sizeof(file), "/tmp/sluice-gcommit-wb-%d.db", (int)getpid());
+	stack_sh("rm -f %s %s-wal %s-shm %s-wlock", file, file, file, file);
+	snprintf(url, sizeof(url), "sqlite:%s", file);
+	if (db_open(&db, url, NULL, err, sizeof(err)) < 0) {
+		CHECK(!"database made");
+		return;
+	}
+	CHECK_INT(db_exec(db, gc_schema), 0);
+	CHECK_INT(db_exec(db, "insert into slow values (2, 0)"), 0);
+	CHECK_INT(db_exec(db, wb_fanout), 0);
+	db_close(db);
+	snprintf(conf, sizeof(conf), "db lite %s\nrest /rest/v1/ workers=1 threads=8 db=lite "
+	    "stmt_timeout_ms=%d\n", url, WB_BUDGET_MS);
+	if (stack_start(&gc_stack, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	up = 1;
+
+	/* One hostile write, an insert 100 ms later. */
+	pthread_create(&patch.tid, NULL, gc_req_run, &patch);
+	usleep(100000);
+	pthread_create(&post.tid, NULL, gc_req_run, &post);
+	pthread_join(post.tid, NULL);
+	pthread_join(patch.tid, NULL);
+	printf("  slow PATCH (request budget %d ms): %ld after %lld ms; POST sent 100 ms later: "
+	    "%ld after %lld ms\n", WB_BUDGET_MS, patch.status, patch.ms, post.status, post.ms);
+	CHECK_INT(patch.status, 503);
+	CHECK(strncmp(patch.answer, "{\"code\":\"timeout\",", 18) == 0);
+	CHECK(patch.ms < 2000);
+	CHECK_INT(post.status, 201);
+	CHECK(post.ms < 600);
+
+	/* Two of them at once, as two clients would: the insert waits for at most both
+	 * budgets. */
+	pthread_create(&patch.tid, NULL, gc_req_run, &patch);
+	pthread_create(&patch2.tid, NULL, gc_req_run, &patch2);
+	usleep(100000);
+	pthread_create(&post2.tid, NULL, gc_req_run, &post2);
+	pthread_join(post2.tid, NULL);
+	pthread_join(patch.tid, NULL);
+	pthread_join(patch2.tid, NULL);
+	printf("  two slow PATCHes: %ld after %lld ms, %ld after %lld ms; POST: %ld after %lld "
+	    "ms\n", patch.status, patch.ms, patch2.status, patch2.ms, post2.status, post2.ms);
+	CHECK_INT(patch.status, 503);
+	CHECK_INT(patch2.status, 503);
+	CHECK(strncmp(patch2.answer, "{\"code\":\"timeout\",", 18) == 0);
+	CHECK_INT(post2.status, 201);
+	CHECK(post2.ms < 1000);
+
+	/* The fan-out: an unauthenticated PATCH whose representation embeds every pet. */
+	{
+		struct gc_req fan = { "PATCH", "owner?id=eq.1&select=id,v,pet(id,name)",
+		    "{\"v\":44}", rep, 0, 0, "", 0 };
+		struct gc_req post3 = { "POST", "item",
+		    "{\"id\":10,\"name\":\"beside the fan-out\",\"n\":1}", min, 0, 0, "", 0 };
+
+		pthread_create(&fan.tid, NULL, gc_req_run, &fan);
+		usleep(100000);
+		pthread_create(&post3.tid, NULL, gc_req_run, &post3);
+		pthread_join(post3.tid, NULL);
+		pthread_join(fan.tid, NULL);
+		printf("  fan-out PATCH: %ld after %lld ms (%.60s); POST: %ld after %lld ms\n",
+		    fan.status, fan.ms, fan.answer, post3.status, post3.ms);
+		CHECK(fan.status == 503 || fan.status == 413);
+		CHECK(fan.answer[0] == '{' && strstr(fan.answer, "\"code\":") != NULL);
+		CHECK_INT(post3.status, 201);
+		CHECK(post3.ms < 600);
+	}
+
+	/* Nothing of the PATCHes was kept; the inserts were. */
+	http_resp_init(&r);
+	snprintf(url, sizeof(url), "%s/rest/v1/slow?select=v&order=id", gc_stack.base);
+	CHECK_INT(http_do("GET", url, NULL, NULL, 0, 10000, &r), 0);
+	CHECK_INT(r.status, 200);
+	CHECK_STR(r.body.data ? r.body.data : "", "[{\"v\":0},{\"v\":0}]");
+	http_resp_free(&r);
+	snprintf(url, sizeof(url), "%s/rest/v1/item?select=id&order=id", gc_stack.base);
+	CHECK_INT(http_do("GET", url, NULL, NULL, 0, 10000, &r), 0);
+	CHECK_STR(r.body.data ? r.body.data : "", "[{\"id\":8},{\"id\":9},{\"id\":10}]");
+	http_resp_free(&r);
+	snprintf(url, sizeof(url), "%s/rest/v1/owner?select=v", gc_stack.base);
+	CHECK_INT(http_do("GET", url, NULL, NULL, 0, 10000, &r), 0);
+	CHECK_STR(r.body.data ? r.body.data : "", "[{\"v\":0}]");
+	http_resp_free(&r);
+out:
+	if (up)
+		stack_stop(&gc_stack);
+	gc_stack = saved;
+	stack_sh("rm -f %s %s-wal %s-shm %s-wlock", file, file, file, file);
+}
+
 /* The records stack: its own file, seeded by the real seeder. */
 static char rc_db[128], rc_key[128];
 static struct stack rc_stack;
@@ -572,6 +711,7 @@ main(void)
 	RUN(test_rest_gcommit_slow_patch_bounded);
 	RUN(test_rest_gcommit_worker_killed);
 	gc_stop();
+	RUN(test_rest_gcommit_write_budget);
 	RUN(test_records_gcommit_batches);
 	rc_stop();
 	return harness_done();

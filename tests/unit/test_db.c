@@ -1790,6 +1790,10 @@ test_opts_from_env(void)
 		{ "SLUICE_SQLITE_SYNC", "extra", -1 },
 		{ "SLUICE_SQLITE_BUSY_MS", "250", 0 },
 		{ "SLUICE_SQLITE_BUSY_MS", "0", -1 },
+		{ "SLUICE_SQLITE_WRITE_MS", "0", 0 },
+		{ "SLUICE_SQLITE_WRITE_MS", "1000", 0 },
+		{ "SLUICE_SQLITE_WRITE_MS", "-1", -1 },
+		{ "SLUICE_SQLITE_WRITE_MS", "3600001", -1 },
 		{ "SLUICE_SQLITE_BUSY_MS", "-5", -1 },
 		{ "SLUICE_SQLITE_BUSY_MS", "12x", -1 },
 		{ "SLUICE_SQLITE_BUSY_MS", " 12", -1 },
@@ -1812,7 +1816,8 @@ test_opts_from_env(void)
 		{ "SLUICE_STMT_TIMEOUT_MS", "3600001", -1 },
 	};
 	static const char *const vars[] = { "SLUICE_DB_ISOLATION", "SLUICE_SQLITE_SYNC",
-	    "SLUICE_SQLITE_BUSY_MS", "SLUICE_SQLITE_MMAP", "SLUICE_DB_STMT_CACHE",
+	    "SLUICE_SQLITE_BUSY_MS", "SLUICE_SQLITE_MMAP", "SLUICE_SQLITE_WRITE_MS",
+	    "SLUICE_DB_STMT_CACHE",
 	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX", "SLUICE_DB_CONNS", "SLUICE_THREADS",
 	    "SLUICE_CPUS" };
 	struct db_opts o;
@@ -1827,6 +1832,7 @@ test_opts_from_env(void)
 	CHECK_INT(o.sqlite_sync, DB_SYNC_FULL);
 	CHECK_INT(o.sqlite_busy_ms, 10000);
 	CHECK_INT(o.sqlite_mmap, 256LL * 1024 * 1024);
+	CHECK_INT(o.sqlite_write_ms, 250);
 	CHECK_INT(o.stmt_cache, 64);
 	CHECK_INT(o.stmt_timeout_ms, 5000);
 	CHECK_INT(o.value_max, 64LL * 1024 * 1024);
@@ -1847,6 +1853,7 @@ test_opts_from_env(void)
 	setenv("SLUICE_SQLITE_SYNC", "normal", 1);
 	setenv("SLUICE_SQLITE_BUSY_MS", "250", 1);
 	setenv("SLUICE_SQLITE_MMAP", "0", 1);
+	setenv("SLUICE_SQLITE_WRITE_MS", "0", 1);
 	setenv("SLUICE_DB_STMT_CACHE", "16", 1);
 	setenv("SLUICE_STMT_TIMEOUT_MS", "0", 1);
 	setenv("SLUICE_RESP_MAX", "1000", 1);
@@ -1857,6 +1864,8 @@ test_opts_from_env(void)
 	CHECK_INT(o.sqlite_sync, DB_SYNC_NORMAL);
 	CHECK_INT(o.sqlite_busy_ms, 250);
 	CHECK_INT(o.sqlite_mmap, -1);
+	/* 0 in the environment: no budget of its own (-1 in struct db_opts). */
+	CHECK_INT(o.sqlite_write_ms, -1);
 	CHECK_INT(o.stmt_cache, 16);
 
 	/* PostgreSQL connections shared by the threads: min(threads, max(2, min(CPUs, 8)))

@@ -5,7 +5,8 @@
  * without a budget waits on and commits; a leader whose BEGIN cannot get in gives up at
  * its budget; a slow write in a batch is interrupted at its own budget and undone alone,
  * the writes batched with it committed (run again in a new transaction, since SQLite ends
- * the whole transaction when a write statement is interrupted).  Under churn (many
+ * the whole transaction when a write statement is interrupted), and so it is after its own
+ * time in the writers' lock (sqlite_write_ms) when that ends first.  Under churn (many
  * writers with short budgets, the queue taken now and then by another writer) every
  * writer returns, and a write is in the table exactly when it was acknowledged.
  */
@@ -24,6 +25,9 @@
 #include "../lib/harness.h"
 
 static char gt_file[100], gt_url[140];
+/* The connections' sqlite_write_ms: none (-1) but where a test sets it, so that the
+ * request budgets are what the other tests see. */
+static int gt_write_ms = -1;
 
 static void
 gt_sleep_ms(int ms)
@@ -40,6 +44,7 @@ gt_open(int budget_ms)
 
 	memset(&o, 0, sizeof(o));
 	o.stmt_timeout_ms = budget_ms;
+	o.sqlite_write_ms = gt_write_ms;
 	if (db_open(&db, gt_url, &o, err, sizeof(err)) < 0)
 		fprintf(stderr, "open: %s\n", err);
 	return db;
@@ -268,6 +273,54 @@ test_gcommit_slow_write_alone(void)
 }
 
 /*
+ * The write's own budget in the writers' lock (sqlite_write_ms, here 200 ms), however long
+ * its request's (10 s): the slow write of a batch of three is interrupted after about
+ * 200 ms and undone alone, the two others committed, none held for seconds.
+ */
+static void
+test_gcommit_write_budget(void)
+{
+	struct gt_writer lead, a, slow, b;
+	struct db *holder;
+
+	gt_write_ms = 200;
+	gt_setup("wbudget");
+	if ((holder = gt_open(0)) == NULL)
+		goto out;
+	CHECK_INT(db_begin(holder, DB_TXN_WRITE), 0);
+	gt_start(&lead, 10000, 1, gt_insert);
+	gt_sleep_ms(100);
+	gt_start(&a, 10000, 2, gt_insert);
+	gt_sleep_ms(50);
+	gt_start(&slow, 10000, 3, gt_slow_insert);
+	gt_sleep_ms(50);
+	gt_start(&b, 10000, 4, gt_insert);
+	gt_sleep_ms(100);
+	CHECK_INT(db_commit(holder), 0);
+	pthread_join(lead.tid, NULL);
+	pthread_join(a.tid, NULL);
+	pthread_join(slow.tid, NULL);
+	pthread_join(b.tid, NULL);
+	printf("  slow write (10 s budget, 200 ms in the lock) answered after %lld ms (150 of "
+	    "them queued); batched writes after %lld and %lld ms\n", slow.ms, a.ms, b.ms);
+	CHECK_INT(lead.rc, 0);
+	CHECK_INT(a.rc, 0);
+	CHECK_INT(b.rc, 0);
+	CHECK_INT(slow.rc, -1);
+	CHECK_INT(slow.err, DB_ETIMEOUT);
+	CHECK(slow.ms >= 300 && slow.ms < 1500);
+	CHECK(a.ms < 1500 && b.ms < 1500);
+	CHECK_INT(gt_count_rows(1, 0), 1);
+	CHECK_INT(gt_count_rows(2, 0), 1);
+	CHECK_INT(gt_count_rows(3, 0), 0);
+	CHECK_INT(gt_count_rows(4, 0), 1);
+	db_close(holder);
+out:
+	gt_write_ms = -1;
+	gt_teardown();
+}
+
+/*
  * Churn: GT_CHURN_THREADS writers of GT_CHURN_WRITES writes each, three in four with a
  * budget of 5-45 ms, while another connection takes the writers' queue for 5-40 ms at a
  * time, so that writes leave the queue at their deadlines, some as their turn to lead
@@ -483,6 +536,7 @@ main(void)
 	RUN(test_gcommit_queue_budget);
 	RUN(test_gcommit_begin_budget);
 	RUN(test_gcommit_slow_write_alone);
+	RUN(test_gcommit_write_budget);
 	RUN(test_gcommit_churn);
 	RUN(test_gcommit_wal_bounded);
 	return harness_done();
