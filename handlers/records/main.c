@@ -257,9 +257,9 @@ handle(struct req *rq, struct resp *rs)
 	    (rq->method == REQ_PATCH && x.id != NULL))) < 0)
 		return 0;
 	if (rec_account_route(what)) {
-		if (rq->method == REQ_POST && rec_body(&x) < 0)
-			return 0;
-		rc = rec_account(&x, what);
+		/* A body refused is answered; what it parsed is freed below all the same. */
+		if (rq->method != REQ_POST || rec_body(&x) == 0)
+			rc = rec_account(&x, what);
 	} else if (strncmp(what, "auth-", 5) == 0) {
 		if (rq->method != REQ_POST)
 			return rec_error(rs, 405, "Method not allowed.", NULL);
