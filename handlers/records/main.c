@@ -12,7 +12,11 @@
  *   POST     /api/collections/C/auth-with-password        {"identity","password"}: 200
  *            {"record","token"}; 400 when wrong
  *   POST     /api/collections/C/auth-refresh              with a valid token of C: 200
- *            {"record","token"} with a new token; 401 otherwise
+ *            {"record","token"} with a new token; 401 otherwise, 403 for an
+ *            impersonation's token (not refreshable)
+ *   POST     /api/collections/C/impersonate/ID            a superuser's, {"duration"}
+ *            (seconds, >= 0): 200 {"record","token"}, a token of record ID that is not
+ *            refreshable; 401 without a token, 403 for another record's, 404 no record
  *   POST     /api/batch                                   several writes, all or nothing
  *            (batch.c); 403 when SLUICE_RECORDS_BATCH=off
  *   GET      /api/collections/C/auth-methods              the sign-in methods (account.c)
@@ -120,6 +124,13 @@ rec_route(struct rec_ctx *x, const char **what)
 	if ((strcmp(p, "auth-with-password") == 0 || strcmp(p, "auth-refresh") == 0 ||
 	    rec_account_route(p)) && x->c->auth) {
 		*what = p;
+		return 0;
+	}
+	if (strncmp(p, "impersonate/", 12) == 0 && x->c->auth) {
+		*what = "impersonate";
+		x->id = p + 12;
+		if (*x->id == '\0' || strlen(x->id) > 64 || strchr(x->id, '/') != NULL)
+			goto notfound;
 		return 0;
 	}
 	if (strncmp(p, "records", 7) != 0 || (p[7] != '\0' && p[7] != '/'))
@@ -260,6 +271,11 @@ handle(struct req *rq, struct resp *rs)
 		if (rq->method == REQ_POST && rec_body(&x) < 0)
 			return 0;
 		rc = rec_account(&x, what);
+	} else if (strcmp(what, "impersonate") == 0) {
+		if (rq->method != REQ_POST)
+			return rec_error(rs, 405, "Method not allowed.", NULL);
+		if (rec_body(&x) == 0)
+			rc = rec_auth_impersonate(&x);
 	} else if (strncmp(what, "auth-", 5) == 0) {
 		if (rq->method != REQ_POST)
 			return rec_error(rs, 405, "Method not allowed.", NULL);

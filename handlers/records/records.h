@@ -63,6 +63,8 @@ struct rec_ctx {
 	const struct coll *auth;	/* the signed-in record's collection, or NULL */
 	struct rec_row *auth_row;
 	int superuser;
+	int auth_refreshable;		/* the token says "refreshable":true (auth-refresh
+					 * renews only such a token) */
 	/* A token whose record is not read yet (rec_authorize()'s deferral): its collection,
 	 * its text and the record's id; NULL when none is pending. */
 	const struct coll *auth_wait;
@@ -171,6 +173,15 @@ int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
 int rec_auth_password(struct rec_ctx *x);
 int rec_auth_refresh(struct rec_ctx *x);
+
+/*
+ * POST /api/collections/C/impersonate/ID (x->id), body {"duration"} (seconds, optional;
+ * 0 or absent: the auth token's own life): a superuser's request gets 200 {"record",
+ * "token"} with a token of that record that auth-refresh will not renew; 401 without a
+ * token, 403 for any other record's, 404 for no such record, 400 for a bad duration.
+ * Returns 0.
+ */
+int rec_auth_impersonate(struct rec_ctx *x);
 
 /* rec_exec() of x->t->q as a write of rec_commit() (arg unused): the rows changed (0 or
  * 1), or -1 answered. */
