@@ -9,6 +9,7 @@
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
  *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
  *   account.c  the account flows: auth-methods, verification, password reset, email change
+ *   limit.c   the rate limits of sign-in and the account flows (429)
  *   error.c   the error responses, in PocketBase's shape
  */
 #ifndef SLUICE_RECORDS_HANDLER_H
@@ -94,6 +95,16 @@ struct rec_ctx {
 extern int rec_bcrypt_cost;
 extern int rec_batch_on;		/* SLUICE_RECORDS_BATCH */
 extern int rec_batch_max;		/* SLUICE_RECORDS_BATCH_MAX */
+extern long rec_limit_addr;		/* SLUICE_RECORDS_AUTH_LIMIT */
+extern long rec_limit_ident;		/* SLUICE_RECORDS_AUTH_LIMIT_IDENTITY */
+extern const char *rec_limit_exempt;	/* SLUICE_RECORDS_AUTH_LIMIT_EXEMPT; NULL: loopback */
+
+/*
+ * Counts a request of route what (the last part below /api/collections/C/; its body
+ * parsed) against the rate limits of sign-in and the account flows (limit.c): 0 when it
+ * may go on (or is not counted), 1 with PocketBase's 429 answered.
+ */
+int rec_limit(struct rec_ctx *x, const char *what);
 
 /* Answers an error in PocketBase's shape {"data":{...},"message":...,"status":N}; data is
  * a JSON object's text or NULL ({}); message NULL means the status's standard one.
