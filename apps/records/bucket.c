@@ -72,7 +72,8 @@ bucket_take(const char *key, size_t len, long per_minute, double now)
 		b->tokens = cap;
 	}
 	b->at = now;
-	if ((ok = b->tokens >= 1.0))
+	ok = b->tokens >= 1.0;
+	if (ok)
 		b->tokens -= 1.0;
 	pthread_mutex_unlock(&bucket_table.mu);
 	return ok;

@@ -81,7 +81,9 @@ rec_limit_identity(const struct rec_ctx *x, const char *what)
 		v = cJSON_GetObjectItemCaseSensitive(x->body, "email");
 	else if (strcmp(what, "request-email-change") == 0)
 		return x->auth != NULL ? x->auth_id : NULL;
-	return cJSON_IsString(v) && v->valuestring[0] != '\0' ? v->valuestring : NULL;
+	if (v == NULL || !cJSON_IsString(v) || v->valuestring[0] == '\0')
+		return NULL;
+	return v->valuestring;
 }
 
 /* Takes a token of the bucket named prefix, a, b (ASCII letters folded, so that an
