@@ -148,6 +148,18 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "http://127.0.0.1:8080)"),
 	[SETTING_RECORDS_MAIL_FROM] = STR("SLUICE_RECORDS_MAIL_FROM",
 	    "the records API: the mail's sender address (default noreply@example.com)"),
+	[SETTING_RECORDS_AUTH_LIMIT] = INT("SLUICE_RECORDS_AUTH_LIMIT", 0, 1000000, 60,
+	    "the records API: the sign-ins and account requests (auth-with-password, "
+	    "request-*, confirm-*) a client address may make a minute, a worker's count; past "
+	    "them 429; 0: no limit"),
+	[SETTING_RECORDS_AUTH_LIMIT_IDENTITY] = INT("SLUICE_RECORDS_AUTH_LIMIT_IDENTITY", 0,
+	    1000000, 20, "the records API: the sign-ins and account requests naming one "
+	    "identity (an email, a signed-in record) a minute, from any address, a worker's "
+	    "count; past them 429; 0: no limit"),
+	[SETTING_RECORDS_AUTH_LIMIT_EXEMPT] = STR("SLUICE_RECORDS_AUTH_LIMIT_EXEMPT",
+	    "the records API: the client addresses the sign-in limits leave alone, "
+	    "comma-separated, loopback for 127.0.0.0/8 and ::1, none for no address (default "
+	    "loopback)"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

@@ -188,10 +188,11 @@ token_sign(enum token_type t, const char *data, size_t len, const char *coll_id,
 	(void)str_b64url_enc(md, 32, out, 48);
 }
 
-int
-token_make_as(char *out, size_t outlen, enum token_type t, const char *coll_id,
+/* token_make_as(), with an auth token's "refreshable" claim as refresh says. */
+static int
+token_make_full(char *out, size_t outlen, enum token_type t, const char *coll_id,
     const char *id, const char *email, const char *new_email, const char *token_key,
-    size_t keylen, int64_t exp)
+    size_t keylen, int64_t exp, int refresh)
 {
 	static const char head[] = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";	/* HS256, JWT */
 	struct buf claims;
@@ -214,7 +215,7 @@ token_make_as(char *out, size_t outlen, enum token_type t, const char *coll_id,
 		    new_email != NULL ? strlen(new_email) : 0);
 	}
 	if (t == TOKEN_AUTH)
-		buf_puts(&claims, ",\"refreshable\":true");
+		buf_puts(&claims, refresh ? ",\"refreshable\":true" : ",\"refreshable\":false");
 	buf_printf(&claims, ",\"type\":\"%s\"}", token_types[t].name);
 	if (buf_failed(&claims) || outlen < sizeof(head) + 1)
 		goto out;
@@ -237,11 +238,28 @@ out:
 }
 
 int
+token_make_as(char *out, size_t outlen, enum token_type t, const char *coll_id,
+    const char *id, const char *email, const char *new_email, const char *token_key,
+    size_t keylen, int64_t exp)
+{
+	return token_make_full(out, outlen, t, coll_id, id, email, new_email, token_key, keylen,
+	    exp, 1);
+}
+
+int
 token_make(char *out, size_t outlen, const char *coll_id, const char *id,
     const char *token_key, size_t keylen, int64_t exp)
 {
-	return token_make_as(out, outlen, TOKEN_AUTH, coll_id, id, NULL, NULL, token_key,
-	    keylen, exp);
+	return token_make_full(out, outlen, TOKEN_AUTH, coll_id, id, NULL, NULL, token_key,
+	    keylen, exp, 1);
+}
+
+int
+token_make_static(char *out, size_t outlen, const char *coll_id, const char *id,
+    const char *token_key, size_t keylen, int64_t exp)
+{
+	return token_make_full(out, outlen, TOKEN_AUTH, coll_id, id, NULL, NULL, token_key,
+	    keylen, exp, 0);
 }
 
 /* Copies the string member key of o into out[outlen]; 0 or -1. */
@@ -295,6 +313,7 @@ token_parse_as(const char *tok, size_t len, enum token_type t, struct token_clai
 	    (t == TOKEN_EMAIL_CHANGE && token_str(p, "newEmail", c->new_email,
 	    sizeof(c->new_email)) < 0))
 		goto out;
+	c->refreshable = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "refreshable"));
 	rc = 0;
 out:
 	cJSON_Delete(h);

@@ -2,7 +2,9 @@
  * token.h: the records API's sign-in: bcrypt password hashes (libcrypt's $2b$) and HS256
  * tokens (JWT) in PocketBase's form.
  *
- * An auth token's claims are {"collectionId","exp","id","refreshable":true,"type":"auth"};
+ * An auth token's claims are {"collectionId","exp","id","refreshable":true,"type":"auth"}
+ * ("refreshable":false for an impersonation's, token_make_static(), which auth-refresh
+ * refuses to renew);
  * the account flows' tokens (token_make_as()) are {"collectionId","email","exp","id",
  * "type"} with type "verification" or "passwordReset", and {"collectionId","email","exp",
  * "id","newEmail","type":"emailChange"}, as PocketBase makes them.  A token is signed with
@@ -42,6 +44,11 @@ void token_set_secret(const unsigned char *key, size_t len);
 int token_make(char *out, size_t outlen, const char *coll_id, const char *id,
     const char *token_key, size_t keylen, int64_t exp);
 
+/* token_make() of a token that may not be renewed ("refreshable":false): an
+ * impersonation's, as PocketBase 0.23 and later make it.  Its length, or -1. */
+int token_make_static(char *out, size_t outlen, const char *coll_id, const char *id,
+    const char *token_key, size_t keylen, int64_t exp);
+
 /* The types of token: what its "type" claim says and which secret signs it. */
 enum token_type {
 	TOKEN_AUTH,
@@ -67,6 +74,8 @@ struct token_claims {
 	int64_t exp;
 	char email[256];		/* not TOKEN_AUTH: the record's email it was made for */
 	char new_email[256];		/* TOKEN_EMAIL_CHANGE: the address asked for */
+	int refreshable;		/* TOKEN_AUTH: "refreshable":true (absent: 0, as in
+					 * PocketBase) */
 };
 
 /*

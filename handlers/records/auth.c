@@ -298,6 +298,7 @@ rec_authorize(struct rec_ctx *x, int defer)
 		return rec_error(x->rs, 500, NULL, NULL), -1;
 	x->auth_wait = c;
 	x->auth_tok = h;
+	x->auth_refreshable = cl.refreshable;
 	if (defer && strcmp(c->name, "_superusers") != 0) {
 		if (db_backend(x->rq->db) == DB_SQLITE)
 			return 0;

@@ -17,6 +17,7 @@ rec_message(int status)
 	case 403: return "You are not allowed to perform this request.";
 	case 404: return "The requested resource wasn't found.";
 	case 413: return "Request entity too large.";
+	case 429: return "Too Many Requests.";
 	case 503: return "Service unavailable.";
 	default: return "Something went wrong.";
 	}

@@ -12,7 +12,11 @@
  *   POST     /api/collections/C/auth-with-password        {"identity","password"}: 200
  *            {"record","token"}; 400 when wrong
  *   POST     /api/collections/C/auth-refresh              with a valid token of C: 200
- *            {"record","token"} with a new token; 401 otherwise
+ *            {"record","token"} with a new token; 401 otherwise, 403 for an
+ *            impersonation's token (not refreshable)
+ *   POST     /api/collections/C/impersonate/ID            a superuser's, {"duration"}
+ *            (seconds, >= 0): 200 {"record","token"}, a token of record ID that is not
+ *            refreshable; 401 without a token, 403 for another record's, 404 no record
  *   POST     /api/batch                                   several writes, all or nothing
  *            (batch.c); 403 when SLUICE_RECORDS_BATCH=off
  *   GET      /api/collections/C/auth-methods              the sign-in methods (account.c)
@@ -24,7 +28,8 @@
  *
  * Statuses: 400 (malformed parameters or body, failed validation), 401 (an invalid or
  * expired Authorization token), 403 (a superusers-only rule, @request in a filter), 404
- * (unknown collection or record, or a rule that hides it), 503 (database unavailable).
+ * (unknown collection or record, or a rule that hides it), 429 (a sign-in or account
+ * request past its rate limit), 503 (database unavailable).
  * Errors are {"data":{},"message":"...","status":N}.
  *
  * Tables touched: _collections (read at start-up and after SIGHUP) and every collection's
@@ -32,7 +37,10 @@
  * default 10; the endpoint key bcrypt_cost), SLUICE_RECORDS_SECRET_FILE (token.h),
  * SLUICE_RECORDS_BATCH (on|off), SLUICE_RECORDS_BATCH_MAX (1..1000, default 50),
  * SLUICE_RECORDS_SENDMAIL, SLUICE_RECORDS_APP_URL and SLUICE_RECORDS_MAIL_FROM (the
- * account flows' mail: apps/records/mail.h).
+ * account flows' mail: apps/records/mail.h), SLUICE_RECORDS_AUTH_LIMIT (0..1000000,
+ * default 60), SLUICE_RECORDS_AUTH_LIMIT_IDENTITY (0..1000000, default 20) and
+ * SLUICE_RECORDS_AUTH_LIMIT_EXEMPT (default loopback): the rate limits of sign-in and the
+ * account flows, 429 past them (limit.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +128,13 @@ rec_route(struct rec_ctx *x, const char **what)
 	if ((strcmp(p, "auth-with-password") == 0 || strcmp(p, "auth-refresh") == 0 ||
 	    rec_account_route(p)) && x->c->auth) {
 		*what = p;
+		return 0;
+	}
+	if (strncmp(p, "impersonate/", 12) == 0 && x->c->auth) {
+		*what = "impersonate";
+		x->id = p + 12;
+		if (*x->id == '\0' || strlen(x->id) > 64 || strchr(x->id, '/') != NULL)
+			goto notfound;
 		return 0;
 	}
 	if (strncmp(p, "records", 7) != 0 || (p[7] != '\0' && p[7] != '/'))
@@ -259,11 +274,16 @@ handle(struct req *rq, struct resp *rs)
 	if (rec_account_route(what)) {
 		/* A body refused is answered; what it parsed is freed below all the same. */
 		if (rq->method != REQ_POST || rec_body(&x) == 0)
-			rc = rec_account(&x, what);
-	} else if (strncmp(what, "auth-", 5) == 0) {
+			rc = rec_limit(&x, what) ? 0 : rec_account(&x, what);
+	} else if (strcmp(what, "impersonate") == 0) {
 		if (rq->method != REQ_POST)
 			return rec_error(rs, 405, "Method not allowed.", NULL);
 		if (rec_body(&x) == 0)
+			rc = rec_auth_impersonate(&x);
+	} else if (strncmp(what, "auth-", 5) == 0) {
+		if (rq->method != REQ_POST)
+			return rec_error(rs, 405, "Method not allowed.", NULL);
+		if (rec_body(&x) == 0 && !rec_limit(&x, what))
 			rc = what[5] == 'w' ? rec_auth_password(&x) : rec_auth_refresh(&x);
 	} else if (rq->method & (REQ_GET | REQ_HEAD))
 		rc = x.id ? rec_view(&x) : rec_list(&x);
@@ -295,13 +315,18 @@ static const struct endpoint endpoint = {
 int
 main(int argc, char **argv)
 {
-	long long cost, on, max;
+	long long cost, on, max, lim, lim_id;
 	int rc;
 
 	if (settings_int(SETTING_BCRYPT_COST, &cost) < 0 ||
 	    settings_int(SETTING_RECORDS_BATCH, &on) < 0 ||
-	    settings_int(SETTING_RECORDS_BATCH_MAX, &max) < 0)
+	    settings_int(SETTING_RECORDS_BATCH_MAX, &max) < 0 ||
+	    settings_int(SETTING_RECORDS_AUTH_LIMIT, &lim) < 0 ||
+	    settings_int(SETTING_RECORDS_AUTH_LIMIT_IDENTITY, &lim_id) < 0)
 		return 1;
+	rec_limit_addr = (long)lim;
+	rec_limit_ident = (long)lim_id;
+	rec_limit_exempt = settings_get(SETTING_RECORDS_AUTH_LIMIT_EXEMPT);
 	rec_bcrypt_cost = (int)cost;
 	rec_batch_on = on == 1;
 	rec_batch_max = (int)max;

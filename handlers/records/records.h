@@ -9,6 +9,7 @@
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
  *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
  *   account.c  the account flows: auth-methods, verification, password reset, email change
+ *   limit.c   the rate limits of sign-in and the account flows (429)
  *   error.c   the error responses, in PocketBase's shape
  */
 #ifndef SLUICE_RECORDS_HANDLER_H
@@ -63,6 +64,8 @@ struct rec_ctx {
 	const struct coll *auth;	/* the signed-in record's collection, or NULL */
 	struct rec_row *auth_row;
 	int superuser;
+	int auth_refreshable;		/* the token says "refreshable":true (auth-refresh
+					 * renews only such a token) */
 	/* A token whose record is not read yet (rec_authorize()'s deferral): its collection,
 	 * its text and the record's id; NULL when none is pending. */
 	const struct coll *auth_wait;
@@ -92,6 +95,16 @@ struct rec_ctx {
 extern int rec_bcrypt_cost;
 extern int rec_batch_on;		/* SLUICE_RECORDS_BATCH */
 extern int rec_batch_max;		/* SLUICE_RECORDS_BATCH_MAX */
+extern long rec_limit_addr;		/* SLUICE_RECORDS_AUTH_LIMIT */
+extern long rec_limit_ident;		/* SLUICE_RECORDS_AUTH_LIMIT_IDENTITY */
+extern const char *rec_limit_exempt;	/* SLUICE_RECORDS_AUTH_LIMIT_EXEMPT; NULL: loopback */
+
+/*
+ * Counts a request of route what (the last part below /api/collections/C/; its body
+ * parsed) against the rate limits of sign-in and the account flows (limit.c): 0 when it
+ * may go on (or is not counted), 1 with PocketBase's 429 answered.
+ */
+int rec_limit(struct rec_ctx *x, const char *what);
 
 /* Answers an error in PocketBase's shape {"data":{...},"message":...,"status":N}; data is
  * a JSON object's text or NULL ({}); message NULL means the status's standard one.
@@ -171,6 +184,15 @@ int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
 int rec_auth_password(struct rec_ctx *x);
 int rec_auth_refresh(struct rec_ctx *x);
+
+/*
+ * POST /api/collections/C/impersonate/ID (x->id), body {"duration"} (seconds, optional;
+ * 0 or absent: the auth token's own life): a superuser's request gets 200 {"record",
+ * "token"} with a token of that record that auth-refresh will not renew; 401 without a
+ * token, 403 for any other record's, 404 for no such record, 400 for a bad duration.
+ * Returns 0.
+ */
+int rec_auth_impersonate(struct rec_ctx *x);
 
 /* rec_exec() of x->t->q as a write of rec_commit() (arg unused): the rows changed (0 or
  * 1), or -1 answered. */

@@ -1287,7 +1287,8 @@ rec_delete(struct rec_ctx *x)
 	return resp_set(x->rs, 204, NULL, "", 0);
 }
 
-static int rec_auth_answer(struct rec_ctx *x, struct rec_row *row);
+static int rec_auth_answer(struct rec_ctx *x, struct rec_row *row, int64_t ttl,
+    int refreshable);
 
 int
 rec_auth_password(struct rec_ctx *x)
@@ -1321,7 +1322,7 @@ rec_auth_password(struct rec_ctx *x)
 		return 0;
 	if (!ok || r == 0 || row->v[ki] == NULL)
 		return rec_error(x->rs, 400, "Failed to authenticate.", NULL);
-	return rec_auth_answer(x, row);
+	return rec_auth_answer(x, row, REC_TOKEN_TTL, 1);
 }
 
 int
@@ -1330,12 +1331,64 @@ rec_auth_refresh(struct rec_ctx *x)
 	if (x->auth != x->c)
 		return rec_error(x->rs, 401, "The request requires valid record authorization token.",
 		    NULL);
-	return rec_auth_answer(x, x->auth_row);
+	/* An impersonation's token lives as long as it was given, never longer. */
+	if (!x->auth_refreshable)
+		return rec_error(x->rs, 403, "The current auth token is not refreshable.", NULL);
+	return rec_auth_answer(x, x->auth_row, REC_TOKEN_TTL, 1);
 }
 
-/* Answers 200 {"record":{...},"token":"..."} for the auth record row of x->c. */
+/* The longest impersonation asked for, in seconds: some 31,700 years, far below what a
+ * token's exp may hold (token_parse() takes up to 1e15). */
+#define REC_IMPERSONATE_MAX	1000000000000LL
+
+int
+rec_auth_impersonate(struct rec_ctx *x)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(x->body, "duration");
+	struct rec_row *row;
+	int64_t ttl = 0;
+	int r;
+
+	if (x->auth == NULL)
+		return rec_error(x->rs, 401, "The request requires valid record authorization token.",
+		    NULL);
+	if (!x->superuser)
+		return rec_error(x->rs, 403, NULL, NULL);
+	if (d != NULL && !cJSON_IsNull(d)) {
+		double v = -1;
+
+		/* A form sends the number as text. */
+		if (cJSON_IsNumber(d) && d->valuedouble == floor(d->valuedouble))
+			v = d->valuedouble;
+		else if (cJSON_IsNumber(d) || !cJSON_IsString(d) || str_to_int(d->valuestring,
+		    strlen(d->valuestring), INT64_MIN, INT64_MAX, &ttl) < 0)
+			return rec_error(x->rs, 400, "An error occurred while loading the submitted "
+			    "data.", NULL);
+		else
+			v = (double)ttl;
+		if (v < 0)
+			return rec_error(x->rs, 400, "An error occurred while validating the "
+			    "submitted data.", "{\"duration\":{\"code\":"
+			    "\"validation_min_greater_equal_than_required\",\"message\":"
+			    "\"Must be no less than 0.\"}}");
+		if (v > (double)REC_IMPERSONATE_MAX)
+			return rec_error(x->rs, 400, "An error occurred while validating the "
+			    "submitted data.", "{\"duration\":{\"code\":"
+			    "\"validation_max_less_equal_than_required\",\"message\":"
+			    "\"Must be no greater than 1000000000000.\"}}");
+		ttl = (int64_t)v;
+	}
+	if ((r = rec_get(x, x->c, x->id, strlen(x->id), "id", &row)) < 0)
+		return 0;
+	if (r == 0)
+		return rec_error(x->rs, 404, NULL, NULL);
+	return rec_auth_answer(x, row, ttl > 0 ? ttl : REC_TOKEN_TTL, 0);
+}
+
+/* Answers 200 {"record":{...},"token":"..."} for the auth record row of x->c, with a token
+ * valid ttl seconds that auth-refresh renews when refreshable. */
 static int
-rec_auth_answer(struct rec_ctx *x, struct rec_row *row)
+rec_auth_answer(struct rec_ctx *x, struct rec_row *row, int64_t ttl, int refreshable)
 {
 	size_t ki = coll_field_index(x->c, coll_field(x->c, "tokenKey", 8));
 	char token[TOKEN_MAX];
@@ -1345,8 +1398,8 @@ rec_auth_answer(struct rec_ctx *x, struct rec_row *row)
 
 	if (row->v[ki] == NULL)
 		return rec_error(x->rs, 400, "Failed to authenticate.", NULL);
-	n = token_make(token, sizeof(token), x->c->id, row->v[0], row->v[ki], row->len[ki],
-	    (int64_t)x->f.now + REC_TOKEN_TTL);
+	n = (refreshable ? token_make : token_make_static)(token, sizeof(token), x->c->id,
+	    row->v[0], row->v[ki], row->len[ki], (int64_t)x->f.now + ttl);
 	if (n < 0)
 		return rec_error(x->rs, 500, NULL, NULL);
 	memset(&o, 0, sizeof(o));

@@ -4,6 +4,7 @@
  *
  *   records-seed [-u USERS] [-p POSTS] [-c COMMENTS] [-S DIR] [-f] [-q] URL
  *   records-seed [-q] -k URL
+ *   records-seed [-q] -a EMAIL URL < PASSWORD
  *
  * URL is "sqlite:PATH" or a PostgreSQL URL / conninfo.  DIR/collections.sql (default
  * sql/records) declares the collections; each collection's table is made from its
@@ -29,6 +30,12 @@
  * tokenKey.  Everything loads in one transaction, with the kept counts of every
  * collection (apps/records/coll.h) made once the rows are in, then ANALYZE.  -k makes
  * (or makes again) the kept counts of an existing database and changes nothing else.
+ * -a upserts one superuser of an existing database, as PocketBase's `superuser upsert
+ * EMAIL PASS` does: the record of _superusers with that email gets the password read from
+ * the standard input (one line) and a new tokenKey (its tokens are revoked), or is created
+ * (verified); the hash is bcrypt at SLUICE_BCRYPT_COST.  The password comes on the
+ * standard input, not the command line, so that it shows in no process list or shell
+ * history.
  *
  * The rows go in SEED_ROWS at a time, one multi-row INSERT a batch (a prepared statement
  * per batch size), so that a large data set (-u 60000 -p 1000000 -c 3000000, the records
@@ -51,6 +58,8 @@
 #include "db.h"
 #include "records/coll.h"
 #include "records/filter.h"
+#include "records/token.h"
+#include "settings.h"
 #include "str.h"
 #include "../seedfile.h"
 
@@ -361,7 +370,8 @@ static void
 seed_usage(void)
 {
 	fprintf(stderr, "usage: records-seed [-u USERS] [-p POSTS] [-c COMMENTS] [-S DIR] [-f] "
-	    "[-q] URL\n       records-seed -k URL\n");
+	    "[-q] URL\n       records-seed -k URL\n       records-seed -a EMAIL URL "
+	    "< PASSWORD\n");
 }
 
 /*
@@ -411,12 +421,135 @@ out:
 	return rc;
 }
 
+/* 1 when s is an email address as the records API takes one: an '@', no blanks, controls
+ * or angle brackets, at most 255 bytes. */
+static int
+seed_email_ok(const char *s)
+{
+	const unsigned char *p;
+
+	if (strchr(s, '@') == NULL || strlen(s) > 255)
+		return 0;
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p <= ' ' || *p == 0x7f || *p == '<' || *p == '>')
+			return 0;
+	return 1;
+}
+
+/* The password on the standard input's first line (its line end removed) into pw; 0, or
+ * -1 (said on stderr) when it is not 8 to 71 bytes, the API's bounds. */
+static int
+seed_read_password(char *pw, size_t len)
+{
+	size_t n;
+
+	if (fgets(pw, (int)len, stdin) == NULL) {
+		fprintf(stderr, "records-seed: -a reads the password on the standard input\n");
+		return -1;
+	}
+	n = strcspn(pw, "\r\n");
+	pw[n] = '\0';
+	if (n < 8 || n > 71) {
+		fprintf(stderr, "records-seed: the password must be 8 to 71 bytes\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Binds text values vals[0..n) to st from $1 on. */
+static void
+seed_bind_texts(struct db_stmt *st, const char *const *vals, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		db_bind_text(st, i + 1, vals[i], strlen(vals[i]));
+}
+
+/*
+ * -a: the superuser with this email, its password (from the standard input) and tokenKey
+ * set, or created, in one transaction of the existing database at url.  0, or 1.
+ */
+static int
+seed_superuser(const char *url, const char *email)
+{
+	char pw[128], hash[PASS_HASH_MAX], key[51], id[COLL_ID_LEN + 1], date[25], err[256];
+	struct db *db = NULL;
+	struct db_stmt *st;
+	struct timespec ts;
+	long long cost;
+	int rc = 1, created = 0;
+
+	if (!seed_email_ok(email)) {
+		fprintf(stderr, "records-seed: %s: not an email address\n", email);
+		return 1;
+	}
+	if (seed_read_password(pw, sizeof(pw)) < 0 ||
+	    settings_int(SETTING_BCRYPT_COST, &cost) < 0)
+		goto out;
+	if (pass_hash(pw, strlen(pw), (int)cost, hash) < 0 ||
+	    token_random_text(key, 50) < 0 || token_random_text(id, COLL_ID_LEN) < 0) {
+		fprintf(stderr, "records-seed: bcrypt or randomness failed\n");
+		goto out;
+	}
+	key[50] = '\0';
+	id[COLL_ID_LEN] = '\0';
+	clock_gettime(CLOCK_REALTIME, &ts);
+	filter_date(date, ts.tv_sec, (int)(ts.tv_nsec / 1000000));
+	if (db_open(&db, url, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "records-seed: %s\n", err);
+		goto out;
+	}
+	if (db_begin(db, DB_TXN_WRITE) < 0) {
+		seed_fail(db, "begin");
+		goto out;
+	}
+	{
+		const char *const v[] = { hash, key, date, email };
+
+		if ((st = db_prepare(db, "UPDATE \"_superusers\" SET \"password\" = $1, "
+		    "\"tokenKey\" = $2, \"updated\" = $3 WHERE \"email\" = $4")) == NULL) {
+			seed_fail(db, "_superusers (a database seeded by records-seed)");
+			goto out;
+		}
+		seed_bind_texts(st, v, 4);
+		if (seed_run(db, st) < 0)
+			goto out;
+		created = db_changes(st) == 0;
+	}
+	if (created) {
+		const char *const v[] = { id, email, hash, key, date, date };
+
+		if ((st = db_prepare(db, "INSERT INTO \"_superusers\" (\"id\", \"email\", "
+		    "\"password\", \"tokenKey\", \"created\", \"updated\", \"emailVisibility\", "
+		    "\"verified\") VALUES ($1, $2, $3, $4, $5, $6, FALSE, TRUE)")) == NULL) {
+			seed_fail(db, "prepare");
+			goto out;
+		}
+		seed_bind_texts(st, v, 6);
+		if (seed_run(db, st) < 0)
+			goto out;
+	}
+	if (db_commit(db) < 0) {
+		seed_fail(db, "commit");
+		goto out;
+	}
+	if (!seed_quiet)
+		printf("records-seed: superuser %s %s\n", email, created ? "created" : "updated");
+	rc = 0;
+out:
+	explicit_bzero(pw, sizeof(pw));
+	db_close(db);
+	return rc;
+}
+
 /* The command line. */
 struct seed_opts {
 	const char *dir;	/* -S: where collections.sql is */
 	int64_t users, posts, comments;
 	int force;		/* -f */
 	int keep;		/* -k */
+	const char *superuser;	/* -a: the email of the superuser to upsert */
 };
 
 /* Reads the options into o (-q sets seed_quiet); optind is then the URL's index.  0, or -1
@@ -426,7 +559,7 @@ seed_args(int argc, char **argv, struct seed_opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "u:p:c:S:fkq")) != -1) {
+	while ((c = getopt(argc, argv, "u:p:c:S:fkqa:")) != -1) {
 		int64_t *dst = c == 'u' ? &o->users : c == 'p' ? &o->posts : &o->comments;
 
 		switch (c) {
@@ -446,6 +579,9 @@ seed_args(int argc, char **argv, struct seed_opts *o)
 			break;
 		case 'k':
 			o->keep = 1;
+			break;
+		case 'a':
+			o->superuser = optarg;
 			break;
 		case 'q':
 			seed_quiet = 1;
@@ -591,7 +727,7 @@ out:
 int
 main(int argc, char **argv)
 {
-	struct seed_opts o = { "sql/records", 300, 5000, 15000, 0, 0 };
+	struct seed_opts o = { "sql/records", 300, 5000, 15000, 0, 0, NULL };
 	char path[4096], hash[128];
 	struct seed_file f;
 	struct colls cs = { 0 };
@@ -607,6 +743,8 @@ main(int argc, char **argv)
 		return 2;
 	if (o.keep)
 		return seed_keep_counts(argv[optind]);
+	if (o.superuser != NULL)
+		return seed_superuser(argv[optind], o.superuser);
 	buf_init(&decl, 1 << 20);
 	n = snprintf(path, sizeof(path), "%s/collections.sql", o.dir);
 	if (n < 0 || (size_t)n >= sizeof(path)) {

@@ -13,7 +13,12 @@
  * hostile batches, and its off-switch on a third stack (records_batch=off); the account
  * flows (auth-methods, verification, password reset, email change) against hostile tokens
  * and bodies, their mail captured by a script given as records_sendmail's command, and
- * the third stack's 204 without one.
+ * the third stack's 204 without one; superusers: sign-in, impersonation (a token that
+ * works and is not refreshable, refused to anyone else), records-seed -a (create, then
+ * update, which revokes the old tokens); the rate limits of sign-in and the account
+ * routes (records_auth_limit=8 and records_auth_limit_identity=4 on both stacks, with
+ * 127.0.0.1 exempt so that the other tests are not counted), from other loopback
+ * addresses: PocketBase's 429 past each.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -162,13 +167,17 @@ rx_start(void)
 		return -1;
 	snprintf(conf, sizeof(conf), "db records %s\nrecords /api/ workers=1 threads=2 "
 	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4 "
-	    "records_sendmail=%s,%s records_app_url=http://app.example.test\n", url, rx.secret,
+	    "records_sendmail=%s,%s records_app_url=http://app.example.test "
+	    "records_auth_limit=8 records_auth_limit_identity=4 "
+	    "records_auth_limit_exempt=127.0.0.1\n", url, rx.secret,
 	    rx.mailer, rx.mail_lite);
 	if (stack_start(&rx.lite, conf, "tuned", 1, NULL) < 0)
 		return -1;
 	snprintf(conf, sizeof(conf), "db records %s\nrecords /api/ workers=1 threads=2 "
 	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4 "
-	    "records_sendmail=%s,%s records_app_url=http://app.example.test\n", url, rx.secret,
+	    "records_sendmail=%s,%s records_app_url=http://app.example.test "
+	    "records_auth_limit=8 records_auth_limit_identity=4 "
+	    "records_auth_limit_exempt=127.0.0.1\n", url, rx.secret,
 	    rx.mailer, rx.mail_pg);
 	setenv("SLUICE_DB_RECORDS", rx.pg.url, 1);
 	i = stack_start(&rx.pgs, conf, "tuned", 1, NULL) < 0;
@@ -1563,10 +1572,19 @@ test_records_account_hostile(void)
 static int
 rx_js(const char *base, const char *name)
 {
-	char env[TOKEN_MAX + 512];
+	const char *tests = getenv("SLUICE_TESTS");
+	char env[TOKEN_MAX + 1024], cwd[512];
 
-	snprintf(env, sizeof(env), "RECORDS_URL='%s' RECORDS_EXPIRED='%s' RECORDS_MAIL='%s'",
-	    base, rx.expired, base == rx.lite.base ? rx.mail_lite : rx.mail_pg);
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return -1;
+	/* The seeder by an absolute path: node runs in tests/js. */
+	if (tests == NULL)
+		tests = "build/rel/tests";
+	snprintf(env, sizeof(env), "RECORDS_URL='%s' RECORDS_EXPIRED='%s' RECORDS_MAIL='%s' "
+	    "RECORDS_SEEDER='%s%s%s/../sql/records-seed' RECORDS_DB='%s%s'",
+	    base, rx.expired, base == rx.lite.base ? rx.mail_lite : rx.mail_pg,
+	    tests[0] == '/' ? "" : cwd, tests[0] == '/' ? "" : "/", tests,
+	    base == rx.lite.base ? "sqlite:" : "", base == rx.lite.base ? rx.litepath : rx.pg.url);
 	return jsrun(env, "records.test.mjs", name);
 }
 
@@ -1580,6 +1598,254 @@ static void
 test_records_js_postgresql(void)
 {
 	CHECK(rx_js(rx.pgs.base, "postgresql") == 0);
+}
+
+/* Sends method path (JSON body, auth token or NULL) to s from the local address from;
+ * want status, and with wantbody a body JSON-equal to it.  The body (free it), or NULL. */
+static char *
+rx_from(const char *file, int line, struct stack *s, const char *from, const char *method,
+    const char *path, const char *auth, const char *body, long want, const char *wantbody)
+{
+	char url[512], h1[TOKEN_MAX + 32], *got = NULL;
+	const char *headers[3] = { "Content-Type: application/json", NULL, NULL };
+	struct http_resp r;
+
+	http_resp_init(&r);
+	if (auth != NULL) {
+		snprintf(h1, sizeof(h1), "Authorization: %s", auth);
+		headers[1] = h1;
+	}
+	snprintf(url, sizeof(url), "%s%s", s->base, path);
+	if (http_do_from(from, method, url, headers, body, body ? strlen(body) : 0, 10000,
+	    &r) < 0)
+		harness_fail(file, line, "%s %s from %s: no response", method, path,
+		    from ? from : "127.0.0.1");
+	else if (r.status != want || (wantbody != NULL &&
+	    !rx_json_eq(r.body.data ? r.body.data : "", wantbody)))
+		harness_fail(file, line, "%s %s from %s (%s): %ld %.300s, want %ld %s", method, path,
+		    from ? from : "127.0.0.1", s == &rx.lite ? "sqlite" : "postgresql", r.status,
+		    r.body.data ? r.body.data : "", want, wantbody ? wantbody : "");
+	else
+		got = strdup(r.body.data ? r.body.data : "");
+	http_resp_free(&r);
+	return got;
+}
+#define RX_FROM(s, from, method, path, auth, body, want, wantbody) \
+	rx_from(__FILE__, __LINE__, s, from, method, path, auth, body, want, wantbody)
+
+/* The "token" of an auth answer into out (TOKEN_MAX); 0 or -1. */
+static int
+rx_token_of(const char *body, char *out)
+{
+	cJSON *j = cJSON_Parse(body ? body : "");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "token");
+	int rc = -1;
+
+	if (cJSON_IsString(t) && strlen(t->valuestring) < TOKEN_MAX) {
+		memcpy(out, t->valuestring, strlen(t->valuestring) + 1);
+		rc = 0;
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* Signs in to s's collection coll as email with pw: the token into tok, or a failed
+ * check. */
+static int
+rx_sign_in(struct stack *s, const char *coll, const char *email, const char *pw,
+    char tok[TOKEN_MAX])
+{
+	char path[128], body[256], *b;
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/collections/%s/auth-with-password", coll);
+	snprintf(body, sizeof(body), "{\"identity\":\"%s\",\"password\":\"%s\"}", email, pw);
+	b = RX_FROM(s, NULL, "POST", path, NULL, body, 200, NULL);
+	rc = rx_token_of(b, tok);
+	free(b);
+	CHECK(rc == 0);
+	return rc;
+}
+
+#define RX_NOT_REFRESHABLE "{\"data\":{},\"message\":\"The current auth token is not " \
+	"refreshable.\",\"status\":403}"
+#define RX_NO_TOKEN "{\"data\":{},\"message\":\"The request requires valid record " \
+	"authorization token.\",\"status\":401}"
+
+/*
+ * Superusers on both stacks: the seeded one signs in to _superusers (PocketBase's
+ * route); its token impersonates a user (200 {record, token}, the token not refreshable,
+ * valid for duration seconds, that passes the user's own update rule, and that
+ * auth-refresh answers 403), where no token is a 401, a user's token a 403, an unknown
+ * record a 404 and a negative duration a 400.
+ */
+static void
+test_records_superuser_impersonate(void)
+{
+	struct stack *const stacks[2] = { &rx.lite, &rx.pgs };
+	char su[TOKEN_MAX], user[TOKEN_MAX], imp[TOKEN_MAX], id[32], key[64], path[160];
+	struct token_claims cl;
+	int64_t now = (int64_t)time(NULL);
+	char *b;
+	int i;
+
+	CHECK(rx_user_key(7, id, key) == 0);
+	snprintf(path, sizeof(path), "/api/collections/users/impersonate/%s", id);
+	for (i = 0; i < 2; i++) {
+		struct stack *s = stacks[i];
+
+		if (rx_sign_in(s, "_superusers", "admin@example.com", "password123", su) < 0 ||
+		    rx_sign_in(s, "users", "user0008@example.com", "password123", user) < 0)
+			continue;
+		free(RX_FROM(s, NULL, "POST", path, NULL, "{}", 401, RX_NO_TOKEN));
+		free(RX_FROM(s, NULL, "POST", path, user, "{}", 403, "{\"data\":{},\"message\":"
+		    "\"You are not allowed to perform this request.\",\"status\":403}"));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/impersonate/nosuchrecord00",
+		    su, "{}", 404, NULL));
+		free(RX_FROM(s, NULL, "POST", path, su, "{\"duration\":-1}", 400, NULL));
+		free(RX_FROM(s, NULL, "POST", path, su, "{\"duration\":\"x\"}", 400, NULL));
+		free(RX_FROM(s, NULL, "GET", path, su, NULL, 405, NULL));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/posts/impersonate/x", su, "{}",
+		    404, NULL));
+		b = RX_FROM(s, NULL, "POST", path, su, "{\"duration\":100}", 200, NULL);
+		CHECK(b != NULL && strstr(b, "\"email\":\"user0007@example.com\"") != NULL &&
+		    strstr(b, "tokenKey") == NULL && strstr(b, "\"password\"") == NULL);
+		if (rx_token_of(b, imp) < 0) {
+			CHECK(!"an impersonation answers a token");
+			free(b);
+			continue;
+		}
+		free(b);
+		CHECK(token_parse(imp, strlen(imp), &cl) == 0);
+		CHECK_STR(cl.id, id);
+		CHECK_INT(cl.refreshable, 0);
+		CHECK(cl.exp >= now + 100 && cl.exp <= now + 160);
+		/* The user's own update rule (id = @request.auth.id) lets it through. */
+		snprintf(path, sizeof(path), "/api/collections/users/records/%s", id);
+		free(RX_FROM(s, NULL, "PATCH", path, imp, "{\"name\":\"User 7\"}", 200, NULL));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/auth-refresh", imp, "{}", 403,
+		    RX_NOT_REFRESHABLE));
+		snprintf(path, sizeof(path), "/api/collections/users/impersonate/%s", id);
+		/* Without a duration: the auth token's own 5 days. */
+		b = RX_FROM(s, NULL, "POST", path, su, NULL, 200, NULL);
+		CHECK(rx_token_of(b, imp) == 0 && token_parse(imp, strlen(imp), &cl) == 0 &&
+		    cl.exp >= now + 5 * 86400 && cl.refreshable == 0);
+		free(b);
+		/* A sign-in's token is still refreshable. */
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/auth-refresh", user, "{}",
+		    200, NULL));
+	}
+}
+
+/* Runs records-seed -a email on url with pw on its standard input; its exit status. */
+static int
+rx_upsert(const char *url, const char *email, const char *pw)
+{
+	const char *tests = getenv("SLUICE_TESTS");
+
+	return stack_sh("printf '%%s\\n' '%s' | %s/../sql/records-seed -q -a '%s' '%s'", pw,
+	    tests ? tests : "build/rel/tests", email, url);
+}
+
+/*
+ * records-seed -a on both databases while their stacks serve: a new superuser signs in
+ * and has a superuser's powers (it lists _superusers); a second upsert sets a new
+ * password, after which the old token is a 401 and only the new password signs in;
+ * malformed input is refused and changes nothing.
+ */
+static void
+test_records_superuser_upsert(void)
+{
+	struct stack *const stacks[2] = { &rx.lite, &rx.pgs };
+	char url[300], tok[TOKEN_MAX], tok2[TOKEN_MAX], *b;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct stack *s = stacks[i];
+
+		if (i == 0)
+			snprintf(url, sizeof(url), "sqlite:%s", rx.litepath);
+		else
+			snprintf(url, sizeof(url), "%s", rx.pg.url);
+		CHECK_INT(rx_upsert(url, "ops@example.com", "first-pass-1"), 0);
+		if (rx_sign_in(s, "_superusers", "ops@example.com", "first-pass-1", tok) < 0)
+			continue;
+		b = RX_FROM(s, NULL, "GET", "/api/collections/_superusers/records", tok, NULL, 200,
+		    NULL);
+		CHECK(b != NULL && strstr(b, "\"email\":\"ops@example.com\"") != NULL);
+		free(b);
+		CHECK_INT(rx_upsert(url, "ops@example.com", "second-pass-2"), 0);
+		free(RX_FROM(s, NULL, "GET", "/api/collections/_superusers/records", tok, NULL, 401,
+		    NULL));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/_superusers/auth-with-password",
+		    NULL, "{\"identity\":\"ops@example.com\",\"password\":\"first-pass-1\"}",
+		    400, NULL));
+		CHECK(rx_sign_in(s, "_superusers", "ops@example.com", "second-pass-2", tok2) == 0);
+		/* Refused: a short password, an address with a blank. */
+		CHECK(rx_upsert(url, "ops@example.com", "short") != 0);
+		CHECK(rx_upsert(url, "bad address@example.com", "long-enough-1") != 0);
+		CHECK(rx_sign_in(s, "_superusers", "ops@example.com", "second-pass-2", tok2) == 0);
+	}
+}
+
+#define RX_TOO_MANY "{\"status\":429,\"message\":\"Too Many Requests.\",\"data\":{}}"
+
+/*
+ * The rate limits on both stacks (records_auth_limit=8, records_auth_limit_identity=4),
+ * each from loopback addresses of its own (127.0.0.1 is exempt): four sign-ins naming one
+ * identity, then PocketBase's 429 for a fifth, even with the right password, while
+ * another identity still signs in; eight requests of one address across sign-in and the
+ * account routes, then a 429 for any of them; a superuser's request is not counted.
+ */
+static void
+test_records_rate_limits(void)
+{
+	struct stack *const stacks[2] = { &rx.lite, &rx.pgs };
+	char body[160], su[TOKEN_MAX];
+	int i, k;
+
+	for (i = 0; i < 2; i++) {
+		struct stack *s = stacks[i];
+		const char *from1 = "127.0.0.2", *from2 = "127.0.0.3", *from3 = "127.0.0.4";
+
+		for (k = 0; k < 4; k++)
+			free(RX_FROM(s, from1, "POST", "/api/collections/users/auth-with-password",
+			    NULL, "{\"identity\":\"User0011@example.com\",\"password\":\"wrong-pass\"}",
+			    400, NULL));
+		/* The identity's bucket is empty, whatever the case or the address. */
+		free(RX_FROM(s, from2, "POST", "/api/collections/users/auth-with-password", NULL,
+		    "{\"identity\":\"user0011@example.com\",\"password\":\"password123\"}", 429,
+		    RX_TOO_MANY));
+		free(RX_FROM(s, from2, "POST", "/api/collections/users/request-password-reset",
+		    NULL, "{\"email\":\"user0011@example.com\"}", 429, RX_TOO_MANY));
+		free(RX_FROM(s, from2, "POST", "/api/collections/users/auth-with-password", NULL,
+		    "{\"identity\":\"user0012@example.com\",\"password\":\"password123\"}", 200,
+		    NULL));
+		/* from3: eight requests of other identities and routes, then 429. */
+		for (k = 0; k < 8; k++) {
+			snprintf(body, sizeof(body), "{\"identity\":\"nobody%d@example.com\","
+			    "\"password\":\"wrong-pass\"}", k);
+			if (k % 2 == 0)
+				free(RX_FROM(s, from3, "POST",
+				    "/api/collections/users/auth-with-password", NULL, body, 400, NULL));
+			else
+				free(RX_FROM(s, from3, "POST",
+				    "/api/collections/users/confirm-verification", NULL,
+				    "{\"token\":\"x\"}", 400, NULL));
+		}
+		free(RX_FROM(s, from3, "POST", "/api/collections/users/auth-with-password", NULL,
+		    "{\"identity\":\"user0013@example.com\",\"password\":\"password123\"}", 429,
+		    RX_TOO_MANY));
+		free(RX_FROM(s, from3, "POST", "/api/collections/users/request-verification", NULL,
+		    "{\"email\":\"user0013@example.com\"}", 429, RX_TOO_MANY));
+		/* Not a counted route: lists go on. */
+		free(RX_FROM(s, from3, "GET", "/api/collections/posts/records?perPage=1", NULL, NULL,
+		    200, NULL));
+		/* A superuser's request is not counted (signed in from the exempt address). */
+		if (rx_sign_in(s, "_superusers", "admin@example.com", "password123", su) == 0)
+			free(RX_FROM(s, from3, "POST", "/api/collections/users/request-password-reset",
+			    su, "{\"email\":\"user0014@example.com\"}", 204, NULL));
+	}
 }
 
 /* Regression: records-seed made its database 0644, where the other seeders keep theirs
@@ -1622,6 +1888,10 @@ main(void)
 	RUN(test_records_account_hostile);
 	RUN(test_records_js_sqlite);
 	RUN(test_records_js_postgresql);
+	/* After the SDK's tests, which count the superusers. */
+	RUN(test_records_superuser_impersonate);
+	RUN(test_records_superuser_upsert);
+	RUN(test_records_rate_limits);
 	RUN(test_records_paths_across_two_sets);
 	RUN(test_records_rules_collection_isset_changed);
 	RUN(test_records_modifiers_atomic);

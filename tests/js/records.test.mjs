@@ -14,9 +14,15 @@
 // account flows: listAuthMethods, requestVerification / confirmVerification,
 // requestPasswordReset / confirmPasswordReset and requestEmailChange /
 // confirmEmailChange, each token read from the mail the stack's records_sendmail command
-// captured into RECORDS_MAIL (a directory of *.eml files).
+// captured into RECORDS_MAIL (a directory of *.eml files); superusers: sign-in to
+// _superusers, impersonate() (the token works, and authRefresh() refuses it), a superuser
+// made by the seeder's -a (RECORDS_SEEDER on RECORDS_DB) then signed in; and the 429 of
+// the sign-in rate limit, sent from 127.0.0.5 (the stacks exempt 127.0.0.1 only, and
+// allow 4 sign-ins an identity a minute).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { request } from 'node:http';
 import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import PocketBase, { getTokenPayload } from 'pocketbase';
@@ -448,4 +454,71 @@ test('account flows: verification, password reset, email change', async () => {
     assert.equal(e.response.message, 'An error occurred while validating the submitted data.');
   }
   await after.collection('users').delete(a2.record.id);
+});
+
+test('superusers: sign-in, impersonate() and its token, not refreshable', async () => {
+  const admin = client();
+  const a = await admin.collection('_superusers').authWithPassword('admin@example.com',
+    'password123');
+  assert.equal(a.record.collectionName, '_superusers');
+  assert.equal(admin.authStore.isSuperuser, true);
+  const target = await admin.collection('users').getFirstListItem(
+    'email = "user0009@example.com"');
+  const imp = await admin.collection('users').impersonate(target.id, 3600);
+  assert.equal(imp.authStore.record.id, target.id);
+  assert.equal(imp.authStore.record.email, 'user0009@example.com');
+  const claims = getTokenPayload(imp.authStore.token);
+  assert.equal(claims.refreshable, false);
+  assert.ok(Math.abs(claims.exp - Date.now() / 1000 - 3600) < 60);
+  // The token is the user's: its own update rule lets it through.
+  const u = await imp.collection('users').update(target.id, { name: target.name });
+  assert.equal(u.id, target.id);
+  await rejects(imp.collection('users').authRefresh(), 403);
+  // Anyone but a superuser: 401 without a token, 403 with a user's.
+  await rejects(client().collection('users').impersonate(target.id, 0), 401);
+  const { pb } = await signIn(10);
+  await rejects(pb.collection('users').impersonate(target.id, 0), 403);
+});
+
+test('a superuser upserted by records-seed -a signs in', async () => {
+  const seeder = process.env.RECORDS_SEEDER, db = process.env.RECORDS_DB;
+  assert.ok(seeder && db, 'RECORDS_SEEDER and RECORDS_DB are set');
+  execFileSync(seeder, ['-q', '-a', 'cli-admin@example.com', db],
+    { input: 'cli-password-1\n' });
+  const su = client();
+  const a = await su.collection('_superusers').authWithPassword('cli-admin@example.com',
+    'cli-password-1');
+  assert.equal(a.record.email, 'cli-admin@example.com');
+  const list = await su.collection('_superusers').getFullList();
+  assert.ok(list.some((r) => r.email === 'admin@example.com'));
+});
+
+// fetch() from another loopback address: the SDK takes a fetch of its own per request.
+function fetchFrom(localAddress) {
+  return (u, opts) => new Promise((resolve, reject) => {
+    const req = request(u, { method: opts.method, headers: opts.headers, localAddress },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve(new Response(Buffer.concat(chunks),
+          { status: res.statusCode, headers: res.headers })));
+      });
+    req.on('error', reject);
+    if (opts.body) req.write(opts.body);
+    req.end();
+  });
+}
+
+test('sign-in past the identity limit: 429, PocketBase\'s body', async () => {
+  const users = client().collection('users');
+  const fetch = fetchFrom('127.0.0.5');
+  for (let i = 0; i < 4; i++)
+    await rejects(users.authWithPassword('user0015@example.com', 'wrong-password',
+      { fetch }), 400);
+  const e = await rejects(users.authWithPassword('user0015@example.com', 'password123',
+    { fetch }), 429);
+  assert.deepEqual(e.response, { status: 429, message: 'Too Many Requests.', data: {} });
+  // Another identity from the same address still signs in.
+  const ok = await users.authWithPassword('user0016@example.com', 'password123', { fetch });
+  assert.equal(ok.record.email, 'user0016@example.com');
 });

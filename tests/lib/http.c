@@ -70,6 +70,14 @@ int
 http_do(const char *method, const char *url, const char *const *headers, const char *body,
     size_t body_len, long timeout_ms, struct http_resp *r)
 {
+	return http_do_from(NULL, method, url, headers, body, body_len, timeout_ms, r);
+}
+
+int
+http_do_from(const char *from, const char *method, const char *url,
+    const char *const *headers, const char *body, size_t body_len, long timeout_ms,
+    struct http_resp *r)
+{
 	struct curl_slist *hdrs = NULL;
 	CURL *c;
 	CURLcode rc;
@@ -83,6 +91,8 @@ http_do(const char *method, const char *url, const char *const *headers, const c
 		curl_slist_free_all(hdrs);
 		return -1;
 	}
+	if (from != NULL)
+		curl_easy_setopt(c, CURLOPT_INTERFACE, from);
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);

@@ -33,6 +33,12 @@ void http_resp_free(struct http_resp *r);
 int http_do(const char *method, const char *url, const char *const *headers,
     const char *body, size_t body_len, long timeout_ms, struct http_resp *r);
 
+/* http_do() from the local address from (CURLOPT_INTERFACE; a 127.0.0.0/8 address reaches a
+ * server on 127.0.0.1 as a client of its own, as rate limits by address see it). */
+int http_do_from(const char *from, const char *method, const char *url,
+    const char *const *headers, const char *body, size_t body_len, long timeout_ms,
+    struct http_resp *r);
+
 /* The value of response header name (case insensitive) copied into out, or -1. */
 int http_header(const struct http_resp *r, const char *name, char *out, size_t len);
 

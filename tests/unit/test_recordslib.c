@@ -2,7 +2,8 @@
  * test_records: the records API's parsers and compilers (apps/records/), table-driven:
  * collection declarations, the filter language to SQL on both back ends (text and bound
  * values), its refusals (malformed, hostile, over the limits), sort, expand and fields,
- * tokens (made, parsed, verified, tampered with) and bcrypt.
+ * tokens (made, parsed, verified, tampered with), bcrypt and the rate limits' token
+ * buckets.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "arena.h"
 #include "clock.h"
+#include "records/bucket.h"
 #include "records/coll.h"
 #include "records/mail.h"
 #include "records/lane.h"
@@ -765,6 +767,15 @@ test_tokens(void)
 	CHECK_STR(cl.coll_id, "_pb_users_auth_");
 	CHECK_STR(cl.id, "abcdefghijklmno");
 	CHECK_INT(cl.exp, 1900000000);
+	CHECK_INT(cl.refreshable, 1);
+	/* An impersonation's token: the same, but not refreshable, and signed alike. */
+	n = token_make_static(t2, sizeof(t2), "_pb_users_auth_", "abcdefghijklmno", "tk", 2,
+	    1900000000);
+	CHECK(n > 0 && token_parse(t2, (size_t)n, &cl) == 0);
+	CHECK_INT(cl.refreshable, 0);
+	CHECK(token_verify(t2, (size_t)n, "_pb_users_auth_", "tk", 2) == 1);
+	n = (int)strlen(tok);
+	CHECK(token_parse(tok, (size_t)n, &cl) == 0);
 	CHECK(token_verify(tok, (size_t)n, "_pb_users_auth_", "tk", 2) == 1);
 	CHECK(token_verify(tok, (size_t)n, "_pb_users_auth_", "tk2", 3) == 0);
 	CHECK(token_verify(tok, (size_t)n, "other", "tk", 2) == 0);
@@ -873,6 +884,37 @@ test_bcrypt(void)
 	CHECK(pass_hash("a\0b", 3, 4, h) < 0);
 }
 
+/* The rate limits' buckets: N a minute in a burst, then one more every 60/N seconds; each
+ * key its own; a table full of other keys forgets the one used longest ago. */
+static void
+test_buckets(void)
+{
+	char key[32];
+	int i, ok = 0;
+
+	bucket_reset();
+	for (i = 0; i < 3; i++)
+		CHECK_INT(bucket_take("a", 1, 3, 100.0), 1);
+	CHECK_INT(bucket_take("a", 1, 3, 100.0), 0);
+	CHECK_INT(bucket_take("a", 1, 3, 119.0), 0);	/* 0.95 of a token back */
+	CHECK_INT(bucket_take("b", 1, 3, 119.0), 1);
+	CHECK_INT(bucket_take("a", 1, 3, 121.0), 1);	/* 1.05 */
+	CHECK_INT(bucket_take("a", 1, 3, 121.0), 0);
+	CHECK_INT(bucket_take("a", 1, 0, 121.0), 1);	/* 0: no limit */
+	/* Never more than N, however long it waited. */
+	for (i = 0; i < 5; i++)
+		ok += bucket_take("a", 1, 3, 10000.0);
+	CHECK_INT(ok, 3);
+	/* Many other keys since: "a" was forgotten and starts full again. */
+	for (i = 0; i < BUCKET_SETS * BUCKET_WAYS * 4; i++) {
+		int n = snprintf(key, sizeof(key), "k%d", i);
+
+		(void)bucket_take(key, (size_t)n, 3, 10001.0 + i * 1e-6);
+	}
+	CHECK_INT(bucket_take("a", 1, 3, 10002.0), 1);
+	bucket_reset();
+}
+
 int
 main(void)
 {
@@ -892,6 +934,7 @@ main(void)
 	RUN(test_mail);
 	RUN(test_bcrypt);
 	RUN(test_lane);
+	RUN(test_buckets);
 	colls_free(&tc);
 	arena_free(ta);
 	return harness_done();
