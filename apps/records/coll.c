@@ -408,6 +408,19 @@ fail:
 }
 
 int
+coll_email_ok(const char *s)
+{
+	const unsigned char *p;
+
+	if (strchr(s, '@') == NULL || strlen(s) > 255)
+		return 0;
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p <= ' ' || *p == 0x7f || *p == '<' || *p == '>')
+			return 0;
+	return 1;
+}
+
+int
 coll_textual(const struct coll_field *f)
 {
 	return !f->multiple && f->type != COLL_NUMBER && f->type != COLL_BOOL &&

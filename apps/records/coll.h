@@ -140,6 +140,11 @@ size_t coll_field_index(const struct coll *c, const struct coll_field *f);
  * multiple values. */
 int coll_textual(const struct coll_field *f);
 
+/* 1 when s is an email address fit for a mail's headers and an auth record: an '@', no
+ * blanks, controls or angle brackets, at most 255 bytes (the account flows, records-seed
+ * -a). */
+int coll_email_ok(const char *s);
+
 /*
  * f's column type on backend ("jsonb", "REAL", ...) and, in *dflt, the SQL literal of the
  * value its column takes when a write leaves it out ("''", "0", "'[]'"), or NULL when the

@@ -159,21 +159,6 @@ rec_acct_str(const struct rec_ctx *x, const char *key)
 	return cJSON_IsString(v) && v->valuestring[0] != '\0' ? v->valuestring : NULL;
 }
 
-/* 1 when s is an email address as the writes take one (an '@', no blanks or controls, at
- * most 255 bytes): it goes into a mail's headers. */
-static int
-rec_acct_email_ok(const char *s)
-{
-	const unsigned char *p;
-
-	if (strchr(s, '@') == NULL || strlen(s) > 255)
-		return 0;
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
-		if (*p <= ' ' || *p == 0x7f || *p == '<' || *p == '>')
-			return 0;
-	return 1;
-}
-
 /* The body's email key, checked: its text, or NULL with the error in errs. */
 static const char *
 rec_acct_email(const struct rec_ctx *x, const char *key, struct buf *errs)
@@ -182,7 +167,7 @@ rec_acct_email(const struct rec_ctx *x, const char *key, struct buf *errs)
 
 	if (e == NULL)
 		rec_acct_invalid(errs, key, "validation_required", "Missing required value.");
-	else if (!rec_acct_email_ok(e)) {
+	else if (!coll_email_ok(e)) {
 		rec_acct_invalid(errs, key, "validation_is_email", "Must be a valid email address.");
 		e = NULL;
 	}

@@ -421,20 +421,6 @@ out:
 	return rc;
 }
 
-/* 1 when s is an email address as the records API takes one: an '@', no blanks, controls
- * or angle brackets, at most 255 bytes. */
-static int
-seed_email_ok(const char *s)
-{
-	const unsigned char *p;
-
-	if (strchr(s, '@') == NULL || strlen(s) > 255)
-		return 0;
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
-		if (*p <= ' ' || *p == 0x7f || *p == '<' || *p == '>')
-			return 0;
-	return 1;
-}
 
 /* The password on the standard input's first line (its line end removed) into pw; 0, or
  * -1 (said on stderr) when it is not 8 to 71 bytes, the API's bounds. */
@@ -480,7 +466,7 @@ seed_superuser(const char *url, const char *email)
 	long long cost;
 	int rc = 1, created = 0;
 
-	if (!seed_email_ok(email)) {
+	if (!coll_email_ok(email)) {
 		fprintf(stderr, "records-seed: %s: not an email address\n", email);
 		return 1;
 	}

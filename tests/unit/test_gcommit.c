@@ -223,6 +223,31 @@ test_gcommit_begin_budget(void)
 }
 
 /*
+ * While holder keeps the writers' lock, a leading write (1), then a batch queued behind it
+ * of a write (2), a slow one (3, budget slow_ms) and another (4), each other with budget
+ * ms; the lock let go, all four are waited for.
+ */
+static void
+gt_batch_with_slow(struct db *holder, struct gt_writer *lead, struct gt_writer *a,
+    struct gt_writer *slow, struct gt_writer *b, int ms, int slow_ms)
+{
+	CHECK_INT(db_begin(holder, DB_TXN_WRITE), 0);
+	gt_start(lead, ms, 1, gt_insert);
+	gt_sleep_ms(100);
+	gt_start(a, ms, 2, gt_insert);
+	gt_sleep_ms(50);
+	gt_start(slow, slow_ms, 3, gt_slow_insert);
+	gt_sleep_ms(50);
+	gt_start(b, ms, 4, gt_insert);
+	gt_sleep_ms(100);
+	CHECK_INT(db_commit(holder), 0);
+	pthread_join(lead->tid, NULL);
+	pthread_join(a->tid, NULL);
+	pthread_join(slow->tid, NULL);
+	pthread_join(b->tid, NULL);
+}
+
+/*
  * One batch of three writes, the middle one slow with a 1 s budget: it is interrupted at
  * its budget and answered alone; the two others are committed, and answered soon after.
  */
@@ -238,20 +263,7 @@ test_gcommit_slow_write_alone(void)
 		return;
 	gcommit_counts(&c0);
 	/* The first batch (lead) waits for the holder, so the next three queue together. */
-	CHECK_INT(db_begin(holder, DB_TXN_WRITE), 0);
-	gt_start(&lead, 0, 1, gt_insert);
-	gt_sleep_ms(100);
-	gt_start(&a, 0, 2, gt_insert);
-	gt_sleep_ms(50);
-	gt_start(&slow, 1000, 3, gt_slow_insert);
-	gt_sleep_ms(50);
-	gt_start(&b, 0, 4, gt_insert);
-	gt_sleep_ms(100);
-	CHECK_INT(db_commit(holder), 0);
-	pthread_join(lead.tid, NULL);
-	pthread_join(a.tid, NULL);
-	pthread_join(slow.tid, NULL);
-	pthread_join(b.tid, NULL);
+	gt_batch_with_slow(holder, &lead, &a, &slow, &b, 0, 1000);
 	gcommit_counts(&c1);
 	CHECK_INT(lead.rc, 0);
 	CHECK_INT(a.rc, 0);
@@ -287,20 +299,7 @@ test_gcommit_write_budget(void)
 	gt_setup("wbudget");
 	if ((holder = gt_open(0)) == NULL)
 		goto out;
-	CHECK_INT(db_begin(holder, DB_TXN_WRITE), 0);
-	gt_start(&lead, 10000, 1, gt_insert);
-	gt_sleep_ms(100);
-	gt_start(&a, 10000, 2, gt_insert);
-	gt_sleep_ms(50);
-	gt_start(&slow, 10000, 3, gt_slow_insert);
-	gt_sleep_ms(50);
-	gt_start(&b, 10000, 4, gt_insert);
-	gt_sleep_ms(100);
-	CHECK_INT(db_commit(holder), 0);
-	pthread_join(lead.tid, NULL);
-	pthread_join(a.tid, NULL);
-	pthread_join(slow.tid, NULL);
-	pthread_join(b.tid, NULL);
+	gt_batch_with_slow(holder, &lead, &a, &slow, &b, 10000, 10000);
 	printf("  slow write (10 s budget, 200 ms in the lock) answered after %lld ms (150 of "
 	    "them queued); batched writes after %lld and %lld ms\n", slow.ms, a.ms, b.ms);
 	CHECK_INT(lead.rc, 0);
