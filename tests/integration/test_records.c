@@ -1423,7 +1423,7 @@ test_records_account_hostile(void)
 	static const char *const bad[] = { "x", "a.b.c", "....", "eyJhbGciOiJub25lIn0.e30." };
 	char id[32], key[64], tok[TOKEN_MAX], auth[TOKEN_MAX], rest[128], *b, *m;
 	int64_t now = (int64_t)time(NULL);
-	int before[2], i;
+	int before[2], i, k;
 
 	b = RX_BOTH("GET", "/api/collections/users/auth-methods", NULL, NULL, 200);
 	CHECK(rx_json_eq(b, "{\"password\":{\"identityFields\":[\"email\"],\"enabled\":true},"
@@ -1562,10 +1562,17 @@ test_records_account_hostile(void)
 	    "data.\",\"status\":400}");
 	RX_CONFIRM("confirm-email-change", tok, "", 400, "\"password\":{\"code\":"
 	    "\"validation_required\"");
-	/* Nothing changed: the old password and email still sign in. */
-	RX_CHECK("POST", "/api/collections/users/auth-with-password", NULL,
-	    "{\"identity\":\"user0018@example.com\",\"password\":\"password123\"}", 200,
-	    "\"verified\":true");
+	/* Nothing changed: the old password and email still sign in (on each back end: the
+	 * tokens' times may differ by a second between the two). */
+	for (k = 0; k < 2; k++) {
+		char *got = rx_one(__FILE__, __LINE__, k ? &rx.pgs : &rx.lite, "POST",
+		    "/api/collections/users/auth-with-password", NULL,
+		    "{\"identity\":\"user0018@example.com\",\"password\":\"password123\"}",
+		    200);
+
+		CHECK(got != NULL && strstr(got, "\"verified\":true") != NULL);
+		free(got);
+	}
 }
 
 /* Runs the SDK's tests (tests/js/records.test.mjs) against base. */
