@@ -268,6 +268,21 @@ rest_route_root(const char *path)
 	return strncmp(path, route, n) == 0 && (path[n] == '\0' || strcmp(path + n, "/") == 0);
 }
 
+/* Ends the request's transaction, if it opened one: rolled back under an error (or no
+ * answer), else committed, a failed COMMIT answered.  Returns rc, or the error's. */
+static int
+rest_txn_end(struct req *rq, struct resp *rs, struct rest_thread *t, int rc)
+{
+	if (!t->in_txn)
+		return rc;
+	t->in_txn = 0;
+	if (rs->status == 0 || rs->status >= 400)
+		(void)db_rollback(rq->db);
+	else if (db_commit(rq->db) < 0)
+		return rest_db_error(rs, t, rq->db);
+	return rc;
+}
+
 /*
  * The root: the OpenAPI document (openapi.c) for GET and HEAD, read as the request's
  * role: in its read-only transaction on PostgreSQL, which ends here.  Other methods are
@@ -287,14 +302,7 @@ rest_root(struct req *rq, struct resp *rs, struct rest_thread *t,
 	if (id->active && rest_auth_enter(rq, rs, t, id, NULL, 0) < 0)
 		return 0;
 	rc = rest_openapi(rq, rs, t);
-	if (t->in_txn) {
-		t->in_txn = 0;
-		if (rs->status == 0 || rs->status >= 400)
-			(void)db_rollback(rq->db);
-		else if (db_commit(rq->db) < 0)
-			return rest_db_error(rs, t, rq->db);
-	}
-	return rc;
+	return rest_txn_end(rq, rs, t, rc);
 }
 
 /* 1 when origin is one of the comma-separated origins of list, byte for byte. */
@@ -435,12 +443,5 @@ rest_handle(struct req *rq, struct resp *rs)
 	}
 	if (id.active)
 		rest_auth_leave(rq, rs, t, &id, name, rpc);
-	if (t->in_txn) {
-		t->in_txn = 0;
-		if (rs->status == 0 || rs->status >= 400)
-			(void)db_rollback(rq->db);
-		else if (db_commit(rq->db) < 0)
-			return rest_db_error(rs, t, rq->db);
-	}
-	return rc;
+	return rest_txn_end(rq, rs, t, rc);
 }
