@@ -257,7 +257,8 @@ rec_acct_request(struct rec_ctx *x, const struct rec_mail_kind *k)
 
 /*
  * The body's "token", of type t, checked against its record of x->c: 1 (*row the record,
- * *cl its claims), 0 when it does not hold (the error is in errs), -1 answered.  A token is
+ * *cl its claims), 0 when it does not hold (the error is in errs), -1 answered.  errs is
+ * started here (an object's "{"), and freed when -1 is returned.  A token is
  * good when it parses as its type, has not expired, names x->c and a record of it, and is
  * signed with that record's tokenKey (a good token of another auth collection is answered
  * validation_token_collection_mismatch, as in PocketBase); a verification or an email change token must also
@@ -273,6 +274,8 @@ rec_acct_token(struct rec_ctx *x, enum token_type t, struct token_claims *cl,
 	size_t ki, ei = rec_acct_field(x->c, "email");
 	int r;
 
+	buf_init(errs, 4096);
+	buf_putc(errs, '{');
 	if (tok == NULL) {
 		rec_acct_invalid(errs, "token", "validation_required", "Missing required value.");
 		return 0;
@@ -284,8 +287,10 @@ rec_acct_token(struct rec_ctx *x, enum token_type t, struct token_claims *cl,
 	    !c->auth || strcmp(c->id, cl->coll_id) != 0)
 		goto invalid;
 	ki = rec_acct_field(c, "tokenKey");
-	if ((r = rec_get(x, c, cl->id, strlen(cl->id), "id", row)) < 0)
+	if ((r = rec_get(x, c, cl->id, strlen(cl->id), "id", row)) < 0) {
+		buf_free(errs);
 		return -1;
+	}
 	if (r == 0 || (*row)->v[ki] == NULL || !token_verify_as(tok, strlen(tok), t, c->id,
 	    (*row)->v[ki], (*row)->len[ki]))
 		goto invalid;
@@ -395,10 +400,8 @@ rec_confirm_verification(struct rec_ctx *x)
 	struct buf errs;
 	int r;
 
-	buf_init(&errs, 4096);
-	buf_putc(&errs, '{');
 	if ((r = rec_acct_token(x, TOKEN_VERIFICATION, &cl, &row, &errs)) <= 0)
-		return r < 0 ? (buf_free(&errs), 0) : rec_acct_fail(x, &errs);
+		return r < 0 ? 0 : rec_acct_fail(x, &errs);
 	buf_free(&errs);
 	if (row->v[vi] != NULL && (row->v[vi][0] == '1' || row->v[vi][0] == 't'))
 		return resp_set(x->rs, 204, NULL, "", 0);
@@ -419,12 +422,8 @@ rec_confirm_password_reset(struct rec_ctx *x)
 	struct buf errs;
 	int r;
 
-	buf_init(&errs, 4096);
-	buf_putc(&errs, '{');
-	if ((r = rec_acct_token(x, TOKEN_PASSWORD_RESET, &cl, &row, &errs)) < 0) {
-		buf_free(&errs);
+	if ((r = rec_acct_token(x, TOKEN_PASSWORD_RESET, &cl, &row, &errs)) < 0)
 		return 0;
-	}
 	if (pw == NULL)
 		rec_acct_invalid(&errs, "password", "validation_required", "Missing required value.");
 	else if (strlen(pw) < REC_ACCT_PASS_MIN || strlen(pw) > REC_ACCT_PASS_MAX)
@@ -496,12 +495,8 @@ rec_confirm_email_change(struct rec_ctx *x)
 	struct buf errs;
 	int r, ok;
 
-	buf_init(&errs, 4096);
-	buf_putc(&errs, '{');
-	if ((r = rec_acct_token(x, TOKEN_EMAIL_CHANGE, &cl, &row, &errs)) < 0) {
-		buf_free(&errs);
+	if ((r = rec_acct_token(x, TOKEN_EMAIL_CHANGE, &cl, &row, &errs)) < 0)
 		return 0;
-	}
 	if (pw == NULL)
 		rec_acct_invalid(&errs, "password", "validation_required", "Missing required value.");
 	if (r == 0 || errs.len > 1)
