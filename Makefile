@@ -207,7 +207,7 @@ $(O)/bench/%: $(O)/bench/%.o
 DEB_BUILD  := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
               libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev libjwt-dev
 DEB_RUN    := nginx-light curl
-DEB_APACHE := apache2 libapache2-mod-fcgid
+DEB_APACHE := apache2 libapache2-mod-fcgid libapache2-mod-qos
 DEB_PG     := postgresql
 DEB_TEST   := $(DEB_APACHE) $(DEB_PG) libcurl4-openssl-dev procps iproute2 util-linux clang libclang-rt-14-dev \
               nodejs npm chromium e2fsprogs cppcheck clang-tidy wrk

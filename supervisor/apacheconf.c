@@ -41,6 +41,7 @@
 #include "proxy.h"
 
 #define APACHE_MODULES	"/usr/lib/apache2/modules"
+#define APACHE_PCRE	"/usr/lib/x86_64-linux-gnu/libpcre.so.3"
 
 static const char *const apache_profile_names[APACHE__MAX] = {
 	"default", "tuned", "cgi", "fcgid"
@@ -147,8 +148,53 @@ apache_write_db(FILE *out, const char *url, const struct apache_opts *o)
 		fprintf(out, "%s", url);
 }
 
+/* 1 when an endpoint has a rate= limit. */
+static int
+apache_any_rate(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->neps; i++)
+		if (c->eps[i].rate > 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The rate= limits, by mod_qos: an event variable QS_Limit_NAME set on the endpoint's
+ * requests, counted per client address in a fixed window of a second (r/s) or a minute
+ * (r/m): past rate requests in the window, the client's requests to the endpoint are
+ * refused with 429 for the window's length.  The conditional form (QS_Cond, the
+ * endpoint's name) keeps the refusal to that endpoint: the plain one refuses the client
+ * everywhere.  mod_qos has no burst of nginx's kind: its
+ * window lets rate requests through at once.  rate_by=token is refused (the generator
+ * says so): mod_qos counts client addresses only.
+ */
 static void
-apache_write_modules(FILE *out, const struct apache_opts *o)
+apache_write_rates(FILE *out, const struct conf *c)
+{
+	const struct conf_endpoint *ep;
+	size_t i;
+
+	if (!apache_any_rate(c))
+		return;
+	fprintf(out, "\n# rate= limits (mod_qos): 429 with the JSON body and Retry-After.\n");
+	fprintf(out, "QS_ErrorResponseCode 429\n");
+	fprintf(out, "Header always set Retry-After 1 \"expr=%%{REQUEST_STATUS} == 429\"\n");
+	for (i = 0; i < c->neps; i++) {
+		ep = &c->eps[i];
+		if (ep->rate == 0)
+			continue;
+		fprintf(out, "SetEnvIf Request_URI \"");
+		apache_write_regex(out, ep);
+		fprintf(out, "\" QS_Limit_%s=1 QS_Cond=%s\n", ep->name, ep->name);
+		fprintf(out, "QS_CondClientEventLimitCount %d %d QS_Limit_%s ^%s$\n", ep->rate,
+		    ep->rate_unit == 'm' ? 60 : 1, ep->name, ep->name);
+	}
+}
+
+static void
+apache_write_modules(FILE *out, const struct conf *c, const struct apache_opts *o)
 {
 	static const char *const common[] = { "mpm_event", "authz_core", "alias", "setenvif",
 	    "unique_id" };
@@ -176,6 +222,17 @@ apache_write_modules(FILE *out, const struct apache_opts *o)
 	default:
 		break;
 	}
+	if (apache_any_rate(c)) {
+		/*
+		 * rate=: mod_qos from Debian's libapache2-mod-qos, Retry-After by mod_headers.
+		 * Debian 12's mod_qos calls PCRE (pcre_exec, pcre_free) by name from the server
+		 * it loads into, which links PCRE2 since 2.4.62: libpcre.so.3 (a dependency of
+		 * the package) loaded first gives it them.
+		 */
+		fprintf(out, "LoadFile %s\n", APACHE_PCRE);
+		fprintf(out, "LoadModule qos_module %s/mod_qos.so\n", APACHE_MODULES);
+		fprintf(out, "LoadModule headers_module %s/mod_headers.so\n", APACHE_MODULES);
+	}
 	fprintf(out, "\n");
 }
 
@@ -199,7 +256,7 @@ apache_write_main(FILE *out, const struct conf *c, const struct apache_opts *o, 
 		fprintf(out, "User %s\nGroup %s\n", o->user, o->group);
 	}
 	fprintf(out, "\n");
-	apache_write_modules(out, o);
+	apache_write_modules(out, c, o);
 
 	if (o->profile == APACHE_DEFAULT) {
 		fprintf(out, "# Debian's stock event MPM settings (mods-available/mpm_event.conf) "
@@ -264,6 +321,7 @@ apache_write_common(FILE *out, const struct conf *c, const struct apache_opts *o
 	fprintf(out, "\n# The decoded path, as nginx's $document_uri, which the endpoints read "
 	    "(req.h).\n");
 	fprintf(out, "SetEnvIf Request_URI \"^(.*)$\" DOCUMENT_URI=$1\n");
+	apache_write_rates(out, c);
 	/*
 	 * The request id (common/reqid.h): the client's X-Request-Id when it is 1 to 128
 	 * bytes of [A-Za-z0-9._:@-] (what the workers accept), else mod_unique_id's
@@ -497,6 +555,12 @@ apache_check(const struct conf *c, const struct apache_opts *o)
 		for (j = 0; j < ep->nextra; j++)
 			if (!proxy_safe(d, "value", ep->extra[j].value))
 				return -1;
+		if (ep->rate_token) {
+			log_err("apache: endpoint %s: rate_by=token needs nginx (mod_qos counts "
+			    "client addresses only); write rate_by=addr or leave it out",
+			    ep->name);
+			return -1;
+		}
 		if (apache_binary(bin, sizeof(bin), ep, o, 0) == -1) {
 			log_err("apache: %s: binary path too long", ep->name);
 			return -1;

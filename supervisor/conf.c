@@ -392,7 +392,8 @@ conf_do_db(struct conf_parser *p, char **tok, size_t ntok)
 
 /* The keys of an endpoint line that the supervisor reads itself. */
 static const char *const conf_ep_keys[] = {
-	"workers", "threads", "backlog", "mode", "binary", "db", "tcp"
+	"workers", "threads", "backlog", "mode", "binary", "db", "tcp", "rate", "burst",
+	"rate_by"
 };
 
 /*
@@ -501,7 +502,7 @@ conf_unknown_key(struct conf_parser *p, const struct conf_endpoint *ep, const ch
 		    best);
 	else
 		conf_error(p, "endpoint %s: unknown key '%s' (the keys are workers, threads, "
-		    "db, backlog, mode, binary, tcp and the worker settings of "
+		    "db, backlog, mode, binary, tcp, rate, burst, rate_by and the worker settings of "
 		    "common/settings.h; a handler's own setting is written env.%s=VALUE)",
 		    ep->name, key, key);
 }
@@ -547,6 +548,52 @@ conf_endpoint_env(struct conf_parser *p, struct conf_endpoint *ep, const char *k
 		return -1;
 	}
 	return conf_endpoint_extra(p, ep, key, val);
+}
+
+/*
+ * rate=N r/s or r/m (1-100000), burst=N (0-100000), rate_by=addr|token: the proxy's request
+ * limit of the endpoint.  0, or -1 with the error reported.
+ */
+static int
+conf_endpoint_rate(struct conf_parser *p, struct conf_endpoint *ep, const char *key,
+    const char *val)
+{
+	char num[16];
+	size_t n;
+	long long v;
+
+	if (strcmp(key, "rate_by") == 0) {
+		if (strcmp(val, "addr") != 0 && strcmp(val, "token") != 0) {
+			conf_error(p, "%s: rate_by wants addr or token", ep->name);
+			return -1;
+		}
+		ep->rate_token = strcmp(val, "token") == 0;
+		return 0;
+	}
+	if (strcmp(key, "burst") == 0) {
+		if (conf_parse_int(val, 0, 100000, &v) == -1) {
+			conf_error(p, "%s: burst wants a count, 0-100000", ep->name);
+			return -1;
+		}
+		ep->burst = (int)v;
+		return 0;
+	}
+	n = strcspn(val, "r");
+	if (n == 0 || n >= sizeof(num) || (strcmp(val + n, "r/s") != 0 &&
+	    strcmp(val + n, "r/m") != 0)) {
+		conf_error(p, "%s: rate wants requests a second or a minute, like 10r/s or "
+		    "600r/m", ep->name);
+		return -1;
+	}
+	memcpy(num, val, n);
+	num[n] = '\0';
+	if (conf_parse_int(num, 1, 100000, &v) == -1) {
+		conf_error(p, "%s: rate %s out of range (1-100000 requests)", ep->name, val);
+		return -1;
+	}
+	ep->rate = (int)v;
+	ep->rate_unit = val[n + 2];
+	return 0;
 }
 
 /*
@@ -596,6 +643,9 @@ conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *k
 		}
 		if ((ep->tcp = strdup(val)) == NULL)
 			goto nomem;
+	} else if (strcmp(key, "rate") == 0 || strcmp(key, "burst") == 0 ||
+	    strcmp(key, "rate_by") == 0) {
+		return conf_endpoint_rate(p, ep, key, val);
 	} else if (strcmp(key, "db") == 0) {
 		if (strcmp(val, "none") != 0 && (ep->db_name = strdup(val)) == NULL)
 			goto nomem;
@@ -691,6 +741,7 @@ conf_endpoint_new(struct conf_parser *p, const char *name, const char *route)
 	ep->threads = 1;
 	ep->backlog = 4096;
 	ep->mode = 0660;
+	ep->burst = -1;
 	ep->line = p->line;
 	if ((ep->route = strdup(route)) == NULL) {
 		conf_error(p, "out of memory");
@@ -742,6 +793,10 @@ conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
 			}
 		if (conf_endpoint_key(p, ep, key, eq + 1, env) == -1)
 			return -1;
+	}
+	if (ep->rate == 0 && (ep->burst != -1 || ep->rate_token)) {
+		conf_error(p, "%s: burst and rate_by need a rate (rate=10r/s)", ep->name);
+		return -1;
 	}
 	return 0;
 }

@@ -17,7 +17,12 @@
  * mode, octal, 0660), binary (bin/NAME; sluiced checks that it exists and is executable
  * when it reads the list, at start and on SIGHUP), tcp (an IPv4 address and port, e.g.
  * 127.0.0.1:9001: the pool listens there instead of on its unix socket, for proxies on
- * other hosts and for the unix-vs-TCP benchmark).  The worker settings of sluice's own
+ * other hosts and for the unix-vs-TCP benchmark), rate (a request rate the proxy lets
+ * through, per client: 10r/s or 600r/m, unset: no limit), burst (the requests past the rate
+ * let through at once, 0-100000: the rate's count by default) and rate_by (who "a client"
+ * is: addr, the client's address, by default; token, its Authorization header, the
+ * address when it sends none); past the limit the proxy answers 429 with the JSON error
+ * body and Retry-After (supervisor/nginxconf.h).  The worker settings of sluice's own
  * binaries (the table in common/settings.c: sqlite_mmap, db_isolation, session_key,
  * bench_sessions, template, seccomp, log_level, body_max, ...) are written KEY=VALUE too
  * and reach the workers as SLUICE_<KEY>=VALUE (KEY upper-cased).  Any other key is an
@@ -108,6 +113,10 @@ struct conf_endpoint {
 	char *tcp;		/* "IPv4:PORT": listen there instead of RUNDIR/NAME.sock */
 	char *db_name;		/* NULL: no database */
 	char *db_url;		/* resolved URL (override applied), or NULL */
+	int rate;		/* rate=: requests a second or a minute, 0: no limit */
+	char rate_unit;		/* 's' or 'm' */
+	int burst;		/* burst=, or -1: the rate's count */
+	int rate_token;		/* rate_by=token: 1; addr: 0 */
 	struct conf_kv extra[CONF_EXTRA_MAX];	/* worker settings and env. keys, without env. */
 	size_t nextra;
 	int line;

@@ -385,12 +385,48 @@ nginx_write_upstream(FILE *out, const struct proxy_pool *pl, const struct nginx_
 	fprintf(out, "\t}\n\n");
 }
 
+/*
+ * An endpoint's rate= as a zone of limit_req, sluice_rate_NAME: keyed by the client's
+ * address, or (rate_by=token) by its Authorization header, its address when it sends
+ * none.  10 MB of zone keeps some 80,000 clients' states (nginx drops the oldest when it
+ * is full).
+ */
+static void
+nginx_write_rate_zone(FILE *out, const struct conf_endpoint *ep)
+{
+	const char *key = "$binary_remote_addr";
+
+	if (ep->rate == 0)
+		return;
+	if (ep->rate_token) {
+		fprintf(out, "\tmap $http_authorization $sluice_rate_%s {\n\t\t\"\" "
+		    "$binary_remote_addr;\n\t\tdefault $http_authorization;\n\t}\n", ep->name);
+		key = NULL;
+	}
+	fprintf(out, "\tlimit_req_zone %s%s zone=sluice_rate_%s:10m rate=%dr/%c;\n",
+	    key != NULL ? key : "$sluice_rate_", key != NULL ? "" : ep->name, ep->name,
+	    ep->rate, ep->rate_unit);
+}
+
+/* The endpoint's limit in its location: past it nginx answers 429 (its JSON error page,
+ * with Retry-After), without queueing what the burst lets through. */
+static void
+nginx_write_rate_limit(FILE *out, const struct conf_endpoint *ep)
+{
+	if (ep->rate == 0)
+		return;
+	fprintf(out, "\t\t\tlimit_req zone=sluice_rate_%s burst=%d nodelay;\n"
+	    "\t\t\tlimit_req_status 429;\n\t\t\tlimit_req_log_level warn;\n", ep->name,
+	    ep->burst >= 0 ? ep->burst : ep->rate);
+}
+
 static void
 nginx_write_location(FILE *out, const struct proxy_pool *pl, const struct nginx_opts *o)
 {
 	const struct conf_endpoint *ep = pl->ep;
 
 	fprintf(out, "\t\tlocation %s%s {\n", ep->exact ? "= " : "", ep->path);
+	nginx_write_rate_limit(out, ep);
 	if (o->profile == NGINX_TUNED) {
 		fprintf(out, "\t\t\tfastcgi_pass sluice_%s;\n", ep->name);
 		if (pl->conns >= 1)
@@ -540,9 +576,11 @@ nginx_write_server(FILE *out, const struct proxy *p, const struct nginx_opts *o,
 	for (i = 0; i < proxy_nerrors; i++)
 		if (proxy_errors[i].servers & PROXY_NGINX)
 			fprintf(out, "\t\tlocation = /.sluice-error/%d {\n\t\t\tinternal;\n"
-			    "\t\t\tdefault_type application/json;\n%s"
+			    "\t\t\tdefault_type application/json;\n%s%s"
 			    "\t\t\treturn %d '%s';\n\t\t}\n", proxy_errors[i].status,
-			    nginx_own_headers, proxy_errors[i].answer, proxy_errors[i].body);
+			    nginx_own_headers, proxy_errors[i].status == 429 ?
+			    "\t\t\tadd_header Retry-After 1 always;\n" : "",
+			    proxy_errors[i].answer, proxy_errors[i].body);
 	fprintf(out, "\t}\n");
 }
 
@@ -612,6 +650,8 @@ nginx_conf_write(FILE *out, const struct conf *c, const struct nginx_opts *o)
 	nginx_write_main(out, o, w);
 	fprintf(out, "http {\n");
 	nginx_write_http_common(out, c, o, h);
+	for (i = 0; i < c->neps; i++)
+		nginx_write_rate_zone(out, &c->eps[i]);
 	for (i = 0; o->profile == NGINX_TUNED && i < p.npools; i++)
 		nginx_write_upstream(out, &p.pools[i], o, h, w);
 	nginx_write_server(out, &p, o, listen);

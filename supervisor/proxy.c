@@ -37,7 +37,7 @@ const struct proxy_error proxy_errors[] = {
 	PROXY_ERROR(414, 414, "uri_too_long", "request line too long", PROXY_ANY),
 	PROXY_ERROR(494, 400, "header_too_large", "request header too large", PROXY_NGINX),
 	PROXY_ERROR(416, 416, "range_not_satisfiable", "range not satisfiable", PROXY_NGINX),
-	PROXY_ERROR(429, 429, "too_many_requests", "too many requests", PROXY_NGINX),
+	PROXY_ERROR(429, 429, "too_many_requests", "too many requests", PROXY_ANY),
 	PROXY_ERROR(500, 500, "internal_error", "internal error in the proxy", PROXY_ANY),
 	PROXY_ERROR(501, 501, "not_implemented", "not implemented by the proxy", PROXY_ANY),
 	PROXY_ERROR(502, 502, "bad_gateway", "endpoint unavailable", PROXY_ANY),

@@ -394,6 +394,40 @@ test_gen_refused(void)
 	    "-which-holds-only-about-108-bytes";
 	CHECK((s = gen_opts("h =/h\n", &o)) == NULL);
 	free(s);
+	/* mod_qos counts client addresses only: a limit per token needs nginx. */
+	opts_init(&o, APACHE_TUNED, 1, -1);
+	CHECK((s = gen_opts("h =/h rate=5r/s rate_by=token\n", &o)) == NULL);
+	free(s);
+}
+
+/* rate=: mod_qos loaded, its window per endpoint, the refusal kept to that endpoint. */
+static void
+test_gen_rate(void)
+{
+	struct apache_opts o;
+	char *s;
+
+	opts_init(&o, APACHE_TUNED, 1, -1);
+	if ((s = gen_opts("h =/h rate=5r/s\nr /r/ rate=600r/m burst=9\nf /f/\n", &o)) == NULL) {
+		CHECK(!"generated");
+		return;
+	}
+	CHECK(strstr(s, "LoadModule qos_module ") != NULL);
+	CHECK(strstr(s, "QS_ErrorResponseCode 429\n") != NULL);
+	CHECK(strstr(s, "SetEnvIf Request_URI \"^/h$\" QS_Limit_h=1 QS_Cond=h\n") != NULL);
+	CHECK(strstr(s, "QS_CondClientEventLimitCount 5 1 QS_Limit_h ^h$\n") != NULL);
+	CHECK(strstr(s, "QS_CondClientEventLimitCount 600 60 QS_Limit_r ^r$\n") != NULL);
+	CHECK(strstr(s, "QS_Limit_f") == NULL);
+	CHECK(strstr(s, "ErrorDocument 429 /.sluice-errors/429.json") != NULL);
+	free(s);
+	/* No rate=: no module. */
+	opts_init(&o, APACHE_TUNED, 1, -1);
+	if ((s = gen_opts("h =/h\n", &o)) == NULL) {
+		CHECK(!"generated");
+		return;
+	}
+	CHECK(strstr(s, "qos") == NULL);
+	free(s);
 }
 
 static void
@@ -470,6 +504,7 @@ main(void)
 	RUN(test_gen_sqlite_double_slash_relative);
 	RUN(test_gen_fcgid);
 	RUN(test_gen_refused);
+	RUN(test_gen_rate);
 	RUN(test_gen_user);
 	RUN(test_error_files);
 	return harness_done();

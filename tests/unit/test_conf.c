@@ -333,6 +333,19 @@ test_bad_lines(void)
 		{ "x /x/ tcp=127.0.0.1:90x\n", 1, "IPv4 address and a port" },
 		{ "x /x/ tcp=1.2.3.4.5:9\n", 1, "IPv4 address and a port" },
 		{ "x /x/ env.foo=1 env.foo=2\n", 1, "twice" },
+		/* rate=, burst=, rate_by=: the proxy's request limit. */
+		{ "x /x/ rate=10\n", 1, "like 10r/s or 600r/m" },
+		{ "x /x/ rate=10r/h\n", 1, "like 10r/s or 600r/m" },
+		{ "x /x/ rate=r/s\n", 1, "like 10r/s or 600r/m" },
+		{ "x /x/ rate=0r/s\n", 1, "out of range" },
+		{ "x /x/ rate=100001r/s\n", 1, "out of range" },
+		{ "x /x/ rate=-1r/s\n", 1, "out of range" },
+		{ "x /x/ rate=10r/s burst=-1\n", 1, "burst wants a count" },
+		{ "x /x/ rate=10r/s burst=100001\n", 1, "burst wants a count" },
+		{ "x /x/ rate=10r/s rate_by=ip\n", 1, "rate_by wants addr or token" },
+		{ "x /x/ burst=5\n", 1, "need a rate" },
+		{ "x /x/ rate_by=token\n", 1, "need a rate" },
+		{ "x /x/ rate=1r/s rate=2r/s\n", 1, "twice" },
 		{ "x /x/ sqlite_mmap=0 sqlite_mmap=1\n", 1, "twice" },
 		{ "x /x/ env.name=y\n", 1, "reserved" },
 		{ "x /x/ env.route=/y\n", 1, "reserved" },
@@ -924,6 +937,36 @@ out:
 
 /* set access_log: off by default in the tuned profile, on in the default one, and either
  * way when the endpoint list says so. */
+/* rate=: a limit_req zone per limited endpoint, keyed by address or token, and its
+ * limit_req in the endpoint's location only; the 429 page says Retry-After. */
+static void
+test_gen_rate(void)
+{
+	char *s, *free_loc;
+
+	s = gen("h =/h rate=5r/s\nt /t/ rate=600r/m burst=9 rate_by=token\nf /f/\n",
+	    NGINX_TUNED, 0, -1);
+	if (s == NULL) {
+		CHECK(!"generated");
+		return;
+	}
+	CHECK(strstr(s, "\tlimit_req_zone $binary_remote_addr zone=sluice_rate_h:10m "
+	    "rate=5r/s;\n") != NULL);
+	CHECK(strstr(s, "\tmap $http_authorization $sluice_rate_t {\n\t\t\"\" "
+	    "$binary_remote_addr;\n\t\tdefault $http_authorization;\n\t}\n") != NULL);
+	CHECK(strstr(s, "\tlimit_req_zone $sluice_rate_t zone=sluice_rate_t:10m "
+	    "rate=600r/m;\n") != NULL);
+	CHECK(strstr(s, "location = /h {\n\t\t\tlimit_req zone=sluice_rate_h burst=5 "
+	    "nodelay;\n\t\t\tlimit_req_status 429;\n") != NULL);
+	CHECK(strstr(s, "location /t/ {\n\t\t\tlimit_req zone=sluice_rate_t burst=9 "
+	    "nodelay;\n") != NULL);
+	free_loc = strstr(s, "location /f/ {\n");
+	CHECK(free_loc != NULL && strncmp(free_loc + 15, "\t\t\tfastcgi_pass", 15) == 0);
+	CHECK(strstr(s, "location = /.sluice-error/429 {") != NULL);
+	CHECK(strstr(s, "add_header Retry-After 1 always;") != NULL);
+	free(s);
+}
+
 static void
 test_gen_access_log(void)
 {
@@ -1241,6 +1284,7 @@ main(void)
 	RUN(test_auto_lines);
 	RUN(test_keepalive_rule);
 	RUN(test_gen_tuned);
+	RUN(test_gen_rate);
 	RUN(test_gen_access_log);
 	RUN(test_gen_request_id);
 	RUN(test_gen_forced_k);
