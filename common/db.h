@@ -27,6 +27,8 @@
  *   db_url.c          the URL split into its back end and its target (sluiced links it alone)
  *   db_sqlite.c       the SQLite back end, and the writers' queue of a file
  *   db_sqlite_json.c  SQLite's SQL functions that build JSON bodies (sluice_obj, sluice_arr)
+ *   db_sqlite_ops.c   SQLite's SQL functions for the containment filters on JSON values
+ *                     (sluice_contains, sluice_overlaps)
  *   gcommit.c         the group commit of SQLite's writers (gcommit.h)
  *   dbwrite.c         the one committed write of every application, on either back end:
  *                     gcommit.c's, or PostgreSQL's retried transaction (dbwrite.h)
@@ -354,5 +356,9 @@ const struct db_words *db_raised(const struct db *db);
 /* The HTTP status that a failure of this class should produce (409, 400, 503, 507,
  * 500). */
 int db_err_status(enum db_err e);
+
+/* 1 when s[0..len) is what SQLite's sluice_contains() reads (db_sqlite_ops.c): a JSON
+ * text, or PostgreSQL's one-dimensional array literal ({a,"b c",3}); else 0. */
+int db_json_literal_ok(const char *s, size_t len);
 
 #endif /* SLUICE_DB_H */

@@ -758,7 +758,8 @@ db_sqlite_pragmas(struct db_sqlite *s, const char *path, const struct db_opts *o
 	 * empty file reports the UTF-8 it will be created with). */
 	if (db_sqlite_pragma(s, "PRAGMA encoding", enc, sizeof(enc)) == -1)
 		return -1;
-	if (db_sqlite_json_register(s->conn, strcmp(enc, "UTF-8") == 0) == -1) {
+	if (db_sqlite_json_register(s->conn, strcmp(enc, "UTF-8") == 0) == -1 ||
+	    db_sqlite_ops_register(s->conn) == -1) {
 		db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot register the JSON "
 		    "functions", path);
 		return -1;

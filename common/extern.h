@@ -164,6 +164,9 @@ int db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts
  * SQLite refused (out of memory). */
 struct sqlite3;
 int db_sqlite_json_register(struct sqlite3 *conn, int utf8);
+/* SQLite: registers sluice_contains() and sluice_overlaps() (db_sqlite_ops.c), jsonb's
+ * @> and arrays' && over JSON text.  Returns 0, or -1 when SQLite refused. */
+int db_sqlite_ops_register(struct sqlite3 *conn);
 
 /* ---- Serve loop ---- */
 

@@ -968,21 +968,53 @@ pg_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond
 	return 0;
 }
 
-/* SQLite has no regular expressions (unless registered), text search configurations,
- * arrays or ranges: each of these operators is a 400 naming it. */
+/* 1 when l is JSON on SQLite: a json or jsonb column (an array column is kept as json),
+ * or a -> path into one. */
+static int
+lite_json(const struct rest_lhs *l)
+{
+	if (l->path != NULL)
+		return !l->path->last_text;
+	return !strcmp(l->c->type, "json") || !strcmp(l->c->type, "jsonb");
+}
+
+/*
+ * cs, cd and ov on JSON (lite_json()): sluice_contains(lhs, $k), sluice_contained(lhs, $k)
+ * and sluice_overlaps(lhs, $k) (common/db_sqlite_ops.c: jsonb's containment, the literal a
+ * JSON text or an array literal {a,b}, else a 400 22P02 as PostgreSQL's).  SQLite has no regular expressions, text search
+ * configurations or ranges: those operators, and these on other types, are a 400 naming
+ * the operator.
+ */
 static int
 lite_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
     const char *v, size_t len)
 {
 	const char *name = op_names[cond->op] ? op_names[cond->op] : "?";
+	int k;
 
-	(void)l;
-	(void)v;
-	(void)len;
+	if ((cond->op == REST_OP_CS || cond->op == REST_OP_CD || cond->op == REST_OP_OV) &&
+	    lite_json(l)) {
+		if (!db_json_literal_ok(v, len)) {
+			rest_err_set(g->e, 400, "22P02", NULL, "malformed array literal: \"%.*s\"",
+			    (int)(len > 200 ? 200 : len), v);
+			return -1;
+		}
+		if ((k = rest_param_text(g, v, len)) < 0)
+			return -1;
+		buf_puts(g->sql, cond->op == REST_OP_OV ? "sluice_overlaps(" :
+		    cond->op == REST_OP_CD ? "sluice_contained(" : "sluice_contains(");
+		if (lite_lhs(g, l) < 0)
+			return -1;
+		buf_puts(g->sql, ", ");
+		sqlb_param(g->sql, k);
+		buf_putc(g->sql, ')');
+		return 0;
+	}
 	rest_err_set(g->e, 400, "42883", NULL, "operator %s is not supported on SQLite", name);
 	g->e->hint = cond->op <= REST_OP_IMATCH ? "SQLite has no regular expressions" :
 	    cond->op <= REST_OP_WFTS ? "SQLite has no full-text search configurations" :
-	    "SQLite has no arrays or ranges";
+	    cond->op <= REST_OP_OV ? "on SQLite cs, cd and ov take json or jsonb (an array "
+	    "column is kept as json)" : "SQLite has no ranges";
 	return -1;
 }
 

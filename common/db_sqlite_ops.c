@@ -1,0 +1,320 @@
+/*
+ * db_sqlite_ops.c: PostgreSQL's containment operators for SQLite's JSON values, as SQL
+ * functions registered on every SQLite connection (the table API's cs, cd and ov filters
+ * on json and jsonb columns, where an array column is kept as a JSON array):
+ *
+ *   sluice_contains(a, b)   1 when the JSON a contains b as jsonb's @> says, else 0
+ *   sluice_contained(a, b)  1 when b contains a (<@), else 0
+ *   sluice_overlaps(a, b)   1 when the arrays a and b share an element (&&), else 0
+ *
+ * Either NULL gives NULL.  Containment is jsonb's: equal scalars (numbers by value:
+ * cJSON's doubles); an object contains an
+ * object whose every key it has with a value that contains that key's value; an array
+ * contains an array each of whose elements some element of its own contains (order and
+ * repetition aside), and at the top level a scalar that it holds; a key written twice in an
+ * object counts by its last value, as jsonb keeps it.  b may be a JSON text
+ * or PostgreSQL's array literal ({a,"b c",3,NULL}, what a client writes for an array
+ * column): its elements become a JSON array, unquoted numbers as numbers, NULL as null,
+ * the rest as strings; {} is the empty array when a is an array.  A value of a that is
+ * not JSON contains nothing; a b that is neither form is an SQL error (SQLITE_ERROR, the
+ * statement fails: the table API checks it first with db_json_literal_ok()).  b is
+ * parsed once per statement (SQLite's auxiliary data), a for each row.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+#include "extern.h"
+
+/* Nesting past this in either value is not contained (cJSON's own limit is deeper). */
+#define SO_DEPTH	64
+
+static int so_contains(const cJSON *a, const cJSON *b, int depth);
+
+/* 1 when every element of the array b is contained by some element of the array a. */
+static int
+so_array_contains(const cJSON *a, const cJSON *b, int depth)
+{
+	const cJSON *x, *y;
+
+	cJSON_ArrayForEach(y, b) {
+		int found = 0;
+
+		cJSON_ArrayForEach(x, a)
+			if (so_contains(x, y, depth + 1)) {
+				found = 1;
+				break;
+			}
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+/* The member key of object o that jsonb keeps: the last of its name; NULL when none. */
+static const cJSON *
+so_member(const cJSON *o, const char *key)
+{
+	const cJSON *m, *last = NULL;
+
+	cJSON_ArrayForEach(m, o)
+		if (strcmp(m->string, key) == 0)
+			last = m;
+	return last;
+}
+
+static int
+so_contains(const cJSON *a, const cJSON *b, int depth)
+{
+	const cJSON *y, *x;
+
+	if (depth > SO_DEPTH)
+		return 0;
+	if (cJSON_IsObject(a) && cJSON_IsObject(b)) {
+		cJSON_ArrayForEach(y, b) {
+			/* A key written twice counts once, by its last value, as in jsonb. */
+			if (so_member(b, y->string) != y)
+				continue;
+			x = so_member(a, y->string);
+			if (x == NULL || !so_contains(x, y, depth + 1))
+				return 0;
+		}
+		return 1;
+	}
+	if (cJSON_IsArray(a) && cJSON_IsArray(b))
+		return so_array_contains(a, b, depth);
+	if (cJSON_IsArray(a) || cJSON_IsArray(b) || cJSON_IsObject(a) || cJSON_IsObject(b))
+		return 0;
+	return cJSON_Compare(a, b, 1);
+}
+
+/* One element of an array literal, p[0..n) with its quotes removed and escapes undone,
+ * appended to arr.  0, or -1 (out of memory). */
+static int
+so_literal_item(cJSON *arr, const char *p, size_t n, int quoted)
+{
+	char *s, *end;
+	cJSON *v;
+	double d;
+
+	if ((s = malloc(n + 1)) == NULL)
+		return -1;
+	memcpy(s, p, n);
+	s[n] = '\0';
+	if (!quoted && strcmp(s, "NULL") == 0)
+		v = cJSON_CreateNull();
+	else if (!quoted && n > 0 && (d = strtod(s, &end), *end == '\0') &&
+	    strspn(s, "+-0123456789.eE") == n)
+		v = cJSON_CreateNumber(d);
+	else
+		v = cJSON_CreateString(s);
+	free(s);
+	if (v == NULL)
+		return -1;
+	cJSON_AddItemToArray(arr, v);
+	return 0;
+}
+
+/*
+ * PostgreSQL's one-dimensional array literal {a,"b, c",3} as a JSON array; NULL when s is
+ * not one (or out of memory).
+ */
+static cJSON *
+so_literal(const char *s, size_t len)
+{
+	cJSON *arr;
+	char *item;
+	size_t i = 1, n;
+	int quoted;
+
+	if (len < 2 || s[0] != '{' || s[len - 1] != '}' || (arr = cJSON_CreateArray()) == NULL)
+		return NULL;
+	if (len == 2)
+		return arr;
+	if ((item = malloc(len)) == NULL)
+		goto bad;
+	while (i < len) {
+		n = 0;
+		quoted = s[i] == '"';
+		if (quoted) {
+			for (i++; i < len - 1 && s[i] != '"'; i++) {
+				if (s[i] == '\\' && i + 1 < len - 1)
+					i++;
+				item[n++] = s[i];
+			}
+			if (i >= len - 1)
+				goto bad;
+			i++;
+		} else
+			for (; i < len - 1 && s[i] != ','; i++) {
+				if (s[i] == '"' || s[i] == '{' || s[i] == '}' || s[i] == '\\')
+					goto bad;
+				item[n++] = s[i];
+			}
+		if ((!quoted && n == 0) || so_literal_item(arr, item, n, quoted) < 0 ||
+		    (s[i] != ',' && s[i] != '}') || (s[i] == '}' && i != len - 1))
+			goto bad;
+		i++;
+	}
+	free(item);
+	return arr;
+bad:
+	free(item);
+	cJSON_Delete(arr);
+	return NULL;
+}
+
+static void
+so_delete(void *p)
+{
+	cJSON_Delete(p);
+}
+
+/* Text s as JSON: a JSON text, or (literal) an array literal; NULL when neither. */
+static cJSON *
+so_parse(const char *s, size_t len, int literal)
+{
+	cJSON *v = cJSON_ParseWithLength(s, len);
+
+	if (v == NULL && literal)
+		v = so_literal(s, len);
+	return v;
+}
+
+/*
+ * The two values of a call: *a (each row's, the caller frees it) and *b (the literal, kept
+ * for the statement's later rows as auxiliary data; *own set when SQLite would not keep
+ * it, and the caller frees it then).  0, or 1 when the answer is given (NULL, an error,
+ * or 0 for an a that is not JSON).
+ */
+static int
+so_args(sqlite3_context *ctx, sqlite3_value **argv, cJSON **a, cJSON **b, int *own)
+{
+	const char *s;
+
+	*own = 0;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL ||
+	    sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return 1;
+	}
+	if ((*b = sqlite3_get_auxdata(ctx, 1)) == NULL) {
+		s = (const char *)sqlite3_value_text(argv[1]);
+		if (s == NULL || (*b = so_parse(s, (size_t)sqlite3_value_bytes(argv[1]), 1)) ==
+		    NULL) {
+			sqlite3_result_error(ctx, "malformed array literal or JSON value", -1);
+			return 1;
+		}
+		/* SQLite may drop it at once (set_auxdata's contract): parse a copy to use. */
+		sqlite3_set_auxdata(ctx, 1, *b, so_delete);
+		if ((*b = sqlite3_get_auxdata(ctx, 1)) == NULL) {
+			*b = so_parse(s, (size_t)sqlite3_value_bytes(argv[1]), 1);
+			*own = 1;
+			if (*b == NULL) {
+				sqlite3_result_error_nomem(ctx);
+				return 1;
+			}
+		}
+	}
+	s = (const char *)sqlite3_value_text(argv[0]);
+	if (s == NULL || (*a = so_parse(s, (size_t)sqlite3_value_bytes(argv[0]), 0)) == NULL) {
+		if (*own)
+			cJSON_Delete(*b);
+		sqlite3_result_int(ctx, 0);
+		return 1;
+	}
+	return 0;
+}
+
+/* 1 when a contains b, jsonb's @>, with {} read as [] against an array and a scalar b
+ * found among a top-level array's scalars. */
+static int
+so_contains_top(const cJSON *a, const cJSON *b)
+{
+	static const cJSON empty_array = { .type = cJSON_Array };
+	const cJSON *x;
+
+	if (cJSON_IsArray(a) && cJSON_IsObject(b) && b->child == NULL)
+		b = &empty_array;
+	if (cJSON_IsArray(a) && !cJSON_IsArray(b) && !cJSON_IsObject(b)) {
+		cJSON_ArrayForEach(x, a)
+			if (!cJSON_IsArray(x) && !cJSON_IsObject(x) && cJSON_Compare(x, b, 1))
+				return 1;
+		return 0;
+	}
+	return so_contains(a, b, 0);
+}
+
+/* sluice_contains (user data NULL) and sluice_contained (non-NULL). */
+static void
+so_contains_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	cJSON *a, *b;
+	int r, own;
+
+	(void)argc;
+	if (so_args(ctx, argv, &a, &b, &own))
+		return;
+	if (sqlite3_user_data(ctx) == NULL)
+		r = so_contains_top(a, b);
+	else
+		r = so_contains_top(b, a);
+	cJSON_Delete(a);
+	if (own)
+		cJSON_Delete(b);
+	sqlite3_result_int(ctx, r);
+}
+
+static void
+so_overlaps_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const cJSON *x, *y;
+	cJSON *a, *b;
+	int r = 0, own;
+
+	(void)argc;
+	if (so_args(ctx, argv, &a, &b, &own))
+		return;
+	if (cJSON_IsArray(a) && cJSON_IsArray(b))
+		cJSON_ArrayForEach(x, a) {
+			cJSON_ArrayForEach(y, b)
+				if (cJSON_Compare(x, y, 1)) {
+					r = 1;
+					break;
+				}
+			if (r)
+				break;
+		}
+	cJSON_Delete(a);
+	if (own)
+		cJSON_Delete(b);
+	sqlite3_result_int(ctx, r);
+}
+
+int
+db_sqlite_ops_register(sqlite3 *conn)
+{
+	int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
+
+	if (sqlite3_create_function(conn, "sluice_contains", 2, flags, NULL, so_contains_fn,
+	    NULL, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_create_function(conn, "sluice_contained", 2, flags, (void *)conn,
+	    so_contains_fn, NULL, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_create_function(conn, "sluice_overlaps", 2, flags, NULL, so_overlaps_fn,
+	    NULL, NULL) != SQLITE_OK)
+		return -1;
+	return 0;
+}
+
+int
+db_json_literal_ok(const char *s, size_t len)
+{
+	cJSON *v = so_parse(s, len, 1);
+
+	cJSON_Delete(v);
+	return v != NULL;
+}
