@@ -360,5 +360,7 @@ int db_err_status(enum db_err e);
 /* 1 when s[0..len) is what SQLite's sluice_contains() reads (db_sqlite_ops.c): a JSON
  * text, or PostgreSQL's one-dimensional array literal ({a,"b c",3}); else 0. */
 int db_json_literal_ok(const char *s, size_t len);
+/* 1 when s[0..len) is an integer range literal sluice_range() reads ([1,5), (,3], empty). */
+int db_range_literal_ok(const char *s, size_t len);
 
 #endif /* SLUICE_DB_H */

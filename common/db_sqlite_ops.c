@@ -6,6 +6,8 @@
  *   sluice_contains(a, b)   1 when the JSON a contains b as jsonb's @> says, else 0
  *   sluice_contained(a, b)  1 when b contains a (<@), else 0
  *   sluice_overlaps(a, b)   1 when the arrays a and b share an element (&&), else 0
+ *   sluice_range(op, a, b)  PostgreSQL's range operator op (@> <@ && << >> &< &> -|-)
+ *                           on two integer ranges ([1,5), (0,4], [3,), empty), 1 or 0
  *
  * Either NULL gives NULL.  Containment is jsonb's: equal scalars (numbers by value:
  * cJSON's doubles); an object contains an
@@ -20,6 +22,9 @@
  * statement fails: the table API checks it first with db_json_literal_ok()).  b is
  * parsed once per statement (SQLite's auxiliary data), a for each row.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -293,6 +298,142 @@ so_overlaps_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int(ctx, r);
 }
 
+/*
+ * An integer range as PostgreSQL's int4range/int8range keep it: canonical [lo, hi), an
+ * absent bound as INT64_MIN / INT64_MAX (infinite), or empty.
+ */
+struct so_range {
+	int64_t lo, hi;
+	int empty;
+};
+
+/* One bound of a range literal at *p, up to stop (',' or the closing bracket): an integer
+ * or nothing (infinite, *inf set).  0, or -1 when malformed. */
+static int
+so_bound(const char **p, const char *end, int64_t *v, int *inf)
+{
+	char num[32];
+	size_t n = 0;
+	char *e;
+
+	while (*p < end && **p == ' ')
+		(*p)++;
+	while (*p < end && (isdigit((unsigned char)**p) || **p == '-' || **p == '+') &&
+	    n + 1 < sizeof(num))
+		num[n++] = *(*p)++;
+	while (*p < end && **p == ' ')
+		(*p)++;
+	*inf = n == 0;
+	if (n == 0)
+		return 0;
+	num[n] = '\0';
+	errno = 0;
+	*v = strtoll(num, &e, 10);
+	/* Within int8range's bounds, one short of the infinities' stand-ins. */
+	return *e != '\0' || errno != 0 || *v == INT64_MIN || *v == INT64_MAX ? -1 : 0;
+}
+
+/* The literal s[0..len) as a range: 0, or -1 when it is not one. */
+static int
+so_range_parse(const char *s, size_t len, struct so_range *r)
+{
+	const char *p = s, *end = s + len;
+	int lo_inc, hi_inc, lo_inf, hi_inf;
+
+	while (p < end && *p == ' ')
+		p++;
+	while (end > p && end[-1] == ' ')
+		end--;
+	r->empty = 0;
+	if ((size_t)(end - p) == 5 && strncasecmp(p, "empty", 5) == 0) {
+		r->empty = 1;
+		return 0;
+	}
+	if (end - p < 3 || (*p != '[' && *p != '(') || (end[-1] != ']' && end[-1] != ')'))
+		return -1;
+	lo_inc = *p++ == '[';
+	hi_inc = *--end == ']';
+	if (so_bound(&p, end, &r->lo, &lo_inf) < 0 || p >= end || *p++ != ',' ||
+	    so_bound(&p, end, &r->hi, &hi_inf) < 0 || p != end)
+		return -1;
+	if (lo_inf)
+		r->lo = INT64_MIN;
+	else if (!lo_inc)
+		r->lo++;
+	if (hi_inf)
+		r->hi = INT64_MAX;
+	else if (hi_inc)
+		r->hi++;
+	if (!lo_inf && !hi_inf && r->lo > r->hi)
+		return -1;	/* PostgreSQL: lower bound must be <= upper bound */
+	r->empty = r->lo >= r->hi;
+	return 0;
+}
+
+/* a op b for PostgreSQL's range operators; -1 for an unknown op. */
+static int
+so_range_op(const char *op, const struct so_range *a, const struct so_range *b)
+{
+	if (strcmp(op, "@>") == 0)
+		return b->empty || (!a->empty && a->lo <= b->lo && b->hi <= a->hi);
+	if (strcmp(op, "<@") == 0)
+		return a->empty || (!b->empty && b->lo <= a->lo && a->hi <= b->hi);
+	if (a->empty || b->empty)
+		return strcmp(op, "&&") == 0 || strcmp(op, "<<") == 0 || strcmp(op, ">>") == 0 ||
+		    strcmp(op, "&<") == 0 || strcmp(op, "&>") == 0 || strcmp(op, "-|-") == 0 ?
+		    0 : -1;
+	if (strcmp(op, "&&") == 0)
+		return a->lo < b->hi && b->lo < a->hi;
+	if (strcmp(op, "<<") == 0)
+		return a->hi <= b->lo;
+	if (strcmp(op, ">>") == 0)
+		return a->lo >= b->hi;
+	if (strcmp(op, "&<") == 0)
+		return a->hi <= b->hi;
+	if (strcmp(op, "&>") == 0)
+		return a->lo >= b->lo;
+	if (strcmp(op, "-|-") == 0)
+		return a->hi == b->lo || b->hi == a->lo;
+	return -1;
+}
+
+static void
+so_range_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *op = (const char *)sqlite3_value_text(argv[0]);
+	const char *a = (const char *)sqlite3_value_text(argv[1]);
+	const char *b = (const char *)sqlite3_value_text(argv[2]);
+	struct so_range ra, rb;
+	int r;
+
+	(void)argc;
+	if (op == NULL || a == NULL || b == NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	if (so_range_parse(b, (size_t)sqlite3_value_bytes(argv[2]), &rb) < 0) {
+		sqlite3_result_error(ctx, "malformed range literal", -1);
+		return;
+	}
+	/* A stored value that is not a range is in no relation to any. */
+	if (so_range_parse(a, (size_t)sqlite3_value_bytes(argv[1]), &ra) < 0) {
+		sqlite3_result_int(ctx, 0);
+		return;
+	}
+	if ((r = so_range_op(op, &ra, &rb)) < 0)
+		sqlite3_result_error(ctx, "unknown range operator", -1);
+	else
+		sqlite3_result_int(ctx, r);
+}
+
+int
+db_range_literal_ok(const char *s, size_t len)
+{
+	struct so_range r;
+
+	return so_range_parse(s, len, &r) == 0;
+}
+
 int
 db_sqlite_ops_register(sqlite3 *conn)
 {
@@ -305,6 +446,9 @@ db_sqlite_ops_register(sqlite3 *conn)
 	    so_contains_fn, NULL, NULL) != SQLITE_OK)
 		return -1;
 	if (sqlite3_create_function(conn, "sluice_overlaps", 2, flags, NULL, so_overlaps_fn,
+	    NULL, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_create_function(conn, "sluice_range", 3, flags, NULL, so_range_fn,
 	    NULL, NULL) != SQLITE_OK)
 		return -1;
 	return 0;

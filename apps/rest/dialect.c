@@ -231,6 +231,9 @@ pg_kind_of(const char *type)
 static enum rest_kind
 lite_kind_of(const char *type)
 {
+	/* int4range and int8range hold PostgreSQL's range text ([1,5)), not integers. */
+	if (type_has(type, "RANGE"))
+		return REST_K_TEXT;
 	if (type_has(type, "INT"))
 		return REST_K_INT;
 	if (type_has(type, "BOOL"))
@@ -978,12 +981,45 @@ lite_json(const struct rest_lhs *l)
 	return !strcmp(l->c->type, "json") || !strcmp(l->c->type, "jsonb");
 }
 
+/* 1 when l is an integer range column on SQLite (declared int4range or int8range). */
+static int
+lite_range(const struct rest_lhs *l)
+{
+	return l->path == NULL && (!strcmp(l->c->type, "int4range") ||
+	    !strcmp(l->c->type, "int8range"));
+}
+
+/* A range operator on an integer range column: sluice_range('op', lhs, $k)
+ * (common/db_sqlite_ops.c), the literal checked first (400 22P02 as PostgreSQL's). */
+static int
+lite_range_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
+    const char *v, size_t len)
+{
+	int k;
+
+	if (!db_range_literal_ok(v, len)) {
+		rest_err_set(g->e, 400, "22P02", NULL, "malformed range literal: \"%.*s\"",
+		    (int)(len > 200 ? 200 : len), v);
+		return -1;
+	}
+	if ((k = rest_param_text(g, v, len)) < 0)
+		return -1;
+	buf_printf(g->sql, "sluice_range('%s', ", pg_ops[cond->op]);
+	if (lite_lhs(g, l) < 0)
+		return -1;
+	buf_puts(g->sql, ", ");
+	sqlb_param(g->sql, k);
+	buf_putc(g->sql, ')');
+	return 0;
+}
+
 /*
  * cs, cd and ov on JSON (lite_json()): sluice_contains(lhs, $k), sluice_contained(lhs, $k)
  * and sluice_overlaps(lhs, $k) (common/db_sqlite_ops.c: jsonb's containment, the literal a
- * JSON text or an array literal {a,b}, else a 400 22P02 as PostgreSQL's).  SQLite has no regular expressions, text search
- * configurations or ranges: those operators, and these on other types, are a 400 naming
- * the operator.
+ * JSON text or an array literal {a,b}, else a 400 22P02 as PostgreSQL's); the range
+ * operators on an integer range column (lite_range_op()).  SQLite has no regular
+ * expressions or text search configurations: those operators, and the others on other
+ * types, are a 400 naming the operator.
  */
 static int
 lite_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
@@ -992,6 +1028,8 @@ lite_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *co
 	const char *name = op_names[cond->op] ? op_names[cond->op] : "?";
 	int k;
 
+	if (lite_range(l) && pg_ops[cond->op] != NULL && cond->op >= REST_OP_CS)
+		return lite_range_op(g, l, cond, v, len);
 	if ((cond->op == REST_OP_CS || cond->op == REST_OP_CD || cond->op == REST_OP_OV) &&
 	    lite_json(l)) {
 		if (!db_json_literal_ok(v, len)) {
@@ -1013,8 +1051,9 @@ lite_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *co
 	rest_err_set(g->e, 400, "42883", NULL, "operator %s is not supported on SQLite", name);
 	g->e->hint = cond->op <= REST_OP_IMATCH ? "SQLite has no regular expressions" :
 	    cond->op <= REST_OP_WFTS ? "SQLite has no full-text search configurations" :
-	    cond->op <= REST_OP_OV ? "on SQLite cs, cd and ov take json or jsonb (an array "
-	    "column is kept as json)" : "SQLite has no ranges";
+	    cond->op <= REST_OP_OV ? "on SQLite cs, cd and ov take json, jsonb or an integer "
+	    "range (an array column is kept as json)" : "on SQLite the range operators take "
+	    "int4range or int8range columns";
 	return -1;
 }
 

@@ -12,8 +12,10 @@
 //     sequence, it never hands out a deleted row's number again); bigint/int integer;
 //     json/jsonb keep their name (sluice renders them as JSON); an array is json (its
 //     values as a JSON array, as PostgREST renders an array); an enum is text with a
-//     CHECK of its labels; ranges, tsvector and other types unknown to SQLite are text
-//     (their operators answer 400 on SQLite); decimal(p,s) numeric.  Casts (::type)
+//     CHECK of its labels; int4range and int8range keep their name (their text as
+//     PostgreSQL prints it, which sluice's range operators read); other ranges,
+//     tsvector and other types unknown to SQLite are text (their operators answer 400
+//     on SQLite); decimal(p,s) numeric.  Casts (::type)
 //     and schema prefixes are dropped.
 //   - Foreign keys keep their names: ALTER TABLE ... ADD CONSTRAINT n FOREIGN KEY is
 //     folded into its table's CREATE TABLE as a named table constraint.
@@ -237,6 +239,8 @@ function column(def, schema) {
 		// Names sluice reads on SQLite as it does on PostgreSQL.
 	} else if (/^(text|varchar|character varying|uuid)$/.test(type)) {
 		type = 'text';
+	} else if (/^(int4range|int8range)$/.test(type)) {
+		// Kept: sluice reads an integer range's text with PostgreSQL's operators.
 	} else if (type === 'tsvector') {
 		note = 'tsvector: text, the lexemes as PostgreSQL prints them';
 		type = 'text';

@@ -88,8 +88,9 @@ rt_run(const struct stack *s, const char *path, const char *from, const char *au
 /*
  * The shared scenario: /health limited to 2 r/s (burst 2 on nginx), /free unlimited.  12
  * requests at once from one address: at most the allowance passes (nginx: 1 + burst;
- * Apache: the window's 2; plus what the rate adds while they run), the rest are 429; /free meanwhile all 200; another address
- * has its own allowance; after the window, 200 again.
+ * Apache: the window's 2; plus what the rate adds while they run), the rest are 429;
+ * /free meanwhile all 200; another address has its own allowance; after the window, 200
+ * again.
  */
 static void
 rt_scenario(const char *server, const char *profile)

@@ -16,7 +16,7 @@ static struct http_resp r;
 
 /* Arrays, ranges, jsonb and text search on PostgreSQL; the same rows on SQLite, where
  * an array is a json column holding a JSON array (cs, cd and ov apply to it as to jsonb)
- * and a range plain text (its operators are a 400 there). */
+ * and an int4range column holds PostgreSQL's range text (its operators apply). */
 static const char more_pg[] =
     "create table gadget (id integer primary key, tags text[], nums integer[],\n"
     "  span int4range, data jsonb, body text, price numeric(10,2), qty integer,\n"
@@ -30,8 +30,8 @@ static const char more_pg[] =
     "  (4, NULL, NULL, NULL, NULL, NULL, NULL, 1, 'toy', NULL);\n";
 
 static const char more_sqlite[] =
-    "create table gadget (id integer primary key, tags json, nums json, span text,\n"
-    "  data json, body text, price numeric(10,2), qty integer, kind text,\n"
+    "create table gadget (id integer primary key, tags json, nums json,\n"
+    "  span int4range, data json, body text, price numeric(10,2), qty integer, kind text,\n"
     "  maker_id integer references artist (artist_id));\n"
     "insert into gadget values\n"
     "  (1, '[\"red\",\"blue\"]', '[1,2,3]', '[1,5)', '{\"a\":{\"b\":\"x\"},\"n\":1,\"arr\":[10,20]}',\n"
@@ -468,14 +468,31 @@ test_rest_array_range_ops(void)
 	CHECK(http_json_code(&r, "22P02"));
 	ONE(&fx.lite, "gadget?data=cd.{%22a%22:", 400, NULL);
 	CHECK(http_json_code(&r, "22P02"));
-	PG_OR_400("gadget?select=id&span=ov.[3,6)&order=id", "[{\"id\":1},{\"id\":2}]", "ov");
-	PG_OR_400("gadget?select=id&span=sl.[10,15)&order=id", "[{\"id\":1},{\"id\":2}]", "sl");
-	PG_OR_400("gadget?select=id&span=sr.[10,15)", "[{\"id\":3}]", "sr");
+	FX_BOTH("GET", "gadget?select=id&span=ov.[3,6)&order=id", NULL, NULL, 200,
+	    "[{\"id\":1},{\"id\":2}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=sl.[10,15)&order=id", NULL, NULL, 200,
+	    "[{\"id\":1},{\"id\":2}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=sr.[10,15)", NULL, NULL, 200, "[{\"id\":3}]", &r);
 	/* nxl is &> (does not extend to the left of), nxr is &< (to the right of). */
-	PG_OR_400("gadget?select=id&span=nxl.[4,15)&order=id", "[{\"id\":2},{\"id\":3}]", "nxl");
-	PG_OR_400("gadget?select=id&span=nxr.[10,15)&order=id", "[{\"id\":1},{\"id\":2}]", "nxr");
-	PG_OR_400("gadget?select=id&span=adj.[10,20)&order=id", "[{\"id\":2},{\"id\":3}]",
-	    "adj");
+	FX_BOTH("GET", "gadget?select=id&span=nxl.[4,15)&order=id", NULL, NULL, 200,
+	    "[{\"id\":2},{\"id\":3}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=nxr.[10,15)&order=id", NULL, NULL, 200,
+	    "[{\"id\":1},{\"id\":2}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=adj.[10,20)&order=id", NULL, NULL, 200,
+	    "[{\"id\":2},{\"id\":3}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=cs.[2,4)", NULL, NULL, 200, "[{\"id\":1}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=cs.(1,2]", NULL, NULL, 200, "[{\"id\":1}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=cd.[0,10)&order=id", NULL, NULL, 200,
+	    "[{\"id\":1},{\"id\":2}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=ov.[25,)", NULL, NULL, 200, "[{\"id\":3}]", &r);
+	FX_BOTH("GET", "gadget?select=id&span=cs.empty&order=id", NULL, NULL, 200,
+	    "[{\"id\":1},{\"id\":2},{\"id\":3}]", &r);
+	FX_BOTH("GET", "gadget?select=id,span&id=eq.2", NULL, NULL, 200,
+	    "[{\"id\":2,\"span\":\"[5,10)\"}]", &r);
+	ONE(&fx.lite, "gadget?span=ov.[x,y)", 400, NULL);
+	CHECK(http_json_code(&r, "22P02"));
+	ONE(&fx.lite, "gadget?span=sl.[5,1)", 400, NULL);
+	CHECK(http_json_code(&r, "22P02"));
 	/* An operator PostgreSQL has not for the column's type is a 400 42883 on both. */
 	one(__FILE__, __LINE__, &fx.pgs, "gadget?kind=cs.{a}", 400, NULL);
 	CHECK(r.body.data != NULL && strstr(r.body.data, "42883") != NULL);
