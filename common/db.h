@@ -26,6 +26,7 @@
  *                     the error state, the statement cache, the hook db_blocking() calls
  *   db_url.c          the URL split into its back end and its target (sluiced links it alone)
  *   db_sqlite.c       the SQLite back end, and the writers' queue of a file
+ *   db_sqlite_vfs.c   SQLite's unix VFS keeping a file's memory map across writes
  *   db_sqlite_json.c  SQLite's SQL functions that build JSON bodies (sluice_obj, sluice_arr)
  *   gcommit.c         the group commit of SQLite's writers (gcommit.h)
  *   dbwrite.c         the one committed write of every application, on either back end:

@@ -385,6 +385,9 @@ db_sqlite_global(void)
 {
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	(void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
+	if (db_sqlite_vfs_register() == -1)
+		log_warn("sqlite: no VFS %s; a memory map is made again after every write",
+		    "sluice-mmap");
 }
 
 /*
@@ -789,8 +792,10 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 		db_sqlite_side_modes(path);
 	/* A serving worker never creates the file: a missing database is an error, not an
 	 * empty one in its place (only a seeder creates it). */
+	/* A mapped file keeps its map across other connections' writes (db_sqlite_vfs.c). */
 	rc = sqlite3_open_v2(path, &s->conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
-	    (opts->sqlite_no_create ? 0 : SQLITE_OPEN_CREATE), NULL);
+	    (opts->sqlite_no_create ? 0 : SQLITE_OPEN_CREATE),
+	    opts->sqlite_mmap > 0 ? db_sqlite_vfs_name() : NULL);
 	if (rc != SQLITE_OK) {
 		*code = db_sqlite_open_class(s->conn, rc, path);
 		(void)snprintf(err, errlen, "sqlite open %s: %s", path,
