@@ -732,7 +732,7 @@ db_sqlite_pragmas(struct db_sqlite *s, const char *path, const struct db_opts *o
 {
 	static const char *const syncs[] = { "FULL", "OFF", "NORMAL", "FULL" };
 	char sql[128], mode[32], enc[32];
-	int n;
+	int n, chunk = opts->sqlite_chunk;
 
 	if (db_sqlite_pragma(s, "PRAGMA journal_mode=WAL", mode, sizeof(mode)) == -1)
 		return -1;
@@ -755,6 +755,11 @@ db_sqlite_pragmas(struct db_sqlite *s, const char *path, const struct db_opts *o
 	    opts->sqlite_mmap < 0 ? 0LL : (long long)opts->sqlite_mmap);
 	if (n < 0 || (size_t)n >= sizeof(sql) || db_sqlite_pragma(s, sql, NULL, 0) == -1)
 		return -1;
+	/* A file that grows by chunks changes its size, and so every connection's memory
+	 * map (db_sqlite_vfs.c), once a chunk rather than at every checkpoint. */
+	if (opts->sqlite_chunk > 0 && sqlite3_file_control(s->conn, "main",
+	    SQLITE_FCNTL_CHUNK_SIZE, &chunk) != SQLITE_OK)
+		log_warn("sqlite %s: no chunk size", path);
 	if (db_sqlite_pragma(s, "PRAGMA foreign_keys=ON", NULL, 0) == -1)
 		return -1;
 	/* The schema is read by now, so the text encoding is the database's own (a new,
