@@ -254,38 +254,6 @@ test_writes(void)
 	http_resp_free(&r);
 }
 
-/* The gunzip of r's body, NUL-terminated (malloc'd: the caller frees), or NULL. */
-static char *
-gunzip(const struct http_resp *r, size_t *len)
-{
-	size_t cap = 4 * 1024 * 1024;
-	char *out = malloc(cap + 1);
-	z_stream z;
-	int rc;
-
-	if (out == NULL)
-		return NULL;
-	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, 15 + 16) != Z_OK) {
-		free(out);
-		return NULL;
-	}
-	z.next_in = (Bytef *)r->body.data;
-	z.avail_in = (uInt)r->body.len;
-	z.next_out = (Bytef *)out;
-	z.avail_out = (uInt)cap;
-	/* Z_STREAM_END: the whole member, its CRC and length checked by zlib. */
-	rc = inflate(&z, Z_FINISH);
-	*len = z.total_out;
-	inflateEnd(&z);
-	if (rc != Z_STREAM_END || z.avail_in != 0) {
-		free(out);
-		return NULL;
-	}
-	out[*len] = '\0';
-	return out;
-}
-
 /*
  * The page through the cache (chat_page_cache=1, on /cached) is the page without it,
  * byte for byte, first and again (a hit in each worker), identity and gzip (spliced from
@@ -296,32 +264,7 @@ gunzip(const struct http_resp *r, size_t *len)
 static int
 same_page(const char *who, const char *ck, int gz)
 {
-	struct http_resp plain, cached;
-	char v[64], *text = NULL;
-	size_t len = 0;
-	int ok;
-
-	http_resp_init(&plain);
-	http_resp_init(&cached);
-	ok = chatfix_get(st.base, "/", ck, NULL, &plain) == 0 && plain.status == 200 &&
-	    chatfix_get(st.base, "/cached", ck, gz ? "gzip, br" : NULL, &cached) == 0 &&
-	    cached.status == 200;
-	if (ok && gz) {
-		ok = http_header(&cached, "Content-Encoding", v, sizeof(v)) == 0 &&
-		    strcmp(v, "gzip") == 0 && (text = gunzip(&cached, &len)) != NULL &&
-		    len == plain.body.len && memcmp(text, plain.body.data, len) == 0;
-	} else if (ok) {
-		ok = http_header(&cached, "Content-Encoding", v, sizeof(v)) < 0 &&
-		    cached.body.len == plain.body.len &&
-		    memcmp(cached.body.data, plain.body.data, plain.body.len) == 0;
-	}
-	if (!ok)
-		printf("  %s: the cached page differs (%zu vs %zu bytes, gzip %d)\n", who,
-		    gz ? len : cached.body.len, plain.body.len, gz);
-	free(text);
-	http_resp_free(&plain);
-	http_resp_free(&cached);
-	return ok;
+	return chatfix_same_page(st.base, "/cached", who, ck, gz);
 }
 
 static void
@@ -352,7 +295,7 @@ test_page_cache(void)
 		CHECK(chatfix_get(st.base, "/cached", cookie, NULL, &r) == 0);
 		shown += r.status == 200 && strstr(r.body.data, needle) != NULL;
 		CHECK(chatfix_get(st.base, "/cached", cookie, "gzip", &r) == 0);
-		text = gunzip(&r, &len);
+		text = chatfix_gunzip(&r, &len);
 		gz_shown += text != NULL && strstr(text, needle) != NULL;
 		free(text);
 	}
