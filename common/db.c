@@ -56,7 +56,8 @@ db_set_err(struct db *db, enum db_err code, const char *fmt, ...)
 int
 db_opts_from_env(struct db_opts *o)
 {
-	long long iso, plans, sync, busy, mmap, wms, cache, budget, resp, conns, threads, cpus;
+	long long iso, plans, sync, busy, mmap, chunk, wms, cache, budget, resp, conns, threads,
+	    cpus;
 
 	memset(o, 0, sizeof(*o));
 	if (settings_int(SETTING_DB_ISOLATION, &iso) == -1 ||
@@ -64,6 +65,7 @@ db_opts_from_env(struct db_opts *o)
 	    settings_int(SETTING_SQLITE_SYNC, &sync) == -1 ||
 	    settings_int(SETTING_SQLITE_BUSY_MS, &busy) == -1 ||
 	    settings_int(SETTING_SQLITE_MMAP, &mmap) == -1 ||
+	    settings_int(SETTING_SQLITE_CHUNK, &chunk) == -1 ||
 	    settings_int(SETTING_SQLITE_WRITE_MS, &wms) == -1 ||
 	    settings_int(SETTING_DB_STMT_CACHE, &cache) == -1 ||
 	    settings_int(SETTING_STMT_TIMEOUT_MS, &budget) == -1 ||
@@ -79,6 +81,7 @@ db_opts_from_env(struct db_opts *o)
 	/* In the environment 0 means what PRAGMA mmap_size=0 means: no mmap.  In struct
 	 * db_opts, 0 means the default, so store the explicit -1. */
 	o->sqlite_mmap = mmap == 0 ? -1 : mmap;
+	o->sqlite_chunk = (int)chunk;
 	/* Likewise: 0 in the environment is no budget of its own. */
 	o->sqlite_write_ms = wms == 0 ? -1 : (int)wms;
 	o->stmt_cache = (int)cache;

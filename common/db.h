@@ -26,6 +26,7 @@
  *                     the error state, the statement cache, the hook db_blocking() calls
  *   db_url.c          the URL split into its back end and its target (sluiced links it alone)
  *   db_sqlite.c       the SQLite back end, and the writers' queue of a file
+ *   db_sqlite_vfs.c   SQLite's unix VFS keeping a file's memory map across writes
  *   db_sqlite_json.c  SQLite's SQL functions that build JSON bodies (sluice_obj, sluice_arr)
  *   db_sqlite_ops.c   SQLite's SQL functions for the containment filters on JSON values
  *                     (sluice_contains, sluice_overlaps)
@@ -115,7 +116,8 @@ int db_url_parse(const char *url, enum db_backend *backend, const char **path);
  * Options for db_open().  Zero-initialised means the defaults noted on each field.
  * db_opts_from_env() fills them from the worker's environment (SLUICE_DB_ISOLATION,
  * SLUICE_DB_PLANS,
- * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_SQLITE_WRITE_MS,
+ * SLUICE_SQLITE_SYNC, SLUICE_SQLITE_BUSY_MS, SLUICE_SQLITE_MMAP, SLUICE_SQLITE_CHUNK,
+ * SLUICE_SQLITE_WRITE_MS,
  * SLUICE_DB_STMT_CACHE,
  * SLUICE_STMT_TIMEOUT_MS, SLUICE_RESP_MAX, SLUICE_DB_CONNS with SLUICE_THREADS,
  * SLUICE_DB_READ).
@@ -127,6 +129,7 @@ struct db_opts {
 	enum db_sync sqlite_sync;	/* PRAGMA synchronous; default FULL */
 	int sqlite_busy_ms;		/* busy timeout; 0 means 10000 */
 	int64_t sqlite_mmap;		/* mmap_size in bytes; 0 means 256 MiB, -1 disables */
+	int sqlite_chunk;		/* SQLITE_FCNTL_CHUNK_SIZE in bytes; 0: none */
 	int sqlite_write_ms;		/* a group-committed write's time while it holds the
 					 * writers' lock (gcommit.h); 0 means 250, -1: none
 					 * (the request's budget alone) */

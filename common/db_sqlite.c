@@ -385,6 +385,9 @@ db_sqlite_global(void)
 {
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	(void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
+	if (db_sqlite_vfs_register() == -1)
+		log_warn("sqlite: no VFS %s; a memory map is made again after every write",
+		    "sluice-mmap");
 }
 
 /*
@@ -729,7 +732,7 @@ db_sqlite_pragmas(struct db_sqlite *s, const char *path, const struct db_opts *o
 {
 	static const char *const syncs[] = { "FULL", "OFF", "NORMAL", "FULL" };
 	char sql[128], mode[32], enc[32];
-	int n;
+	int n, chunk = opts->sqlite_chunk;
 
 	if (db_sqlite_pragma(s, "PRAGMA journal_mode=WAL", mode, sizeof(mode)) == -1)
 		return -1;
@@ -752,6 +755,11 @@ db_sqlite_pragmas(struct db_sqlite *s, const char *path, const struct db_opts *o
 	    opts->sqlite_mmap < 0 ? 0LL : (long long)opts->sqlite_mmap);
 	if (n < 0 || (size_t)n >= sizeof(sql) || db_sqlite_pragma(s, sql, NULL, 0) == -1)
 		return -1;
+	/* A file that grows by chunks changes its size, and so every connection's memory
+	 * map (db_sqlite_vfs.c), once a chunk rather than at every checkpoint. */
+	if (opts->sqlite_chunk > 0 && sqlite3_file_control(s->conn, "main",
+	    SQLITE_FCNTL_CHUNK_SIZE, &chunk) != SQLITE_OK)
+		log_warn("sqlite %s: no chunk size", path);
 	if (db_sqlite_pragma(s, "PRAGMA foreign_keys=ON", NULL, 0) == -1)
 		return -1;
 	/* The schema is read by now, so the text encoding is the database's own (a new,
@@ -790,8 +798,10 @@ db_sqlite_open(struct db **out, const char *path, const struct db_opts *opts,
 		db_sqlite_side_modes(path);
 	/* A serving worker never creates the file: a missing database is an error, not an
 	 * empty one in its place (only a seeder creates it). */
+	/* A mapped file keeps its map across other connections' writes (db_sqlite_vfs.c). */
 	rc = sqlite3_open_v2(path, &s->conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
-	    (opts->sqlite_no_create ? 0 : SQLITE_OPEN_CREATE), NULL);
+	    (opts->sqlite_no_create ? 0 : SQLITE_OPEN_CREATE),
+	    opts->sqlite_mmap > 0 ? db_sqlite_vfs_name() : NULL);
 	if (rc != SQLITE_OK) {
 		*code = db_sqlite_open_class(s->conn, rc, path);
 		(void)snprintf(err, errlen, "sqlite open %s: %s", path,

@@ -159,6 +159,12 @@ void db_sqlite_checkpoint(struct db *db);
 int db_pg_open(struct db **out, const char *conninfo, const struct db_opts *opts,
     enum db_err *code, char *err, size_t errlen);
 
+/* SQLite: registers the VFS "sluice-mmap" (db_sqlite_vfs.c), once, before any connection
+ * opens.  Returns 0, or -1 when SQLite has no unix VFS to wrap or refused it. */
+int db_sqlite_vfs_register(void);
+/* Its name once registered, else NULL (SQLite's default VFS). */
+const char *db_sqlite_vfs_name(void);
+
 /* SQLite: registers sluice_obj() and sluice_arr() (db_sqlite_json.c) on a connection
  * whose database text encoding is UTF-8 (utf8 set) or another one.  Returns 0, or -1 when
  * SQLite refused (out of memory). */

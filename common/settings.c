@@ -75,6 +75,10 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "SQLite's busy timeout in milliseconds"),
 	[SETTING_SQLITE_MMAP] = INT("SLUICE_SQLITE_MMAP", -1, 1LL << 40, 256LL * 1024 * 1024,
 	    "SQLite's mmap_size in bytes; 0 or -1: no memory map"),
+	[SETTING_SQLITE_CHUNK] = INT("SLUICE_SQLITE_CHUNK", 0, 1LL << 30, 0,
+	    "SQLite: the database file grows (and shrinks) in steps of this many bytes "
+	    "(SQLITE_FCNTL_CHUNK_SIZE), so that its size, and a memory map, changes "
+	    "seldom; 0: page by page"),
 	[SETTING_SQLITE_WRITE_MS] = INT("SLUICE_SQLITE_WRITE_MS", 0, 3600000, 250,
 	    "SQLite: how long one write may run while it holds the writers' lock, in "
 	    "milliseconds, then it is undone alone (503); 0: the request's budget alone"),

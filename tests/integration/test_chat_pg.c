@@ -4,13 +4,17 @@
  * and PostgreSQL alike: checksum queries over every table); then, at read committed and
  * at serializable, the page (status, cookie, 500 messages, Brotli), each write's status
  * and effect, bad input (nothing written) and concurrent writers that collide on the
- * same rows (serialization failures are retried: every request 204, no 5xx).
+ * same rows (serialization failures are retried: every request 204, no 5xx); and the
+ * page cache (chat_page_cache=1) under writes interleaved on two channels, every cached
+ * page the uncached one byte for byte.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "chatfix.h"
@@ -277,6 +281,119 @@ test_pg_serializable(void)
 	run_endpoints("serializable");
 }
 
+#define CACHE_KEY	"00112233445566778899aabbccddeeff"
+
+/*
+ * Starts the page with and without its cache (/cached: 2 workers) and the writers on
+ * the cluster, from a directory of its own: on PostgreSQL the version board is
+ * data/chat-versions under the workers' working directory.  0, or -1.
+ */
+static int
+cache_stack(struct stack *st, char *dir, size_t dirlen)
+{
+	char conf[2 * PATH_MAX + 1024], bin[PATH_MAX], cwd[PATH_MAX], data[PATH_MAX + 8];
+	const char *b = getenv("SLUICE_BIN");
+	int rc;
+
+	if (realpath(b ? b : "bin", bin) == NULL || getcwd(cwd, sizeof(cwd)) == NULL)
+		return -1;
+	snprintf(dir, dirlen, "/tmp/sluice-chatpg-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	/* The workers may run as another user (root drops to the run user). */
+	snprintf(data, sizeof(data), "%s/data", dir);
+	if (chmod(dir, 0755) == -1 || mkdir(data, 0700) == -1 || chmod(data, 01777) == -1)
+		return -1;
+	snprintf(conf, sizeof(conf),
+	    "db chat sqlite:/nonexistent.db\n"
+	    "chat_page =/ workers=1 db=chat session_key=%s\n"
+	    "cached_page =/cached workers=2 threads=1 db=chat binary=%s/chat_page "
+	    "chat_page_cache=1 session_key=%s\n"
+	    "chat_message_send =/chat/message-send workers=1 threads=2 db=chat "
+	    "session_key=%s\n"
+	    "chat_channel_open =/chat/channel-open workers=1 threads=2 db=chat "
+	    "session_key=%s\n"
+	    "chat_nickname_set =/chat/nickname-set workers=1 threads=1 db=chat "
+	    "session_key=%s\n",
+	    CACHE_KEY, bin, CACHE_KEY, CACHE_KEY, CACHE_KEY, CACHE_KEY);
+	setenv("SLUICE_BIN", bin, 1);
+	setenv("SLUICE_DB_CHAT", pg.url, 1);
+	rc = chdir(dir) == 0 ? stack_start(st, conf, "tuned", 2, NULL) : -1;
+	unsetenv("SLUICE_DB_CHAT");
+	if (chdir(cwd) == -1)
+		rc = -1;
+	return rc < 0 ? -1 : 0;
+}
+
+/* A write of test_pg_page_cache_two_channels: 1 when answered 204 or 200. */
+static int
+cache_write(const char *base, const char *path, const char *ck, const char *body)
+{
+	struct http_resp r;
+	int ok;
+
+	http_resp_init(&r);
+	ok = chatfix_post(base, path, ck, NULL, body, &r) == 0 &&
+	    (r.status == 204 || r.status == 200);
+	http_resp_free(&r);
+	return ok;
+}
+
+/*
+ * The page cache on PostgreSQL: two users, each on a channel of their own, send
+ * messages in turn (one channel, then the other) and change their nicknames now and
+ * then; after every write each user's page through the cache, from both workers, in
+ * identity and gzip, is the uncached page byte for byte: a write to one channel shows at
+ * once on its page and leaves the other's list as it was.
+ */
+static void
+test_pg_page_cache_two_channels(void)
+{
+	static const char *const chans[] = { "pc_left", "pc_right" };
+	struct http_resp r;
+	struct stack st;
+	char dir[64], ck[2][256], body[160];
+	int n, u, i, same = 0, pages = 0;
+
+	/* Run alone (TEST=), the cluster holds no chat yet. */
+	if (chatfix_int(pg.url, "SELECT count(*) FROM channels", NULL) < 0)
+		CHECK_INT(chatfix_seed(pg.url, "SEED_MSG_COUNT=5000 BENCH_SKEW=0.5 "
+		    "SEED_CHANNEL_COUNT=32"), 0);
+	if (cache_stack(&st, dir, sizeof(dir)) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	http_resp_init(&r);
+	for (u = 0; u < 2; u++) {
+		CHECK(chatfix_get(st.base, "/", NULL, NULL, &r) == 0);
+		CHECK(chatfix_cookie(&r, ck[u], sizeof(ck[u])) == 0);
+		snprintf(body, sizeof(body), "{\"channelOpen\":\"%s\"}", chans[u]);
+		CHECK(cache_write(st.base, "/chat/channel-open", ck[u], body));
+	}
+	for (n = 0; n < 24; n++) {
+		u = n % 2;
+		if (n % 7 == 6) {
+			snprintf(body, sizeof(body), "{\"nicknameSet\":\"Side %d\"}", n);
+			CHECK(cache_write(st.base, "/chat/nickname-set", ck[u], body));
+		} else {
+			snprintf(body, sizeof(body), "{\"messageSend\":\"%s <%d> & more\"}",
+			    chans[u], n);
+			CHECK(cache_write(st.base, "/chat/message-send", ck[u], body));
+		}
+		for (i = 0; i < 8; i++, pages++)
+			same += chatfix_same_page(st.base, "/cached", chans[i % 2], ck[i % 2],
+			    (i / 2) % 2);
+	}
+	printf("  %d of %d pages the same through the cache\n", same, pages);
+	CHECK_INT(same, pages);
+	CHECK_INT(chatfix_int(pg.url, "SELECT count(*) FROM messages WHERE content LIKE "
+	    "'pc_left <%'", NULL), 10);
+	http_resp_free(&r);
+	stack_stop(&st);
+	stack_sh("rm -rf %s", dir);
+	chatfix_exec(pg.url, "DELETE FROM messages WHERE content LIKE 'pc_%'");
+}
+
 int
 main(void)
 {
@@ -290,6 +407,7 @@ main(void)
 	RUN(test_seed_deterministic);
 	RUN(test_pg_read_committed);
 	RUN(test_pg_serializable);
+	RUN(test_pg_page_cache_two_channels);
 	pgtmp_stop(&pg);
 	return harness_done();
 }

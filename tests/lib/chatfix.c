@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "chatfix.h"
 #include "db.h"
 #include "stack.h"
@@ -181,4 +183,67 @@ chatfix_count(const struct http_resp *r, const char *needle)
 			p = q + 1;
 	}
 	return c;
+}
+
+char *
+chatfix_gunzip(const struct http_resp *r, size_t *len)
+{
+	size_t cap = 4 * 1024 * 1024;
+	char *out = malloc(cap + 1);
+	z_stream z;
+	int rc;
+
+	if (out == NULL)
+		return NULL;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	z.next_in = (Bytef *)r->body.data;
+	z.avail_in = (uInt)r->body.len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	/* Z_STREAM_END: the whole member, its CRC and length checked by zlib. */
+	rc = inflate(&z, Z_FINISH);
+	*len = z.total_out;
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END || z.avail_in != 0) {
+		free(out);
+		return NULL;
+	}
+	out[*len] = '\0';
+	return out;
+}
+
+int
+chatfix_same_page(const char *base, const char *cachedpath, const char *who,
+    const char *ck, int gz)
+{
+	struct http_resp plain, cached;
+	char v[64], *text = NULL;
+	size_t len = 0;
+	int ok;
+
+	http_resp_init(&plain);
+	http_resp_init(&cached);
+	ok = chatfix_get(base, "/", ck, NULL, &plain) == 0 && plain.status == 200 &&
+	    chatfix_get(base, cachedpath, ck, gz ? "gzip, br" : NULL, &cached) == 0 &&
+	    cached.status == 200;
+	if (ok && gz) {
+		ok = http_header(&cached, "Content-Encoding", v, sizeof(v)) == 0 &&
+		    strcmp(v, "gzip") == 0 && (text = chatfix_gunzip(&cached, &len)) != NULL &&
+		    len == plain.body.len && memcmp(text, plain.body.data, len) == 0;
+	} else if (ok) {
+		ok = http_header(&cached, "Content-Encoding", v, sizeof(v)) < 0 &&
+		    cached.body.len == plain.body.len &&
+		    memcmp(cached.body.data, plain.body.data, plain.body.len) == 0;
+	}
+	if (!ok)
+		printf("  %s: the cached page differs (%zu vs %zu bytes, gzip %d)\n", who,
+		    gz ? len : cached.body.len, plain.body.len, gz);
+	free(text);
+	http_resp_free(&plain);
+	http_resp_free(&cached);
+	return ok;
 }

@@ -23,6 +23,19 @@ int chatfix_seed(const char *url, const char *env);
 int chatfix_get(const char *base, const char *path, const char *cookie, const char *ae,
     struct http_resp *r);
 
+/* The gunzip of r's body (one gzip member, its CRC and length checked), NUL-terminated
+ * (malloc'd: the caller frees), and its length in *len; or NULL. */
+char *chatfix_gunzip(const struct http_resp *r, size_t *len);
+
+/*
+ * 1 when the page at base+cached (a chat_page pool with chat_page_cache=1) for cookie ck
+ * is the page at base+"/" (without the cache) byte for byte: in identity, or with gz set
+ * as gzip (asked with "gzip, br": the cache answers gzip) inflating to the same bytes;
+ * else 0, and a line naming who and the sizes.
+ */
+int chatfix_same_page(const char *base, const char *cached, const char *who,
+    const char *ck, int gz);
+
 /* POST body to base+path with Content-Type ctype (NULL: application/json), the Datastar
  * header and an optional cookie. */
 int chatfix_post(const char *base, const char *path, const char *cookie, const char *ctype,

@@ -753,6 +753,54 @@ test_sqlite_pragmas(void)
 	db_close(db);
 }
 
+/*
+ * sqlite_chunk: the file grows in steps of the chunk (here 1 MB) when its WAL is copied
+ * back, so its size, which decides when a memory map is made again, changes once a step;
+ * a mapped connection opens it through the VFS that keeps its map (db_sqlite_vfs.c), an
+ * unmapped one through SQLite's own.
+ */
+static void
+test_sqlite_chunk(void)
+{
+	char url[96], path[96], err[256];
+	struct db_opts o;
+	struct db *db;
+	struct stat sb;
+	int i;
+
+	(void)snprintf(url, sizeof(url), "sqlite:%s/chunk.db", tmpdir);
+	(void)snprintf(path, sizeof(path), "%s/chunk.db", tmpdir);
+	memset(&o, 0, sizeof(o));
+	o.sqlite_chunk = 1 << 20;
+	if (db_open(&db, url, &o, err, sizeof(err)) == -1) {
+		CHECK(!"db_open chunk.db");
+		return;
+	}
+	CHECK_STR(q1(db, "PRAGMA mmap_size"), "268435456");
+	CHECK(exec_ok(db, "CREATE TABLE t_chunk (v BLOB)") == 0);
+	for (i = 0; i < 3; i++) {
+		CHECK(exec_ok(db, "INSERT INTO t_chunk VALUES (zeroblob(300000))") == 0);
+		CHECK(exec_ok(db, "PRAGMA wal_checkpoint(TRUNCATE)") == 0);
+		CHECK(stat(path, &sb) == 0 && sb.st_size > 0 && sb.st_size % (1 << 20) == 0);
+	}
+	CHECK(q1(db, "SELECT length(v) FROM t_chunk LIMIT 1") != NULL);
+	db_close(db);
+
+	/* Without a chunk the file is a whole number of pages, well short of 1 MB. */
+	(void)snprintf(url, sizeof(url), "sqlite:%s/nochunk.db", tmpdir);
+	(void)snprintf(path, sizeof(path), "%s/nochunk.db", tmpdir);
+	o.sqlite_chunk = 0;
+	if (db_open(&db, url, &o, err, sizeof(err)) == -1) {
+		CHECK(!"db_open nochunk.db");
+		return;
+	}
+	CHECK(exec_ok(db, "CREATE TABLE t_chunk (v BLOB)") == 0);
+	CHECK(exec_ok(db, "INSERT INTO t_chunk VALUES (zeroblob(300000))") == 0);
+	CHECK(exec_ok(db, "PRAGMA wal_checkpoint(TRUNCATE)") == 0);
+	CHECK(stat(path, &sb) == 0 && sb.st_size % (1 << 20) != 0);
+	db_close(db);
+}
+
 #define WRITERS		2
 #define WRITES		150
 
@@ -2444,6 +2492,7 @@ main(void)
 	(void)snprintf(B->url, sizeof(B->url), "sqlite:%s/test.db", tmpdir);
 	run_shared();
 	RUNB(test_sqlite_pragmas);
+	RUNB(test_sqlite_chunk);
 	RUNB(test_sqlite_busy_timeout);
 	RUNB(test_sqlite_concurrent_writers);
 	RUNB(test_sqlite_writers_queue);
