@@ -581,9 +581,10 @@ db_sqlite_wq_until(const struct db_sqlite *s, long long deadline, int holder,
 	long long now = clock_now_ms(), look;
 	int wms = s->base.opts.sqlite_write_ms;
 
-	if (holder == 0 || wms <= 0)
+	if (wms <= 0)
 		return deadline;
-	look = since + 2LL * wms;
+	/* No holder seen (the turn passing from one writer to the next): look again then. */
+	look = holder != 0 ? since + 2LL * wms : now + 2LL * wms;
 	if (look <= now)
 		look = now + wms;
 	return deadline != 0 && deadline < look ? deadline : look;
