@@ -65,6 +65,8 @@ struct db_sqlite_wq {
 	unsigned size;		/* sizeof(struct db_sqlite_wq) of the process that made it */
 	char boot[40];		/* the boot it was made in (db_sqlite_boot_id()) */
 	pthread_mutex_t mu;
+	atomic_int holder;	/* the process whose writer holds mu; 0: none */
+	atomic_llong since;	/* since when (clock_now_ms(), one clock for all) */
 };
 
 struct db_sqlite {
@@ -523,36 +525,106 @@ fail:
 	return NULL;
 }
 
+/* 1 when process pid is stopped (SIGSTOP, a debugger: state T or t in /proc), else 0. */
+static int
+db_sqlite_pid_stopped(int pid)
+{
+	char path[64], buf[512], *paren;
+	ssize_t n;
+	int fd;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "PID (comm) S ...": the name may hold anything, so the last ')' ends it. */
+	if ((paren = strrchr(buf, ')')) == NULL || paren[1] != ' ')
+		return 0;
+	return paren[2] == 'T' || paren[2] == 't';
+}
+
+/* Waits for the turn until the clock_now_ms() time until (0: for good); the mutex's rc. */
+static int
+db_sqlite_wq_lock(struct db_sqlite_wq *wq, long long until)
+{
+	struct timespec ts;
+	long long left;
+
+	if (until == 0)
+		return pthread_mutex_lock(&wq->mu);
+	/* POSIX times a mutex wait on the wall clock: the time left, from now. */
+	left = until - clock_now_ms();
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	if (left > 0) {
+		ts.tv_sec += (time_t)(left / 1000);
+		ts.tv_nsec += (long)(left % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+	}
+	return pthread_mutex_timedlock(&wq->mu, &ts);
+}
+
 /*
- * Waits for the writers' turn until deadline (0: none).  Returns 0 with the turn held,
- * 1 without it (no turn to wait for: the flock alone orders this writer), or -1 with
- * DB_ETIMEOUT set.
+ * How long a writer waits for the turn at one go: until deadline (0: none), or sooner
+ * until the writer holding it has held it twice the write budget (sqlite_write_ms), when
+ * this one looks whether that writer's process is stopped.  A write holds the lock for
+ * its write budget at most (gcommit.c), so a wait that long is rare; a stopped process
+ * holds it until sluiced's watchdog kills it, which is the request budget and a second.
+ */
+static long long
+db_sqlite_wq_until(const struct db_sqlite *s, long long deadline, int holder,
+    long long since)
+{
+	long long now = clock_now_ms(), look;
+	int wms = s->base.opts.sqlite_write_ms;
+
+	if (wms <= 0)
+		return deadline;
+	/* No holder seen (the turn passing from one writer to the next): look again then. */
+	look = holder != 0 ? since + 2LL * wms : now + 2LL * wms;
+	if (look <= now)
+		look = now + wms;
+	return deadline != 0 && deadline < look ? deadline : look;
+}
+
+/*
+ * Waits for the writers' turn until deadline (0: none).  A writer whose process is
+ * stopped holds it for good (until sluiced kills the process): a writer that finds the
+ * turn held that long by a stopped process gives up at once rather than at the end of its
+ * own budget, so that every writer of the file is answered (503) within twice the write
+ * budget of the stop, not the whole request budget.  Returns 0 with the turn held, 1
+ * without it (no turn to wait for: the flock alone orders this writer), or -1 with
+ * DB_ETIMEOUT (the budget spent) or DB_EBUSY (the holder stopped) set.
  */
 static int
 db_sqlite_wq_take(struct db_sqlite *s, long long deadline)
 {
 	static atomic_flag warned = ATOMIC_FLAG_INIT;
-	struct timespec ts;
-	long long left;
-	int rc;
+	long long since;
+	int rc, holder;
 
 	if (s->wq == NULL)
 		return 1;
-	if (deadline == 0)
-		rc = pthread_mutex_lock(&s->wq->mu);
-	else {
-		/* POSIX times a mutex wait on the wall clock: the budget left, from now. */
-		left = deadline - clock_now_ms();
-		(void)clock_gettime(CLOCK_REALTIME, &ts);
-		if (left > 0) {
-			ts.tv_sec += (time_t)(left / 1000);
-			ts.tv_nsec += (long)(left % 1000) * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+	for (;;) {
+		holder = atomic_load(&s->wq->holder);
+		since = atomic_load(&s->wq->since);
+		rc = db_sqlite_wq_lock(s->wq, db_sqlite_wq_until(s, deadline, holder, since));
+		if (rc != ETIMEDOUT || (deadline != 0 && clock_now_ms() >= deadline))
+			break;
+		/* The same writer still holds it, in a process that cannot run. */
+		if (holder != 0 && atomic_load(&s->wq->holder) == holder &&
+		    atomic_load(&s->wq->since) == since && db_sqlite_pid_stopped(holder)) {
+			db_set_err(&s->base, DB_EBUSY, "sqlite: the writers' queue has been "
+			    "held for %lld ms by process %d, which is stopped",
+			    clock_now_ms() - since, holder);
+			return -1;
 		}
-		rc = pthread_mutex_timedlock(&s->wq->mu, &ts);
 	}
 	if (rc == EOWNERDEAD) {
 		/* Its holder died (its transaction is SQLite's to undo): the turn is ours. */
@@ -561,6 +633,8 @@ db_sqlite_wq_take(struct db_sqlite *s, long long deadline)
 	}
 	if (rc == 0) {
 		s->wqheld = 1;
+		atomic_store(&s->wq->since, clock_now_ms());
+		atomic_store(&s->wq->holder, (int)getpid());
 		return 0;
 	}
 	if (rc == ETIMEDOUT) {
@@ -580,6 +654,7 @@ db_sqlite_wq_drop(struct db_sqlite *s)
 {
 	if (s->wqheld) {
 		s->wqheld = 0;
+		atomic_store(&s->wq->holder, 0);
 		(void)pthread_mutex_unlock(&s->wq->mu);
 	}
 }
@@ -591,7 +666,7 @@ db_sqlite_wq_drop(struct db_sqlite *s)
  * the kernel.  With one, a writer that finds the flock taken tries again after a pause
  * that grows from 0.1 ms to 5 ms, until the budget is spent: a writer that hangs (or a
  * slow one) makes the others answer 503 in time instead of holding them all.  Returns 0,
- * or -1 with DB_ETIMEOUT set (neither held).
+ * or -1 with DB_ETIMEOUT or DB_EBUSY set (neither held; db_sqlite_wq_take()).
  */
 static int
 db_sqlite_wlock_take(struct db_sqlite *s)
@@ -639,14 +714,21 @@ db_sqlite_wlock_take(struct db_sqlite *s)
  * SQLite's busy handler, as a busy timeout of busy_ms: another connection holds the lock
  * this one needs, so it sleeps and tries again (1 ms, then twice as long each time up to
  * 100 ms, never past busy_ms in all), counting each retry (common/metrics.h).  tries is
- * how often SQLite called it for this lock.  Returns 1 to try again, 0 to give up
- * (SQLITE_BUSY).
+ * how often SQLite called it for this lock.  Never past the request's time budget either:
+ * the progress handler does not run while a statement waits for a lock, and busy_ms (10 s
+ * by default) is longer than the budget, so a lock held by a process that cannot run (a
+ * stopped worker, until sluiced kills it) would otherwise hold the statement past it.
+ * Returns 1 to try again, 0 to give up (SQLITE_BUSY).
  */
 static int
 db_sqlite_busy(void *arg, int tries)
 {
 	const struct db_sqlite *s = arg;
+	long long left = 0;
 	long slept, pause;
+
+	if (s->base.deadline_ms != 0 && (left = s->base.deadline_ms - clock_now_ms()) <= 0)
+		return 0;
 
 	if (tries < 7) {
 		slept = (1L << tries) - 1;
@@ -657,6 +739,8 @@ db_sqlite_busy(void *arg, int tries)
 	}
 	if (slept + pause > s->busy_ms)
 		pause = s->busy_ms - slept;
+	if (left > 0 && pause > left)
+		pause = (long)left;
 	if (pause <= 0)
 		return 0;
 	metrics_db_busy();

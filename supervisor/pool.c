@@ -478,7 +478,10 @@ pool_watch(struct pool *p, struct worker *w, int64_t now, int64_t *deadline)
 		p->hung++;
 		return;
 	}
-	/* Requests that start later are seen at the next look. */
+	/* The oldest request reaches the limit then; requests that start later, and a
+	 * worker stopped later, are seen at the next look. */
+	if (oldest != 0)
+		pool_deadline(deadline, oldest + p->spec.watch_ms);
 	pool_deadline(deadline, now + POOL_WATCH_EVERY_MS);
 }
 

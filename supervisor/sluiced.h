@@ -79,9 +79,12 @@
 #define POOL_BACKOFF_MS	100
 #define POOL_BACKOFF_MAX_MS	3200
 /* The watchdog kills a worker whose request has run this long past the time budget
- * (SLUICE_STMT_TIMEOUT_MS), and looks at the slots at least this often. */
-#define POOL_WATCH_GRACE_MS	5000
-#define POOL_WATCH_EVERY_MS	500
+ * (SLUICE_STMT_TIMEOUT_MS), and looks at the slots at least this often (and again at
+ * the moment the oldest request it saw reaches the limit).  A second: a worker that can
+ * run answers within its budget (every statement and every wait in the writers' queue
+ * stops there), so one that has not a second later cannot run. */
+#define POOL_WATCH_GRACE_MS	1000
+#define POOL_WATCH_EVERY_MS	250
 
 enum pool_state {
 	POOL_RUNNING,

@@ -4,7 +4,7 @@
  * sluiced, bin/rest) on the Chinook database as sql/chinook's seeder makes it, with two
  * pools of the same binary: "rest" (/rest/v1/) with the default settings (a 5 s budget,
  * SLUICE_STMT_TIMEOUT_MS, and the 64 MiB response cap) and "fast" (/fast/v1/, one worker)
- * with a 500 ms budget, so that the watchdog's limit (budget and 5 s of grace) is short.
+ * with a 500 ms budget, so that the watchdog's limit (budget and 1 s of grace) is short.
  *
  * Each case reproduces a failure found against the stack before the budgets existed:
  *   - the embed bomb, GET playlist?select=playlist_id,track(track_id,playlist(playlist_id,
@@ -46,7 +46,7 @@
 			    "track(track_id)))"
 #define BUDGET_MS	5000	/* SLUICE_STMT_TIMEOUT_MS's default */
 #define FAST_MS		500	/* the fast pool's budget */
-#define GRACE_MS	5000	/* POOL_WATCH_GRACE_MS */
+#define GRACE_MS	1000	/* POOL_WATCH_GRACE_MS */
 #define MARGIN_MS	2500	/* a loaded 2-core machine, a sanitizer build */
 #define BOMB_HWM_MAX_KB	(256 * 1024)
 #define MAXPIDS		4
