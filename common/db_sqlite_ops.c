@@ -1,7 +1,8 @@
 /*
- * db_sqlite_ops.c: PostgreSQL's containment operators for SQLite's JSON values, as SQL
- * functions registered on every SQLite connection (the table API's cs, cd and ov filters
- * on json and jsonb columns, where an array column is kept as a JSON array):
+ * db_sqlite_ops.c: PostgreSQL's containment and range operators for SQLite, as SQL
+ * functions registered on every SQLite connection: the table API's cs, cd and ov filters
+ * on json and jsonb columns (where an array column is kept as a JSON array), and its
+ * range filters on int4range and int8range columns (PostgreSQL's range text):
  *
  *   sluice_contains(a, b)   1 when the JSON a contains b as jsonb's @> says, else 0
  *   sluice_contained(a, b)  1 when b contains a (<@), else 0
@@ -10,17 +11,18 @@
  *                           on two integer ranges ([1,5), (0,4], [3,), empty), 1 or 0
  *
  * Either NULL gives NULL.  Containment is jsonb's: equal scalars (numbers by value:
- * cJSON's doubles); an object contains an
- * object whose every key it has with a value that contains that key's value; an array
- * contains an array each of whose elements some element of its own contains (order and
- * repetition aside), and at the top level a scalar that it holds; a key written twice in an
- * object counts by its last value, as jsonb keeps it.  b may be a JSON text
- * or PostgreSQL's array literal ({a,"b c",3,NULL}, what a client writes for an array
- * column): its elements become a JSON array, unquoted numbers as numbers, NULL as null,
- * the rest as strings; {} is the empty array when a is an array.  A value of a that is
- * not JSON contains nothing; a b that is neither form is an SQL error (SQLITE_ERROR, the
- * statement fails: the table API checks it first with db_json_literal_ok()).  b is
- * parsed once per statement (SQLite's auxiliary data), a for each row.
+ * cJSON's doubles); an object contains an object whose every key it has with a value
+ * that contains that key's value (a key written twice counts by its last value, as jsonb
+ * keeps it); an array contains an array each of whose elements some element of its own
+ * contains (order and repetition aside), and at the top level a scalar that it holds.
+ * b may be a JSON text or PostgreSQL's array literal ({a,"b c",3,NULL}, what a client
+ * writes for an array column): its elements become a JSON array, unquoted numbers as
+ * numbers, NULL as null, the rest as strings; {} is the empty array when a is an array.
+ * A value of a that is not JSON (or not a range) is in no relation to b; a b that is
+ * neither form is an SQL error (the statement fails: the table API checks it first with
+ * db_json_literal_ok() and db_range_literal_ok()).  b is parsed once per statement
+ * (SQLite's auxiliary data), a for each row.  A range is made canonical as PostgreSQL
+ * makes an integer range: [lo, hi), an absent bound infinite.
  */
 #include <ctype.h>
 #include <errno.h>
