@@ -3,7 +3,9 @@
  * response bodies on SQLite (common/db_sqlite_json.c), on an in-memory database: every
  * value type, escaping, reals rendered as json_quote() renders them, templates and their
  * placeholders, spliced JSON, both aggregate forms, empty aggregates, and the errors for
- * misuse and blobs.
+ * misuse and blobs; and the containment and range functions of common/db_sqlite_ops.c
+ * (sluice_contains, sluice_contained, sluice_overlaps, sluice_range) on ordinary, edge
+ * and malformed values.
  */
 #include <stdio.h>
 #include <string.h>
@@ -275,11 +277,112 @@ test_utf16(void)
 	conn = main_conn;
 }
 
+/* jsonb's @>, <@ and arrays' &&, with array literals and hostile values. */
+static void
+test_ops_contains(void)
+{
+	static const struct { const char *sql, *want; } t[] = {
+		{ "sluice_contains('[\"red\",\"blue\"]', '{red}')", "1" },
+		{ "sluice_contains('[\"red\",\"blue\"]', '{red,green}')", "0" },
+		{ "sluice_contains('[1,2,3]', '{3,1}')", "1" },
+		{ "sluice_contains('[1,2,3]', '{\"1\"}')", "0" },
+		{ "sluice_contains('[\"a b\",null]', '{\"a b\",NULL}')", "1" },
+		{ "sluice_contains('[]', '{}')", "1" },
+		{ "sluice_contains('{\"a\":1}', '{}')", "1" },
+		{ "sluice_contains('{\"a\":{\"b\":[1,2]},\"c\":3}', '{\"a\":{\"b\":[2]}}')",
+		    "1" },
+		{ "sluice_contains('{\"a\":{\"b\":[1,2]}}', '{\"a\":{\"b\":[3]}}')", "0" },
+		{ "sluice_contains('{\"a\":1}', '{\"a\":1,\"a\":2}')", "0" },
+		{ "sluice_contains('{\"a\":1,\"a\":2}', '{\"a\":2}')", "1" },
+		{ "sluice_contains('[[1,2],[3]]', '[[3]]')", "1" },
+		{ "sluice_contains('[\"x\"]', '\"x\"')", "1" },
+		{ "sluice_contains('[[\"x\"]]', '\"x\"')", "0" },
+		{ "sluice_contains('{\"a\":1}', '[1]')", "0" },
+		{ "sluice_contains('not json', '{a}')", "0" },
+		{ "sluice_contains(NULL, '{a}')", "<NULL>" },
+		{ "sluice_contained('[1]', '{1,2}')", "1" },
+		{ "sluice_contained('[1,4]', '{1,2}')", "0" },
+		{ "sluice_contained('{\"n\":3}', '{\"n\":3,\"m\":1}')", "1" },
+		{ "sluice_overlaps('[1,2]', '{2,9}')", "1" },
+		{ "sluice_overlaps('[1,2]', '{}')", "0" },
+		{ "sluice_overlaps('{\"a\":1}', '{1}')", "0" },
+		{ "sluice_contains('[1]', '{a,{b}}')",
+		    "<ERROR: malformed array literal or JSON value>" },
+		{ "sluice_contains('[1]', '{a')", "<ERROR: malformed array literal or JSON value>" },
+		{ "sluice_contains('[1]', '{\"a}')",
+		    "<ERROR: malformed array literal or JSON value>" },
+		{ "sluice_contains('[1]', '{a,,b}')",
+		    "<ERROR: malformed array literal or JSON value>" },
+	};
+	char sql[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		(void)snprintf(sql, sizeof(sql), "select %s", t[i].sql);
+		CHECK_STR(one(sql), t[i].want);
+	}
+	/* Nesting far past the functions' depth: no crash, not contained. */
+	{
+		static char deep[4200];
+		size_t n = 0, k;
+
+		n += (size_t)snprintf(deep + n, sizeof(deep) - n, "select sluice_contains('");
+		for (k = 0; k < 1000; k++)
+			deep[n++] = '[';
+		for (k = 0; k < 1000; k++)
+			deep[n++] = ']';
+		(void)snprintf(deep + n, sizeof(deep) - n, "', '[[[1]]]')");
+		CHECK_STR(one(deep), "0");
+	}
+}
+
+/* PostgreSQL's integer range operators, bounds made canonical. */
+static void
+test_ops_range(void)
+{
+	static const struct { const char *sql, *want; } t[] = {
+		{ "sluice_range('@>', '[1,5)', '[2,4)')", "1" },
+		{ "sluice_range('@>', '[1,5)', '(1,2]')", "1" },
+		{ "sluice_range('@>', '[1,5)', '[4,6)')", "0" },
+		{ "sluice_range('@>', '[1,5)', 'empty')", "1" },
+		{ "sluice_range('@>', 'empty', '[1,2)')", "0" },
+		{ "sluice_range('<@', '[2,3]', '[1,5)')", "1" },
+		{ "sluice_range('&&', '[1,5)', '[5,10)')", "0" },
+		{ "sluice_range('&&', '[1,5]', '[5,10)')", "1" },
+		{ "sluice_range('&&', '(,)', '[7,8)')", "1" },
+		{ "sluice_range('<<', '[1,5)', '[5,10)')", "1" },
+		{ "sluice_range('>>', '[20,30)', '[10,15)')", "1" },
+		{ "sluice_range('&<', '[1,5)', '[10,15)')", "1" },
+		{ "sluice_range('&>', '[5,10)', '[4,15)')", "1" },
+		{ "sluice_range('-|-', '[5,10)', '[10,20)')", "1" },
+		{ "sluice_range('-|-', '[1,5)', '[6,8)')", "0" },
+		{ "sluice_range('-|-', 'empty', '[1,2)')", "0" },
+		{ "sluice_range('&&', ' [ 1 , 5 ) ', 'EMPTY')", "0" },
+		{ "sluice_range('&&', 'garbage', '[1,2)')", "0" },
+		{ "sluice_range('&&', '[1,2)', '[2,1)')", "<ERROR: malformed range literal>" },
+		{ "sluice_range('&&', '[1,2)', '[a,b)')", "<ERROR: malformed range literal>" },
+		{ "sluice_range('&&', '[1,2)', '[1,2')", "<ERROR: malformed range literal>" },
+		{ "sluice_range('&&', '[1,2)', '[9223372036854775807,)')",
+		    "<ERROR: malformed range literal>" },
+		{ "sluice_range('&&', '[1,2)', '[99999999999999999999,)')",
+		    "<ERROR: malformed range literal>" },
+		{ "sluice_range('~', '[1,2)', '[1,2)')", "<ERROR: unknown range operator>" },
+		{ "sluice_range('&&', NULL, '[1,2)')", "<NULL>" },
+	};
+	char sql[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		(void)snprintf(sql, sizeof(sql), "select %s", t[i].sql);
+		CHECK_STR(one(sql), t[i].want);
+	}
+}
+
 int
 main(void)
 {
 	if (sqlite3_open(":memory:", &conn) != SQLITE_OK ||
-	    db_sqlite_json_register(conn, 1) != 0) {
+	    db_sqlite_json_register(conn, 1) != 0 || db_sqlite_ops_register(conn) != 0) {
 		fprintf(stderr, "cannot open an in-memory database\n");
 		return 1;
 	}
@@ -295,6 +398,8 @@ main(void)
 	RUN(test_arr);
 	RUN(test_arr_large);
 	RUN(test_utf16);
+	RUN(test_ops_contains);
+	RUN(test_ops_range);
 	sqlite3_close(conn);
 	return harness_done();
 }
