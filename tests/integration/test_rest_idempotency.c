@@ -5,13 +5,14 @@
  * A keyed POST sent twice answers the same status, headers and body byte for byte (the
  * second with Idempotent-Replayed: true) and stores one row; PATCH and DELETE the same;
  * the same key with another body, query or method is 422; malformed keys (too long,
- * control characters, empty) are 400 before anything runs; a failed write stores no key,
- * so its retry runs again; a key past its expiry writes again and the expired keys are
- * purged by later keyed writes; with access control, another caller (role, token
- * subject) with the same key writes its own row; and workers killed with SIGKILL under
- * keyed POSTs that their clients retry with the same key until answered: every write
- * stored exactly once.
+ * control characters, non-ASCII) are 400 before anything runs; a failed write stores no
+ * key, so its retry runs again; a key held by a transaction in flight is 409; a key past
+ * its expiry writes again and the expired keys are purged by later keyed writes; with
+ * access control, another caller (role, token subject) with the same key writes its own
+ * row; and workers killed with SIGKILL under keyed POSTs that their clients retry with the
+ * same key until answered: every write stored exactly once.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -338,6 +339,64 @@ test_rest_idempotency_expiry_and_purge(void)
 	}
 }
 
+/* A keyed POST sent from a thread of its own while the test holds the key's row. */
+struct bg_post {
+	struct stack *s;
+	struct http_resp r;
+	pthread_t tid;
+};
+
+static void *
+bg_post_run(void *arg)
+{
+	static const char *const h[] = { "Content-Type: application/json",
+	    "Idempotency-Key: busy-1", NULL };
+	struct bg_post *b = arg;
+
+	(void)fx_do(b->s, "POST", "item", h, "{\"tag\":\"busy\"}", &b->r);
+	return NULL;
+}
+
+/* A key in flight: another transaction holds its row, uncommitted, while a keyed POST
+ * arrives; once that commits, the POST finds the key taken and is 409, nothing written. */
+static void
+test_rest_idempotency_in_flight_409(void)
+{
+	struct stack *const *s = stacks_of();
+	char url[200], err[256], sql[512];
+	struct bg_post b;
+	struct db *db;
+	int k;
+
+	for (k = 0; s[k] != NULL; k++) {
+		/* A keyed write first: each worker thread makes the table at its first. */
+		CHECK_INT(fx_do(s[k], "POST", "item", keyed("busy-0", NULL), "{\"tag\":\"b0\"}",
+		    &r), 0);
+		snprintf(url, sizeof(url), "sqlite:%s", fx.litepath);
+		if (db_open(&db, k == 0 ? url : fx.pg.url, NULL, err, sizeof(err)) < 0) {
+			CHECK(!"db_open");
+			continue;
+		}
+		snprintf(sql, sizeof(sql), "insert into sluice_idempotency values ('anon', "
+		    "'busy-1', 'x', %lld, 201, null, '', '')", (long long)time(NULL) + 3600);
+		CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
+		CHECK_INT(db_exec(db, sql), 0);
+		memset(&b, 0, sizeof(b));
+		b.s = s[k];
+		http_resp_init(&b.r);
+		CHECK_INT(pthread_create(&b.tid, NULL, bg_post_run, &b), 0);
+		usleep(500 * 1000);
+		CHECK_INT(db_commit(db), 0);
+		pthread_join(b.tid, NULL);
+		db_close(db);
+		CHECK_INT(b.r.status, 409);
+		CHECK(http_json_code(&b.r, "idempotency_key_in_flight"));
+		CHECK_STR(fx_header(&b.r, "Retry-After"), "1");
+		http_resp_free(&b.r);
+		CHECK_INT(count_tag(k, "busy"), 0);
+	}
+}
+
 /* The URL the kill test's clients write to, and what their retries met. */
 static const char *kill_base;
 static _Atomic long kill_retries, kill_replays, kill_in_flight;
@@ -498,6 +557,7 @@ main(void)
 	RUN(test_rest_idempotency_hostile_keys);
 	RUN(test_rest_idempotency_failed_write_not_kept);
 	RUN(test_rest_idempotency_expiry_and_purge);
+	RUN(test_rest_idempotency_in_flight_409);
 	RUN(test_rest_idempotency_kill_and_retry);
 	fx_stop();
 	if (auth_start(secret, sizeof(secret)) < 0) {
