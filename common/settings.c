@@ -131,6 +131,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "the REST API: pass answers an integrity or input error with the database's own "
 	    "code, message, details and hint, as PostgREST; hide with the SQLSTATE class's "
 	    "code and a message of sluice's"),
+	[SETTING_IDEMPOTENCY_TTL] = INT("SLUICE_IDEMPOTENCY_TTL", 1, 31536000, 86400,
+	    "the seconds a write's answer is kept for a retry with its Idempotency-Key "
+	    "(the table API); expired keys are purged by later keyed writes"),
 	[SETTING_READY_WRITABLE] = INT("SLUICE_READY_WRITABLE", 0, 1, 1,
 	    "ready: 1 when the database must be writable for /ready to answer 200; 0 for a "
 	    "database served read-only on purpose"),

@@ -21,7 +21,11 @@
  * representation past the response cap (SLUICE_RESP_MAX) or a row count the object Accept
  * refuses undoes the write.  So no client is ever told that a write that was committed
  * failed, nor the other way round: a write is answered 2xx only after the COMMIT that holds
- * it returned.  A write may run more than once (SQLite's replay, a PostgreSQL retry): each
+ * it returned.  The answer itself (status, Content-Range, Location, the body's final shape:
+ * write.c's struct rest_answer) is made inside the write too, so that an Idempotency-Key
+ * stores exactly the answer sent, in the write's transaction (idem.c): with a key, a
+ * PostgreSQL write outside the router's transaction is always a transaction of its own,
+ * the key's row in it.  A write may run more than once (SQLite's replay, a PostgreSQL retry): each
  * run starts from the response as it was before the first.
  *
  * Time: each write keeps its own request's budget (SLUICE_STMT_TIMEOUT_MS, from the
@@ -45,6 +49,7 @@ struct commit_write {
 	struct resp *rs;
 	int rep, one;
 	const char *upsert;	/* the count of the body's rows already there, or NULL */
+	const struct rest_answer *ans;
 	int64_t existing;
 	int64_t rows;
 	enum rest_commit why;	/* the last run's outcome; REST_COMMIT_OK also when not run */
@@ -53,6 +58,24 @@ struct commit_write {
 	const char *content_type;
 	size_t headers;
 };
+
+/* The answer stored under the request's Idempotency-Key, if any, in the write's
+ * transaction.  0, or -1 to undo the write (the key in flight, or the database's error). */
+static int
+commit_key(struct db *db, struct commit_write *w)
+{
+	int r;
+
+	if (w->t->idem == NULL || (r = rest_idem_store(db, w->t->idem, w->rs)) == 0)
+		return 0;
+	w->why = r > 0 ? REST_COMMIT_KEY_IN_FLIGHT : REST_COMMIT_ANSWERED;
+	buf_truncate(&w->rs->headers, w->headers);
+	w->rs->content_type = w->content_type;
+	buf_reset(&w->rs->body, 1 << 20);
+	if (r < 0)
+		rest_db_error(w->rs, w->t, db);
+	return -1;
+}
 
 /* The write on db (SQLite: the batch leader's connection), a gcommit_fn.  0, or -1 to undo
  * it. */
@@ -100,15 +123,20 @@ commit_fn(struct db *db, void *arg)
 		w->why = REST_COMMIT_TOO_LARGE;
 	else if (w->t->prefs.rollback)
 		w->why = REST_COMMIT_ROLLED_BACK;	/* undone, answered as done */
-	return w->why == REST_COMMIT_OK ? 0 : -1;
+	if (w->why != REST_COMMIT_OK && w->why != REST_COMMIT_ROLLED_BACK)
+		return -1;
+	(void)w->ans->fn(w->rs, w->ans, w->rows, w->existing);
+	if (w->why != REST_COMMIT_OK)
+		return -1;
+	return commit_key(db, w);
 }
 
 enum rest_commit
 rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_params *p, int rep, int one, const char *upsert, int txn,
-    int64_t *existing, int64_t *rows)
+    const struct rest_answer *ans, int64_t *existing, int64_t *rows)
 {
-	struct commit_write w = { t, p, rs, rep, one, upsert, 0, 0, REST_COMMIT_OK,
+	struct commit_write w = { t, p, rs, rep, one, upsert, ans, 0, 0, REST_COMMIT_OK,
 	    rs->status, rs->content_type, rs->headers.len };
 	enum db_err e = DB_EINTERNAL;
 	int r = db_write(rq->db, commit_fn, &w, txn ? DB_WRITE_TXN : 0, &e);
@@ -125,6 +153,8 @@ rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
 	 * and all (a deferred constraint at COMMIT); SQLite's batch ran on the leader's
 	 * connection, of which only the class is known here. */
 	buf_reset(&rs->body, 1 << 20);
+	buf_truncate(&rs->headers, w.headers);
+	rs->content_type = w.content_type;
 	if (db_backend(rq->db) == DB_PG)
 		rest_db_error(rs, t, rq->db);
 	else

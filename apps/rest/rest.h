@@ -9,6 +9,7 @@
  *   read.c     GET and HEAD on a table or view
  *   write.c    POST, PATCH and DELETE
  *   commit.c   write.c's writes, committed by db_write() (common/dbwrite.h)
+ *   idem.c     Idempotency-Key: a write's answer stored in its transaction, replayed
  *   rpc.c      functions, by GET or POST
  *   openapi.c  the root's OpenAPI 3.1 document: what the request's role may use
  *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
@@ -619,6 +620,8 @@ struct rest_thread {
 	struct rest_prefs prefs;	/* the request's Prefer, read by the router */
 	struct rest_access access;	/* the request's SQLite grants (auth.c) */
 	int64_t rows;			/* rows of the last answer of rest_answer_read() */
+	struct rest_idem *idem;		/* the request's Idempotency-Key, or NULL (idem.c) */
+	int idem_table;			/* sluice_idempotency is known to exist */
 };
 
 /*
@@ -846,6 +849,21 @@ enum rest_commit {
 	REST_COMMIT_TOO_LARGE = -3,	/* the representation is past the cap: rolled back */
 	REST_COMMIT_ROLLED_BACK = -4,	/* Prefer: tx=rollback: run, read, then undone */
 	REST_COMMIT_MAX_AFFECTED = -5,	/* more rows than max-affected=N: rolled back */
+	REST_COMMIT_KEY_IN_FLIGHT = -6,	/* its Idempotency-Key is another write's: undone */
+};
+
+/*
+ * A write's answer once it ran (write.c's), made inside the write by commit.c, so that
+ * the answer an Idempotency-Key stores is the one sent: fn sets rs's status, headers and
+ * body from the rows written and those of the body already there (an upsert's).
+ */
+struct rest_answer {
+	int (*fn)(struct resp *rs, const struct rest_answer *a, int64_t rows,
+	    int64_t existing);
+	const struct rest_prefs *prefs;
+	int rep, acc, created, upsert;
+	int64_t nbody;
+	const struct rest_table *location;	/* return=headers-only's table, or NULL */
 };
 /*
  * Runs the write in t->sql with p as a committed write (db_write(), common/dbwrite.h: on
@@ -864,7 +882,32 @@ enum rest_commit {
  */
 enum rest_commit rest_commit_write(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_params *p, int rep, int one, const char *upsert, int txn,
-    int64_t *existing, int64_t *rows);
+    const struct rest_answer *ans, int64_t *existing, int64_t *rows);
+
+/*
+ * idem.c: Idempotency-Key.  A key: the caller's scope, the key (borrowed from the
+ * request), the request's SHA-256 in hex, the time and the expiry in Unix seconds, and
+ * where the headers the write makes start in the response.
+ */
+struct rest_idem {
+	const char *scope, *key;
+	char request[65];
+	int64_t now, expires;
+	size_t headers_from;
+};
+/*
+ * Before a table's write: without the header (or for a method that does not write) 0 and
+ * t->idem NULL; a key seen before by the same caller is answered here (its stored answer,
+ * or 422 for another request), a malformed key 400, a database failure its error: -1;
+ * else 1 with t->idem set, for commit.c to store the answer.
+ */
+int rest_idem_begin(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_identity *id);
+/* Inside the write, on its connection: stores rs's answer under k and purges a few expired
+ * keys.  0, 1 when the key is another write's (in flight), -1 with the error on db. */
+int rest_idem_store(struct db *db, const struct rest_idem *k, const struct resp *rs);
+/* The answer to a key in flight: 409 with Retry-After.  Returns 0. */
+int rest_idem_in_flight(struct resp *rs);
 /* rpc.c */
 int rest_rpc(struct req *rq, struct resp *rs, struct rest_thread *t, const char *name);
 /* openapi.c: the OpenAPI 3.1 document of t's schema for the request's role (GET or HEAD

@@ -183,6 +183,22 @@ write_answer(struct resp *rs, const struct rest_prefs *pf, int rep, enum rest_ac
 	return 0;
 }
 
+static int write_location(struct resp *rs, const struct rest_table *tb);
+
+/* write_answer() as a struct rest_answer's fn, inside the write (commit.c), with the
+ * Location of return=headers-only. */
+static int
+write_answer_fn(struct resp *rs, const struct rest_answer *a, int64_t rows, int64_t existing)
+{
+	int created = a->created && !(a->upsert && existing >= a->nbody);
+
+	(void)write_answer(rs, a->prefs, a->rep, (enum rest_accept)a->acc, created, a->upsert,
+	    rows);
+	if (a->location != NULL && rs->status < 300)
+		return write_location(rs, a->location);
+	return 0;
+}
+
 /* A representation past the response cap: 413, nothing written (the write was undone). */
 static int
 write_too_large(struct resp *rs)
@@ -212,25 +228,34 @@ write_needs_txn(const struct rest_thread *t, int rep, enum rest_accept acc, int 
 }
 
 /*
- * Runs the write in t->sql and answers.  The dialect reads the rows: PostgreSQL's statement
- * returns (body, count) in one row, SQLite's one JSON object per row (representation) or
- * nothing.  upsert (or NULL) counts the body's nbody rows already in the table, run first
- * in the write's transaction: an upsert that inserted nothing answers 200, not 201.
+ * Runs the write in t->sql and answers (a's fn, inside the write).  The dialect reads the
+ * rows: PostgreSQL's statement returns (body, count) in one row, SQLite's one JSON object
+ * per row (representation) or nothing.  upsert (or NULL) counts the body's a->nbody rows
+ * already in the table, run first in the write's transaction: an upsert that inserted
+ * nothing answers 200, not 201.  With an Idempotency-Key (t->idem) the answer is stored
+ * in the same transaction, or the key is in flight: 409.
  * Prefer: tx=rollback undoes the write once answered; max-affected=N (handling=strict)
  * undoes one that touched more rows, 400 PGRST124.
  */
 static int
 write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_params *p,
-    int rep, enum rest_accept acc, int created, const char *upsert, int64_t nbody)
+    struct rest_answer *a, const char *upsert)
 {
 	int64_t rows = 0, existing = 0;
+	int txn = write_needs_txn(t, a->rep, (enum rest_accept)a->acc, upsert != NULL);
 
+	/* PostgreSQL: an Idempotency-Key's row goes into the write's own transaction. */
+	if (t->idem != NULL && !t->in_txn)
+		txn = 1;
+	a->fn = write_answer_fn;
+	a->prefs = &t->prefs;
+	a->upsert = upsert != NULL;
 	/* Answered inside the write, undone there when refused (commit.c). */
-	switch (rest_commit_write(rq, rs, t, p, rep, acc == REST_ACCEPT_OBJECT, upsert,
-	    write_needs_txn(t, rep, acc, upsert != NULL), &existing, &rows)) {
+	switch (rest_commit_write(rq, rs, t, p, a->rep, a->acc == REST_ACCEPT_OBJECT, upsert,
+	    txn, a, &existing, &rows)) {
 	case REST_COMMIT_OK:
 	case REST_COMMIT_ROLLED_BACK:
-		break;
+		return 0;
 	case REST_COMMIT_NOT_ONE:
 		return rest_error_not_one(rs, rows);
 	case REST_COMMIT_TOO_LARGE:
@@ -238,12 +263,11 @@ write_run(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_pa
 	case REST_COMMIT_MAX_AFFECTED:
 		buf_reset(&rs->body, 1 << 20);
 		return rest_error_max_affected(rs, rows);
+	case REST_COMMIT_KEY_IN_FLIGHT:
+		return rest_idem_in_flight(rs);
 	default:
 		return 0;
 	}
-	if (upsert != NULL && existing >= nbody)
-		created = 0;
-	return write_answer(rs, &t->prefs, rep, acc, created, upsert != NULL, rows);
 }
 
 /*
@@ -690,6 +714,7 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	int ignore = rest_prefer(rq, "resolution=ignore-duplicates");
 	int loc = !rep && rest_prefer(rq, "return=headers-only");
 	int ncols = 0, nconf = 0, one;
+	struct rest_answer ans = { 0 };
 	enum rest_accept acc;
 	struct rest_err e;
 	struct rest_gen g;
@@ -737,10 +762,13 @@ rest_insert(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		goto toolarge;
 	if (merge && (upsert = write_upsert_count(&g, tb, conf, nconf, row, rows)) == NULL)
 		goto toolarge;
-	(void)write_run(rq, rs, t, p, rep, acc, 1, upsert, nbody);
+	ans.rep = rep;
+	ans.acc = acc;
+	ans.created = 1;
+	ans.nbody = nbody;
+	ans.location = loc ? tb : NULL;
+	(void)write_run(rq, rs, t, p, &ans, upsert);
 	cJSON_Delete(body);
-	if (loc && rs->status < 300)
-		return write_location(rs, tb);
 	return 0;
 err:
 	cJSON_Delete(body);
@@ -808,6 +836,7 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	struct rest_node *filters = rest_node_new(rq->arena, NULL);
 	int rep = rest_prefer(rq, "return=representation");
 	int del = rq->method == REQ_DELETE, b1 = 0;
+	struct rest_answer ans = { 0 };
 	enum rest_accept acc;
 	struct rest_err e;
 	struct rest_gen g;
@@ -861,7 +890,9 @@ rest_update_delete(struct req *rq, struct resp *rs, struct rest_thread *t, int t
 	cJSON_Delete(body);
 	if (buf_failed(b))
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	return write_run(rq, rs, t, p, rep, acc, 0, NULL, 0);
+	ans.rep = rep;
+	ans.acc = acc;
+	return write_run(rq, rs, t, p, &ans, NULL);
 err:
 	cJSON_Delete(body);
 	return rest_error(rs, &e);

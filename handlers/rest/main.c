@@ -31,7 +31,10 @@
  * than max-affected 400 PGRST124, rolled back), Accept (application/json, text/csv,
  * application/vnd.pgrst.object+json, application/vnd.pgrst.plan[+json] for PostgreSQL's
  * EXPLAIN of a read), Range: N-M.  Responses carry Content-Range, and Preference-Applied
- * with the preferences honoured.
+ * with the preferences honoured.  Idempotency-Key on a table's POST, PATCH or DELETE
+ * (apps/rest/idem.c): the write's answer is stored with it and replayed to a retry, with
+ * Idempotent-Replayed: true; 400 idempotency_key_invalid, 409 idempotency_key_in_flight,
+ * 422 idempotency_key_reused.
  *
  * Statuses: 200, 201, 204, 206 (partial with a count); 400 PGRST100 (parse), 42703
  * (unknown column), PGRST200/PGRST201 (relationship), PGRST102 (body), PGRST204 (unknown
@@ -44,7 +47,8 @@
  * Tables touched: any table the database holds, as the request asks; the schema is read
  * from the catalogs once per worker and shared by its threads (schemas.c, schema.c), and
  * again after the worker got a SIGHUP (kill -HUP of the workers, or "sluiced ctl reload
- * rest" for new workers).
+ * rest" for new workers).  sluice_idempotency (made by the first keyed write) holds the
+ * keys and their answers.
  *
  * The binary's two files are listed in route.h; the engine's (apps/rest/, libapp_rest.a),
  * layer by layer, in rest/rest.h.

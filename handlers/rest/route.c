@@ -409,6 +409,7 @@ rest_handle(struct req *rq, struct resp *rs)
 		return rest_auth_error(rs, &e);
 	t->rows = 0;
 	t->in_txn = 0;
+	t->idem = NULL;
 	t->access.role = NULL;
 	if (rest_prefs_read(rq, &t->prefs, &e) < 0)
 		return rest_error(rs, &e);
@@ -427,6 +428,9 @@ rest_handle(struct req *rq, struct resp *rs)
 	/* 13 looks in its schema cache; 12 let its plan and PostgreSQL find out (http.c). */
 	if (!rpc && (table = rest_schema_table(t->sc, name)) < 0)
 		return rest_missing_table(rq, rs, t, name);
+	/* A write's Idempotency-Key: a key seen before is answered here (idem.c). */
+	if (!rpc && rest_idem_begin(rq, rs, t, &id) < 0)
+		return 0;
 	/* What only reads may go to a standby (db_read=); everything else stays on db=. */
 	if (rq->method == REQ_GET || rq->method == REQ_HEAD)
 		db_route(rq->db, DB_ROUTE_READ);
