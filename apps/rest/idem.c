@@ -26,7 +26,9 @@
  * The table is made by the first keyed request of each thread (CREATE TABLE IF NOT
  * EXISTS); it is hidden from the API (schema.c hides the sluice_ tables).  On PostgreSQL
  * it is public.sluice_idempotency, granted to PUBLIC, since with access control the write
- * runs as the request's role.
+ * runs as the request's role, and under row level security: a role reads and writes the
+ * rows of its own scope only (a policy on current_user), so that no role's functions can
+ * read another's stored answers.
  */
 #include <stdio.h>
 #include <string.h>
@@ -74,7 +76,16 @@ static const struct idem_sql idem_pg = {
 	"create table if not exists public.sluice_idempotency " IDEM_COLS ";"
 	"create index if not exists sluice_idempotency_expires on public.sluice_idempotency "
 	"(expires);"
-	"grant select, insert, update, delete on public.sluice_idempotency to public",
+	"grant select, insert, update, delete on public.sluice_idempotency to public;"
+	/* A role sees and writes its own callers' rows only (scope "role:<len>:<role>..."). */
+	"alter table public.sluice_idempotency enable row level security;"
+	"do $idem$ begin if not exists (select 1 from pg_catalog.pg_policies where "
+	"schemaname = 'public' and tablename = 'sluice_idempotency' and "
+	"policyname = 'sluice_idempotency_own') then "
+	"create policy sluice_idempotency_own on public.sluice_idempotency using "
+	"(starts_with(scope, 'role:' || length(current_user) || ':' || current_user || ' ') "
+	"or scope = 'role:' || length(current_user) || ':' || current_user); "
+	"end if; end $idem$",
 	IDEM_LOOKUP("public.sluice_idempotency"),
 	IDEM_STORE("public.sluice_idempotency"),
 	/* Rows another keyed write is purging are left to it (no lock wait, no deadlock). */
@@ -148,7 +159,9 @@ idem_hash(const struct req *rq, char hex[65])
 }
 
 /* The caller's scope in the request's arena: "anon" without access control, else
- * "role:<role>" and, when the token has one, " sub:<sub>".  NULL when out of memory. */
+ * "role:<length of role>:<role>" and, when the token has one, " sub:<sub>" (the length
+ * keeps a role whose name holds " sub:" apart from another role's subject).  NULL when
+ * out of memory. */
 static const char *
 idem_scope(struct req *rq, const struct rest_identity *id)
 {
@@ -161,10 +174,10 @@ idem_scope(struct req *rq, const struct rest_identity *id)
 		return "anon";
 	claims = id->claims != NULL ? cJSON_ParseWithLength(id->claims, id->claimslen) : NULL;
 	sub = cJSON_GetObjectItemCaseSensitive(claims, "sub");
-	len = strlen(role) + 16 + (cJSON_IsString(sub) ? strlen(sub->valuestring) : 0);
+	len = strlen(role) + 40 + (cJSON_IsString(sub) ? strlen(sub->valuestring) : 0);
 	if ((out = arena_alloc(rq->arena, len)) != NULL)
-		(void)snprintf(out, len, "role:%s%s%s", role, cJSON_IsString(sub) ? " sub:" : "",
-		    cJSON_IsString(sub) ? sub->valuestring : "");
+		(void)snprintf(out, len, "role:%zu:%s%s%s", strlen(role), role,
+		    cJSON_IsString(sub) ? " sub:" : "", cJSON_IsString(sub) ? sub->valuestring : "");
 	cJSON_Delete(claims);
 	return out;
 }

@@ -90,6 +90,33 @@ db_value(int k, const char *sql)
 	return v;
 }
 
+/* On PostgreSQL, the rows of sluice_idempotency whose scope is not like own that role
+ * (NULL: the test's superuser) sees, or -1. */
+static long long
+pg_others_seen_by(const char *role, const char *own)
+{
+	char err[256], sql[160];
+	struct db *db;
+	struct db_stmt *st;
+	long long v = -1;
+
+	if (db_open(&db, fx.pg.url, NULL, err, sizeof(err)) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "set role %s", role != NULL ? role : "none");
+	if (role != NULL && db_exec(db, sql) < 0) {
+		db_close(db);
+		return -1;
+	}
+	snprintf(sql, sizeof(sql), "select count(*) from public.sluice_idempotency where "
+	    "scope not like '%s'", own);
+	if ((st = db_prepare(db, sql)) != NULL && db_step(st) == DB_ROW) {
+		v = db_column_int(st, 0);
+		db_reset(st);
+	}
+	db_close(db);
+	return v;
+}
+
 /* Headers of a keyed JSON write: key, then an optional extra header. */
 static const char *const *
 keyed(const char *key, const char *extra)
@@ -502,6 +529,12 @@ test_rest_idempotency_scoped_to_caller(void)
 		}
 		CHECK_INT(count_tag(k, "sc"), 4);
 	}
+	/* Stored answers are each role's own (row level security): the rows of the other
+	 * role are there, and invisible to a role. */
+	CHECK(pg_others_seen_by(NULL, "role:8:web_user%") > 0);
+	CHECK(pg_others_seen_by(NULL, "role:4:anon%") > 0);
+	CHECK_INT(pg_others_seen_by("web_user", "role:8:web_user%"), 0);
+	CHECK_INT(pg_others_seen_by("anon", "role:4:anon%"), 0);
 }
 
 /* The secret file of the access control stacks; 0 or -1. */
