@@ -49,6 +49,7 @@
 #include "extern.h"
 #include "log.h"
 #include "metrics.h"
+#include "proc.h"
 
 /*
  * The writers' turn, shared by every process of a file through "<file>-wlock" itself
@@ -525,28 +526,6 @@ fail:
 	return NULL;
 }
 
-/* 1 when process pid is stopped (SIGSTOP, a debugger: state T or t in /proc), else 0. */
-static int
-db_sqlite_pid_stopped(int pid)
-{
-	char path[64], buf[512], *paren;
-	ssize_t n;
-	int fd;
-
-	(void)snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	(void)close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "PID (comm) S ...": the name may hold anything, so the last ')' ends it. */
-	if ((paren = strrchr(buf, ')')) == NULL || paren[1] != ' ')
-		return 0;
-	return paren[2] == 'T' || paren[2] == 't';
-}
-
 /* Waits for the turn until the clock_now_ms() time until (0: for good); the mutex's rc. */
 static int
 db_sqlite_wq_lock(struct db_sqlite_wq *wq, long long until)
@@ -619,7 +598,7 @@ db_sqlite_wq_take(struct db_sqlite *s, long long deadline)
 			break;
 		/* The same writer still holds it, in a process that cannot run. */
 		if (holder != 0 && atomic_load(&s->wq->holder) == holder &&
-		    atomic_load(&s->wq->since) == since && db_sqlite_pid_stopped(holder)) {
+		    atomic_load(&s->wq->since) == since && proc_stopped(holder)) {
 			db_set_err(&s->base, DB_EBUSY, "sqlite: the writers' queue has been "
 			    "held for %lld ms by process %d, which is stopped",
 			    clock_now_ms() - since, holder);

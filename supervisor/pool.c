@@ -54,6 +54,7 @@
 
 #include "db.h"
 #include "log.h"
+#include "proc.h"
 #include "settings.h"
 #include "sluiced.h"
 #include "str.h"
@@ -419,28 +420,6 @@ pool_watch_free(int64_t *watch)
 		(void)munmap(watch, SETTINGS_WATCH_SLOTS * sizeof(int64_t));
 }
 
-/* 1 when pid is stopped by a signal (state T in /proc/PID/stat), else 0. */
-static int
-pool_stopped(pid_t pid)
-{
-	char path[64], buf[512], *paren;
-	ssize_t n;
-	int fd;
-
-	(void)snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	(void)close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "PID (comm) S ...": the name may hold anything, so the last ')' ends it. */
-	if ((paren = strrchr(buf, ')')) == NULL || paren[1] != ' ')
-		return 0;
-	return paren[2] == 'T';
-}
-
 /*
  * The watchdog: kills w when one of its requests has run longer than the pool's limit, and
  * lowers *deadline to when it looks again.  The slots are written by the worker: a torn or
@@ -461,7 +440,7 @@ pool_watch(struct pool *p, struct worker *w, int64_t now, int64_t *deadline)
 	}
 	/* A worker stopped between requests serves nothing, yet nginx still sends it
 	 * requests on the connections it keeps: stopped as long as the limit, it goes too. */
-	if (oldest == 0 && pool_stopped(w->pid)) {
+	if (oldest == 0 && proc_stopped(w->pid)) {
 		if (w->stopped_at == 0)
 			w->stopped_at = now;
 		oldest = w->stopped_at;

@@ -989,22 +989,25 @@ lite_range(const struct rest_lhs *l)
 	    !strcmp(l->c->type, "int8range"));
 }
 
-/* A range operator on an integer range column: sluice_range('op', lhs, $k)
- * (common/db_sqlite_ops.c), the literal checked first (400 22P02 as PostgreSQL's). */
+/*
+ * fn(lhs, $k): SQLite's call of one of the functions of common/db_sqlite_ops.c, its
+ * literal v checked first by ok (a 400 22P02, PostgreSQL's "malformed what literal").
+ * fn is the call's opening, "sluice_contains(" or "sluice_range('&&', ".
+ */
 static int
-lite_range_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
-    const char *v, size_t len)
+lite_call_op(struct rest_gen *g, const struct rest_lhs *l, const char *fn, const char *v,
+    size_t len, int (*ok)(const char *, size_t), const char *what)
 {
 	int k;
 
-	if (!db_range_literal_ok(v, len)) {
-		rest_err_set(g->e, 400, "22P02", NULL, "malformed range literal: \"%.*s\"",
+	if (!ok(v, len)) {
+		rest_err_set(g->e, 400, "22P02", NULL, "malformed %s literal: \"%.*s\"", what,
 		    (int)(len > 200 ? 200 : len), v);
 		return -1;
 	}
 	if ((k = rest_param_text(g, v, len)) < 0)
 		return -1;
-	buf_printf(g->sql, "sluice_range('%s', ", pg_ops[cond->op]);
+	buf_puts(g->sql, fn);
 	if (lite_lhs(g, l) < 0)
 		return -1;
 	buf_puts(g->sql, ", ");
@@ -1017,7 +1020,7 @@ lite_range_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_co
  * cs, cd and ov on JSON (lite_json()): sluice_contains(lhs, $k), sluice_contained(lhs, $k)
  * and sluice_overlaps(lhs, $k) (common/db_sqlite_ops.c: jsonb's containment, the literal a
  * JSON text or an array literal {a,b}, else a 400 22P02 as PostgreSQL's); the range
- * operators on an integer range column (lite_range_op()).  SQLite has no regular
+ * operators on an integer range column as sluice_range('op', lhs, $k).  SQLite has no regular
  * expressions or text search configurations: those operators, and the others on other
  * types, are a 400 naming the operator.
  */
@@ -1026,28 +1029,17 @@ lite_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *co
     const char *v, size_t len)
 {
 	const char *name = op_names[cond->op] ? op_names[cond->op] : "?";
-	int k;
+	char fn[32];
 
-	if (lite_range(l) && pg_ops[cond->op] != NULL && cond->op >= REST_OP_CS)
-		return lite_range_op(g, l, cond, v, len);
-	if ((cond->op == REST_OP_CS || cond->op == REST_OP_CD || cond->op == REST_OP_OV) &&
-	    lite_json(l)) {
-		if (!db_json_literal_ok(v, len)) {
-			rest_err_set(g->e, 400, "22P02", NULL, "malformed array literal: \"%.*s\"",
-			    (int)(len > 200 ? 200 : len), v);
-			return -1;
-		}
-		if ((k = rest_param_text(g, v, len)) < 0)
-			return -1;
-		buf_puts(g->sql, cond->op == REST_OP_OV ? "sluice_overlaps(" :
-		    cond->op == REST_OP_CD ? "sluice_contained(" : "sluice_contains(");
-		if (lite_lhs(g, l) < 0)
-			return -1;
-		buf_puts(g->sql, ", ");
-		sqlb_param(g->sql, k);
-		buf_putc(g->sql, ')');
-		return 0;
+	if (lite_range(l) && pg_ops[cond->op] != NULL && cond->op >= REST_OP_CS) {
+		(void)snprintf(fn, sizeof(fn), "sluice_range('%s', ", pg_ops[cond->op]);
+		return lite_call_op(g, l, fn, v, len, db_range_literal_ok, "range");
 	}
+	if ((cond->op == REST_OP_CS || cond->op == REST_OP_CD || cond->op == REST_OP_OV) &&
+	    lite_json(l))
+		return lite_call_op(g, l, cond->op == REST_OP_OV ? "sluice_overlaps(" :
+		    cond->op == REST_OP_CD ? "sluice_contained(" : "sluice_contains(", v, len,
+		    db_json_literal_ok, "array");
 	rest_err_set(g->e, 400, "42883", NULL, "operator %s is not supported on SQLite", name);
 	g->e->hint = cond->op <= REST_OP_IMATCH ? "SQLite has no regular expressions" :
 	    cond->op <= REST_OP_WFTS ? "SQLite has no full-text search configurations" :
