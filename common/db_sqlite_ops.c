@@ -10,15 +10,16 @@
  *   sluice_range(op, a, b)  PostgreSQL's range operator op (@> <@ && << >> &< &> -|-)
  *                           on two integer ranges ([1,5), (0,4], [3,), empty), 1 or 0
  *
- * Either NULL gives NULL.  Containment is jsonb's: equal scalars (numbers by value:
- * cJSON's doubles); an object contains an object whose every key it has with a value
+ * Either NULL gives NULL.  Containment is jsonb's: equal scalars (numbers by value, as
+ * cJSON's doubles: past 17 digits two numbers PostgreSQL tells apart may be equal here); an object contains an object whose every key it has with a value
  * that contains that key's value (a key written twice counts by its last value, as jsonb
  * keeps it); an array contains an array each of whose elements some element of its own
  * contains (order and repetition aside), and at the top level a scalar that it holds.
  * b may be a JSON text or PostgreSQL's array literal ({a,"b c",3,NULL}, what a client
  * writes for an array column): its elements become a JSON array, unquoted numbers as
  * numbers, NULL as null, the rest as strings; {} is the empty array when a is an array.
- * A value of a that is not JSON (or not a range) is in no relation to b; a b that is
+ * A value of a that is not JSON (or nested past JSON_DEPTH_DEFAULT, or not a range) is in
+ * no relation to b; a b that is
  * neither form is an SQL error (the statement fails: the table API checks it first with
  * db_json_literal_ok() and db_range_literal_ok()).  b is parsed once per statement
  * (SQLite's auxiliary data), a for each row.  A range is made canonical as PostgreSQL
@@ -34,15 +35,32 @@
 #include <sqlite3.h>
 
 #include "extern.h"
+#include "json.h"
 
-/* Nesting past this in either value is not contained (cJSON's own limit is deeper). */
-#define SO_DEPTH	64
+static int so_contains(const cJSON *a, const cJSON *b);
 
-static int so_contains(const cJSON *a, const cJSON *b, int depth);
+/*
+ * 1 when the scalars a and b are equal: the same type, numbers by value (exactly, so that
+ * an infinity from an overflowing literal equals itself; cJSON_Compare()'s tolerance does
+ * not), strings byte for byte.  Arrays and objects go to cJSON_Compare().
+ */
+static int
+so_equal(const cJSON *a, const cJSON *b)
+{
+	if ((a->type & 0xFF) != (b->type & 0xFF))
+		return 0;
+	if (cJSON_IsNumber(a))
+		return a->valuedouble == b->valuedouble;
+	if (cJSON_IsString(a))
+		return strcmp(a->valuestring, b->valuestring) == 0;
+	if (cJSON_IsArray(a) || cJSON_IsObject(a))
+		return cJSON_Compare(a, b, 1);
+	return 1;
+}
 
 /* 1 when every element of the array b is contained by some element of the array a. */
 static int
-so_array_contains(const cJSON *a, const cJSON *b, int depth)
+so_array_contains(const cJSON *a, const cJSON *b)
 {
 	const cJSON *x, *y;
 
@@ -50,7 +68,7 @@ so_array_contains(const cJSON *a, const cJSON *b, int depth)
 		int found = 0;
 
 		cJSON_ArrayForEach(x, a)
-			if (so_contains(x, y, depth + 1)) {
+			if (so_contains(x, y)) {
 				found = 1;
 				break;
 			}
@@ -72,29 +90,29 @@ so_member(const cJSON *o, const char *key)
 	return last;
 }
 
+/* jsonb's containment; its recursion is as deep as the values' nesting, which so_parse()
+ * bounds. */
 static int
-so_contains(const cJSON *a, const cJSON *b, int depth)
+so_contains(const cJSON *a, const cJSON *b)
 {
 	const cJSON *y, *x;
 
-	if (depth > SO_DEPTH)
-		return 0;
 	if (cJSON_IsObject(a) && cJSON_IsObject(b)) {
 		cJSON_ArrayForEach(y, b) {
 			/* A key written twice counts once, by its last value, as in jsonb. */
 			if (so_member(b, y->string) != y)
 				continue;
 			x = so_member(a, y->string);
-			if (x == NULL || !so_contains(x, y, depth + 1))
+			if (x == NULL || !so_contains(x, y))
 				return 0;
 		}
 		return 1;
 	}
 	if (cJSON_IsArray(a) && cJSON_IsArray(b))
-		return so_array_contains(a, b, depth);
+		return so_array_contains(a, b);
 	if (cJSON_IsArray(a) || cJSON_IsArray(b) || cJSON_IsObject(a) || cJSON_IsObject(b))
 		return 0;
-	return cJSON_Compare(a, b, 1);
+	return so_equal(a, b);
 }
 
 /* One element of an array literal, p[0..n) with its quotes removed and escapes undone,
@@ -179,11 +197,13 @@ so_delete(void *p)
 	cJSON_Delete(p);
 }
 
-/* Text s as JSON: a JSON text, or (literal) an array literal; NULL when neither. */
+/* Text s as JSON: a JSON text nested at most JSON_DEPTH_DEFAULT deep (which bounds
+ * so_contains()'s recursion), or (literal) an array literal; NULL when neither. */
 static cJSON *
 so_parse(const char *s, size_t len, int literal)
 {
-	cJSON *v = cJSON_ParseWithLength(s, len);
+	enum json_err err;
+	cJSON *v = json_parse(s, len, JSON_DEPTH_DEFAULT, &err, NULL);
 
 	if (v == NULL && literal)
 		v = so_literal(s, len);
@@ -247,11 +267,11 @@ so_contains_top(const cJSON *a, const cJSON *b)
 		b = &empty_array;
 	if (cJSON_IsArray(a) && !cJSON_IsArray(b) && !cJSON_IsObject(b)) {
 		cJSON_ArrayForEach(x, a)
-			if (!cJSON_IsArray(x) && !cJSON_IsObject(x) && cJSON_Compare(x, b, 1))
+			if (!cJSON_IsArray(x) && !cJSON_IsObject(x) && so_equal(x, b))
 				return 1;
 		return 0;
 	}
-	return so_contains(a, b, 0);
+	return so_contains(a, b);
 }
 
 /* sluice_contains (user data NULL) and sluice_contained (non-NULL). */
@@ -287,7 +307,7 @@ so_overlaps_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	if (cJSON_IsArray(a) && cJSON_IsArray(b))
 		cJSON_ArrayForEach(x, a) {
 			cJSON_ArrayForEach(y, b)
-				if (cJSON_Compare(x, y, 1)) {
+				if (so_equal(x, y)) {
 					r = 1;
 					break;
 				}

@@ -5,8 +5,8 @@
  *
  * The input is "A\nB": A a stored value, B a filter's literal.  Invariants: no crash; a
  * call fails only when B is neither JSON nor an array literal (db_json_literal_ok() says
- * 0), and otherwise answers 0 or 1 (NULL never, both being text); a JSON value contains
- * itself and is contained by itself; overlaps is symmetric when both are JSON.  For the
+ * 0), and otherwise answers 0 or 1 (NULL never, both being text); a JSON value (nested
+ * at most JSON_DEPTH_DEFAULT deep) contains itself and is contained by itself; overlaps is symmetric when both are JSON.  For the
  * ranges, the same with db_range_literal_ok(): a range contains itself, and && and -|-
  * are symmetric.
  */
@@ -20,6 +20,7 @@
 
 #include "db.h"
 #include "extern.h"
+#include "json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,6 +56,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data, *nl;
+	enum json_err err;
 	size_t alen, blen;
 	cJSON *v;
 	int ok;
@@ -86,12 +88,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    call("sluice_range('-|-', ", nl + 1, blen, s, alen)))
 			abort();
 	}
-	if ((v = cJSON_ParseWithLength(s, alen)) != NULL) {
+	if ((v = json_parse(s, alen, JSON_DEPTH_DEFAULT, &err, NULL)) != NULL) {
 		if (call("sluice_contains", s, alen, s, alen) != 1 ||
 		    call("sluice_contained", s, alen, s, alen) != 1)
 			abort();
 		cJSON_Delete(v);
-		if (nl != NULL && (v = cJSON_ParseWithLength(nl + 1, blen)) != NULL) {
+		if (nl != NULL && (v = json_parse(nl + 1, blen, JSON_DEPTH_DEFAULT, &err, NULL)) !=
+		    NULL) {
 			if (call("sluice_overlaps", s, alen, nl + 1, blen) !=
 			    call("sluice_overlaps", nl + 1, blen, s, alen))
 				abort();
