@@ -58,23 +58,27 @@ so_equal(const cJSON *a, const cJSON *b)
 	return 1;
 }
 
+/* 1 when some element of the array a contains y. */
+static int
+so_any_contains(const cJSON *a, const cJSON *y)
+{
+	const cJSON *x;
+
+	cJSON_ArrayForEach(x, a)
+		if (so_contains(x, y))
+			return 1;
+	return 0;
+}
+
 /* 1 when every element of the array b is contained by some element of the array a. */
 static int
 so_array_contains(const cJSON *a, const cJSON *b)
 {
-	const cJSON *x, *y;
+	const cJSON *y;
 
-	cJSON_ArrayForEach(y, b) {
-		int found = 0;
-
-		cJSON_ArrayForEach(x, a)
-			if (so_contains(x, y)) {
-				found = 1;
-				break;
-			}
-		if (!found)
+	cJSON_ArrayForEach(y, b)
+		if (!so_any_contains(a, y))
 			return 0;
-	}
 	return 1;
 }
 
@@ -359,24 +363,32 @@ so_bound(const char **p, const char *end, int64_t *v, int *inf)
 static int
 so_range_parse(const char *s, size_t len, struct so_range *r)
 {
-	const char *p = s, *end = s + len;
+	size_t i = 0, n = len;
+	const char *p, *end;
 	int lo_inc, hi_inc, lo_inf, hi_inf;
 
-	while (p < end && *p == ' ')
-		p++;
-	while (end > p && end[-1] == ' ')
-		end--;
+	while (i < n && s[i] == ' ')
+		i++;
+	while (n > i && s[n - 1] == ' ')
+		n--;
 	r->empty = 0;
-	if ((size_t)(end - p) == 5 && strncasecmp(p, "empty", 5) == 0) {
+	/* cppcheck-suppress knownConditionTrueFalse ; it loses n and i in the loops above. */
+	if (n - i == 5 && strncasecmp(s + i, "empty", 5) == 0) {
 		r->empty = 1;
 		return 0;
 	}
-	if (end - p < 3 || (*p != '[' && *p != '(') || (end[-1] != ']' && end[-1] != ')'))
+	/* cppcheck-suppress knownConditionTrueFalse ; as above. */
+	if (n - i < 3 || (s[i] != '[' && s[i] != '(') || (s[n - 1] != ']' && s[n - 1] != ')'))
 		return -1;
-	lo_inc = *p++ == '[';
-	hi_inc = *--end == ']';
+	lo_inc = s[i] == '[';
+	hi_inc = s[n - 1] == ']';
+	p = s + i + 1;
+	end = s + n - 1;
 	if (so_bound(&p, end, &r->lo, &lo_inf) < 0 || p >= end || *p++ != ',' ||
 	    so_bound(&p, end, &r->hi, &hi_inf) < 0 || p != end)
+		return -1;
+	/* PostgreSQL: the lower bound must be at most the upper one, as written. */
+	if (!lo_inf && !hi_inf && r->lo > r->hi)
 		return -1;
 	if (lo_inf)
 		r->lo = INT64_MIN;
@@ -386,8 +398,6 @@ so_range_parse(const char *s, size_t len, struct so_range *r)
 		r->hi = INT64_MAX;
 	else if (hi_inc)
 		r->hi++;
-	if (!lo_inf && !hi_inf && r->lo > r->hi)
-		return -1;	/* PostgreSQL: lower bound must be <= upper bound */
 	r->empty = r->lo >= r->hi;
 	return 0;
 }

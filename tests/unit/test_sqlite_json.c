@@ -359,6 +359,8 @@ test_ops_range(void)
 		{ "sluice_range('-|-', '[5,10)', '[10,20)')", "1" },
 		{ "sluice_range('-|-', '[1,5)', '[6,8)')", "0" },
 		{ "sluice_range('-|-', 'empty', '[1,2)')", "0" },
+		{ "sluice_range('@>', '[1,9)', '(5,5)')", "1" },
+		{ "sluice_range('&&', '[5,5]', '[5,6)')", "1" },
 		{ "sluice_range('&&', ' [ 1 , 5 ) ', 'EMPTY')", "0" },
 		{ "sluice_range('&&', 'garbage', '[1,2)')", "0" },
 		{ "sluice_range('&&', '[1,2)', '[2,1)')", "<ERROR: malformed range literal>" },
