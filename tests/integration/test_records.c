@@ -18,7 +18,10 @@
  * update, which revokes the old tokens); the rate limits of sign-in and the account
  * routes (records_auth_limit=8 and records_auth_limit_identity=4 on both stacks, with
  * 127.0.0.1 exempt so that the other tests are not counted), from other loopback
- * addresses: PocketBase's 429 past each.
+ * addresses: PocketBase's 429 past each; sign-in with a one-time password
+ * (records_otp=users,_superusers, over databases without _otps, which the workers make):
+ * request-otp and auth-with-otp against wrong, used, expired, other collections' and
+ * malformed input, the code read from the captured mail.
  */
 #include <dirent.h>
 #include <signal.h>
