@@ -76,23 +76,34 @@ rec_otp_create(struct rec_ctx *x, void *arg)
 	return rc;
 }
 
-/* Makes sure _otps exists (a database seeded before it lacks it): 0, or -1 answered. */
+/* 1 when _otps can be read on x's database, else 0. */
+static int
+rec_otp_exists(struct rec_ctx *x)
+{
+	struct db_stmt *st = db_prepare(x->rq->db, "SELECT count(*) FROM _otps WHERE id = ''");
+
+	if (st == NULL || db_step(st) != DB_ROW)
+		return 0;
+	db_reset(st);
+	return 1;
+}
+
+/*
+ * Makes sure _otps exists (a database seeded before it lacks it): 0, or -1 answered.  Two
+ * workers that make it at once on PostgreSQL may collide in the catalog (a unique
+ * violation of the second CREATE TABLE IF NOT EXISTS): the table is there all the same,
+ * and the loser goes on; the answer its failure set is replaced by the request's own.
+ */
 static int
 rec_otp_ready(struct rec_ctx *x)
 {
-	struct db_stmt *st;
-
 	if (atomic_load(&rec_otp_table))
 		return 0;
-	if ((st = db_prepare(x->rq->db, "SELECT count(*) FROM _otps WHERE id = ''")) != NULL &&
-	    db_step(st) == DB_ROW) {
-		db_reset(st);
-		atomic_store(&rec_otp_table, 1);
-		return 0;
+	if (!rec_otp_exists(x)) {
+		log_info("records: making the table _otps");
+		if (rec_commit(x, rec_otp_create, NULL, 1) < 0 && !rec_otp_exists(x))
+			return -1;
 	}
-	log_info("records: making the table _otps");
-	if (rec_commit(x, rec_otp_create, NULL, 1) < 0)
-		return -1;
 	atomic_store(&rec_otp_table, 1);
 	return 0;
 }
