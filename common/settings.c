@@ -167,6 +167,14 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "the records API: the client addresses the sign-in limits leave alone, "
 	    "comma-separated, loopback for 127.0.0.0/8 and ::1, none for no address (default "
 	    "loopback)"),
+	[SETTING_RECORDS_OTP] = STR("SLUICE_RECORDS_OTP",
+	    "the records API: the auth collections (names or ids, comma-separated) whose "
+	    "records may sign in with a one-time password mailed to them (request-otp, "
+	    "auth-with-otp); unset: none"),
+	[SETTING_RECORDS_OTP_DURATION] = INT("SLUICE_RECORDS_OTP_DURATION", 1, 86400, 180,
+	    "the records API: how long a one-time password stays valid, in seconds"),
+	[SETTING_RECORDS_OTP_LENGTH] = INT("SLUICE_RECORDS_OTP_LENGTH", 4, 16, 8,
+	    "the records API: the digits of a one-time password"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

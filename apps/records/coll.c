@@ -516,6 +516,19 @@ coll_counts_table(enum db_backend backend, struct buf *b)
 	return buf_failed(b) ? -1 : 0;
 }
 
+int
+coll_otps_table(enum db_backend backend, struct buf *b)
+{
+	const char *t = backend == DB_PG ? "TEXT" COLL_PG_BYTES : "TEXT";
+
+	buf_printf(b, "CREATE TABLE IF NOT EXISTS _otps (id %s PRIMARY KEY, "
+	    "\"collectionRef\" %s NOT NULL, \"recordRef\" %s NOT NULL, hash %s NOT NULL, "
+	    "\"sentTo\" %s NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
+	    "created %s NOT NULL);\n"
+	    "CREATE INDEX IF NOT EXISTS _otps_created ON _otps (created);\n", t, t, t, t, t, t);
+	return buf_failed(b) ? -1 : 0;
+}
+
 /*
  * Appends the VALUES rows that add d (1 or -1) to the counts of the record ROW (NEW or
  * OLD): the collection's row, then one per counted field, always in this order, so that

@@ -194,6 +194,14 @@ int coll_counted(const struct coll_field *f);
 int coll_counts_table(enum db_backend backend, struct buf *b);
 
 /*
+ * Appends the CREATE TABLE (and index) of _otps for backend to b, both IF NOT EXISTS: the
+ * one-time passwords of request-otp (id, collectionRef, recordRef, hash: the code's
+ * token_otp_hash(), sentTo, attempts: wrong codes so far, created: PocketBase's date
+ * text).  The seeder makes it; a worker makes it in a database made before it.  0 or -1.
+ */
+int coll_otps_table(enum db_backend backend, struct buf *b);
+
+/*
  * Appends the statements that (re)count c's records into _counts and make the triggers
  * that keep them (run them in one transaction with the table's writes stopped, as the
  * seeder does after loading).  0 or -1.

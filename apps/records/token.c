@@ -371,6 +371,45 @@ token_random_text(char *out, size_t len)
 }
 
 int
+token_random_digits(char *out, size_t len)
+{
+	unsigned char r[64];
+	size_t i = 0, j;
+
+	while (i < len) {
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return -1;
+		/* 250 = 25 x 10: bytes past it are dropped, so every digit is as likely. */
+		for (j = 0; j < sizeof(r) && i < len; j++)
+			if (r[j] < 250)
+				out[i++] = (char)('0' + r[j] % 10);
+	}
+	return 0;
+}
+
+int
+token_otp_hash(const char *otp_id, const char *code, size_t len, char out[TOKEN_SECRET_HEX])
+{
+	unsigned char md[32];
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "otp:%s:%.*s", otp_id, (int)len, code);
+
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		return -1;
+	token_hmac(token_secret, token_secret_len, msg, (size_t)n, md);
+	explicit_bzero(msg, sizeof(msg));
+	str_hex(md, 32, out);
+	return 0;
+}
+
+int
+token_otp_match(const char *a, const char *b)
+{
+	return strlen(a) == TOKEN_SECRET_HEX - 1 && strlen(b) == TOKEN_SECRET_HEX - 1 &&
+	    CRYPTO_memcmp(a, b, TOKEN_SECRET_HEX - 1) == 0;
+}
+
+int
 pass_hash(const char *password, size_t len, int cost, char out[PASS_HASH_MAX])
 {
 	char setting[CRYPT_GENSALT_OUTPUT_SIZE], pw[128];

@@ -101,6 +101,24 @@ int token_verify_as(const char *tok, size_t len, enum token_type t, const char *
  * -1 when the system has no randomness to give. */
 int token_random_text(char *out, size_t len);
 
+/* Random decimal digits into out[0..len) (a one-time password), not NUL-terminated.  0,
+ * or -1 when the system has no randomness to give. */
+int token_random_digits(char *out, size_t len);
+
+/*
+ * The stored form of one-time password code[0..len) of the OTP otp_id: HMAC-SHA256 under
+ * the server secret of "otp:" + otp_id + ":" + code, in hex, into out.  Keyed with a
+ * secret that is not in the database, so that a copy of the database alone does not give
+ * the codes away by trying all 10^8 of them; cheap, where a bcrypt hash would put every
+ * code check on the slow lane for a secret that lives 3 minutes and 5 tries.  0, or -1
+ * when otp_id is too long.
+ */
+int token_otp_hash(const char *otp_id, const char *code, size_t len,
+    char out[TOKEN_SECRET_HEX]);
+
+/* 1 when two token_otp_hash() texts are equal (compared in constant time), else 0. */
+int token_otp_match(const char *a, const char *b);
+
 /*
  * Hashes password with bcrypt at cost (4..31) into out[PASS_HASH_MAX].  0 or -1.  The
  * work area (about 32 KiB) is allocated per call.

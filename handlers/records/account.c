@@ -3,7 +3,8 @@
  *
  *   GET  /api/collections/C/auth-methods            200 {"password":{"identityFields":
  *        ["email"],"enabled":true},"oauth2":{"providers":[],"enabled":false},"mfa":{...},
- *        "otp":{...}}: password sign-in only (no OAuth2, MFA or OTP is served)
+ *        "otp":{...}}: password sign-in, and OTP (otp.c) where SLUICE_RECORDS_OTP allows
+ *        it (no OAuth2 or MFA is served)
  *   POST .../request-verification    {"email"}: 204; mails a verification token to an
  *        unverified record with that email
  *   POST .../confirm-verification    {"token"}: 204; the record is verified
@@ -174,15 +175,39 @@ rec_acct_email(const struct rec_ctx *x, const char *key, struct buf *errs)
 	return e;
 }
 
-static int
-rec_auth_methods(struct rec_ctx *x)
+void
+rec_acct_send(struct rec_ctx *x, const char *what, const char *to, const char *subject,
+    const char *text)
 {
-	static const char body[] = "{\"password\":{\"identityFields\":[\"email\"],"
-	    "\"enabled\":true},\"oauth2\":{\"providers\":[],\"enabled\":false},"
-	    "\"mfa\":{\"enabled\":false,\"duration\":0},\"otp\":{\"enabled\":false,"
-	    "\"duration\":0}}";
+	const char *from = settings_get(SETTING_RECORDS_MAIL_FROM);
+	struct buf m;
 
-	return resp_set(x->rs, 200, "application/json", body, sizeof(body) - 1);
+	if (from == NULL || *from == '\0')
+		from = "noreply@example.com";
+	buf_init(&m, MAIL_MAX);
+	buf_printf(&m, "From: %s\r\nTo: %s\r\nSubject: %s\r\nMIME-Version: 1.0\r\n"
+	    "Content-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
+	    "%s", from, to, subject, text);
+	if (buf_failed(&m) || mail_send(m.data, m.len) < 0)
+		log_err("records: a %s mail for a record of %s could not be handed to the mail "
+		    "command", what, x->c->name);
+	buf_free(&m);
+}
+
+const char *
+rec_acct_email_of(struct rec_ctx *x, const char *key)
+{
+	struct buf errs;
+	const char *email;
+
+	buf_init(&errs, 4096);
+	buf_putc(&errs, '{');
+	if ((email = rec_acct_email(x, key, &errs)) == NULL) {
+		rec_acct_fail(x, &errs);
+		return NULL;
+	}
+	buf_free(&errs);
+	return email;
 }
 
 /*
@@ -195,7 +220,6 @@ rec_acct_mail(struct rec_ctx *x, const struct rec_mail_kind *k, const struct rec
     const char *to, const char *new_email)
 {
 	const char *url = settings_get(SETTING_RECORDS_APP_URL);
-	const char *from = settings_get(SETTING_RECORDS_MAIL_FROM);
 	size_t ki = rec_acct_field(x->c, "tokenKey"), ei = rec_acct_field(x->c, "email");
 	int64_t ttl = k->ttl;
 	char token[TOKEN_MAX];
@@ -217,16 +241,11 @@ rec_acct_mail(struct rec_ctx *x, const struct rec_mail_kind *k, const struct rec
 	}
 	if (url == NULL || *url == '\0')
 		url = "http://127.0.0.1:8080";
-	if (from == NULL || *from == '\0')
-		from = "noreply@example.com";
 	buf_init(&m, MAIL_MAX);
-	buf_printf(&m, "From: %s\r\nTo: %s\r\nSubject: %s\r\nMIME-Version: 1.0\r\n"
-	    "Content-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
-	    "%s\r\n\r\n%s/_/#/auth/%s/%s\r\n\r\nToken: %s\r\n", from, to, k->subject, k->text,
-	    url, k->page, token, token);
-	if (buf_failed(&m) || mail_send(m.data, m.len) < 0)
-		log_err("records: a %s mail for a record of %s could not be handed to the mail "
-		    "command", k->page + 8, x->c->name);
+	buf_printf(&m, "%s\r\n\r\n%s/_/#/auth/%s/%s\r\n\r\nToken: %s\r\n", k->text, url,
+	    k->page, token, token);
+	if (!buf_failed(&m))
+		rec_acct_send(x, k->page + 8, to, k->subject, m.data);
 	buf_free(&m);
 }
 
@@ -372,6 +391,15 @@ rec_acct_col(struct rec_ctx *x, const char *col, const char *v, size_t len)
 	coll_quote(x->t->q.sql, col);
 	buf_puts(x->t->q.sql, " = ");
 	sqlb_text(&x->t->q, v, len);
+}
+
+int
+rec_acct_verify(struct rec_ctx *x, const struct rec_row *row)
+{
+	rec_acct_set(x);
+	buf_puts(x->t->q.sql, "\"verified\" = TRUE WHERE \"id\" = ");
+	sqlb_text(&x->t->q, row->v[0], row->len[0]);
+	return rec_acct_update(x);
 }
 
 /* The answer of a confirmation whose UPDATE ran: 204, or the token's 400 when it changed

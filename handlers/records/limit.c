@@ -1,6 +1,7 @@
 /*
  * limit.c: the rate limits of sign-in and the account flows: POST auth-with-password,
- * request-verification, request-password-reset, request-email-change and the three
+ * auth-with-otp, request-verification, request-password-reset, request-email-change,
+ * request-otp and the three
  * confirm-* routes of an auth collection.  Past a limit the answer is PocketBase's 429
  * {"data":{},"message":"Too Many Requests.","status":429} and the route does not run (no
  * bcrypt comparison, no mail, no write).
@@ -9,7 +10,8 @@
  * (REMOTE_ADDR, what nginx's $remote_addr says: an X-Forwarded-For header is not read,
  * since any client may send one; behind another proxy, nginx's realip module makes
  * $remote_addr the client's), SLUICE_RECORDS_AUTH_LIMIT a minute, and its identity's, the
- * account it names (a sign-in's identity, a request's email, a signed-in record),
+ * account it names (a sign-in's identity, a request's email, a signed-in record, an
+ * auth-with-otp's otpId),
  * SLUICE_RECORDS_AUTH_LIMIT_IDENTITY a minute from whatever addresses: one address cannot
  * try many passwords, nor many addresses one account's.  The counts are each worker's
  * (a pool of N workers lets N times through), as the account flows' 2 minutes between
@@ -37,7 +39,8 @@ const char *rec_limit_exempt;
 static int
 rec_limit_route(const char *what)
 {
-	return strcmp(what, "auth-with-password") == 0 || strncmp(what, "request-", 8) == 0 ||
+	return strcmp(what, "auth-with-password") == 0 || strcmp(what, "auth-with-otp") == 0 ||
+	    strncmp(what, "request-", 8) == 0 ||
 	    strncmp(what, "confirm-", 8) == 0;
 }
 
@@ -77,8 +80,10 @@ rec_limit_identity(const struct rec_ctx *x, const char *what)
 	if (strcmp(what, "auth-with-password") == 0)
 		v = cJSON_GetObjectItemCaseSensitive(x->body, "identity");
 	else if (strcmp(what, "request-verification") == 0 ||
-	    strcmp(what, "request-password-reset") == 0)
+	    strcmp(what, "request-password-reset") == 0 || strcmp(what, "request-otp") == 0)
 		v = cJSON_GetObjectItemCaseSensitive(x->body, "email");
+	else if (strcmp(what, "auth-with-otp") == 0)
+		v = cJSON_GetObjectItemCaseSensitive(x->body, "otpId");
 	else if (strcmp(what, "request-email-change") == 0)
 		return x->auth != NULL ? x->auth_id : NULL;
 	if (v == NULL || !cJSON_IsString(v) || v->valuestring[0] == '\0')

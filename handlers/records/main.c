@@ -23,6 +23,9 @@
  *   POST     /api/collections/C/request-verification, confirm-verification,
  *            request-password-reset, confirm-password-reset, request-email-change,
  *            confirm-email-change                         the account flows: 204 (account.c)
+ *   POST     /api/collections/C/request-otp, auth-with-otp  sign-in with a one-time
+ *            password mailed to the record, for the collections SLUICE_RECORDS_OTP names
+ *            (otp.c)
  *
  * Bodies: JSON or application/x-www-form-urlencoded.
  *
@@ -40,7 +43,9 @@
  * account flows' mail: apps/records/mail.h), SLUICE_RECORDS_AUTH_LIMIT (0..1000000,
  * default 60), SLUICE_RECORDS_AUTH_LIMIT_IDENTITY (0..1000000, default 20) and
  * SLUICE_RECORDS_AUTH_LIMIT_EXEMPT (default loopback): the rate limits of sign-in and the
- * account flows, 429 past them (limit.c).
+ * account flows, 429 past them (limit.c); SLUICE_RECORDS_OTP (none by default),
+ * SLUICE_RECORDS_OTP_DURATION (1..86400 s, default 180) and SLUICE_RECORDS_OTP_LENGTH
+ * (4..16 digits, default 8): the one-time passwords (otp.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,7 +131,7 @@ rec_route(struct rec_ctx *x, const char **what)
 		goto notfound;
 	p = slash + 1;
 	if ((strcmp(p, "auth-with-password") == 0 || strcmp(p, "auth-refresh") == 0 ||
-	    rec_account_route(p)) && x->c->auth) {
+	    rec_account_route(p) || rec_otp_route(p)) && x->c->auth) {
 		*what = p;
 		return 0;
 	}
@@ -275,6 +280,11 @@ handle(struct req *rq, struct resp *rs)
 		/* A body refused is answered; what it parsed is freed below all the same. */
 		if (rq->method != REQ_POST || rec_body(&x) == 0)
 			rc = rec_limit(&x, what) ? 0 : rec_account(&x, what);
+	} else if (rec_otp_route(what)) {
+		if (rq->method != REQ_POST)
+			return rec_error(rs, 405, "Method not allowed.", NULL);
+		if (rec_body(&x) == 0)
+			rc = rec_limit(&x, what) ? 0 : rec_otp(&x, what);
 	} else if (strcmp(what, "impersonate") == 0) {
 		if (rq->method != REQ_POST)
 			return rec_error(rs, 405, "Method not allowed.", NULL);

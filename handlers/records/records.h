@@ -9,6 +9,8 @@
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
  *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
  *   account.c  the account flows: auth-methods, verification, password reset, email change
+ *   otp.c     sign-in with a one-time password: request-otp, auth-with-otp
+ *   methods.c  the sign-in methods of a collection: auth-methods, which allow OTP
  *   limit.c   the rate limits of sign-in and the account flows (429)
  *   error.c   the error responses, in PocketBase's shape
  */
@@ -212,6 +214,38 @@ int rec_account_route(const char *what);
 /* Answers the account flow's route what of x->c, an auth collection, its body parsed for
  * a POST (account.c).  Returns 0. */
 int rec_account(struct rec_ctx *x, const char *what);
+
+/* Mails text (the body, after the headers) with subject to the address to, from
+ * SLUICE_RECORDS_MAIL_FROM (account.c); what names the mail in the log line of a mail that
+ * could not be handed over.  Never fails the request. */
+void rec_acct_send(struct rec_ctx *x, const char *what, const char *to, const char *subject,
+    const char *text);
+
+/* The body's email key, checked: its text (borrowed from x->body), or NULL with
+ * PocketBase's 400 answered (validation_required, validation_is_email). */
+const char *rec_acct_email_of(struct rec_ctx *x, const char *key);
+
+/* Marks row, a record of x->c, verified (with its onupdate autodates) as a committed
+ * write: 1 changed, 0 not (the record is gone), -1 answered. */
+int rec_acct_verify(struct rec_ctx *x, const struct rec_row *row);
+
+/* Answers 200 {"record":{...},"token":"..."} for the auth record row of x->c, with a token
+ * valid ttl seconds that auth-refresh renews when refreshable (write.c: every sign-in's
+ * answer).  Returns 0. */
+int rec_auth_answer(struct rec_ctx *x, struct rec_row *row, int64_t ttl, int refreshable);
+
+/* 1 when what is a route of otp.c ("request-otp", "auth-with-otp"). */
+int rec_otp_route(const char *what);
+
+/* Answers request-otp or auth-with-otp (what) of x->c, its body parsed (otp.c).
+ * Returns 0. */
+int rec_otp(struct rec_ctx *x, const char *what);
+
+/* 1 when SLUICE_RECORDS_OTP names c, an auth collection, by name or id (methods.c). */
+int rec_otp_on(const struct coll *c);
+
+/* GET auth-methods of x->c, an auth collection: answers 200 (methods.c).  Returns 0. */
+int rec_auth_methods(struct rec_ctx *x);
 
 /* POST /api/batch (batch.c), x authorized: answers 200 with every request's answer in
  * order, or the batch's 400 with nothing stored.  Returns 0. */

@@ -1287,9 +1287,6 @@ rec_delete(struct rec_ctx *x)
 	return resp_set(x->rs, 204, NULL, "", 0);
 }
 
-static int rec_auth_answer(struct rec_ctx *x, struct rec_row *row, int64_t ttl,
-    int refreshable);
-
 int
 rec_auth_password(struct rec_ctx *x)
 {
@@ -1385,9 +1382,8 @@ rec_auth_impersonate(struct rec_ctx *x)
 	return rec_auth_answer(x, row, ttl > 0 ? ttl : REC_TOKEN_TTL, 0);
 }
 
-/* Answers 200 {"record":{...},"token":"..."} for the auth record row of x->c, with a token
- * valid ttl seconds that auth-refresh renews when refreshable. */
-static int
+/* rec_auth_answer() (records.h): every sign-in's answer. */
+int
 rec_auth_answer(struct rec_ctx *x, struct rec_row *row, int64_t ttl, int refreshable)
 {
 	size_t ki = coll_field_index(x->c, coll_field(x->c, "tokenKey", 8));

@@ -611,7 +611,8 @@ seed_open(struct db **db, const char *url, int force, struct seed_file *f)
 	}
 	if (force && db_exec(*db, "DROP TABLE IF EXISTS comments; DROP TABLE IF EXISTS posts; "
 	    "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS _superusers; "
-	    "DROP TABLE IF EXISTS _collections; DROP TABLE IF EXISTS _counts") < 0) {
+	    "DROP TABLE IF EXISTS _collections; DROP TABLE IF EXISTS _counts; "
+	    "DROP TABLE IF EXISTS _otps") < 0) {
 		seed_fail(*db, "drop");
 		return -1;
 	}
@@ -668,7 +669,8 @@ seed_schema(struct db *db, const struct buf *decl, int force, struct colls *cs)
 		fprintf(stderr, "records-seed: %s\n", err);
 		goto out;
 	}
-	if (coll_counts_table(db_backend(db), &ddl) < 0)
+	if (coll_counts_table(db_backend(db), &ddl) < 0 ||
+	    coll_otps_table(db_backend(db), &ddl) < 0)
 		goto out;
 	for (i = 0; i < cs->n; i++)
 		if (coll_ddl(&cs->c[i], db_backend(db), &ddl) < 0)

@@ -18,7 +18,10 @@
  * update, which revokes the old tokens); the rate limits of sign-in and the account
  * routes (records_auth_limit=8 and records_auth_limit_identity=4 on both stacks, with
  * 127.0.0.1 exempt so that the other tests are not counted), from other loopback
- * addresses: PocketBase's 429 past each.
+ * addresses: PocketBase's 429 past each; sign-in with a one-time password
+ * (records_otp=users,_superusers, over databases without _otps, which the workers make):
+ * request-otp and auth-with-otp against wrong, used, expired, other collections' and
+ * malformed input, the code read from the captured mail.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -32,6 +35,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "db.h"
 #include "http.h"
 #include "jsrun.h"
 #include "pgtmp.h"
@@ -117,6 +121,21 @@ rx_mailer(void)
 	    rx.mail_lite, rx.mail_pg, rx.mail_lite, rx.mail_pg);
 }
 
+/* Drops _otps from the database of url (a database made before the table was). */
+static int
+rx_drop_otps(const char *url)
+{
+	struct db *db = NULL;
+	char err[256];
+	int rc;
+
+	if (db_open(&db, url, NULL, err, sizeof(err)) < 0)
+		return -1;
+	rc = db_exec(db, "DROP TABLE IF EXISTS _otps");
+	db_close(db);
+	return rc;
+}
+
 static int
 rx_start(void)
 {
@@ -158,10 +177,12 @@ rx_start(void)
 	}
 	token_set_secret(key, sizeof(key));
 	snprintf(url, sizeof(url), "sqlite:%s", rx.litepath);
-	if (rx_seed(url) != 0)
+	/* Both databases as made before _otps was: the workers make it at their first OTP
+	 * request. */
+	if (rx_seed(url) != 0 || rx_drop_otps(url) != 0)
 		return -1;
 	stack_sh("chmod 666 %s", rx.litepath);
-	if (pgtmp_start(&rx.pg) < 0 || rx_seed(rx.pg.url) != 0)
+	if (pgtmp_start(&rx.pg) < 0 || rx_seed(rx.pg.url) != 0 || rx_drop_otps(rx.pg.url) != 0)
 		return -1;
 	if (rx_mailer() < 0)
 		return -1;
@@ -169,7 +190,7 @@ rx_start(void)
 	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4 "
 	    "records_sendmail=%s,%s records_app_url=http://app.example.test "
 	    "records_auth_limit=8 records_auth_limit_identity=4 "
-	    "records_auth_limit_exempt=127.0.0.1\n", url, rx.secret,
+	    "records_auth_limit_exempt=127.0.0.1 records_otp=users,_superusers\n", url, rx.secret,
 	    rx.mailer, rx.mail_lite);
 	if (stack_start(&rx.lite, conf, "tuned", 1, NULL) < 0)
 		return -1;
@@ -177,7 +198,7 @@ rx_start(void)
 	    "db=records db_plans=generic records_secret_file=%s bcrypt_cost=4 "
 	    "records_sendmail=%s,%s records_app_url=http://app.example.test "
 	    "records_auth_limit=8 records_auth_limit_identity=4 "
-	    "records_auth_limit_exempt=127.0.0.1\n", url, rx.secret,
+	    "records_auth_limit_exempt=127.0.0.1 records_otp=users,_superusers\n", url, rx.secret,
 	    rx.mailer, rx.mail_pg);
 	setenv("SLUICE_DB_RECORDS", rx.pg.url, 1);
 	i = stack_start(&rx.pgs, conf, "tuned", 1, NULL) < 0;
@@ -1428,7 +1449,7 @@ test_records_account_hostile(void)
 	b = RX_BOTH("GET", "/api/collections/users/auth-methods", NULL, NULL, 200);
 	CHECK(rx_json_eq(b, "{\"password\":{\"identityFields\":[\"email\"],\"enabled\":true},"
 	    "\"oauth2\":{\"providers\":[],\"enabled\":false},\"mfa\":{\"enabled\":false,"
-	    "\"duration\":0},\"otp\":{\"enabled\":false,\"duration\":0}}"));
+	    "\"duration\":0},\"otp\":{\"enabled\":true,\"duration\":180}}"));
 	free(b);
 	RX_CHECK("GET", "/api/collections/posts/auth-methods", NULL, NULL, 404, "\"status\":404");
 	RX_CHECK("POST", "/api/collections/users/auth-methods", NULL, "{}", 405, "\"status\":405");
@@ -1855,6 +1876,237 @@ test_records_rate_limits(void)
 	}
 }
 
+#define RX_OTP_INVALID "{\"data\":{},\"message\":\"Invalid or expired OTP\",\"status\":400}"
+
+/* The otpId of a request-otp answer into out (16 bytes); 0 or -1. */
+static int
+rx_otp_id(const char *body, char out[16])
+{
+	cJSON *j = cJSON_Parse(body ? body : "");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "otpId");
+	int rc = -1;
+
+	if (cJSON_IsString(t) && strlen(t->valuestring) == 15) {
+		memcpy(out, t->valuestring, 16);
+		rc = 0;
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* Asks s's collection coll for an OTP for email: its otpId into id (0), or -1. */
+static int
+rx_otp_request(struct stack *s, const char *coll, const char *email, char id[16])
+{
+	char path[128], body[256], *b;
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/collections/%s/request-otp", coll);
+	snprintf(body, sizeof(body), "{\"email\":\"%s\"}", email);
+	b = RX_FROM(s, NULL, "POST", path, NULL, body, 200, NULL);
+	rc = rx_otp_id(b, id);
+	free(b);
+	CHECK(rc == 0);
+	return rc;
+}
+
+/* The code mailed to `to` in dir ("Code: " line) into code (32 bytes); 0 or -1. */
+static int
+rx_otp_code(const char *dir, const char *to, char code[32])
+{
+	char *m = rx_mail_take(dir, to);
+	const char *p = m != NULL ? strstr(m, "\r\nCode: ") : NULL;
+	size_t n = p != NULL ? strspn(p + 8, "0123456789") : 0;
+	int rc = -1;
+
+	if (p != NULL && n > 0 && n < 32 && strstr(m, "\r\nSubject: Your one-time password\r\n")) {
+		memcpy(code, p + 8, n);
+		code[n] = '\0';
+		rc = 0;
+	}
+	free(m);
+	CHECK(rc == 0);
+	return rc;
+}
+
+/* Sends auth-with-otp {otpId, password} to s's collection coll; want, and with wantbody
+ * that body.  The body (free it). */
+static char *
+rx_otp_auth(const char *file, int line, struct stack *s, const char *coll, const char *id,
+    const char *code, long want, const char *wantbody)
+{
+	char path[128], body[256];
+
+	snprintf(path, sizeof(path), "/api/collections/%s/auth-with-otp", coll);
+	snprintf(body, sizeof(body), "{\"otpId\":\"%s\",\"password\":\"%s\"}", id, code);
+	return rx_from(file, line, s, NULL, "POST", path, NULL, body, want, wantbody);
+}
+#define RX_OTP_AUTH(s, coll, id, code, want, wantbody) \
+	rx_otp_auth(__FILE__, __LINE__, s, coll, id, code, want, wantbody)
+
+/*
+ * Sign-in with a one-time password on both stacks (records_otp=users,_superusers), over
+ * databases whose _otps table rx_start() dropped (the workers make it again): auth-methods
+ * says OTP is on; request-otp answers an otpId for an address nobody has (no mail, and
+ * the otpId signs nobody in); the code mailed to a new, unverified record signs it in once
+ * (a token that works, the record verified), a wrong code and the used one are PocketBase's
+ * 400; five wrong codes delete an OTP (its right code then fails too); an otpId of
+ * _superusers is refused by users and still signs in at _superusers; malformed and huge
+ * bodies, a base collection, and the 429 of auth-with-otp past the identity limit.
+ */
+static void
+test_records_otp(void)
+{
+	struct stack *const stacks[2] = { &rx.lite, &rx.pgs };
+	char email[96], body[256], id[16], id2[16], code[32], code2[32], tok[TOKEN_MAX];
+	struct token_claims cl;
+	char *b, *big;
+	int i, k, before;
+
+	for (i = 0; i < 2; i++) {
+		struct stack *s = stacks[i];
+		const char *mail = i ? rx.mail_pg : rx.mail_lite;
+
+		tok[0] = '\0';
+		b = RX_FROM(s, NULL, "GET", "/api/collections/users/auth-methods", NULL, NULL, 200,
+		    NULL);
+		CHECK(b != NULL && strstr(b, "\"otp\":{\"enabled\":true,\"duration\":180}") != NULL);
+		free(b);
+		/* Nobody's address: an otpId all the same, no mail, and it signs nobody in. */
+		before = rx_mail_count(mail);
+		if (rx_otp_request(s, "users", "nobody-otp@example.com", id) == 0)
+			free(RX_OTP_AUTH(s, "users", id, "12345678", 400, RX_OTP_INVALID));
+		usleep(300000);
+		CHECK_INT(rx_mail_count(mail), before);
+
+		/* A new record, unverified: its code signs it in once and verifies it. */
+		snprintf(email, sizeof(email), "otp%d-%ld@example.com", i, (long)time(NULL));
+		snprintf(body, sizeof(body), "{\"email\":\"%s\",\"password\":\"password123\","
+		    "\"passwordConfirm\":\"password123\"}", email);
+		b = RX_FROM(s, NULL, "POST", "/api/collections/users/records", NULL, body, 200, NULL);
+		CHECK(b != NULL && strstr(b, "\"verified\":false") != NULL);
+		free(b);
+		if (rx_otp_request(s, "users", email, id) < 0 || rx_otp_code(mail, email, code) < 0)
+			continue;
+		CHECK_INT((int)strlen(code), 8);
+		free(RX_OTP_AUTH(s, "users", id, "00000000", 400, RX_OTP_INVALID));
+		b = RX_OTP_AUTH(s, "users", id, code, 200, NULL);
+		CHECK(b != NULL && strstr(b, "\"verified\":true") != NULL &&
+		    strstr(b, email) != NULL && rx_token_of(b, tok) == 0);
+		free(b);
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/auth-refresh", tok, "{}", 200,
+		    NULL));
+		free(RX_OTP_AUTH(s, "users", id, code, 400, RX_OTP_INVALID));
+
+		/* Five wrong codes delete it: the right one then fails too. */
+		if (rx_otp_request(s, "users", email, id) == 0 &&
+		    rx_otp_code(mail, email, code) == 0) {
+			for (k = 0; k < 5; k++)
+				free(RX_OTP_AUTH(s, "users", id, k % 2 ? "1" : "99999999", 400,
+				    RX_OTP_INVALID));
+			free(RX_OTP_AUTH(s, "users", id, code, 400, RX_OTP_INVALID));
+		}
+		/* The record goes, so that the later tests see the seeded users only. */
+		if (token_parse(tok, strlen(tok), &cl) == 0) {
+			snprintf(body, sizeof(body), "/api/collections/users/records/%s", cl.id);
+			free(RX_FROM(s, NULL, "DELETE", body, tok, NULL, 204, NULL));
+		}
+
+		/* Another collection's otpId: refused, and left to its own collection. */
+		if (rx_otp_request(s, "_superusers", "admin@example.com", id2) == 0 &&
+		    rx_otp_code(mail, "admin@example.com", code2) == 0) {
+			free(RX_OTP_AUTH(s, "users", id2, code2, 400, RX_OTP_INVALID));
+			b = RX_OTP_AUTH(s, "_superusers", id2, code2, 200, NULL);
+			CHECK(b != NULL && strstr(b, "\"admin@example.com\"") != NULL);
+			free(b);
+		}
+
+		/* Malformed and hostile bodies; a base collection. */
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/request-otp", NULL, "{}", 400,
+		    "{\"data\":{\"email\":{\"code\":\"validation_required\",\"message\":\"Missing "
+		    "required value.\"}},\"message\":\"An error occurred while validating the "
+		    "submitted data.\",\"status\":400}"));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/request-otp", NULL,
+		    "{\"email\":\"not an email\"}", 400, "{\"data\":{\"email\":{\"code\":"
+		    "\"validation_is_email\",\"message\":\"Must be a valid email address.\"}},"
+		    "\"message\":\"An error occurred while validating the submitted data.\","
+		    "\"status\":400}"));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/request-otp", NULL,
+		    "{\"email\":\"a@b.c\\r\\nBcc: x@y.z\"}", 400, NULL));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/request-otp", NULL, "[1]", 400,
+		    NULL));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/auth-with-otp", NULL, "{}", 400,
+		    "{\"data\":{\"otpId\":{\"code\":\"validation_required\",\"message\":\"Missing "
+		    "required value.\"},\"password\":{\"code\":\"validation_required\",\"message\":"
+		    "\"Missing required value.\"}},\"message\":\"An error occurred while validating "
+		    "the submitted data.\",\"status\":400}"));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/auth-with-otp", NULL,
+		    "{\"otpId\":5,\"password\":\"12345678\"}", 400, NULL));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/users/auth-with-otp", NULL,
+		    "{\"otpId\":\"x'; DROP TABLE _otps; --\",\"password\":\"1\"}", 400,
+		    RX_OTP_INVALID));
+		free(RX_FROM(s, NULL, "GET", "/api/collections/users/request-otp", NULL, NULL, 405,
+		    NULL));
+		free(RX_FROM(s, NULL, "POST", "/api/collections/posts/request-otp", NULL,
+		    "{\"email\":\"user0001@example.com\"}", 404, NULL));
+		big = malloc(200000);
+		if (big != NULL) {
+			memset(big, 'a', 199999);
+			big[199999] = '\0';
+			memcpy(big, "{\"email\":\"", 10);
+			memcpy(big + 199990, "@x.com\"}", 9);
+			free(RX_FROM(s, NULL, "POST", "/api/collections/users/request-otp", NULL, big,
+			    400, NULL));
+			memcpy(big, "{\"otpId\":\"", 10);
+			memcpy(big + 199980, "\",\"password\":\"1\"}", 18);
+			free(RX_FROM(s, NULL, "POST", "/api/collections/users/auth-with-otp", NULL, big,
+			    400, RX_OTP_INVALID));
+			free(big);
+		}
+		/* auth-with-otp is counted: four guesses of one otpId, then 429. */
+		for (k = 0; k < 4; k++)
+			free(RX_FROM(s, "127.0.0.6", "POST", "/api/collections/users/auth-with-otp",
+			    NULL, "{\"otpId\":\"aaaaaaaaaaaaaaa\",\"password\":\"1\"}", 400, NULL));
+		free(RX_FROM(s, "127.0.0.7", "POST", "/api/collections/users/auth-with-otp", NULL,
+		    "{\"otpId\":\"aaaaaaaaaaaaaaa\",\"password\":\"1\"}", 429, RX_TOO_MANY));
+	}
+}
+
+/*
+ * An OTP past its duration: a stack of its own on each database with
+ * records_otp_duration=1 (and OTP for _superusers only, so that users answers PocketBase's
+ * 400 for a collection without it): the mailed code, sent 2 s later, is a 400.
+ */
+static void
+test_records_otp_expired(void)
+{
+	char conf[1024], id[16], code[32];
+	struct stack st;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&st, 0, sizeof(st));
+		snprintf(conf, sizeof(conf), "db records %s%s\nrecords /api/ workers=1 threads=1 "
+		    "db=records records_secret_file=%s records_sendmail=%s,%s records_otp=_superusers "
+		    "records_otp_duration=1\n", i ? "" : "sqlite:", i ? rx.pg.url : rx.litepath,
+		    rx.secret, rx.mailer, i ? rx.mail_pg : rx.mail_lite);
+		if (stack_start(&st, conf, "tuned", 1, NULL) < 0) {
+			CHECK(!"a stack with records_otp_duration=1 started");
+			stack_stop(&st);
+			continue;
+		}
+		free(RX_FROM(&st, NULL, "POST", "/api/collections/users/request-otp", NULL,
+		    "{\"email\":\"user0001@example.com\"}", 400, "{\"data\":{},\"message\":\"The "
+		    "collection is not configured to allow OTP authentication.\",\"status\":400}"));
+		if (rx_otp_request(&st, "_superusers", "admin@example.com", id) == 0 &&
+		    rx_otp_code(i ? rx.mail_pg : rx.mail_lite, "admin@example.com", code) == 0) {
+			sleep(2);
+			free(RX_OTP_AUTH(&st, "_superusers", id, code, 400, RX_OTP_INVALID));
+		}
+		stack_stop(&st);
+	}
+}
+
 /* Regression: records-seed made its database 0644, where the other seeders keep theirs
  * out of other users' reach (the users' password hashes are in it). */
 static void
@@ -1899,6 +2151,8 @@ main(void)
 	RUN(test_records_superuser_impersonate);
 	RUN(test_records_superuser_upsert);
 	RUN(test_records_rate_limits);
+	RUN(test_records_otp);
+	RUN(test_records_otp_expired);
 	RUN(test_records_paths_across_two_sets);
 	RUN(test_records_rules_collection_isset_changed);
 	RUN(test_records_modifiers_atomic);

@@ -12,6 +12,7 @@
 // the field+ / +field / field- and number+ / number- modifiers, rules with :isset,
 // :changed and @collection, expand on a write, a password change, createBatch(), and the
 // account flows: listAuthMethods, requestVerification / confirmVerification,
+// requestOTP / authWithOTP (the code read from the captured mail),
 // requestPasswordReset / confirmPasswordReset and requestEmailChange /
 // confirmEmailChange, each token read from the mail the stack's records_sendmail command
 // captured into RECORDS_MAIL (a directory of *.eml files); superusers: sign-in to
@@ -377,12 +378,12 @@ async function mailTo(to) {
   assert.fail(`no mail to ${to}`);
 }
 
-test('listAuthMethods: password sign-in by email, no OAuth2, MFA or OTP', async () => {
+test('listAuthMethods: password sign-in by email, OTP, no OAuth2 or MFA', async () => {
   const m = await client().collection('users').listAuthMethods();
   assert.deepEqual(m.password, { identityFields: ['email'], enabled: true });
   assert.deepEqual(m.oauth2, { providers: [], enabled: false });
   assert.deepEqual(m.mfa, { enabled: false, duration: 0 });
-  assert.deepEqual(m.otp, { enabled: false, duration: 0 });
+  assert.deepEqual(m.otp, { enabled: true, duration: 180 });
   await rejects(client().collection('posts').listAuthMethods(), 404);
 });
 
@@ -454,6 +455,55 @@ test('account flows: verification, password reset, email change', async () => {
     assert.equal(e.response.message, 'An error occurred while validating the submitted data.');
   }
   await after.collection('users').delete(a2.record.id);
+});
+
+// The one-time password mailed to `to`: the "Code: " line of the captured message.
+async function otpTo(to) {
+  for (let i = 0; i < 100; i++) {
+    for (const f of readdirSync(mailDir).filter((n) => n.endsWith('.eml')).sort()) {
+      const p = join(mailDir, f);
+      const text = readFileSync(p, 'utf8');
+      if (text.includes(`\r\nTo: ${to}\r\n`)) {
+        unlinkSync(p);
+        const m = text.match(/^Code: (\d+)\r$/m);
+        assert.ok(m, text);
+        return m[1];
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`no mail to ${to}`);
+}
+
+// One account of its own, made and deleted here.
+test('requestOTP + authWithOTP: the mailed code signs in once and verifies', async () => {
+  const pb = client();
+  const email = `otp${Date.now()}@example.com`;
+  const made = await pb.collection('users').create({
+    email, password: 'password123', passwordConfirm: 'password123', name: 'Otp',
+  });
+  assert.equal(made.verified, false);
+  const req = await pb.collection('users').requestOTP(email);
+  assert.match(req.otpId, /^[a-z0-9]{15}$/);
+  const code = await otpTo(email);
+  assert.match(code, /^\d{8}$/);
+  const wrong = await rejects(pb.collection('users').authWithOTP(req.otpId, '00000000'), 400);
+  assert.equal(wrong.response.message, 'Invalid or expired OTP');
+  const auth = await pb.collection('users').authWithOTP(req.otpId, code);
+  assert.equal(auth.record.id, made.id);
+  assert.equal(auth.record.email, email);
+  assert.equal(auth.record.verified, true);
+  assert.equal(pb.authStore.isValid, true);
+  assert.equal(pb.authStore.record.id, made.id);
+  assert.equal(getTokenPayload(auth.token).type, 'auth');
+  await pb.collection('users').authRefresh();
+  // Spent: the same code again is refused.
+  await rejects(client().collection('users').authWithOTP(req.otpId, code), 400);
+  // Nobody's address: an otpId all the same, which signs nobody in.
+  const none = await client().collection('users').requestOTP('nobody-otp@example.com');
+  assert.match(none.otpId, /^[a-z0-9]{15}$/);
+  await rejects(client().collection('users').authWithOTP(none.otpId, '12345678'), 400);
+  await pb.collection('users').delete(made.id);
 });
 
 test('superusers: sign-in, impersonate() and its token, not refreshable', async () => {
