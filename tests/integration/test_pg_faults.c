@@ -108,13 +108,14 @@ pf_call_start(struct pf_call *c, const char *method, const char *url, const char
 	return pthread_create(&c->tid, NULL, pf_call_run, c);
 }
 
-/* Waits up to 3 s for n backends of the workers to be in pg_sleep; 1 when they are. */
+/* Waits up to 10 s (a loaded machine) for n backends of the workers to be in pg_sleep;
+ * 1 when they are. */
 static int
 pf_sleeping(const struct pgtmp *pg, int n)
 {
 	int i;
 
-	for (i = 0; i < 150; i++) {
+	for (i = 0; i < 500; i++) {
 		if (chatfix_int(pg->url, "SELECT count(*) FROM pg_stat_activity WHERE "
 		    "application_name = 'sluice' AND wait_event = 'PgSleep'", NULL) >= n)
 			return 1;
@@ -316,7 +317,7 @@ test_pg_graceful_stop(void)
 	struct stack s;
 	char url[256];
 	long long stop0, ended;
-	int i, st;
+	int i, st, inflight;
 
 	if (pf_start(&pg, &s, "db main sqlite:/nonexistent.db\n"
 	    "rest /rest/v1/ workers=2 threads=2 db=main db_conns=2\n") < 0) {
@@ -341,8 +342,9 @@ test_pg_graceful_stop(void)
 	CHECK(http_json_code(&late.r, NULL));
 	CHECK(late.t1 - late.t0 < 500);
 	http_resp_free(&late.r);
-	for (i = 0; i < PF_SLOW; i++) {
+	for (i = 0, inflight = 0; i < PF_SLOW; i++) {
 		pthread_join(slow[i].tid, NULL);
+		inflight += slow[i].t1 > stop0;
 		printf("  slow call %d: %ld after %lld ms (%.*s)\n", i, slow[i].r.status,
 		    slow[i].t1 - slow[i].t0, (int)(slow[i].r.body.len > 40 ? 40 :
 		    slow[i].r.body.len), slow[i].r.body.data ? slow[i].r.body.data : "");
@@ -350,6 +352,8 @@ test_pg_graceful_stop(void)
 		CHECK(slow[i].r.body.data != NULL && strcmp(slow[i].r.body.data, "1000") == 0);
 		http_resp_free(&slow[i].r);
 	}
+	/* The stop came while they ran. */
+	CHECK(inflight >= 2);
 	st = stack_reap(s.sluiced, 10000);
 	ended = stack_now_ms();
 	s.sluiced = 0;
