@@ -10,9 +10,9 @@
  * 502, never an HTML page); no request takes longer than its time budget
  * (stmt_timeout_ms=2000 on the lines) and a little air; once the server accepts
  * connections again (the first moment a libpq ping, sent every 5 ms while it starts,
- * answers), service resumes within 1 s (the one timing bound: the first 200 and the end of
- * the last failure of a request that began after that moment both within 1 s of it) and
- * every request after that succeeds.  The workers are the same processes at the end (no
+ * answers), service resumes within 1 s (the one timing bound: each client's first 200
+ * after that moment, and the end of the last failure of a request that began after it,
+ * both within 1 s of it) and every request after that succeeds.  The workers are the same processes at the end (no
  * restart was needed) and the pools count no crash.  The timeline of each outage (stop
  * asked, server down, first 503, start asked, accepting, first 200) is printed.
  *
@@ -216,16 +216,17 @@ fp_tally(const struct fp_client *c, const struct fp_cycle *cy, int ncy, const ch
 				t->down503 += unavail;
 				t->down_other += !unavail;
 			}
-			/* Began once the server accepted connections again, before the next
-			 * outage. */
-			if (e->t0 >= cy[k].accept && (k + 1 == ncy || e->t1 < cy[k + 1].stop0)) {
-				if (!ok)
+			/* Ended once the server accepted connections again, before the next
+			 * outage: the first 200 (a request that began while it was down may
+			 * be the first served); began after that moment: none fails past the
+			 * bound. */
+			if (e->t1 >= cy[k].accept && (k + 1 == ncy || e->t1 < cy[k + 1].stop0)) {
+				if (ok && t->first_ok[k] < 0)
+					t->first_ok[k] = e->t1 - cy[k].accept;
+				if (e->t0 >= cy[k].accept && !ok)
 					t->last_fail[k] = e->t1 - cy[k].accept;
-				else {
+				else if (e->t0 >= cy[k].accept)
 					t->after++;
-					if (t->first_ok[k] < 0)
-						t->first_ok[k] = e->t1 - cy[k].accept;
-				}
 			}
 		}
 	}
