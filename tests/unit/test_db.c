@@ -666,8 +666,15 @@ test_errors(void)
 	CHECK(db_words(db) == NULL);
 	CHECK_INT(db_errcode(db), DB_EINTERNAL);
 	CHECK_INT(db_err_status(db_errcode(db)), 500);
+	/* A column the database does not hold: on PostgreSQL its 42703 (PostgREST's 400),
+	 * since a schema changed under a worker that read it before names such columns in
+	 * sluice's own statements until the worker reloads; SQLite's is an error of ours. */
 	CHECK(db_prepare(db, "SELECT nosuchcolumn FROM t_err") == NULL);
-	CHECK_INT(db_errcode(db), DB_EINTERNAL);
+	if (B->kind == DB_PG) {
+		CHECK_INT(db_errcode(db), DB_EINPUT);
+		CHECK_STR(db_sqlstate(db), "42703");
+	} else
+		CHECK_INT(db_errcode(db), DB_EINTERNAL);
 
 	/* After all that the connection works and nothing half-done stuck. */
 	CHECK_STR(q1(db, "SELECT count(*) FROM t_err"), "1");
