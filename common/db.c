@@ -57,7 +57,7 @@ int
 db_opts_from_env(struct db_opts *o)
 {
 	long long iso, plans, sync, busy, mmap, chunk, wms, cache, budget, resp, conns, threads,
-	    cpus;
+	    cpus, pwait;
 
 	memset(o, 0, sizeof(*o));
 	if (settings_int(SETTING_DB_ISOLATION, &iso) == -1 ||
@@ -69,6 +69,7 @@ db_opts_from_env(struct db_opts *o)
 	    settings_int(SETTING_SQLITE_WRITE_MS, &wms) == -1 ||
 	    settings_int(SETTING_DB_STMT_CACHE, &cache) == -1 ||
 	    settings_int(SETTING_STMT_TIMEOUT_MS, &budget) == -1 ||
+	    settings_int(SETTING_DB_WAIT_MS, &pwait) == -1 ||
 	    settings_int(SETTING_RESP_MAX, &resp) == -1 ||
 	    settings_int(SETTING_DB_CONNS, &conns) == -1 ||
 	    settings_int(SETTING_THREADS, &threads) == -1)
@@ -87,6 +88,7 @@ db_opts_from_env(struct db_opts *o)
 	o->stmt_cache = (int)cache;
 	o->sqlite_no_create = 1;
 	o->stmt_timeout_ms = (int)budget;
+	o->pg_wait_ms = (int)pwait;
 	/* No text a statement builds may be longer than the response that carries it. */
 	o->value_max = resp;
 	/* PostgreSQL connections shared by the worker's threads (db_pg_pool.c): by default

@@ -138,6 +138,9 @@ struct db_opts {
 					 * db_opts_from_env() sets it (a serving worker never
 					 * creates a database, only a seeder does); default 0 */
 	int stmt_timeout_ms;		/* a request's time budget (db_ready()); 0: none */
+	int pg_wait_ms;			/* PostgreSQL: a statement's wait for a connection
+					 * of the pool when all are busy, then DB_EBUSY;
+					 * 0: the request's budget alone */
 	int64_t value_max;		/* the longest text a statement may build; 0: SQLite's */
 	int pg_conns;			/* PostgreSQL: > 0: the process's handles of one URL
 					 * share this many connections (db_pg_pool.c);

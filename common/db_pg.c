@@ -93,7 +93,7 @@ pgst(struct db_stmt *st)
 static enum db_err
 db_pg_class(int dead, const PGresult *res)
 {
-	const char *ss;
+	const char *ss, *m;
 
 	if (dead)
 		return DB_EUNAVAIL;
@@ -112,10 +112,20 @@ db_pg_class(int dead, const PGresult *res)
 	/* A RAISE EXCEPTION of the schema's functions: PostgREST's 400 (db_raised()). */
 	if (strcmp(ss, "P0001") == 0)
 		return DB_EINPUT;
-	/* Serialization failure, deadlock, lock_timeout: retryable. */
+	/* Serialization failure, deadlock, lock_timeout: retryable; so is a prepared
+	 * statement whose plan a schema change made stale inside a transaction (0A000,
+	 * "cached plan must not change result type": db_pg_pool.c prepares it afresh next
+	 * time, and runs it again at once outside a transaction). */
 	if (strcmp(ss, "40001") == 0 || strcmp(ss, "40P01") == 0 ||
-	    strcmp(ss, "55P03") == 0)
+	    strcmp(ss, "55P03") == 0 || (strcmp(ss, "0A000") == 0 &&
+	    (m = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY)) != NULL &&
+	    strstr(m, "cached plan must not change result type") != NULL))
 		return DB_EBUSY;
+	/* A column or table the statement names that the database no longer holds: the
+	 * schema changed under a worker that read it before (until `sluiced ctl reload`),
+	 * or a name the request gave; PostgREST's 400, with the database's words. */
+	if (strcmp(ss, "42703") == 0 || strcmp(ss, "42P01") == 0)
+		return DB_EINPUT;
 	/* statement_timeout (the request's time budget) or a cancel. */
 	if (strcmp(ss, "57014") == 0)
 		return DB_ETIMEOUT;

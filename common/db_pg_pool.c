@@ -59,7 +59,8 @@
  * non-blocking read), so such a restart fails no request.
  *
  * Waits honour the job's deadline (the request's time budget): a job that could not even
- * be sent in time gives up with DB_ETIMEOUT; once sent, it is cancelled at the deadline
+ * be sent in time gives up with DB_ETIMEOUT, or sooner, when every connection stays busy
+ * for opts.pg_wait_ms (db_wait_ms, the pool's wait budget), with DB_EBUSY; once sent, it is cancelled at the deadline
  * (pg_conn_result()), so that the budget bounds a request's statements together, and the
  * server's statement_timeout (the same budget) bounds each one as a backstop.  The
  * cancel reaches whatever the connection runs when it arrives: in the rare case that
@@ -333,6 +334,34 @@ pg_wait(pthread_cond_t *cv, struct pg_pool *p, long long deadline_ms)
 	return pthread_cond_timedwait(cv, &p->mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
+/*
+ * Until when a statement or a transaction that began to wait at now may wait for a
+ * connection: its request's deadline (0: none), or sooner opts.pg_wait_ms after now (the
+ * pool's wait budget, db_wait_ms).  *busy is set when the wait budget ends first: giving
+ * up then is the pool being busy (DB_EBUSY, 503 "busy"), not the request out of time.
+ */
+static long long
+pg_wait_until(const struct pg_pool *p, long long deadline_ms, int *busy)
+{
+	long long until;
+
+	*busy = 0;
+	if (p->opts.pg_wait_ms <= 0)
+		return deadline_ms;
+	until = clock_now_ms() + p->opts.pg_wait_ms;
+	if (deadline_ms > 0 && deadline_ms <= until)
+		return deadline_ms;
+	*busy = 1;
+	return until;
+}
+
+/* The answer of a statement or transaction that waited in vain for a connection. */
+static enum db_err
+pg_wait_code(int busy)
+{
+	return busy ? DB_EBUSY : DB_ETIMEOUT;
+}
+
 /* Puts c in state st (pool->mu held), counting it busy while it is not IDLE. */
 static void
 pg_conn_set(struct pg_conn *c, enum pg_conn_state st)
@@ -437,6 +466,37 @@ pg_stmt_get(struct pg_conn *c, const char *sql, uint64_t hash, char *evicted)
 	/* Cannot truncate: "s" and a 32-bit number fit 16 bytes. */
 	(void)snprintf(s->name, sizeof(s->name), "s%u", ++c->next_name);
 	return (long)victim;
+}
+
+/*
+ * 1 when res is the server's "cached plan must not change result type" (SQLSTATE 0A000):
+ * a statement prepared on the connection whose result's columns a schema change has
+ * changed since (ALTER TABLE ... ADD COLUMN under a SELECT *).  The prepared statement
+ * would fail so at every execution, on this connection, until it is prepared again.
+ */
+static int
+pg_res_stale(const PGresult *res)
+{
+	const char *ss = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *m = res != NULL ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+
+	return ss != NULL && strcmp(ss, "0A000") == 0 && m != NULL &&
+	    strstr(m, "cached plan must not change result type") != NULL;
+}
+
+/*
+ * Forgets statement i of c (its plan went stale, pg_res_stale()): its text no longer
+ * matches any statement, so the next use of that SQL prepares it afresh under a new name,
+ * and it is the first evicted (its name then DEALLOCATEd).
+ */
+static void
+pg_stmt_forget(struct pg_conn *c, size_t i)
+{
+	struct pg_stmt *s = &c->stmts[i];
+
+	s->sql[0] = '\0';
+	s->hash = 0;
+	s->used = 0;
 }
 
 static int
@@ -592,6 +652,7 @@ pg_conn_exec(struct pg_conn *c, const char *name, int nparams, const char *const
     long long deadline_ms, PGresult **out)
 {
 	PGresult *r, *last = NULL;
+	size_t i;
 
 	*out = NULL;
 	if (PQsendQueryPrepared(c->pq, name, nparams, values, NULL, NULL, 0) != 1)
@@ -603,6 +664,12 @@ pg_conn_exec(struct pg_conn *c, const char *name, int nparams, const char *const
 		if (PQstatus(c->pq) == CONNECTION_BAD)
 			break;
 	}
+	/* Inside a transaction it cannot run again (the transaction failed): its caller
+	 * answers the error, and the next use prepares it afresh. */
+	if (pg_res_stale(last))
+		for (i = 0; i < c->nstmts; i++)
+			if (strcmp(c->stmts[i].name, name) == 0)
+				pg_stmt_forget(c, i);
 	*out = last;
 	return last != NULL ? 0 : -1;
 }
@@ -688,6 +755,8 @@ pg_batch_read(struct pg_conn *c, size_t nops, int *committed)
 				PQclear(r);
 			else
 				op->job->res = r;
+			if (pg_res_stale(op->job->res))
+				pg_stmt_forget(c, (size_t)op->job->stmt);
 			break;
 		case PG_OP_COMMIT:
 			/* PIPELINE_ABORTED when a statement of the group failed. */
@@ -830,6 +899,16 @@ pg_batch_round(struct pg_conn *c, struct pg_job *batch, int *sent_all)
 		return -1;
 	/* Every answer was read, the group's Sync included: committed means done. */
 	for (j = batch; j != NULL; j = j->next) {
+		/* A plan a schema change made stale ran nothing (the server refuses it
+		 * before it starts): once, it runs again alone, prepared afresh. */
+		if (j->code == DB_OK && !j->replanned && pg_res_stale(j->res)) {
+			j->synced = j->group = j->seg = 0;
+			j->alone = j->replanned = 1;
+			PQclear(j->res);
+			j->res = NULL;
+			again = 1;
+			continue;
+		}
 		if (!pg_job_pending(j) || !(j->seg || (grouped && j->group)))
 			continue;
 		if (j->group && committed) {
@@ -846,8 +925,8 @@ pg_batch_round(struct pg_conn *c, struct pg_job *batch, int *sent_all)
 	}
 	if (!again)
 		return 0;
-	log_debug("pg: a group of writes rolled back, or a read of a segment failed; each "
-	    "runs again alone");
+	log_debug("pg: a group of writes rolled back, a read of a segment failed or a plan "
+	    "went stale; each runs again alone");
 	return pg_batch_round(c, batch, sent_all);
 }
 
@@ -987,13 +1066,14 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 	const char *gave_up = NULL;
 	struct pg_waiter *w;
 	struct pg_conn *c = NULL;
-	int waited = 0;
+	int waited = 0, busy;
+	long long until = pg_wait_until(p, job->deadline_ms, &busy);
 
 	job->res = NULL;
 	job->code = DB_OK;
 	job->msg[0] = '\0';
 	job->next = NULL;
-	job->taken = job->done = job->synced = job->seg = job->alone = 0;
+	job->taken = job->done = job->synced = job->seg = job->alone = job->replanned = 0;
 	pthread_mutex_lock(&p->mu);
 	if ((w = p->spare) != NULL)
 		p->spare = w->next;
@@ -1010,8 +1090,9 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 		if (!waited++)
 			metrics_db_wait();
 		p->waiters++;
-		if (pg_wait(&p->cv, p, job->deadline_ms) == ETIMEDOUT)
-			gave_up = "pg: no connection free within the budget";
+		if (pg_wait(&p->cv, p, until) == ETIMEDOUT)
+			gave_up = busy ? "pg: no connection free within db_wait_ms" :
+			    "pg: no connection free within the budget";
 		p->waiters--;
 	}
 	if (c != NULL) {
@@ -1024,11 +1105,12 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 			pg_lead(p, c);
 			continue;
 		}
-		if (pg_wait(&w->cv, p, job->taken ? 0 : job->deadline_ms) == ETIMEDOUT &&
+		if (pg_wait(&w->cv, p, job->taken ? 0 : until) == ETIMEDOUT &&
 		    !job->taken && !job->done) {
 			/* Still queued: take it out and give up. */
 			pg_unqueue(c, job);
-			gave_up = "pg: the statement waited past the budget";
+			gave_up = busy ? "pg: the statement waited past db_wait_ms" :
+			    "pg: the statement waited past the budget";
 			break;
 		}
 	}
@@ -1036,7 +1118,7 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 	p->spare = w;
 	pthread_mutex_unlock(&p->mu);
 	if (gave_up != NULL)
-		pg_job_fail(job, DB_ETIMEOUT, gave_up);
+		pg_job_fail(job, pg_wait_code(busy), gave_up);
 }
 
 struct pg_conn *
@@ -1044,7 +1126,8 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
     size_t msglen)
 {
 	struct pg_conn *c = NULL, *mine = NULL;
-	int i, waited = 0;
+	int i, waited = 0, busy;
+	long long until = pg_wait_until(p, deadline_ms, &busy);
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -1067,7 +1150,7 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
 		if (!waited++)
 			metrics_db_wait();
 		p->waiters++;
-		i = pg_wait(&p->cv, p, deadline_ms);
+		i = pg_wait(&p->cv, p, until);
 		p->waiters--;
 		if (i == ETIMEDOUT) {
 			c = NULL;
@@ -1082,8 +1165,9 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
 	}
 	if (c == NULL) {
 		pthread_mutex_unlock(&p->mu);
-		*code = DB_ETIMEOUT;
-		pg_msg(msg, msglen, "acquire", "no connection free within the budget");
+		*code = pg_wait_code(busy);
+		pg_msg(msg, msglen, "acquire", busy ? "no connection free within db_wait_ms" :
+		    "no connection free within the budget");
 		return NULL;
 	}
 	pg_conn_set(c, PGC_EXCL);
@@ -1236,6 +1320,7 @@ pg_pool_same(const struct pg_pool *p, const char *conninfo, const struct db_opts
 {
 	return strcmp(p->conninfo, conninfo) == 0 && p->nconns == o->pg_conns &&
 	    p->opts.stmt_timeout_ms == o->stmt_timeout_ms &&
+	    p->opts.pg_wait_ms == o->pg_wait_ms &&
 	    p->opts.stmt_cache == o->stmt_cache;
 }
 

@@ -58,6 +58,7 @@ struct pg_job {
 	int synced;
 	int seg;			/* sent in its batch's read segment (one Sync) */
 	int alone;			/* runs with a Sync of its own, in no segment */
+	int replanned;			/* ran again once after its plan went stale */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "json.h"
 #include "reqid.h"
@@ -196,9 +197,32 @@ resp_put_uint(char *p, size_t v)
 }
 
 /*
- * Formats the head ("Status: 200 OK", Content-Type, Content-Length, X-Request-Id) by
- * hand: this runs for every request, and printf's machinery costs more than the rest of
- * the framing.  Returns its length; head must hold RESP_HEAD_MAX bytes (a content type past
+ * 1 when rs's extra headers hold a Retry-After line.  Every 503 a worker sends is a
+ * passing state (a database restarting, a pool busy, a budget spent), so one without it
+ * gets "Retry-After: 1" in the head (resp_head()).
+ */
+static int
+resp_has_retry_after(const struct resp *rs)
+{
+	static const char name[] = "retry-after:";
+	const char *p = rs->headers.data, *end;
+
+	if (p == NULL || rs->headers.len == 0)
+		return 0;
+	end = p + rs->headers.len;
+	while (p != NULL && (size_t)(end - p) >= sizeof(name) - 1) {
+		if (strncasecmp(p, name, sizeof(name) - 1) == 0)
+			return 1;
+		if ((p = memchr(p, '\n', (size_t)(end - p))) != NULL)
+			p++;
+	}
+	return 0;
+}
+
+/*
+ * Formats the head ("Status: 200 OK", Content-Type, Content-Length, X-Request-Id, a
+ * 503's Retry-After) by hand: this runs for every request, and printf's machinery costs
+ * more than the rest of the framing.  Returns its length; head must hold RESP_HEAD_MAX bytes (a content type past
  * 384 bytes is replaced, the id is at most REQID_MAX).
  */
 static size_t
@@ -224,6 +248,8 @@ resp_head(const struct resp *rs, char *head)
 		n += resp_put(head + n, id, strlen(id));
 		n += resp_put(head + n, "\r\n", 2);
 	}
+	if (rs->status == 503 && !resp_has_retry_after(rs))
+		n += resp_put(head + n, "Retry-After: 1\r\n", 16);
 	if (rs->status == 204 || rs->status == 304)
 		return n;
 	n += resp_put(head + n, "Content-Type: ", 14);

@@ -11,7 +11,8 @@
  * when the response has a request id and its endpoint answers sluice's own errors.
  *
  * Every response with a request id (set by the serve loop, reqid.h) carries it in an
- * X-Request-Id header.
+ * X-Request-Id header, and every 503 a Retry-After header ("1" unless the handler added
+ * its own): a worker answers 503 only for a passing state.
  */
 #ifndef SLUICE_RESP_H
 #define SLUICE_RESP_H
@@ -80,9 +81,9 @@ int resp_error_id(const struct resp *rs, struct buf *b);
 /* The reason phrase of an HTTP status ("Not Found"), "Unknown" when not listed. */
 const char *resp_reason(int status);
 
-/* The head's longest text: a status line, a content type of up to 384 bytes, the length
- * and the request id. */
-#define RESP_HEAD_MAX	(512 + 16 + REQID_MAX)
+/* The head's longest text: a status line, a content type of up to 384 bytes, the length,
+ * the request id and a 503's Retry-After. */
+#define RESP_HEAD_MAX	(512 + 32 + REQID_MAX)
 
 /* The whole response as its bytes go out: the head (status, id, type, length), the extra
  * headers, the blank line and the body (none for HEAD, 204 and 304). */

@@ -10,9 +10,11 @@
  * with sigwait(); on a stop signal it sets the stop flag, calls FCGX_ShutdownPending(),
  * and sends SIGUSR2 to every serving thread every few milliseconds until all have left.
  * A thread waiting in epoll_pwait() gets EINTR (the handler is installed without
- * SA_RESTART, before FCGX_Init() so that fcgi2 leaves it alone) and leaves; a thread in
- * the middle of a request finishes it first; the idle kept-alive connections close with
- * the process.  So a worker leaves only between requests, even behind nginx's keepalive.
+ * SA_RESTART, before FCGX_Init() so that fcgi2 leaves it alone); a thread in the middle of
+ * a request finishes it first; then each serves what was sent before the stop (the
+ * connections still in the accept queue, the kept ones whose request has arrived:
+ * serve_conns_queued()), closing each after its answer, and leaves; the idle kept-alive
+ * connections close with the process.  So a worker leaves only between requests, even behind nginx's keepalive.
  * A SIGHUP only counts (serve_reloads()): each serving thread sees the count move before
  * its next request and calls the endpoint's thread_reload() (serve_req.c).
  *
@@ -86,6 +88,9 @@
 #include "serve_ops.h"
 
 #define SERVE_WAKE_SIGNAL	SIGUSR2
+/* At a stop, how long a connection still in the accept queue has to send its request:
+ * nginx writes it right after connecting. */
+#define SERVE_DRAIN_MS		100
 
 extern char **environ;
 
@@ -385,6 +390,46 @@ serve_conns_next(struct serve_conns *c, struct metrics_counts *mc)
 }
 
 /*
+ * At a stop, the requests already sent to the worker are still served, and nothing else
+ * is waited for: the next connection with a request to read, or -1 when there is none.
+ * First those still in the accept queue (a connection nginx made before the stop; its
+ * request is read for up to SERVE_DRAIN_MS), then the kept connections whose next
+ * request has arrived.  sluiced removes a unix socket's path when the stop begins, so no
+ * connection joins the queue after it: what was queued before is answered instead of
+ * reset when the last worker closes the socket.
+ */
+static int
+serve_conns_queued(struct serve_conns *c, struct metrics_counts *mc)
+{
+	struct epoll_event ev;
+	struct pollfd pfd;
+	int fd, n, tries;
+
+	while ((fd = accept(c->listen_fd, NULL, NULL)) >= 0 || errno == EINTR ||
+	    errno == ECONNABORTED) {
+		if (fd < 0)
+			continue;
+		if (mc != NULL)
+			metrics_conn(mc, 1);
+		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+		/* The wake-up signal may interrupt the wait: a few times at most. */
+		for (tries = 0, n = -1; n < 0 && tries < 8; tries++)
+			n = poll(&pfd, 1, SERVE_DRAIN_MS);
+		if (n == 1 && (pfd.revents & POLLIN))
+			return fd;
+		serve_conns_close(fd, mc);
+	}
+	while ((n = epoll_wait(c->epfd, &ev, 1, 0)) == 1 || (n < 0 && errno == EINTR)) {
+		if (n < 0 || ev.data.fd == c->listen_fd)
+			continue;
+		if (!(ev.events & (EPOLLHUP | EPOLLERR)))
+			return ev.data.fd;
+		serve_conns_close(ev.data.fd, mc);
+	}
+	return -1;
+}
+
+/*
  * Serves the request fcgi2 has read on r, timed once for the watchdog's slot and the
  * counters (a vDSO clock read at each end, no system call), and counted.
  */
@@ -426,13 +471,17 @@ serve_thread_main(void *arg)
 	io.fcgi = &r;
 	serve_gate_slot_init(&slot);
 	for (;;) {
-		if (atomic_load(&serve_stopping) || serve_gate_enter(&slot) < 0)
-			break;
-		fd = serve_conns_next(t->conns, t->counts);
-		serve_gate_leave();
+		if (atomic_load(&serve_stopping) || serve_gate_enter(&slot) < 0) {
+			/* Stopping: what was sent before the stop, then leave. */
+			if ((fd = serve_conns_queued(t->conns, t->counts)) < 0)
+				break;
+		} else {
+			fd = serve_conns_next(t->conns, t->counts);
+			serve_gate_leave();
+		}
 		if (fd < 0) {
 			if (atomic_load(&serve_stopping))
-				break;
+				continue;
 			/* EINTR, or a transient accept error (EMFILE): do not spin on it. */
 			if (fd != -EINTR && errors++ % 1000 == 0)
 				log_warn("accept failed: %s", strerror(-fd));
@@ -451,9 +500,13 @@ serve_thread_main(void *arg)
 			continue;
 		}
 		serve_counted(t, &r, &io);
-		/* fcgi2 closed it when nginx did not ask to keep it. */
-		if (r.ipcFd >= 0) {
+		/* fcgi2 closed it when nginx did not ask to keep it.  Once stopping, it is
+		 * closed after its answer: nginx then opens another for its next request. */
+		if (r.ipcFd >= 0 && !atomic_load(&serve_stopping)) {
 			serve_conns_park(t->conns, r.ipcFd, t->counts);
+			r.ipcFd = -1;
+		} else if (r.ipcFd >= 0) {
+			serve_conns_close(r.ipcFd, t->counts);
 			r.ipcFd = -1;
 		} else if (t->counts != NULL) {
 			metrics_conn(t->counts, 0);

@@ -83,6 +83,10 @@ serve_writev_all(int fd, struct iovec *iov, int n)
  * the stream's error, so FCGX_Finish_r() closes the connection.  A response of more than
  * some 30 records (2 MB) takes a writev() per SERVE_IOV pieces.
  */
+/* How often a thread without a database handle (the server was down when the worker
+ * started) tries to open one, at most: a connect to a server that is not there costs a
+ * refused connection, so 100 ms spares it little and keeps the return prompt. */
+#define SERVE_DB_RETRY_MS	100
 #define SERVE_RECORD_MAX	65528	/* content bytes per record: a multiple of 8 */
 #define SERVE_IOV		64
 
@@ -283,8 +287,9 @@ serve_body_error(struct resp *rs, int status, size_t cap)
 
 /*
  * Opens the thread's connection.  At start-up an unreachable server is allowed (the
- * thread connects later, at most every 500 ms); returns 0 when connected, 1 when it will
- * try again later, -1 on a configuration error.
+ * thread connects later, at a request at most every SERVE_DB_RETRY_MS, so that it serves
+ * again within that of the server's return); returns 0 when connected, 1 when it will try
+ * again later, -1 on a configuration error.
  */
 int
 serve_db_connect(struct serve_thread *t)
@@ -301,7 +306,7 @@ serve_db_connect(struct serve_thread *t)
 		return 0;
 	case SERVE_DB_LATER:
 		t->db_later = 1;
-		t->db_retry_ms = now + 500;
+		t->db_retry_ms = now + SERVE_DB_RETRY_MS;
 		return 1;
 	default:
 		return -1;

@@ -60,6 +60,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_STMT_TIMEOUT_MS] = INT("SLUICE_STMT_TIMEOUT_MS", 0, 3600000, 5000,
 	    "a request's time budget for its statements in milliseconds, 503 past it; "
 	    "0: none"),
+	[SETTING_DB_WAIT_MS] = INT("SLUICE_DB_WAIT_MS", 0, 3600000, 0,
+	    "PostgreSQL: how long a statement waits for one of the worker's connections when "
+	    "every one is busy, in milliseconds, then 503 busy; 0: the request's budget"),
 	[SETTING_WATCHDOG_FD] = INT("SLUICE_WATCHDOG_FD", -1, 1024, -1,
 	    "the watchdog's shared page, where each thread says since when it serves a "
 	    "request; sluiced sets it (-1: none)"),

@@ -1027,6 +1027,12 @@ pool_stop_all(struct sluiced *s)
 		return;
 	s->stopping = 1;
 	log_info("stopping: asking all workers to finish (grace %d ms)", s->grace_ms);
-	for (p = s->pools; p != NULL; p = p->next)
+	/* The sockets go first: a connection made after the stop began is refused at once
+	 * (nginx answers its JSON 502 then), where it would wait in the backlog, served by
+	 * nobody, until the workers had drained and left.  The requests in flight go on:
+	 * each worker finishes the one it serves. */
+	for (p = s->pools; p != NULL; p = p->next) {
+		pool_close_socket(p);
 		pool_stop(p, now);
+	}
 }

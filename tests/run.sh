@@ -84,7 +84,8 @@ tally() {
 # must meet in a batch) or load the machine themselves run alone.  A program's output is
 # printed whole when it ends.
 ALONE=" test_budgets test_chat_browser test_dbwrite test_fault_kill test_fault_pg test_gate
-    test_gcommit test_http test_hung_worker test_multihost test_pg_failover test_pg_pool test_records_pg_writes
+    test_gcommit test_http test_hung_worker test_multihost test_pg_failover test_pg_faults
+    test_pg_pool test_records_pg_writes
     test_rest_gcommit test_slowloris test_status_browser test_supervisor "
 ALONE=" $(echo $ALONE) "	# one space between names, and around them
 jobs=${SLUICE_TEST_JOBS:-2}

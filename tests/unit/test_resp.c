@@ -1,5 +1,5 @@
 /* test_resp: response framing, header injection, the error body, caps, HEAD, the request
- * id's header and field. */
+ * id's header and field, a 503's Retry-After. */
 #include <string.h>
 
 #include "buf.h"
@@ -31,6 +31,38 @@ test_ok_response(void)
 	CHECK(resp_send(&rs, collect, &out) == 0);
 	CHECK(strstr(out.data, "Content-Length: 2\r\n") != NULL);
 	CHECK(out.len >= 4 && memcmp(out.data + out.len - 4, "\r\n\r\n", 4) == 0);
+	buf_free(&out);
+	resp_free(&rs);
+}
+
+/* Every 503 says when to come back: Retry-After: 1, once, unless the handler set its own
+ * (in any case); no other status gets one. */
+static void
+test_503_retry_after(void)
+{
+	struct resp rs;
+	struct buf out;
+
+	resp_init(&rs, 1024);
+	buf_init(&out, 0);
+	resp_error(&rs, 503, "unavailable", "the database is unavailable", NULL, NULL);
+	CHECK(resp_send(&rs, collect, &out) == 0);
+	CHECK(strstr(out.data, "\r\nRetry-After: 1\r\n") != NULL);
+	CHECK(strstr(out.data, "Retry-After") == strstr(out.data, "Retry-After: 1"));
+	CHECK(strstr(strstr(out.data, "Retry-After") + 1, "Retry-After") == NULL);
+	resp_reset(&rs);
+	buf_reset(&out, 0);
+	CHECK(resp_header(&rs, "X-A", "b") == 0);
+	CHECK(resp_header(&rs, "retry-after", "7") == 0);
+	resp_error(&rs, 503, "busy", "busy", NULL, NULL);
+	CHECK(resp_send(&rs, collect, &out) == 0);
+	CHECK(strstr(out.data, "retry-after: 7\r\n") != NULL);
+	CHECK(strstr(out.data, "Retry-After") == NULL);
+	resp_reset(&rs);
+	buf_reset(&out, 0);
+	resp_error(&rs, 504, "timeout", "t", NULL, NULL);
+	CHECK(resp_send(&rs, collect, &out) == 0);
+	CHECK(strstr(out.data, "Retry-After") == NULL);
 	buf_free(&out);
 	resp_free(&rs);
 }
@@ -205,6 +237,7 @@ main(void)
 {
 	RUN(test_ok_response);
 	RUN(test_header_injection);
+	RUN(test_503_retry_after);
 	RUN(test_error_body);
 	RUN(test_caps_and_defaults);
 	RUN(test_request_id);
