@@ -13,8 +13,9 @@
  * SA_RESTART, before FCGX_Init() so that fcgi2 leaves it alone); a thread in the middle of
  * a request finishes it first; then each serves what was sent before the stop (the
  * connections still in the accept queue, the kept ones whose request has arrived:
- * serve_conns_queued()), closing each after its answer, and leaves; the idle kept-alive
- * connections close with the process.  So a worker leaves only between requests, even behind nginx's keepalive.
+ * serve_conns_queued(), for a second at most), closing each after its answer, and leaves;
+ * the idle kept-alive connections close with the process.  So a worker leaves only
+ * between requests, even behind nginx's keepalive.
  * A SIGHUP only counts (serve_reloads()): each serving thread sees the count move before
  * its next request and calls the endpoint's thread_reload() (serve_req.c).
  *
@@ -91,6 +92,10 @@
 /* At a stop, how long a connection still in the accept queue has to send its request:
  * nginx writes it right after connecting. */
 #define SERVE_DRAIN_MS		100
+/* How long after the stop a thread keeps taking what was sent before it: the queue of a
+ * socket that stays (a reload's, whose new workers share it; a TCP pool's) never runs
+ * dry under load, and the drain must end for the worker to leave within its grace. */
+#define SERVE_DRAIN_FOR_MS	1000
 
 extern char **environ;
 
@@ -396,15 +401,20 @@ serve_conns_next(struct serve_conns *c, struct metrics_counts *mc)
  * request is read for up to SERVE_DRAIN_MS), then the kept connections whose next
  * request has arrived.  sluiced removes a unix socket's path when the stop begins, so no
  * connection joins the queue after it: what was queued before is answered instead of
- * reset when the last worker closes the socket.
+ * reset when the last worker closes the socket.  A thread drains for SERVE_DRAIN_FOR_MS
+ * from its first call at most (*until, 0 at first).
  */
 static int
-serve_conns_queued(struct serve_conns *c, struct metrics_counts *mc)
+serve_conns_queued(struct serve_conns *c, struct metrics_counts *mc, long long *until)
 {
 	struct epoll_event ev;
 	struct pollfd pfd;
 	int fd, n, tries;
 
+	if (*until == 0)
+		*until = clock_now_ms() + SERVE_DRAIN_FOR_MS;
+	else if (clock_now_ms() >= *until)
+		return -1;
 	while ((fd = accept(c->listen_fd, NULL, NULL)) >= 0 || errno == EINTR ||
 	    errno == ECONNABORTED) {
 		if (fd < 0)
@@ -460,6 +470,7 @@ serve_thread_main(void *arg)
 	struct serve_io io;
 	FCGX_Request r;
 	struct serve_gate_slot slot;
+	long long drain_until = 0;
 	int fd, errors = 0;
 
 	/* No listening socket for fcgi2: the connection is always given (ipcFd), and when
@@ -473,7 +484,7 @@ serve_thread_main(void *arg)
 	for (;;) {
 		if (atomic_load(&serve_stopping) || serve_gate_enter(&slot) < 0) {
 			/* Stopping: what was sent before the stop, then leave. */
-			if ((fd = serve_conns_queued(t->conns, t->counts)) < 0)
+			if ((fd = serve_conns_queued(t->conns, t->counts, &drain_until)) < 0)
 				break;
 		} else {
 			fd = serve_conns_next(t->conns, t->counts);
