@@ -52,7 +52,8 @@ so_equal(const cJSON *a, const cJSON *b)
 	if (cJSON_IsNumber(a))
 		return a->valuedouble == b->valuedouble;
 	if (cJSON_IsString(a))
-		return strcmp(a->valuestring, b->valuestring) == 0;
+		return a->valuestring != NULL && b->valuestring != NULL &&
+		    strcmp(a->valuestring, b->valuestring) == 0;
 	if (cJSON_IsArray(a) || cJSON_IsObject(a))
 		return cJSON_Compare(a, b, 1);
 	return 1;
