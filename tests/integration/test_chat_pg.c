@@ -304,6 +304,13 @@ cache_stack(struct stack *st, char *dir, size_t dirlen)
 	snprintf(data, sizeof(data), "%s/data", dir);
 	if (chmod(dir, 0755) == -1 || mkdir(data, 0700) == -1 || chmod(data, 01777) == -1)
 		return -1;
+	/* The page's template, which a worker reads from handlers/ under its working
+	 * directory when the binary's own tree is out of its reach (a private one, as
+	 * root): a copy here, readable by the run user.  Release or sanitizer tree. */
+	if (stack_sh("mkdir -p '%s/handlers' && { cp '%s'/../handlers/*.html '%s/handlers/' "
+	    "2>/dev/null || cp '%s'/../../../handlers/*.html '%s/handlers/'; } && "
+	    "chmod -R a+rX '%s/handlers'", dir, bin, dir, bin, dir, dir) != 0)
+		return -1;
 	snprintf(conf, sizeof(conf),
 	    "db chat sqlite:/nonexistent.db\n"
 	    "chat_page =/ workers=1 db=chat session_key=%s\n"
