@@ -331,9 +331,11 @@ test_fault_sqlite_read_only_not_sticky(void)
 	}
 	snprintf(db, sizeof(db), "%s/ro.db", dir);
 	snprintf(url, sizeof(url), "sqlite:%s", db);
-	snprintf(conf, sizeof(conf), "db main %s\nrest /rest/v1/ workers=1 threads=2 db=main\n",
+	snprintf(conf, sizeof(conf), "db main %s\nrest /rest/v1/ workers=1 threads=1 db=main\n",
 	    url);
-	/* One worker: every POST meets the same writer. */
+	/* One worker of one thread: every POST meets the same writer, and no thread opens
+	 * its first connection while the file is read-only (such a connection stays so,
+	 * and its worker is replaced once the file is writable: db_sqlite_ready()). */
 	if (chatfix_exec(url, fs_schema) != 0 || stack_start(&s, conf, "tuned", 2, NULL) < 0) {
 		CHECK(!"stack started");
 		goto out;
