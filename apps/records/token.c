@@ -352,39 +352,35 @@ token_verify(const char *tok, size_t len, const char *coll_id, const char *token
 	return token_verify_as(tok, len, TOKEN_AUTH, coll_id, token_key, keylen);
 }
 
-int
-token_random_text(char *out, size_t len)
+/* len characters of alphabet (n of them, at most 256) into out, each as likely as the
+ * others: random bytes at or past the largest multiple of n are dropped.  0, or -1. */
+static int
+token_random_from(char *out, size_t len, const char *alphabet, unsigned n)
 {
-	static const char alpha[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	unsigned char r[64];
+	unsigned limit = 256 / n * n;
 	size_t i = 0, j;
 
 	while (i < len) {
 		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 			return -1;
-		/* 252 = 7 x 36: bytes past it are dropped, so every character is as likely. */
 		for (j = 0; j < sizeof(r) && i < len; j++)
-			if (r[j] < 252)
-				out[i++] = alpha[r[j] % 36];
+			if (r[j] < limit)
+				out[i++] = alphabet[r[j] % n];
 	}
 	return 0;
 }
 
 int
+token_random_text(char *out, size_t len)
+{
+	return token_random_from(out, len, "abcdefghijklmnopqrstuvwxyz0123456789", 36);
+}
+
+int
 token_random_digits(char *out, size_t len)
 {
-	unsigned char r[64];
-	size_t i = 0, j;
-
-	while (i < len) {
-		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
-			return -1;
-		/* 250 = 25 x 10: bytes past it are dropped, so every digit is as likely. */
-		for (j = 0; j < sizeof(r) && i < len; j++)
-			if (r[j] < 250)
-				out[i++] = (char)('0' + r[j] % 10);
-	}
-	return 0;
+	return token_random_from(out, len, "0123456789", 10);
 }
 
 int

@@ -360,15 +360,15 @@ test('createBatch: two creates in one batch, read back, then deleted in another'
 });
 
 // The captured message to `to` (waited for: the mail command runs after the answer), taken
-// out of the directory, and the token it carries.
-async function mailTo(to) {
+// out of the directory, and the token it carries (the first group of `line`).
+async function mailTo(to, line = /^Token: (\S+)\r$/m) {
   for (let i = 0; i < 100; i++) {
     for (const f of readdirSync(mailDir).filter((n) => n.endsWith('.eml')).sort()) {
       const p = join(mailDir, f);
       const text = readFileSync(p, 'utf8');
       if (text.includes(`\r\nTo: ${to}\r\n`)) {
         unlinkSync(p);
-        const m = text.match(/^Token: (\S+)\r$/m);
+        const m = text.match(line);
         assert.ok(m, text);
         return { text, token: m[1] };
       }
@@ -459,20 +459,7 @@ test('account flows: verification, password reset, email change', async () => {
 
 // The one-time password mailed to `to`: the "Code: " line of the captured message.
 async function otpTo(to) {
-  for (let i = 0; i < 100; i++) {
-    for (const f of readdirSync(mailDir).filter((n) => n.endsWith('.eml')).sort()) {
-      const p = join(mailDir, f);
-      const text = readFileSync(p, 'utf8');
-      if (text.includes(`\r\nTo: ${to}\r\n`)) {
-        unlinkSync(p);
-        const m = text.match(/^Code: (\d+)\r$/m);
-        assert.ok(m, text);
-        return m[1];
-      }
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail(`no mail to ${to}`);
+  return (await mailTo(to, /^Code: (\d+)\r$/m)).token;
 }
 
 // One account of its own, made and deleted here.
