@@ -540,6 +540,31 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	return 0;
 }
 
+int
+rest_answer_rows(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_node *root, enum rest_accept acc, int64_t rows)
+{
+	char range[REST_RANGE_MAX];
+
+	(void)rq;
+	t->rows = rows;
+	if (buf_failed(&rs->body))
+		return resp_error(rs, 500, "internal", "the response is too large", NULL, NULL);
+	if (acc == REST_ACCEPT_OBJECT && rows != 1)
+		return rest_error_not_one(rs, rows);
+	rest_content_range(range, root->offset, rows, -1);
+	resp_header(rs, "Content-Range", range);
+	rs->status = 200;
+	if (acc == REST_ACCEPT_OBJECT) {
+		/* "[{...}]" -> "{...}" */
+		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
+		memmove(rs->body.data, rs->body.data + 1, rs->body.len - 2);
+		buf_truncate(&rs->body, rs->body.len - 2);
+	} else
+		rs->content_type = "application/json; charset=utf-8";
+	return 0;
+}
+
 /* The CSV header line of root's output keys, RFC 4180 quoted where needed. */
 char *
 rest_csv_header(struct rest_gen *g, struct rest_node *root)

@@ -3,7 +3,8 @@
  * offset=, embeds with their own parameters, Range, Prefer count=exact|planned|estimated
  * (the last two PostgreSQL's planner estimate, exact on SQLite), and Accept for
  * JSON, CSV or one object.  The whole answer is one statement (select.c) whose one row is
- * the body; http.c answers it.
+ * the body, or on PostgreSQL for the common shapes the rows whose JSON flat.c writes;
+ * http.c answers it.
  */
 #include "arena.h"
 #include "rest.h"
@@ -90,6 +91,8 @@ rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	if (t->prefs.count >= REST_COUNT_PLANNED &&
 	    rest_count_planned(rq, t, root, table, &planned) < 0)
 		count = 1;
+	if (rest_flat_fits(&g, root, acc, count, planned, db_backend(rq->db)))
+		return rest_flat_read(rq, rs, t, &g, root, acc);
 	if (acc == REST_ACCEPT_CSV && (csv = rest_csv_header(&g, root)) == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 	if (rest_sql_select(&g, root, NULL, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :

@@ -7,6 +7,7 @@
  * this header are shared by all).
  *   schemas.c  the process's schemas, read once and shared by its threads
  *   read.c     GET and HEAD on a table or view
+ *   flat.c     a PostgreSQL read of the common shapes as rows, their JSON written here
  *   write.c    POST, PATCH and DELETE
  *   commit.c   write.c's writes, committed by db_write() (common/dbwrite.h)
  *   idem.c     Idempotency-Key: a write's answer stored in its transaction, replayed
@@ -572,6 +573,13 @@ int rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from
  * of the rows' objects (PostgreSQL's select over the written rows).  0 or -1.
  */
 int rest_sql_row_json(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
+/*
+ * " order by ... limit $k offset $k" of n over alias, as its order=, limit= and offset=
+ * say; table: alias is a table (not a function's result, rows not groups), whose SQLite
+ * rows come in rowid order without order=.  0 or -1 (g's error set).
+ */
+int rest_sql_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias,
+    int table);
 /* Whether g's statement caps its body (body_max set, the dialect has body_over). */
 int rest_sql_caps_body(const struct rest_gen *g);
 /* The capped body and its row count, from a subquery _s with columns _b and _n: _b when
@@ -818,6 +826,23 @@ int rest_bind_run(struct req *rq, struct resp *rs, struct rest_thread *t,
 int rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_gen *g, const struct rest_node *root, enum rest_accept acc,
     int count, int64_t planned, const char *csv_header);
+/*
+ * Answers a read whose JSON array (rows objects) is in rs->body: status, Content-Range
+ * (not counted), the one object when acc asks for it (406 unless rows is 1).  t->rows
+ * gets rows.  Returns 0.
+ */
+int rest_answer_rows(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_node *root, enum rest_accept acc, int64_t rows);
+/* flat.c */
+/* Whether a read of root can be answered by rest_flat_read(): on PostgreSQL, JSON (an
+ * array or the one object), no count, and a shape flat.c's comment lists. */
+int rest_flat_fits(const struct rest_gen *g, const struct rest_node *root,
+    enum rest_accept acc, int count, int64_t planned, enum db_backend backend);
+/* Answers the read of root (resolved by g, whose statement it writes) from the rows of
+ * one statement, their JSON written by the worker.  Returns 0. */
+int rest_flat_read(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_gen *g,
+    struct rest_node *root, enum rest_accept acc);
+
 /* The CSV header line of root's output keys, in g's arena; NULL when it is full. */
 char *rest_csv_header(struct rest_gen *g, struct rest_node *root);
 

@@ -86,8 +86,6 @@ static int gen_rows(struct rest_gen *g, struct rest_node *n, const char *from,
     const char *alias, const char *palias, int columns);
 static int gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns);
 static int gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg);
-static int gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias,
-    int table);
 
 /* ARR(x) of the file's comment, around what is written between the two calls. */
 static void
@@ -306,7 +304,7 @@ gen_spread_col(struct rest_gen *g, const struct rest_node *n, const char *palias
 		sqlb_ident(g->sql, tab(g, n->table)->name);
 		buf_printf(g->sql, " %s where ", a);
 		rest_sql_join(g, n, a, palias);
-		if (rest_sql_filters(g, n, a) < 0 || gen_order_limit(g, n, a, 1) < 0)
+		if (rest_sql_filters(g, n, a) < 0 || rest_sql_order_limit(g, n, a, 1) < 0)
 			return -1;
 		buf_puts(g->sql, ") _s)");
 		return 0;
@@ -840,8 +838,8 @@ gen_obj(struct rest_gen *g, struct rest_node *n, const char *alias, int agg)
 	return 0;
 }
 
-static int
-gen_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias,
+int
+rest_sql_order_limit(struct rest_gen *g, const struct rest_node *n, const char *alias,
     int table)
 {
 	size_t i;
@@ -913,7 +911,7 @@ gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *
 		return -1;
 	if (has_agg(n))
 		gen_group(g, n, alias);
-	return gen_order_limit(g, n, alias, from == NULL && !has_agg(n));
+	return rest_sql_order_limit(g, n, alias, from == NULL && !has_agg(n));
 }
 
 int

@@ -3,7 +3,8 @@
  * database as sql/chinook's seeder makes it (the same rows on both back ends), through the
  * real stack on SQLite and on a throwaway PostgreSQL: statuses, the same bodies on both,
  * and the body sizes of the two embed scenarios within 10% of the published ones (11.9 KB
- * for artist 127's albums with tracks and genres, 0.80 MB for all albums).
+ * for artist 127's albums with tracks and genres, 0.80 MB for all albums); and the reads
+ * whose JSON the worker writes from rows on PostgreSQL against the database's own.
  *
  * The seeder is build/<rel|san>/sql/chinook-seed, next to the binaries under test.
  */
@@ -115,6 +116,126 @@ test_rest_chinook_scenarios(void)
 	scenario("DELETE", "DELETE", "employee?title=eq.Load%20Tester", NULL, 204, 1);
 	scenario("GETPlaylist", "GET", "playlist?select=name,track(name)&playlist_id=eq.1"
 	    "&track.order=track_id&track.limit=3", NULL, 200, 1);
+}
+
+/*
+ * GET path on the PostgreSQL stack twice: as it comes (for these shapes the worker writes
+ * the JSON from plain rows, apps/rest/flat.c) and with Prefer: count=exact (the database
+ * builds the body, select.c): the same bytes, status want, and with lite_too the same
+ * JSON on SQLite.  accept: an Accept header line, or NULL.
+ */
+static void
+flat_same(const char *path, const char *accept, long want, int lite_too)
+{
+	const char *plain[] = { accept, NULL }, *counted[] = { "Prefer: count=exact", accept,
+	    NULL };
+	struct http_resp a, b, c;
+	char url[1024];
+
+	http_resp_init(&a);
+	http_resp_init(&b);
+	http_resp_init(&c);
+	snprintf(url, sizeof(url), "%s/rest/v1/%s", pgs.base, path);
+	CHECK(http_do("GET", url, plain, NULL, 0, 30000, &a) == 0);
+	CHECK(http_do("GET", url, counted, NULL, 0, 30000, &b) == 0);
+	snprintf(url, sizeof(url), "%s/rest/v1/%s", lite.base, path);
+	CHECK(http_do("GET", url, plain, NULL, 0, 30000, &c) == 0);
+	if (a.status != want || (b.status != want && !(want == 200 && b.status == 206)) ||
+	    c.status != want)
+		harness_fail(__FILE__, __LINE__, "%s: status %ld (rows) / %ld (counted) / %ld "
+		    "(sqlite), want %ld: %.200s", path, a.status, b.status, c.status, want,
+		    a.body.data ? a.body.data : "");
+	else if (a.body.len != b.body.len ||
+	    (a.body.len > 0 && memcmp(a.body.data, b.body.data, a.body.len) != 0))
+		harness_fail(__FILE__, __LINE__, "%s: rows and counted bodies differ:\n%.400s\n"
+		    "%.400s", path, a.body.data ? a.body.data : "", b.body.data ? b.body.data : "");
+	else if (lite_too && !json_same(a.body.data, c.body.data))
+		harness_fail(__FILE__, __LINE__, "%s: the back ends differ:\n%.400s\n%.400s",
+		    path, a.body.data ? a.body.data : "", c.body.data ? c.body.data : "");
+	http_resp_free(&a);
+	http_resp_free(&b);
+	http_resp_free(&c);
+}
+
+/*
+ * The reads whose JSON the worker writes on PostgreSQL: the same bytes as the database's
+ * own concatenation, for each shape flat.c takes (to-one embeds nested, one to-many embed
+ * with its filters, order and page, !inner, aliases, an embed alone, a hidden one, the one
+ * object, nothing found), for text that must be escaped (quotes, backslashes, control
+ * characters, non-ASCII), and for a shape it leaves to select.c (a CSV).
+ */
+static void
+test_rest_chinook_rows_json(void)
+{
+	static const char *const paths[] = {
+		"album?select=*,track(*,genre(*))&artist_id=eq.127",
+		"album?select=*,track(*,genre(*))&order=album_id&track.order=track_id",
+		"album?select=title,track(name,milliseconds)&order=title.desc&limit=5&offset=3",
+		"album?select=title,t:track(name,g:genre(name))&order=album_id.desc&limit=3"
+		    "&track.order=name.asc&track.limit=2",
+		"album?select=title,track(name)&track.name=like.*a*&order=album_id&limit=10",
+		"album?select=title,track!inner(name)&track.name=like.*zz*",
+		"album?select=title,track!inner(name)&track.name=like.*A*&order=album_id&limit=5",
+		"album?select=*,artist(*)&order=album_id&limit=20",
+		"album?select=*,artist(name),track(name,media_type(name))&order=album_id&limit=4",
+		"track?select=*,album(title,artist(name)),genre(*)&order=track_id&limit=20",
+		"track?select=name,unit_price&order=track_id&limit=5",
+		"customer?select=customer_id,invoice(total,invoice_line(quantity))"
+		    "&customer_id=lte.2&order=customer_id",
+		"customer?select=customer_id,invoice(total)&customer_id=lte.3&order=customer_id",
+		"album?select=track(name)&album_id=lte.2&order=album_id",
+		"album?select=title,track()&album_id=lte.2&order=album_id",
+		"album?select=title,track(name)&album_id=eq.999999",
+		"artist?select=name,album(title,track(name))&artist_id=eq.9001",
+		"artist?select=*,album(*)&artist_id=gte.9001&order=artist_id",
+	};
+	static const char *const json[] = { "Content-Type: application/json", NULL };
+	static const char artist[] = "{\"artist_id\":9001,\"name\":\"q\\\"b\\\\s \\u0001"
+	    "\\t\\n\\u001f \\u00e9 \\u4e2d </script>\"}";
+	static const char album[] = "{\"album_id\":9001,\"title\":\"\\u007f\\\"\","
+	    "\"artist_id\":9001}";
+	char url[1024];
+	struct http_resp r;
+	size_t i;
+	int k;
+
+	/* An artist and album whose names need escaping, on both back ends. */
+	for (k = 0; k < 2; k++) {
+		const char *base = k ? pgs.base : lite.base;
+
+		http_resp_init(&r);
+		snprintf(url, sizeof(url), "%s/rest/v1/artist", base);
+		CHECK(http_do("POST", url, json, artist, strlen(artist), 30000, &r) == 0 &&
+		    r.status == 201);
+		http_resp_free(&r);
+		http_resp_init(&r);
+		snprintf(url, sizeof(url), "%s/rest/v1/album", base);
+		CHECK(http_do("POST", url, json, album, strlen(album), 30000, &r) == 0 &&
+		    r.status == 201);
+		http_resp_free(&r);
+	}
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		flat_same(paths[i], NULL, 200, 1);
+	/* Without order= the rows come in the database's own order: the same on PostgreSQL
+	 * both ways (a heap scan's), another on SQLite. */
+	flat_same("album?select=*,track(*,genre(*))", NULL, 200, 0);
+	flat_same("album?select=*,track(name)&album_id=eq.1",
+	    "Accept: application/vnd.pgrst.object+json", 200, 1);
+	flat_same("album?select=*,track(name)&album_id=lte.2",
+	    "Accept: application/vnd.pgrst.object+json", 406, 1);
+	flat_same("album?select=title,track(name)&album_id=eq.1", "Accept: text/csv", 200, 1);
+	for (k = 0; k < 2; k++) {
+		http_resp_init(&r);
+		snprintf(url, sizeof(url), "%s/rest/v1/album?album_id=eq.9001",
+		    k ? pgs.base : lite.base);
+		CHECK(http_do("DELETE", url, NULL, NULL, 0, 30000, &r) == 0 && r.status == 204);
+		http_resp_free(&r);
+		http_resp_init(&r);
+		snprintf(url, sizeof(url), "%s/rest/v1/artist?artist_id=eq.9001",
+		    k ? pgs.base : lite.base);
+		CHECK(http_do("DELETE", url, NULL, NULL, 0, 30000, &r) == 0 && r.status == 204);
+		http_resp_free(&r);
+	}
 }
 
 /* The body of GET path on the SQLite stack, or "" (static: the next call overwrites it). */
@@ -233,6 +354,7 @@ main(void)
 	}
 	RUN(test_rest_chinook_scenarios);
 	RUN(test_rest_chinook_patch_now);
+	RUN(test_rest_chinook_rows_json);
 out:
 	unsetenv("SLUICE_DB_CHINOOK");
 	stack_stop(&lite);
