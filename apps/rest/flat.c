@@ -151,14 +151,12 @@ flat_items_ok(const struct rest_gen *g, const struct rest_node *n, int many, int
 		case REST_I_EMBED:
 			if (e->nitems == 0)	/* rel(): no key (its !inner is a filter) */
 				break;
-			if (flat_one_ok(g, e)) {
-				if (!flat_items_ok(g, e, 0, nmany, ncols))
-					return 0;
-			} else if (many && !e->one && !e->fk_forward && e->junction < 0 &&
-			    !e->spread && !g->sc->tables[e->table].is_view && ++*nmany == 1) {
-				if (!flat_items_ok(g, e, 0, nmany, ncols))
-					return 0;
-			} else
+			/* A to-one embed, or the root's one to-many embed of a table. */
+			if (!flat_one_ok(g, e) && !(many && !e->one && !e->fk_forward &&
+			    e->junction < 0 && !e->spread && !g->sc->tables[e->table].is_view &&
+			    ++*nmany == 1))
+				return 0;
+			if (!flat_items_ok(g, e, 0, nmany, ncols))
 				return 0;
 			break;
 		default:
@@ -278,15 +276,14 @@ flat_part(struct flat_gen *f, struct rest_node *n, const char *alias, struct fla
 			c = rest_schema_col(t, it->name);
 			m->kind = t->cols[c].kind;
 			m->col = flat_select(f, alias, n->table, c);
-		} else if ((m->obj = arena_alloc(f->a, sizeof(*m->obj))) == NULL)
+		} else if ((m->obj = arena_alloc(f->a, sizeof(*m->obj))) == NULL ||
+		    (m->what == FLAT_MANY && many == NULL))	/* none below the root */
 			return -1;
 		else if (m->what == FLAT_ONE) {
 			if (flat_one(f, it->embed, alias, m->obj, sel, from) < 0)
 				return -1;
-		} else if (many != NULL)
+		} else
 			*many = it->embed;
-		else
-			return -1;	/* rest_flat_fits() lets none through */
 	}
 	return 0;
 }
@@ -569,6 +566,7 @@ rest_flat_read(struct req *rq, struct resp *rs, struct rest_thread *t, struct re
 	int64_t rows;
 	int rc;
 
+	memset(&p, 0, sizeof(p));
 	if (flat_sql(g, root, &p) < 0)
 		return rest_error(rs, g->e);
 	if (rest_bind_run(rq, rs, t, g->p, &st) < 0)
