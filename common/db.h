@@ -36,6 +36,7 @@
  *   db_pg.c           the PostgreSQL back end: a handle per thread on shared connections
  *   db_pg_pool.c      the shared connections and their pipelined batches (db_pg_pool.h)
  *   db_pg_conn.c      opening one PostgreSQL connection within a request's time budget
+ *   db_pg_listen.c    a worker's LISTEN on a channel, in a thread with its own connection
  *   pq.c              libpq, loaded when a database is PostgreSQL (pq.h)
  */
 #ifndef SLUICE_DB_H
@@ -362,6 +363,19 @@ const struct db_words *db_raised(const struct db *db);
 /* The HTTP status that a failure of this class should produce (409, 400, 503, 507,
  * 500). */
 int db_err_status(enum db_err e);
+
+/*
+ * PostgreSQL only: starts a thread that LISTENs on channel (any name: quoted) over a
+ * connection of its own to url (borrowed: copied), and calls fn(arg, payload) in that
+ * thread for each notification; fn(arg, NULL) after a lost connection was made again
+ * (what was sent meanwhile is not known).  One per process: a second call does nothing.
+ * Returns 0, or -1 (logged) when libpq or the thread cannot be had; a server that cannot
+ * be reached is tried again each second, not an error.
+ */
+int db_listen_start(const char *url, const char *channel,
+    void (*fn)(void *arg, const char *payload), void *arg);
+/* Stops the thread and closes its connection (within a second); nothing when none. */
+void db_listen_stop(void);
 
 /* 1 when s[0..len) is what SQLite's sluice_contains() reads (db_sqlite_ops.c): a JSON
  * text, or PostgreSQL's one-dimensional array literal ({a,"b c",3}); else 0. */

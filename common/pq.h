@@ -45,6 +45,7 @@
 	X(PQdescribePrepared) \
 	X(PQenterPipelineMode) \
 	X(PQerrorMessage) \
+	X(PQescapeIdentifier) \
 	X(PQexec) \
 	X(PQexecPrepared) \
 	X(PQexitPipelineMode) \
@@ -60,6 +61,7 @@
 	X(PQhost) \
 	X(PQisBusy) \
 	X(PQnfields) \
+	X(PQnotifies) \
 	X(PQnparams) \
 	X(PQntuples) \
 	X(PQpipelineSync) \
@@ -110,6 +112,7 @@ int pq_load(char *err, size_t errlen);
 #define PQdescribePrepared (*pq_api.PQdescribePrepared)
 #define PQenterPipelineMode (*pq_api.PQenterPipelineMode)
 #define PQerrorMessage (*pq_api.PQerrorMessage)
+#define PQescapeIdentifier (*pq_api.PQescapeIdentifier)
 #define PQexec (*pq_api.PQexec)
 #define PQexecPrepared (*pq_api.PQexecPrepared)
 #define PQexitPipelineMode (*pq_api.PQexitPipelineMode)
@@ -125,6 +128,7 @@ int pq_load(char *err, size_t errlen);
 #define PQhost (*pq_api.PQhost)
 #define PQisBusy (*pq_api.PQisBusy)
 #define PQnfields (*pq_api.PQnfields)
+#define PQnotifies (*pq_api.PQnotifies)
 #define PQnparams (*pq_api.PQnparams)
 #define PQntuples (*pq_api.PQntuples)
 #define PQpipelineSync (*pq_api.PQpipelineSync)

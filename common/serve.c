@@ -120,6 +120,12 @@ serve_reloads(void)
 }
 
 void
+serve_reload_soon(void)
+{
+	(void)atomic_fetch_add(&serve_hups, 1);
+}
+
+void
 serve_restart(void)
 {
 	/* SIGUSR1 is a stop signal to the waiting thread like SIGTERM (any but SIGHUP). */

@@ -94,6 +94,9 @@ int serve_main(int argc, char **argv, const struct endpoint *ep);
  * thread_reload() when the count moved since the thread's state was made.  State shared
  * by a worker's threads tells by it whether it is as new as a thread's reload asks. */
 unsigned serve_reloads(void);
+/* Counts one more reload, as a SIGHUP does: each thread reloads at its next request (a
+ * database's own notice that what a worker read from it changed).  Any thread. */
+void serve_reload_soon(void);
 
 /*
  * Turns the last failure on db into an error response (409, 400, 503, 507 or 500 with the

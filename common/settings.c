@@ -134,6 +134,10 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "the REST API: pass answers an integrity or input error with the database's own "
 	    "code, message, details and hint, as PostgREST; hide with the SQLSTATE class's "
 	    "code and a message of sluice's"),
+	[SETTING_REST_CHANNEL] = STR("SLUICE_REST_CHANNEL",
+	    "the REST API on PostgreSQL: the channel whose notifications (NOTIFY pgrst, "
+	    "'reload schema' or nothing) make every worker read the schema again; unset: "
+	    "pgrst, as PostgREST's; off (or empty): none"),
 	[SETTING_IDEMPOTENCY_TTL] = INT("SLUICE_IDEMPOTENCY_TTL", 1, 31536000, 86400,
 	    "the seconds a write's answer is kept for a retry with its Idempotency-Key "
 	    "(the table API); expired keys are purged by later keyed writes"),

@@ -6,6 +6,8 @@
  * Layers, top to bottom: a file calls only files below it, never one above (the types of
  * this header are shared by all).
  *   schemas.c  the process's schemas, read once and shared by its threads
+ *   watch.c    the schema read again when the database says it changed (NOTIFY pgrst,
+ *              SQLite's schema version)
  *   read.c     GET and HEAD on a table or view
  *   flat.c     a PostgreSQL read of the common shapes as rows, their JSON written here
  *   write.c    POST, PATCH and DELETE
@@ -833,6 +835,16 @@ int rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
  */
 int rest_answer_rows(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_node *root, enum rest_accept acc, int64_t rows);
+/* watch.c */
+/*
+ * Called at each request with its connection: on PostgreSQL, starts the worker's LISTEN
+ * on rest_channel the first time; on SQLite, looks at the schema version once a second.
+ * A change counts a reload (serve_reload_soon()).
+ */
+void rest_watch(struct db *db);
+/* Stops the LISTEN (the worker's end). */
+void rest_watch_stop(void);
+
 /* flat.c */
 /* Whether a read of root can be answered by rest_flat_read(): on PostgreSQL, JSON (an
  * array or the one object), no count, and a shape flat.c's comment lists. */

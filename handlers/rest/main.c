@@ -76,6 +76,7 @@ main(int argc, char **argv)
 	if (rest_auth_init() < 0)
 		return 1;
 	rc = serve_main(argc, argv, &endpoint);
+	rest_watch_stop();
 	rest_auth_fini();
 	return rc;
 }

@@ -402,6 +402,7 @@ rest_handle(struct req *rq, struct resp *rs)
 	const char *name;
 	int rpc, table = -1, rc = 0;
 
+	rest_watch(rq->db);
 	if (rest_cors(rq, rs, t))
 		return 0;
 	/* Who asks comes first, as in PostgREST: a bad token is 401 whatever it asks. */
