@@ -321,11 +321,12 @@ out:
 }
 
 PGconn *
-pg_connect(const char *conninfo, long long deadline_ms, enum db_err *code, char *msg,
-    size_t msglen)
+pg_connect(const char *conninfo, long long deadline_ms, const char *name,
+    enum db_err *code, char *msg, size_t msglen)
 {
 	/* connect_timeout and gssencmode before dbname: the conninfo's own win.
-	 * client_encoding after it, so that it wins over the expanded string. */
+	 * client_encoding (and a name given) after it, so that it wins over the expanded
+	 * string. */
 	const char *k[6], *v[6];
 	PGconn *pq;
 	int n, i = 0;
@@ -344,8 +345,8 @@ pg_connect(const char *conninfo, long long deadline_ms, enum db_err *code, char 
 	v[i++] = conninfo;
 	k[i] = "client_encoding";
 	v[i++] = "UTF8";
-	k[i] = "fallback_application_name";
-	v[i++] = "sluice";
+	k[i] = name != NULL ? "application_name" : "fallback_application_name";
+	v[i++] = name != NULL ? name : "sluice";
 	k[i] = NULL;
 	v[i] = NULL;
 	if (deadline_ms <= 0)

@@ -5,7 +5,9 @@
  * and pipelined; a LISTEN there would be lost on every reconnect and its notifications
  * read by whichever thread reads next).  It waits in poll() on the connection's socket,
  * a second at a time so that it sees the stop, and hands every notification's payload to
- * the callback, in its own thread.  A connection lost (the server restarted, a failover)
+ * the callback, in its own thread.  Its application_name is "sluice listen", from its
+ * first packet on, so that whoever counts the pool's ("sluice") in pg_stat_activity (an
+ * operator, a test) can tell it apart.  A connection lost (the server restarted, a failover)
  * is made again a second later, and the callback then gets NULL: notifications sent
  * meanwhile were missed, so the caller treats it as one of each kind.  With several hosts
  * the URL's own choice applies (target_session_attrs=read-write: the primary; a standby
@@ -58,7 +60,7 @@ listen_open(int *quiet)
 	PGresult *r;
 	size_t len;
 
-	if ((pq = pg_connect(listen_state.url, 0, &code, msg, sizeof(msg))) == NULL) {
+	if ((pq = pg_connect(listen_state.url, 0, "sluice listen", &code, msg, sizeof(msg))) == NULL) {
 		if (!*quiet)
 			log_warn("listen %s: %s", listen_state.channel, msg);
 		*quiet = 1;

@@ -300,7 +300,7 @@ pg_conn_check(struct pg_conn *c, int probe, long long deadline_ms, enum db_err *
 		metrics_db_open(-1);
 		lost = 1;
 	}
-	if ((c->pq = pg_connect(c->pool->conninfo, deadline_ms, code, msg, msglen)) == NULL)
+	if ((c->pq = pg_connect(c->pool->conninfo, deadline_ms, NULL, code, msg, msglen)) == NULL)
 		return -1;
 	metrics_db_open(1);
 	PQsetNoticeProcessor(c->pq, pg_notice, NULL);

@@ -98,13 +98,14 @@ int pg_pool_ready(struct pg_pool *p, long long deadline_ms, enum db_err *code, c
 
 /*
  * Opens a connection to conninfo (borrowed: a URL or key=value string, one host or
- * several), UTF8, connect_timeout 2 s a host by default; before deadline_ms
+ * several), UTF8, connect_timeout 2 s a host by default, its application_name name (NULL:
+ * the conninfo's, else "sluice"); before deadline_ms
  * (CLOCK_MONOTONIC ms) when it is > 0, else with libpq's blocking connect (db_pg_conn.c).
  * Returns it (caller PQfinishes), or NULL with *code (DB_EUNAVAIL, DB_ETIMEOUT past the
  * deadline, DB_EINTERNAL) and msg[msglen] set.
  */
-PGconn *pg_connect(const char *conninfo, long long deadline_ms, enum db_err *code,
-    char *msg, size_t msglen);
+PGconn *pg_connect(const char *conninfo, long long deadline_ms, const char *name,
+    enum db_err *code, char *msg, size_t msglen);
 
 /* The libpq connection of c (held by the caller). */
 PGconn *pg_conn_pq(const struct pg_conn *c);
