@@ -394,6 +394,12 @@ stack_start_sluiced(struct stack *s)
 	return 0;
 }
 
+int
+stack_restart_sluiced(struct stack *s)
+{
+	return stack_start_sluiced(s);
+}
+
 /*
  * Apache: the configuration from "sluiced apache", then apache2 in the foreground.  As
  * root, Apache's children cannot run as root: RUNDIR goes to www-data, the generator then

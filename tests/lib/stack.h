@@ -65,6 +65,13 @@ void stack_stop(struct stack *s);
  */
 int stack_reachable(const struct stack *s, const char *path, char *out, size_t len);
 
+/*
+ * Starts sluiced again on the stack's list and run directory, with the same command line
+ * (after the test killed it and reaped it: s->sluiced is then the new one), and waits for
+ * its control socket.  0, or -1 with the reason on stderr.
+ */
+int stack_restart_sluiced(struct stack *s);
+
 /* Runs "sluiced -r RUN ctl ARGS" and returns its exit status; its output goes to out
  * (may be NULL). */
 int stack_ctl(struct stack *s, struct buf *out, const char *args);
