@@ -16,6 +16,7 @@
  * and it reaps them all before it ends.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,18 @@
 #include "../lib/harness.h"
 
 #define ADOPT_MAX	16
+
+/* The absolute path of the binaries under test (SLUICE_BIN, as the stack uses). */
+static const char *
+bin_dir(void)
+{
+	static char path[PATH_MAX];
+	const char *b = getenv("SLUICE_BIN");
+
+	if (path[0] == '\0' && realpath(b != NULL ? b : "bin", path) == NULL)
+		snprintf(path, sizeof(path), "%s", b != NULL ? b : "bin");
+	return path;
+}
 
 static void
 sleep_ms(long ms)
@@ -128,7 +141,7 @@ test_kill9_sluiced_adopted_under_load(void)
 	long long t0, back = -1;
 
 	snprintf(db, sizeof(db), "/tmp/sluice-adopt-%d.db", (int)getpid());
-	if (adopt_stack(&s, db, "") < 0) {
+	if (adopt_stack(&s, db, "stmt_timeout_ms=1000") < 0) {
 		CHECK(!"stack started");
 		return;
 	}
@@ -162,6 +175,10 @@ test_kill9_sluiced_adopted_under_load(void)
 	CHECK_INT(stack_pool_value(&s, "ready", "adopted"), 2);
 	CHECK_INT(stack_pool_value(&s, "health", "spawns"), 0);
 	CHECK_INT(stack_log_count(&s, "health: adopted the socket"), 1);
+	/* A second sluiced on the same run directory is still refused, and changes nothing. */
+	CHECK_INT(stack_sh("%s/sluiced -c %s -r %s -b %s >/dev/null 2>&1", bin_dir(), s.conf,
+	    s.run, s.bin), 1);
+	CHECK_INT(stack_pool_value(&s, "ready", "adopted"), 2);
 	sleep_ms(500);
 
 	/* Managed: an adopted worker killed is replaced. */
@@ -188,6 +205,17 @@ test_kill9_sluiced_adopted_under_load(void)
 		CHECK(loop[i].sent > 100);
 		CHECK_INT(loop[i].bad, 0);
 	}
+	/* The watchdog watches an adopted worker: stopped between requests, it is killed
+	 * after its budget and grace (1 s + 1 s) and replaced. */
+	CHECK(nra > 0 && kill(ra[0], SIGSTOP) == 0);
+	t0 = stack_now_ms();
+	while (stack_now_ms() - t0 < 6000 && stack_pool_value(&s, "ready", "hung") != 1)
+		sleep_ms(50);
+	printf("  adopted worker %d stopped: killed by the watchdog after %lld ms\n",
+	    (int)ra[0], stack_now_ms() - t0);
+	CHECK_INT(stack_pool_value(&s, "ready", "hung"), 1);
+	CHECK(stack_wait_pool(&s, "ready", 3000) == 0);
+	CHECK_INT(stack_pool_value(&s, "ready", "adopted"), 1);
 	stack_stop(&s);
 	/* The stop reached the adopted workers too: none left. */
 	sleep_ms(100);
