@@ -395,16 +395,19 @@ adopt_record(struct sluiced *s)
 	if (s->adopt_last != NULL && strcmp(s->adopt_last, buf) == 0)
 		goto out;
 	(void)snprintf(tmp, sizeof(tmp), "%s.tmp", s->adopt_path);
+	/* A failure is said once per change, not at every turn of the loop: the next
+	 * change tries again. */
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) ==
 	    -1) {
-		log_warn("%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	ok = write(fd, buf, len) == (ssize_t)len;
-	if (close(fd) == -1 || !ok || rename(tmp, s->adopt_path) == -1) {
-		log_warn("%s: %s", s->adopt_path, strerror(errno));
-		(void)unlink(tmp);
-		goto out;
+		log_warn("%s: %s: the next sluiced cannot adopt these workers", tmp,
+		    strerror(errno));
+	} else {
+		ok = write(fd, buf, len) == (ssize_t)len;
+		if (close(fd) == -1 || !ok || rename(tmp, s->adopt_path) == -1) {
+			log_warn("%s: %s: the next sluiced cannot adopt these workers",
+			    s->adopt_path, strerror(errno));
+			(void)unlink(tmp);
+		}
 	}
 	free(s->adopt_last);
 	s->adopt_last = buf;

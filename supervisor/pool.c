@@ -604,7 +604,11 @@ pool_child(const struct pool *p, int wfd, int mfd)
 	int null;
 
 	/* No parent-death signal: a worker outlives a sluiced killed with -9 for its orphan
-	 * grace, serving, for the next sluiced to adopt it (adopt.c). */
+	 * grace, serving, for the next sluiced to adopt it (adopt.c).  One without a
+	 * watchdog's page (the kernel refused the memfd) would never hear that its
+	 * supervisor is gone: it keeps the old rule, SIGTERM when sluiced dies. */
+	if (wfd < 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) == -1)
+		_exit(126);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], SIG_DFL);
 	sigemptyset(&none);
