@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@
 #include "log.h"
 #include "settings.h"
 #include "sluiced.h"
+#include "str.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD	3
@@ -80,7 +82,7 @@ struct adopt_rec {
 int
 adopt_start_time(pid_t pid, unsigned long long *start)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024], *p, *end;
 	unsigned long long v;
 	ssize_t n;
 	int fd, field;
@@ -98,7 +100,11 @@ adopt_start_time(pid_t pid, unsigned long long *start)
 		return -1;
 	for (field = 3, p += 1; field < 22 && p != NULL; field++)
 		p = strchr(p + 1, ' ');
-	if (p == NULL || sscanf(p + 1, "%llu", &v) != 1)
+	if (p == NULL)
+		return -1;
+	errno = 0;
+	v = strtoull(p + 1, &end, 10);
+	if (errno != 0 || end == p + 1 || *end != ' ')
 		return -1;
 	*start = v;
 	return 0;
@@ -140,20 +146,33 @@ adopt_path(struct sluiced *s)
 
 /* One "worker POOL PID START THREADS STOPPING SOCK" line into r: 0, or -1. */
 static int
-adopt_parse(char *line, struct adopt_rec *r)
+adopt_parse(const char *line, struct adopt_rec *r)
 {
-	char pool[CONF_NAME_MAX + 1];
-	long pid;
-	int off = 0;
+	/* The numbers' bounds: a pid, clock ticks, threads, a flag. */
+	static const int64_t max[4] = { INT32_MAX, INT64_MAX, 1024, 1 };
+	static const int64_t min[4] = { 2, 0, 1, 0 };
+	int64_t v[4];
+	const char *p = line + 7, *end;
+	size_t i, len;
 
 	memset(r, 0, sizeof(*r));
-	if (sscanf(line, "worker %32s %ld %llu %d %d %n", pool, &pid, &r->start, &r->threads,
-	    &r->stopping, &off) != 5 || off == 0 || pid <= 1 || r->threads < 1 ||
-	    strlen(pool) >= sizeof(r->pool) || strlen(line + off) >= sizeof(r->sock))
+	if (strncmp(line, "worker ", 7) != 0 || (len = strcspn(p, " ")) == 0 ||
+	    len >= sizeof(r->pool) || p[len] != ' ')
 		return -1;
-	memcpy(r->pool, pool, strlen(pool) + 1);
-	memcpy(r->sock, line + off, strlen(line + off) + 1);
-	r->pid = (pid_t)pid;
+	memcpy(r->pool, p, len);
+	r->pool[len] = '\0';
+	for (p += len + 1, i = 0; i < 4; i++, p = end + 1) {
+		end = p + strcspn(p, " ");
+		if (*end != ' ' || str_to_int(p, (size_t)(end - p), min[i], max[i], &v[i]) == -1)
+			return -1;
+	}
+	if (*p == '\0' || strlen(p) >= sizeof(r->sock))
+		return -1;
+	memcpy(r->sock, p, strlen(p) + 1);
+	r->pid = (pid_t)v[0];
+	r->start = (unsigned long long)v[1];
+	r->threads = (int)v[2];
+	r->stopping = (int)v[3];
 	return 0;
 }
 
@@ -318,16 +337,17 @@ adopt_pool(struct sluiced *s, const struct pool *p, const char *want, int64_t no
 		free(fds);
 		return -1;
 	}
-	for (i = 0, k = 0; i < s->nadopt; i++) {
+	for (i = 0, k = 0; i < s->nadopt && k < n; i++) {
 		if (strcmp(s->adopt[i].pool, p->name) != 0)
 			continue;
 		fds[k++] = strcmp(s->adopt[i].sock, want) == 0 ? adopt_open(&s->adopt[i]) : -1;
 	}
+	n = k;
 	/* The socket from a live worker, else nothing is adopted. */
 	for (i = 0; i < k && sock == -1; i++)
 		if (fds[i] >= 0)
 			sock = adopt_socket(p, &fds[i], 1, want);
-	for (i = 0, k = 0; i < s->nadopt; i++) {
+	for (i = 0, k = 0; i < s->nadopt && k < n; i++) {
 		if (strcmp(s->adopt[i].pool, p->name) != 0)
 			continue;
 		if ((fd = fds[k++]) < 0)

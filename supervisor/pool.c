@@ -651,23 +651,34 @@ pool_child(const struct pool *p, int wfd, int mfd)
 	_exit(127);
 }
 
+/* Room in p->w for one more worker: 0, or -1 when out of memory (logged). */
+static int
+pool_worker_room(struct pool *p)
+{
+	struct worker *grown;
+	size_t ncap;
+
+	if (p->nw < p->wcap)
+		return 0;
+	ncap = p->wcap == 0 ? 8 : p->wcap * 2;
+	if ((grown = realloc(p->w, ncap * sizeof(*grown))) == NULL) {
+		log_err("%s: out of memory", p->name);
+		return -1;
+	}
+	p->w = grown;
+	p->wcap = ncap;
+	return 0;
+}
+
 /* A new zeroed worker slot at the end of p->w (pidfd -1), or NULL when out of memory
  * (logged). */
 static struct worker *
 pool_worker_add(struct pool *p)
 {
-	struct worker *w, *grown;
+	struct worker *w;
 
-	if (p->nw == p->wcap) {
-		size_t ncap = p->wcap == 0 ? 8 : p->wcap * 2;
-
-		if ((grown = realloc(p->w, ncap * sizeof(*grown))) == NULL) {
-			log_err("%s: out of memory", p->name);
-			return NULL;
-		}
-		p->w = grown;
-		p->wcap = ncap;
-	}
+	if (pool_worker_room(p) == -1)
+		return NULL;
 	w = &p->w[p->nw++];
 	memset(w, 0, sizeof(*w));
 	w->pidfd = -1;
@@ -684,9 +695,8 @@ pool_spawn(struct pool *p, int64_t now)
 	struct metrics_page *metrics = NULL;
 	int wfd = -1, mfd = -1;
 
-	if ((w = pool_worker_add(p)) == NULL)
+	if (pool_worker_room(p) == -1)
 		return -1;
-	p->nw--;
 	watch = pool_watch_new(p, &wfd, now);
 	if (p->spec.metrics)
 		metrics = stats_page_new(p->name, p->spec.threads, &mfd);
