@@ -139,6 +139,7 @@ test_kill9_sluiced_adopted_under_load(void)
 	pid_t hb[ADOPT_MAX], ha[ADOPT_MAX], rb[ADOPT_MAX], ra[ADOPT_MAX], victim;
 	int nhb, nha, nrb, nra, i, status;
 	long long t0, back = -1;
+	long counted;
 
 	snprintf(db, sizeof(db), "/tmp/sluice-adopt-%d.db", (int)getpid());
 	if (adopt_stack(&s, db, "stmt_timeout_ms=1000") < 0) {
@@ -155,6 +156,7 @@ test_kill9_sluiced_adopted_under_load(void)
 		CHECK(http_loop_start(&loop[i], "GET", url[i], 200) == 0);
 	sleep_ms(500);
 
+	counted = stack_pool_value(&s, "health", "requests");
 	CHECK(kill(s.sluiced, SIGKILL) == 0);
 	CHECK(waitpid(s.sluiced, &status, 0) == s.sluiced);
 	t0 = stack_now_ms();
@@ -175,6 +177,11 @@ test_kill9_sluiced_adopted_under_load(void)
 	CHECK_INT(stack_pool_value(&s, "ready", "adopted"), 2);
 	CHECK_INT(stack_pool_value(&s, "health", "spawns"), 0);
 	CHECK_INT(stack_log_count(&s, "health: adopted the socket"), 1);
+	/* Their counters' pages were adopted too: what they counted before is still there,
+	 * and what they served meanwhile. */
+	printf("  health requests counted: %ld before the kill, %ld after the adoption\n",
+	    counted, stack_pool_value(&s, "health", "requests"));
+	CHECK(counted > 0 && stack_pool_value(&s, "health", "requests") > counted);
 	/* A second sluiced on the same run directory is still refused, and changes nothing. */
 	CHECK_INT(stack_sh("%s/sluiced -c %s -r %s -b %s >/dev/null 2>&1", bin_dir(), s.conf,
 	    s.run, s.bin), 1);
