@@ -1,16 +1,18 @@
 /*
  * test_adopt: a supervisor restart without a gap, through the real tuned nginx, on
- * SQLite (supervisor/adopt.c).
+ * SQLite and PostgreSQL (supervisor/adopt.c).
  *
  * sluiced killed with SIGKILL under two client loops (/health, and /ready, which queries
  * and writes its SQLite file) and started again on the same list and run directory: no
  * request fails (no 502, no transport error) while it is gone and after, the new sluiced
  * serves with the same worker pids (`ctl status` adopted=N, the same sockets, never
  * unlinked), and manages them: an adopted worker killed is replaced, its replacement
- * counted as a spawn, and a stop stops the adopted workers too.  A supervisor that never
- * comes back: its orphans serve on for their orphan_grace_ms (2 s here), then each exits
- * cleanly (status 0, reaped by this program, which is their subreaper) and no process is
- * left.  `ctl upgrade` under the same load: the same sluiced pid running its binary anew,
+ * counted as a spawn, another stopped is killed by the watchdog, their counters go on
+ * counting, a second sluiced is still refused, and a stop stops the adopted workers too.
+ * The same kill -9 on PostgreSQL (a throwaway cluster, /ready): 0 failed, the same pids
+ * adopted.  A supervisor that never comes back: its orphans serve on for their
+ * orphan_grace_ms (2 s here), then each exits cleanly (status 0, reaped by this program,
+ * which is their subreaper) and no process is left.  `ctl upgrade` under the same load: the same sluiced pid running its binary anew,
  * every pool reloaded onto new workers, no request failed.  The test is the workers'
  * subreaper (PR_SET_CHILD_SUBREAPER), so the orphans of a killed sluiced are its children
  * and it reaps them all before it ends.
@@ -28,6 +30,7 @@
 
 #include "chatfix.h"
 #include "http.h"
+#include "pgtmp.h"
 #include "stack.h"
 #include "../lib/harness.h"
 
@@ -233,6 +236,61 @@ test_kill9_sluiced_adopted_under_load(void)
 }
 
 /*
+ * The same on PostgreSQL: kill -9 of sluiced under a loop of /ready (a query and a write
+ * on the server), a new sluiced adopting the workers with their connections, 0 failed.
+ */
+static void
+test_kill9_sluiced_adopted_pg(void)
+{
+	struct http_loop loop;
+	struct pgtmp pg;
+	struct stack s;
+	char url[128];
+	pid_t before[ADOPT_MAX], after[ADOPT_MAX];
+	int nb, na, status;
+
+	memset(&pg, 0, sizeof(pg));
+	if (pgtmp_start(&pg) < 0) {
+		CHECK(!"PostgreSQL cluster started");
+		return;
+	}
+	CHECK_INT(chatfix_exec(pg.url, "CREATE TABLE item (id integer PRIMARY KEY)"), 0);
+	/* The restarted sluiced reads it from this environment too. */
+	setenv("SLUICE_DB_MAIN", pg.url, 1);
+	if (stack_start(&s, "db main sqlite:/nonexistent.db\n"
+	    "ready =/ready workers=2 threads=2 db=main\n", "tuned", 2, NULL) < 0 ||
+	    stack_wait_pool(&s, "ready", 3000) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	nb = pool_pids(&s, "ready", before, ADOPT_MAX);
+	CHECK_INT(nb, 2);
+	snprintf(url, sizeof(url), "%s/ready", s.base);
+	CHECK(http_loop_start(&loop, "GET", url, 200) == 0);
+	sleep_ms(500);
+	CHECK(kill(s.sluiced, SIGKILL) == 0);
+	CHECK(waitpid(s.sluiced, &status, 0) == s.sluiced);
+	sleep_ms(1000);
+	CHECK(stack_restart_sluiced(&s) == 0);
+	CHECK(stack_wait_pool(&s, "ready", 3000) == 0);
+	na = pool_pids(&s, "ready", after, ADOPT_MAX);
+	CHECK(same_pids(before, nb, after, na));
+	CHECK_INT(stack_pool_value(&s, "ready", "adopted"), 2);
+	sleep_ms(500);
+	http_loop_stop(&loop);
+	loops_report("kill -9 (PostgreSQL)", &loop, 1);
+	CHECK(loop.sent > 100);
+	CHECK_INT(loop.bad, 0);
+	stack_stop(&s);
+out:
+	unsetenv("SLUICE_DB_MAIN");
+	pgtmp_stop(&pg);
+	/* After the cluster's own processes are stopped and reaped by it. */
+	sleep_ms(100);
+	reap_orphans();
+}
+
+/*
  * A supervisor that never comes back: its workers serve for their grace (2 s), then exit
  * cleanly, and nothing is left.
  */
@@ -364,6 +422,7 @@ main(void)
 		return 1;
 	}
 	RUN(test_kill9_sluiced_adopted_under_load);
+	RUN(test_kill9_sluiced_adopted_pg);
 	RUN(test_orphans_leave_after_grace);
 	RUN(test_upgrade_under_load);
 	return harness_done();
