@@ -1085,17 +1085,17 @@ pool_status(FILE *out, const struct pool *p)
 
 	if (p->has_exit)
 		pool_describe_exit(p->last_status, how, sizeof(how));
+	/* adopted=: the current workers a previous sluiced started (adopt.c). */
 	for (i = 0; i < p->nw; i++)
 		adopted += p->w[i].adopted && p->w[i].gen == p->gen && p->w[i].term_at == 0;
 	/* A running pool whose database is gone, replaced or empty is degraded: db= says
 	 * why (dbcheck.c); "none" for a pool without a SQLite file. */
 	fprintf(out, "%s state=%s gen=%u workers=%zu/%d threads=%d sizing=%s old=%zu "
-	    "reloading=%d adopted=%zu spawns=%lu crashes=%lu hung=%lu quick_fails=%d last_exit=%s "
-	    "db=%s", p->name, stats_state_word(p), p->gen, pool_current(p), p->spec.workers,
-	    p->spec.threads, p->spec.sizing, p->nw - pool_current(p), p->reloading, adopted,
-	    p->spawns,
-	    p->crashes, p->hung, p->quick_fails, how, p->spec.db_path == NULL ? "none" :
-	    dbcheck_words[p->db.state]);
+	    "reloading=%d adopted=%zu spawns=%lu crashes=%lu hung=%lu quick_fails=%d "
+	    "last_exit=%s db=%s", p->name, stats_state_word(p), p->gen, pool_current(p),
+	    p->spec.workers, p->spec.threads, p->spec.sizing, p->nw - pool_current(p),
+	    p->reloading, adopted, p->spawns, p->crashes, p->hung, p->quick_fails, how,
+	    p->spec.db_path == NULL ? "none" : dbcheck_words[p->db.state]);
 	stats_status_words(out, p);
 	fprintf(out, " pids=");
 	/* Only the current generation's pids: those are the ones that serve. */

@@ -301,7 +301,6 @@ sluiced_start(struct sluiced *s)
 		errx(1, "cannot start the endpoints (see above)");
 	}
 	adopt_done(s);
-	adopt_record(s);
 	/* Every socket exists: root is not needed any more. */
 	priv_drop(s);
 	log_info("sluiced %ld: %zu endpoints from %s, run dir %s", (long)getpid(),
