@@ -178,6 +178,15 @@ test_kill9_sluiced_adopted_under_load(void)
 	CHECK(same_pids(rb, nrb, ra, nra));
 	CHECK_INT(stack_pool_value(&s, "health", "adopted"), 2);
 	CHECK_INT(stack_pool_value(&s, "ready", "adopted"), 2);
+	{
+		struct buf out;
+
+		buf_init(&out, 0);
+		CHECK_INT(stack_ctl(&s, &out, "status --json"), 0);
+		CHECK(out.data != NULL && strstr(out.data, "\"workers_wanted\":2,\"adopted\":2,")
+		    != NULL);
+		buf_free(&out);
+	}
 	CHECK_INT(stack_pool_value(&s, "health", "spawns"), 0);
 	CHECK_INT(stack_log_count(&s, "health: adopted the socket"), 1);
 	/* Their counters' pages were adopted too: what they counted before is still there,
