@@ -362,21 +362,34 @@ test_orphans_leave_after_grace(void)
 	(void)unlink(db);
 }
 
-/* ctl upgrade under load: the same sluiced pid, its binary run anew, every worker
- * replaced, no request failed. */
+/* ctl upgrade under load: a new sluiced binary installed over the running one's file,
+ * then the same sluiced pid running it, every worker replaced, no request failed. */
 static void
 test_upgrade_under_load(void)
 {
 	struct http_loop loop[2];
 	struct buf out;
 	struct stack s;
-	char url[2][128], db[128], want[64];
+	char url[2][128], db[128], want[64], dir[] = "/tmp/sluice-adopt-bin-XXXXXX";
+	char exe[128], proc[64];
+	struct stat st, run;
 	pid_t hb[ADOPT_MAX], ha[ADOPT_MAX];
 	int nhb, nha, i, j, overlap = 0, rc;
 
 	snprintf(db, sizeof(db), "/tmp/sluice-adopt-up-%d.db", (int)getpid());
-	if (adopt_stack(&s, db, "") < 0) {
+	/* sluiced runs from a copy of its own, which the upgrade replaces. */
+	if (mkdtemp(dir) == NULL || chmod(dir, 0755) == -1) {
+		CHECK(!"temporary directory");
+		return;
+	}
+	snprintf(exe, sizeof(exe), "%s/sluiced", dir);
+	CHECK_INT(stack_sh("cp %s/sluiced %s", bin_dir(), exe), 0);
+	setenv("SLUICE_TEST_SLUICED", exe, 1);
+	rc = adopt_stack(&s, db, "");
+	unsetenv("SLUICE_TEST_SLUICED");
+	if (rc < 0) {
 		CHECK(!"stack started");
+		stack_sh("rm -rf %s", dir);
 		return;
 	}
 	nhb = pool_pids(&s, "health", hb, ADOPT_MAX);
@@ -385,6 +398,13 @@ test_upgrade_under_load(void)
 	for (i = 0; i < 2; i++)
 		CHECK(http_loop_start(&loop[i], "GET", url[i], 200) == 0);
 	sleep_ms(500);
+	/* The new binary, installed as a new file renamed into place (one more byte makes it
+	 * another file: an ELF runs with bytes after its end). */
+	CHECK_INT(stack_sh("cp %s/sluiced %s.new && printf x >> %s.new && mv %s.new %s",
+	    bin_dir(), exe, exe, exe, exe), 0);
+	CHECK(stat(exe, &st) == 0);
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)s.sluiced);
+	CHECK(stat(proc, &run) == 0 && run.st_ino != st.st_ino);
 	buf_init(&out, 0);
 	rc = stack_ctl(&s, &out, "upgrade");
 	printf("%s", out.data != NULL ? out.data : "");
@@ -406,6 +426,8 @@ test_upgrade_under_load(void)
 	CHECK(out.data != NULL && strstr(out.data, want) != NULL);
 	buf_free(&out);
 	CHECK_INT(stack_log_count(&s, "upgrade: executing "), 1);
+	/* The process now runs the file installed. */
+	CHECK(stat(proc, &run) == 0 && run.st_ino == st.st_ino && run.st_dev == st.st_dev);
 	CHECK_INT(stack_log_count(&s, " endpoints from "), 2);
 	/* Every worker is a new one of generation 2. */
 	CHECK(stack_wait_pool(&s, "health", 3000) == 0);
@@ -420,6 +442,7 @@ test_upgrade_under_load(void)
 	stack_stop(&s);
 	reap_orphans();
 	(void)unlink(db);
+	stack_sh("rm -rf %s", dir);
 }
 
 int

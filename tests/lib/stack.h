@@ -2,7 +2,8 @@
  * stack.h: the real stack for integration tests.
  *
  * stack_start() writes an endpoint list into a fresh temporary directory, starts the real
- * sluiced on it (sockets, workers from SLUICE_BIN), generates the nginx configuration of the
+ * sluiced on it (sockets, workers from SLUICE_BIN; sluiced itself from SLUICE_BIN, or from
+ * SLUICE_TEST_SLUICED when set, a copy whose file a test replaces), generates the nginx configuration of the
  * chosen profile with sluiced itself (-o PREFIX/nginx.conf, so that RUNDIR/proxy.args lets
  * `ctl reload` make it anew and reload nginx), starts the real nginx on a free loopback port from a
  * prefix inside that directory, and waits until both answer.  stack_start_server() does
