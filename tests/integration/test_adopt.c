@@ -12,10 +12,12 @@
  * The same kill -9 on PostgreSQL (a throwaway cluster, /ready): 0 failed, the same pids
  * adopted.  A supervisor that never comes back: its orphans serve on for their
  * orphan_grace_ms (2 s here), then each exits cleanly (status 0, reaped by this program,
- * which is their subreaper) and no process is left.  `ctl upgrade` under the same load: the same sluiced pid running its binary anew,
- * every pool reloaded onto new workers, no request failed.  The test is the workers'
- * subreaper (PR_SET_CHILD_SUBREAPER), so the orphans of a killed sluiced are its children
- * and it reaps them all before it ends.
+ * which is their subreaper) and no process is left.  `ctl upgrade` under the same load,
+ * after a new sluiced binary was renamed over the running one's file (SLUICE_TEST_SLUICED:
+ * a copy of the test's own): the same sluiced pid running the new file, every pool
+ * reloaded onto new workers, no request failed.  The test is the workers' subreaper
+ * (PR_SET_CHILD_SUBREAPER), so the orphans of a killed sluiced are its children and it
+ * reaps them all before it ends.
  */
 #include <errno.h>
 #include <limits.h>
