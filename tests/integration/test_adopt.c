@@ -353,7 +353,9 @@ test_orphans_leave_after_grace(void)
 	}
 	printf("  orphans gone %lld to %lld ms after the kill (grace 2000 ms), %d of %d with "
 	    "status 0\n", first, last, clean, n);
-	CHECK(first >= 1900);
+	/* The last heartbeat came up to POOL_BEAT_MS (500 ms) before the kill, and each
+	 * looks at it once a second. */
+	CHECK(first >= 1400);
 	CHECK(last <= 5000);
 	CHECK_INT(clean, n);
 	for (i = 0; i < n; i++)
