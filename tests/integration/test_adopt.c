@@ -100,6 +100,21 @@ reap_orphans(void)
 		continue;
 }
 
+/* The SQLite file at path and the files SQLite and the writers' queue make beside it,
+ * removed. */
+static void
+rm_db(const char *path)
+{
+	static const char *const ext[] = { "", "-wal", "-shm", "-journal", "-wlock" };
+	char p[300];
+	size_t i;
+
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", path, ext[i]);
+		(void)unlink(p);
+	}
+}
+
 /* The stack of the restart tests: /health and a SQLite /ready, path the database. */
 static int
 adopt_stack(struct stack *s, const char *path, const char *extra)
@@ -107,7 +122,7 @@ adopt_stack(struct stack *s, const char *path, const char *extra)
 	char conf[1024], url[300];
 
 	snprintf(url, sizeof(url), "sqlite:%s", path);
-	(void)unlink(path);
+	rm_db(path);
 	if (chatfix_exec(url, "CREATE TABLE item (id integer PRIMARY KEY)") != 0)
 		return -1;
 	snprintf(conf, sizeof(conf), "db main %s\nhealth =/health workers=2 threads=2 %s\n"
@@ -243,7 +258,7 @@ test_kill9_sluiced_adopted_under_load(void)
 	reap_orphans();
 	for (i = 0; i < nra; i++)
 		CHECK(kill(ra[i], 0) == -1 && errno == ESRCH);
-	(void)unlink(db);
+	rm_db(db);
 }
 
 /*
@@ -363,7 +378,7 @@ test_orphans_leave_after_grace(void)
 	CHECK(stack_log_count(&s, "no supervisor adopted this worker; leaving") == n);
 	stack_stop(&s);
 	reap_orphans();
-	(void)unlink(db);
+	rm_db(db);
 }
 
 /* ctl upgrade under load: a new sluiced binary installed over the running one's file,
@@ -445,7 +460,7 @@ test_upgrade_under_load(void)
 	CHECK_INT(stack_pool_value(&s, "ready", "gen"), 2);
 	stack_stop(&s);
 	reap_orphans();
-	(void)unlink(db);
+	rm_db(db);
 	stack_sh("rm -rf %s", dir);
 }
 
