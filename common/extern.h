@@ -191,6 +191,7 @@ struct serve_settings {
 	size_t resp_max;
 	const char *db_url;
 	uint64_t budget_us;	/* SLUICE_STMT_TIMEOUT_MS in microseconds, for the counters */
+	long long orphan_ms;	/* SLUICE_ORPHAN_GRACE_MS */
 };
 
 /* One serving thread: what serve_request() needs, and serve.c's bookkeeping. */
@@ -216,8 +217,8 @@ struct serve_thread {
 	atomic_int done;
 };
 
-/* The watchdog's page (settings.h, SETTINGS_WATCH_SLOTS). */
-#define SERVE_WATCH_SIZE	(SETTINGS_WATCH_SLOTS * sizeof(atomic_llong))
+/* The watchdog's page (settings.h, SETTINGS_WATCH_SLOTS and the heartbeat after them). */
+#define SERVE_WATCH_SIZE	SETTINGS_WATCH_SIZE
 
 /* The I/O of one request: fcgi2's streams, or (fcgi NULL) the CGI process's stdin and
  * stdout. */

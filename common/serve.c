@@ -44,6 +44,13 @@
  * once it is answered.  sluiced reads the slots in its poll loop and kills a worker whose
  * request has run past the time budget and a grace: a worker that hangs (stopped, stuck in
  * a system call, looping outside SQLite) is replaced, and the locks it held go with it.
+ * The page also carries sluiced's heartbeat (settings.h, SETTINGS_WATCH_BEAT): the main
+ * thread looks at it every second, and a worker whose supervisor has been silent longer
+ * than SLUICE_ORPHAN_GRACE_MS (30 s) leaves as on SIGTERM.  Until then it goes on serving
+ * without a supervisor, so that a sluiced killed or upgraded takes no request with it: a
+ * new sluiced on the same run directory adopts the worker (supervisor/adopt.c), finding
+ * the page and the counters' page on the descriptors sluiced gave them (kept open here
+ * for that) and taking the heartbeat up again.
  *
  * Counters.  When sluiced gives the worker a counters page (SLUICE_METRICS_FD), each
  * serving thread counts there its requests, their durations and the connections it
@@ -221,7 +228,8 @@ serve_settings_load(struct serve_settings *s, const struct endpoint *ep)
 	    settings_int(SETTING_CPUS, &cpus) < 0 ||
 	    settings_int(SETTING_BODY_MAX, &body) < 0 ||
 	    settings_int(SETTING_ARENA_MAX, &arena) < 0 ||
-	    settings_int(SETTING_RESP_MAX, &resp) < 0)
+	    settings_int(SETTING_RESP_MAX, &resp) < 0 ||
+	    settings_int(SETTING_ORPHAN_GRACE_MS, &s->orphan_ms) < 0)
 		return -1;
 	s->threads = (int)threads;
 	s->cpus = (int)cpus;
@@ -540,9 +548,10 @@ out:
 }
 
 /*
- * Maps the watchdog's page from SLUICE_WATCHDOG_FD, and closes the descriptor.  Returns
- * the slots, or NULL when there is no watchdog (unset, or a page that cannot be mapped:
- * logged, the worker serves unwatched).
+ * Maps the watchdog's page from SLUICE_WATCHDOG_FD.  The descriptor stays open: a sluiced
+ * that adopts this worker takes its copy of the page from it.  Returns the slots, or NULL
+ * when there is no watchdog (unset, or a page that cannot be mapped: logged, the worker
+ * serves unwatched).
  */
 static atomic_llong *
 serve_watch_map(void)
@@ -553,8 +562,8 @@ serve_watch_map(void)
 	if (settings_int(SETTING_WATCHDOG_FD, &fd) < 0 || fd < 0)
 		return NULL;
 	p = mmap(NULL, SERVE_WATCH_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	(void)close((int)fd);
 	if (p == MAP_FAILED) {
+		(void)close((int)fd);
 		log_warn("the watchdog's page cannot be mapped: %s", strerror(errno));
 		return NULL;
 	}
@@ -563,9 +572,10 @@ serve_watch_map(void)
 
 /*
  * Maps the counters' page from SLUICE_METRICS_FD (common/metrics.h), sized for threads
- * serving threads, attaches the database's counters to it, and closes the descriptor.
- * Returns the page, or NULL when there is none (unset, too small or cannot be mapped:
- * logged, the worker serves uncounted).
+ * serving threads, and attaches the database's counters to it.  The descriptor stays
+ * open, as the watchdog's does, for a sluiced that adopts this worker.  Returns the page,
+ * or NULL when there is none (unset, too small or cannot be mapped: logged, the worker
+ * serves uncounted).
  */
 static struct metrics_page *
 serve_metrics_map(int threads)
@@ -581,8 +591,8 @@ serve_metrics_map(int threads)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	else
 		errno = EINVAL;
-	(void)close((int)fd);
 	if (p == MAP_FAILED) {
+		(void)close((int)fd);
 		log_warn("the counters' page cannot be mapped: %s", strerror(errno));
 		return NULL;
 	}
@@ -747,15 +757,45 @@ serve_threads_start(struct serve_thread *t, const struct endpoint *ep,
 	return 0;
 }
 
-/* Waits for the signal that stops the worker, counting SIGHUPs (serve_reloads()). */
-static void
-serve_wait_stop(sigset_t *waited)
+/*
+ * Whether the supervisor has been silent longer than the orphan grace: its heartbeat on
+ * the watchdog's page (watch, NULL: no supervisor to hear) older than grace_ms.  Logged
+ * once, when it is.
+ */
+static int
+serve_orphaned(atomic_llong *watch, long long grace_ms)
 {
+	long long beat, now;
+
+	if (watch == NULL)
+		return 0;
+	beat = atomic_load(&watch[SETTINGS_WATCH_BEAT]);
+	now = clock_now_ms();
+	if (beat <= 0 || now - beat <= grace_ms)
+		return 0;
+	log_warn("no word from sluiced for %lld ms (orphan_grace_ms=%lld): no supervisor "
+	    "adopted this worker; leaving", now - beat, grace_ms);
+	return 1;
+}
+
+/*
+ * Waits for the signal that stops the worker, counting SIGHUPs (serve_reloads()), and,
+ * with a watchdog's page, looks at the supervisor's heartbeat every second: an orphan
+ * past its grace stops as on SIGTERM.
+ */
+static void
+serve_wait_stop(sigset_t *waited, atomic_llong *watch, long long grace)
+{
+	struct timespec every = { 1, 0 };
 	int sig;
 
 	for (;;) {
-		if (sigwait(waited, &sig) != 0)
+		if (watch == NULL ? sigwait(waited, &sig) != 0 :
+		    (sig = sigtimedwait(waited, NULL, &every)) < 0) {
+			if (serve_orphaned(watch, grace))
+				break;
 			continue;
+		}
 		if (sig != SIGHUP)
 			break;
 		atomic_fetch_add(&serve_hups, 1);
@@ -884,7 +924,7 @@ serve_main(int argc, char **argv, const struct endpoint *ep)
 		 * stop. */
 		log_debug("serving with %d thread%s%s", set.threads, set.threads == 1 ? "" :
 		    "s", set.db_url && ep->db ? " and a database" : "");
-		serve_wait_stop(&waited);
+		serve_wait_stop(&waited, watch, set.orphan_ms);
 		rc = 0;
 	}
 	served = serve_threads_stop(threads, started);

@@ -69,6 +69,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_METRICS_FD] = INT("SLUICE_METRICS_FD", -1, 1024, -1,
 	    "the counters' shared page, where the worker counts its requests, their "
 	    "latencies and its connections (common/metrics.h); sluiced sets it (-1: none)"),
+	[SETTING_ORPHAN_GRACE_MS] = INT("SLUICE_ORPHAN_GRACE_MS", 2000, 3600000, 30000,
+	    "how long a worker whose supervisor is gone (no heartbeat on its watchdog page) "
+	    "keeps serving for a new sluiced to adopt it, in milliseconds; then it leaves"),
 	[SETTING_CPUS] = INT("SLUICE_CPUS", 0, 1024, 0,
 	    "the CPUs the pool may use as sluiced counts them (set cpus, affinity mask, cgroup "
 	    "quota); sluiced sets it (0: the worker's affinity mask)"),

@@ -28,6 +28,12 @@ enum setting_kind {
  * have), each the CLOCK_MONOTONIC millisecond its thread's request started, 0 when idle.
  * Written by the worker (serve.c), read by sluiced (supervisor/pool.c). */
 #define SETTINGS_WATCH_SLOTS	256
+/* The slot after them is sluiced's heartbeat: the CLOCK_MONOTONIC millisecond of its last
+ * look at the worker, written by sluiced at least every second.  A worker that sees it
+ * older than SLUICE_ORPHAN_GRACE_MS has lost its supervisor, which did not come back to
+ * adopt it, and leaves as on SIGTERM (serve.c, supervisor/adopt.c). */
+#define SETTINGS_WATCH_BEAT	SETTINGS_WATCH_SLOTS
+#define SETTINGS_WATCH_SIZE	((SETTINGS_WATCH_SLOTS + 1) * sizeof(long long))
 
 /* The rows, in the table's order. */
 enum setting_key {
@@ -49,6 +55,7 @@ enum setting_key {
 	SETTING_DB_WAIT_MS,
 	SETTING_WATCHDOG_FD,
 	SETTING_METRICS_FD,
+	SETTING_ORPHAN_GRACE_MS,
 	SETTING_CPUS,
 	SETTING_SQLITE_SYNC,
 	SETTING_SQLITE_BUSY_MS,

@@ -5,7 +5,7 @@
  * Protocol: the client sends one line, "status", "status json" (every pool's figures and
  * counters as one JSON object, stats.c), "up", "reread" (the endpoint list read again,
  * all or nothing: reread.c; "reread hold" keeps the removed pools serving until "prune"
- * stops them, see reload.c), "reload NAME" or "stop"; the
+ * stops them, see reload.c), "reload NAME", "upgrade" or "stop"; the
  * server answers with a first line "ok" or "error REASON", then the body, then closes.
  * For "stop" the server answers "ok" at once but closes only by exiting, so the client
  * returns when the supervisor has finished stopping.  "up" answers one line per pool,
@@ -14,6 +14,13 @@
  * start, has shown it by then).  The client's `ctl wait [SECONDS]` asks "up" until every
  * pool is up (exit 0) or one failed or the time is over (exit 1, the pools named), which
  * is how `make run` knows that what it started is serving.
+ *
+ * "upgrade" is answered "ok" at once and the connection closes when sluiced replaces
+ * itself with the binary it was started from (adopt.c: the same pid; the workers stay and
+ * the new image adopts them).  The client's `ctl upgrade` then waits until the new image
+ * answers with every pool up, and reloads the pools one by one (`reload NAME`, each up
+ * again before the next), so that the workers run the new binaries too.  Under load that
+ * is served throughout: the sockets never change, and a reload never refuses a request.
  *
  * The server side runs inside the poll() loop: a client gets short socket timeouts, so a
  * stuck client delays supervision by a fraction of a second at most, and a vanished one
@@ -243,14 +250,24 @@ ctl_run(struct sluiced *s, char *cmd, FILE *out)
 		pool_stop_all(s);
 		return 1;
 	}
+	if (strcmp(cmd, "upgrade") == 0 && arg == NULL) {
+		if (s->stopping || s->self_exe[0] == '\0') {
+			fprintf(out, "error %s\n", s->stopping ? "sluiced is stopping" :
+			    "the binary sluiced was started from is not known");
+			return 0;
+		}
+		fprintf(out, "ok\n");
+		s->upgrade = 1;
+		return 1;
+	}
 	if (strcmp(cmd, "up") == 0 && arg == NULL) {
 		fprintf(out, "ok\n");
 		for (p = s->pools; p != NULL; p = p->next)
 			ctl_pool_up(out, p, pool_now());
 		return 0;
 	}
-	fprintf(out, "error unknown command (want status, up, reread [hold], prune, reload NAME "
-	    "or stop)\n");
+	fprintf(out, "error unknown command (want status, up, reread [hold], prune, reload NAME, "
+	    "upgrade or stop)\n");
 	return 0;
 }
 
@@ -414,6 +431,114 @@ out:
 }
 
 /*
+ * The state word of pool name in an "up" answer (after "ok\n"), into word[len]: 0, or -1
+ * when the pool is not there.
+ */
+static int
+ctl_up_word(const char *resp, const char *name, char *word, size_t len)
+{
+	const char *line, *end;
+	size_t n = strlen(name);
+
+	for (line = resp; *line != '\0'; line = *end == '\n' ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		if ((size_t)(end - line) > n && strncmp(line, name, n) == 0 && line[n] == ' ') {
+			(void)snprintf(word, len, "%.*s", (int)(end - line - (long)n - 1),
+			    line + n + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Waits, at most seconds, until pool name says "up": 0, or -1 (said on stderr). */
+static int
+ctl_wait_one(const char *path, const char *name, int seconds)
+{
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	int64_t deadline = pool_now() + (int64_t)seconds * 1000;
+	char *resp = NULL, word[256] = "";
+
+	for (;;) {
+		free(resp);
+		if (ctl_ask(path, "up\n", 3, 10000, &resp) != 0)
+			return -1;
+		if (strncmp(resp, "ok\n", 3) == 0 &&
+		    ctl_up_word(resp + 3, name, word, sizeof(word)) == 0 &&
+		    strcmp(word, "up") == 0)
+			break;
+		if (strncmp(word, "failed", 6) == 0 || pool_now() >= deadline) {
+			fprintf(stderr, "sluiced: ctl upgrade: pool %s %s\n", name, word);
+			free(resp);
+			return -1;
+		}
+		nanosleep(&pause, NULL);
+	}
+	free(resp);
+	return 0;
+}
+
+/*
+ * `ctl upgrade`: the handover ("upgrade": sluiced records its workers and executes its
+ * binary anew, which adopts them), then every pool reloaded in turn onto the new
+ * binaries.  0, or 1 with the step that failed on stderr.
+ */
+static int
+ctl_upgrade(const char *path)
+{
+	struct timespec pause = { 0, 50 * 1000 * 1000 };
+	char *resp = NULL, *up = NULL, cmd[CTL_CMD_MAX], name[CONF_NAME_MAX];
+	const char *line, *sp, *end;
+	int64_t deadline;
+	int rc = 1, m;
+
+	/* The answer, then the connection closed by the execv(). */
+	if (ctl_ask(path, "upgrade\n", 8, 60000, &resp) != 0)
+		return 1;
+	if (strncmp(resp, "ok\n", 3) != 0) {
+		fprintf(stderr, "sluiced: ctl upgrade: %s", strncmp(resp, "error ", 6) == 0 ?
+		    resp + 6 : resp);
+		goto out;
+	}
+	deadline = pool_now() + 30000;
+	while (!ctl_in_use(path)) {
+		if (pool_now() >= deadline) {
+			fprintf(stderr, "sluiced: ctl upgrade: the new sluiced does not answer\n");
+			goto out;
+		}
+		nanosleep(&pause, NULL);
+	}
+	if (ctl_wait(path, 30) != 0 || ctl_ask(path, "up\n", 3, 10000, &up) != 0 ||
+	    strncmp(up, "ok\n", 3) != 0)
+		goto out;
+	printf("upgrade: sluiced runs the new binary and serves with the adopted workers\n");
+	for (line = up + 3; *line != '\0'; line = *end == '\n' ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		if ((sp = memchr(line, ' ', (size_t)(end - line))) == NULL ||
+		    (size_t)(sp - line) >= sizeof(name))
+			continue;
+		memcpy(name, line, (size_t)(sp - line));
+		name[sp - line] = '\0';
+		m = snprintf(cmd, sizeof(cmd), "reload %s\n", name);
+		free(resp);
+		resp = NULL;
+		if (m < 0 || (size_t)m >= sizeof(cmd) ||
+		    ctl_ask(path, cmd, (size_t)m, 10000, &resp) != 0 ||
+		    strncmp(resp, "ok\n", 3) != 0 || ctl_wait_one(path, name, 30) != 0) {
+			fprintf(stderr, "sluiced: ctl upgrade: pool %s not reloaded; its adopted "
+			    "workers serve on\n", name);
+			goto out;
+		}
+		printf("upgrade: %s reloaded\n", name);
+	}
+	rc = 0;
+out:
+	free(resp);
+	free(up);
+	return rc;
+}
+
+/*
  * `ctl top [COUNT]`: COUNT frames of top.c's, one a second (0: until interrupted), each
  * from a "status json" asked then; on a terminal each frame replaces the last.
  */
@@ -479,6 +604,8 @@ ctl_client(const char *rundir, int argc, char **argv)
 		}
 		return ctl_top(path, (int)secs);
 	}
+	if (argc == 1 && strcmp(argv[0], "upgrade") == 0)
+		return ctl_upgrade(path);
 	if (argc == 1 && (strcmp(argv[0], "status") == 0 || strcmp(argv[0], "stop") == 0 ||
 	    strcmp(argv[0], "up") == 0))
 		m = snprintf(cmd, sizeof(cmd), "%s\n", argv[0]);
@@ -490,7 +617,7 @@ ctl_client(const char *rundir, int argc, char **argv)
 		m = snprintf(cmd, sizeof(cmd), "reload %s\n", argv[1]);
 	else {
 		fprintf(stderr, "sluiced: ctl wants status [--json], top [COUNT], up, wait "
-		    "[SECONDS], reload [NAME] or stop\n");
+		    "[SECONDS], reload [NAME], upgrade or stop\n");
 		return 2;
 	}
 	if (m < 0 || (size_t)m >= sizeof(cmd)) {

@@ -29,6 +29,16 @@
  * naming the pool and the file, and `sluiced ctl status` shows the pool as degraded with
  * the reason until the file is back (or, replaced, until a reload opens the new one).
  *
+ * A worker outlives its supervisor.  It has no parent-death signal: killed or upgraded,
+ * sluiced leaves its workers serving on the sockets they hold, and a worker leaves on its
+ * own only once sluiced's heartbeat, which pool_tick() writes on its watchdog page at
+ * least every POOL_BEAT_MS, has been silent for its orphan grace (SLUICE_ORPHAN_GRACE_MS,
+ * 30 s).  The next sluiced on the run directory adopts them before it binds anything
+ * (adopt.c, from pool_socket()): the pool keeps the socket the workers hold, and the
+ * adopted workers, which are not its children, are signalled and watched through pidfds
+ * (pool_reap_pidfd() for their exits).  So the watchdog page is given to every worker,
+ * with or without a time budget.
+ *
  * Nothing here blocks or exits: the poll() loop in sluiced.c calls pool_tick() and
  * pool_reap(), which return the next deadline they care about.
  */
@@ -125,12 +135,6 @@ pool_check_binaries(const struct sluiced *s, const struct conf *c, char *err, si
 	return 0;
 }
 
-/* The watchdog's page is the workers' fd 3, the counters' page fd 4. */
-#define POOL_WATCH_FD		3
-#define POOL_WATCH_FD_STR	"3"
-#define POOL_METRICS_FD		4
-#define POOL_METRICS_FD_STR	"4"
-
 /*
  * The watchdog's limit for ep's workers: their time budget and the grace; 0 (no watchdog)
  * when the budget is 0.  The budget is what the workers will read: the endpoint's
@@ -203,8 +207,8 @@ pool_spec_make(const struct sluiced *s, const struct conf_endpoint *ep, struct p
 	    pool_env_add(&out->env, &n, "SLUICE_METRICS_FD", POOL_METRICS_FD_STR) == -1)
 		goto fail;
 	out->watch_ms = pool_spec_watch(ep);
-	if (out->watch_ms > 0 &&
-	    pool_env_add(&out->env, &n, "SLUICE_WATCHDOG_FD", POOL_WATCH_FD_STR) == -1)
+	/* Given with or without a budget: the page carries sluiced's heartbeat too. */
+	if (pool_env_add(&out->env, &n, "SLUICE_WATCHDOG_FD", POOL_WATCH_FD_STR) == -1)
 		goto fail;
 	for (i = 0; i < ep->nextra; i++) {
 		m = snprintf(key, sizeof(key), "SLUICE_%s", ep->extra[i].key);
@@ -307,6 +311,36 @@ pool_socket_tcp(struct sluiced *s, struct pool *p)
 	return 0;
 }
 
+static struct worker *pool_worker_add(struct pool *p);
+
+/* The socket and the workers of a previous sluiced (adopt.c) into p: 0, or -1 when
+ * there were none to take (p binds its socket as usual). */
+static int
+pool_adopt(struct sluiced *s, struct pool *p)
+{
+	struct worker *ws, *w;
+	size_t nws, i;
+	int fd;
+
+	if ((fd = adopt_pool(s, p, p->sock_path, pool_now(), &ws, &nws)) == -1)
+		return -1;
+	p->fd = fd;
+	for (i = 0; i < nws; i++) {
+		if ((w = pool_worker_add(p)) == NULL) {
+			/* Out of memory: that one is left to its orphan grace. */
+			(void)close(ws[i].pidfd);
+			if (ws[i].watch != NULL)
+				(void)munmap(ws[i].watch, SETTINGS_WATCH_SIZE);
+			stats_page_free(&ws[i]);
+			continue;
+		}
+		*w = ws[i];
+	}
+	free(ws);
+	pool_apply_socket(s, p, &p->spec);
+	return 0;
+}
+
 static int
 pool_socket(struct sluiced *s, struct pool *p)
 {
@@ -315,14 +349,23 @@ pool_socket(struct sluiced *s, struct pool *p)
 	mode_t old;
 	int fd = -1, m;
 
-	if (p->spec.tcp != NULL)
-		return pool_socket_tcp(s, p);
-	p->tcp = 0;
-	m = snprintf(p->sock_path, sizeof(p->sock_path), "%s/%s.sock", s->rundir, p->name);
+	if (p->spec.tcp != NULL) {
+		m = snprintf(p->sock_path, sizeof(p->sock_path), "tcp:%s", p->spec.tcp);
+		p->tcp = 1;
+	} else {
+		m = snprintf(p->sock_path, sizeof(p->sock_path), "%s/%s.sock", s->rundir,
+		    p->name);
+		p->tcp = 0;
+	}
 	if (m < 0 || (size_t)m >= sizeof(p->sock_path)) {
-		log_err("%s: socket path %s/%s.sock too long", p->name, s->rundir, p->name);
+		log_err("%s: socket path %s too long", p->name, p->sock_path);
 		goto fail;
 	}
+	/* The previous sluiced's workers still serve on it: kept, never bound again. */
+	if (s->nadopt > 0 && pool_adopt(s, p) == 0)
+		return 0;
+	if (p->spec.tcp != NULL)
+		return pool_socket_tcp(s, p);
 	/* A stale socket from a killed sluiced is removed; anything else is not ours. */
 	if (lstat(p->sock_path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
@@ -368,13 +411,13 @@ pool_new(struct sluiced *s, const struct conf_endpoint *ep)
 		return NULL;
 	}
 	p->fd = -1;
+	p->gen = 1;
 	memcpy(p->name, ep->name, sizeof(p->name));
 	if (pool_spec_make(s, ep, &p->spec) == -1 || pool_socket(s, p) == -1) {
 		pool_spec_free(&p->spec);
 		free(p);
 		return NULL;
 	}
-	p->gen = 1;
 	p->state = POOL_RUNNING;
 	log_info("%s: listening on %s (mode %04o, backlog %d), %d workers x %d threads (%s) "
 	    "of %s", p->name, p->sock_path, p->spec.mode, p->spec.backlog, p->spec.workers,
@@ -407,17 +450,22 @@ pool_deadline(int64_t *deadline, int64_t t)
  * refused: logged, the worker runs unwatched.
  */
 static int64_t *
-pool_watch_new(const struct pool *p, int *fd)
+pool_watch_new(const struct pool *p, int *fd, int64_t now)
 {
-	return stats_shared_page(p->name, "sluice-watchdog",
-	    SETTINGS_WATCH_SLOTS * sizeof(int64_t), fd);
+	int64_t *watch = stats_shared_page(p->name, "sluice-watchdog", SETTINGS_WATCH_SIZE,
+	    fd);
+
+	/* The heartbeat starts now: the worker's orphan grace counts from here. */
+	if (watch != NULL)
+		watch[SETTINGS_WATCH_BEAT] = now;
+	return watch;
 }
 
 static void
 pool_watch_free(int64_t *watch)
 {
 	if (watch != NULL)
-		(void)munmap(watch, SETTINGS_WATCH_SLOTS * sizeof(int64_t));
+		(void)munmap(watch, SETTINGS_WATCH_SIZE);
 }
 
 /*
@@ -451,7 +499,7 @@ pool_watch(struct pool *p, struct worker *w, int64_t now, int64_t *deadline)
 		    "hangs; killing it", p->name, (long)w->pid, w->stopped_at != 0 ?
 		    "been stopped between requests" : "served one request",
 		    (long long)(now - oldest), (long long)p->spec.watch_ms);
-		if (kill(w->pid, SIGKILL) == -1 && errno != ESRCH)
+		if (adopt_signal(w, SIGKILL) == -1 && errno != ESRCH)
 			log_warn("%s: kill %ld: %s", p->name, (long)w->pid, strerror(errno));
 		w->killed = 1;
 		p->hung++;
@@ -474,6 +522,8 @@ pool_free(struct pool *p)
 	for (i = 0; i < p->nw; i++) {
 		pool_watch_free(p->w[i].watch);
 		stats_page_free(&p->w[i]);
+		if (p->w[i].pidfd >= 0)
+			(void)close(p->w[i].pidfd);
 	}
 	pool_close_socket(p);
 	pool_spec_free(&p->spec);
@@ -543,7 +593,7 @@ pool_child_fds(int wfd, int mfd)
 }
 
 static void __attribute__((noreturn))
-pool_child(const struct pool *p, pid_t parent, int wfd, int mfd)
+pool_child(const struct pool *p, int wfd, int mfd)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1 };
 	sigset_t none;
@@ -553,9 +603,11 @@ pool_child(const struct pool *p, pid_t parent, int wfd, int mfd)
 	size_t i, n;
 	int null;
 
-	/* A worker outlives a sluiced killed with -9 by one request at most: it gets SIGTERM
-	 * and leaves between requests. */
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
+	/* No parent-death signal: a worker outlives a sluiced killed with -9 for its orphan
+	 * grace, serving, for the next sluiced to adopt it (adopt.c).  One without a
+	 * watchdog's page (the kernel refused the memfd) would never hear that its
+	 * supervisor is gone: it keeps the old rule, SIGTERM when sluiced dies. */
+	if (wfd < 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) == -1)
 		_exit(126);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], SIG_DFL);
@@ -599,28 +651,53 @@ pool_child(const struct pool *p, pid_t parent, int wfd, int mfd)
 	_exit(127);
 }
 
+/* Room in p->w for one more worker: 0, or -1 when out of memory (logged). */
+static int
+pool_worker_room(struct pool *p)
+{
+	struct worker *grown;
+	size_t ncap;
+
+	if (p->nw < p->wcap)
+		return 0;
+	ncap = p->wcap == 0 ? 8 : p->wcap * 2;
+	if ((grown = realloc(p->w, ncap * sizeof(*grown))) == NULL) {
+		log_err("%s: out of memory", p->name);
+		return -1;
+	}
+	p->w = grown;
+	p->wcap = ncap;
+	return 0;
+}
+
+/* A new zeroed worker slot at the end of p->w (pidfd -1), or NULL when out of memory
+ * (logged). */
+static struct worker *
+pool_worker_add(struct pool *p)
+{
+	struct worker *w;
+
+	if (pool_worker_room(p) == -1)
+		return NULL;
+	w = &p->w[p->nw++];
+	memset(w, 0, sizeof(*w));
+	w->pidfd = -1;
+	return w;
+}
+
 static int
 pool_spawn(struct pool *p, int64_t now)
 {
-	struct worker *w, *grown;
-	pid_t pid, self = getpid();
+	struct worker *w;
+	pid_t pid;
 	sigset_t all, old;
 	int64_t *watch = NULL;
 	struct metrics_page *metrics = NULL;
 	int wfd = -1, mfd = -1;
 
-	if (p->nw == p->wcap) {
-		size_t ncap = p->wcap == 0 ? 8 : p->wcap * 2;
-
-		if ((grown = realloc(p->w, ncap * sizeof(*grown))) == NULL) {
-			log_err("%s: out of memory", p->name);
-			return -1;
-		}
-		p->w = grown;
-		p->wcap = ncap;
-	}
-	if (p->spec.watch_ms > 0)
-		watch = pool_watch_new(p, &wfd);
+	if (pool_worker_room(p) == -1)
+		return -1;
+	watch = pool_watch_new(p, &wfd, now);
 	if (p->spec.metrics)
 		metrics = stats_page_new(p->name, p->spec.threads, &mfd);
 	/* No signal between fork() and the child's reset of its handlers: one would run
@@ -630,7 +707,7 @@ pool_spawn(struct pool *p, int64_t now)
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = fork();
 	if (pid == 0)
-		pool_child(p, self, wfd, mfd);
+		pool_child(p, wfd, mfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid == -1) {
 		log_err("%s: fork: %s", p->name, strerror(errno));
@@ -649,6 +726,9 @@ pool_spawn(struct pool *p, int64_t now)
 		(void)close(mfd);
 	w = &p->w[p->nw++];
 	memset(w, 0, sizeof(*w));
+	w->pidfd = -1;
+	/* For the record (adopt.c): the pid with its start time names this process only. */
+	(void)adopt_start_time(pid, &w->start);
 	w->watch = watch;
 	w->metrics = metrics;
 	w->mthreads = p->spec.threads;
@@ -700,7 +780,7 @@ pool_term(struct pool *p, struct worker *w, int64_t now)
 	if (w->term_at != 0)
 		return;
 	w->term_at = now;
-	if (kill(w->pid, SIGTERM) == -1 && errno != ESRCH)
+	if (adopt_signal(w, SIGTERM) == -1 && errno != ESRCH)
 		log_warn("%s: kill %ld: %s", p->name, (long)w->pid, strerror(errno));
 }
 
@@ -733,19 +813,24 @@ pool_kill_stragglers(struct sluiced *s, struct pool *p, int64_t now, int64_t *de
 
 	for (i = 0; i < p->nw; i++) {
 		w = &p->w[i];
+		/* The heartbeat: while it moves, the worker knows it has a supervisor. */
+		if (w->watch != NULL)
+			__atomic_store_n(&w->watch[SETTINGS_WATCH_BEAT], now, __ATOMIC_RELAXED);
 		pool_watch(p, w, now, deadline);
 		if (w->term_at == 0 || w->killed)
 			continue;
 		if (now - w->term_at >= s->grace_ms) {
 			log_warn("%s: worker %ld did not stop within %d ms, killing it", p->name,
 			    (long)w->pid, s->grace_ms);
-			if (kill(w->pid, SIGKILL) == -1 && errno != ESRCH)
+			if (adopt_signal(w, SIGKILL) == -1 && errno != ESRCH)
 				log_warn("%s: kill %ld: %s", p->name, (long)w->pid, strerror(errno));
 			w->killed = 1;
 		} else {
 			pool_deadline(deadline, w->term_at + s->grace_ms);
 		}
 	}
+	if (p->nw > 0)
+		pool_deadline(deadline, now + POOL_BEAT_MS);
 }
 
 /* A reload's step: once every worker of the new generation has lived POOL_READY_MS (cur
@@ -842,7 +927,9 @@ pool_tick(struct sluiced *s, struct pool *p, int64_t now, int64_t *deadline)
 static void
 pool_describe_exit(int status, char *buf, size_t len)
 {
-	if (WIFSIGNALED(status))
+	if (status == POOL_STATUS_UNKNOWN)
+		(void)snprintf(buf, len, "unknown");
+	else if (WIFSIGNALED(status))
 		(void)snprintf(buf, len, "signal:%d", WTERMSIG(status));
 	else if (WIFEXITED(status))
 		(void)snprintf(buf, len, "exit:%d", WEXITSTATUS(status));
@@ -871,10 +958,12 @@ pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
 		return -1;
 	w = p->w[i];
 	p->w[i] = p->w[--p->nw];
+	if (w.pidfd >= 0)
+		(void)close(w.pidfd);
 	pool_watch_free(w.watch);
 	stats_retire(p, &w);
 	pool_describe_exit(status, how, sizeof(how));
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+	if (status != POOL_STATUS_UNKNOWN && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
 		log_err("%s: worker %ld made a system call that its seccomp filter forbids "
 		    "(SIGSYS; common/sandbox.c, SLUICE_SECCOMP=0 to debug)", p->name, (long)pid);
 	if (w.term_at != 0) {
@@ -883,7 +972,9 @@ pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
 	}
 	/* Nobody asked this worker to go. */
 	ran = now - w.started;
-	abnormal = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	/* An adopted worker's status is unknown: its death unasked counts as a crash. */
+	abnormal = status == POOL_STATUS_UNKNOWN || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0;
 	p->last_status = status;
 	p->has_exit = 1;
 	if (abnormal)
@@ -927,6 +1018,20 @@ pool_reap(struct sluiced *s, pid_t pid, int status, int64_t now)
 	    "in %lld ms", p->name, (long)pid, (long long)ran, how, p->quick_fails,
 	    s->crash_loop_tries, (long long)delay);
 	return 0;
+}
+
+void
+pool_reap_pidfd(struct sluiced *s, int pidfd, int64_t now)
+{
+	struct pool *p;
+	size_t i;
+
+	for (p = s->pools; p != NULL; p = p->next)
+		for (i = 0; i < p->nw; i++)
+			if (p->w[i].pidfd == pidfd) {
+				(void)pool_reap(s, p->w[i].pid, adopt_wait(pidfd), now);
+				return;
+			}
 }
 
 void
@@ -976,18 +1081,21 @@ void
 pool_status(FILE *out, const struct pool *p)
 {
 	char how[32] = "none";
-	size_t i, n;
+	size_t i, n, adopted = 0;
 
 	if (p->has_exit)
 		pool_describe_exit(p->last_status, how, sizeof(how));
+	/* adopted=: the current workers a previous sluiced started (adopt.c). */
+	for (i = 0; i < p->nw; i++)
+		adopted += p->w[i].adopted && p->w[i].gen == p->gen && p->w[i].term_at == 0;
 	/* A running pool whose database is gone, replaced or empty is degraded: db= says
 	 * why (dbcheck.c); "none" for a pool without a SQLite file. */
 	fprintf(out, "%s state=%s gen=%u workers=%zu/%d threads=%d sizing=%s old=%zu "
-	    "reloading=%d spawns=%lu crashes=%lu hung=%lu quick_fails=%d last_exit=%s db=%s",
-	    p->name, stats_state_word(p), p->gen, pool_current(p), p->spec.workers,
-	    p->spec.threads, p->spec.sizing, p->nw - pool_current(p), p->reloading, p->spawns,
-	    p->crashes, p->hung, p->quick_fails, how, p->spec.db_path == NULL ? "none" :
-	    dbcheck_words[p->db.state]);
+	    "reloading=%d adopted=%zu spawns=%lu crashes=%lu hung=%lu quick_fails=%d "
+	    "last_exit=%s db=%s", p->name, stats_state_word(p), p->gen, pool_current(p),
+	    p->spec.workers, p->spec.threads, p->spec.sizing, p->nw - pool_current(p),
+	    p->reloading, adopted, p->spawns, p->crashes, p->hung, p->quick_fails, how,
+	    p->spec.db_path == NULL ? "none" : dbcheck_words[p->db.state]);
 	stats_status_words(out, p);
 	fprintf(out, " pids=");
 	/* Only the current generation's pids: those are the ones that serve. */

@@ -9,7 +9,7 @@
  *       prints USER:GROUP that sluiced, started now, would run its pools as (the run user
  *       when root, see priv.c; else the caller's), for scripts that prepare data.
  *   sluiced [-r RUNDIR] ctl status [--json] | top [COUNT] | up | wait [SECONDS] |
- *       reload [NAME] | stop
+ *       reload [NAME] | upgrade | stop
  *       talks to the running supervisor; prints its answer; exit 0 on success, 1 when the
  *       supervisor refused or is not reachable, 2 on usage errors.  `wait` returns once
  *       every pool is up (0) or one failed or SECONDS (30) passed (1), see ctl.c.
@@ -31,6 +31,14 @@
  * SIGCHLD reaps and restarts workers.  Handlers only write the signal number into a
  * self-pipe; all the work happens in the poll() loop, never in a handler.  Workers stay in
  * sluiced's session (no setsid, docs/fastcgi.md rule 15).
+ *
+ * A restart without a gap (adopt.c).  The workers outlive sluiced; a sluiced started on a
+ * run directory whose sluiced.workers names live workers adopts them and their sockets
+ * before it binds anything, and polls the adopted workers' pidfds beside its other
+ * descriptors.  `ctl upgrade` makes the running sluiced record its workers and execv()
+ * the binary it was started from, with its own command line: the same pid, the new
+ * binary, which adopts them; the client then reloads each pool in turn, so that the
+ * workers too run the new binaries.
  */
 #include <err.h>
 #include <errno.h>
@@ -71,7 +79,7 @@ sluiced_usage(void)
 	fprintf(stderr,
 	    "usage: sluiced [-c CONF] [-r RUNDIR] [-b BINDIR] [-g GRACE_MS]\n"
 	    "       sluiced [-r RUNDIR] ctl status [--json] | top [COUNT] | up | wait [SECONDS] |\n"
-	    "               reload [NAME] | stop\n"
+	    "               reload [NAME] | upgrade | stop\n"
 	    "       sluiced [-c CONF] user\n"
 	    "       sluiced [-c CONF] [-r RUNDIR] nginx default|tuned [-p PREFIX] [-l LISTEN]\n"
 	    "               [-w NGINX_WORKERS] [-k KEEPALIVE] [-u USER[:GROUP]]\n"
@@ -270,6 +278,8 @@ sluiced_start(struct sluiced *s)
 		errx(1, "%s/sluiced.ctl: path too long for a unix socket", s->rundir);
 	if (ctl_in_use(s->ctl_path))
 		errx(1, "another sluiced is running on %s", s->rundir);
+	/* Nobody answers there: the workers of the one that ran before are ours to adopt. */
+	adopt_load(s);
 	if (priv_resolve(s, s->conf) == -1 || priv_rundir(s, s->conf) == -1)
 		errx(1, "cannot set up the run user");
 	if (priv_sock_owner(s, s->conf) == -1)
@@ -290,6 +300,7 @@ sluiced_start(struct sluiced *s)
 		unlink(s->pid_path);
 		errx(1, "cannot start the endpoints (see above)");
 	}
+	adopt_done(s);
 	/* Every socket exists: root is not needed any more. */
 	priv_drop(s);
 	log_info("sluiced %ld: %zu endpoints from %s, run dir %s", (long)getpid(),
@@ -318,20 +329,89 @@ sluiced_tick(struct sluiced *s, int64_t now, int64_t *deadline)
 	return live;
 }
 
-/* The poll() loop: pools' deadlines, signals, the control socket; returns once stopping
- * and every worker is gone. */
+/*
+ * The descriptors the loop polls: the self-pipe, the control socket, the metrics address,
+ * then the pidfd of every adopted worker, into *pfd (grown as needed, *cap entries).
+ * Returns how many, or 3 when the array cannot grow (the adopted workers' exits are then
+ * seen at the next turn that can).
+ */
+static nfds_t
+sluiced_pollfds(struct sluiced *s, struct pollfd **pfd, size_t *cap)
+{
+	const struct pool *p;
+	struct pollfd *grown;
+	size_t n = 3, i;
+
+	for (p = s->pools; p != NULL; p = p->next)
+		for (i = 0; i < p->nw; i++)
+			n += p->w[i].pidfd >= 0;
+	if (n > *cap) {
+		if ((grown = realloc(*pfd, n * sizeof(*grown))) == NULL)
+			return 3;
+		*pfd = grown;
+		*cap = n;
+	}
+	(*pfd)[0].fd = sluiced_sig_pipe[0];
+	(*pfd)[1].fd = s->stopping ? -1 : s->ctl_fd;
+	(*pfd)[2].fd = s->metrics_fd;
+	n = 3;
+	for (p = s->pools; p != NULL; p = p->next)
+		for (i = 0; i < p->nw; i++)
+			if (p->w[i].pidfd >= 0)
+				(*pfd)[n++].fd = p->w[i].pidfd;
+	for (i = 0; i < n; i++)
+		(*pfd)[i].events = POLLIN;
+	return (nfds_t)n;
+}
+
+/* ctl upgrade: the workers recorded, then this process replaced by the binary it was
+ * started from.  Returns only when execv() failed (logged): sluiced goes on. */
+static void
+sluiced_exec(struct sluiced *s)
+{
+	size_t i;
+
+	s->upgrade = 0;
+	adopt_record(s);
+	log_info("upgrade: executing %s; the workers stay and the new binary adopts them",
+	    s->self_exe);
+	/* The control socket first: a client that connects from now on is refused until the
+	 * new image listens, where it would wait in this socket's queue and be reset at the
+	 * execv().  The `ctl upgrade` client learns that this image is gone from its own
+	 * connection closing. */
+	close(s->ctl_fd);
+	s->ctl_fd = -1;
+	for (i = 0; i < s->nwaiters; i++)
+		close(s->waiters[i]);
+	s->nwaiters = 0;
+	execv(s->self_exe, s->argv);
+	log_err("upgrade: execv %s: %s; this sluiced goes on", s->self_exe, strerror(errno));
+	if (ctl_listen(s) == -1)
+		log_err("upgrade: the control socket is gone; stop this sluiced with SIGTERM");
+}
+
+/* The poll() loop: pools' deadlines, signals, the control socket, the adopted workers'
+ * pidfds; returns once stopping and every worker is gone. */
 static void
 sluiced_loop(struct sluiced *s)
 {
-	struct pollfd pfd[3];
+	struct pollfd *pfd = NULL;
+	size_t cap = 0;
+	nfds_t n, i;
 	int64_t now, deadline;
 	int timeout;
 
+	if ((pfd = calloc(3, sizeof(*pfd))) == NULL)
+		errx(1, "out of memory");
+	cap = 3;
 	for (;;) {
 		now = pool_now();
 		deadline = 0;
 		if (sluiced_tick(s, now, &deadline) == 0 && s->stopping)
 			break;
+		adopt_record(s);
+		if (s->upgrade && !s->stopping)
+			sluiced_exec(s);
 		timeout = -1;
 		if (deadline != 0) {
 			timeout = deadline <= now ? 0 : (int)(deadline - now);
@@ -339,13 +419,8 @@ sluiced_loop(struct sluiced *s)
 			if (timeout > 0)
 				timeout++;
 		}
-		pfd[0].fd = sluiced_sig_pipe[0];
-		pfd[0].events = POLLIN;
-		pfd[1].fd = s->stopping ? -1 : s->ctl_fd;
-		pfd[1].events = POLLIN;
-		pfd[2].fd = s->metrics_fd;
-		pfd[2].events = POLLIN;
-		if (poll(pfd, 3, timeout) == -1) {
+		n = sluiced_pollfds(s, &pfd, &cap);
+		if (poll(pfd, n, timeout) == -1) {
 			if (errno != EINTR)
 				log_err("poll: %s", strerror(errno));
 			continue;
@@ -356,7 +431,12 @@ sluiced_loop(struct sluiced *s)
 			ctl_accept(s);
 		if (pfd[2].revents & POLLIN)
 			stats_accept(s);
+		/* An adopted worker exited (a pidfd is readable once it has). */
+		for (i = 3; i < n; i++)
+			if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+				pool_reap_pidfd(s, pfd[i].fd, pool_now());
 	}
+	free(pfd);
 }
 
 static int
@@ -379,6 +459,8 @@ sluiced_serve(struct sluiced *s)
 		close(s->metrics_fd);
 	unlink(s->ctl_path);
 	unlink(s->pid_path);
+	/* Every worker is gone: nothing for a next sluiced to adopt. */
+	adopt_forget(s);
 	conf_free(s->conf);
 	log_info("stopped");
 	/* The `ctl stop` clients learn that we are gone from their sockets closing. */
@@ -486,6 +568,10 @@ main(int argc, char *argv[])
 
 	memset(&s, 0, sizeof(s));
 	memset(&a, 0, sizeof(a));
+	/* ctl upgrade runs this binary again, with this command line. */
+	s.argv = argv;
+	if (readlink("/proc/self/exe", s.self_exe, sizeof(s.self_exe) - 1) <= 0)
+		s.self_exe[0] = '\0';
 	s.conf_path = "conf/endpoints.conf";
 	s.rundir = "run";
 	s.bindir = "bin";

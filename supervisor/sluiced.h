@@ -10,6 +10,9 @@
  *   dbcheck.c     what a pool sees of its SQLite database from outside (dbcheck.h)
  *   ctl.c         the control socket RUNDIR/sluiced.ctl, server and client sides; it acts
  *                 on pools through pool.c and never calls back into sluiced.c
+ *   adopt.c       the workers outlive their supervisor: RUNDIR/sluiced.workers records
+ *                 them, and the next sluiced (after a crash, or `ctl upgrade`'s execv)
+ *                 adopts them and their pools' sockets through pidfds
  *   stats.c       the workers' counters pages (common/metrics.h): made before a fork,
  *                 folded into the pool's totals when a worker dies, shown by ctl status
  *                 (text and JSON) and served as Prometheus text on set metrics_listen
@@ -85,6 +88,18 @@
  * stops there), so one that has not a second later cannot run. */
 #define POOL_WATCH_GRACE_MS	1000
 #define POOL_WATCH_EVERY_MS	250
+/* sluiced writes its heartbeat on every worker's watchdog page at least this often; a
+ * worker's orphan grace (SLUICE_ORPHAN_GRACE_MS, at least 2 s) is counted from the last. */
+#define POOL_BEAT_MS		500
+/* The watchdog's page is the workers' fd 3, the counters' page fd 4; the workers keep
+ * both open, for a sluiced that adopts them (adopt.c). */
+#define POOL_WATCH_FD		3
+#define POOL_WATCH_FD_STR	"3"
+#define POOL_METRICS_FD		4
+#define POOL_METRICS_FD_STR	"4"
+/* The wait status of an adopted worker that was not our child: the kernel tells it to
+ * the parent alone. */
+#define POOL_STATUS_UNKNOWN	(-1)
 
 enum pool_state {
 	POOL_RUNNING,
@@ -111,6 +126,9 @@ struct pool_spec {
 
 struct worker {
 	pid_t pid;
+	int pidfd;		/* adopted: its pidfd, polled for its exit; -1: our child */
+	int adopted;		/* started by a previous sluiced (adopt.c) */
+	unsigned long long start;	/* its start time in clock ticks (/proc/PID/stat) */
 	unsigned gen;		/* the pool generation it was started for */
 	int64_t started;
 	int64_t term_at;	/* when SIGTERM was sent; 0: not asked to stop */
@@ -213,6 +231,13 @@ struct sluiced {
 	gid_t run_gid;
 	char run_user[64];
 	int metrics_fd;		/* the Prometheus address's listening socket, or -1 */
+	struct adopt_rec *adopt;	/* the previous sluiced's workers (adopt.c), at start */
+	size_t nadopt;
+	char adopt_path[4096];	/* RUNDIR/sluiced.workers */
+	char *adopt_last;	/* what it holds now */
+	char self_exe[4096];	/* the binary sluiced was started from, for ctl upgrade */
+	char **argv;		/* its command line, for ctl upgrade */
+	int upgrade;		/* ctl upgrade asked: execv() once the answer is sent */
 };
 
 /* pool.c */
@@ -242,6 +267,35 @@ int64_t pool_now(void);
 struct pool *pool_find(struct sluiced *s, const char *name);
 /* Starts a graceful stop of every pool (once; s->stopping is then set). */
 void pool_stop_all(struct sluiced *s);
+/* pool_reap() of the adopted worker whose pidfd turned readable (its exit). */
+void pool_reap_pidfd(struct sluiced *s, int pidfd, int64_t now);
+
+/* adopt.c */
+/* The previous sluiced's record (RUNDIR/sluiced.workers) into s, at start; nothing when
+ * there is none. */
+void adopt_load(struct sluiced *s);
+/*
+ * Pool p (being made, no socket yet) takes its socket and its workers from the record at
+ * now: the listening socket, when a recorded worker's listens at want (p->sock_path's
+ * form), and in *ws (caller frees; *nws of them) every recorded worker of p that is still
+ * the process recorded, for p to take as its own.  -1 when nothing was adopted (those
+ * workers told to stop, *ws NULL): p binds as usual.
+ */
+int adopt_pool(struct sluiced *s, const struct pool *p, const char *want, int64_t now,
+    struct worker **ws, size_t *nws);
+/* The end of the start's adoption: what was not adopted logged, the record freed. */
+void adopt_done(struct sluiced *s);
+/* RUNDIR/sluiced.workers written anew (atomically) when s's workers changed. */
+void adopt_record(struct sluiced *s);
+/* A graceful stop: the record removed. */
+void adopt_forget(struct sluiced *s);
+/* pid's start time in clock ticks into *start: 0, or -1 (gone, a zombie, unreadable). */
+int adopt_start_time(pid_t pid, unsigned long long *start);
+/* Sends sig to w, through its pidfd when adopted: kill()'s result. */
+int adopt_signal(const struct worker *w, int sig);
+/* The wait status of the exited process of pidfd (reaped when it is our child), or
+ * POOL_STATUS_UNKNOWN. */
+int adopt_wait(int pidfd);
 
 /* stats.c */
 /*

@@ -259,16 +259,20 @@ stats_json_pool(const struct pool *p)
 {
 	cJSON *o = cJSON_CreateObject();
 	struct metrics_sum m;
-	size_t i, cur = 0;
+	size_t i, cur = 0, adopted = 0;
 
 	for (i = 0; i < p->nw; i++)
-		if (p->w[i].gen == p->gen && p->w[i].term_at == 0)
+		if (p->w[i].gen == p->gen && p->w[i].term_at == 0) {
 			cur++;
+			adopted += p->w[i].adopted;
+		}
 	cJSON_AddStringToObject(o, "name", p->name);
 	cJSON_AddStringToObject(o, "state", stats_state_word(p));
 	cJSON_AddNumberToObject(o, "gen", p->gen);
 	cJSON_AddNumberToObject(o, "workers", (double)cur);
 	cJSON_AddNumberToObject(o, "workers_wanted", p->spec.workers);
+	/* Of the workers, those a previous sluiced started (adopt.c). */
+	cJSON_AddNumberToObject(o, "adopted", (double)adopted);
 	cJSON_AddNumberToObject(o, "threads", p->spec.threads);
 	cJSON_AddNumberToObject(o, "spawns", (double)p->spawns);
 	cJSON_AddNumberToObject(o, "crashes", (double)p->crashes);

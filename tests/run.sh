@@ -83,7 +83,7 @@ tally() {
 # programs that time what they see (budgets, hung workers, failovers, load, writes that
 # must meet in a batch) or load the machine themselves run alone.  A program's output is
 # printed whole when it ends.
-ALONE=" test_budgets test_chat_browser test_dbwrite test_fault_kill test_fault_pg test_gate
+ALONE=" test_adopt test_budgets test_chat_browser test_dbwrite test_fault_kill test_fault_pg test_gate
     test_gcommit test_http test_hung_worker test_multihost test_pg_failover test_pg_faults
     test_pg_pool test_records_pg_writes
     test_rest_gcommit test_slowloris test_status_browser test_supervisor "

@@ -368,9 +368,14 @@ stack_start_sluiced(struct stack *s)
 	int i = 0;
 
 	snprintf(log, sizeof(log), "%s/sluiced.log", s->dir);
-	if (snprintf(sluiced_path, sizeof(sluiced_path), "%s/sluiced", stack_bin()) >=
-	    (int)sizeof(sluiced_path))
+	if (getenv("SLUICE_TEST_SLUICED") != NULL) {
+		if (snprintf(sluiced_path, sizeof(sluiced_path), "%s",
+		    getenv("SLUICE_TEST_SLUICED")) >= (int)sizeof(sluiced_path))
+			return -1;
+	} else if (snprintf(sluiced_path, sizeof(sluiced_path), "%s/sluiced", stack_bin()) >=
+	    (int)sizeof(sluiced_path)) {
 		return -1;
+	}
 	argv[i++] = sluiced_path;
 	argv[i++] = (char *)(unsigned long)"-c";
 	argv[i++] = s->conf;
@@ -392,6 +397,12 @@ stack_start_sluiced(struct stack *s)
 		stack_sleep_ms(20);
 	}
 	return 0;
+}
+
+int
+stack_restart_sluiced(struct stack *s)
+{
+	return stack_start_sluiced(s);
 }
 
 /*

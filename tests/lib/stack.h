@@ -2,7 +2,8 @@
  * stack.h: the real stack for integration tests.
  *
  * stack_start() writes an endpoint list into a fresh temporary directory, starts the real
- * sluiced on it (sockets, workers from SLUICE_BIN), generates the nginx configuration of the
+ * sluiced on it (sockets, workers from SLUICE_BIN; sluiced itself from SLUICE_BIN, or from
+ * SLUICE_TEST_SLUICED when set, a copy whose file a test replaces), generates the nginx configuration of the
  * chosen profile with sluiced itself (-o PREFIX/nginx.conf, so that RUNDIR/proxy.args lets
  * `ctl reload` make it anew and reload nginx), starts the real nginx on a free loopback port from a
  * prefix inside that directory, and waits until both answer.  stack_start_server() does
@@ -64,6 +65,13 @@ void stack_stop(struct stack *s);
  * stack's directory.  Writes it into out[len]; returns 0, or -1 (too long, copy failed).
  */
 int stack_reachable(const struct stack *s, const char *path, char *out, size_t len);
+
+/*
+ * Starts sluiced again on the stack's list and run directory, with the same command line
+ * (after the test killed it and reaped it: s->sluiced is then the new one), and waits for
+ * its control socket.  0, or -1 with the reason on stderr.
+ */
+int stack_restart_sluiced(struct stack *s);
 
 /* Runs "sluiced -r RUN ctl ARGS" and returns its exit status; its output goes to out
  * (may be NULL). */
