@@ -445,6 +445,10 @@ evfcgi_stream(struct evfcgi_conn *c, int type, const unsigned char *p, size_t n)
 			return evfcgi_grow(&r->params, &r->plen, p, n, c->lim.params_max);
 		if (evfcgi_params_decode(r) < 0)
 			return -1;
+		/* The decoded copies are all that is read: an open stream keeps only them. */
+		free(r->params);
+		r->params = NULL;
+		r->plen = 0;
 		c->state = EVFCGI_IN_STDIN;
 		return 0;
 	}
