@@ -10,7 +10,8 @@
  * A reader that does not read (a FastCGI client on the pool's socket, stream_buf=4096,
  * heartbeats every 10 ms) is dropped once its buffer fills while a client through nginx
  * keeps receiving heartbeats.  1,000 idle clients are held by the one process, its
- * memory (PSS, /proc/PID/smaps_rollup) printed and bounded.  The generated nginx
+ * memory (PSS, /proc/PID/smaps_rollup) printed and bounded.  PocketBase's JavaScript SDK
+ * (pb.realtime, tests/js/realtime.test.mjs) connects and subscribes.  The generated nginx
  * configuration passes the stream unbuffered; after the stop no worker is left.
  */
 #define _GNU_SOURCE	/* memmem() */ /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "jsrun.h"
 #include "stack.h"
 #include "../lib/harness.h"
 
@@ -625,6 +627,28 @@ test_realtime_thousand_idle(void)
 	rt_stop(&s, w);
 }
 
+/* The PocketBase SDK's pb.realtime (tests/js/realtime.test.mjs). */
+static void
+test_realtime_js(void)
+{
+	struct stack s;
+	char env[256];
+	pid_t w;
+
+	if (jsrun_install("eventsource") < 0 || jsrun_install("pocketbase") < 0) {
+		CHECK(!"npm ci installed eventsource and pocketbase in tests/js, and node runs");
+		return;
+	}
+	if (rt_start(&s, "", "tuned") < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	w = rt_worker(&s);
+	(void)snprintf(env, sizeof(env), "REALTIME_URL='%s'", s.base);
+	CHECK_INT(jsrun(env, "realtime.test.mjs", "realtime"), 0);
+	rt_stop(&s, w);
+}
+
 int
 main(void)
 {
@@ -634,5 +658,6 @@ main(void)
 	RUN(test_realtime_clients_cap);
 	RUN(test_realtime_slow_reader_dropped);
 	RUN(test_realtime_thousand_idle);
+	RUN(test_realtime_js);
 	return harness_done();
 }
