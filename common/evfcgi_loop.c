@@ -21,7 +21,9 @@
  * Watchdog.  The slot of the loop's thread (SLUICE_WATCHDOG_FD's first) holds the time
  * the current turn began, and 0 while the loop sleeps: a turn that hangs (a callback
  * stuck) is seen by sluiced past the pool's budget, as a serving thread's request is.  An
- * open stream is not a request in progress for the watchdog.
+ * open stream is not a request in progress for the watchdog.  The counters' page
+ * (common/metrics.h) is not written yet: sluiced shows the pool's worker, not its
+ * requests.
  */
 #define _GNU_SOURCE	/* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #include <errno.h>
@@ -421,6 +423,17 @@ evfcgi_watch_map(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The counters' page (SLUICE_METRICS_FD) is not kept: the loop counts nothing there
+ * yet, so its descriptor is closed rather than left open for the process's life. */
+static void
+evfcgi_metrics_close(void)
+{
+	long long fd;
+
+	if (settings_int(SETTING_METRICS_FD, &fd) == 0 && fd >= 0)
+		(void)close((int)fd);
+}
+
 /* Finds the listening socket: -s PATH (bound here) or fd 0.  -1 (said) when none. */
 static int
 evfcgi_listener(int argc, char **argv, const char **path)
@@ -476,6 +489,7 @@ evfcgi_main(int argc, char **argv, const char *name, const struct evfcgi_ops *op
 		goto out;
 	}
 	l.watch = evfcgi_watch_map();
+	evfcgi_metrics_close();
 	if (init != NULL && init(ctx) < 0)
 		goto out;
 	/* Start-up is over: confine the process (sandbox.h). */
