@@ -329,10 +329,9 @@ evfcgi_get_values(struct evfcgi_conn *c, const unsigned char *p, size_t n)
 		if (evfcgi_nv_next(p, n, &i, &name, &nlen, &val, &vlen) < 0)
 			return -1;
 		v = NULL;
-		if (nlen == 14 && memcmp(name, "FCGI_MAX_CONNS", 14) == 0) {
-			(void)snprintf(num, sizeof(num), "%d", c->lim.conns_max);
-			v = num;
-		} else if (nlen == 13 && memcmp(name, "FCGI_MAX_REQS", 13) == 0) {
+		/* One request a connection: as many requests as connections. */
+		if ((nlen == 14 && memcmp(name, "FCGI_MAX_CONNS", 14) == 0) ||
+		    (nlen == 13 && memcmp(name, "FCGI_MAX_REQS", 13) == 0)) {
 			(void)snprintf(num, sizeof(num), "%d", c->lim.conns_max);
 			v = num;
 		} else if (nlen == 15 && memcmp(name, "FCGI_MPXS_CONNS", 15) == 0) {

@@ -420,7 +420,11 @@ evfcgi_watch_map(void)
 		return NULL;
 	p = mmap(NULL, SERVE_WATCH_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	(void)close((int)fd);
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED) {
+		log_warn("the watchdog's page cannot be mapped: %s", strerror(errno));
+		return NULL;
+	}
+	return p;
 }
 
 /* The counters' page (SLUICE_METRICS_FD) is not kept: the loop counts nothing there
@@ -458,19 +462,40 @@ evfcgi_listener(int argc, char **argv, const char **path)
 	return STDIN_FILENO;
 }
 
+/*
+ * The loop's set, holding the listening socket (made non-blocking: during a reload the
+ * old and new workers share it, and the loser of a race must not block in accept()).
+ * Returns its descriptor, or -1 (logged).
+ */
+static int
+evfcgi_set_open(int listen_fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = NULL };
+	int fl, epfd = -1;
+
+	if ((fl = fcntl(listen_fd, F_GETFL)) < 0 ||
+	    fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    (epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev) < 0) {
+		log_err("event loop: %s", strerror(errno));
+		if (epfd >= 0)
+			close(epfd);
+		return -1;
+	}
+	return epfd;
+}
+
 int
 evfcgi_main(int argc, char **argv, const char *name, const struct evfcgi_ops *ops,
     void *ctx, int (*init)(void *ctx))
 {
 	struct evfcgi_loop l;
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = NULL };
 	const char *path = NULL, *logname = settings_get(SETTING_NAME);
 	sigset_t wait_mask;
 	long long level;
-	int rc = 1, fl;
+	int rc = 1;
 
 	memset(&l, 0, sizeof(l));
-	l.epfd = -1;
 	l.ops = ops;
 	l.ctx = ctx;
 	log_init(logname != NULL ? logname : name);
@@ -481,13 +506,8 @@ evfcgi_main(int argc, char **argv, const char *name, const struct evfcgi_ops *op
 		return 1;
 	evfcgi_signals(&wait_mask);
 	evfcgi_nofile(l.lim.conns_max);
-	if ((fl = fcntl(l.listen_fd, F_GETFL)) < 0 ||
-	    fcntl(l.listen_fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
-	    (l.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-	    epoll_ctl(l.epfd, EPOLL_CTL_ADD, l.listen_fd, &ev) < 0) {
-		log_err("event loop: %s", strerror(errno));
+	if ((l.epfd = evfcgi_set_open(l.listen_fd)) < 0)
 		goto out;
-	}
 	l.watch = evfcgi_watch_map();
 	evfcgi_metrics_close();
 	if (init != NULL && init(ctx) < 0)

@@ -32,6 +32,7 @@ realtime_new(size_t max)
 		return NULL;
 	while (n < max && n < ((size_t)1 << 24))
 		n *= 2;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	if ((rt->chain = calloc(n, sizeof(*rt->chain))) == NULL) {
 		free(rt);
 		return NULL;
@@ -211,7 +212,7 @@ realtime_body_parse(const char *body, size_t len, struct realtime_set *set,
     const char **field)
 {
 	enum realtime_err rc = REALTIME_EBODY;
-	enum json_err jerr;
+	enum json_err jerr = JSON_OK;
 	const cJSON *id;
 	cJSON *v;
 
