@@ -11,7 +11,9 @@
  * heartbeats every 10 ms) is dropped once its buffer fills while a client through nginx
  * keeps receiving heartbeats.  1,000 idle clients are held by the one process, its
  * memory (PSS, /proc/PID/smaps_rollup) printed and bounded.  PocketBase's JavaScript SDK
- * (pb.realtime, tests/js/realtime.test.mjs) connects and subscribes.  The generated nginx
+ * (pb.realtime, tests/js/realtime.test.mjs) connects and subscribes.  A reload of the pool
+ * ends the old worker's streams properly and the new worker serves new clients.  The
+ * generated nginx
  * configuration passes the stream unbuffered; after the stop no worker is left.
  */
 #define _GNU_SOURCE	/* memmem() */ /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
@@ -627,6 +629,48 @@ test_realtime_thousand_idle(void)
 	rt_stop(&s, w);
 }
 
+/*
+ * ctl reload of the pool: the old worker ends its streams properly (nginx ends the
+ * client's chunked response, so an EventSource reconnects) and leaves; a new client is
+ * served by the new worker, which does not know the old client.
+ */
+static void
+test_realtime_reload_ends_streams(void)
+{
+	struct stack s;
+	struct sse a, b;
+	struct buf out;
+	long long t0, end;
+	pid_t w, w2 = 0;
+
+	if (rt_start(&s, "", "tuned") < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	w = rt_worker(&s);
+	buf_init(&out, 0);
+	CHECK_INT(sse_open(&s, &a), 0);
+	t0 = stack_now_ms();
+	CHECK_INT(stack_ctl(&s, NULL, "reload realtime"), 0);
+	/* The last chunk of the response: the stream ended, not cut. */
+	CHECK(sse_wait(a.fd, &a.in, "\r\n0\r\n\r\n", 5000));
+	printf("# the stream ended %lld ms after the reload\n", stack_now_ms() - t0);
+	end = stack_now_ms() + 5000;
+	while (stack_now_ms() < end && ((w2 = rt_worker(&s)) == 0 || w2 == w ||
+	    kill(w, 0) == 0))
+		usleep(50 * 1000);
+	CHECK(w2 > 0 && w2 != w);
+	CHECK(kill(w, 0) < 0 && errno == ESRCH);
+	CHECK_INT(sse_open(&s, &b), 0);
+	CHECK(strcmp(a.id, b.id) != 0);
+	CHECK_INT(rt_subscribe(&s, a.id, "", &out), 404);
+	CHECK_INT(rt_subscribe(&s, b.id, "\"posts/*\"", &out), 204);
+	sse_close(&a);
+	sse_close(&b);
+	buf_free(&out);
+	rt_stop(&s, w2);
+}
+
 /* The PocketBase SDK's pb.realtime (tests/js/realtime.test.mjs). */
 static void
 test_realtime_js(void)
@@ -658,6 +702,7 @@ main(void)
 	RUN(test_realtime_clients_cap);
 	RUN(test_realtime_slow_reader_dropped);
 	RUN(test_realtime_thousand_idle);
+	RUN(test_realtime_reload_ends_streams);
 	RUN(test_realtime_js);
 	return harness_done();
 }
