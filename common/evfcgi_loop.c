@@ -50,6 +50,8 @@
 #define EVFCGI_READ		65536
 /* How long a stop waits for queued output to leave. */
 #define EVFCGI_STOP_MS		1000
+/* How long the listening socket rests when accept() runs out of descriptors. */
+#define EVFCGI_ACCEPT_REST_MS	100
 
 /* One connection of the set: its socket and its records (evfcgi.c). */
 struct evfcgi_sock {
@@ -70,6 +72,8 @@ struct evfcgi_loop {
 	int nsocks;
 	atomic_llong *watch;		/* the watchdog's slot, or NULL */
 	unsigned long refused;		/* connections closed for the cap */
+	unsigned long starved;		/* accept() failures for want of descriptors */
+	long long rest_until;		/* the listening socket out of the set until then */
 };
 
 static volatile sig_atomic_t evfcgi_stop;
@@ -208,6 +212,35 @@ evfcgi_flush_all(struct evfcgi_loop *l)
 	}
 }
 
+/*
+ * accept() found no descriptor (or memory) for a waiting connection.  The listening socket
+ * is level-triggered: left in the set it would wake the loop again at once, and the loop
+ * would spin.  It leaves the set for EVFCGI_ACCEPT_REST_MS (evfcgi_accept_resume()), while
+ * the connections held go on being served and may close.
+ */
+static void
+evfcgi_accept_rest(struct evfcgi_loop *l)
+{
+	if (l->starved++ % 1000 == 0)
+		log_warn("accept: %s (%d connections held); new connections wait",
+		    strerror(errno), l->nsocks);
+	(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd, NULL);
+	l->rest_until = clock_now_ms() + EVFCGI_ACCEPT_REST_MS;
+}
+
+/* The listening socket back in the set once its rest is over (now: the loop's clock). */
+static void
+evfcgi_accept_resume(struct evfcgi_loop *l, long long now)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = NULL };
+
+	if (l->rest_until == 0 || now < l->rest_until)
+		return;
+	l->rest_until = 0;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->listen_fd, &ev) < 0 && errno != EEXIST)
+		log_warn("listening socket: %s", strerror(errno));
+}
+
 /* Takes what waits in the accept queue; past the cap a connection is closed at once. */
 static void
 evfcgi_accept(struct evfcgi_loop *l)
@@ -221,6 +254,11 @@ evfcgi_accept(struct evfcgi_loop *l)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				evfcgi_accept_rest(l);
+				return;
+			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				log_warn("accept: %s", strerror(errno));
 			return;
@@ -305,10 +343,11 @@ evfcgi_run(struct evfcgi_loop *l, const sigset_t *wait_mask)
 	next_tick = clock_now_ms() + l->ops->tick_ms;
 	while (!evfcgi_stop) {
 		timeout = -1;
-		if (l->ops->tick != NULL) {
-			now = clock_now_ms();
+		now = clock_now_ms();
+		if (l->ops->tick != NULL)
 			timeout = next_tick > now ? (int)(next_tick - now) : 0;
-		}
+		if (l->rest_until != 0 && (timeout < 0 || l->rest_until - now < timeout))
+			timeout = l->rest_until > now ? (int)(l->rest_until - now) : 0;
 		n = epoll_pwait(l->epfd, ev, EVFCGI_EVENTS, timeout, wait_mask);
 		if (n < 0 && errno != EINTR) {
 			log_err("epoll_pwait: %s", strerror(errno));
@@ -319,6 +358,7 @@ evfcgi_run(struct evfcgi_loop *l, const sigset_t *wait_mask)
 			atomic_store(l->watch, now);
 		if (n > 0)
 			evfcgi_events(l, ev, n);
+		evfcgi_accept_resume(l, now);
 		if (l->ops->tick != NULL && now >= next_tick) {
 			l->ops->tick(l->ctx, now);
 			next_tick = now + l->ops->tick_ms;
