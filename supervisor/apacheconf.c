@@ -478,8 +478,10 @@ apache_write_route(FILE *out, const struct conf *c, const struct conf_endpoint *
 	 * A streaming endpoint (stream=1) holds its requests open in one event loop
 	 * (common/evfcgi.h): the cgi and fcgid profiles cannot run it at all (a process per
 	 * request), the default profile's SetHandler has no worker to set flushpackets=on
-	 * on, and mod_proxy_fcgi would otherwise buffer its events.  It is left out, and
-	 * served behind nginx only (docs/records.md, "Realtime").
+	 * on, and mod_proxy_fcgi would otherwise buffer its events; and it relays each
+	 * response on one of Apache's threads to its end, so every open stream would hold
+	 * one (MaxRequestWorkers would cap the subscribers).  It is left out, and served
+	 * behind nginx only (docs/records.md, "Realtime").
 	 */
 	if (ep->stream) {
 		fprintf(out, "# %s (stream=1): served behind nginx only, left out here.\n",
