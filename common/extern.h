@@ -249,4 +249,11 @@ void serve_restart(void);
  * Returns 0, or -1 when the connection failed. */
 int serve_write(void *ctx, const char *p, size_t len);
 
+/* Binds a unix socket at path for a worker run alone (-s PATH), replacing a stale one:
+ * the descriptor, or -1 (logged).  The caller unlinks path and closes it at exit. */
+int serve_listen_path(const char *path);
+
+/* 1 when fd is a listening socket (the spawn-fcgi convention for fd 0), else 0. */
+int serve_is_listener(int fd);
+
 #endif /* SLUICE_EXTERN_H */

@@ -614,7 +614,7 @@ serve_metrics_unmap(struct metrics_page *pg, int threads)
  * Development mode: binds a unix socket at path (replacing a stale one).  sluiced does
  * this itself in production; here the process owns the socket and removes it at exit.
  */
-static int
+int
 serve_listen_path(const char *path)
 {
 	struct sockaddr_un sun;
@@ -641,7 +641,7 @@ serve_listen_path(const char *path)
 }
 
 /* 1 when fd is a listening socket (the spawn-fcgi convention for fd 0). */
-static int
+int
 serve_is_listener(int fd)
 {
 	int v = 0;

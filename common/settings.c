@@ -185,6 +185,21 @@ const struct setting settings_table[SETTING__MAX] = {
 	    "the records API: how long a one-time password stays valid, in seconds"),
 	[SETTING_RECORDS_OTP_LENGTH] = INT("SLUICE_RECORDS_OTP_LENGTH", 4, 16, 8,
 	    "the records API: the digits of a one-time password"),
+	[SETTING_STREAM_CONNS] = INT("SLUICE_STREAM_CONNS", 1, 1000000, 10000,
+	    "a streaming endpoint (common/evfcgi.h): the FastCGI connections a worker holds "
+	    "at once; past it a new one is closed at once"),
+	[SETTING_STREAM_BUF] = INT("SLUICE_STREAM_BUF", 1024, 64LL * 1024 * 1024, 256 * 1024,
+	    "a streaming endpoint: the bytes waiting to be written on one connection; a "
+	    "connection whose reader falls further behind is dropped"),
+	[SETTING_STREAM_PARAMS_MAX] = INT("SLUICE_STREAM_PARAMS_MAX", 1024, 16 * 1024 * 1024,
+	    64 * 1024,
+	    "a streaming endpoint: a request's FastCGI parameters in bytes (headers, query "
+	    "string); past it the connection is closed"),
+	[SETTING_REALTIME_CLIENTS] = INT("SLUICE_REALTIME_CLIENTS", 1, 1000000, 10000,
+	    "the realtime endpoint: the clients connected at once; past it 503"),
+	[SETTING_REALTIME_HEARTBEAT_MS] = INT("SLUICE_REALTIME_HEARTBEAT_MS", 10, 30000, 15000,
+	    "the realtime endpoint: the milliseconds between two heartbeats of a client's "
+	    "stream, below the proxy's read timeout (60 s)"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

@@ -96,6 +96,11 @@ enum setting_key {
 	SETTING_RECORDS_OTP,
 	SETTING_RECORDS_OTP_DURATION,
 	SETTING_RECORDS_OTP_LENGTH,
+	SETTING_STREAM_CONNS,		/* a streaming endpoint's loop (common/evfcgi.h) */
+	SETTING_STREAM_BUF,
+	SETTING_STREAM_PARAMS_MAX,
+	SETTING_REALTIME_CLIENTS,	/* the realtime endpoint (handlers/realtime.c) */
+	SETTING_REALTIME_HEARTBEAT_MS,
 	SETTING__MAX
 };
 

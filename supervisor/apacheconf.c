@@ -474,6 +474,20 @@ apache_write_route(FILE *out, const struct conf *c, const struct conf_endpoint *
 {
 	const char *tag = ep->exact ? "LocationMatch" : "Location";
 
+	/*
+	 * A streaming endpoint (stream=1) holds its requests open in one event loop
+	 * (common/evfcgi.h): the cgi and fcgid profiles cannot run it at all (a process per
+	 * request), the default profile's SetHandler has no worker to set flushpackets=on
+	 * on, and mod_proxy_fcgi would otherwise buffer its events; and it relays each
+	 * response on one of Apache's threads to its end, so every open stream would hold
+	 * one (MaxRequestWorkers would cap the subscribers).  It is left out, and served
+	 * behind nginx only (docs/records.md, "Realtime").
+	 */
+	if (ep->stream) {
+		fprintf(out, "# %s (stream=1): served behind nginx only, left out here.\n",
+		    ep->name);
+		return;
+	}
 	if (ep->exact) {
 		fprintf(out, "<LocationMatch \"");
 		apache_write_regex(out, ep);
@@ -561,6 +575,9 @@ apache_check(const struct conf *c, const struct apache_opts *o)
 			    ep->name);
 			return -1;
 		}
+		if (ep->stream)
+			log_warn("apache: endpoint %s: stream=1 is served behind nginx only; "
+			    "left out of Apache's configuration", ep->name);
 		if (apache_binary(bin, sizeof(bin), ep, o, 0) == -1) {
 			log_err("apache: %s: binary path too long", ep->name);
 			return -1;
@@ -653,7 +670,8 @@ apache_write_binaries(FILE *out, const struct proxy *p, const struct apache_opts
 
 	fprintf(out, "# URL to binary, most specific route first (the first match wins).\n");
 	for (i = p->npools; i-- > 0;)
-		apache_write_alias(out, p->routes[i], o);
+		if (!p->routes[i]->stream)
+			apache_write_alias(out, p->routes[i], o);
 	/* The binaries' directories (one section per endpoint; repeats are harmless). */
 	for (i = 0; i < p->npools; i++) {
 		(void)apache_binary(dir, sizeof(dir), p->routes[i], o, 1);

@@ -393,7 +393,7 @@ conf_do_db(struct conf_parser *p, char **tok, size_t ntok)
 /* The keys of an endpoint line that the supervisor reads itself. */
 static const char *const conf_ep_keys[] = {
 	"workers", "threads", "backlog", "mode", "binary", "db", "tcp", "rate", "burst",
-	"rate_by"
+	"rate_by", "stream"
 };
 
 /*
@@ -502,7 +502,8 @@ conf_unknown_key(struct conf_parser *p, const struct conf_endpoint *ep, const ch
 		    best);
 	else
 		conf_error(p, "endpoint %s: unknown key '%s' (the keys are workers, threads, "
-		    "db, backlog, mode, binary, tcp, rate, burst, rate_by and the worker settings of "
+		    "db, backlog, mode, binary, tcp, rate, burst, rate_by, stream and the worker "
+		    "settings of "
 		    "common/settings.h; a handler's own setting is written env.%s=VALUE)",
 		    ep->name, key, key);
 }
@@ -646,6 +647,12 @@ conf_endpoint_key(struct conf_parser *p, struct conf_endpoint *ep, const char *k
 	} else if (strcmp(key, "rate") == 0 || strcmp(key, "burst") == 0 ||
 	    strcmp(key, "rate_by") == 0) {
 		return conf_endpoint_rate(p, ep, key, val);
+	} else if (strcmp(key, "stream") == 0) {
+		if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0) {
+			conf_error(p, "%s: stream wants 1 (a streaming endpoint) or 0", ep->name);
+			return -1;
+		}
+		ep->stream = val[0] == '1';
 	} else if (strcmp(key, "db") == 0) {
 		if (strcmp(val, "none") != 0 && (ep->db_name = strdup(val)) == NULL)
 			goto nomem;
@@ -796,6 +803,14 @@ conf_do_endpoint(struct conf_parser *p, char **tok, size_t ntok)
 	}
 	if (ep->rate == 0 && (ep->burst != -1 || ep->rate_token)) {
 		conf_error(p, "%s: burst and rate_by need a rate (rate=10r/s)", ep->name);
+		return -1;
+	}
+	/* A streaming endpoint's clients live in its one process: a request naming a
+	 * client (the realtime endpoint's POST) must reach the process that holds it. */
+	if (ep->stream && (ep->workers_auto || ep->workers != 1 || ep->threads_auto ||
+	    ep->threads != 1)) {
+		conf_error(p, "%s: a stream=1 endpoint runs one process of one thread (its "
+		    "clients live in it): write workers=1 threads=1", ep->name);
 		return -1;
 	}
 	return 0;

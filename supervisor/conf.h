@@ -22,7 +22,10 @@
  * let through at once, 0-100000: the rate's count by default) and rate_by (who "a client"
  * is: addr, the client's address, by default; token, its Authorization header, the
  * address when it sends none); past the limit the proxy answers 429 with the JSON error
- * body and Retry-After (supervisor/nginxconf.h).  The worker settings of sluice's own
+ * body and Retry-After (supervisor/nginxconf.h), and stream (1: the endpoint answers with
+ * long-lived streams, Server-Sent Events, from one process of one thread running an event
+ * loop, common/evfcgi.h: it must say workers=1 threads=1, and the proxy passes its
+ * responses on unbuffered with a read timeout above its heartbeats).  The worker settings of sluice's own
  * binaries (the table in common/settings.c: sqlite_mmap, db_isolation, session_key,
  * bench_sessions, template, seccomp, log_level, body_max, ...) are written KEY=VALUE too
  * and reach the workers as SLUICE_<KEY>=VALUE (KEY upper-cased).  Any other key is an
@@ -117,6 +120,8 @@ struct conf_endpoint {
 	char rate_unit;		/* 's' or 'm' */
 	int burst;		/* burst=, or -1: the rate's count */
 	int rate_token;		/* rate_by=token: 1; addr: 0 */
+	int stream;		/* stream=1: its responses are streams (Server-Sent Events):
+				 * the proxy passes them on unbuffered (nginxconf.h) */
 	struct conf_kv extra[CONF_EXTRA_MAX];	/* worker settings and env. keys, without env. */
 	size_t nextra;
 	int line;

@@ -420,6 +420,23 @@ nginx_write_rate_limit(FILE *out, const struct conf_endpoint *ep)
 	    ep->burst >= 0 ? ep->burst : ep->rate);
 }
 
+/*
+ * A stream=1 endpoint's responses (Server-Sent Events) pass through as they come, not
+ * buffered until the response ends, and an open stream is cut only when nothing came for
+ * longer than its heartbeats' longest interval (SLUICE_REALTIME_HEARTBEAT_MS, at most
+ * 30 s) and then some.
+ */
+static void
+nginx_write_stream(FILE *out, const struct conf_endpoint *ep)
+{
+	if (!ep->stream)
+		return;
+	fprintf(out, "\t\t\t# stream=1: Server-Sent Events, passed on as they come; a "
+	    "stream\n\t\t\t# sends a heartbeat at least every 30 s.\n"
+	    "\t\t\tfastcgi_buffering off;\n\t\t\tfastcgi_read_timeout %ds;\n"
+	    "\t\t\tgzip off;\n", NGINX_STREAM_READ_TIMEOUT);
+}
+
 static void
 nginx_write_location(FILE *out, const struct proxy_pool *pl, const struct nginx_opts *o)
 {
@@ -427,6 +444,7 @@ nginx_write_location(FILE *out, const struct proxy_pool *pl, const struct nginx_
 
 	fprintf(out, "\t\tlocation %s%s {\n", ep->exact ? "= " : "", ep->path);
 	nginx_write_rate_limit(out, ep);
+	nginx_write_stream(out, ep);
 	if (o->profile == NGINX_TUNED) {
 		fprintf(out, "\t\t\tfastcgi_pass sluice_%s;\n", ep->name);
 		if (pl->conns >= 1)

@@ -83,6 +83,9 @@ struct nginx_opts {
 #define NGINX_HOSTS_MAX	64
 /* Both profiles' worker_connections. */
 #define NGINX_WORKER_CONNECTIONS	4096
+/* A stream=1 endpoint's fastcgi_read_timeout in seconds: twice the longest heartbeat
+ * interval a streaming worker allows (SLUICE_REALTIME_HEARTBEAT_MS <= 30 s). */
+#define NGINX_STREAM_READ_TIMEOUT	60
 /* Both profiles' listen backlog (the kernel caps it at net.core.somaxconn). */
 #define NGINX_LISTEN_BACKLOG		4096
 

@@ -378,6 +378,13 @@ token_random_text(char *out, size_t len)
 }
 
 int
+token_random_alnum(char *out, size_t len)
+{
+	return token_random_from(out, len, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789", 62);
+}
+
+int
 token_random_digits(char *out, size_t len)
 {
 	return token_random_from(out, len, "0123456789", 10);

@@ -101,6 +101,10 @@ int token_verify_as(const char *tok, size_t len, enum token_type t, const char *
  * -1 when the system has no randomness to give. */
 int token_random_text(char *out, size_t len);
 
+/* Random text of [a-zA-Z0-9] into out[0..len) (a realtime client's id, as PocketBase
+ * makes it), not NUL-terminated.  0, or -1 when the system has no randomness to give. */
+int token_random_alnum(char *out, size_t len);
+
 /* Random decimal digits into out[0..len) (a one-time password), not NUL-terminated.  0,
  * or -1 when the system has no randomness to give. */
 int token_random_digits(char *out, size_t len);

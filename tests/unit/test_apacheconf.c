@@ -400,6 +400,31 @@ test_gen_refused(void)
 	free(s);
 }
 
+/* stream=1: left out of every profile (served behind nginx only), with a comment in its
+ * place; the other endpoints are served as before. */
+static void
+test_gen_stream_left_out(void)
+{
+	static const enum apache_profile profs[] = { APACHE_DEFAULT, APACHE_TUNED, APACHE_CGI,
+	    APACHE_FCGID };
+	struct apache_opts o;
+	char *s;
+	size_t i;
+
+	for (i = 0; i < sizeof(profs) / sizeof(profs[0]); i++) {
+		opts_init(&o, profs[i], 1, -1);
+		s = gen_opts("rt =/api/realtime workers=1 threads=1 stream=1\nh =/h\n", &o);
+		CHECK(s != NULL);
+		if (s == NULL)
+			continue;
+		CHECK(strstr(s, "# rt (stream=1): served behind nginx only, left out here.") !=
+		    NULL);
+		CHECK(strstr(s, "realtime\"") == NULL && strstr(s, "/api/realtime") == NULL);
+		CHECK(strstr(s, "/h") != NULL);
+		free(s);
+	}
+}
+
 /* rate=: mod_qos loaded, its window per endpoint, the refusal kept to that endpoint. */
 static void
 test_gen_rate(void)
@@ -504,6 +529,7 @@ main(void)
 	RUN(test_gen_sqlite_double_slash_relative);
 	RUN(test_gen_fcgid);
 	RUN(test_gen_refused);
+	RUN(test_gen_stream_left_out);
 	RUN(test_gen_rate);
 	RUN(test_gen_user);
 	RUN(test_error_files);

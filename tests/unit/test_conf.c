@@ -345,6 +345,12 @@ test_bad_lines(void)
 		{ "x /x/ rate=10r/s rate_by=ip\n", 1, "rate_by wants addr or token" },
 		{ "x /x/ burst=5\n", 1, "need a rate" },
 		{ "x /x/ rate_by=token\n", 1, "need a rate" },
+		/* stream=1: one process of one thread, said on the line. */
+		{ "x =/x stream=2 workers=1 threads=1\n", 1, "stream wants 1" },
+		{ "x =/x stream=1\n", 1, "write workers=1 threads=1" },
+		{ "x =/x stream=1 workers=2 threads=1\n", 1, "write workers=1 threads=1" },
+		{ "x =/x stream=1 workers=1 threads=auto\n", 1, "write workers=1 threads=1" },
+		{ "x =/x stream=1 workers=auto threads=1\n", 1, "write workers=1 threads=1" },
 		{ "x /x/ rate=1r/s rate=2r/s\n", 1, "twice" },
 		{ "x /x/ sqlite_mmap=0 sqlite_mmap=1\n", 1, "twice" },
 		{ "x /x/ env.name=y\n", 1, "reserved" },
@@ -967,6 +973,32 @@ test_gen_rate(void)
 	free(s);
 }
 
+/* stream=1: the location passes the stream unbuffered with a read timeout above the
+ * heartbeats; the other locations are untouched. */
+static void
+test_gen_stream(void)
+{
+	char *s, *loc;
+
+	s = gen("rt =/api/realtime workers=1 threads=1 stream=1\nf /f/\n", NGINX_TUNED, 0, -1);
+	if (s == NULL) {
+		CHECK(!"generated");
+		return;
+	}
+	loc = strstr(s, "location = /api/realtime {\n");
+	CHECK(loc != NULL && strstr(loc, "fastcgi_buffering off;\n\t\t\tfastcgi_read_timeout "
+	    "60s;\n") != NULL);
+	loc = strstr(s, "location /f/ {\n");
+	CHECK(loc != NULL && strncmp(loc + 15, "\t\t\tfastcgi_pass", 15) == 0);
+	/* Only the stream's location has it. */
+	loc = strstr(s, "fastcgi_buffering off;");
+	CHECK(loc != NULL && strstr(loc + 1, "fastcgi_buffering off;") == NULL);
+	free(s);
+	s = gen("rt =/api/realtime workers=1 threads=1 stream=1\n", NGINX_DEFAULT, 0, -1);
+	CHECK(s != NULL && strstr(s, "fastcgi_buffering off;") != NULL);
+	free(s);
+}
+
 static void
 test_gen_access_log(void)
 {
@@ -1285,6 +1317,7 @@ main(void)
 	RUN(test_keepalive_rule);
 	RUN(test_gen_tuned);
 	RUN(test_gen_rate);
+	RUN(test_gen_stream);
 	RUN(test_gen_access_log);
 	RUN(test_gen_request_id);
 	RUN(test_gen_forced_k);

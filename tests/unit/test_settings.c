@@ -303,6 +303,7 @@ static const struct {
 }, conf_keys[] = {
 	{ "workers", "2" }, { "threads", "2" }, { "db", "main" }, { "backlog", "16" },
 	{ "mode", "0600" }, { "binary", "/bin/true" }, { "tcp", "127.0.0.1:9001" },
+	{ "stream", "0" },
 };
 
 /* Every global setting and endpoint key of the parser is documented, and everything
