@@ -11,9 +11,11 @@
 # 2. Every file of common/ is used by more than one application or by the supervisor and
 #    an endpoint (otherwise it belongs to its one user).  The exceptions are the facilities
 #    common/ offers every endpoint on purpose though one application uses them today:
-#    templates (tmpl.c), response encoding (encode.c) and the streaming loop (evfcgi.c,
-#    evfcgi_loop.c: the realtime endpoint's today, the chat's live updates next): GENERIC
-#    below (the README's "Where things live" says why).
+#    templates (tmpl.c), response encoding (encode.c), the streaming loop (evfcgi.c,
+#    evfcgi_loop.c: the realtime endpoint's today, the chat's live updates next) and
+#    PostgreSQL's LISTEN (db_pg_listen.c: the table API's schema reloads today, the
+#    realtime engine's hosts next): GENERIC below (the README's "Where things live" says
+#    why).
 # 3. No circle between concepts: the files of one concept (one folder, the same name up to
 #    an '_' suffix, such as db.c and db_sqlite.c) are one node, and the graph of calls
 #    between nodes has no strongly connected component, of any length.  A circle is
@@ -123,7 +125,7 @@ if [ -s "$tmp/parts" ]; then cat "$tmp/parts"; status=1; fi
 
 # 2. Every file of common/ has more than one user among the applications, handlers and the
 # supervisor; a file that common's own files use is shared through them.
-GENERIC=" common/tmpl.c common/encode.c common/evfcgi.c common/evfcgi_loop.c "
+GENERIC=" common/tmpl.c common/encode.c common/evfcgi.c common/evfcgi_loop.c common/db_pg_listen.c "
 grep '^common/.*\.c$' "$tmp/files" | awk -v generic="$GENERIC" "$PARTS"'
 FILENAME != "-" {
 	if ($2 !~ /^common\//) next
