@@ -20,7 +20,6 @@
  * reaps them all before it ends.
  */
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,18 +36,6 @@
 #include "../lib/harness.h"
 
 #define ADOPT_MAX	16
-
-/* The absolute path of the binaries under test (SLUICE_BIN, as the stack uses). */
-static const char *
-bin_dir(void)
-{
-	static char path[PATH_MAX];
-	const char *b = getenv("SLUICE_BIN");
-
-	if (path[0] == '\0' && realpath(b != NULL ? b : "bin", path) == NULL)
-		snprintf(path, sizeof(path), "%s", b != NULL ? b : "bin");
-	return path;
-}
 
 static void
 sleep_ms(long ms)
@@ -212,7 +199,7 @@ test_kill9_sluiced_adopted_under_load(void)
 	    counted, stack_pool_value(&s, "health", "requests"));
 	CHECK(counted > 0 && stack_pool_value(&s, "health", "requests") > counted);
 	/* A second sluiced on the same run directory is still refused, and changes nothing. */
-	CHECK_INT(stack_sh("%s/sluiced -c %s -r %s -b %s >/dev/null 2>&1", bin_dir(), s.conf,
+	CHECK_INT(stack_sh("%s/sluiced -c %s -r %s -b %s >/dev/null 2>&1", stack_bin(), s.conf,
 	    s.run, s.bin), 1);
 	CHECK_INT(stack_pool_value(&s, "ready", "adopted"), 2);
 	sleep_ms(500);
@@ -402,7 +389,7 @@ test_upgrade_under_load(void)
 		return;
 	}
 	snprintf(exe, sizeof(exe), "%s/sluiced", dir);
-	CHECK_INT(stack_sh("cp %s/sluiced %s", bin_dir(), exe), 0);
+	CHECK_INT(stack_sh("cp %s/sluiced %s", stack_bin(), exe), 0);
 	setenv("SLUICE_TEST_SLUICED", exe, 1);
 	rc = adopt_stack(&s, db, "");
 	unsetenv("SLUICE_TEST_SLUICED");
@@ -420,7 +407,7 @@ test_upgrade_under_load(void)
 	/* The new binary, installed as a new file renamed into place (one more byte makes it
 	 * another file: an ELF runs with bytes after its end). */
 	CHECK_INT(stack_sh("cp %s/sluiced %s.new && printf x >> %s.new && mv %s.new %s",
-	    bin_dir(), exe, exe, exe, exe), 0);
+	    stack_bin(), exe, exe, exe, exe), 0);
 	CHECK(stat(exe, &st) == 0);
 	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)s.sluiced);
 	CHECK(stat(proc, &run) == 0 && run.st_ino != st.st_ino);

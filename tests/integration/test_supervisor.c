@@ -31,18 +31,6 @@ sleep_ms(long ms)
 	usleep((useconds_t)ms * 1000);
 }
 
-/* The absolute path of the binaries under test (SLUICE_BIN, as the stack uses). */
-static const char *
-bin_dir(void)
-{
-	static char path[PATH_MAX];
-	const char *b = getenv("SLUICE_BIN");
-
-	if (path[0] == '\0' && realpath(b != NULL ? b : "bin", path) == NULL)
-		snprintf(path, sizeof(path), "%s", b != NULL ? b : "bin");
-	return path;
-}
-
 /* The whole of a file into a malloc'ed string (caller frees), or NULL. */
 static char *
 slurp(const char *path)
@@ -141,8 +129,8 @@ test_start_refuses_mistakes(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), "set listen 127.0.0.1:1\n%s", bad[i].line);
 		CHECK(write_file(conf, text) == 0);
-		rc = stack_sh("%s/sluiced -c %s -r %s/run -b %s >%s 2>&1", bin_dir(), conf, dir,
-		    bin_dir(), errf);
+		rc = stack_sh("%s/sluiced -c %s -r %s/run -b %s >%s 2>&1", stack_bin(), conf, dir,
+		    stack_bin(), errf);
 		CHECK_INT(rc, 1);
 		/* Said once, on one line, and nothing started. */
 		if (count_in_file(errf, bad[i].want) != 1 || lines_in_file(errf) != 1) {
@@ -154,10 +142,10 @@ test_start_refuses_mistakes(void)
 	}
 	/* The missing binary is named by the path sluiced looked for. */
 	CHECK(write_file(conf, "ghost =/ghost\n") == 0);
-	CHECK_INT(stack_sh("%s/sluiced -c %s -r %s/run -b %s >%s 2>&1", bin_dir(), conf, dir,
-	    bin_dir(), errf), 1);
+	CHECK_INT(stack_sh("%s/sluiced -c %s -r %s/run -b %s >%s 2>&1", stack_bin(), conf, dir,
+	    stack_bin(), errf), 1);
 	snprintf(text, sizeof(text), "cannot execute %s/ghost: No such file or directory",
-	    bin_dir());
+	    stack_bin());
 	CHECK_INT(count_in_file(errf, text), 1);
 	stack_sh("rm -rf '%s'", dir);
 }
@@ -227,7 +215,7 @@ test_one_log_line_per_pool(void)
 	int status = 0;
 
 	snprintf(eps, sizeof(eps), "health =/health workers=6 threads=2\n"
-	    "other =/other workers=3 binary=%s/health\n", bin_dir());
+	    "other =/other workers=3 binary=%s/health\n", stack_bin());
 	if (stack_start(&s, eps, "tuned", 1, NULL) < 0) {
 		CHECK(!"stack started");
 		return;
@@ -267,7 +255,7 @@ test_pool_auto_sizes(void)
 	int n, i;
 
 	snprintf(eps, sizeof(eps), "set cpus 6\nhealth =/health workers=auto threads=auto\n"
-	    "other =/other workers=2 threads=auto binary=%s/health\n", bin_dir());
+	    "other =/other workers=2 threads=auto binary=%s/health\n", stack_bin());
 	if (stack_start(&s, eps, "tuned", 1, NULL) < 0) {
 		CHECK(!"stack started");
 		return;
@@ -439,7 +427,7 @@ test_sigterm_with_kept_connections(void)
 
 	/* sluiced refuses a list whose binaries it cannot execute: other names the real one. */
 	snprintf(eps, sizeof(eps), "health =/health workers=8 threads=1\n"
-	    "other =/other workers=2 threads=2 binary=%s/health\n", bin_dir());
+	    "other =/other workers=2 threads=2 binary=%s/health\n", stack_bin());
 	if (stack_start(&s, eps, "tuned", 2, NULL) < 0) {
 		CHECK(!"stack started");
 		return;
@@ -492,7 +480,7 @@ test_stop_signal_during_startup(void)
 		return;
 	}
 	snprintf(sock, sizeof(sock), "%s/w.sock", dir);
-	snprintf(binary, sizeof(binary), "%s/health", bin_dir());
+	snprintf(binary, sizeof(binary), "%s/health", stack_bin());
 	for (i = 0; i < 80; i++) {
 		if ((pid = fork()) == 0) {
 			execl(binary, binary, "-s", sock, (char *)NULL);

@@ -62,7 +62,7 @@ stack_sh(const char *fmt, ...)
 	return WEXITSTATUS(rc);
 }
 
-static const char *
+const char *
 stack_bin(void)
 {
 	static char path[PATH_MAX];

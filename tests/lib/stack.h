@@ -41,6 +41,10 @@ struct stack {
 				 * the run user cannot reach it (root, a private tree) */
 };
 
+/* The directory of the binaries under test: SLUICE_BIN, else bin, made absolute where it
+ * exists (static storage). */
+const char *stack_bin(void);
+
 /*
  * Starts sluiced and nginx.  endpoints is the body of the endpoint list (the "set listen"
  * line is added); profile is "default" or "tuned"; nginx_workers > 0.  extra_nginx_args are
