@@ -193,7 +193,8 @@ schema_load_cols(struct rest_schema *sc, struct db *db, const struct rest_dialec
 			if ((t->name = schema_strdup(tname)) == NULL)
 				goto nomem;
 			t->is_view = kind[0] == 'v';
-			t->hidden = strncmp(tname, "sluice_", 7) == 0;
+			t->fts = kind[0] == 'x';
+			t->hidden = t->fts || strncmp(tname, "sluice_", 7) == 0;
 		}
 		/* cppcheck-suppress nullPointerRedundantCheck ; t is set by the first row
 		 * (ntables starts at 0, below SCHEMA_TABLES_MAX). */

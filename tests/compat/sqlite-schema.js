@@ -205,7 +205,7 @@ function short(st) {
 }
 
 // A column's SQLite type and constraints for PostgreSQL's "type constraints...".
-function column(def, schema) {
+function column(def, schema, ftsCols) {
 	const m = new RegExp(`^(${ident})\\s+(.*)$`, 's').exec(def);
 	const name = splitName(m[1]).name;
 	let rest = m[2];
@@ -242,8 +242,10 @@ function column(def, schema) {
 	} else if (/^(int4range|int8range)$/.test(type)) {
 		// Kept: sluice reads an integer range's text with PostgreSQL's operators.
 	} else if (type === 'tsvector') {
-		note = 'tsvector: text, the lexemes as PostgreSQL prints them';
+		note = 'tsvector: text, the lexemes as PostgreSQL prints them, searched through ' +
+		    'the FTS5 table TABLE_fts';
 		type = 'text';
+		ftsCols.push(name);
 	} else {
 		note = `type ${type} has no SQLite counterpart: text`;
 		type = 'text';
@@ -262,12 +264,12 @@ function createTable(st) {
 	if (n.schema !== 'public')
 		return skip(`table ${n.schema}.${n.name}`, 'SQLite serves one schema (public)');
 	const body = inParens(st, m[0].length - 1).inner;
-	const t = { cols: [], cons: [] };
+	const t = { cols: [], cons: [], fts: [] };
 	for (const def of topSplit(body)) {
 		if (/^(constraint|primary\s+key|foreign\s+key|unique|check)\b/i.test(def))
 			t.cons.push(plainSql(def).replace(/\s+/g, ' '));
 		else
-			t.cols.push(column(def, n.schema));
+			t.cols.push(column(def, n.schema, t.fts));
 	}
 	tables.set(n.name, t);
 	order.push(n.name);
@@ -409,6 +411,22 @@ function insert(st) {
 	inserts.push(arrays(plainSql(tsvectors(st))));
 }
 
+// The FTS5 table sluice searches a tsvector column's text through (docs/postgrest.md):
+// NAME_fts over NAME's rows (external content, the same rowids, the english
+// configuration's stemming as FTS5's porter tokenizer), kept by three triggers.
+function ftsTable(name, cols) {
+	const f = quoteIdent(`${name}_fts`), t = quoteIdent(name);
+	const c = cols.map(quoteIdent).join(', ');
+	const v = (row) => cols.map((n) => `${row}.${quoteIdent(n)}`).join(', ');
+	const del = `insert into ${f}(${f}, rowid, ${c}) values ('delete', old.rowid, ${v('old')});`;
+	const ins = `insert into ${f}(rowid, ${c}) values (new.rowid, ${v('new')});`;
+	return [`create virtual table ${f} using fts5(${c}, content=${lit(name)}, ` +
+	    'tokenize=\'porter unicode61\');',
+	    `create trigger ${quoteIdent(`${name}_fts_ai`)} after insert on ${t} begin ${ins} end;`,
+	    `create trigger ${quoteIdent(`${name}_fts_ad`)} after delete on ${t} begin ${del} end;`,
+	    `create trigger ${quoteIdent(`${name}_fts_au`)} after update on ${t} begin ${del} ${ins} end;`];
+}
+
 const lit = (s) => '\'' + s.replace(/'/g, '\'\'') + '\'';
 
 for (const file of process.argv.slice(2)) {
@@ -439,6 +457,8 @@ for (const name of order) {
 	if (tables.has(name)) {
 		const t = tables.get(name);
 		out.push(`create table ${quoteIdent(name)} (\n\t${t.cols.concat(t.cons).join(',\n\t')}\n);`);
+		if (t.fts.length)
+			out.push(...ftsTable(name, t.fts));
 	} else {
 		out.push(`create view ${quoteIdent(name)} as ${views.get(name)};`);
 	}
