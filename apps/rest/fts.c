@@ -43,7 +43,7 @@
  * terms than this is no search a client makes). */
 #define FTS_NODES_MAX	256
 /* Nesting of parentheses and ! in a to_tsquery text. */
-#define FTS_DEPTH_MAX	32
+#define FTS_DEPTH_MAX	16
 
 enum fts_kind { FTS_TERM, FTS_AND, FTS_OR, FTS_NOT, FTS_FOLLOW };
 
@@ -473,10 +473,40 @@ fts_mark(struct fts_node *n, struct rest_err *e)
 
 static void fts_write(struct buf *b, const struct fts_node *n);
 
-/* The text of a non-empty n in parentheses. */
-static void
-fts_paren(struct buf *b, const struct fts_node *n)
+/* The operator at the top of the non-empty n's text (" AND ", " OR ", " NOT "), or NULL
+ * for a term or phrase, which needs no parentheses. */
+static const char *
+fts_top(const struct fts_node *n)
 {
+	for (;;) {
+		if (n->kind == FTS_TERM || n->kind == FTS_FOLLOW)
+			return NULL;
+		if (n->kind == FTS_NOT)
+			n = n->l;
+		else if (n->l->empty || n->r->empty)
+			n = n->l->empty ? n->r : n->l;
+		else if (n->l->neg != n->r->neg)
+			return " NOT ";
+		else
+			return (n->kind == FTS_AND) != n->l->neg ? " AND " : " OR ";
+	}
+}
+
+/*
+ * The text of a non-empty n as an operand of op: in parentheses, but where n's own
+ * operator is op (a AND b AND c) or it has none, so that a long chain stays flat (FTS5's
+ * parser has a bounded stack: a hundred nested parentheses overflow it).
+ */
+static void
+fts_paren(struct buf *b, const struct fts_node *n, const char *op)
+{
+	const char *top = fts_top(n);
+
+	if (top == NULL || (op != NULL && strcmp(op, " NOT ") != 0 &&
+	    strcmp(top, op) == 0)) {
+		fts_write(b, n);
+		return;
+	}
 	buf_putc(b, '(');
 	fts_write(b, n);
 	buf_putc(b, ')');
@@ -536,9 +566,11 @@ fts_write(struct buf *b, const struct fts_node *n)
 	}
 	if (n->l->neg == n->r->neg) {
 		/* a & b, a | b; !a & !b = !(a | b); !a | !b = !(a & b) */
-		fts_paren(b, n->l);
-		buf_puts(b, (n->kind == FTS_AND) != n->l->neg ? " AND " : " OR ");
-		fts_paren(b, n->r);
+		const char *op = fts_top(n);
+
+		fts_paren(b, n->l, op);
+		buf_puts(b, op);
+		fts_paren(b, n->r, op);
 		return;
 	}
 	/* a & !b: a NOT b.  a | !b = !(b & !a): b NOT a. */
@@ -550,9 +582,9 @@ fts_write(struct buf *b, const struct fts_node *n)
 		pos = neg;
 		neg = t;
 	}
-	fts_paren(b, pos);
+	fts_paren(b, pos, NULL);
 	buf_puts(b, " NOT ");
-	fts_paren(b, neg);
+	fts_paren(b, neg, NULL);
 }
 
 int
