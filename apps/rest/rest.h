@@ -142,6 +142,8 @@ struct rest_func {
 				 * anonymous record's (RETURNS TABLE, OUT parameters) is a hidden
 				 * table of the function's name holding its columns */
 	char *body;		/* SQLite: the SELECT, with $k placeholders for the args */
+	int writes;		/* SQLite: the body is an INSERT, UPDATE or DELETE ...
+				 * RETURNING, run before the call's SELECT (rpc.c) */
 	char **reads;		/* SQLite: the tables the body reads (reads.c), which its
 				 * caller must be allowed to read */
 	int nreads;

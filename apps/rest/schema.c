@@ -365,6 +365,23 @@ schema_lite_wrap(const char *body, int nargs)
 	return out;
 }
 
+/* 1 when an SQLite function's body writes: it begins with INSERT, UPDATE, DELETE or
+ * REPLACE (then it ends with RETURNING, its rows; rpc.c runs it on its own). */
+static int
+schema_lite_writes(const char *body)
+{
+	static const char *const verbs[] = { "insert", "update", "delete", "replace" };
+	size_t i;
+
+	while (isspace((unsigned char)*body))
+		body++;
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strncasecmp(body, verbs[i], strlen(verbs[i])) == 0 &&
+		    !isalnum((unsigned char)body[strlen(verbs[i])]))
+			return 1;
+	return 0;
+}
+
 /*
  * SQLite function bodies use :name parameters; they become $k (the k-th argument) cast to
  * the declared type, so that "a + b" adds integers whatever text the request bound.
@@ -678,6 +695,15 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 		log_warn("rest: function %s: its body names an unknown parameter", name);
 		bad = 1;
 	}
+	if (!bad && body != NULL && (f->writes = schema_lite_writes(body)) &&
+	    strncmp(f->body, "SELECT * FROM (", 15) == 0) {
+		/* schema_lite_body() wrapped it: a write cannot be a subquery. */
+		log_warn("rest: function %s: a body that writes must name its last "
+		    "argument", name);
+		bad = 1;
+	}
+	if (f->writes)
+		f->may_write = 1;
 	if (bad) {
 		sc->nfuncs--;
 		for (i = 0; i < f->nargs; i++) {

@@ -22,10 +22,11 @@
 //   - ARRAY[...] values become their JSON array's text; a 'text'::tsvector value the
 //     text PostgreSQL prints for it (its lexemes sorted, once each, quoted).
 //   - Views are kept when their body is plain SQL (schema prefixes dropped).
-//   - SQL functions whose body is one SELECT returning a scalar, a table's rows or a
-//     TABLE(...) or void become rows of sluice_functions (docs/postgrest.md), parameters
-//     written :name, literal defaults kept; other functions (PL/pgSQL, writes, computed
-//     fields) cannot exist on SQLite and are reported.
+//   - SQL functions whose body is one SELECT, or one INSERT, UPDATE or DELETE with its
+//     RETURNING, returning a scalar, a table's rows or a TABLE(...) or void become rows
+//     of sluice_functions (docs/postgrest.md), parameters written :name, literal
+//     defaults kept; other functions (PL/pgSQL, several statements, computed fields)
+//     cannot exist on SQLite and are reported.
 //   - Publications, extensions, comments, REPLICA IDENTITY: nothing to translate.
 'use strict';
 
@@ -367,8 +368,10 @@ function createFunction(st) {
 		sql = 'select null';
 	if (args.some((a) => !/^[a-z_][a-z0-9_]*$/.test(a.name)) || /\$[0-9]/.test(sql))
 		return skip(what, 'it takes a row or refers to arguments by position (a computed field)');
-	if (!/^select\b/i.test(sql) || sql.includes(';'))
-		return skip(what, 'its body is not one SELECT (a write or several statements)');
+	// One SELECT, or one INSERT, UPDATE or DELETE (... RETURNING): a function that
+	// writes, which sluice runs before the call's SELECT.
+	if (!/^(select|insert|update|delete)\b/i.test(sql) || sql.includes(';'))
+		return skip(what, 'its body is not one statement');
 	const rn = rt ? null : splitName(returns);
 	if (r[1]) {
 		if (!tables.has(rn.name))

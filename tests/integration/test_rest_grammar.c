@@ -10,6 +10,7 @@
  * express a feature (some casts) its answer is a 400 naming the feature, checked too.
  * A second route, /rest12/v1/ (rest_dialect_version=12), answers as PostgREST 12 where 13
  * differs: to-many spreads and the unknown table's errors (by read, embed and write).
+ * Functions that write (on SQLite an UPDATE ... RETURNING body) answer alike on both.
  */
 #include "rest_fixture.h"
 
@@ -28,7 +29,11 @@ static const char more_pg[] =
     "  (2, '{green}', '{4}', '[5,10)', '{\"a\":{\"b\":\"y\"},\"n\":2,\"arr\":[30]}',\n"
     "   'lazy dogs sleep', 20.00, 5, 'tool', 2),\n"
     "  (3, '{red}', '{}', '[20,30)', '{\"n\":3}', 'quick thinking', 1.25, 2, 'toy', 1),\n"
-    "  (4, NULL, NULL, NULL, NULL, NULL, NULL, 1, 'toy', NULL);\n";
+    "  (4, NULL, NULL, NULL, NULL, NULL, NULL, 1, 'toy', NULL);\n"
+    "create function gadget_bump(n integer) returns setof gadget language sql as\n"
+    "  $$ update gadget set qty = qty + n where id = 4 returning * $$;\n"
+    "create function gadget_qty(i integer) returns integer language sql as\n"
+    "  $$ update gadget set qty = qty + 1 where id = i returning qty $$;\n";
 
 static const char more_sqlite[] =
     "create table gadget (id integer primary key, tags json, nums json,\n"
@@ -54,7 +59,13 @@ static const char more_sqlite[] =
     "create trigger gadget_fts_au after update on gadget begin\n"
     "  insert into gadget_fts(gadget_fts, rowid, body) values ('delete', old.rowid,\n"
     "  old.body);\n"
-    "  insert into gadget_fts(rowid, body) values (new.rowid, new.body); end;\n";
+    "  insert into gadget_fts(rowid, body) values (new.rowid, new.body); end;\n"
+    /* Functions that write: one UPDATE ... RETURNING each (rpc.c runs it before the
+     * call's SELECT). */
+    "insert into sluice_functions values ('gadget_bump', 'n integer', 'setof gadget',\n"
+    "  'volatile', 'update gadget set qty = qty + :n where id = 4 returning *'),\n"
+    "  ('gadget_qty', 'i integer', 'integer', 'volatile',\n"
+    "  'update gadget set qty = qty + 1 where id = :i returning qty');\n";
 
 /* Sends to one stack; checks the status and, when want_body is not NULL, the JSON. */
 #define ONE(s_, path_, status_, body_) one(__FILE__, __LINE__, s_, path_, status_, body_)
@@ -725,6 +736,37 @@ test_rest_grammar_writes(void)
 	FX_BOTH("GET", "gadget?select=count()", NULL, NULL, 200, "[{\"count\":4}]", &r);
 }
 
+/*
+ * Functions that write, on both back ends (on SQLite a body of one UPDATE ... RETURNING,
+ * run before the call's SELECT): their rows take select= and filters, tx=rollback and
+ * max-affected undo them, a GET is 405 25006 and writes nothing, and a scalar one answers
+ * its value.
+ */
+static void
+test_rest_functions_that_write(void)
+{
+	static const char *const json[] = { "Content-Type: application/json", NULL };
+	static const char *const rollback[] = { "Content-Type: application/json",
+	    "Prefer: tx=rollback", NULL };
+	static const char *const strict[] = { "Content-Type: application/json",
+	    "Prefer: handling=strict, max-affected=0", NULL };
+
+	FX_BOTH("POST", "rpc/gadget_bump?select=id,qty", rollback, "{\"n\":10}", 200,
+	    "[{\"id\":4,\"qty\":11}]", &r);
+	FX_BOTH("GET", "gadget?select=qty&id=eq.4", NULL, NULL, 200, "[{\"qty\":1}]", &r);
+	FX_BOTH("POST", "rpc/gadget_bump?select=id", strict, "{\"n\":10}", 400, NULL, &r);
+	CHECK(http_json_code(&r, "PGRST124"));
+	FX_BOTH("GET", "gadget?select=qty&id=eq.4", NULL, NULL, 200, "[{\"qty\":1}]", &r);
+	FX_BOTH("GET", "rpc/gadget_bump?n=1", NULL, NULL, 405, NULL, &r);
+	CHECK(http_json_code(&r, "25006"));
+	FX_BOTH("GET", "gadget?select=qty&id=eq.4", NULL, NULL, 200, "[{\"qty\":1}]", &r);
+	FX_BOTH("POST", "rpc/gadget_bump?select=id,qty&qty=gt.100", json, "{\"n\":2}", 200,
+	    "[]", &r);
+	FX_BOTH("POST", "rpc/gadget_qty", json, "{\"i\":4}", 200, "4", &r);
+	FX_BOTH("POST", "rpc/gadget_qty", json, "{\"i\":99}", 200, "null", &r);
+	FX_BOTH("GET", "gadget?select=qty&id=eq.4", NULL, NULL, 200, "[{\"qty\":4}]", &r);
+}
+
 int
 main(void)
 {
@@ -758,6 +800,7 @@ main(void)
 	RUN(test_sqlite_regex_hostile);
 	RUN(test_rest_array_range_ops);
 	RUN(test_rest_grammar_writes);
+	RUN(test_rest_functions_that_write);
 	http_resp_free(&r);
 	fx_stop();
 	return harness_done();
