@@ -193,7 +193,8 @@ static const char schema_lite_comments[] =
 
 /* returns: "setof album", "album", "table(a text, b integer)" (rows of those columns, as
  * PostgreSQL's RETURNS TABLE), "void" (204, no body) or a scalar type name; a body is
- * never NULL.  A body is one SELECT, which cannot write, whatever its volatility says. */
+ * never NULL.  A body is one SELECT, or one INSERT, UPDATE or DELETE ... RETURNING that
+ * rpc.c runs on its own (schema.c marks it). */
 static const char schema_lite_funcs[] =
     "select name, args, lower(substr(returns, 1, 6)) = 'setof ' or t, "
     "case when lower(substr(returns, 1, 6)) = 'setof ' then ltrim(substr(returns, 7)) "

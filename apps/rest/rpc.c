@@ -17,7 +17,9 @@
  * the FROM item of the same generated statement:
  *   PostgreSQL  from "ret_albums"("a" => $1::integer) _t0
  *   SQLite      from (<body of sluice_functions.ret_albums with $1 for :a>) _t0
- * The arguments are always $1..$n, bound before the values of the filters.
+ * The arguments are always $1..$n, bound before the values of the filters.  On SQLite a
+ * function whose body writes runs first, on its own (rpc_lite_write()), its rows then the
+ * FROM item.
  */
 #include <stdio.h>
 #include <string.h>

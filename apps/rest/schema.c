@@ -9,7 +9,8 @@
  * returning one value is also that table's computed field.  SQLite: sqlite_master with
  * pragma_table_info, pragma_foreign_key_list and pragma_index_list, and the functions
  * declared in the project's own table sluice_functions(name, args, returns, volatility,
- * body), whose body is one SELECT with :name parameters.  The comments of tables,
+ * body), whose body is one SELECT with :name parameters (or one INSERT, UPDATE or
+ * DELETE ... RETURNING: a function that writes).  The comments of tables,
  * views, columns and functions (pg_description; SQLite's optional sluice_comments(name,
  * column_name, description)) are kept for the OpenAPI document (openapi.c).  A name from
  * a request is only ever used after it matched an entry of this schema.

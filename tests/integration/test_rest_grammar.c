@@ -508,8 +508,11 @@ test_sqlite_fts_operators(void)
 	/* Weights: FTS5 has none, SQLite ignores them (PostgreSQL's to_tsvector() gives
 	 * every lexeme D, so that :AB matches nothing there). */
 	ONE(&fx.lite, "gadget?select=id&body=fts.'thinking':AB", 200, "[{\"id\":3}]");
-	/* A malformed to_tsquery text is PostgreSQL's 42601: a 400 on SQLite. */
+	/* A malformed to_tsquery text is PostgreSQL's 400 42601 on both (it was a 500 on
+	 * PostgreSQL, its 42601 taken for a statement of sluice's). */
 	ONE(&fx.lite, "gadget?body=fts.quick%20brown", 400, NULL);
+	CHECK(http_json_code(&r, "42601"));
+	ONE(&fx.pgs, "gadget?body=fts.quick%20brown", 400, NULL);
 	CHECK(http_json_code(&r, "42601"));
 	ONE(&fx.lite, "gadget?body=fts.(quick", 400, NULL);
 	CHECK(http_json_code(&r, "42601"));
