@@ -1057,7 +1057,7 @@ lite_fts_table(const struct rest_schema *sc, const struct rest_table *t, const c
 	for (i = 0; i < sc->ntables; i++) {
 		const struct rest_table *f = &sc->tables[i];
 
-		if (!f->fts || strncmp(f->name, t->name, n) != 0 || strcmp(f->name + n, "_fts"))
+		if (!f->fts || strncmp(f->name, t->name, n) != 0 || strcmp(f->name + n, "_fts") != 0)
 			continue;
 		for (j = 0; j < f->ncols; j++)
 			if (strcmp(f->cols[j].name, col) == 0)

@@ -163,9 +163,8 @@ fts_operand(struct fts_parse *fp)
 				fts_syntax(fp);
 				return NULL;
 			}
-			if (*fp->p == '\\' && fp->p + 1 < fp->end)
-				fp->p++;
-			else if (*fp->p == '\'' && fp->p + 1 < fp->end && fp->p[1] == '\'')
+			if (fp->p + 1 < fp->end && (*fp->p == '\\' ||
+			    (*fp->p == '\'' && fp->p[1] == '\'')))
 				fp->p++;
 			else if (*fp->p == '\'')
 				break;
@@ -438,7 +437,7 @@ fts_mark(struct fts_node *n, struct rest_err *e)
 	}
 	if (fts_mark(n->l, e) < 0 || (n->r != NULL && fts_mark(n->r, e) < 0))
 		return -1;
-	if (n->kind == FTS_NOT) {
+	if (n->kind == FTS_NOT || n->r == NULL) {
 		n->empty = n->l->empty;
 		n->neg = !n->l->neg;
 		return 0;
