@@ -49,7 +49,7 @@ endif
 
 CFLAGS   += $(WARN) $(OPT) $(SANFLAGS) -pthread
 LDFLAGS  += $(SANFLAGS) -pthread -Wl,--as-needed
-LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lcrypt -lseccomp -lm
+LDLIBS   := -lfcgi -lcjson -lsqlite3 -lpcre2-8 -lpq -lbrotlienc -lbrotlidec -lz -lcrypto -lcrypt -lseccomp -lm
 # libjwt (the rest engine's token signatures, apps/rest/auth.c): bin/rest, and the tests
 # and fuzzers that link its library (--as-needed drops it from the others).
 JWT_LIBS := -ljwt
@@ -205,7 +205,7 @@ $(O)/bench/%: $(O)/bench/%.o
 # any flavour counts.  Every deps target also creates the system user sluice that the
 # workers run as when started as root (conf/users.sh).
 DEB_BUILD  := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-dev sqlite3 \
-              libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev libjwt-dev
+              libssl-dev libbrotli-dev zlib1g-dev libseccomp-dev libjwt-dev libpcre2-dev
 DEB_RUN    := nginx-light curl
 DEB_APACHE := apache2 libapache2-mod-fcgid libapache2-mod-qos
 DEB_PG     := postgresql

@@ -30,6 +30,8 @@
  *   db_sqlite_json.c  SQLite's SQL functions that build JSON bodies (sluice_obj, sluice_arr)
  *   db_sqlite_ops.c   SQLite's SQL functions for the containment filters on JSON values
  *                     (sluice_contains, sluice_overlaps)
+ *   db_sqlite_regex.c  SQLite's regular expressions over PCRE2 (sluice_regexp), for
+ *                     the match filters
  *   gcommit.c         the group commit of SQLite's writers (gcommit.h)
  *   dbwrite.c         the one committed write of every application, on either back end:
  *                     gcommit.c's, or PostgreSQL's retried transaction (dbwrite.h)
@@ -382,5 +384,9 @@ void db_listen_stop(void);
 int db_json_literal_ok(const char *s, size_t len);
 /* 1 when s[0..len) is an integer range literal sluice_range() reads ([1,5), (,3], empty). */
 int db_range_literal_ok(const char *s, size_t len);
+/* 1 when the regular expression pattern (len bytes) compiles as SQLite's sluice_regexp()
+ * compiles it (db_sqlite_regex.c; caseless when icase); else 0 with PCRE2's reason and
+ * offset in msg (msglen bytes, NUL-terminated; msg may be NULL). */
+int db_regex_ok(const char *pattern, size_t len, int icase, char *msg, size_t msglen);
 
 #endif /* SLUICE_DB_H */

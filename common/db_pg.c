@@ -126,6 +126,11 @@ db_pg_class(int dead, const PGresult *res)
 	 * or a name the request gave; PostgREST's 400, with the database's words. */
 	if (strcmp(ss, "42703") == 0 || strcmp(ss, "42P01") == 0)
 		return DB_EINPUT;
+	/* A text search query of the request's that to_tsquery() cannot read (an fts
+	 * filter): PostgREST's 400 42601, not a statement of sluice's gone wrong. */
+	if (strcmp(ss, "42601") == 0 && (m = PQresultErrorField(res,
+	    PG_DIAG_MESSAGE_PRIMARY)) != NULL && strncmp(m, "syntax error in tsquery", 23) == 0)
+		return DB_EINPUT;
 	/* statement_timeout (the request's time budget) or a cancel. */
 	if (strcmp(ss, "57014") == 0)
 		return DB_ETIMEOUT;

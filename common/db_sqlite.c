@@ -239,8 +239,12 @@ db_sqlite_sqlstate(int rc, const char *msg)
 	case SQLITE_ERROR:
 		/* An upsert's conflict target that no unique index covers: the request's
 		 * mistake, as PostgreSQL's 42P10 says. */
-		return msg != NULL && strstr(msg, "ON CONFLICT clause does not match") != NULL ?
-		    "42P10" : NULL;
+		if (msg != NULL && strstr(msg, "ON CONFLICT clause does not match") != NULL)
+			return "42P10";
+		/* sluice_regexp() past its limits (db_sqlite_regex.c): the request's pattern,
+		 * as PostgreSQL's "regular expression is too complex". */
+		return msg != NULL && strncmp(msg, "invalid regular expression", 26) == 0 ?
+		    "2201B" : NULL;
 	default:
 		return NULL;
 	}
@@ -251,7 +255,8 @@ db_sqlite_err(struct db_sqlite *s, int rc, const char *what)
 {
 	const char *ss = db_sqlite_sqlstate(rc, sqlite3_errmsg(s->conn));
 
-	db_set_err(&s->base, ss != NULL && strcmp(ss, "42P10") == 0 ? DB_EINPUT :
+	db_set_err(&s->base, ss != NULL && (strcmp(ss, "42P10") == 0 ||
+	    strcmp(ss, "2201B") == 0) ? DB_EINPUT :
 	    db_sqlite_class(s->conn, rc), "sqlite %s: %s (%d)", what, sqlite3_errmsg(s->conn), rc);
 	if (ss != NULL) {
 		memcpy(s->base.sqlstate, ss, 6);
@@ -830,9 +835,10 @@ db_sqlite_pragmas(struct db_sqlite *s, const char *path, const struct db_opts *o
 	if (db_sqlite_pragma(s, "PRAGMA encoding", enc, sizeof(enc)) == -1)
 		return -1;
 	if (db_sqlite_json_register(s->conn, strcmp(enc, "UTF-8") == 0) == -1 ||
-	    db_sqlite_ops_register(s->conn) == -1) {
+	    db_sqlite_ops_register(s->conn) == -1 ||
+	    db_sqlite_regex_register(s->conn) == -1) {
 		db_set_err(&s->base, DB_EINTERNAL, "sqlite %s: cannot register the JSON "
-		    "functions", path);
+		    "and regular expression functions", path);
 		return -1;
 	}
 	return 0;

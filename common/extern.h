@@ -173,6 +173,9 @@ int db_sqlite_json_register(struct sqlite3 *conn, int utf8);
 /* SQLite: registers sluice_contains() and sluice_overlaps() (db_sqlite_ops.c), jsonb's
  * @> and arrays' && over JSON text.  Returns 0, or -1 when SQLite refused. */
 int db_sqlite_ops_register(struct sqlite3 *conn);
+/* SQLite: registers sluice_regexp() (db_sqlite_regex.c), PostgreSQL's ~ and ~* over
+ * PCRE2.  Returns 0, or -1 when SQLite refused. */
+int db_sqlite_regex_register(struct sqlite3 *conn);
 
 /* ---- Serve loop ---- */
 

@@ -602,7 +602,7 @@ rest_auth_no_role(struct resp *rs, const char *role)
  * SQLite: a function reads its tables with its caller's rights, as a PostgreSQL function
  * does by default (reads.c): the role must be allowed to read each, or the call is
  * refused as PostgreSQL refuses it, "permission denied for table artist".  A function
- * whose tables could not all be told is refused too.
+ * whose tables could not all be told, or that writes, is refused too.
  */
 static int
 rest_auth_func_reads(struct resp *rs, const struct rest_thread *t,
@@ -613,7 +613,9 @@ rest_auth_func_reads(struct resp *rs, const struct rest_thread *t,
 
 	if (f == NULL)
 		return 0;	/* no such function: the verb answers 404 */
-	if (f->reads_unknown)
+	/* A function that writes would write with no grant checked: refused under access
+	 * control. */
+	if (f->reads_unknown || f->writes)
 		return rest_auth_denied(rs, id, "function", name, 0), -1;
 	for (i = 0; i < f->nreads; i++)
 		if (rest_auth_may(t->auth, id->role, f->reads[i], REST_PRIV_SELECT) != 1)

@@ -20,8 +20,10 @@
  *                      (->> cast to text, as PostgreSQL's ->> gives text).
  *   isdistinct         is distinct from / is not.
  *   casts              (x)::type / cast(x as TYPE), from one whitelist of type names.
- *   match, fts, arrays ~ ~* @@ @> <@ && << >> &< &> -|- on PostgreSQL; SQLite has none of
- *   and ranges         them: a 400 naming the operator (lite_op()).
+ *   match, fts, arrays ~ ~* @@ @> <@ && << >> &< &> -|- on PostgreSQL; SQLite:
+ *   and ranges         sluice_regexp() (PCRE2), an FTS5 table's MATCH (fts.c writes the
+ *                      query), sluice_contains() and its kin; else a 400 naming the
+ *                      operator (lite_op()).
  *   offset alone       SQLite needs "limit -1" before it.
  *   CSV                strpos/instr, chr/char, string_agg/group_concat, ::text casts.
  *   writes             PostgreSQL: a CTE _w and one row (body, count) over it; SQLite:
@@ -152,10 +154,16 @@ static const char schema_pg_privs[] =
     "where n.nspname = $1 and p.prokind = 'f' and has_schema_privilege(n.oid, 'usage') "
     "group by p.proname";
 
+/* An FTS5 table's kind is 'x' (schema.c hides it; lite_fts() searches it); the tables
+ * FTS5 keeps its index in (NAME_data, _idx, _content, _docsize, _config) are left out. */
 static const char schema_lite_cols[] =
-    "select m.name, m.type, p.name, p.type, p.\"notnull\", coalesce(p.dflt_value, ''), p.pk "
+    "select m.name, case when m.sql like 'create virtual table%using fts5%' then 'x' "
+    "else m.type end, p.name, p.type, p.\"notnull\", coalesce(p.dflt_value, ''), p.pk "
     "from sqlite_master m join pragma_table_info(m.name) p "
     "where m.type in ('table', 'view') and m.name not like 'sqlite_%' "
+    "and not exists (select 1 from sqlite_master v where v.type = 'table' "
+    "and v.sql like 'create virtual table%using fts5%' and m.name in (v.name || '_data', "
+    "v.name || '_idx', v.name || '_content', v.name || '_docsize', v.name || '_config')) "
     "order by m.name, p.cid";
 
 static const char schema_lite_fks[] =
@@ -185,7 +193,8 @@ static const char schema_lite_comments[] =
 
 /* returns: "setof album", "album", "table(a text, b integer)" (rows of those columns, as
  * PostgreSQL's RETURNS TABLE), "void" (204, no body) or a scalar type name; a body is
- * never NULL.  A body is one SELECT, which cannot write, whatever its volatility says. */
+ * never NULL.  A body is one SELECT, or one INSERT, UPDATE or DELETE ... RETURNING that
+ * rpc.c runs on its own (schema.c marks it). */
 static const char schema_lite_funcs[] =
     "select name, args, lower(substr(returns, 1, 6)) = 'setof ' or t, "
     "case when lower(substr(returns, 1, 6)) = 'setof ' then ltrim(substr(returns, 7)) "
@@ -1016,12 +1025,147 @@ lite_call_op(struct rest_gen *g, const struct rest_lhs *l, const char *fn, const
 	return 0;
 }
 
+/* PostgreSQL's own text search configurations (pg_ts_config): fts(LANG) with another
+ * name matches nothing, as on PostgreSQL here (pg_op()). */
+static const char *const lite_fts_langs[] = {
+	"simple", "arabic", "armenian", "basque", "catalan", "danish", "dutch", "english",
+	"finnish", "french", "german", "greek", "hindi", "hungarian", "indonesian", "irish",
+	"italian", "lithuanian", "nepali", "norwegian", "portuguese", "romanian", "russian",
+	"serbian", "spanish", "swedish", "tamil", "turkish", "yiddish",
+};
+
+/* The table whose column c is, or NULL (a function's result). */
+static const struct rest_table *
+lite_table_of(const struct rest_schema *sc, const struct rest_col *c)
+{
+	int i, j;
+
+	for (i = 0; i < sc->ntables; i++)
+		for (j = 0; j < sc->tables[i].ncols; j++)
+			if (&sc->tables[i].cols[j] == c)
+				return &sc->tables[i];
+	return NULL;
+}
+
+/* The FTS5 table TABLE_fts of t holding a column named col, or NULL. */
+static const struct rest_table *
+lite_fts_table(const struct rest_schema *sc, const struct rest_table *t, const char *col)
+{
+	size_t n = strlen(t->name);
+	int i, j;
+
+	for (i = 0; i < sc->ntables; i++) {
+		const struct rest_table *f = &sc->tables[i];
+
+		if (!f->fts || strncmp(f->name, t->name, n) != 0 || strcmp(f->name + n, "_fts") != 0)
+			continue;
+		for (j = 0; j < f->ncols; j++)
+			if (strcmp(f->cols[j].name, col) == 0)
+				return f;
+	}
+	return NULL;
+}
+
+/*
+ * fts, plfts, phfts and wfts on SQLite, on a column of a rowid table T that an FTS5
+ * table named T_fts indexes (a column of the same name, its rowids T's: an external
+ * content table over T, docs/postgrest.md):
+ *
+ *   (CASE WHEN lhs IS NULL THEN NULL ELSE alias.rowid [NOT] IN (SELECT rowid FROM
+ *   "T_fts" WHERE "col" MATCH $k) END)
+ *
+ * $k the FTS5 query fts.c writes from v (NOT IN when it stands for the rows the query
+ * does not match; 0 in place of the IN for a query without a word, or a language
+ * PostgreSQL does not have).  A NULL column is neither matched nor, under not.,
+ * unmatched, as PostgreSQL's NULL @@ q.  Without such a table: 400 42883, never a scan.
+ */
+static int
+lite_fts(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
+    const char *v, size_t len)
+{
+	const struct rest_table *t = l->path == NULL ? lite_table_of(g->sc, l->c) : NULL;
+	const struct rest_table *f = t != NULL && !t->is_view && t->rowid ?
+	    lite_fts_table(g->sc, t, l->c->name) : NULL;
+	struct buf q;
+	const char *qs;
+	size_t i;
+	int r = 0, neg = 0, k, known = cond->lang == NULL;
+
+	if (f == NULL) {
+		rest_err_set(g->e, 400, "42883", NULL, "operator %s does not apply to %.80s: it "
+		    "has no full-text index on SQLite", op_names[cond->op], l->c->name);
+		(void)snprintf(g->e->hint_buf, sizeof(g->e->hint_buf), "create an FTS5 table "
+		    "%.80s_fts over the column (docs/postgrest.md)", t != NULL ? t->name :
+		    "TABLE");
+		g->e->hint = g->e->hint_buf;
+		return -1;
+	}
+	for (i = 0; !known && i < sizeof(lite_fts_langs) / sizeof(lite_fts_langs[0]); i++)
+		known = strcmp(cond->lang, lite_fts_langs[i]) == 0;
+	buf_init(&q, 0);
+	if (known && (r = rest_fts_query(g->a, cond->op, v, len, &q, &neg, g->e)) < 0)
+		goto out;
+	buf_puts(g->sql, "(CASE WHEN ");
+	(void)lite_lhs(g, l);
+	buf_puts(g->sql, " IS NULL THEN NULL ELSE ");
+	if (r == 0) {
+		buf_puts(g->sql, "0 END)");
+		goto out;
+	}
+	r = -1;
+	if ((qs = arena_strndup(g->a, q.data, q.len)) == NULL) {
+		rest_err_set(g->e, 413, "54000", NULL, "request too large");
+		goto out;
+	}
+	if ((k = rest_param_text(g, qs, q.len)) < 0)
+		goto out;
+	buf_printf(g->sql, "%s.rowid %sIN (SELECT rowid FROM ", l->alias, neg ? "NOT " : "");
+	sqlb_ident(g->sql, f->name);
+	buf_puts(g->sql, " WHERE ");
+	sqlb_ident(g->sql, l->c->name);
+	buf_puts(g->sql, " MATCH ");
+	sqlb_param(g->sql, k);
+	buf_puts(g->sql, ") END)");
+	r = 0;
+out:
+	buf_free(&q);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * match and imatch on SQLite: sluice_regexp(lhs, $k, 0 or 1) (common/db_sqlite_regex.c:
+ * PCRE2, bounded; ~ and ~* of PostgreSQL's), the pattern compiled here first so that a
+ * malformed one is a 400 2201B, as PostgreSQL's "invalid regular expression", before the
+ * statement runs.
+ */
+static int
+lite_match(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *cond,
+    const char *v, size_t len)
+{
+	char why[200];
+	int k, icase = cond->op == REST_OP_IMATCH;
+
+	if (!db_regex_ok(v, len, icase, why, sizeof(why))) {
+		rest_err_set(g->e, 400, "2201B", NULL, "invalid regular expression: %s", why);
+		return -1;
+	}
+	if ((k = rest_param_text(g, v, len)) < 0)
+		return -1;
+	buf_puts(g->sql, "sluice_regexp(");
+	if (lite_lhs(g, l) < 0)
+		return -1;
+	buf_puts(g->sql, ", ");
+	sqlb_param(g->sql, k);
+	buf_printf(g->sql, ", %d)", icase);
+	return 0;
+}
+
 /*
  * cs, cd and ov on JSON (lite_json()): sluice_contains(lhs, $k), sluice_contained(lhs, $k)
  * and sluice_overlaps(lhs, $k) (common/db_sqlite_ops.c: jsonb's containment, the literal a
  * JSON text or an array literal {a,b}, else a 400 22P02 as PostgreSQL's); the range
- * operators on an integer range column as sluice_range('op', lhs, $k).  SQLite has no regular
- * expressions or text search configurations: those operators, and the others on other
+ * operators on an integer range column as sluice_range('op', lhs, $k); match and imatch
+ * by lite_match(), the text searches by lite_fts().  The others, and these on other
  * types, are a 400 naming the operator.
  */
 static int
@@ -1040,10 +1184,12 @@ lite_op(struct rest_gen *g, const struct rest_lhs *l, const struct rest_cond *co
 		return lite_call_op(g, l, cond->op == REST_OP_OV ? "sluice_overlaps(" :
 		    cond->op == REST_OP_CD ? "sluice_contained(" : "sluice_contains(", v, len,
 		    db_json_literal_ok, "array");
+	if (cond->op == REST_OP_MATCH || cond->op == REST_OP_IMATCH)
+		return lite_match(g, l, cond, v, len);
+	if (cond->op >= REST_OP_FTS && cond->op <= REST_OP_WFTS)
+		return lite_fts(g, l, cond, v, len);
 	rest_err_set(g->e, 400, "42883", NULL, "operator %s is not supported on SQLite", name);
-	g->e->hint = cond->op <= REST_OP_IMATCH ? "SQLite has no regular expressions" :
-	    cond->op <= REST_OP_WFTS ? "SQLite has no full-text search configurations" :
-	    cond->op <= REST_OP_OV ? "on SQLite cs, cd and ov take json, jsonb or an integer "
+	g->e->hint = cond->op <= REST_OP_OV ? "on SQLite cs, cd and ov take json, jsonb or an integer "
 	    "range (an array column is kept as json)" : "on SQLite the range operators take "
 	    "int4range or int8range columns";
 	return -1;

@@ -25,6 +25,7 @@
  *   names.c    the tree's names resolved against the schema
  *   grants.c   SQLite's rest_grants: what each role may do on a table or function
  *   dialect.c  what PostgreSQL's and SQLite's SQL do differently: a struct per back end
+ *   fts.c      PostgreSQL's text search queries as FTS5 queries (SQLite's fts filters)
  *   gen.c      rest's part of SQL writing over sqlb.h: its values' cap, aliases
  *   parse.c    the URL grammar into a tree of struct rest_node
  *   schema.c   what the database holds, introspected (schemas.c: once per process)
@@ -100,6 +101,8 @@ struct rest_table {
 	struct rest_col *cols;
 	int ncols;
 	int rowid;		/* SQLite: a rowid table, whose rows come in rowid order */
+	int fts;		/* SQLite: an FTS5 table (hidden; TABLE_fts indexes TABLE's
+				 * columns for the fts filters: dialect.c) */
 	/* Computed fields, PostgreSQL functions taking this table's row and returning one
 	 * value: cols[ncols .. ncols + ncomputed), named like their function, found by
 	 * rest_schema_col() (select=, filters, order) but not in '*' nor writable; PostgreSQL
@@ -142,6 +145,8 @@ struct rest_func {
 				 * anonymous record's (RETURNS TABLE, OUT parameters) is a hidden
 				 * table of the function's name holding its columns */
 	char *body;		/* SQLite: the SELECT, with $k placeholders for the args */
+	int writes;		/* SQLite: the body is an INSERT, UPDATE or DELETE ...
+				 * RETURNING, run before the call's SELECT (rpc.c) */
 	char **reads;		/* SQLite: the tables the body reads (reads.c), which its
 				 * caller must be allowed to read */
 	int nreads;
@@ -369,6 +374,18 @@ struct rest_gen {
 	 * arr_bare_open), its brackets left to rest_answer_read() */
 	int bare;
 };
+
+/*
+ * fts.c: v (len bytes), the text of filter op (REST_OP_FTS, _PLFTS, _PHFTS or _WFTS),
+ * read as PostgreSQL's to_tsquery, plainto_, phraseto_ or websearch_to_tsquery reads it,
+ * appended to out as an FTS5 query whose every word is a quoted string.  Returns 1 with
+ * *neg 0 when the filter matches the rows out matches, *neg 1 when it matches those it
+ * does not; 0 when the text holds no word (the filter matches nothing, out untouched);
+ * -1 with e set: 400 42601 for a malformed to_tsquery text, 400 0A000 for what FTS5
+ * cannot express, 400 54000 past the bound on terms.  Nodes come from a.
+ */
+int rest_fts_query(struct arena *a, int op, const char *v, size_t len, struct buf *out,
+    int *neg, struct rest_err *e);
 
 /* gen.c: what rest adds to sqlb.h's quoting and values (every function writes to the
  * buffer it is given, g->sql for g). */

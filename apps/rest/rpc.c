@@ -17,7 +17,9 @@
  * the FROM item of the same generated statement:
  *   PostgreSQL  from "ret_albums"("a" => $1::integer) _t0
  *   SQLite      from (<body of sluice_functions.ret_albums with $1 for :a>) _t0
- * The arguments are always $1..$n, bound before the values of the filters.
+ * The arguments are always $1..$n, bound before the values of the filters.  On SQLite a
+ * function whose body writes runs first, on its own (rpc_lite_write()), its rows then the
+ * FROM item.
  */
 #include <stdio.h>
 #include <string.h>
@@ -183,6 +185,154 @@ rpc_args(struct req *rq, struct resp *rs, const char *scname, const struct rest_
 
 static const char *const rpc_skip[] = { "select", "columns", "on_conflict", NULL };
 
+/* 1 when s[0..len) is a JSON number (what a column of a numeric kind holds, written
+ * bare); else it is written as a string. */
+static int
+rpc_json_number(const char *s, size_t len)
+{
+	size_t i = 0, d;
+
+	if (i < len && s[i] == '-')
+		i++;
+	for (d = i; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+		;
+	if (i == d || (s[d] == '0' && i - d > 1))
+		return 0;
+	if (i < len && s[i] == '.') {
+		for (d = ++i; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		if (++i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (d = i; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	return i == len;
+}
+
+/* Appends column i of st's row as JSON: bare for a number of kind k, else a string. */
+static void
+rpc_json_value(struct buf *b, struct db_stmt *st, int i, enum rest_kind k)
+{
+	size_t len;
+	const char *v = db_column_text(st, i, &len);
+
+	if (v == NULL || db_column_isnull(st, i))
+		buf_puts(b, "null");
+	else if ((k == REST_K_INT || k == REST_K_NUM) && rpc_json_number(v, len))
+		(void)buf_append(b, v, len);
+	else if (k == REST_K_BOOL && len == 1 && (v[0] == '0' || v[0] == '1'))
+		buf_puts(b, v[0] == '1' ? "true" : "false");
+	else
+		(void)json_escape(b, v, len);
+}
+
+/*
+ * SQLite: a function whose body writes (INSERT, UPDATE or DELETE ... RETURNING: SQLite
+ * takes no RETURNING in a subquery) runs it first, as its own statement with the
+ * arguments bound.  A scalar function answers its first row's first value (null without
+ * a row; void: 204).  A relation's rows, one JSON array bound as $k, become the FROM of
+ * the generated SELECT, (select json_extract(_j.value, $p) as "col", ... from
+ * json_each($k) _j) over the returned table's columns, so that select=, filters, order
+ * and counts apply as to any function's rows.  0 with *fromsql set; 1 when answered.
+ */
+static int
+rpc_lite_write(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_func *f, struct rest_gen *g, char **fromsql)
+{
+	const struct rest_table *rt = f->rettable >= 0 ? &t->sc->tables[f->rettable] : NULL;
+	struct db_stmt *st;
+	struct buf rows;
+	char path[300];
+	const char *name, *text;
+	int rc, i, c, n = 0, k, kp, ret = 1;
+
+	buf_reset(&t->sql, 1 << 20);
+	buf_puts(&t->sql, f->body);
+	if (rest_bind_run(rq, rs, t, g->p, &st) < 0)
+		return 1;
+	buf_init(&rows, t->body_max > 0 ? (size_t)t->body_max : REST_SQL_MAX);
+	buf_putc(&rows, rt != NULL ? '[' : ' ');
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (rt == NULL) {
+			if (n++ == 0 && db_column_count(st) > 0)
+				rpc_json_value(&rows, st, 0, t->d->kind_of(f->rettype));
+			continue;
+		}
+		buf_puts(&rows, n++ ? ",{" : "{");
+		for (i = 0; i < db_column_count(st); i++) {
+			name = db_column_name(st, i);
+			c = name != NULL ? rest_schema_col(rt, name) : -1;
+			if (i)
+				buf_putc(&rows, ',');
+			(void)json_escape(&rows, name != NULL ? name : "", name ? strlen(name) : 0);
+			buf_putc(&rows, ':');
+			rpc_json_value(&rows, st, i, c >= 0 ? rt->cols[c].kind : REST_K_TEXT);
+		}
+		buf_putc(&rows, '}');
+	}
+	if (rc != DB_DONE) {
+		(void)rest_db_error(rs, t, rq->db);
+		db_reset(st);
+		goto out;
+	}
+	db_reset(st);
+	/* The call's SELECT is written into the same buffer. */
+	buf_reset(&t->sql, 1 << 20);
+	if (buf_failed(&rows)) {
+		(void)resp_error(rs, 413, "too_large", "the function's rows are too large", NULL,
+		    NULL);
+		goto out;
+	}
+	if (rt == NULL) {
+		t->rows = 1;
+		if (t->prefs.count != REST_COUNT_NONE)
+			resp_header(rs, "Content-Range", "0-0/1");
+		if (f->retvoid)
+			resp_set(rs, 204, NULL, "", 0);
+		else if (n == 0 || rows.len <= 1)
+			resp_set(rs, 200, "application/json; charset=utf-8", "null", 4);
+		else
+			resp_set(rs, 200, "application/json; charset=utf-8", rows.data + 1,
+			    rows.len - 1);
+		goto out;
+	}
+	buf_putc(&rows, ']');
+	if ((text = arena_strndup(rq->arena, rows.data, rows.len)) == NULL ||
+	    (k = rest_param_text(g, text, rows.len)) < 0) {
+		(void)resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+		goto out;
+	}
+	buf_reset(&rows, REST_SQL_MAX);
+	buf_puts(&rows, "(select ");
+	for (i = 0; i < rt->ncols; i++) {
+		(void)snprintf(path, sizeof(path), "$.\"%s\"", rt->cols[i].name);
+		if ((text = arena_strndup(rq->arena, path, strlen(path))) == NULL ||
+		    (kp = rest_param_text(g, text, strlen(path))) < 0) {
+			(void)resp_error(rs, 413, "too_large", "the request is too large", NULL,
+			    NULL);
+			goto out;
+		}
+		buf_printf(&rows, "%sjson_extract(_j.value, $%d) as ", i ? ", " : "", kp);
+		sqlb_ident(&rows, rt->cols[i].name);
+	}
+	buf_printf(&rows, " from json_each($%d) _j)", k);
+	if (buf_failed(&rows) || (*fromsql = arena_strndup(rq->arena, rows.data,
+	    rows.len)) == NULL) {
+		(void)resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
+		goto out;
+	}
+	ret = 0;
+out:
+	buf_free(&rows);
+	return ret;
+}
+
 /* Calls the function f (NULL: name is none of the schema's) and answers; t->rows gets the
  * rows answered. */
 static int
@@ -222,10 +372,19 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	rest_gen_start(&g, t, rq->arena, &t->sql, p, &e, 0);
 	if (rpc_args(rq, rs, t->scname, f, &g, given) < 0)
 		return 0;
-	buf_init(&from, REST_SQL_MAX);
-	t->d->call(&from, f, given);
-	fromsql = buf_failed(&from) ? NULL : arena_strndup(rq->arena, from.data, from.len);
-	buf_free(&from);
+	if (f->writes) {
+		if (rq->method != REQ_POST)
+			return resp_error(rs, 405, "25006", "a GET or HEAD may not write: the "
+			    "function writes, call it with POST", NULL, NULL);
+		if (rpc_lite_write(rq, rs, t, f, &g, &fromsql) != 0)
+			return 0;
+	} else {
+		buf_init(&from, REST_SQL_MAX);
+		t->d->call(&from, f, given);
+		fromsql = buf_failed(&from) ? NULL : arena_strndup(rq->arena, from.data,
+		    from.len);
+		buf_free(&from);
+	}
 	if (fromsql == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 

@@ -9,7 +9,8 @@
  * returning one value is also that table's computed field.  SQLite: sqlite_master with
  * pragma_table_info, pragma_foreign_key_list and pragma_index_list, and the functions
  * declared in the project's own table sluice_functions(name, args, returns, volatility,
- * body), whose body is one SELECT with :name parameters.  The comments of tables,
+ * body), whose body is one SELECT with :name parameters (or one INSERT, UPDATE or
+ * DELETE ... RETURNING: a function that writes).  The comments of tables,
  * views, columns and functions (pg_description; SQLite's optional sluice_comments(name,
  * column_name, description)) are kept for the OpenAPI document (openapi.c).  A name from
  * a request is only ever used after it matched an entry of this schema.
@@ -193,7 +194,8 @@ schema_load_cols(struct rest_schema *sc, struct db *db, const struct rest_dialec
 			if ((t->name = schema_strdup(tname)) == NULL)
 				goto nomem;
 			t->is_view = kind[0] == 'v';
-			t->hidden = strncmp(tname, "sluice_", 7) == 0;
+			t->fts = kind[0] == 'x';
+			t->hidden = t->fts || strncmp(tname, "sluice_", 7) == 0;
 		}
 		/* cppcheck-suppress nullPointerRedundantCheck ; t is set by the first row
 		 * (ntables starts at 0, below SCHEMA_TABLES_MAX). */
@@ -362,6 +364,23 @@ schema_lite_wrap(const char *body, int nargs)
 		out = schema_strdup(b.data);
 	buf_free(&b);
 	return out;
+}
+
+/* 1 when an SQLite function's body writes: it begins with INSERT, UPDATE, DELETE or
+ * REPLACE (then it ends with RETURNING, its rows; rpc.c runs it on its own). */
+static int
+schema_lite_writes(const char *body)
+{
+	static const char *const verbs[] = { "insert", "update", "delete", "replace" };
+	size_t i;
+
+	while (isspace((unsigned char)*body))
+		body++;
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strncasecmp(body, verbs[i], strlen(verbs[i])) == 0 &&
+		    !isalnum((unsigned char)body[strlen(verbs[i])]))
+			return 1;
+	return 0;
 }
 
 /*
@@ -677,6 +696,15 @@ schema_add_func(struct rest_schema *sc, const struct rest_dialect *d, int *cap,
 		log_warn("rest: function %s: its body names an unknown parameter", name);
 		bad = 1;
 	}
+	if (!bad && body != NULL && (f->writes = schema_lite_writes(body)) &&
+	    strncmp(f->body, "SELECT * FROM (", 15) == 0) {
+		/* schema_lite_body() wrapped it: a write cannot be a subquery. */
+		log_warn("rest: function %s: a body that writes must name its last "
+		    "argument", name);
+		bad = 1;
+	}
+	if (f->writes)
+		f->may_write = 1;
 	if (bad) {
 		sc->nfuncs--;
 		for (i = 0; i < f->nargs; i++) {

@@ -28,6 +28,9 @@
 --               which speaks $N, the engine rewrites each :x outside string literals
 --               into the $N of x's position in args).  For "setof <table>" it selects
 --               that table's columns, so that select=, filters and embeds apply to it.
+--               Or one INSERT, UPDATE or DELETE ... RETURNING (a function that writes:
+--               POST only; its RETURNING gives the rows or the scalar, and it must name
+--               its last argument).
 
 create table sluice_functions (
 	name text primary key,

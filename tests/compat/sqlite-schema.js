@@ -22,10 +22,11 @@
 //   - ARRAY[...] values become their JSON array's text; a 'text'::tsvector value the
 //     text PostgreSQL prints for it (its lexemes sorted, once each, quoted).
 //   - Views are kept when their body is plain SQL (schema prefixes dropped).
-//   - SQL functions whose body is one SELECT returning a scalar, a table's rows or a
-//     TABLE(...) or void become rows of sluice_functions (docs/postgrest.md), parameters
-//     written :name, literal defaults kept; other functions (PL/pgSQL, writes, computed
-//     fields) cannot exist on SQLite and are reported.
+//   - SQL functions whose body is one SELECT, or one INSERT, UPDATE or DELETE with its
+//     RETURNING, returning a scalar, a table's rows or a TABLE(...) or void become rows
+//     of sluice_functions (docs/postgrest.md), parameters written :name, literal
+//     defaults kept; other functions (PL/pgSQL, several statements, computed fields)
+//     cannot exist on SQLite and are reported.
 //   - Publications, extensions, comments, REPLICA IDENTITY: nothing to translate.
 'use strict';
 
@@ -205,7 +206,7 @@ function short(st) {
 }
 
 // A column's SQLite type and constraints for PostgreSQL's "type constraints...".
-function column(def, schema) {
+function column(def, schema, ftsCols) {
 	const m = new RegExp(`^(${ident})\\s+(.*)$`, 's').exec(def);
 	const name = splitName(m[1]).name;
 	let rest = m[2];
@@ -242,8 +243,10 @@ function column(def, schema) {
 	} else if (/^(int4range|int8range)$/.test(type)) {
 		// Kept: sluice reads an integer range's text with PostgreSQL's operators.
 	} else if (type === 'tsvector') {
-		note = 'tsvector: text, the lexemes as PostgreSQL prints them';
+		note = 'tsvector: text, the lexemes as PostgreSQL prints them, searched through ' +
+		    'the FTS5 table TABLE_fts';
 		type = 'text';
+		ftsCols.push(name);
 	} else {
 		note = `type ${type} has no SQLite counterpart: text`;
 		type = 'text';
@@ -262,12 +265,12 @@ function createTable(st) {
 	if (n.schema !== 'public')
 		return skip(`table ${n.schema}.${n.name}`, 'SQLite serves one schema (public)');
 	const body = inParens(st, m[0].length - 1).inner;
-	const t = { cols: [], cons: [] };
+	const t = { cols: [], cons: [], fts: [] };
 	for (const def of topSplit(body)) {
 		if (/^(constraint|primary\s+key|foreign\s+key|unique|check)\b/i.test(def))
 			t.cons.push(plainSql(def).replace(/\s+/g, ' '));
 		else
-			t.cols.push(column(def, n.schema));
+			t.cols.push(column(def, n.schema, t.fts));
 	}
 	tables.set(n.name, t);
 	order.push(n.name);
@@ -365,8 +368,10 @@ function createFunction(st) {
 		sql = 'select null';
 	if (args.some((a) => !/^[a-z_][a-z0-9_]*$/.test(a.name)) || /\$[0-9]/.test(sql))
 		return skip(what, 'it takes a row or refers to arguments by position (a computed field)');
-	if (!/^select\b/i.test(sql) || sql.includes(';'))
-		return skip(what, 'its body is not one SELECT (a write or several statements)');
+	// One SELECT, or one INSERT, UPDATE or DELETE (... RETURNING): a function that
+	// writes, which sluice runs before the call's SELECT.
+	if (!/^(select|insert|update|delete)\b/i.test(sql) || sql.includes(';'))
+		return skip(what, 'its body is not one statement');
 	const rn = rt ? null : splitName(returns);
 	if (r[1]) {
 		if (!tables.has(rn.name))
@@ -409,6 +414,22 @@ function insert(st) {
 	inserts.push(arrays(plainSql(tsvectors(st))));
 }
 
+// The FTS5 table sluice searches a tsvector column's text through (docs/postgrest.md):
+// NAME_fts over NAME's rows (external content, the same rowids, the english
+// configuration's stemming as FTS5's porter tokenizer), kept by three triggers.
+function ftsTable(name, cols) {
+	const f = quoteIdent(`${name}_fts`), t = quoteIdent(name);
+	const c = cols.map(quoteIdent).join(', ');
+	const v = (row) => cols.map((n) => `${row}.${quoteIdent(n)}`).join(', ');
+	const del = `insert into ${f}(${f}, rowid, ${c}) values ('delete', old.rowid, ${v('old')});`;
+	const ins = `insert into ${f}(rowid, ${c}) values (new.rowid, ${v('new')});`;
+	return [`create virtual table ${f} using fts5(${c}, content=${lit(name)}, ` +
+	    'tokenize=\'porter unicode61\');',
+	    `create trigger ${quoteIdent(`${name}_fts_ai`)} after insert on ${t} begin ${ins} end;`,
+	    `create trigger ${quoteIdent(`${name}_fts_ad`)} after delete on ${t} begin ${del} end;`,
+	    `create trigger ${quoteIdent(`${name}_fts_au`)} after update on ${t} begin ${del} ${ins} end;`];
+}
+
 const lit = (s) => '\'' + s.replace(/'/g, '\'\'') + '\'';
 
 for (const file of process.argv.slice(2)) {
@@ -439,6 +460,8 @@ for (const name of order) {
 	if (tables.has(name)) {
 		const t = tables.get(name);
 		out.push(`create table ${quoteIdent(name)} (\n\t${t.cols.concat(t.cons).join(',\n\t')}\n);`);
+		if (t.fts.length)
+			out.push(...ftsTable(name, t.fts));
 	} else {
 		out.push(`create view ${quoteIdent(name)} as ${views.get(name)};`);
 	}

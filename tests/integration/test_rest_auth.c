@@ -61,7 +61,10 @@ static const char lite_setup[] =
     "('artists_with_albums', '', 'integer', 'stable', 'select count(*) from artist where "
     "artist_id in (select artist_id from album)'), "
     "('notes_in', 'j text', 'setof note', 'stable', 'select * from note where note_id in "
-    "(select value from json_each(:j))');\n";
+    "(select value from json_each(:j))'), "
+    /* A function that writes (rpc.c runs its UPDATE ... RETURNING on its own). */
+    "('note_touch', 'i integer', 'integer', 'volatile', 'update note set body = body "
+    "where note_id = :i returning note_id');\n";
 
 /* An HS256 token of the claims, signed with key (SECRET unless told), in a static
  * buffer: use at once (the next call overwrites it). */
@@ -368,6 +371,11 @@ test_rest_auth_sqlite_grants_per_table(void)
 	}
 	/* The rows clerk wrote are there; another role removes them. */
 	snprintf(t, sizeof(t), "%s", hs("{\"role\":\"web_user\"}", NULL));
+	/* A function that writes would write past every grant: refused under access
+	 * control, even to a role that may do everything. */
+	CHECK_INT(one(&fx.lite, "POST", "rpc/note_touch", bearer(t), "{\"i\":1}"), 403);
+	CHECK_STR(code_of(&r), "42501");
+	CHECK(strstr(body_of(&r), "permission denied for function note_touch") != NULL);
 	CHECK_INT(one(&fx.lite, "DELETE", "note?note_id=in.(7,8)", bearer(t), NULL), 204);
 	CHECK_INT(one(&fx.lite, "GET", "note?note_id=in.(7,8)", bearer(t), NULL), 200);
 	CHECK_STR(body_of(&r), "[]");
