@@ -777,6 +777,159 @@ test_realtime_descriptors_run_out(void)
 	(void)rmdir(dir);
 }
 
+/* POST {"clientId":id,"subscriptions":[subs]} with Authorization auth (NULL: none). */
+static long
+rt_subscribe_as(const struct stack *s, const char *id, const char *subs, const char *auth,
+    struct buf *out)
+{
+	char hauth[2200];
+	const char *headers[] = { "Content-Type: application/json", NULL, NULL };
+	struct http_resp r;
+	struct buf b;
+	char url[256];
+	long st;
+
+	if (auth != NULL) {
+		(void)snprintf(hauth, sizeof(hauth), "Authorization: %s", auth);
+		headers[1] = hauth;
+	}
+	buf_init(&b, 0);
+	buf_printf(&b, "{\"clientId\":\"%s\",\"subscriptions\":[%s]}", id, subs);
+	(void)snprintf(url, sizeof(url), "%s/api/realtime", s->base);
+	http_resp_init(&r);
+	(void)http_do("POST", url, headers, b.data, b.len, 5000, &r);
+	st = r.status;
+	buf_reset(out, 0);
+	if (r.body.len > 0)
+		buf_append(out, r.body.data, r.body.len);
+	http_resp_free(&r);
+	buf_free(&b);
+	return st;
+}
+
+/* Seeded user n's token from auth-with-password on s, into tok[len]; 0 or -1. */
+static int
+rt_signin(const struct stack *s, int n, char *tok, size_t len)
+{
+	static const char *const headers[] = { "Content-Type: application/json", NULL };
+	struct http_resp r;
+	char url[256], body[128];
+	const char *p, *e;
+	int rc = -1;
+
+	(void)snprintf(url, sizeof(url), "%s/api/collections/users/auth-with-password", s->base);
+	(void)snprintf(body, sizeof(body), "{\"identity\":\"user%04d@example.com\","
+	    "\"password\":\"password123\"}", n);
+	http_resp_init(&r);
+	if (http_do("POST", url, headers, body, strlen(body), 10000, &r) == 0 &&
+	    r.status == 200 && r.body.data != NULL &&
+	    (p = strstr(r.body.data, "\"token\":\"")) != NULL &&
+	    (e = strchr(p + 9, '"')) != NULL && (size_t)(e - p - 9) < len) {
+		memcpy(tok, p + 9, (size_t)(e - p - 9));
+		tok[e - p - 9] = '\0';
+		rc = 0;
+	}
+	http_resp_free(&r);
+	return rc;
+}
+
+/*
+ * The subscriber's auth: a realtime pool with the records database (db=records) and the
+ * records API beside it.  A POST carrying a user's token is accepted and the client keeps
+ * that user; another user's token, or none, on the same client is 403 in PocketBase's
+ * words; a token that does not verify (forged signature, unknown record) is 401; an
+ * anonymous client may subscribe and later sign in; a pool without a database refuses
+ * any token (401) and still serves anonymous clients.
+ */
+static void
+test_realtime_auth(void)
+{
+	struct stack s, bare;
+	struct sse a, b, c;
+	struct buf out;
+	char db[128], key[128], conf[1024], ta[1024], tb[1024], bad[1100], bearer[1100];
+	FILE *f;
+	size_t n;
+
+	(void)snprintf(db, sizeof(db), "/tmp/sluice-realtime-%d.db", (int)getpid());
+	(void)snprintf(key, sizeof(key), "/tmp/sluice-realtime-%d.key", (int)getpid());
+	unlink(db);
+	if ((f = fopen(key, "w")) == NULL) {
+		CHECK(!"secret written");
+		return;
+	}
+	fprintf(f, "%s\n", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+	CHECK_INT(fclose(f), 0);
+	(void)stack_sh("chmod 644 %s", key);
+	{
+		const char *tests = getenv("SLUICE_TESTS");
+
+		CHECK_INT(stack_sh("%s/../sql/records-seed -q -u 2 -p 1 -c 1 -S sql/records "
+		    "'sqlite:%s'", tests ? tests : "build/rel/tests", db), 0);
+	}
+	(void)stack_sh("chmod 666 %s", db);
+	(void)snprintf(conf, sizeof(conf), "db records sqlite:%s\n"
+	    "records /api/ workers=1 threads=1 db=records records_secret_file=%s "
+	    "bcrypt_cost=4\n"
+	    "realtime =/api/realtime workers=1 threads=1 stream=1 db=records "
+	    "records_secret_file=%s\n", db, key, key);
+	if (stack_start(&s, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		unlink(db);
+		unlink(key);
+		return;
+	}
+	buf_init(&out, 0);
+	CHECK_INT(rt_signin(&s, 1, ta, sizeof(ta)), 0);
+	CHECK_INT(rt_signin(&s, 2, tb, sizeof(tb)), 0);
+	CHECK_INT(sse_open(&s, &a), 0);
+	CHECK_INT(sse_open(&s, &b), 0);
+	CHECK_INT(sse_open(&s, &c), 0);
+	/* A subscribes as user 1 (with and without "Bearer "): accepted, and again. */
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", ta, &out), 204);
+	(void)snprintf(bearer, sizeof(bearer), "Bearer %s", ta);
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", bearer, &out), 204);
+	/* Another user, or no one, on A's client: 403. */
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", tb, &out), 403);
+	CHECK_STR(out.data, "{\"data\":{},\"message\":\"The current and the previous request "
+	    "authorization don't match.\",\"status\":403}");
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", NULL, &out), 403);
+	CHECK(pb_error(&out, 403, NULL));
+	/* A token whose signature is altered: 401, the records API's answer. */
+	n = strlen(ta);
+	memcpy(bad, ta, n + 1);
+	bad[n - 2] = bad[n - 2] == 'A' ? 'B' : 'A';
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", bad, &out), 401);
+	CHECK(pb_error(&out, 401, NULL));
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", "garbage", &out), 401);
+	/* B anonymous first, then signs in as user 2; then user 1 is refused. */
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", NULL, &out), 204);
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", tb, &out), 204);
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", ta, &out), 403);
+	/* C stays anonymous. */
+	CHECK_INT(rt_subscribe_as(&s, c.id, "\"posts/*\"", NULL, &out), 204);
+	CHECK_INT(rt_subscribe_as(&s, c.id, "", NULL, &out), 204);
+	/* The streams are still there. */
+	CHECK(sse_wait(a.fd, &a.in, "PB_CONNECT", 100));
+	sse_close(&a);
+	sse_close(&b);
+	sse_close(&c);
+	stack_stop(&s);
+	/* A pool without a database cannot check a token: 401; anonymous still works. */
+	if (rt_start(&bare, "", "tuned") < 0) {
+		CHECK(!"stack started");
+	} else {
+		CHECK_INT(sse_open(&bare, &a), 0);
+		CHECK_INT(rt_subscribe_as(&bare, a.id, "\"posts/*\"", ta, &out), 401);
+		CHECK_INT(rt_subscribe_as(&bare, a.id, "\"posts/*\"", NULL, &out), 204);
+		sse_close(&a);
+		stack_stop(&bare);
+	}
+	buf_free(&out);
+	unlink(db);
+	unlink(key);
+}
+
 /* The PocketBase SDK's pb.realtime (tests/js/realtime.test.mjs). */
 static void
 test_realtime_js(void)
@@ -811,5 +964,6 @@ main(void)
 	RUN(test_realtime_reload_ends_streams);
 	RUN(test_realtime_descriptors_run_out);
 	RUN(test_realtime_js);
+	RUN(test_realtime_auth);
 	return harness_done();
 }
