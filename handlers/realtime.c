@@ -31,10 +31,19 @@
  * words).  Without db= on the pool no token can be checked: a POST carrying one is 401.
  *
  * The clients live in this one process (the pool is stream=1: workers=1 threads=1), so a
- * POST always finds the client its GET made.  Events on records are not delivered yet
- * (docs/records.md, "Realtime").
+ * POST always finds the client its GET made.
+ *
+ * With realtime_socket= the worker binds that unix datagram socket at start and reads the
+ * records pool's announcements of committed writes in its loop (evfcgi's own_fd); they are
+ * counted and logged at debug level, and not delivered: no record is written to a client
+ * before its rules are checked for that client, which is not built yet (docs/records.md,
+ * "Publishing record events").
  */
 #include <errno.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +67,8 @@ struct rt {
 	struct colls colls;		/* its collections, read at start */
 	int have_colls;
 	struct buf sql;
+	int events_fd;			/* realtime_socket=, bound; or -1 */
+	unsigned long events_in;	/* datagrams read from it */
 };
 
 /* A token's verdict. */
@@ -265,6 +276,62 @@ rt_tick(void *ctx, long long now_ms)
 	realtime_each(t->clients, rt_beat, NULL);
 }
 
+/*
+ * The records pool's announcements (handlers/records/publish.c) on realtime_socket=: the
+ * socket bound now, before the system call filter (a stale socket file left by an earlier
+ * worker is replaced; any other file there is an error).  0, or -1 said on stderr.
+ */
+static int
+rt_events_open(struct rt *t)
+{
+	const char *path = settings_get(SETTING_REALTIME_SOCKET);
+	struct sockaddr_un sa;
+	struct stat st;
+
+	if (path == NULL || *path == '\0')
+		return 0;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "realtime: realtime_socket: the path is too long\n");
+		return -1;
+	}
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		(void)unlink(path);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if ((t->events_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) < 0 || bind(t->events_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "realtime: realtime_socket %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+rt_events_fd(void *ctx)
+{
+	return ((struct rt *)ctx)->events_fd;
+}
+
+/*
+ * The announcements waiting on the socket, read and counted.  Nothing is written to any
+ * client yet: a record goes to a subscriber only after that subscriber's rules were
+ * checked, which is not built (docs/records.md, "Publishing record events").
+ */
+static void
+rt_events_ready(void *ctx)
+{
+	struct rt *t = ctx;
+	char dg[1024];
+	ssize_t n;
+
+	while ((n = recv(t->events_fd, dg, sizeof(dg) - 1, MSG_DONTWAIT)) >= 0) {
+		dg[n] = '\0';
+		t->events_in++;
+		log_debug("realtime: event %lu read, not delivered: %s", t->events_in, dg);
+	}
+}
+
 /* Before the system call filter: the pool's database (db=), when it has one, its
  * collections and the records secret. */
 static int
@@ -275,6 +342,8 @@ rt_init(void *ctx)
 	const char *url = settings_get(SETTING_DB);
 	char err[256];
 
+	if (rt_events_open(t) < 0)
+		return -1;
 	if (url == NULL || *url == '\0')
 		return 0;
 	if (db_opts_from_env(&o) < 0) {
@@ -296,7 +365,8 @@ rt_init(void *ctx)
 int
 main(int argc, char **argv)
 {
-	struct evfcgi_ops ops = { rt_request, rt_gone, rt_tick, 0 };
+	struct evfcgi_ops ops = { rt_request, rt_gone, rt_tick, 0, rt_events_fd,
+	    rt_events_ready };
 	struct rt t;
 	long long max, beat;
 	int rc;
@@ -306,6 +376,7 @@ main(int argc, char **argv)
 		return 1;
 	ops.tick_ms = (int)beat;
 	memset(&t, 0, sizeof(t));
+	t.events_fd = -1;
 	if ((t.clients = realtime_new((size_t)max)) == NULL)
 		return 1;
 	resp_init(&t.rs, 1 << 20);
@@ -316,6 +387,8 @@ main(int argc, char **argv)
 		colls_free(&t.colls);
 	if (t.db != NULL)
 		db_close(t.db);
+	if (t.events_fd >= 0)
+		(void)close(t.events_fd);
 	buf_free(&t.sql);
 	resp_free(&t.rs);
 	realtime_free(t.clients);

@@ -929,7 +929,7 @@ test_realtime_auth(void)
 		stack_stop(&bare);
 	}
 	buf_free(&out);
-	unlink(db);
+	(void)stack_sh("rm -f %s %s-shm %s-wal %s-wlock", db, db, db, db);
 	unlink(key);
 }
 
@@ -1075,7 +1075,86 @@ out:
 	if (fd >= 0)
 		(void)close(fd);
 	unlink(sock);
+	(void)stack_sh("rm -f %s %s-shm %s-wal %s-wlock", db, db, db, db);
+	unlink(key);
+}
+
+/*
+ * The realtime worker reads the records pool's announcements: both pools given the same
+ * realtime_socket=, a create is read by the realtime worker (its debug log says so), and
+ * nothing of the record reaches a subscriber, since delivery with its rule check is not
+ * built.
+ */
+static void
+test_realtime_events_read(void)
+{
+	struct stack s;
+	struct sse a;
+	struct buf out;
+	char db[128], key[128], sock[108], conf[1200], tok[1024], uid[16], body[256];
+	const char *tests = getenv("SLUICE_TESTS");
+	long long end;
+	FILE *f;
+
+	(void)snprintf(db, sizeof(db), "/tmp/sluice-rtread-%d.db", (int)getpid());
+	(void)snprintf(key, sizeof(key), "/tmp/sluice-rtread-%d.key", (int)getpid());
+	(void)snprintf(sock, sizeof(sock), "/tmp/sluice-rtread-%d.sock", (int)getpid());
 	unlink(db);
+	if ((f = fopen(key, "w")) == NULL) {
+		CHECK(!"secret written");
+		return;
+	}
+	fprintf(f, "%s\n", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+	CHECK_INT(fclose(f), 0);
+	(void)stack_sh("chmod 644 %s", key);
+	CHECK_INT(stack_sh("%s/../sql/records-seed -q -u 2 -p 1 -c 1 -S sql/records "
+	    "'sqlite:%s'", tests ? tests : "build/rel/tests", db), 0);
+	(void)stack_sh("chmod 666 %s", db);
+	(void)snprintf(conf, sizeof(conf), "db records sqlite:%s\n"
+	    "records /api/ workers=1 threads=2 db=records records_secret_file=%s "
+	    "bcrypt_cost=4 realtime_socket=%s\n"
+	    "realtime =/api/realtime workers=1 threads=1 stream=1 db=records "
+	    "records_secret_file=%s realtime_socket=%s log_level=debug\n", db, key, sock, key,
+	    sock);
+	if (stack_start(&s, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	buf_init(&out, 0);
+	uid[0] = '\0';
+	CHECK_INT(rt_signin(&s, 1, tok, sizeof(tok)), 0);
+	CHECK_INT(sse_open(&s, &a), 0);
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", tok, &out), 204);
+	{
+		static const char *const h[] = { "Content-Type: application/json", NULL };
+		struct http_resp r;
+		char url[256];
+
+		(void)snprintf(url, sizeof(url), "%s/api/collections/users/auth-with-password",
+		    s.base);
+		http_resp_init(&r);
+		(void)http_do("POST", url, h, "{\"identity\":\"user0001@example.com\","
+		    "\"password\":\"password123\"}", 60, 10000, &r);
+		CHECK_INT(rt_json_id(r.body.data, "\"record\":", uid), 0);
+		http_resp_free(&r);
+	}
+	(void)snprintf(body, sizeof(body), "{\"title\":\"read\",\"author\":\"%s\"}", uid);
+	CHECK_INT(rt_call(&s, "POST", "/api/collections/posts/records", tok, body, &out), 200);
+	end = stack_now_ms() + 5000;
+	while (stack_log_count(&s, "realtime: event 1 read, not delivered: "
+	    "{\"action\":\"create\"") < 1 && stack_now_ms() < end)
+		usleep(50 * 1000);
+	CHECK_INT(stack_log_count(&s, "realtime: event 1 read, not delivered: "
+	    "{\"action\":\"create\""), 1);
+	/* Nothing but the connection reached the subscriber. */
+	(void)sse_wait(a.fd, &a.in, "event:posts", 300);
+	CHECK(strstr(a.in.data, "event:posts") == NULL && strstr(a.in.data, "read") == NULL);
+	sse_close(&a);
+	buf_free(&out);
+	stack_stop(&s);
+out:
+	unlink(sock);
+	(void)stack_sh("rm -f %s %s-shm %s-wal %s-wlock", db, db, db, db);
 	unlink(key);
 }
 
@@ -1115,5 +1194,6 @@ main(void)
 	RUN(test_realtime_js);
 	RUN(test_realtime_auth);
 	RUN(test_realtime_publish);
+	RUN(test_realtime_events_read);
 	return harness_done();
 }
