@@ -90,6 +90,12 @@ struct evfcgi_ops {
 	 * time in milliseconds; may be NULL. */
 	void (*tick)(void *ctx, long long now_ms);
 	int tick_ms;
+	/* A descriptor of the endpoint's own that the loop watches for input (a datagram
+	 * socket, say): own_fd(ctx), asked once after init, returns it or -1 (none);
+	 * own_ready(ctx) runs when it is readable (level-triggered: it reads until
+	 * EAGAIN).  Both may be NULL. */
+	int (*own_fd)(void *ctx);
+	void (*own_ready)(void *ctx);
 };
 
 /*

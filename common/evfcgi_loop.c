@@ -78,6 +78,10 @@ struct evfcgi_loop {
 
 static volatile sig_atomic_t evfcgi_stop;
 
+/* The epoll tag of the endpoint's own descriptor (ops->own_fd), told apart from the
+ * listening socket (NULL) and the connections by its address. */
+static char evfcgi_own_tag;
+
 static void
 evfcgi_on_stop(int sig)
 {
@@ -322,6 +326,10 @@ evfcgi_events(struct evfcgi_loop *l, const struct epoll_event *ev, int n)
 			evfcgi_accept(l);
 			continue;
 		}
+		if (ev[i].data.ptr == &evfcgi_own_tag) {
+			l->ops->own_ready(l->ctx);
+			continue;
+		}
 		s = ev[i].data.ptr;
 		if (s->dead)
 			continue;
@@ -552,6 +560,15 @@ evfcgi_main(int argc, char **argv, const char *name, const struct evfcgi_ops *op
 	evfcgi_metrics_close();
 	if (init != NULL && init(ctx) < 0)
 		goto out;
+	if (ops->own_fd != NULL && ops->own_ready != NULL) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &evfcgi_own_tag };
+		int fd = ops->own_fd(ctx);
+
+		if (fd >= 0 && epoll_ctl(l.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			log_err("event loop: %s", strerror(errno));
+			goto out;
+		}
+	}
 	/* Start-up is over: confine the process (sandbox.h). */
 	if (sandbox_apply() < 0)
 		goto out;

@@ -200,6 +200,9 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_REALTIME_HEARTBEAT_MS] = INT("SLUICE_REALTIME_HEARTBEAT_MS", 10, 30000, 15000,
 	    "the realtime endpoint: the milliseconds between two heartbeats of a client's "
 	    "stream, below the proxy's read timeout (60 s)"),
+	[SETTING_REALTIME_SOCKET] = STR("SLUICE_REALTIME_SOCKET",
+	    "the records API: the unix datagram socket each committed create, update and "
+	    "delete is announced on, without waiting (default: none)"),
 };
 
 /* The one parser: value (not NULL, not empty) as the row says.  0 or -1, logged. */

@@ -101,6 +101,7 @@ enum setting_key {
 	SETTING_STREAM_PARAMS_MAX,
 	SETTING_REALTIME_CLIENTS,	/* the realtime endpoint (handlers/realtime.c) */
 	SETTING_REALTIME_HEARTBEAT_MS,
+	SETTING_REALTIME_SOCKET,	/* the records pool's events (handlers/records/publish.c) */
 	SETTING__MAX
 };
 

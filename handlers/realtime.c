@@ -21,25 +21,117 @@
  * or invalid client id."); 405 for another method.  Bodies past SLUICE_BODY_MAX close the
  * connection (the proxy's client_max_body_size answers first).
  *
+ * A POST may carry the records API's token (Authorization, "Bearer " optional): it is
+ * checked as the records API checks it (handlers/records/auth.c: the claims, the expiry,
+ * an auth collection, the signature under the record's tokenKey read from the pool's
+ * database and the secret of SLUICE_RECORDS_SECRET_FILE), and a token that fails is
+ * answered 401 in the records API's words.  The first verified token's record stays the
+ * client's; a later POST whose token names another record, or carries none, is answered
+ * 403 ("The current and the previous request authorization don't match.", PocketBase's
+ * words).  Without db= on the pool no token can be checked: a POST carrying one is 401.
+ *
  * The clients live in this one process (the pool is stream=1: workers=1 threads=1), so a
- * POST always finds the client its GET made.  No table is read yet: events on records
- * are not delivered (docs/records.md, "Realtime").
+ * POST always finds the client its GET made.
+ *
+ * With realtime_socket= the worker binds that unix datagram socket at start and reads the
+ * records pool's announcements of committed writes in its loop (evfcgi's own_fd); they are
+ * counted and logged at debug level, and not delivered: no record is written to a client
+ * before its rules are checked for that client, which is not built yet (docs/records.md,
+ * "Publishing record events").
  */
 #include <errno.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
+#include "buf.h"
+#include "db.h"
 #include "evfcgi.h"
 #include "log.h"
+#include "records/coll.h"
 #include "records/pberr.h"
 #include "records/realtime.h"
+#include "records/token.h"
 #include "settings.h"
 
 struct rt {
 	struct realtime *clients;
 	struct resp rs;			/* reused for every one-shot answer */
+	struct db *db;			/* the pool's database (db=), or NULL */
+	struct colls colls;		/* its collections, read at start */
+	int have_colls;
+	struct buf sql;
+	int events_fd;			/* realtime_socket=, bound; or -1 */
+	unsigned long events_in;	/* datagrams read from it */
 };
+
+/* A token's verdict. */
+enum rt_auth {
+	RT_AUTH_NONE,			/* no token: anonymous */
+	RT_AUTH_OK,			/* *coll_id and *id set */
+	RT_AUTH_BAD,			/* 401 */
+	RT_AUTH_EDB,			/* the database failed: 503 */
+};
+
+/*
+ * Checks r's Authorization token the way the records API does (rec_authorize() and
+ * rec_auth_check()): a well-formed auth token not expired, naming an auth collection by
+ * id, signed under its record's tokenKey as the database holds it now.
+ */
+static enum rt_auth
+rt_auth(struct rt *t, struct evfcgi_req *r, char coll_id[64], char id[64])
+{
+	const char *h = evfcgi_param(r, "HTTP_AUTHORIZATION");
+	struct token_claims cl;
+	const struct coll *c;
+	struct db_stmt *st;
+	const char *key;
+	size_t len, keylen;
+	int rc;
+
+	if (h == NULL)
+		return RT_AUTH_NONE;
+	if (strncasecmp(h, "Bearer ", 7) == 0)
+		h += 7;
+	while (*h == ' ')
+		h++;
+	if ((len = strlen(h)) == 0)
+		return RT_AUTH_NONE;
+	if (t->db == NULL || token_parse(h, len, &cl) < 0 || cl.exp <= (int64_t)time(NULL) ||
+	    (c = colls_find(&t->colls, cl.coll_id, strlen(cl.coll_id))) == NULL || !c->auth ||
+	    strcmp(c->id, cl.coll_id) != 0 || strlen(cl.id) >= 64)
+		return RT_AUTH_BAD;
+	/* The collection's name was checked by colls_load(): quoting it is enough. */
+	buf_reset(&t->sql, 4096);
+	buf_puts(&t->sql, "SELECT ");
+	(void)coll_quote(&t->sql, "tokenKey");
+	buf_puts(&t->sql, " FROM ");
+	(void)coll_quote(&t->sql, c->name);
+	buf_puts(&t->sql, " WHERE ");
+	(void)coll_quote(&t->sql, "id");
+	buf_puts(&t->sql, " = $1");
+	if (t->sql.failed || (st = db_prepare(t->db, t->sql.data)) == NULL ||
+	    db_bind_text(st, 1, cl.id, strlen(cl.id)) < 0)
+		return RT_AUTH_EDB;
+	if ((rc = db_step(st)) != DB_ROW) {
+		db_reset(st);
+		return rc == DB_DONE ? RT_AUTH_BAD : RT_AUTH_EDB;
+	}
+	key = db_column_text(st, 0, &keylen);
+	rc = key != NULL && token_verify(h, len, c->id, key, keylen);
+	db_reset(st);
+	if (!rc)
+		return RT_AUTH_BAD;
+	(void)snprintf(coll_id, 64, "%s", c->id);
+	(void)snprintf(id, 64, "%s", cl.id);
+	return RT_AUTH_OK;
+}
 
 /* Answers r with rs (reset afterwards). */
 static int
@@ -93,7 +185,7 @@ rt_subscribe(struct rt *t, struct evfcgi_req *r)
 	struct realtime_set set;
 	struct realtime_client *cl;
 	const char *body, *field = NULL;
-	char data[160];
+	char data[160], coll_id[64] = "", id[64] = "";
 	size_t len;
 
 	body = evfcgi_body(r, &len);
@@ -115,6 +207,28 @@ rt_subscribe(struct rt *t, struct evfcgi_req *r)
 		realtime_set_free(&set);
 		return rt_error(t, r, 404, "Missing or invalid client id.", NULL);
 	}
+	switch (rt_auth(t, r, coll_id, id)) {
+	case RT_AUTH_BAD:
+		realtime_set_free(&set);
+		return rt_error(t, r, 401, "The request requires valid record authorization "
+		    "token.", NULL);
+	case RT_AUTH_EDB:
+		log_err("realtime: reading a token's record: %s", db_errmsg(t->db));
+		realtime_set_free(&set);
+		return rt_error(t, r, 503, NULL, NULL);
+	default:
+		break;
+	}
+	/* A client keeps the first auth it subscribed with: another one (or none) may not
+	 * take over its subscriptions, nor read what that auth may see. */
+	if (cl->auth_id[0] != '\0' && (strcmp(cl->auth_coll, coll_id) != 0 ||
+	    strcmp(cl->auth_id, id) != 0)) {
+		realtime_set_free(&set);
+		return rt_error(t, r, 403, "The current and the previous request authorization "
+		    "don't match.", NULL);
+	}
+	memcpy(cl->auth_coll, coll_id, sizeof(cl->auth_coll));
+	memcpy(cl->auth_id, id, sizeof(cl->auth_id));
 	realtime_subs_set(cl, &set);
 	t->rs.status = 204;
 	return rt_answer(t, r);
@@ -162,10 +276,97 @@ rt_tick(void *ctx, long long now_ms)
 	realtime_each(t->clients, rt_beat, NULL);
 }
 
+/*
+ * The records pool's announcements (handlers/records/publish.c) on realtime_socket=: the
+ * socket bound now, before the system call filter (a stale socket file left by an earlier
+ * worker is replaced; any other file there is an error).  0, or -1 said on stderr.
+ */
+static int
+rt_events_open(struct rt *t)
+{
+	const char *path = settings_get(SETTING_REALTIME_SOCKET);
+	struct sockaddr_un sa;
+	struct stat st;
+
+	if (path == NULL || *path == '\0')
+		return 0;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "realtime: realtime_socket: the path is too long\n");
+		return -1;
+	}
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		(void)unlink(path);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if ((t->events_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) < 0 || bind(t->events_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "realtime: realtime_socket %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+rt_events_fd(void *ctx)
+{
+	return ((struct rt *)ctx)->events_fd;
+}
+
+/*
+ * The announcements waiting on the socket, read and counted.  Nothing is written to any
+ * client yet: a record goes to a subscriber only after that subscriber's rules were
+ * checked, which is not built (docs/records.md, "Publishing record events").
+ */
+static void
+rt_events_ready(void *ctx)
+{
+	struct rt *t = ctx;
+	char dg[1024];
+	ssize_t n;
+
+	while ((n = recv(t->events_fd, dg, sizeof(dg) - 1, MSG_DONTWAIT)) >= 0) {
+		dg[n] = '\0';
+		t->events_in++;
+		log_debug("realtime: event %lu read, not delivered: %s", t->events_in, dg);
+	}
+}
+
+/* Before the system call filter: the pool's database (db=), when it has one, its
+ * collections and the records secret. */
+static int
+rt_init(void *ctx)
+{
+	struct rt *t = ctx;
+	struct db_opts o;
+	const char *url = settings_get(SETTING_DB);
+	char err[256];
+
+	if (rt_events_open(t) < 0)
+		return -1;
+	if (url == NULL || *url == '\0')
+		return 0;
+	if (db_opts_from_env(&o) < 0) {
+		fprintf(stderr, "realtime: the database settings cannot be read\n");
+		return -1;
+	}
+	if (db_open(&t->db, url, &o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "realtime: %s\n", err);
+		return -1;
+	}
+	if (colls_load(&t->colls, t->db, err, sizeof(err)) < 0) {
+		fprintf(stderr, "realtime: %s\n", err);
+		return -1;
+	}
+	t->have_colls = 1;
+	return token_init(NULL);
+}
+
 int
 main(int argc, char **argv)
 {
-	struct evfcgi_ops ops = { rt_request, rt_gone, rt_tick, 0 };
+	struct evfcgi_ops ops = { rt_request, rt_gone, rt_tick, 0, rt_events_fd,
+	    rt_events_ready };
 	struct rt t;
 	long long max, beat;
 	int rc;
@@ -175,11 +376,20 @@ main(int argc, char **argv)
 		return 1;
 	ops.tick_ms = (int)beat;
 	memset(&t, 0, sizeof(t));
+	t.events_fd = -1;
 	if ((t.clients = realtime_new((size_t)max)) == NULL)
 		return 1;
 	resp_init(&t.rs, 1 << 20);
 	t.rs.error_ids = 0;
-	rc = evfcgi_main(argc, argv, "realtime", &ops, &t, NULL);
+	buf_init(&t.sql, 4096);
+	rc = evfcgi_main(argc, argv, "realtime", &ops, &t, rt_init);
+	if (t.have_colls)
+		colls_free(&t.colls);
+	if (t.db != NULL)
+		db_close(t.db);
+	if (t.events_fd >= 0)
+		(void)close(t.events_fd);
+	buf_free(&t.sql);
 	resp_free(&t.rs);
 	realtime_free(t.clients);
 	return rc;

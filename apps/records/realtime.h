@@ -34,6 +34,11 @@ struct realtime_client {
 	char **subs;			/* the topics, owned */
 	size_t nsubs;
 	struct realtime_client *next;	/* the hash chain */
+	/* Who subscribed: the verified token's collection id and record id of the first
+	 * POST that carried one (empty: no one yet).  A later POST with another (or none)
+	 * is refused, as PocketBase refuses it. */
+	char auth_coll[64];
+	char auth_id[64];
 };
 
 /* A subscription request's body, parsed (realtime_body_parse()). */

@@ -340,7 +340,7 @@ main(int argc, char **argv)
 	rec_bcrypt_cost = (int)cost;
 	rec_batch_on = on == 1;
 	rec_batch_max = (int)max;
-	if (token_init(NULL) < 0)
+	if (token_init(NULL) < 0 || rec_publish_init() < 0)
 		return 1;
 	/* Before serve_main() applies the system call filter, which forbids fork and execve:
 	 * the helper that runs the mail command is forked now (apps/records/mail.h). */

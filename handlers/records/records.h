@@ -7,6 +7,7 @@
  *   read.c    list and view, the expand of relations, a record's JSON
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
+ *   publish.c  a committed write announced on the realtime socket
  *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
  *   account.c  the account flows: auth-methods, verification, password reset, email change
  *   otp.c     sign-in with a one-time password: request-otp, auth-with-otp
@@ -153,6 +154,17 @@ int rec_commit(struct rec_ctx *x, int (*fn)(struct rec_ctx *x, void *arg), void 
     int txn);
 
 int rec_create(struct rec_ctx *x);
+
+/*
+ * publish.c: announces a committed write of record id of collection c (action "create",
+ * "update" or "delete") on the datagram socket SLUICE_REALTIME_SOCKET, without waiting:
+ * a socket absent or full drops it and counts it (rec_publish_dropped()).  Never fails
+ * the write.  rec_publish_init() opens the sending socket (from main(), before the
+ * system call filter); without the setting both do nothing.
+ */
+int rec_publish_init(void);
+void rec_publish(const struct coll *c, const char *action, const char *id);
+unsigned long rec_publish_dropped(void);
 
 /*
  * Checks the Authorization header, if any: 0 (none, or a valid one: x->auth set), or -1

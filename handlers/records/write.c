@@ -1113,6 +1113,8 @@ rec_create(struct rec_ctx *x)
 	}
 	if (in.txn && rec_commit(x, rec_insert, &in, 1) < 0)
 		goto out;
+	if (!x->in_batch)
+		rec_publish(x->c, "create", s.id);
 	rc = in.fetched ? rec_show_rows(x, &in.rows) : rec_show(x, s.id);
 out:
 	buf_free(&s.errs);
@@ -1246,9 +1248,12 @@ rec_update(struct rec_ctx *x)
 	memset(&u, 0, sizeof(u));
 	if (x->auth_wait != NULL && !(x->c->auth &&
 	    cJSON_GetObjectItemCaseSensitive(x->body, "password") != NULL)) {
-		if ((n = rec_commit(x, rec_update_write, &u, 0)) >= 0)
+		if ((n = rec_commit(x, rec_update_write, &u, 0)) >= 0) {
+			if (n > 0 && !x->in_batch)
+				rec_publish(x->c, "update", x->id);
 			rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) :
 			    rec_show_rows(x, &u.rows);
+		}
 		goto out;
 	}
 	if (rec_auth_settle(x) < 0 || (r = rec_update_sql(x, &u.s)) < 0)
@@ -1259,6 +1264,8 @@ rec_update(struct rec_ctx *x)
 	}
 	if ((n = rec_commit(x, rec_exec_rows_write, &u.rows, 0)) < 0)
 		goto out;
+	if (n > 0 && !x->in_batch)
+		rec_publish(x->c, "update", x->id);
 	rc = n == 0 ? rec_error(x->rs, 404, NULL, NULL) : rec_show_rows(x, &u.rows);
 out:
 	buf_free(&u.s.errs);
@@ -1284,6 +1291,8 @@ rec_delete(struct rec_ctx *x)
 		return 0;
 	if (n == 0)
 		return rec_error(x->rs, 404, NULL, NULL);
+	if (!x->in_batch)
+		rec_publish(x->c, "delete", x->id);
 	return resp_set(x->rs, 204, NULL, "", 0);
 }
 

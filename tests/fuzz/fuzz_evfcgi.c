@@ -56,7 +56,7 @@ fz_gone(void *ctx, struct evfcgi_req *r)
 	f->open = NULL;
 }
 
-static const struct evfcgi_ops fz_ops = { fz_request, fz_gone, NULL, 0 };
+static const struct evfcgi_ops fz_ops = { fz_request, fz_gone, NULL, 0, NULL, NULL };
 
 /* The pending output is whole records within the cap. */
 static void

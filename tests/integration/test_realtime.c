@@ -777,6 +777,387 @@ test_realtime_descriptors_run_out(void)
 	(void)rmdir(dir);
 }
 
+/* POST {"clientId":id,"subscriptions":[subs]} with Authorization auth (NULL: none). */
+static long
+rt_subscribe_as(const struct stack *s, const char *id, const char *subs, const char *auth,
+    struct buf *out)
+{
+	char hauth[2200];
+	const char *headers[] = { "Content-Type: application/json", NULL, NULL };
+	struct http_resp r;
+	struct buf b;
+	char url[256];
+	long st;
+
+	if (auth != NULL) {
+		(void)snprintf(hauth, sizeof(hauth), "Authorization: %s", auth);
+		headers[1] = hauth;
+	}
+	buf_init(&b, 0);
+	buf_printf(&b, "{\"clientId\":\"%s\",\"subscriptions\":[%s]}", id, subs);
+	(void)snprintf(url, sizeof(url), "%s/api/realtime", s->base);
+	http_resp_init(&r);
+	(void)http_do("POST", url, headers, b.data, b.len, 5000, &r);
+	st = r.status;
+	buf_reset(out, 0);
+	if (r.body.len > 0)
+		buf_append(out, r.body.data, r.body.len);
+	http_resp_free(&r);
+	buf_free(&b);
+	return st;
+}
+
+/* Seeded user n's token from auth-with-password on s, into tok[len]; 0 or -1. */
+static int
+rt_signin(const struct stack *s, int n, char *tok, size_t len)
+{
+	static const char *const headers[] = { "Content-Type: application/json", NULL };
+	struct http_resp r;
+	char url[256], body[128];
+	const char *p, *e;
+	int rc = -1;
+
+	(void)snprintf(url, sizeof(url), "%s/api/collections/users/auth-with-password", s->base);
+	(void)snprintf(body, sizeof(body), "{\"identity\":\"user%04d@example.com\","
+	    "\"password\":\"password123\"}", n);
+	http_resp_init(&r);
+	if (http_do("POST", url, headers, body, strlen(body), 10000, &r) == 0 &&
+	    r.status == 200 && r.body.data != NULL &&
+	    (p = strstr(r.body.data, "\"token\":\"")) != NULL &&
+	    (e = strchr(p + 9, '"')) != NULL && (size_t)(e - p - 9) < len) {
+		memcpy(tok, p + 9, (size_t)(e - p - 9));
+		tok[e - p - 9] = '\0';
+		rc = 0;
+	}
+	http_resp_free(&r);
+	return rc;
+}
+
+/*
+ * The subscriber's auth: a realtime pool with the records database (db=records) and the
+ * records API beside it.  A POST carrying a user's token is accepted and the client keeps
+ * that user; another user's token, or none, on the same client is 403 in PocketBase's
+ * words; a token that does not verify (forged signature, unknown record) is 401; an
+ * anonymous client may subscribe and later sign in; a pool without a database refuses
+ * any token (401) and still serves anonymous clients.
+ */
+static void
+test_realtime_auth(void)
+{
+	struct stack s, bare;
+	struct sse a, b, c;
+	struct buf out;
+	char db[128], key[128], conf[1024], ta[1024], tb[1024], bad[1100], bearer[1100];
+	FILE *f;
+	size_t n;
+
+	(void)snprintf(db, sizeof(db), "/tmp/sluice-realtime-%d.db", (int)getpid());
+	(void)snprintf(key, sizeof(key), "/tmp/sluice-realtime-%d.key", (int)getpid());
+	unlink(db);
+	if ((f = fopen(key, "w")) == NULL) {
+		CHECK(!"secret written");
+		return;
+	}
+	fprintf(f, "%s\n", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+	CHECK_INT(fclose(f), 0);
+	(void)stack_sh("chmod 644 %s", key);
+	{
+		const char *tests = getenv("SLUICE_TESTS");
+
+		CHECK_INT(stack_sh("%s/../sql/records-seed -q -u 2 -p 1 -c 1 -S sql/records "
+		    "'sqlite:%s'", tests ? tests : "build/rel/tests", db), 0);
+	}
+	(void)stack_sh("chmod 666 %s", db);
+	(void)snprintf(conf, sizeof(conf), "db records sqlite:%s\n"
+	    "records /api/ workers=1 threads=1 db=records records_secret_file=%s "
+	    "bcrypt_cost=4\n"
+	    "realtime =/api/realtime workers=1 threads=1 stream=1 db=records "
+	    "records_secret_file=%s\n", db, key, key);
+	if (stack_start(&s, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		unlink(db);
+		unlink(key);
+		return;
+	}
+	buf_init(&out, 0);
+	ta[0] = tb[0] = '\0';
+	CHECK_INT(rt_signin(&s, 1, ta, sizeof(ta)), 0);
+	CHECK_INT(rt_signin(&s, 2, tb, sizeof(tb)), 0);
+	CHECK_INT(sse_open(&s, &a), 0);
+	CHECK_INT(sse_open(&s, &b), 0);
+	CHECK_INT(sse_open(&s, &c), 0);
+	/* A subscribes as user 1 (with and without "Bearer "): accepted, and again. */
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", ta, &out), 204);
+	(void)snprintf(bearer, sizeof(bearer), "Bearer %s", ta);
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", bearer, &out), 204);
+	/* Another user, or no one, on A's client: 403. */
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", tb, &out), 403);
+	CHECK_STR(out.data, "{\"data\":{},\"message\":\"The current and the previous request "
+	    "authorization don't match.\",\"status\":403}");
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", NULL, &out), 403);
+	CHECK(pb_error(&out, 403, NULL));
+	/* A token whose signature is altered: 401, the records API's answer. */
+	n = strlen(ta);
+	memcpy(bad, ta, n + 1);
+	if (n > 2)
+		bad[n - 2] = bad[n - 2] == 'A' ? 'B' : 'A';
+	CHECK(n > 2);
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", bad, &out), 401);
+	CHECK(pb_error(&out, 401, NULL));
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", "garbage", &out), 401);
+	/* B anonymous first, then signs in as user 2; then user 1 is refused. */
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", NULL, &out), 204);
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", tb, &out), 204);
+	CHECK_INT(rt_subscribe_as(&s, b.id, "\"posts/*\"", ta, &out), 403);
+	/* C stays anonymous. */
+	CHECK_INT(rt_subscribe_as(&s, c.id, "\"posts/*\"", NULL, &out), 204);
+	CHECK_INT(rt_subscribe_as(&s, c.id, "", NULL, &out), 204);
+	/* The streams are still there. */
+	CHECK(sse_wait(a.fd, &a.in, "PB_CONNECT", 100));
+	sse_close(&a);
+	sse_close(&b);
+	sse_close(&c);
+	stack_stop(&s);
+	/* A pool without a database cannot check a token: 401; anonymous still works. */
+	if (rt_start(&bare, "", "tuned") < 0) {
+		CHECK(!"stack started");
+	} else {
+		CHECK_INT(sse_open(&bare, &a), 0);
+		CHECK_INT(rt_subscribe_as(&bare, a.id, "\"posts/*\"", ta, &out), 401);
+		CHECK_INT(rt_subscribe_as(&bare, a.id, "\"posts/*\"", NULL, &out), 204);
+		sse_close(&a);
+		stack_stop(&bare);
+	}
+	buf_free(&out);
+	(void)stack_sh("rm -f %s %s-shm %s-wal %s-wlock", db, db, db, db);
+	unlink(key);
+}
+
+/* method on path of s with token auth and body (may be NULL): the status, the body in
+ * out. */
+static long
+rt_call(const struct stack *s, const char *method, const char *path, const char *auth,
+    const char *body, struct buf *out)
+{
+	char hauth[2200], url[512];
+	const char *headers[] = { "Content-Type: application/json", hauth, NULL };
+	struct http_resp r;
+	long st;
+
+	(void)snprintf(hauth, sizeof(hauth), "Authorization: %s", auth);
+	(void)snprintf(url, sizeof(url), "%s%s", s->base, path);
+	http_resp_init(&r);
+	(void)http_do(method, url, headers, body, body ? strlen(body) : 0, 10000, &r);
+	st = r.status;
+	buf_reset(out, 0);
+	if (r.body.len > 0)
+		buf_append(out, r.body.data, r.body.len);
+	http_resp_free(&r);
+	return st;
+}
+
+/* The value of the first "key":"..." after from in text, into out[16]; 0 or -1. */
+static int
+rt_json_id(const char *text, const char *from, char out[16])
+{
+	const char *p = text != NULL ? strstr(text, from) : NULL;
+
+	if (p == NULL || (p = strstr(p, "\"id\":\"")) == NULL || strlen(p + 6) < 16 ||
+	    p[6 + 15] != '"')
+		return -1;
+	memcpy(out, p + 6, 15);
+	out[15] = '\0';
+	return 0;
+}
+
+/* The next datagram on fd within ms into out[len] (NUL-terminated): its length or -1. */
+static ssize_t
+rt_dgram(int fd, char *out, size_t len, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	ssize_t n;
+
+	if (poll(&p, 1, ms) != 1 || (n = recv(fd, out, len - 1, MSG_DONTWAIT)) < 0)
+		return -1;
+	out[n] = '\0';
+	return n;
+}
+
+/*
+ * Publishing: the records pool with realtime_socket= announces each committed create,
+ * update and delete with one datagram naming the action, the collection and the record;
+ * a write that fails announces nothing; with the socket gone the writes still succeed.
+ */
+static void
+test_realtime_publish(void)
+{
+	struct stack s;
+	struct sockaddr_un sa;
+	struct buf out;
+	char db[128], key[128], sock[108], conf[1024], tok[1024], uid[16], pid[16], want[256];
+	char dg[512], path[256];
+	const char *tests = getenv("SLUICE_TESTS");
+	FILE *f;
+	int fd;
+
+	(void)snprintf(db, sizeof(db), "/tmp/sluice-rtpub-%d.db", (int)getpid());
+	(void)snprintf(key, sizeof(key), "/tmp/sluice-rtpub-%d.key", (int)getpid());
+	(void)snprintf(sock, sizeof(sock), "/tmp/sluice-rtpub-%d.sock", (int)getpid());
+	unlink(db);
+	unlink(sock);
+	if ((f = fopen(key, "w")) == NULL) {
+		CHECK(!"secret written");
+		return;
+	}
+	fprintf(f, "%s\n", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+	CHECK_INT(fclose(f), 0);
+	(void)stack_sh("chmod 644 %s", key);
+	CHECK_INT(stack_sh("%s/../sql/records-seed -q -u 2 -p 1 -c 1 -S sql/records "
+	    "'sqlite:%s'", tests ? tests : "build/rel/tests", db), 0);
+	(void)stack_sh("chmod 666 %s", db);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	/* The workers may run as another user (as root, the run user). */
+	(void)stack_sh("chmod 666 %s", sock);
+	(void)snprintf(conf, sizeof(conf), "db records sqlite:%s\n"
+	    "records /api/ workers=1 threads=2 db=records records_secret_file=%s "
+	    "bcrypt_cost=4 realtime_socket=%s\n", db, key, sock);
+	if (fd < 0 || stack_start(&s, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	buf_init(&out, 0);
+	uid[0] = pid[0] = '\0';
+	CHECK_INT(rt_signin(&s, 1, tok, sizeof(tok)), 0);
+	{
+		static const char *const h[] = { "Content-Type: application/json", NULL };
+		struct http_resp r;
+		char url[256];
+
+		(void)snprintf(url, sizeof(url), "%s/api/collections/users/auth-with-password",
+		    s.base);
+		http_resp_init(&r);
+		(void)http_do("POST", url, h, "{\"identity\":\"user0001@example.com\","
+		    "\"password\":\"password123\"}", 60, 10000, &r);
+		CHECK_INT(rt_json_id(r.body.data, "\"record\":", uid), 0);
+		http_resp_free(&r);
+	}
+	/* A create: one datagram after it, naming it. */
+	(void)snprintf(dg, sizeof(dg), "{\"title\":\"hello\",\"author\":\"%s\"}", uid);
+	CHECK_INT(rt_call(&s, "POST", "/api/collections/posts/records", tok, dg, &out), 200);
+	CHECK_INT(rt_json_id(out.data, "{", pid), 0);
+	(void)snprintf(want, sizeof(want), "{\"action\":\"create\",\"collection\":"
+	    "\"pbc_1125843985\",\"collectionName\":\"posts\",\"record\":\"%s\"}", pid);
+	CHECK(rt_dgram(fd, dg, sizeof(dg), 5000) > 0 && strcmp(dg, want) == 0);
+	/* An update, then a delete. */
+	(void)snprintf(path, sizeof(path), "/api/collections/posts/records/%s", pid);
+	CHECK_INT(rt_call(&s, "PATCH", path, tok, "{\"title\":\"again\"}", &out), 200);
+	CHECK(rt_dgram(fd, dg, sizeof(dg), 5000) > 0 && strstr(dg, "\"action\":\"update\"") &&
+	    strstr(dg, pid) != NULL);
+	CHECK_INT(rt_call(&s, "DELETE", path, tok, NULL, &out), 204);
+	CHECK(rt_dgram(fd, dg, sizeof(dg), 5000) > 0 && strstr(dg, "\"action\":\"delete\"") &&
+	    strstr(dg, pid) != NULL);
+	/* A write that fails (the record is gone) announces nothing. */
+	CHECK_INT(rt_call(&s, "DELETE", path, tok, NULL, &out), 404);
+	CHECK(rt_dgram(fd, dg, sizeof(dg), 300) < 0);
+	/* Nobody listening: the write still succeeds. */
+	(void)close(fd);
+	fd = -1;
+	unlink(sock);
+	(void)snprintf(dg, sizeof(dg), "{\"title\":\"unheard\",\"author\":\"%s\"}", uid);
+	CHECK_INT(rt_call(&s, "POST", "/api/collections/posts/records", tok, dg, &out), 200);
+	buf_free(&out);
+	stack_stop(&s);
+out:
+	if (fd >= 0)
+		(void)close(fd);
+	unlink(sock);
+	(void)stack_sh("rm -f %s %s-shm %s-wal %s-wlock", db, db, db, db);
+	unlink(key);
+}
+
+/*
+ * The realtime worker reads the records pool's announcements: both pools given the same
+ * realtime_socket=, a create is read by the realtime worker (its debug log says so), and
+ * nothing of the record reaches a subscriber, since delivery with its rule check is not
+ * built.
+ */
+static void
+test_realtime_events_read(void)
+{
+	struct stack s;
+	struct sse a;
+	struct buf out;
+	char db[128], key[128], sock[108], conf[1200], tok[1024], uid[16], body[256];
+	const char *tests = getenv("SLUICE_TESTS");
+	long long end;
+	FILE *f;
+
+	(void)snprintf(db, sizeof(db), "/tmp/sluice-rtread-%d.db", (int)getpid());
+	(void)snprintf(key, sizeof(key), "/tmp/sluice-rtread-%d.key", (int)getpid());
+	(void)snprintf(sock, sizeof(sock), "/tmp/sluice-rtread-%d.sock", (int)getpid());
+	unlink(db);
+	if ((f = fopen(key, "w")) == NULL) {
+		CHECK(!"secret written");
+		return;
+	}
+	fprintf(f, "%s\n", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+	CHECK_INT(fclose(f), 0);
+	(void)stack_sh("chmod 644 %s", key);
+	CHECK_INT(stack_sh("%s/../sql/records-seed -q -u 2 -p 1 -c 1 -S sql/records "
+	    "'sqlite:%s'", tests ? tests : "build/rel/tests", db), 0);
+	(void)stack_sh("chmod 666 %s", db);
+	(void)snprintf(conf, sizeof(conf), "db records sqlite:%s\n"
+	    "records /api/ workers=1 threads=2 db=records records_secret_file=%s "
+	    "bcrypt_cost=4 realtime_socket=%s\n"
+	    "realtime =/api/realtime workers=1 threads=1 stream=1 db=records "
+	    "records_secret_file=%s realtime_socket=%s log_level=debug\n", db, key, sock, key,
+	    sock);
+	if (stack_start(&s, conf, "tuned", 1, NULL) < 0) {
+		CHECK(!"stack started");
+		goto out;
+	}
+	buf_init(&out, 0);
+	uid[0] = '\0';
+	CHECK_INT(rt_signin(&s, 1, tok, sizeof(tok)), 0);
+	CHECK_INT(sse_open(&s, &a), 0);
+	CHECK_INT(rt_subscribe_as(&s, a.id, "\"posts/*\"", tok, &out), 204);
+	{
+		static const char *const h[] = { "Content-Type: application/json", NULL };
+		struct http_resp r;
+		char url[256];
+
+		(void)snprintf(url, sizeof(url), "%s/api/collections/users/auth-with-password",
+		    s.base);
+		http_resp_init(&r);
+		(void)http_do("POST", url, h, "{\"identity\":\"user0001@example.com\","
+		    "\"password\":\"password123\"}", 60, 10000, &r);
+		CHECK_INT(rt_json_id(r.body.data, "\"record\":", uid), 0);
+		http_resp_free(&r);
+	}
+	(void)snprintf(body, sizeof(body), "{\"title\":\"read\",\"author\":\"%s\"}", uid);
+	CHECK_INT(rt_call(&s, "POST", "/api/collections/posts/records", tok, body, &out), 200);
+	end = stack_now_ms() + 5000;
+	while (stack_log_count(&s, "realtime: event 1 read, not delivered: "
+	    "{\"action\":\"create\"") < 1 && stack_now_ms() < end)
+		usleep(50 * 1000);
+	CHECK_INT(stack_log_count(&s, "realtime: event 1 read, not delivered: "
+	    "{\"action\":\"create\""), 1);
+	/* Nothing but the connection reached the subscriber. */
+	(void)sse_wait(a.fd, &a.in, "event:posts", 300);
+	CHECK(strstr(a.in.data, "event:posts") == NULL && strstr(a.in.data, "read") == NULL);
+	sse_close(&a);
+	buf_free(&out);
+	stack_stop(&s);
+out:
+	unlink(sock);
+	(void)stack_sh("rm -f %s %s-shm %s-wal %s-wlock", db, db, db, db);
+	unlink(key);
+}
+
 /* The PocketBase SDK's pb.realtime (tests/js/realtime.test.mjs). */
 static void
 test_realtime_js(void)
@@ -811,5 +1192,8 @@ main(void)
 	RUN(test_realtime_reload_ends_streams);
 	RUN(test_realtime_descriptors_run_out);
 	RUN(test_realtime_js);
+	RUN(test_realtime_auth);
+	RUN(test_realtime_publish);
+	RUN(test_realtime_events_read);
 	return harness_done();
 }

@@ -52,7 +52,7 @@ on_gone(void *ctx, struct evfcgi_req *r)
 	s->open = NULL;
 }
 
-static const struct evfcgi_ops ops = { on_request, on_gone, NULL, 0 };
+static const struct evfcgi_ops ops = { on_request, on_gone, NULL, 0, NULL, NULL };
 static const struct evfcgi_limits lim = { 256, 64, 4096, 100 };
 
 /* Appends one record (version 1, no padding unless pad). */

@@ -1,0 +1,94 @@
+/*
+ * publish.c: a committed create, update or delete announced to the realtime pool.  After
+ * the write's commit and before its answer, the worker sends one datagram,
+ *   {"action":"create","collection":"<collection id>","collectionName":"<name>",
+ *    "record":"<record id>"}
+ * on the unix datagram socket SLUICE_REALTIME_SOCKET (realtime_socket= on both pools'
+ * lines), with MSG_DONTWAIT: a socket that is absent, not bound or full drops the
+ * datagram, which is counted and never fails, slows or delays the write.  A write inside
+ * POST /api/batch is not announced (its commit is the batch's, after it).  The datagram
+ * carries no field of the record: whoever delivers it reads the record again under each
+ * subscriber's rules.  A delete's record is gone by then, so a deleted record's event
+ * cannot be checked against a rule from this datagram alone (docs/records.md).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "log.h"
+#include "records.h"
+#include "settings.h"
+
+static int rec_pub_fd = -1;
+static struct sockaddr_un rec_pub_addr;
+static atomic_ulong rec_pub_dropped;
+
+int
+rec_publish_init(void)
+{
+	const char *path = settings_get(SETTING_REALTIME_SOCKET);
+
+	if (path == NULL || *path == '\0')
+		return 0;
+	if (strlen(path) >= sizeof(rec_pub_addr.sun_path)) {
+		fprintf(stderr, "records: realtime_socket: the path is too long\n");
+		return -1;
+	}
+	memset(&rec_pub_addr, 0, sizeof(rec_pub_addr));
+	rec_pub_addr.sun_family = AF_UNIX;
+	memcpy(rec_pub_addr.sun_path, path, strlen(path) + 1);
+	/* Opened now: the system call filter that applies later forbids socket(). */
+	if ((rec_pub_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+		fprintf(stderr, "records: realtime_socket: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 when s is made of the characters of an id (nothing a JSON string must escape). */
+static int
+rec_pub_plain(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+void
+rec_publish(const struct coll *c, const char *action, const char *id)
+{
+	char dg[512];
+	int n;
+
+	if (rec_pub_fd < 0)
+		return;
+	if (!rec_pub_plain(c->id) || !rec_pub_plain(c->name) || !rec_pub_plain(id))
+		goto drop;
+	n = snprintf(dg, sizeof(dg), "{\"action\":\"%s\",\"collection\":\"%s\","
+	    "\"collectionName\":\"%s\",\"record\":\"%s\"}", action, c->id, c->name, id);
+	if (n < 0 || (size_t)n >= sizeof(dg))
+		goto drop;
+	/* Never waits: a reader that is gone or behind loses the event, not the writer. */
+	if (sendto(rec_pub_fd, dg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL,
+	    (const struct sockaddr *)&rec_pub_addr, sizeof(rec_pub_addr)) == n)
+		return;
+drop:
+	/* Logged at the first drop and at every 1,000th, so a reader that is down does not
+	 * flood the log. */
+	if (atomic_fetch_add(&rec_pub_dropped, 1) % 1000 == 0)
+		log_warn("records: a realtime event dropped (%lu so far)",
+		    (unsigned long)atomic_load(&rec_pub_dropped));
+}
+
+unsigned long
+rec_publish_dropped(void)
+{
+	return (unsigned long)atomic_load(&rec_pub_dropped);
+}
