@@ -7,6 +7,7 @@
  *   read.c    list and view, the expand of relations, a record's JSON
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
+ *   idem.c    the Idempotency-Key of the writes: the key's check (common/idem.h)
  *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
  *   account.c  the account flows: auth-methods, verification, password reset, email change
  *   otp.c     sign-in with a one-time password: request-otp, auth-with-otp
@@ -184,6 +185,9 @@ int rec_auth_guard(struct rec_ctx *x);
 void rec_auth_cache_free(void);
 int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
+/* idem.c: 0 when the request has no Idempotency-Key or a well-formed one, else -1 with
+ * 400 answered. */
+int rec_idem_check(struct rec_ctx *x);
 int rec_auth_password(struct rec_ctx *x);
 int rec_auth_refresh(struct rec_ctx *x);
 
