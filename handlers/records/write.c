@@ -13,6 +13,7 @@
 #include "json.h"
 #include "records/lane.h"
 #include "log.h"
+#include "idem.h"
 #include "records.h"
 #include "records/token.h"
 #include "str.h"
@@ -1265,12 +1266,37 @@ out:
 	return rc;
 }
 
+/*
+ * A keyed delete as a write of rec_commit() (arg: its struct idem), in a transaction of its
+ * own on PostgreSQL: the DELETE, then its 204 stored under the key in the same
+ * transaction, so that a retry after a lost answer replays it and deletes nothing.  A
+ * delete that found nothing stores nothing.  The rows deleted, or -1 answered (undone).
+ */
+static int
+rec_delete_keyed(struct rec_ctx *x, void *arg)
+{
+	const struct idem *k = arg;
+	int n;
+
+	/* A run after another (a replay) starts from the headers before the write. */
+	buf_truncate(&x->rs->headers, k->headers_from);
+	if ((n = rec_exec_write(x, NULL)) <= 0)
+		return n;
+	if (resp_set(x->rs, 204, NULL, "", 0) < 0 || rec_idem_store(x, k) < 0)
+		return -1;
+	return n;
+}
+
 int
 rec_delete(struct rec_ctx *x)
 {
 	struct sqlb *q = &x->t->q;
+	struct idem *k = NULL;
 	int64_t n;
 	int r;
+
+	if (!x->in_batch && rec_idem_begin(x, &k) < 0)
+		return 0;
 
 	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "DELETE FROM ");
@@ -1280,7 +1306,10 @@ rec_delete(struct rec_ctx *x)
 	if ((r = rec_rule(x, x->c, COLL_RULE_DELETE, "t")) != 0)
 		return r < 0 ? 0 : rec_error(x->rs, 403, "Only superusers can perform this action.",
 		    NULL);
-	if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
+	if (k != NULL) {
+		if ((n = rec_commit(x, rec_delete_keyed, k, 1)) < 0)
+			return 0;
+	} else if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
 		return 0;
 	if (n == 0)
 		return rec_error(x->rs, 404, NULL, NULL);

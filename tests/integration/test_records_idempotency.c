@@ -6,7 +6,10 @@
  * A create, an update or a delete sent with a malformed key (256 bytes, a tab, a byte past
  * ASCII) is answered 400 in PocketBase's shape ({"data":{},"message":..,"status":400})
  * before anything runs: nothing is created, changed or deleted.  A well-formed key and no
- * key at all let the write through.
+ * key at all let the write through.  A keyed delete sent twice deletes once and answers
+ * the same 204 twice, the second with Idempotent-Replayed: true; the key on another record
+ * is 422 and deletes nothing; the answer is stored under the caller's scope
+ * ("records:_superusers:<id>"), and an anonymous caller's same key is its own.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -27,18 +30,29 @@
 static struct pgtmp ri_pg;
 static struct stack ri_s[2];		/* 0 SQLite, 1 PostgreSQL */
 static int ri_up[2], ri_pg_up;
-static char ri_url[2][256], ri_dir[128], ri_post[2][16];
+static char ri_url[2][256], ri_dir[128], ri_post[2][16], ri_auth[2][1100], ri_su[2][16];
 
-/* method path of stack k with the header h (may be NULL) and the JSON body (may be NULL). */
+/* method path of stack k with the header h (may be NULL) and the JSON body (may be NULL),
+ * as the superuser when auth. */
+static int
+ri_do_as(int k, int auth, const char *method, const char *path, const char *h,
+    const char *body, struct http_resp *r)
+{
+	char url[512];
+	const char *headers[4] = { "Content-Type: application/json", h, NULL, NULL };
+
+	if (auth)
+		headers[h != NULL ? 2 : 1] = ri_auth[k];
+
+	snprintf(url, sizeof(url), "%s%s", ri_s[k].base, path);
+	return http_do(method, url, headers, body, body ? strlen(body) : 0, RI_TIMEOUT_MS, r);
+}
+
 static int
 ri_do(int k, const char *method, const char *path, const char *h, const char *body,
     struct http_resp *r)
 {
-	char url[512];
-	const char *headers[3] = { "Content-Type: application/json", h, NULL };
-
-	snprintf(url, sizeof(url), "%s%s", ri_s[k].base, path);
-	return http_do(method, url, headers, body, body ? strlen(body) : 0, RI_TIMEOUT_MS, r);
+	return ri_do_as(k, 0, method, path, h, body, r);
 }
 
 /* The first column of sql's first row on stack k's database as an integer, -1 on failure. */
@@ -69,6 +83,23 @@ ri_pb_error(const struct http_resp *r, int status)
 
 	cJSON_Delete(j);
 	return ok;
+}
+
+/* The string at key of r's JSON body, after prefix, into out. */
+static int
+ri_str(const struct http_resp *r, const char *key, const char *prefix, char *out, size_t len)
+{
+	cJSON *j = cJSON_Parse(r->body.data ? r->body.data : "");
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(j, key));
+	int rc = -1;
+
+	if (v != NULL && strlen(prefix) + strlen(v) < len) {
+		memcpy(out, prefix, strlen(prefix));
+		memcpy(out + strlen(prefix), v, strlen(v) + 1);
+		rc = 0;
+	}
+	cJSON_Delete(j);
+	return rc;
 }
 
 static int
@@ -108,6 +139,15 @@ ri_start(int k)
 	    (p = strstr(r.body.data, "\"id\":\"")) != NULL ? 0 : -1;
 	if (rc == 0)
 		memcpy(ri_post[k], p + 6, 15);
+	if (rc == 0)
+		rc = ri_do(k, "POST", "/api/collections/_superusers/auth-with-password", NULL,
+		    "{\"identity\":\"admin@example.com\",\"password\":\"password123\"}",
+		    &r) == 0 && r.status == 200 ? 0 : -1;
+	if (rc == 0)
+		rc = ri_str(&r, "token", "Authorization: ", ri_auth[k], sizeof(ri_auth[k])) == 0 &&
+		    (p = strstr(r.body.data, "\"id\":\"")) != NULL ? 0 : -1;
+	if (rc == 0)
+		memcpy(ri_su[k], p + 6, 15);
 	http_resp_free(&r);
 	return rc;
 }
@@ -186,6 +226,68 @@ test_records_idem_valid_key_passes(void)
 	http_resp_free(&r);
 }
 
+/* A keyed delete sent twice: one delete, the same answer twice (the second replayed);
+ * the key on another record 422; the answer stored once under the caller's scope. */
+static void
+test_records_idem_delete_replays(void)
+{
+	struct http_resp r, r2;
+	char id[2][32], path[128], sql[200], h[64];
+	int k, i;
+
+	http_resp_init(&r);
+	http_resp_init(&r2);
+	for (k = 0; k < 2; k++) {
+		if (!ri_up[k]) {
+			CHECK(!"stack up");
+			continue;
+		}
+		for (i = 0; i < 2; i++) {
+			id[i][0] = '\0';
+			CHECK(ri_do_as(k, 1, "POST", "/api/collections/posts/records", NULL,
+			    "{\"title\":\"ri-delete\"}", &r) == 0);
+			CHECK_INT(r.status, 200);
+			CHECK(ri_str(&r, "id", "", id[i], sizeof(id[i])) == 0);
+		}
+		snprintf(h, sizeof(h), "Idempotency-Key: del-%d", k);
+		snprintf(path, sizeof(path), "/api/collections/posts/records/%s", id[0]);
+		CHECK(ri_do_as(k, 1, "DELETE", path, h, NULL, &r) == 0);
+		CHECK_INT(r.status, 204);
+		CHECK(http_header(&r, "Idempotent-Replayed", sql, sizeof(sql)) != 0);
+		CHECK(ri_do_as(k, 1, "DELETE", path, h, NULL, &r2) == 0);
+		CHECK_INT(r2.status, 204);
+		CHECK(http_header(&r2, "Idempotent-Replayed", sql, sizeof(sql)) == 0 &&
+		    strcmp(sql, "true") == 0);
+		CHECK_INT((long)r2.body.len, (long)r.body.len);
+		/* Without the key the record is gone: 404. */
+		CHECK(ri_do_as(k, 1, "DELETE", path, NULL, NULL, &r) == 0);
+		CHECK(ri_pb_error(&r, 404));
+		/* The key on another record: 422, which is not deleted. */
+		snprintf(path, sizeof(path), "/api/collections/posts/records/%s", id[1]);
+		CHECK(ri_do_as(k, 1, "DELETE", path, h, NULL, &r) == 0);
+		CHECK(ri_pb_error(&r, 422));
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM posts WHERE id = '%s'", id[1]);
+		CHECK_INT(ri_value(k, sql), 1);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM sluice_idempotency WHERE "
+		    "scope = 'records:_superusers:%s' AND idem_key = 'del-%d' AND status = 204",
+		    ri_su[k], k);
+		CHECK_INT(ri_value(k, sql), 1);
+		/* An anonymous caller's same key is its own: its delete runs (the rule, author =
+		 * @request.auth.id, lets it delete a post without an author) and is stored
+		 * under "records:anon". */
+		CHECK(ri_do(k, "DELETE", path, h, NULL, &r) == 0);
+		CHECK_INT(r.status, 204);
+		CHECK(http_header(&r, "Idempotent-Replayed", sql, sizeof(sql)) != 0);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM posts WHERE id = '%s'", id[1]);
+		CHECK_INT(ri_value(k, sql), 0);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM sluice_idempotency WHERE "
+		    "scope = 'records:anon' AND idem_key = 'del-%d'", k);
+		CHECK_INT(ri_value(k, sql), 1);
+	}
+	http_resp_free(&r);
+	http_resp_free(&r2);
+}
+
 int
 main(void)
 {
@@ -201,6 +303,7 @@ main(void)
 				fprintf(stderr, "stack %d did not start\n", k);
 	RUN(test_records_idem_invalid_keys_400);
 	RUN(test_records_idem_valid_key_passes);
+	RUN(test_records_idem_delete_replays);
 	for (k = 0; k < 2; k++)
 		if (ri_up[k])
 			stack_stop(&ri_s[k]);
