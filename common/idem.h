@@ -1,6 +1,7 @@
 /*
  * idem.h: the storage of the Idempotency-Key, shared by the applications whose writes
- * honour it (the table API's apps/rest/idem.c today).  A write sent with a key is
+ * honour it (their adapters: the table API's apps/rest/idem.c, the records API's
+ * handlers/records/idem.c).  A write sent with a key is
  * answered once: its answer (status, content type, the headers the write made, body) is
  * stored in the table sluice_idempotency in the write's own transaction, so that the row
  * and the answer commit together or not at all, and a retry by the same caller is looked
