@@ -1206,6 +1206,7 @@ struct rec_upd {
 	struct rec_sets s;
 	struct rec_rows rows;
 	int ran;		/* s holds a run's values (a replay frees them first) */
+	struct idem *k;		/* the request's Idempotency-Key, or NULL */
 };
 
 /* An update whose reads run inside its write: its token's record, the rule's check, the
@@ -1221,6 +1222,9 @@ rec_update_write(struct rec_ctx *x, void *arg)
 
 	if (u->ran)
 		buf_free(&u->s.errs);
+	/* A keyed run after another starts from the headers before the write. */
+	if (u->k != NULL)
+		buf_truncate(&x->rs->headers, u->k->headers_from);
 	memset(&u->s, 0, sizeof(u->s));
 	u->ran = 1;
 	if (rec_auth_settle(x) < 0 || (r = rec_update_sql(x, &u->s)) < 0)
@@ -1229,7 +1233,16 @@ rec_update_write(struct rec_ctx *x, void *arg)
 		memset(&u->rows, 0, sizeof(u->rows));
 		return 0;
 	}
-	return rec_exec_rows_write(x, &u->rows);
+	if ((r = rec_exec_rows_write(x, &u->rows)) <= 0 || u->k == NULL)
+		return r;
+	/* A keyed update answers inside its write, so that the answer stored under the key
+	 * commits with the row: the record as the UPDATE returned it, with fields= and
+	 * expand= read on the write's connection.  An answer that is not a 200 (a malformed
+	 * fields=) undoes the update. */
+	(void)rec_show_rows(x, &u->rows);
+	if (x->rs->status != 200 || rec_idem_store(x, u->k) < 0)
+		return -1;
+	return r;
 }
 
 /*
@@ -1245,6 +1258,17 @@ rec_update(struct rec_ctx *x)
 	int64_t n;
 
 	memset(&u, 0, sizeof(u));
+	/* With an Idempotency-Key (and no new password, whose hash has no place inside a
+	 * write): the token checked before the key is looked up, then the update and its
+	 * answer inside one write, a transaction of its own on PostgreSQL. */
+	if (!x->in_batch && req_header(x->rq, "Idempotency-Key") != NULL && !(x->c->auth &&
+	    cJSON_GetObjectItemCaseSensitive(x->body, "password") != NULL)) {
+		if (rec_auth_settle(x) < 0 || rec_idem_begin(x, &u.k) < 0)
+			goto out;
+		if ((n = rec_commit(x, rec_update_write, &u, 1)) == 0)
+			rc = rec_error(x->rs, 404, NULL, NULL);
+		goto out;
+	}
 	if (x->auth_wait != NULL && !(x->c->auth &&
 	    cJSON_GetObjectItemCaseSensitive(x->body, "password") != NULL)) {
 		if ((n = rec_commit(x, rec_update_write, &u, 0)) >= 0)

@@ -9,7 +9,9 @@
  * key at all let the write through.  A keyed delete sent twice deletes once and answers
  * the same 204 twice, the second with Idempotent-Replayed: true; the key on another record
  * is 422 and deletes nothing; the answer is stored under the caller's scope
- * ("records:_superusers:<id>"), and an anonymous caller's same key is its own.
+ * ("records:_superusers:<id>"), and an anonymous caller's same key is its own.  A keyed
+ * update sent again after another client changed the record answers the first bytes,
+ * replayed, and writes nothing; the key with another body is 422.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -288,6 +290,50 @@ test_records_idem_delete_replays(void)
 	http_resp_free(&r2);
 }
 
+/* A keyed update sent again after another client changed the record: the first answer,
+ * byte for byte, and nothing written; the key with another body 422. */
+static void
+test_records_idem_update_replays(void)
+{
+	struct http_resp r, r2;
+	char id[32], path[128], sql[200];
+	const char *h = "Idempotency-Key: upd-1";
+	int k;
+
+	http_resp_init(&r);
+	http_resp_init(&r2);
+	for (k = 0; k < 2; k++) {
+		if (!ri_up[k]) {
+			CHECK(!"stack up");
+			continue;
+		}
+		id[0] = '\0';
+		CHECK(ri_do_as(k, 1, "POST", "/api/collections/posts/records", NULL,
+		    "{\"title\":\"ri-upd\"}", &r) == 0);
+		CHECK(ri_str(&r, "id", "", id, sizeof(id)) == 0);
+		snprintf(path, sizeof(path), "/api/collections/posts/records/%s", id);
+		CHECK(ri_do_as(k, 1, "PATCH", path, h, "{\"title\":\"ri-upd-1\"}", &r) == 0);
+		CHECK_INT(r.status, 200);
+		CHECK(r.body.data != NULL && strstr(r.body.data, "\"ri-upd-1\"") != NULL);
+		CHECK(ri_do_as(k, 1, "PATCH", path, NULL, "{\"title\":\"ri-upd-2\"}", &r2) == 0);
+		CHECK_INT(r2.status, 200);
+		CHECK(ri_do_as(k, 1, "PATCH", path, h, "{\"title\":\"ri-upd-1\"}", &r2) == 0);
+		CHECK_INT(r2.status, 200);
+		CHECK(http_header(&r2, "Idempotent-Replayed", sql, sizeof(sql)) == 0 &&
+		    strcmp(sql, "true") == 0);
+		CHECK(r.body.len == r2.body.len && r.body.data != NULL && r2.body.data != NULL &&
+		    memcmp(r.body.data, r2.body.data, r.body.len) == 0);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM posts WHERE id = '%s' AND "
+		    "title = 'ri-upd-2'", id);
+		CHECK_INT(ri_value(k, sql), 1);
+		CHECK(ri_do_as(k, 1, "PATCH", path, h, "{\"title\":\"ri-upd-3\"}", &r2) == 0);
+		CHECK(ri_pb_error(&r2, 422));
+		CHECK_INT(ri_value(k, sql), 1);
+	}
+	http_resp_free(&r);
+	http_resp_free(&r2);
+}
+
 int
 main(void)
 {
@@ -304,6 +350,7 @@ main(void)
 	RUN(test_records_idem_invalid_keys_400);
 	RUN(test_records_idem_valid_key_passes);
 	RUN(test_records_idem_delete_replays);
+	RUN(test_records_idem_update_replays);
 	for (k = 0; k < 2; k++)
 		if (ri_up[k])
 			stack_stop(&ri_s[k]);
