@@ -1,21 +1,21 @@
 /*
  * idem.c: the Idempotency-Key of the records API's writes, its adapter of common/idem.h
  * (the table API's is apps/rest/idem.c): the caller's scope, PocketBase's error bodies,
- * and the store of a delete's or an update's answer inside its write.
+ * and the store of a write's answer inside it.
  *
  * A create, an update or a delete sent with a key that is not 1 to 255 bytes of printable
- * ASCII is answered 400 before anything runs.  A delete or an update with a well-formed
+ * ASCII is answered 400 before anything runs.  A write with a well-formed
  * key is answered once: its token is checked first (so that a forged token cannot read
  * another caller's answer), its key looked up in sluice_idempotency under the scope
  * "records:<collection of the token's record>:<its id>" (or "records:anon"): the same
  * request replays the stored answer byte for byte with "Idempotent-Replayed: true",
  * another request under the key is 422, and a new key runs the write with its answer made
- * inside it and stored in its own transaction (write.c: rec_delete_keyed(),
- * rec_update_write()), so that the row and the answer commit together or not at all.  A
- * write that found nothing (404) stores nothing.  A key that another write stored
- * meanwhile is 409 with Retry-After: 1, the write undone.  Creates check the key's form
- * only: their answer is made after rec_commit() returned, along paths that differ by back
- * end and rule, so it cannot be stored with the row yet.
+ * inside it and stored in its own transaction (write.c: rec_insert(), rec_update_write(),
+ * rec_delete_keyed()), so that the row and the answer commit together or not at all:
+ * the answer is made there rather than rebuilt after the commit because only then is it
+ * the bytes sent, whatever the record became since.  A write that found nothing (404)
+ * stores nothing.  A key that another write stored meanwhile is 409 with Retry-After: 1,
+ * the write undone.  Requests of a batch ignore the key.
  * A request without the header pays one header lookup.
  */
 #include <stdio.h>

@@ -7,8 +7,8 @@
  *   read.c    list and view, the expand of relations, a record's JSON
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
- *   idem.c    the Idempotency-Key of the writes (common/idem.h): a delete's and an
- *             update's answer stored in its transaction and replayed; the key's check
+ *   idem.c    the Idempotency-Key of the writes (common/idem.h): a write's answer
+ *             stored in its transaction and replayed; the key's check
  *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
  *   account.c  the account flows: auth-methods, verification, password reset, email change
  *   otp.c     sign-in with a one-time password: request-otp, auth-with-otp

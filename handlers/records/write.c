@@ -879,6 +879,7 @@ struct rec_insert {
 	int refused;		/* rec_insert_one() stored nothing: a missing relation or the
 				 * rule (rec_create() tells which) */
 	struct rec_rows rows;
+	struct idem *k;		/* the request's Idempotency-Key, or NULL */
 };
 
 /*
@@ -1063,7 +1064,17 @@ rec_insert(struct rec_ctx *x, void *arg)
 		if (rec_invalid_answer(x, s, "Failed to create record."))
 			return -1;
 	}
-	return rec_insert_txn(x, in);
+	if (in->k == NULL)
+		return rec_insert_txn(x, in);
+	/* A keyed create answers inside its write, so that the answer stored under the key
+	 * commits with the row; a run after another starts from the headers before it. */
+	buf_truncate(&x->rs->headers, in->k->headers_from);
+	if (rec_insert_txn(x, in) < 0)
+		return -1;
+	(void)rec_show_rows(x, &in->rows);
+	if (x->rs->status != 200 || rec_idem_store(x, in->k) < 0)
+		return -1;
+	return 0;
 }
 
 int
@@ -1088,6 +1099,18 @@ rec_create(struct rec_ctx *x)
 		goto out;
 	memset(&in, 0, sizeof(in));
 	in.s = &s;
+	/* With an Idempotency-Key: the token checked before the key is looked up, then the
+	 * create and its answer inside one write, a transaction of its own on PostgreSQL
+	 * (its related records checked first there, inside it on SQLite). */
+	if (!x->in_batch && req_header(x->rq, "Idempotency-Key") != NULL) {
+		if (rec_auth_settle(x) < 0 || rec_idem_begin(x, &in.k) < 0 ||
+		    (db_backend(x->rq->db) == DB_PG && rec_relations_exist(x, &s) < 0) ||
+		    rec_invalid_answer(x, &s, "Failed to create record."))
+			goto out;
+		in.txn = 1;
+		(void)rec_commit(x, rec_insert, &in, 1);
+		goto out;
+	}
 	/* On PostgreSQL one statement outside a transaction (rec_insert_one()), or, for a
 	 * rule that reads the collection itself, a transaction of its own. */
 	if (rec_commit(x, rec_insert, &in, 0) < 0)

@@ -11,9 +11,13 @@
  * is 422 and deletes nothing; the answer is stored under the caller's scope
  * ("records:_superusers:<id>"), and an anonymous caller's same key is its own.  A keyed
  * update sent again after another client changed the record answers the first bytes,
- * replayed, and writes nothing; the key with another body is 422.
+ * replayed, and writes nothing; the key with another body is 422.  A keyed create sent
+ * twice is one record and the same bytes.  Records workers killed with SIGKILL under
+ * keyed creates that their clients retry with the same key until answered: every create
+ * stored exactly once.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,7 @@
 
 #include "db.h"
 #include "http.h"
+#include "killwrites.h"
 #include "pgtmp.h"
 #include "stack.h"
 #include "../lib/harness.h"
@@ -334,6 +339,109 @@ test_records_idem_update_replays(void)
 	http_resp_free(&r2);
 }
 
+/* A keyed create sent twice: one record, the same answer byte for byte (the second
+ * replayed); the key with another body 422, nothing created. */
+static void
+test_records_idem_create_once(void)
+{
+	struct http_resp r, r2;
+	const char *h = "Idempotency-Key: cre-1";
+	char v[16];
+	int k;
+
+	http_resp_init(&r);
+	http_resp_init(&r2);
+	for (k = 0; k < 2; k++) {
+		if (!ri_up[k]) {
+			CHECK(!"stack up");
+			continue;
+		}
+		CHECK(ri_do_as(k, 1, "POST", "/api/collections/posts/records", h,
+		    "{\"title\":\"ri-cre\"}", &r) == 0);
+		CHECK_INT(r.status, 200);
+		CHECK(ri_do_as(k, 1, "POST", "/api/collections/posts/records", h,
+		    "{\"title\":\"ri-cre\"}", &r2) == 0);
+		CHECK_INT(r2.status, 200);
+		CHECK(http_header(&r2, "Idempotent-Replayed", v, sizeof(v)) == 0 &&
+		    strcmp(v, "true") == 0);
+		CHECK(r.body.len == r2.body.len && r.body.data != NULL && r2.body.data != NULL &&
+		    memcmp(r.body.data, r2.body.data, r.body.len) == 0);
+		CHECK_INT(ri_value(k, "SELECT count(*) FROM posts WHERE title = 'ri-cre'"), 1);
+		CHECK(ri_do_as(k, 1, "POST", "/api/collections/posts/records", h,
+		    "{\"title\":\"ri-cre-other\"}", &r2) == 0);
+		CHECK(ri_pb_error(&r2, 422));
+		CHECK_INT(ri_value(k, "SELECT count(*) FROM posts WHERE title LIKE 'ri-cre%'"), 1);
+	}
+	http_resp_free(&r);
+	http_resp_free(&r2);
+}
+
+static int ri_kill_k;
+static atomic_long ri_retries, ri_replays;
+
+/* A keyed create of a post titled "rk-ID", sent again with the same key (no answer, 502,
+ * 503, 409 in flight) until a 200 or 10 s (killwrites.h). */
+static void
+ri_kill_create(struct kw_write *w)
+{
+	char body[96], key[96], v[16];
+	long long until = stack_now_ms() + 10000;
+	struct http_resp rr;
+
+	snprintf(body, sizeof(body), "{\"title\":\"rk-%u\"}", w->id);
+	snprintf(key, sizeof(key), "Idempotency-Key: rk-%u", w->id);
+	http_resp_init(&rr);
+	do {
+		rr.status = 0;
+		w->status = 0;
+		if (ri_do_as(ri_kill_k, 1, "POST", "/api/collections/posts/records", key, body,
+		    &rr) == 0) {
+			w->status = (short)rr.status;
+			w->json = rr.status >= 300 && (ri_pb_error(&rr, (int)rr.status) ||
+			    http_json_code(&rr, NULL));
+		}
+		if (w->status == 200) {
+			if (http_header(&rr, "Idempotent-Replayed", v, sizeof(v)) == 0)
+				atomic_fetch_add(&ri_replays, 1);
+			break;
+		}
+		atomic_fetch_add(&ri_retries, 1);
+		usleep(50 * 1000);
+	} while (stack_now_ms() < until);
+	http_resp_free(&rr);
+}
+
+/* Records workers killed with SIGKILL under keyed creates retried until answered: each
+ * stored exactly once. */
+static void
+test_records_idem_kill_and_retry(void)
+{
+	struct kw_result res;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		if (!ri_up[k]) {
+			CHECK(!"stack up");
+			continue;
+		}
+		ri_kill_k = k;
+		memset(&res, 0, sizeof(res));
+		atomic_store(&ri_retries, 0);
+		atomic_store(&ri_replays, 0);
+		if (kw_run(&ri_s[k], "records", 8, 4, 1300, ri_kill_create, ri_url[k],
+		    "SELECT count(*) FROM posts WHERE title = $1", "rk-",
+		    "SELECT count(*) FROM posts WHERE title LIKE 'rk-%'", &res) < 0) {
+			CHECK(!"kw_run");
+			continue;
+		}
+		printf("  %s: %ld retries, %ld answered by a replay\n", k == 0 ? "SQLite" :
+		    "PostgreSQL", atomic_load(&ri_retries), atomic_load(&ri_replays));
+		kw_check(&res, "keyed creates", 20);
+		CHECK_INT(res.errors, 0);
+		CHECK_INT(res.unanswered, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -351,6 +459,8 @@ main(void)
 	RUN(test_records_idem_valid_key_passes);
 	RUN(test_records_idem_delete_replays);
 	RUN(test_records_idem_update_replays);
+	RUN(test_records_idem_create_once);
+	RUN(test_records_idem_kill_and_retry);
 	for (k = 0; k < 2; k++)
 		if (ri_up[k])
 			stack_stop(&ri_s[k]);
