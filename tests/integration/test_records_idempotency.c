@@ -12,15 +12,19 @@
  * ("records:_superusers:<id>"), and an anonymous caller's same key is its own.  A keyed
  * update sent again after another client changed the record answers the first bytes,
  * replayed, and writes nothing; the key with another body is 422.  A keyed create sent
- * twice is one record and the same bytes.  Records workers killed with SIGKILL under
+ * twice is one record and the same bytes.  A keyed create meeting its key's row held
+ * uncommitted by another transaction is 409 with Retry-After: 1 once that commits,
+ * nothing created.  Records workers killed with SIGKILL under
  * keyed creates that their clients retry with the same key until answered: every create
  * stored exactly once.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -376,6 +380,62 @@ test_records_idem_create_once(void)
 	http_resp_free(&r2);
 }
 
+struct ri_bg {
+	int k;
+	struct http_resp r;
+	pthread_t tid;
+};
+
+static void *
+ri_bg_run(void *arg)
+{
+	struct ri_bg *b = arg;
+
+	(void)ri_do_as(b->k, 1, "POST", "/api/collections/posts/records",
+	    "Idempotency-Key: busy-1", "{\"title\":\"ri-busy\"}", &b->r);
+	return NULL;
+}
+
+/* A key in flight: another transaction holds its row, uncommitted, while a keyed create
+ * arrives; once that commits, the create finds the key taken: 409 with Retry-After: 1,
+ * nothing created. */
+static void
+test_records_idem_in_flight_409(void)
+{
+	char err[256], sql[512], v[16];
+	struct ri_bg b;
+	struct db *db;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		if (!ri_up[k]) {
+			CHECK(!"stack up");
+			continue;
+		}
+		if (db_open(&db, ri_url[k], NULL, err, sizeof(err)) < 0) {
+			CHECK(!"db_open");
+			continue;
+		}
+		snprintf(sql, sizeof(sql), "INSERT INTO sluice_idempotency VALUES "
+		    "('records:_superusers:%s', 'busy-1', 'x', %lld, 200, NULL, '', '')",
+		    ri_su[k], (long long)time(NULL) + 3600);
+		CHECK_INT(db_begin(db, DB_TXN_WRITE), 0);
+		CHECK_INT(db_exec(db, sql), 0);
+		memset(&b, 0, sizeof(b));
+		b.k = k;
+		http_resp_init(&b.r);
+		CHECK_INT(pthread_create(&b.tid, NULL, ri_bg_run, &b), 0);
+		usleep(500 * 1000);
+		CHECK_INT(db_commit(db), 0);
+		pthread_join(b.tid, NULL);
+		db_close(db);
+		CHECK(ri_pb_error(&b.r, 409));
+		CHECK(http_header(&b.r, "Retry-After", v, sizeof(v)) == 0 && strcmp(v, "1") == 0);
+		http_resp_free(&b.r);
+		CHECK_INT(ri_value(k, "SELECT count(*) FROM posts WHERE title = 'ri-busy'"), 0);
+	}
+}
+
 static int ri_kill_k;
 static atomic_long ri_retries, ri_replays;
 
@@ -460,6 +520,7 @@ main(void)
 	RUN(test_records_idem_delete_replays);
 	RUN(test_records_idem_update_replays);
 	RUN(test_records_idem_create_once);
+	RUN(test_records_idem_in_flight_409);
 	RUN(test_records_idem_kill_and_retry);
 	for (k = 0; k < 2; k++)
 		if (ri_up[k])
