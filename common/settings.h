@@ -81,7 +81,7 @@ enum setting_key {
 	SETTING_REST_DIALECT_VERSION,
 	SETTING_REST_DB_ERRORS,
 	SETTING_REST_CHANNEL,
-	SETTING_IDEMPOTENCY_TTL,	/* Idempotency-Key (apps/rest/idem.c) */
+	SETTING_IDEMPOTENCY_TTL,	/* Idempotency-Key (common/idem.c) */
 	SETTING_READY_WRITABLE,		/* the readiness probe (handlers/ready.c) */
 	SETTING_BCRYPT_COST,		/* the records API (handlers/records/) */
 	SETTING_RECORDS_SECRET_FILE,

@@ -66,7 +66,7 @@ commit_key(struct db *db, struct commit_write *w)
 {
 	int r;
 
-	if (w->t->idem == NULL || (r = rest_idem_store(db, w->t->idem, w->rs)) == 0)
+	if (w->t->idem == NULL || (r = idem_store(db, w->t->idem, w->rs)) == 0)
 		return 0;
 	w->why = r > 0 ? REST_COMMIT_KEY_IN_FLIGHT : REST_COMMIT_ANSWERED;
 	buf_truncate(&w->rs->headers, w->headers);

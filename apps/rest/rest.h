@@ -47,6 +47,7 @@
 
 #include "buf.h"
 #include "db.h"
+#include "idem.h"
 #include "req.h"
 #include "resp.h"
 #include "sqlb.h"
@@ -647,7 +648,7 @@ struct rest_thread {
 	struct rest_prefs prefs;	/* the request's Prefer, read by the router */
 	struct rest_access access;	/* the request's SQLite grants (auth.c) */
 	int64_t rows;			/* rows of the last answer of rest_answer_read() */
-	struct rest_idem *idem;		/* the request's Idempotency-Key, or NULL (idem.c) */
+	struct idem *idem;		/* the request's Idempotency-Key, or NULL (idem.c) */
 	int idem_table;			/* sluice_idempotency is known to exist */
 };
 
@@ -939,27 +940,15 @@ enum rest_commit rest_commit_write(struct req *rq, struct resp *rs, struct rest_
     const struct rest_answer *ans, int64_t *existing, int64_t *rows);
 
 /*
- * idem.c: Idempotency-Key.  A key: the caller's scope, the key (borrowed from the
- * request), the request's SHA-256 in hex, the time and the expiry in Unix seconds, and
- * where the headers the write makes start in the response.
- */
-struct rest_idem {
-	const char *scope, *key;
-	char request[65];
-	int64_t now, expires;
-	size_t headers_from;
-};
-/*
+ * idem.c: Idempotency-Key, the table API's adapter of common/idem.h.
+ *
  * Before a table's write: without the header (or for a method that does not write) 0 and
  * t->idem NULL; a key seen before by the same caller is answered here (its stored answer,
  * or 422 for another request), a malformed key 400, a database failure its error: -1;
- * else 1 with t->idem set, for commit.c to store the answer.
+ * else 1 with t->idem set, for commit.c to store the answer (idem_store()).
  */
 int rest_idem_begin(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id);
-/* Inside the write, on its connection: stores rs's answer under k and purges a few expired
- * keys.  0, 1 when the key is another write's (in flight), -1 with the error on db. */
-int rest_idem_store(struct db *db, const struct rest_idem *k, const struct resp *rs);
 /* The answer to a key in flight: 409 with Retry-After.  Returns 0. */
 int rest_idem_in_flight(struct resp *rs);
 /* rpc.c */

@@ -265,6 +265,10 @@ handle(struct req *rq, struct resp *rs)
 	}
 	if (rec_route(&x, &what) < 0)
 		return 0;
+	/* A record's write with a malformed Idempotency-Key is refused before anything runs. */
+	if (strcmp(what, "records") == 0 && (rq->method & (REQ_POST | REQ_PATCH | REQ_DELETE)) &&
+	    rec_idem_check(&x) < 0)
+		return 0;
 	/* A read, its token's check included: on PostgreSQL its statements ride the
 	 * pipelined batches' read segment (one Sync with the other reads of a batch, no
 	 * transaction of a group commit around them), and may go to a standby (db_read=), as

@@ -8,6 +8,8 @@
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
  *   publish.c  a committed write announced on the realtime socket
+ *   idem.c    the Idempotency-Key of the writes (common/idem.h): a write's answer
+ *             stored in its transaction and replayed; the key's check
  *   batch.c   POST /api/batch: several writes in one committed write, all or nothing
  *   account.c  the account flows: auth-methods, verification, password reset, email change
  *   otp.c     sign-in with a one-time password: request-otp, auth-with-otp
@@ -41,6 +43,7 @@ struct rec_thread {
 	struct colls colls;
 	struct buf sql;
 	struct sqlb q;
+	int idem_table;			/* sluice_idempotency is known to exist (idem.c) */
 };
 
 /* One record read from the database: its columns as text, by field index. */
@@ -196,6 +199,18 @@ int rec_auth_guard(struct rec_ctx *x);
 void rec_auth_cache_free(void);
 int rec_update(struct rec_ctx *x);
 int rec_delete(struct rec_ctx *x);
+/* idem.c: 0 when the request has no Idempotency-Key or a well-formed one, else -1 with
+ * 400 answered. */
+int rec_idem_check(struct rec_ctx *x);
+struct idem;
+/* Before a keyed write, its token checked: 0 without the header (*k NULL), 1 with *k set
+ * for the write to store its answer (rec_idem_store()), or -1 answered (the stored answer
+ * replayed, 422 for another request under the key, the database's error). */
+int rec_idem_begin(struct rec_ctx *x, struct idem **k);
+/* Inside the write, once its answer is in x->rs: stores it under k.  0, or -1 answered
+ * (409 with Retry-After when another write holds the key, the database's error) for the
+ * write to be undone. */
+int rec_idem_store(struct rec_ctx *x, const struct idem *k);
 int rec_auth_password(struct rec_ctx *x);
 int rec_auth_refresh(struct rec_ctx *x);
 

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "records/lane.h"
 #include "log.h"
+#include "idem.h"
 #include "records.h"
 #include "records/token.h"
 #include "str.h"
@@ -878,6 +879,7 @@ struct rec_insert {
 	int refused;		/* rec_insert_one() stored nothing: a missing relation or the
 				 * rule (rec_create() tells which) */
 	struct rec_rows rows;
+	struct idem *k;		/* the request's Idempotency-Key, or NULL */
 };
 
 /*
@@ -1062,7 +1064,17 @@ rec_insert(struct rec_ctx *x, void *arg)
 		if (rec_invalid_answer(x, s, "Failed to create record."))
 			return -1;
 	}
-	return rec_insert_txn(x, in);
+	if (in->k == NULL)
+		return rec_insert_txn(x, in);
+	/* A keyed create answers inside its write, so that the answer stored under the key
+	 * commits with the row; a run after another starts from the headers before it. */
+	buf_truncate(&x->rs->headers, in->k->headers_from);
+	if (rec_insert_txn(x, in) < 0)
+		return -1;
+	(void)rec_show_rows(x, &in->rows);
+	if (x->rs->status != 200 || rec_idem_store(x, in->k) < 0)
+		return -1;
+	return 0;
 }
 
 int
@@ -1087,6 +1099,18 @@ rec_create(struct rec_ctx *x)
 		goto out;
 	memset(&in, 0, sizeof(in));
 	in.s = &s;
+	/* With an Idempotency-Key: the token checked before the key is looked up, then the
+	 * create and its answer inside one write, a transaction of its own on PostgreSQL
+	 * (its related records checked first there, inside it on SQLite). */
+	if (!x->in_batch && req_header(x->rq, "Idempotency-Key") != NULL) {
+		if (rec_auth_settle(x) < 0 || rec_idem_begin(x, &in.k) < 0 ||
+		    (db_backend(x->rq->db) == DB_PG && rec_relations_exist(x, &s) < 0) ||
+		    rec_invalid_answer(x, &s, "Failed to create record."))
+			goto out;
+		in.txn = 1;
+		(void)rec_commit(x, rec_insert, &in, 1);
+		goto out;
+	}
 	/* On PostgreSQL one statement outside a transaction (rec_insert_one()), or, for a
 	 * rule that reads the collection itself, a transaction of its own. */
 	if (rec_commit(x, rec_insert, &in, 0) < 0)
@@ -1207,6 +1231,7 @@ struct rec_upd {
 	struct rec_sets s;
 	struct rec_rows rows;
 	int ran;		/* s holds a run's values (a replay frees them first) */
+	struct idem *k;		/* the request's Idempotency-Key, or NULL */
 };
 
 /* An update whose reads run inside its write: its token's record, the rule's check, the
@@ -1222,6 +1247,9 @@ rec_update_write(struct rec_ctx *x, void *arg)
 
 	if (u->ran)
 		buf_free(&u->s.errs);
+	/* A keyed run after another starts from the headers before the write. */
+	if (u->k != NULL)
+		buf_truncate(&x->rs->headers, u->k->headers_from);
 	memset(&u->s, 0, sizeof(u->s));
 	u->ran = 1;
 	if (rec_auth_settle(x) < 0 || (r = rec_update_sql(x, &u->s)) < 0)
@@ -1230,7 +1258,16 @@ rec_update_write(struct rec_ctx *x, void *arg)
 		memset(&u->rows, 0, sizeof(u->rows));
 		return 0;
 	}
-	return rec_exec_rows_write(x, &u->rows);
+	if ((r = rec_exec_rows_write(x, &u->rows)) <= 0 || u->k == NULL)
+		return r;
+	/* A keyed update answers inside its write, so that the answer stored under the key
+	 * commits with the row: the record as the UPDATE returned it, with fields= and
+	 * expand= read on the write's connection.  An answer that is not a 200 (a malformed
+	 * fields=) undoes the update. */
+	(void)rec_show_rows(x, &u->rows);
+	if (x->rs->status != 200 || rec_idem_store(x, u->k) < 0)
+		return -1;
+	return r;
 }
 
 /*
@@ -1246,6 +1283,17 @@ rec_update(struct rec_ctx *x)
 	int64_t n;
 
 	memset(&u, 0, sizeof(u));
+	/* With an Idempotency-Key (and no new password, whose hash has no place inside a
+	 * write): the token checked before the key is looked up, then the update and its
+	 * answer inside one write, a transaction of its own on PostgreSQL. */
+	if (!x->in_batch && req_header(x->rq, "Idempotency-Key") != NULL && !(x->c->auth &&
+	    cJSON_GetObjectItemCaseSensitive(x->body, "password") != NULL)) {
+		if (rec_auth_settle(x) < 0 || rec_idem_begin(x, &u.k) < 0)
+			goto out;
+		if ((n = rec_commit(x, rec_update_write, &u, 1)) == 0)
+			rc = rec_error(x->rs, 404, NULL, NULL);
+		goto out;
+	}
 	if (x->auth_wait != NULL && !(x->c->auth &&
 	    cJSON_GetObjectItemCaseSensitive(x->body, "password") != NULL)) {
 		if ((n = rec_commit(x, rec_update_write, &u, 0)) >= 0) {
@@ -1272,12 +1320,37 @@ out:
 	return rc;
 }
 
+/*
+ * A keyed delete as a write of rec_commit() (arg: its struct idem), in a transaction of its
+ * own on PostgreSQL: the DELETE, then its 204 stored under the key in the same
+ * transaction, so that a retry after a lost answer replays it and deletes nothing.  A
+ * delete that found nothing stores nothing.  The rows deleted, or -1 answered (undone).
+ */
+static int
+rec_delete_keyed(struct rec_ctx *x, void *arg)
+{
+	const struct idem *k = arg;
+	int n;
+
+	/* A run after another (a replay) starts from the headers before the write. */
+	buf_truncate(&x->rs->headers, k->headers_from);
+	if ((n = rec_exec_write(x, NULL)) <= 0)
+		return n;
+	if (resp_set(x->rs, 204, NULL, "", 0) < 0 || rec_idem_store(x, k) < 0)
+		return -1;
+	return n;
+}
+
 int
 rec_delete(struct rec_ctx *x)
 {
 	struct sqlb *q = &x->t->q;
+	struct idem *k = NULL;
 	int64_t n;
 	int r;
+
+	if (!x->in_batch && rec_idem_begin(x, &k) < 0)
+		return 0;
 
 	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "DELETE FROM ");
@@ -1287,7 +1360,10 @@ rec_delete(struct rec_ctx *x)
 	if ((r = rec_rule(x, x->c, COLL_RULE_DELETE, "t")) != 0)
 		return r < 0 ? 0 : rec_error(x->rs, 403, "Only superusers can perform this action.",
 		    NULL);
-	if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
+	if (k != NULL) {
+		if ((n = rec_commit(x, rec_delete_keyed, k, 1)) < 0)
+			return 0;
+	} else if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
 		return 0;
 	if (n == 0)
 		return rec_error(x->rs, 404, NULL, NULL);
