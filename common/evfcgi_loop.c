@@ -327,7 +327,9 @@ evfcgi_events(struct evfcgi_loop *l, const struct epoll_event *ev, int n)
 			continue;
 		}
 		if (ev[i].data.ptr == &evfcgi_own_tag) {
-			l->ops->own_ready(l->ctx);
+			/* Only added to the set when both hooks are there (evfcgi_run()). */
+			if (l->ops->own_ready != NULL)
+				l->ops->own_ready(l->ctx);
 			continue;
 		}
 		s = ev[i].data.ptr;
