@@ -1290,7 +1290,7 @@ rec_update(struct rec_ctx *x)
 	    cJSON_GetObjectItemCaseSensitive(x->body, "password") != NULL)) {
 		if (rec_auth_settle(x) < 0 || rec_idem_begin(x, &u.k) < 0)
 			goto out;
-		if ((n = rec_commit(x, rec_update_write, &u, 1)) == 0)
+		if (rec_commit(x, rec_update_write, &u, 1) == 0)
 			rc = rec_error(x->rs, 404, NULL, NULL);
 		goto out;
 	}
