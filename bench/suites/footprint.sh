@@ -75,7 +75,8 @@ suite_footprint() {
 	 cd "$scratch" && BENCH_STACK_METRICS=off bench_stack_start footprint tuned "$(grep -v '^[[:space:]]*set[[:space:]]\+listen' "$TOP/conf/endpoints.conf")"
 	 sleep 0.5
 	 grep -vE '^[[:space:]]*(#|$|set |db )' "$TOP/conf/endpoints.conf" | while read -r name route _; do
-		curl -s -o /dev/null "http://127.0.0.1:$BENCH_PORT${route#=}" || true
+		# At most 2 s each: a stream (stream=1, the realtime line) never ends by itself.
+		curl -s -m 2 -o /dev/null "http://127.0.0.1:$BENCH_PORT${route#=}" || true
 	 done
 	 sleep 1
 	 {
