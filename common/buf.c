@@ -83,7 +83,7 @@ buf_commit(struct buf *b, size_t n)
 }
 
 int
-buf_append(struct buf *b, const void *p, size_t len)
+buf_append_grow(struct buf *b, const void *p, size_t len)
 {
 	char *dst;
 

@@ -10,6 +10,7 @@
 #define SLUICE_BUF_H
 
 #include <stddef.h>
+#include <string.h>
 
 struct buf {
 	char *data;		/* always NUL-terminated when non-NULL */
@@ -30,8 +31,22 @@ void buf_reset(struct buf *b, size_t keep);
  * past its length changes nothing); the failure flag is kept. */
 void buf_truncate(struct buf *b, size_t len);
 
-/* Appends; returns 0, or -1 (and sets failed) past the cap or out of memory. */
-int buf_append(struct buf *b, const void *p, size_t len);
+/* Appends; returns 0, or -1 (and sets failed) past the cap or out of memory.  Inline for
+ * the common case, room already there (the NUL included): responses are written a key, a
+ * comma and a value at a time, tens of thousands of appends for a large one; the general
+ * path (growth, the cap, a failure) is buf_append_grow(). */
+int buf_append_grow(struct buf *b, const void *p, size_t len);
+static inline int
+buf_append(struct buf *b, const void *p, size_t len)
+{
+	if (!b->failed && len < b->size - b->len && len <= b->cap - b->len && len > 0) {
+		memcpy(b->data + b->len, p, len);
+		b->len += len;
+		b->data[b->len] = '\0';
+		return 0;
+	}
+	return buf_append_grow(b, p, len);
+}
 /* Inline: SQL and JSON text is built a byte at a time in places, on every request.  The
  * common case, room already there (the NUL included), without the general path. */
 static inline int

@@ -468,6 +468,7 @@ db_step(struct db_stmt *st)
 {
 	if (st->state == DB_ST_DONE)
 		return DB_DONE;
+	st->ncols = 0;
 	return st->db->ops->step(st);
 }
 
@@ -477,11 +478,18 @@ db_column_count(struct db_stmt *st)
 	return st->db->ops->column_count(st);
 }
 
-/* The accessors answer "no value" outside a row instead of reading garbage. */
+/* The accessors answer "no value" outside a row instead of reading garbage.  The row's
+ * column count is asked of the back end once a row (db_step() forgets it), not once a
+ * value: a large response reads tens of thousands of values. */
 static int
 db_column_ok(struct db_stmt *st, int col)
 {
-	return st->state == DB_ST_ROW && col >= 0 && col < st->db->ops->column_count(st);
+	if (st->state != DB_ST_ROW || col < 0)
+		return 0;
+	if (col < st->ncols)
+		return 1;
+	st->ncols = st->db->ops->column_count(st);
+	return col < st->ncols;
 }
 
 const char *

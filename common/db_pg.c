@@ -708,15 +708,17 @@ static const char *
 db_pg_column_text(struct db_stmt *st, int col, size_t *len)
 {
 	struct db_pg_stmt *s = pgst(st);
+	const char *v = PQgetvalue(s->res, s->row, col);
 
-	if (PQgetisnull(s->res, s->row, col)) {
+	/* libpq gives a NULL as "": only an empty value needs the second question. */
+	if (v == NULL || (v[0] == '\0' && PQgetisnull(s->res, s->row, col))) {
 		if (len != NULL)
 			*len = 0;
 		return NULL;
 	}
 	if (len != NULL)
 		*len = (size_t)PQgetlength(s->res, s->row, col);
-	return PQgetvalue(s->res, s->row, col);
+	return v;
 }
 
 static int64_t

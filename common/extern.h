@@ -44,6 +44,7 @@ struct db_stmt {
 	int nparams;		/* highest $N the statement takes */
 	enum db_stmt_state state;
 	int64_t changes;	/* rows changed by the last execution */
+	int ncols;		/* the row's column count once read (db.c), 0: not yet */
 };
 
 struct db_ops {
