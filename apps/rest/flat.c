@@ -15,15 +15,17 @@
  *
  *   select _s.*, _e.* from (select _f0."a" as _k0, ... , _f2."k" as _k3, ...
  *       from "album" _f0 left join "artist" _f2 on ... where true <filters> <order page>) _s
- *     left join lateral (select 1 as _k9, _f1."b" as _k10, ... from "track" _f1
- *       left join "genre" _f3 on ... where _f1."album_id" = _s._k2 <filters> <order page>)
+ *     left join lateral (select _f1."b" as _k9, ... from "track" _f1
+ *       left join "genre" _f3 on ... where _f1."album_id" = _s._k0 <filters> <order page>)
  *       _e on true
  *
  * The lateral join is run once per row of _s, in _s's order (a nested loop: it refers to
  * _s), so the rows of one parent come together and in the order select.c's correlated
  * subquery reads them; a parent starts where its key (_s's key columns, unique as the
- * target of a foreign key) changes, or where the embed found no row (_k9 null).  The
- * to-one joins are select.c's own.
+ * target of a foreign key) changes, or where the embed found no row (its foreign key
+ * null).  The to-one joins are select.c's own; a to-one embed is absent where its joined
+ * key is null.  A key or a presence test reads the member that selects its column when
+ * there is one (album_id above), and a column of its own only otherwise.
  *
  * What is left to select.c: SQLite (its C templates already build the body cheaply), CSV,
  * counts, computed members, spreads, many-to-many, to-many embeds nested in embeds or more
@@ -49,6 +51,7 @@ struct flat_member {
 	size_t keylen;
 	enum flat_what what;
 	int col;			/* FLAT_COL: the result's column */
+	int tcol;			/* FLAT_COL: the table's column it selects */
 	enum rest_kind kind;
 	struct flat_obj *obj;		/* FLAT_ONE, FLAT_MANY */
 };
@@ -196,6 +199,7 @@ flat_member(struct flat_gen *f, struct flat_obj *o, const char *key, enum flat_w
 		return NULL;
 	m->what = what;
 	m->col = -1;
+	m->tcol = -1;
 	m->obj = NULL;
 	o->n++;
 	return m;
@@ -210,6 +214,20 @@ flat_select(struct flat_gen *f, const char *alias, int table, int c)
 	rest_gen_col(f->g, alias, table, c);
 	buf_printf(f->g->sql, " as _k%d", f->k);
 	return f->k++;
+}
+
+/* The result column of o's member that is table column c, or -1: a key or a presence
+ * test reads it there rather than from a column of its own (fewer values for the backend
+ * to write and the worker to read, on every row). */
+static int
+flat_has_col(const struct flat_obj *o, int c)
+{
+	size_t i;
+
+	for (i = 0; i < o->n; i++)
+		if (o->m[i].what == FLAT_COL && o->m[i].tcol == c)
+			return o->m[i].col;
+	return -1;
 }
 
 static int flat_part(struct flat_gen *f, struct rest_node *n, const char *alias,
@@ -231,8 +249,13 @@ flat_one(struct flat_gen *f, struct rest_node *e, const char *palias, struct fla
 	buf_printf(from, " %s on ", a);
 	rest_sql_join(f->g, e, a, palias);
 	f->g->sql = sel;
-	o->present = flat_select(f, a, fk->to, fk->to_cols[0]);
-	return flat_part(f, e, a, o, sel, from, NULL);
+	if (flat_part(f, e, a, o, sel, from, NULL) < 0)
+		return -1;
+	/* The joined key: NULL exactly when no row joined. */
+	f->g->sql = sel;
+	if ((o->present = flat_has_col(o, fk->to_cols[0])) < 0)
+		o->present = flat_select(f, a, fk->to, fk->to_cols[0]);
+	return 0;
 }
 
 /*
@@ -262,6 +285,7 @@ flat_part(struct flat_gen *f, struct rest_node *n, const char *alias, struct fla
 				if ((m = flat_member(f, o, t->cols[c].name, FLAT_COL)) == NULL)
 					return -1;
 				m->kind = t->cols[c].kind;
+				m->tcol = c;
 				m->col = flat_select(f, alias, n->table, c);
 			}
 			continue;
@@ -275,6 +299,7 @@ flat_part(struct flat_gen *f, struct rest_node *n, const char *alias, struct fla
 		if (m->what == FLAT_COL) {
 			c = rest_schema_col(t, it->name);
 			m->kind = t->cols[c].kind;
+			m->tcol = c;
 			m->col = flat_select(f, alias, n->table, c);
 		} else if ((m->obj = arena_alloc(f->a, sizeof(*m->obj))) == NULL ||
 		    (m->what == FLAT_MANY && many == NULL))	/* none below the root */
@@ -304,13 +329,20 @@ flat_many(struct flat_gen *f, struct rest_node *e, struct flat_obj *o, struct fl
 	buf_init(&sel, REST_SQL_MAX);
 	buf_init(&joins, REST_SQL_MAX);
 	(void)snprintf(a, sizeof(a), "_f%d", f->nalias++);
-	buf_printf(&sel, "1 as _k%d", f->k);
-	o->present = f->k++;
 	if (flat_part(f, e, a, o, &sel, &joins, NULL) < 0)
 		goto out;
+	/* The row's foreign key, equal to the parent's key: NULL exactly when the embed
+	 * found no row. */
+	f->g->sql = &sel;
+	if ((o->present = flat_has_col(o, fk->from_cols[0])) < 0)
+		o->present = flat_select(f, a, fk->from, fk->from_cols[0]);
 	f->g->sql = from;
 	buf_puts(from, " left join lateral (select ");
-	buf_append(from, sel.data, sel.len);
+	/* Every column of sel follows _s's (the parent's key at least): a comma leads. */
+	if (sel.len >= 2 && !memcmp(sel.data, ", ", 2))
+		buf_append(from, sel.data + 2, sel.len - 2);
+	else
+		buf_append(from, sel.data, sel.len);
 	buf_puts(from, " from ");
 	sqlb_ident(from, f->g->sc->tables[e->table].name);
 	buf_printf(from, " %s", a);
@@ -365,8 +397,10 @@ flat_sql(struct rest_gen *g, struct rest_node *root, struct flat_plan *p)
 				p->many_at = i;
 		g->sql = &sel;
 		for (p->nkeys = 0; p->nkeys < fk->ncols; p->nkeys++)
-			p->keys[p->nkeys] = flat_select(&f, "_f0", fk->to,
-			    fk->to_cols[p->nkeys]);
+			if ((p->keys[p->nkeys] = flat_has_col(&p->root,
+			    fk->to_cols[p->nkeys])) < 0)
+				p->keys[p->nkeys] = flat_select(&f, "_f0", fk->to,
+				    fk->to_cols[p->nkeys]);
 	}
 	g->sql = sql;
 	buf_puts(sql, many != NULL ? "select _s.*, _e.* from (select " : "select ");
