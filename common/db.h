@@ -149,6 +149,9 @@ struct db_opts {
 					 * share this many connections (db_pg_pool.c);
 					 * db_opts_from_env() sets it; 0: a connection of the
 					 * handle's own */
+	int pg_read_conns;		/* PostgreSQL: of those pg_conns, reads queue on
+					 * the first this many only (db_pg_pool.c);
+					 * 0: on all of them */
 	const char *read_url;		/* PostgreSQL: where the work db_route() sends to
 					 * DB_ROUTE_READ goes (a URL with
 					 * target_session_attrs=prefer-standby, say), borrowed
@@ -156,8 +159,10 @@ struct db_opts {
 					 * URL of db_open() (SLUICE_DB_READ) */
 };
 
-/* The default db_conns: one PostgreSQL connection a CPU, up to this many a worker. */
+/* The default db_conns: one PostgreSQL connection a CPU for reads and
+ * DB_PG_CONNS_WRITES more that only writes use, up to this many a worker in all. */
 #define DB_PG_CONNS_AUTO_MAX	8
+#define DB_PG_CONNS_WRITES	2
 
 /*
  * Fills *o with defaults, then applies the SLUICE_* variables above.  Returns 0, or -1 when
@@ -244,12 +249,17 @@ int db_ready(struct db *db);
  * db_exec() and a transaction already open stay on the write URL.  Without a read URL (and
  * on SQLite, which is one file on one host) both routes are the same.  A handler calls it
  * after db_ready() for a request that only reads (the REST API's GET and HEAD).
+ * DB_ROUTE_PRIMARY: reads that must see the write URL's latest state (the REST API's
+ * schema, read again after a change), on the write URL's connections but as reads: on
+ * PostgreSQL never in a group of writes (db_pg_pool.c), so that they neither hold its
+ * commit nor count as writes.  Returns the route it replaces.
  */
 enum db_route {
 	DB_ROUTE_WRITE,
 	DB_ROUTE_READ,
+	DB_ROUTE_PRIMARY,
 };
-void db_route(struct db *db, enum db_route route);
+enum db_route db_route(struct db *db, enum db_route route);
 
 /* Ends the time budget db_ready() started: later statements (start-up, a reload outside a
  * request) run without one.  NULL is allowed. */

@@ -95,20 +95,25 @@ schemas_read(struct db *db, const struct rest_dialect *d, char *const *names, in
     unsigned hups)
 {
 	struct rest_schemas *s;
+	enum db_route route;
 	int rels = 0, funcs = 0;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->refs = 1;
 	s->hups = hups;
+	/* The primary's catalogue, read as reads (never in a group of writes). */
+	route = db_route(db, DB_ROUTE_PRIMARY);
 	for (; s->n < n; s->n++) {
 		if ((s->scs[s->n] = rest_schema_load(db, d, names[s->n])) == NULL) {
+			(void)db_route(db, route);
 			schemas_free(s);
 			return NULL;
 		}
 		rels += s->scs[s->n]->ntables;
 		funcs += s->scs[s->n]->nfuncs;
 	}
+	(void)db_route(db, route);
 	log_info("rest: schema read (%d relations, %d functions in %d schemas)", rels, funcs,
 	    s->n);
 	return s;

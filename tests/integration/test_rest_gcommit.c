@@ -25,7 +25,7 @@
  *     slow PATCHes with return=representation are undone at their time in the writers'
  *     lock (sqlite_write_ms, 250 ms) and answered 503 with the JSON error body; an insert
  *     sent beside one is answered 201 within 600 ms; so is one sent beside a PATCH whose
- *     representation embeds 300000 rows (503, or 413 had it met the response cap first);
+ *     representation embeds 1000000 rows (503, or 413 had it met the response cap first);
  *     nothing of the PATCHes is stored.
  *   - test_records_gcommit_batches: the records API (bin/records) writes through the same
  *     group commit: 16 clients sign up 96 users at once, one in eight with an e-mail
@@ -423,20 +423,20 @@ test_rest_gcommit_slow_patch_bounded(void)
  * budget, and every other write of the file waited behind them.  Now a write's time in
  * the lock has a budget of its own (sqlite_write_ms, 250 ms by default): on a stack whose
  * requests have 10 s, hostile PATCHes with return=representation (a trigger that burns
- * seconds, an embed that fans out to 300000 rows) are undone and answered 503 with the
+ * seconds, an embed that fans out to 1000000 rows) are undone and answered 503 with the
  * JSON error body well before theirs, and an unrelated POST sent meanwhile is answered
  * 201 within 600 ms.  Nothing of the PATCHes is stored.
  */
 #define WB_BUDGET_MS	10000
 
-/* An owner with many pets: a representation that embeds them fans out to 300000 rows. */
+/* An owner with many pets: a representation that embeds them fans out to 1000000 rows. */
 static const char wb_fanout[] =
     "create table owner (id integer primary key, v integer not null);\n"
     "create table pet (id integer primary key, owner_id integer not null references\n"
     "  owner (id), name text not null);\n"
     "insert into owner values (1, 0);\n"
     "insert into pet select x, 1, printf('pet number %08d of the only owner', x) from\n"
-    "  (with recursive c(x) as (select 1 union all select x + 1 from c where x < 300000)\n"
+    "  (with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000)\n"
     "  select x from c);\n";
 
 static void
