@@ -1314,8 +1314,16 @@ static const struct db_ops db_sqlite_ops = {
  * grows with every write.)  Should a checkpoint fall behind (readers hold the old pages)
  * and the WAL reach DB_SQLITE_WAL_BACKSTOP pages, the COMMIT checkpoints itself again.
  */
-#define DB_SQLITE_WAL_CKPT	1000	/* pages: SQLite's auto-checkpoint's default */
-#define DB_SQLITE_WAL_BACKSTOP	(16 * DB_SQLITE_WAL_CKPT)
+/*
+ * Every DB_SQLITE_WAL_CKPT pages (16 MB of 4 kB pages), four times fewer than SQLite's
+ * auto-checkpoint's 1000: a checkpoint holds the next batch for its copy and the database
+ * file's sync (a few ms here), and writes that touch the same pages over and over (a
+ * table's last leaf, its indexes', the kept counts) copy each page once per checkpoint.
+ * Records creates, 32 connections, same run: 1000 pages 3.1-4.2k a second, p99 32-57 ms
+ * (a loaded machine); 4000 pages 4.3-4.9k, p99 18-24 ms, 10 % less CPU a create.
+ */
+#define DB_SQLITE_WAL_CKPT	4000
+#define DB_SQLITE_WAL_BACKSTOP	(4 * DB_SQLITE_WAL_CKPT)
 
 static int
 db_sqlite_wal_hook(void *arg, sqlite3 *conn, const char *name, int pages)
