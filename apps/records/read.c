@@ -1,7 +1,7 @@
 /*
  * read.c: the records API's reads: list and view, the expand of relations (one query per
  * expand node for the whole page, or a list's one single relation joined to its page's
- * statement: rec_join()), and the record's JSON (see records.h).
+ * statement: rec_join()), and the record's JSON (see read.h).
  */
 #include <ctype.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include "arena.h"
 #include "json.h"
 #include "log.h"
-#include "records.h"
+#include "read.h"
 #include "str.h"
 
 /* Appends the columns of c as "t.\"id\", t.\"title\", ..." to b. */
