@@ -126,4 +126,22 @@ int rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out);
 int rec_get(struct rec_ctx *x, const struct coll *c, const char *id, size_t idlen,
     const char *by, struct rec_row **row);
 
+/* Sets x's signed-in record (x->auth, x->auth_row, x->superuser and the rules' view of
+ * it in x->f): row, a record of the auth collection c, borrowed for x's life. */
+void rec_auth_set(struct rec_ctx *x, const struct coll *c, struct rec_row *row);
+
+/*
+ * A realtime event's record as x's subscriber may see it (x->auth, x->superuser and
+ * x->f's auth set as rec_authorize() sets them, x->rq's fields= and expand= the
+ * subscription's): the record id of x->c read with rule r of x->c (COLL_RULE_LIST for a
+ * "*" subscription, COLL_RULE_VIEW for one record), or, for a deleted record, its columns
+ * as captured before the delete (gone, by field index) read as a one-row subquery under
+ * the same rule (and x->rq's filter=, the subscription's own), then expanded and written
+ * by rec_write() into b, as a GET writes it.
+ * Returns 1 written, 0 hidden (no row passes the rule, or the rule is null and x is not
+ * a superuser's), -1 an error (x->rs holds the answer a GET would give; b unusable).
+ */
+int rec_event_record(struct rec_ctx *x, const char *id, const struct rec_row *gone,
+    enum coll_rule r, struct buf *b);
+
 #endif /* SLUICE_RECORDS_READ_H */

@@ -75,8 +75,13 @@ int rec_create(struct rec_ctx *x);
  * the write.  rec_publish_init() opens the sending socket (from main(), before the
  * system call filter); without the setting both do nothing.
  */
+#define REC_PUB_MAX	60000	/* a datagram's bytes, at most */
 int rec_publish_init(void);
 void rec_publish(const struct coll *c, const char *action, const char *id);
+/* The same, with the record's columns (row, or NULL: none) carried in the datagram: a
+ * delete's, whose record the realtime worker can no longer read (publish.c). */
+void rec_publish_row(const struct coll *c, const char *action, const char *id,
+    const struct rec_row *row);
 unsigned long rec_publish_dropped(void);
 
 /*
