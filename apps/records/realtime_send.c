@@ -2,10 +2,10 @@
  * realtime_send.c: a record event delivered to the realtime endpoint's clients (see
  * realtime.h).  For one announcement of the records pool (realtime_event_parse()), every
  * client subscribed to COLLECTION/RECORD_ID, or to every record of the collection ("*"),
- * the collection by name or id, gets the record as that client may see it: read by rec_event_record() (read.h, the
- * code of a GET of the record) with the client's auth, under the list rule for "*" and
- * the view rule for one record, with the topic's expand, fields and filter; then the SSE
- * event PocketBase sends,
+ * the collection by name or id, gets the record as that client may see it: read by
+ * rec_event_record() (read.h, the code of a GET of the record) with the client's auth,
+ * under the list rule for "*" and the view rule for one record, with the topic's expand,
+ * fields and filter; then the SSE event PocketBase sends,
  *   id:<clientId>\nevent:<the topic as subscribed>\ndata:{"action":"...","record":{...}}\n\n
  * A client that may not see the record gets nothing.
  *
