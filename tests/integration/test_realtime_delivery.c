@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "jsrun.h"
 #include "pgtmp.h"
 #include "stack.h"
 #include "../lib/harness.h"
@@ -330,6 +331,20 @@ rd_unsubscribe(struct rd *d)
 	CHECK(!sse_has(&d->b, "after-unsubscribe"));
 }
 
+/* The PocketBase SDK's subscribe() on the same stack (tests/js/realtime_events.test.mjs). */
+static void
+rd_js(const struct stack *s, const char *name)
+{
+	char env[256];
+
+	if (jsrun_install("eventsource") < 0 || jsrun_install("pocketbase") < 0) {
+		CHECK(!"npm ci installed eventsource and pocketbase in tests/js, and node runs");
+		return;
+	}
+	(void)snprintf(env, sizeof(env), "RECORDS_URL='%s'", s->base);
+	CHECK_INT(jsrun(env, "realtime_events.test.mjs", name), 0);
+}
+
 static void
 rd_run(struct stack *s)
 {
@@ -434,6 +449,7 @@ test_realtime_delivery_sqlite(void)
 		CHECK(!"stack started");
 	} else {
 		rd_run(&s);
+		rd_js(&s, "realtime events sqlite");
 		stack_stop(&s);
 	}
 	unlink(sock);
@@ -458,6 +474,7 @@ test_realtime_delivery_pg(void)
 		CHECK(!"stack started");
 	} else {
 		rd_run(&s);
+		rd_js(&s, "realtime events postgresql");
 		stack_stop(&s);
 	}
 	unlink(sock);
