@@ -169,7 +169,8 @@ struct realtime_reader {
 	struct db *db;			/* borrowed; NULL: no database, nothing delivered */
 	struct rec_thread th;		/* the collections, the statement's text */
 	int have_colls;
-	struct arena *arena;		/* one event's rows, reset at each */
+	struct arena *arena;		/* one read's rows, reset at each */
+	struct arena *ev_arena;		/* one event's (a delete's row), reset at each */
 	struct resp rs;			/* a read's error answer (logged, never sent) */
 	struct buf out, ev, key;
 	struct realtime_seen seen[REALTIME_SEEN_MAX];

@@ -40,7 +40,8 @@ realtime_reader_init(struct realtime_reader *rd, struct db *db, char *err, size_
 	buf_init(&rd->ev, 1 << 20);
 	buf_init(&rd->key, 16384);
 	resp_init(&rd->rs, 1 << 16);
-	if ((rd->arena = arena_new(8 << 20)) == NULL) {
+	if ((rd->arena = arena_new(8 << 20)) == NULL ||
+	    (rd->ev_arena = arena_new(1 << 20)) == NULL) {
 		(void)snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -73,6 +74,8 @@ realtime_reader_free(struct realtime_reader *rd)
 		colls_free(&rd->th.colls);
 	if (rd->arena != NULL)
 		arena_free(rd->arena);
+	if (rd->ev_arena != NULL)
+		arena_free(rd->ev_arena);
 	buf_free(&rd->th.sql);
 	buf_free(&rd->out);
 	buf_free(&rd->ev);
@@ -97,9 +100,9 @@ realtime_gone_row(struct realtime_reader *rd, const struct coll *c, const cJSON 
 	struct rec_row *r;
 	size_t i;
 
-	if ((r = arena_alloc(rd->arena, sizeof(*r))) == NULL ||
-	    (r->v = arena_alloc(rd->arena, c->nfields * sizeof(*r->v))) == NULL ||
-	    (r->len = arena_alloc(rd->arena, c->nfields * sizeof(*r->len))) == NULL)
+	if ((r = arena_alloc(rd->ev_arena, sizeof(*r))) == NULL ||
+	    (r->v = arena_alloc(rd->ev_arena, c->nfields * sizeof(*r->v))) == NULL ||
+	    (r->len = arena_alloc(rd->ev_arena, c->nfields * sizeof(*r->len))) == NULL)
 		return NULL;
 	r->ex = NULL;
 	for (i = 0; i < c->nfields; i++) {
@@ -148,6 +151,7 @@ realtime_read(struct realtime_job *j, const struct realtime_client *cl,
 	const struct coll *ac;
 	int rc;
 
+	arena_reset(rd->arena);
 	memset(&rq, 0, sizeof(rq));
 	rq.arena = rd->arena;
 	rq.db = rd->db;
@@ -292,7 +296,7 @@ realtime_deliver(struct realtime_reader *rd, struct realtime *rt, const char *p,
 	memset(&j, 0, sizeof(j));
 	j.rd = rd;
 	j.ev = &ev;
-	arena_reset(rd->arena);
+	arena_reset(rd->ev_arena);
 	if ((j.c = colls_find(&rd->th.colls, ev.coll_id, strlen(ev.coll_id))) == NULL)
 		goto out;
 	if (ev.action == REALTIME_DELETE && (ev.row == NULL ||

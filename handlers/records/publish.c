@@ -10,7 +10,8 @@
  * an update's datagram carries no field of the record: the realtime worker reads the
  * record again under each subscriber's rules.  A delete's record is gone by then, so its
  * datagram also carries the record's columns as the DELETE returned them, as text by
- * field name ("row":{"id":"...","title":"...","author":"...",...}, null for SQL NULL),
+ * field name ("row":{"id":"...","title":"...","author":"...",...}, null for SQL NULL and
+ * for an auth record's password and tokenKey, which no rule reads and no event shows),
  * for the rules to be checked against; a datagram that would pass REC_PUB_MAX bytes goes
  * without them (logged), and the realtime worker sends that delete to no one.
  */
@@ -78,7 +79,9 @@ rec_pub_row(struct buf *b, const struct coll *c, const struct rec_row *row)
 			buf_putc(b, ',');
 		json_escape(b, c->fields[i].name, strlen(c->fields[i].name));
 		buf_putc(b, ':');
-		if (row->v[i] == NULL)
+		/* A hidden field (an auth record's password hash, its tokenKey) no rule reads
+		 * and no event shows: it does not leave the records worker. */
+		if (row->v[i] == NULL || c->fields[i].hidden)
 			buf_puts(b, "null");
 		else
 			json_escape(b, row->v[i], row->len[i]);
