@@ -985,7 +985,8 @@ rt_dgram(int fd, char *out, size_t len, int ms)
 
 /*
  * Publishing: the records pool with realtime_socket= announces each committed create,
- * update and delete with one datagram naming the action, the collection and the record;
+ * update and delete with one datagram naming the action, the collection and the record
+ * (a delete's with the record's columns);
  * a write that fails announces nothing; with the socket gone the writes still succeed.
  */
 static void
@@ -995,7 +996,7 @@ test_realtime_publish(void)
 	struct sockaddr_un sa;
 	struct buf out;
 	char db[128], key[128], sock[108], conf[1024], tok[1024], uid[16], pid[16], want[256];
-	char dg[512], path[256];
+	char dg[4096], path[256];
 	const char *tests = getenv("SLUICE_TESTS");
 	FILE *f;
 	int fd;
@@ -1060,6 +1061,9 @@ test_realtime_publish(void)
 	CHECK_INT(rt_call(&s, "DELETE", path, tok, NULL, &out), 204);
 	CHECK(rt_dgram(fd, dg, sizeof(dg), 5000) > 0 && strstr(dg, "\"action\":\"delete\"") &&
 	    strstr(dg, pid) != NULL);
+	/* A delete carries the record's columns as its DELETE returned them. */
+	(void)snprintf(want, sizeof(want), "\"row\":{\"id\":\"%s\",\"title\":\"again\"", pid);
+	CHECK(strstr(dg, want) != NULL);
 	/* A write that fails (the record is gone) announces nothing. */
 	CHECK_INT(rt_call(&s, "DELETE", path, tok, NULL, &out), 404);
 	CHECK(rt_dgram(fd, dg, sizeof(dg), 300) < 0);
