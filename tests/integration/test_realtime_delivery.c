@@ -17,6 +17,8 @@
  * - a topic with the SDK's options (expand=owner, fields=id,title,expand.owner.name)
  *   receives the record expanded and trimmed;
  * - after an unsubscribe (subscriptions []) nothing more arrives;
+ * - topics that are not of the form (malformed options, no record part) are accepted
+ *   and receive nothing;
  * - the SSE event is PocketBase's: id:<clientId>, event:<the topic as subscribed>,
  *   data:{"action":"...","record":{...}}.
  * The PocketBase SDK's subscribe() receiving events: tests/js/realtime_events.test.mjs.
@@ -364,12 +366,16 @@ rd_run(struct stack *s)
 	}
 	CHECK_INT(rd_subscribe(s, &d.a, "\"notes/*\",\"users/*\"", d.ta), 204);
 	CHECK_INT(rd_subscribe(s, &d.b, "\"notes/*\",\"users/*\"", d.tb), 204);
-	CHECK_INT(rd_subscribe(s, &d.n, "\"notes/*\"", NULL), 204);
+	/* N also holds topics that are not of the form: accepted, and never sent to. */
+	CHECK_INT(rd_subscribe(s, &d.n, "\"notes/*\",\"notes/*?options=%zz\",\"notes\","
+	    "\"notes/*?options=[1]\"", NULL), 204);
 	(void)snprintf(subs, sizeof(subs), "\"pbc_1000000009/*?options=%s\"", opts);
 	CHECK_INT(rd_subscribe(s, &d.e, subs, d.tb), 204);
 	rd_private(&d);
 	rd_topics(&d);
 	rd_unsubscribe(&d);
+	CHECK(sse_has(&d.n, "event:notes/*\n"));
+	CHECK(!sse_has(&d.n, "event:notes/*?") && !sse_has(&d.n, "event:notes\n"));
 out:
 	sse_close(&d.a);
 	sse_close(&d.b);
