@@ -34,10 +34,12 @@
  * POST always finds the client its GET made.
  *
  * With realtime_socket= the worker binds that unix datagram socket at start and reads the
- * records pool's announcements of committed writes in its loop (evfcgi's own_fd); they are
- * counted and logged at debug level, and not delivered: no record is written to a client
- * before its rules are checked for that client, which is not built yet (docs/records.md,
- * "Publishing record events").
+ * records pool's announcements of committed writes in its loop (evfcgi's own_fd).  Each
+ * create, update and delete goes to every client subscribed to COLLECTION/RECORD_ID or to
+ * the collection's "*" that may see the record, as that client may see it, as the SSE
+ * event "id:<clientId>\nevent:<topic as subscribed>\ndata:{"action":"create",
+ * "record":{...}}" (apps/records/realtime_send.c); the reads that check it block the loop
+ * (docs/records.md, "Delivering record events").
  */
 #include <errno.h>
 #include <sys/socket.h>
@@ -64,9 +66,8 @@ struct rt {
 	struct realtime *clients;
 	struct resp rs;			/* reused for every one-shot answer */
 	struct db *db;			/* the pool's database (db=), or NULL */
-	struct colls colls;		/* its collections, read at start */
-	int have_colls;
-	struct buf sql;
+	struct realtime_reader rd;	/* its collections, the events' reads */
+	int have_rd;
 	int events_fd;			/* realtime_socket=, bound; or -1 */
 	unsigned long events_in;	/* datagrams read from it */
 };
@@ -104,19 +105,19 @@ rt_auth(struct rt *t, struct evfcgi_req *r, char coll_id[64], char id[64])
 	if ((len = strlen(h)) == 0)
 		return RT_AUTH_NONE;
 	if (t->db == NULL || token_parse(h, len, &cl) < 0 || cl.exp <= (int64_t)time(NULL) ||
-	    (c = colls_find(&t->colls, cl.coll_id, strlen(cl.coll_id))) == NULL || !c->auth ||
+	    (c = colls_find(&t->rd.th.colls, cl.coll_id, strlen(cl.coll_id))) == NULL || !c->auth ||
 	    strcmp(c->id, cl.coll_id) != 0 || strlen(cl.id) >= 64)
 		return RT_AUTH_BAD;
 	/* The collection's name was checked by colls_load(): quoting it is enough. */
-	buf_reset(&t->sql, 4096);
-	buf_puts(&t->sql, "SELECT ");
-	(void)coll_quote(&t->sql, "tokenKey");
-	buf_puts(&t->sql, " FROM ");
-	(void)coll_quote(&t->sql, c->name);
-	buf_puts(&t->sql, " WHERE ");
-	(void)coll_quote(&t->sql, "id");
-	buf_puts(&t->sql, " = $1");
-	if (t->sql.failed || (st = db_prepare(t->db, t->sql.data)) == NULL ||
+	buf_reset(&t->rd.th.sql, 4096);
+	buf_puts(&t->rd.th.sql, "SELECT ");
+	(void)coll_quote(&t->rd.th.sql, "tokenKey");
+	buf_puts(&t->rd.th.sql, " FROM ");
+	(void)coll_quote(&t->rd.th.sql, c->name);
+	buf_puts(&t->rd.th.sql, " WHERE ");
+	(void)coll_quote(&t->rd.th.sql, "id");
+	buf_puts(&t->rd.th.sql, " = $1");
+	if (t->rd.th.sql.failed || (st = db_prepare(t->db, t->rd.th.sql.data)) == NULL ||
 	    db_bind_text(st, 1, cl.id, strlen(cl.id)) < 0)
 		return RT_AUTH_EDB;
 	if ((rc = db_step(st)) != DB_ROW) {
@@ -314,21 +315,24 @@ rt_events_fd(void *ctx)
 }
 
 /*
- * The announcements waiting on the socket, read and counted.  Nothing is written to any
- * client yet: a record goes to a subscriber only after that subscriber's rules were
- * checked, which is not built (docs/records.md, "Publishing record events").
+ * The announcements waiting on the socket, each delivered to the clients subscribed to
+ * its record as each may see it (apps/records/realtime_send.c).  A datagram is at most
+ * 60,000 bytes (the records pool's bound); one cut short by this buffer does not parse
+ * and is dropped.
  */
 static void
 rt_events_ready(void *ctx)
 {
 	struct rt *t = ctx;
-	char dg[1024];
+	static char dg[65536];
 	ssize_t n;
 
 	while ((n = recv(t->events_fd, dg, sizeof(dg) - 1, MSG_DONTWAIT)) >= 0) {
 		dg[n] = '\0';
 		t->events_in++;
-		log_debug("realtime: event %lu read, not delivered: %s", t->events_in, dg);
+		log_debug("realtime: event %lu read: %.*s", t->events_in, n > 300 ? 300 : (int)n,
+		    dg);
+		realtime_deliver(&t->rd, t->clients, dg, (size_t)n);
 	}
 }
 
@@ -344,8 +348,9 @@ rt_init(void *ctx)
 
 	if (rt_events_open(t) < 0)
 		return -1;
+	t->have_rd = 1;
 	if (url == NULL || *url == '\0')
-		return 0;
+		return realtime_reader_init(&t->rd, NULL, err, sizeof(err));
 	if (db_opts_from_env(&o) < 0) {
 		fprintf(stderr, "realtime: the database settings cannot be read\n");
 		return -1;
@@ -354,11 +359,10 @@ rt_init(void *ctx)
 		fprintf(stderr, "realtime: %s\n", err);
 		return -1;
 	}
-	if (colls_load(&t->colls, t->db, err, sizeof(err)) < 0) {
+	if (realtime_reader_init(&t->rd, t->db, err, sizeof(err)) < 0) {
 		fprintf(stderr, "realtime: %s\n", err);
 		return -1;
 	}
-	t->have_colls = 1;
 	return token_init(NULL);
 }
 
@@ -381,15 +385,13 @@ main(int argc, char **argv)
 		return 1;
 	resp_init(&t.rs, 1 << 20);
 	t.rs.error_ids = 0;
-	buf_init(&t.sql, 4096);
 	rc = evfcgi_main(argc, argv, "realtime", &ops, &t, rt_init);
-	if (t.have_colls)
-		colls_free(&t.colls);
+	if (t.have_rd)
+		realtime_reader_free(&t.rd);
 	if (t.db != NULL)
 		db_close(t.db);
 	if (t.events_fd >= 0)
 		(void)close(t.events_fd);
-	buf_free(&t.sql);
 	resp_free(&t.rs);
 	realtime_free(t.clients);
 	return rc;

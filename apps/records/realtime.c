@@ -260,3 +260,187 @@ realtime_subs_set(struct realtime_client *cl, struct realtime_set *set)
 	set->subs = NULL;
 	set->nsubs = 0;
 }
+
+/* The value of a hex digit, or -1. */
+static int
+realtime_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes s[0..n) ('+' a space) into out (at least n + 1 bytes): its length, or
+ * -1 for a malformed escape or a NUL. */
+static long
+realtime_unescape(const char *s, size_t n, char *out)
+{
+	size_t i, o = 0;
+	int h, l;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '+')
+			out[o++] = ' ';
+		else if (s[i] != '%')
+			out[o++] = s[i];
+		else {
+			if (i + 2 >= n)
+				return -1;
+			if ((h = realtime_hex(s[i + 1])) < 0 || (l = realtime_hex(s[i + 2])) < 0 ||
+			    (h == 0 && l == 0))
+				return -1;
+			out[o++] = (char)(h * 16 + l);
+			i += 2;
+		}
+	}
+	out[o] = '\0';
+	return (long)o;
+}
+
+/* Copies the string member name of query q, if it is one, into out (of REALTIME_SUB_MAX
+ * + 1 bytes; a longer one cannot come from a topic of that size). */
+static void
+realtime_opt(const cJSON *q, const char *name, char *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(q, name);
+	size_t n;
+
+	if (!cJSON_IsString(v) || (n = strlen(v->valuestring)) > REALTIME_SUB_MAX)
+		return;
+	memcpy(out, v->valuestring, n + 1);
+}
+
+/* The options=JSON of a topic's query q[0..n): 0, or -1 when malformed. */
+static int
+realtime_options(const char *q, size_t n, struct realtime_topic *t)
+{
+	char dec[REALTIME_SUB_MAX + 1];
+	const char *p = q, *end = q + n, *amp;
+	enum json_err jerr;
+	cJSON *v, *query;
+	long len;
+
+	for (; p < end; p = amp + 1) {
+		if ((amp = memchr(p, '&', (size_t)(end - p))) == NULL)
+			amp = end;
+		if ((size_t)(amp - p) < 8 || memcmp(p, "options=", 8) != 0)
+			continue;
+		if ((len = realtime_unescape(p + 8, (size_t)(amp - p - 8), dec)) < 0 ||
+		    (v = json_parse(dec, (size_t)len, 4, &jerr, NULL)) == NULL)
+			return -1;
+		if (!cJSON_IsObject(v)) {
+			cJSON_Delete(v);
+			return -1;
+		}
+		query = cJSON_GetObjectItemCaseSensitive(v, "query");
+		if (cJSON_IsObject(query)) {
+			realtime_opt(query, "expand", t->expand);
+			realtime_opt(query, "fields", t->fields);
+			realtime_opt(query, "filter", t->filter);
+		}
+		cJSON_Delete(v);
+	}
+	return 0;
+}
+
+int
+realtime_topic_parse(const char *s, struct realtime_topic *t)
+{
+	const char *q, *slash;
+	size_t n = strlen(s), pathlen;
+
+	memset(t, 0, sizeof(*t));
+	if (n > REALTIME_SUB_MAX)
+		return -1;
+	q = strchr(s, '?');
+	pathlen = q != NULL ? (size_t)(q - s) : n;
+	if ((slash = memchr(s, '/', pathlen)) == NULL || slash == s ||
+	    (size_t)(slash - s) + 1 >= pathlen ||
+	    memchr(slash + 1, '/', pathlen - (size_t)(slash - s) - 1) != NULL)
+		return -1;
+	memcpy(t->coll, s, (size_t)(slash - s));
+	memcpy(t->record, slash + 1, pathlen - (size_t)(slash - s) - 1);
+	if (q != NULL && realtime_options(q + 1, n - pathlen - 1, t) < 0) {
+		memset(t, 0, sizeof(*t));
+		return -1;
+	}
+	return 0;
+}
+
+/* Copies the string member name of o into out (REALTIME_SUB_MAX + 1 bytes): 0, or -1
+ * when it is not a string of 1 to REALTIME_SUB_MAX bytes. */
+static int
+realtime_member(const cJSON *o, const char *name, char *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	size_t n;
+
+	if (!cJSON_IsString(v) || (n = strlen(v->valuestring)) == 0 || n > REALTIME_SUB_MAX)
+		return -1;
+	memcpy(out, v->valuestring, n + 1);
+	return 0;
+}
+
+/* 1 when o is an object whose members are all strings or nulls. */
+static int
+realtime_row_ok(const cJSON *o)
+{
+	const cJSON *e;
+
+	if (!cJSON_IsObject(o))
+		return 0;
+	cJSON_ArrayForEach(e, o)
+		if (!cJSON_IsString(e) && !cJSON_IsNull(e))
+			return 0;
+	return 1;
+}
+
+int
+realtime_event_parse(const char *p, size_t n, struct realtime_event *ev)
+{
+	static const char *const names[] = { "create", "update", "delete" };
+	enum json_err jerr;
+	char action[REALTIME_SUB_MAX + 1];
+	cJSON *v;
+	size_t i;
+
+	memset(ev, 0, sizeof(*ev));
+	if (json_has_nul_escape(p, n) || (v = json_parse(p, n, 4, &jerr, NULL)) == NULL)
+		return -1;
+	if (!cJSON_IsObject(v) || realtime_member(v, "action", action) < 0 ||
+	    realtime_member(v, "collection", ev->coll_id) < 0 ||
+	    realtime_member(v, "record", ev->record) < 0)
+		goto bad;
+	for (i = 0; i < 3 && strcmp(action, names[i]) != 0; i++)
+		;
+	if (i == 3)
+		goto bad;
+	ev->action = (enum realtime_action)i;
+	ev->json = v;
+	ev->row = cJSON_GetObjectItemCaseSensitive(v, "row");
+	if (!realtime_row_ok(ev->row))
+		ev->row = NULL;
+	return 0;
+bad:
+	cJSON_Delete(v);
+	memset(ev, 0, sizeof(*ev));
+	return -1;
+}
+
+void
+realtime_event_free(struct realtime_event *ev)
+{
+	cJSON_Delete(ev->json);
+	ev->json = NULL;
+	ev->row = NULL;
+}
+
+const char *
+realtime_action_name(enum realtime_action a)
+{
+	return a == REALTIME_CREATE ? "create" : a == REALTIME_UPDATE ? "update" : "delete";
+}

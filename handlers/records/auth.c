@@ -162,19 +162,6 @@ rec_auth_cache_free(void)
 	pthread_mutex_unlock(&rec_auth_cache.mu);
 }
 
-/* Sets x's signed-in record: collection c's row. */
-static void
-rec_auth_set(struct rec_ctx *x, const struct coll *c, struct rec_row *row)
-{
-	x->auth = c;
-	x->auth_row = row;
-	x->superuser = strcmp(c->name, "_superusers") == 0;
-	x->f.superuser = x->superuser;
-	x->f.auth = c;
-	x->f.auth_vals = row->v;
-	x->f.auth_lens = row->len;
-}
-
 /* 1 when token x->auth_tok checks with row's key (collection c's tokenKey). */
 static int
 rec_auth_token_ok(const struct rec_ctx *x, const struct coll *c, const struct rec_row *row)

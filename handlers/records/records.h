@@ -4,7 +4,6 @@
  *
  *   main.c    the endpoint: the thread's state, the route, the body, main()
  *   auth.c    who asks: the token and its record
- *   read.c    list and view, the expand of relations, a record's JSON
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
  *   publish.c  a committed write announced on the realtime socket
@@ -15,7 +14,6 @@
  *   otp.c     sign-in with a one-time password: request-otp, auth-with-otp
  *   methods.c  the sign-in methods of a collection: auth-methods, which allow OTP
  *   limit.c   the rate limits of sign-in and the account flows (429)
- *   error.c   the error responses, in PocketBase's shape
  */
 #ifndef SLUICE_RECORDS_HANDLER_H
 #define SLUICE_RECORDS_HANDLER_H
@@ -29,73 +27,10 @@
 #include "records/coll.h"
 #include "records/filter.h"
 #include "records/query.h"
+#include "records/read.h"
 #include "sqlb.h"
 #include "req.h"
 #include "resp.h"
-
-#define REC_SQL_MAX	(4 << 20)
-#define REC_PER_PAGE	30
-#define REC_PER_PAGE_MAX	1000
-#define REC_TOKEN_TTL	(5 * 86400)
-
-/* The per-thread state: the collections as this connection read them, and scratch. */
-struct rec_thread {
-	struct colls colls;
-	struct buf sql;
-	struct sqlb q;
-	int idem_table;			/* sluice_idempotency is known to exist (idem.c) */
-};
-
-/* One record read from the database: its columns as text, by field index. */
-struct rec_row {
-	const char **v;			/* NULL: SQL NULL */
-	size_t *len;
-	struct rec_rows *ex;		/* expanded records, by expand node; NULL: none */
-};
-
-struct rec_rows {
-	struct rec_row **r;
-	size_t n;
-	int64_t extra;			/* a column past the fields, read from the first row
-					 * (a list's total, rec_list()); 0 when none */
-};
-
-/* One request's context. */
-struct rec_ctx {
-	struct req *rq;
-	struct resp *rs;
-	struct rec_thread *t;
-	struct coll *c;			/* the collection of the route, or NULL */
-	const char *id;			/* the record id of the route, or NULL */
-	const struct coll *auth;	/* the signed-in record's collection, or NULL */
-	struct rec_row *auth_row;
-	int superuser;
-	int auth_refreshable;		/* the token says "refreshable":true (auth-refresh
-					 * renews only such a token) */
-	/* A token whose record is not read yet (rec_authorize()'s deferral): its collection,
-	 * its text and the record's id; NULL when none is pending. */
-	const struct coll *auth_wait;
-	const char *auth_tok, *auth_id;
-	/* x->auth_row is the auth cache's copy (auth.c): a PostgreSQL create's INSERT checks
-	 * that the record is still so (rec_auth_guard()). */
-	int auth_kept;
-	int auth_keep;			/* keep the record rec_auth_check() reads */
-	struct filter_ctx f;
-	struct filter_shape eq;		/* what the client's filter= is (rec_filter()) */
-	struct filter_shape rule;	/* what the list rule is (rec_where()) */
-	size_t cols_end;		/* where rec_where()'s column list ends in its text */
-	size_t from_end;		/* where its FROM's table ends */
-	/* The page's statement carries its total after the record's columns (rec_list()). */
-	int wrapped;
-	/* The expand node the page's statement joins (rec_join()), its columns from
-	 * join_col on; NULL: none. */
-	const struct query_expand *join;
-	int join_col;
-	cJSON *body;			/* the parsed body (write routes); freed by main.c */
-	int form;			/* it came as a form: its values are all strings */
-	int in_batch;			/* a request of a batch, run inside the batch's
-					 * write: rec_commit() runs its write at once */
-};
 
 /* Settings read at start-up (main.c). */
 extern int rec_bcrypt_cost;
@@ -112,35 +47,10 @@ extern const char *rec_limit_exempt;	/* SLUICE_RECORDS_AUTH_LIMIT_EXEMPT; NULL: 
  */
 int rec_limit(struct rec_ctx *x, const char *what);
 
-/* Answers an error in PocketBase's shape {"data":{...},"message":...,"status":N}; data is
- * a JSON object's text or NULL ({}); message NULL means the status's standard one.
- * Returns 0. */
-int rec_error(struct resp *rs, int status, const char *message, const char *data);
 
-/* Answers the error of a failed database call (logged, never shown).  Returns 0. */
-int rec_db_error(struct rec_ctx *x);
 
-/*
- * Appends the API rule r of collection c (alias t) to q as " AND (...)".  Returns 0,
- * 1 when the rule is null and the request is not a superuser's (the caller answers), or
- * -1 with the error response set.
- */
-int rec_rule(struct rec_ctx *x, const struct coll *c, enum coll_rule r, const char *alias);
 
-/* Writes one record as JSON (key order, hidden fields, email visibility, fields=,
- * expand).  show_email: the auth response.  0 or -1 (the buf's cap). */
-struct rec_out {
-	const struct query_fields *fields;
-	const struct query_expands *ex;
-	int show_email;
-};
-int rec_write(struct rec_ctx *x, struct buf *b, const struct coll *c,
-    const struct rec_row *row, const struct rec_out *o, int node, const char *prefix,
-    size_t plen, int whole);
 
-/* The routes (read.c, write.c). */
-int rec_list(struct rec_ctx *x);
-int rec_view(struct rec_ctx *x);
 /*
  * commit.c: runs fn(x, arg), a write on x->rq->db that answers its own failures (returns
  * >= 0, or -1 answered), as one committed write (db_write(), common/dbwrite.h): on SQLite
@@ -165,8 +75,13 @@ int rec_create(struct rec_ctx *x);
  * the write.  rec_publish_init() opens the sending socket (from main(), before the
  * system call filter); without the setting both do nothing.
  */
+#define REC_PUB_MAX	60000	/* a datagram's bytes, at most */
 int rec_publish_init(void);
 void rec_publish(const struct coll *c, const char *action, const char *id);
+/* The same, with the record's columns (row, or NULL: none) carried in the datagram: a
+ * delete's, whose record the realtime worker can no longer read (publish.c). */
+void rec_publish_row(const struct coll *c, const char *action, const char *id,
+    const struct rec_row *row);
 unsigned long rec_publish_dropped(void);
 
 /*
@@ -278,20 +193,8 @@ int rec_auth_methods(struct rec_ctx *x);
  * order, or the batch's 400 with nothing stored.  Returns 0. */
 int rec_batch(struct rec_ctx *x);
 
-/* Answers 200 with the record id of x->c as it is now, with the request's fields= and
- * expand= (a create's or an update's answer; no view rule).  Returns 0. */
-int rec_show(struct rec_ctx *x, const char *id);
 
-/* The same for the record in rows (rows->r[0], as a write's RETURNING read it). */
-int rec_show_rows(struct rec_ctx *x, struct rec_rows *rows);
 
-/* Runs x->t->q (the statement text in q->sql, its values bound) and reads every row of
- * collection c (its fields in order) into *out (arena memory).  Returns 0, or -1 with the
- * error response in x->rs (the failure left on x->rq->db). */
-int rec_fetch(struct rec_ctx *x, const struct coll *c, struct rec_rows *out);
 
-/* Reads one record of c by id (no rule) into *row.  1 found, 0 not, -1 error (answered). */
-int rec_get(struct rec_ctx *x, const struct coll *c, const char *id, size_t idlen,
-    const char *by, struct rec_row **row);
 
 #endif /* SLUICE_RECORDS_HANDLER_H */

@@ -1320,23 +1320,32 @@ out:
 	return rc;
 }
 
+/* A delete's key (or NULL) and the record it removed, as its RETURNING read it. */
+struct rec_del {
+	const struct idem *k;
+	struct rec_rows rows;
+};
+
 /*
- * A keyed delete as a write of rec_commit() (arg: its struct idem), in a transaction of its
- * own on PostgreSQL: the DELETE, then its 204 stored under the key in the same
- * transaction, so that a retry after a lost answer replays it and deletes nothing.  A
- * delete that found nothing stores nothing.  The rows deleted, or -1 answered (undone).
+ * A delete as a write of rec_commit() (arg: its struct rec_del).  The DELETE returns the
+ * record's columns (rec_returning()), so that its realtime event carries the record as it
+ * was when the delete committed.  A keyed delete runs in a transaction of its own on
+ * PostgreSQL: the DELETE, then its 204 stored under the key in the same transaction, so
+ * that a retry after a lost answer replays it and deletes nothing.  A delete that found
+ * nothing stores nothing.  The rows deleted, or -1 answered (undone).
  */
 static int
-rec_delete_keyed(struct rec_ctx *x, void *arg)
+rec_delete_run(struct rec_ctx *x, void *arg)
 {
-	const struct idem *k = arg;
+	struct rec_del *d = arg;
 	int n;
 
 	/* A run after another (a replay) starts from the headers before the write. */
-	buf_truncate(&x->rs->headers, k->headers_from);
-	if ((n = rec_exec_write(x, NULL)) <= 0)
+	if (d->k != NULL)
+		buf_truncate(&x->rs->headers, d->k->headers_from);
+	if ((n = rec_exec_rows_write(x, &d->rows)) <= 0 || d->k == NULL)
 		return n;
-	if (resp_set(x->rs, 204, NULL, "", 0) < 0 || rec_idem_store(x, k) < 0)
+	if (resp_set(x->rs, 204, NULL, "", 0) < 0 || rec_idem_store(x, d->k) < 0)
 		return -1;
 	return n;
 }
@@ -1346,11 +1355,14 @@ rec_delete(struct rec_ctx *x)
 {
 	struct sqlb *q = &x->t->q;
 	struct idem *k = NULL;
+	struct rec_del d;
 	int64_t n;
 	int r;
 
 	if (!x->in_batch && rec_idem_begin(x, &k) < 0)
 		return 0;
+	memset(&d, 0, sizeof(d));
+	d.k = k;
 
 	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
 	buf_puts(q->sql, "DELETE FROM ");
@@ -1360,15 +1372,13 @@ rec_delete(struct rec_ctx *x)
 	if ((r = rec_rule(x, x->c, COLL_RULE_DELETE, "t")) != 0)
 		return r < 0 ? 0 : rec_error(x->rs, 403, "Only superusers can perform this action.",
 		    NULL);
-	if (k != NULL) {
-		if ((n = rec_commit(x, rec_delete_keyed, k, 1)) < 0)
-			return 0;
-	} else if ((n = rec_commit(x, rec_exec_write, NULL, 0)) < 0)
+	rec_returning(q, x->c, NULL);
+	if ((n = rec_commit(x, rec_delete_run, &d, k != NULL)) < 0)
 		return 0;
 	if (n == 0)
 		return rec_error(x->rs, 404, NULL, NULL);
 	if (!x->in_batch)
-		rec_publish(x->c, "delete", x->id);
+		rec_publish_row(x->c, "delete", x->id, d.rows.n > 0 ? d.rows.r[0] : NULL);
 	return resp_set(x->rs, 204, NULL, "", 0);
 }
 

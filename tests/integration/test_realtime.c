@@ -985,7 +985,8 @@ rt_dgram(int fd, char *out, size_t len, int ms)
 
 /*
  * Publishing: the records pool with realtime_socket= announces each committed create,
- * update and delete with one datagram naming the action, the collection and the record;
+ * update and delete with one datagram naming the action, the collection and the record
+ * (a delete's with the record's columns);
  * a write that fails announces nothing; with the socket gone the writes still succeed.
  */
 static void
@@ -995,7 +996,7 @@ test_realtime_publish(void)
 	struct sockaddr_un sa;
 	struct buf out;
 	char db[128], key[128], sock[108], conf[1024], tok[1024], uid[16], pid[16], want[256];
-	char dg[512], path[256];
+	char dg[4096], path[256];
 	const char *tests = getenv("SLUICE_TESTS");
 	FILE *f;
 	int fd;
@@ -1060,6 +1061,9 @@ test_realtime_publish(void)
 	CHECK_INT(rt_call(&s, "DELETE", path, tok, NULL, &out), 204);
 	CHECK(rt_dgram(fd, dg, sizeof(dg), 5000) > 0 && strstr(dg, "\"action\":\"delete\"") &&
 	    strstr(dg, pid) != NULL);
+	/* A delete carries the record's columns as its DELETE returned them. */
+	(void)snprintf(want, sizeof(want), "\"row\":{\"id\":\"%s\",\"title\":\"again\"", pid);
+	CHECK(strstr(dg, want) != NULL);
 	/* A write that fails (the record is gone) announces nothing. */
 	CHECK_INT(rt_call(&s, "DELETE", path, tok, NULL, &out), 404);
 	CHECK(rt_dgram(fd, dg, sizeof(dg), 300) < 0);
@@ -1081,9 +1085,9 @@ out:
 
 /*
  * The realtime worker reads the records pool's announcements: both pools given the same
- * realtime_socket=, a create is read by the realtime worker (its debug log says so), and
- * nothing of the record reaches a subscriber, since delivery with its rule check is not
- * built.
+ * realtime_socket=, a create is read by the realtime worker (its debug log says so) and
+ * reaches the subscriber of posts/"*" as PocketBase's event (the rules and the other
+ * cases: test_realtime_delivery).
  */
 static void
 test_realtime_events_read(void)
@@ -1141,14 +1145,14 @@ test_realtime_events_read(void)
 	(void)snprintf(body, sizeof(body), "{\"title\":\"read\",\"author\":\"%s\"}", uid);
 	CHECK_INT(rt_call(&s, "POST", "/api/collections/posts/records", tok, body, &out), 200);
 	end = stack_now_ms() + 5000;
-	while (stack_log_count(&s, "realtime: event 1 read, not delivered: "
-	    "{\"action\":\"create\"") < 1 && stack_now_ms() < end)
+	while (stack_log_count(&s, "realtime: event 1 read: {\"action\":\"create\"") < 1 &&
+	    stack_now_ms() < end)
 		usleep(50 * 1000);
-	CHECK_INT(stack_log_count(&s, "realtime: event 1 read, not delivered: "
-	    "{\"action\":\"create\""), 1);
-	/* Nothing but the connection reached the subscriber. */
-	(void)sse_wait(a.fd, &a.in, "event:posts", 300);
-	CHECK(strstr(a.in.data, "event:posts") == NULL && strstr(a.in.data, "read") == NULL);
+	CHECK_INT(stack_log_count(&s, "realtime: event 1 read: {\"action\":\"create\""), 1);
+	/* The subscriber hears it. */
+	CHECK(sse_wait(a.fd, &a.in, "event:posts/*\ndata:{\"action\":\"create\",\"record\":{",
+	    5000));
+	CHECK(sse_wait(a.fd, &a.in, "\"title\":\"read\"", 1000));
 	sse_close(&a);
 	buf_free(&out);
 	stack_stop(&s);

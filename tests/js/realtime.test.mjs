@@ -6,7 +6,7 @@
 // Covers: subscribe() connects (PB_CONNECT received, its clientId the SDK's, 40 letters
 // and digits) and sends the subscriptions (the SDK's POST answered 204, or subscribe()
 // would reject); a second client gets another id; unsubscribe() of the last topic
-// disconnects.  No record event is delivered yet (docs/records.md, "Realtime").
+// disconnects.  Record events: realtime_events.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventSource } from 'eventsource';

@@ -1,7 +1,8 @@
 /* test_realtimelib: the realtime endpoint's clients (apps/records/realtime.c): ids of 40
  * letters and digits, distinct; the table's cap; look-ups and removals among many
  * clients; and the subscription body's parser on good, malformed and hostile bodies
- * (table-driven). */
+ * (table-driven); subscription topics with the SDK's options, and the records pool's
+ * announcements, on good, malformed and hostile input. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,11 +165,124 @@ out:
 	realtime_free(rt);
 }
 
+/* Topics as the SDK writes them, and malformed or hostile ones (table-driven). */
+static void
+test_topic(void)
+{
+	static const struct {
+		const char *in;
+		int rc;
+		const char *coll, *record, *expand, *fields, *filter;
+	} cases[] = {
+		{ "posts/*", 0, "posts", "*", "", "", "" },
+		{ "pbc_1125843985/abc123", 0, "pbc_1125843985", "abc123", "", "", "" },
+		{ "posts/*?options=%7B%22query%22%3A%7B%22expand%22%3A%22author%22%2C%22fields"
+		  "%22%3A%22id%2Ctitle%22%2C%22filter%22%3A%22title%3D'a%2Bb'%22%7D%2C%22headers"
+		  "%22%3A%7B%7D%7D", 0, "posts", "*", "author", "id,title", "title='a+b'" },
+		/* '+' is a space; other parameters and members are ignored. */
+		{ "posts/x?a=1&options={\"query\":{\"expand\":\"a+b\",\"page\":2}}&b", 0,
+		  "posts", "x", "a b", "", "" },
+		{ "posts/x?options={\"query\":{\"expand\":5,\"fields\":null}}", 0, "posts", "x",
+		  "", "", "" },
+		{ "posts/x?options={\"query\":[1]}", 0, "posts", "x", "", "", "" },
+		{ "posts/x?", 0, "posts", "x", "", "", "" },
+		/* Malformed. */
+		{ "posts", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "/x", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/a/b", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts?x/y", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/x?options=%7", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/x?options=%zz", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/x?options=%00", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/x?options=[1]", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/x?options={", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/x?options=", -1, NULL, NULL, NULL, NULL, NULL },
+		{ "posts/x?options={\"a\":{\"b\":{\"c\":{\"d\":{}}}}}", -1, NULL, NULL, NULL,
+		  NULL, NULL },
+	};
+	static struct realtime_topic t;
+	static char big[REALTIME_SUB_MAX + 10];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = realtime_topic_parse(cases[i].in, &t);
+
+		CHECK_INT(rc, cases[i].rc);
+		if (rc != 0 || cases[i].rc != 0) {
+			CHECK(t.coll[0] == '\0' && t.record[0] == '\0');
+			continue;
+		}
+		CHECK_STR(t.coll, cases[i].coll);
+		CHECK_STR(t.record, cases[i].record);
+		CHECK_STR(t.expand, cases[i].expand);
+		CHECK_STR(t.fields, cases[i].fields);
+		CHECK_STR(t.filter, cases[i].filter);
+	}
+	/* Over the topic bound. */
+	memset(big, 'a', sizeof(big) - 1);
+	big[5] = '/';
+	CHECK_INT(realtime_topic_parse(big, &t), -1);
+	big[REALTIME_SUB_MAX] = '\0';
+	CHECK_INT(realtime_topic_parse(big, &t), 0);
+	CHECK_INT((int)strlen(t.record), REALTIME_SUB_MAX - 6);
+}
+
+/* Announcements: good, with and without a row, and malformed (table-driven). */
+static void
+test_event(void)
+{
+	static const struct {
+		const char *in;
+		int rc, action, row;
+	} cases[] = {
+		{ "{\"action\":\"create\",\"collection\":\"c1\",\"record\":\"r1\"}", 0,
+		  REALTIME_CREATE, 0 },
+		{ "{\"action\":\"update\",\"collection\":\"c1\",\"collectionName\":\"p\","
+		  "\"record\":\"r1\"}", 0, REALTIME_UPDATE, 0 },
+		{ "{\"action\":\"delete\",\"collection\":\"c1\",\"record\":\"r1\","
+		  "\"row\":{\"id\":\"r1\",\"x\":null}}", 0, REALTIME_DELETE, 1 },
+		/* A row that is not strings and nulls is no row. */
+		{ "{\"action\":\"delete\",\"collection\":\"c1\",\"record\":\"r1\","
+		  "\"row\":{\"id\":1}}", 0, REALTIME_DELETE, 0 },
+		{ "{\"action\":\"delete\",\"collection\":\"c1\",\"record\":\"r1\","
+		  "\"row\":[\"r1\"]}", 0, REALTIME_DELETE, 0 },
+		{ "{\"action\":\"drop\",\"collection\":\"c1\",\"record\":\"r1\"}", -1, 0, 0 },
+		{ "{\"action\":\"create\",\"collection\":\"\",\"record\":\"r1\"}", -1, 0, 0 },
+		{ "{\"action\":\"create\",\"collection\":\"c1\"}", -1, 0, 0 },
+		{ "{\"action\":\"create\",\"collection\":\"c\\u0000\",\"record\":\"r\"}",
+		  -1, 0, 0 },
+		{ "[]", -1, 0, 0 },
+		{ "", -1, 0, 0 },
+		{ "{\"action\":", -1, 0, 0 },
+	};
+	struct realtime_event ev;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = realtime_event_parse(cases[i].in, strlen(cases[i].in), &ev);
+
+		CHECK_INT(rc, cases[i].rc);
+		if (rc != 0) {
+			CHECK(ev.json == NULL && ev.row == NULL);
+			continue;
+		}
+		CHECK_INT((int)ev.action, cases[i].action);
+		CHECK_STR(ev.coll_id, "c1");
+		CHECK_STR(ev.record, "r1");
+		CHECK_INT(ev.row != NULL, cases[i].row);
+		realtime_event_free(&ev);
+	}
+	CHECK_STR(realtime_action_name(REALTIME_DELETE), "delete");
+}
+
 int
 main(void)
 {
 	RUN(test_table);
 	RUN(test_body);
 	RUN(test_bounds);
+	RUN(test_topic);
+	RUN(test_event);
 	return harness_done();
 }

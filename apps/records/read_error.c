@@ -1,14 +1,14 @@
 /*
- * error.c: the records API's error responses, in PocketBase's shape
- * {"data":{...},"message":"...","status":N} (see records.h; the body is pberr.h's, which
+ * read_error.c: the records API's error responses, in PocketBase's shape
+ * {"data":{...},"message":"...","status":N} (see read.h; the body is pberr.h's, which
  * the realtime endpoint shares).
  */
 #include <string.h>
 
 #include "json.h"
 #include "log.h"
-#include "records.h"
-#include "records/pberr.h"
+#include "read.h"
+#include "pberr.h"
 
 int
 rec_error(struct resp *rs, int status, const char *message, const char *data)

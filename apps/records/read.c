@@ -1,7 +1,7 @@
 /*
  * read.c: the records API's reads: list and view, the expand of relations (one query per
  * expand node for the whole page, or a list's one single relation joined to its page's
- * statement: rec_join()), and the record's JSON (see records.h).
+ * statement: rec_join()), and the record's JSON (see read.h).
  */
 #include <ctype.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include "arena.h"
 #include "json.h"
 #include "log.h"
-#include "records.h"
+#include "read.h"
 #include "str.h"
 
 /* Appends the columns of c as "t.\"id\", t.\"title\", ..." to b. */
@@ -151,6 +151,18 @@ rec_get(struct rec_ctx *x, const struct coll *c, const char *id, size_t idlen,
 		return 0;
 	*row = rows.r[0];
 	return 1;
+}
+
+void
+rec_auth_set(struct rec_ctx *x, const struct coll *c, struct rec_row *row)
+{
+	x->auth = c;
+	x->auth_row = row;
+	x->superuser = strcmp(c->name, "_superusers") == 0;
+	x->f.superuser = x->superuser;
+	x->f.auth = c;
+	x->f.auth_vals = row->v;
+	x->f.auth_lens = row->len;
 }
 
 int
@@ -1141,4 +1153,90 @@ rec_show_rows(struct rec_ctx *x, struct rec_rows *rows)
 	if (rows->n == 0)
 		return rec_error(x->rs, 404, NULL, NULL);
 	return rec_answer_row(x, rows, &o);
+}
+
+/* Appends " FROM (SELECT $1::type AS "id", ...) AS t WHERE true": the record gone's
+ * captured columns as a row of their own, typed as their table types them, for a rule to
+ * read as it reads the table.  SQLite casts only its numeric columns (a JSON column's
+ * CAST would be NUMERIC's, turning text to 0). */
+static void
+rec_from_captured(struct rec_ctx *x, const struct rec_row *gone)
+{
+	struct sqlb *q = &x->t->q;
+	const char *type, *dflt;
+	size_t i;
+	int pg = db_backend(x->rq->db) == DB_PG;
+
+	buf_puts(q->sql, " FROM (SELECT ");
+	for (i = 0; i < x->c->nfields; i++) {
+		const struct coll_field *f = &x->c->fields[i];
+
+		type = coll_column(f, pg ? DB_PG : DB_SQLITE, &dflt);
+		if (i > 0)
+			buf_puts(q->sql, ", ");
+		buf_puts(q->sql, "CAST(");
+		if (gone->v[i] == NULL)
+			buf_puts(q->sql, "NULL");
+		else
+			(void)sqlb_text(q, gone->v[i], gone->len[i]);
+		if (i == 0)
+			type = pg ? "text" : "TEXT";
+		else if (!pg && (f->multiple || (f->type != COLL_NUMBER &&
+		    f->type != COLL_BOOL)))
+			type = "TEXT";
+		buf_printf(q->sql, " AS %s) AS ", type);
+		coll_quote(q->sql, f->name);
+	}
+	buf_puts(q->sql, ") AS t WHERE true");
+}
+
+/* SELECT the columns of x->c for the record of an event, rule r and the client's filter=
+ * added: from its table by id, or from its captured columns gone.  0, 1 (a null rule,
+ * not a superuser), -1 answered. */
+static int
+rec_select_event(struct rec_ctx *x, const char *id, const struct rec_row *gone,
+    enum coll_rule r)
+{
+	struct sqlb *q = &x->t->q;
+	int rc;
+
+	sqlb_init(q, &x->t->sql, x->rq->arena, db_backend(x->rq->db));
+	buf_puts(q->sql, "SELECT ");
+	rec_columns(q->sql, x->c, "t");
+	if (gone != NULL)
+		rec_from_captured(x, gone);
+	else {
+		buf_puts(q->sql, " FROM ");
+		coll_quote(q->sql, x->c->name);
+		buf_puts(q->sql, " AS t WHERE t.\"id\" = ");
+		(void)sqlb_text(q, id, strlen(id));
+	}
+	if ((rc = rec_rule(x, x->c, r, "t")) != 0)
+		return rc;
+	/* The subscription's own filter, as a list's filter=. */
+	return rec_filter(x);
+}
+
+int
+rec_event_record(struct rec_ctx *x, const char *id, const struct rec_row *gone,
+    enum coll_rule r, struct buf *b)
+{
+	struct query_fields fs;
+	struct query_expands ex;
+	struct rec_out o;
+	struct rec_rows rows;
+	int rc;
+
+	if (rec_out_params(x, &fs, &ex, &o) < 0)
+		return -1;
+	if ((rc = rec_select_event(x, id, gone, r)) != 0)
+		return rc < 0 ? -1 : 0;
+	if (rec_fetch(x, x->c, &rows) < 0)
+		return -1;
+	if (rows.n == 0)
+		return 0;
+	if (o.ex != NULL && rec_expand(x, o.ex, &rows) < 0)
+		return -1;
+	rec_write(x, b, x->c, rows.r[0], &o, -1, "", 0, 0);
+	return buf_failed(b) ? -1 : 1;
 }
