@@ -164,6 +164,10 @@ struct rest_schema {
 	int nfks;
 	struct rest_func *funcs;
 	int nfuncs;
+	/* PostgreSQL with PostGIS: its ST_AsGeoJSON(record), schema-qualified and quoted,
+	 * for Accept: application/geo+json; NULL without it (SQLite: always), where that
+	 * type is 406 PGRST107 as any type not served. */
+	char *geojson;
 };
 
 /*
@@ -529,6 +533,9 @@ struct rest_dialect {
 	 * may select (for a function: execute), insert, update, delete, as 0/1.
 	 */
 	const char *schema_comments, *schema_comments_table, *schema_privs;
+	/* schema_geojson (NULL: none): one row, PostGIS's ST_AsGeoJSON(record) as a
+	 * qualified, quoted name, or no row without PostGIS. */
+	const char *schema_geojson;
 	char schema_args_sep;	/* ',': "a integer, b text"; else name sep type sep ... */
 	/* What a column or argument of this declared type holds. */
 	enum rest_kind (*kind_of)(const char *type);
@@ -579,6 +586,7 @@ int rest_sql_where(struct rest_gen *g, struct rest_node *n, const char *alias, i
 enum rest_shape {
 	REST_SHAPE_JSON,	/* one column: the JSON array; a second: the row count */
 	REST_SHAPE_CSV,
+	REST_SHAPE_GEOJSON,	/* PostgreSQL with PostGIS: one GeoJSON FeatureCollection */
 };
 
 /*
@@ -790,6 +798,7 @@ enum rest_accept {
 	REST_ACCEPT_JSON,
 	REST_ACCEPT_CSV,
 	REST_ACCEPT_OBJECT,
+	REST_ACCEPT_GEOJSON,	/* application/geo+json: where the schema has PostGIS */
 	REST_ACCEPT_PLAN,	/* application/vnd.pgrst.plan[+text]: EXPLAIN's text */
 	REST_ACCEPT_PLAN_JSON,	/* application/vnd.pgrst.plan+json */
 };
@@ -817,8 +826,12 @@ int rest_prefs_read(const struct req *rq, struct rest_prefs *pf, struct rest_err
  */
 int rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root,
     int table, int64_t *n);
-/* The response type the Accept header asks for, or REST_ACCEPT_BAD with e set. */
-enum rest_accept rest_accept(const struct req *rq, struct rest_err *e);
+/* The response type the Accept header asks for, or REST_ACCEPT_BAD with e set (406
+ * PGRST107); application/geo+json only where sc has PostGIS (sc->geojson). */
+enum rest_accept rest_accept(const struct req *rq, const struct rest_schema *sc,
+    struct rest_err *e);
+/* The shape of the body a read answers acc with (CSV, GeoJSON, else JSON). */
+enum rest_shape rest_shape_of(enum rest_accept acc);
 /* For the plan types: "explain (format F[, option...]) " from Accept's options=
  * (analyze|verbose|settings|buffers|wal) into b.  0, or -1 with e set (an unknown option,
  * or a back end without EXPLAIN's JSON: 406 PGRST107). */

@@ -361,7 +361,7 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	}
 	if (p == NULL || root == NULL || given == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD)
+	if ((acc = rest_accept(rq, t->sc, &e)) == REST_ACCEPT_BAD)
 		return rest_error(rs, &e);
 	if (acc >= REST_ACCEPT_PLAN) {
 		rest_err_set(&e, 406, "PGRST107", NULL, "a query plan is for reads of tables only");
@@ -418,8 +418,7 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	if (acc == REST_ACCEPT_CSV && (csv = rest_csv_header(&g, root)) == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 	g.body_max = t->body_max;
-	if (rest_sql_select(&g, root, fromsql, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
-	    REST_SHAPE_JSON, count) < 0)
+	if (rest_sql_select(&g, root, fromsql, rest_shape_of(acc), count) < 0)
 		return rest_error(rs, &e);
 	return rest_answer_read(rq, rs, t, &g, root, acc, count, -1, csv);
 }
