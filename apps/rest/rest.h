@@ -16,7 +16,10 @@
  *   rpc.c      functions, by GET or POST
  *   openapi.c  the root's OpenAPI 3.1 document: what the request's role may use
  *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
- *              the request's transaction; SQLite: grants.c)
+ *              the request's transaction; SQLite: grants.c), the request's settings
+ *              (request.method, .path, .headers, .cookies, .jwt.claims) and the
+ *              pre-request function (rest_pre_request)
+ *   cookies.c  the Cookie header as request.cookies' JSON object
  *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
  *              Content-Range, the body as JSON, CSV or one object); the answer to a
  *              table the schema does not hold (PostgREST 13's, or 12's)
@@ -721,8 +724,21 @@ struct rest_auth {
 	struct rest_grant grants[REST_GRANTS_MAX];
 	int ngrants;
 	char *grants_buf;		/* holds the entries' table lists */
+	const char *pre_request;	/* rest_pre_request (PostgreSQL), or NULL */
+	/* The statement that starts a PostgreSQL request's transaction: the role ($1, only
+	 * in enter_sql), then request.jwt.claims, .method, .path, .headers and .cookies,
+	 * then rest_pre_request's function if set (settings_sql: without access control,
+	 * when that function is set). */
+	struct buf enter_sql, settings_sql;
 };
 
+
+/* cookies.c */
+#define REST_COOKIES_MAX	128		/* pairs kept of one Cookie header */
+#define REST_COOKIES_BYTES	(64 * 1024)	/* past it, request.cookies is {} */
+/* The Cookie header (NULL: none) as the JSON object of request.cookies, in the arena,
+ * its length in *len; NULL when the arena is full. */
+char *rest_cookies_json(struct arena *ar, const char *header, size_t *len);
 
 /* Who a request runs as. */
 struct rest_identity {
@@ -763,8 +779,11 @@ int rest_auth_error(struct resp *rs, const struct rest_err *e);
  * Before the verb, for an active identity: on SQLite checks rest_grants for the table or
  * (rpc) function name (NULL: only that rest_grants names the role, for openapi.c, which
  * asks rest_auth_may() table by table); on PostgreSQL opens the request's transaction and sets the role
- * and request.jwt.claims, request.method, request.path, request.headers in it (t->in_txn).  Returns 0, or
- * -1 after answering the refusal or the database's error.
+ * and request.jwt.claims, request.method, request.path, request.headers, request.cookies in it
+ * (t->in_txn), then calls rest_pre_request's function, in one statement.  Without access control
+ * (id->active 0) it is called only where that function is set: the same without the role
+ * (request.jwt.claims {}), and nothing on SQLite.  Returns 0, or -1 after answering the refusal
+ * or the database's error (what the function raised).
  */
 int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc);

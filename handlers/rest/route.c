@@ -435,7 +435,11 @@ rest_handle(struct req *rq, struct resp *rs)
 	/* What only reads may go to a standby (db_read=); everything else stays on db=. */
 	if (rq->method == REQ_GET || rq->method == REQ_HEAD)
 		db_route(rq->db, DB_ROUTE_READ);
-	if (id.active && rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
+	/* The role, the request's settings and the pre-request function: only where
+	 * access control or rest_pre_request asks for them, so that nothing is spent
+	 * otherwise. */
+	if ((id.active || t->auth->pre_request != NULL) &&
+	    rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
 		return 0;
 	if (rest_search_path(t, rq) < 0)
 		rest_db_error(rs, t, rq->db);
