@@ -211,6 +211,9 @@ rest_auth_pre_request(struct buf *b, const char *fn)
 	return 0;
 }
 
+static const char rest_auth_resp_settings[] = ", current_setting('response.headers', true), "
+    "current_setting('response.status', true)";
+
 /* The statements that start a PostgreSQL request (struct rest_auth's enter_sql and
  * settings_sql), with the pre-request function fn (NULL or "": none).  0, or -1. */
 static int
@@ -234,6 +237,9 @@ rest_auth_statements(struct rest_auth *a, const char *fn)
 		if (rest_auth_pre_request(&a->enter_sql, fn) < 0 ||
 		    rest_auth_pre_request(&a->settings_sql, fn) < 0)
 			return -1;
+		/* What it set of response.headers and response.status (respset.c). */
+		buf_puts(&a->enter_sql, rest_auth_resp_settings);
+		buf_puts(&a->settings_sql, rest_auth_resp_settings);
 	}
 	return buf_failed(&a->enter_sql) || buf_failed(&a->settings_sql) ? -1 : 0;
 }
@@ -822,7 +828,8 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 	db_bind_text(st, k + 3, rq->path, strlen(rq->path));
 	db_bind_text(st, k + 4, hdrs, hlen);
 	db_bind_text(st, k + 5, cookies, clen);
-	r = db_step(st);
+	if ((r = db_step(st)) == DB_ROW && a->pre_request != NULL)
+		rest_resp_capture(rq->arena, t, st, k + 6);
 	db_reset(st);
 	if (r != DB_ROW)
 		goto fail;

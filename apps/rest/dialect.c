@@ -1370,6 +1370,8 @@ static const struct rest_dialect rest_dialect_pg = {
 	.schema_comments_table = NULL,
 	.schema_privs = schema_pg_privs,
 	.schema_geojson = schema_pg_geojson,
+	.resp_settings = ", current_setting('response.headers', true) as _rh, "
+	    "current_setting('response.status', true) as _rs",
 	.schema_args_sep = 31,
 	.kind_of = pg_kind_of,
 };
@@ -1437,6 +1439,7 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.schema_comments_table = "sluice_comments",
 	.schema_privs = NULL,
 	.schema_geojson = NULL,
+	.resp_settings = NULL,
 	.schema_args_sep = ',',
 	.kind_of = lite_kind_of,
 };

@@ -523,6 +523,8 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	t->rows = rows;
 	if (count)
 		total = db_column_int(st, 2);
+	if (g->resp_settings)
+		rest_resp_capture(rq->arena, t, st, count ? 3 : 2);
 	else if (planned >= 0) {
 		/* An estimate: never below what this page shows. */
 		count = 1;

@@ -20,6 +20,7 @@
  *              (request.method, .path, .headers, .cookies, .jwt.claims) and the
  *              pre-request function (rest_pre_request)
  *   cookies.c  the Cookie header as request.cookies' JSON object
+ *   respset.c  response.headers and response.status, as a function set them, applied
  *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
  *              Content-Range, the body as JSON, CSV or one object); the answer to a
  *              table the schema does not hold (PostgREST 13's, or 12's)
@@ -381,6 +382,9 @@ struct rest_gen {
 	/* rest_sql_select(): whether the body's top array is written bare (the dialect's
 	 * arr_bare_open), its brackets left to rest_answer_read() */
 	int bare;
+	/* rest_sql_select(): the dialect's resp_settings after the body's columns (a
+	 * function's call), read by rest_answer_read() */
+	int resp_settings;
 };
 
 /*
@@ -536,6 +540,9 @@ struct rest_dialect {
 	 * may select (for a function: execute), insert, update, delete, as 0/1.
 	 */
 	const char *schema_comments, *schema_comments_table, *schema_privs;
+	/* Two more columns of a function's call, response.headers and response.status as
+	 * the function set them (NULL: none, SQLite). */
+	const char *resp_settings;
 	/* schema_geojson (NULL: none): one row, PostGIS's ST_AsGeoJSON(record) as a
 	 * qualified, quoted name, or no row without PostGIS. */
 	const char *schema_geojson;
@@ -661,6 +668,9 @@ struct rest_thread {
 	int64_t rows;			/* rows of the last answer of rest_answer_read() */
 	struct idem *idem;		/* the request's Idempotency-Key, or NULL (idem.c) */
 	int idem_table;			/* sluice_idempotency is known to exist */
+	/* response.headers and response.status as the request's functions left them
+	 * (respset.c), in the request's arena; NULL when none was read or set. */
+	const char *resp_headers, *resp_status;
 };
 
 /*
@@ -732,6 +742,19 @@ struct rest_auth {
 	struct buf enter_sql, settings_sql;
 };
 
+
+/* respset.c */
+#define REST_RESP_HEADERS_MAX	64	/* headers one response.headers may set */
+/*
+ * Applies response.headers and response.status (NULL or "": unset) to an answer below
+ * 400.  0, or -1 with e set (500 PGRST111 or PGRST112), nothing applied.
+ */
+int rest_resp_apply(struct arena *ar, struct resp *rs, const char *headers,
+    const char *status, struct rest_err *e);
+/* Keeps columns col and col + 1 of st's row (response.headers, response.status) in
+ * t->resp_headers and t->resp_status when not empty. */
+void rest_resp_capture(struct arena *ar, struct rest_thread *t, struct db_stmt *st,
+    int col);
 
 /* cookies.c */
 #define REST_COOKIES_MAX	128		/* pairs kept of one Cookie header */

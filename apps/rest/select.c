@@ -1078,7 +1078,9 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	if (wrap) {
 		buf_puts(g->sql, "select ");
 		rest_sql_capped_body(g);
-		buf_puts(g->sql, count ? ", _s._c from (" : " from (");
+		if (count)
+			buf_puts(g->sql, ", _s._c");
+		buf_puts(g->sql, g->resp_settings ? ", _s._rh, _s._rs from (" : " from (");
 	}
 	buf_puts(g->sql, "select ");
 	buf_init(&joins, REST_SQL_MAX);
@@ -1106,6 +1108,8 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
 	if (count && rc == 0)
 		rc = gen_total(g, root, from, wrap);
+	if (g->resp_settings)
+		buf_puts(g->sql, g->d->resp_settings);
 	if (direct && rc == 0)
 		rc = gen_from_where(g, root, from, a, NULL, &joins);
 	buf_free(&joins);

@@ -412,6 +412,8 @@ rest_handle(struct req *rq, struct resp *rs)
 	t->in_txn = 0;
 	t->idem = NULL;
 	t->access.role = NULL;
+	t->resp_headers = NULL;
+	t->resp_status = NULL;
 	if (rest_prefs_read(rq, &t->prefs, &e) < 0)
 		return rest_error(rs, &e);
 	if (t->prefs.applied[0] != '\0')
@@ -445,6 +447,11 @@ rest_handle(struct req *rq, struct resp *rs)
 		rest_db_error(rs, t, rq->db);
 	else
 		rc = rest_verb(rq, rs, t, name, rpc, table);
+	/* response.headers and response.status as the request's functions set them; a
+	 * bad value fails the request (and rolls back its transaction). */
+	if ((t->resp_headers != NULL || t->resp_status != NULL) &&
+	    rest_resp_apply(rq->arena, rs, t->resp_headers, t->resp_status, &e) < 0)
+		rest_error(rs, &e);
 	/* A failure is auth.c's to read (its SQLSTATE) and end. */
 	if (t->in_txn && t->prefs.rollback && rs->status < 400) {
 		(void)db_rollback(rq->db);

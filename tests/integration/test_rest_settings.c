@@ -2,14 +2,18 @@
  * test_rest_settings: what a request tells the database, as PostgREST tells it
  * (request.method, request.path, request.headers, request.cookies, request.jwt.claims,
  * read with current_setting()), and the pre-request function (rest_pre_request) run in
- * the request's transaction before its statement.
+ * the request's transaction before its statement, and response.headers and
+ * response.status set by a function (rpc, or the pre-request one) applied to the answer.
  *
  * The two stacks of rest_fixture.h run with rest_pre_request=public.pre_check and no
  * access control; a third stack on the same PostgreSQL takes HS256 tokens with
  * rest_anon_role=anon and the same function.  pre_check raises (with detail and hint)
  * when the request carries "X-Block: yes", divides by zero for the cookie crash=1, and
  * logs every POST in req_log, which shows that it runs in the request's transaction (a
- * failed write leaves no log row).  whoami returns what current_setting() reads.  SQLite
+ * failed write leaves no log row).  whoami returns what current_setting() reads; shape
+ * sets response.headers and response.status to what it is given (valid and hostile:
+ * not JSON, not an array, two keys, a number, a bad name, CR LF in a value, bad
+ * statuses).  SQLite
  * has no functions in the database: there the setting changes nothing (documented).
  */
 #include <sys/stat.h>
@@ -35,6 +39,9 @@ static const char more_pg[] =
     "  if current_setting('request.cookies', true)::json->>'crash' = '1' then\n"
     "    perform 1 / 0;\n"
     "  end if;\n"
+    "  if current_setting('request.headers', true)::json->>'x-pre' = 'yes' then\n"
+    "    perform set_config('response.headers', '[{\"X-From-Pre\": \"set\"}]', true);\n"
+    "  end if;\n"
     "  if current_setting('request.method', true) = 'POST' then\n"
     "    insert into req_log (method, path)\n"
     "      values ('POST', current_setting('request.path', true));\n"
@@ -46,6 +53,23 @@ static const char more_pg[] =
     "    'test', current_setting('request.headers', true)::json->>'x-test',\n"
     "    'cookies', current_setting('request.cookies', true)::json,\n"
     "    'claims', current_setting('request.jwt.claims', true)::json) $$;\n"
+    "create function shape(h text default null, s text default null) returns json\n"
+    "  language plpgsql as $$\n"
+    "begin\n"
+    "  if h is not null then perform set_config('response.headers', h, true); end if;\n"
+    "  if s is not null then perform set_config('response.status', s, true); end if;\n"
+    "  return json_build_object('ok', true);\n"
+    "end $$;\n"
+    "create function artists_counted() returns setof artist language plpgsql as $$\n"
+    "begin\n"
+    "  perform set_config('response.headers', '[{\"X-Count\": \"5\"}]', true);\n"
+    "  return query select * from artist order by artist_id;\n"
+    "end $$;\n"
+    "create function log_then_status(s text) returns void language plpgsql as $$\n"
+    "begin\n"
+    "  insert into req_log (method, path) values ('FN', s);\n"
+    "  perform set_config('response.status', s, true);\n"
+    "end $$;\n"
     "create role anon nologin;\n"
     "grant usage on schema public to anon;\n"
     "grant select, insert on artist, req_log to anon;\n"
@@ -171,6 +195,100 @@ test_rest_settings_with_roles(void)
 	CHECK(fx_json_eq(r.body.data, "[{\"path\":\"/rest/v1/artist\"}]"));
 }
 
+
+/* POSTs body to rpc/shape on the PostgreSQL stack into r. */
+static void
+shape(const char *body)
+{
+	CHECK(fx_do(&fx.pgs, "POST", "rpc/shape", json_ct, body, &r) == 0);
+}
+
+static void
+test_rest_settings_response_applied(void)
+{
+	static const char *const pre[] = { "X-Pre: yes", NULL };
+
+	shape("{\"h\":\"[{\\\"X-A\\\": \\\"one\\\"}, {\\\"Content-Type\\\": "
+	    "\\\"application/vnd.test+json\\\"}]\",\"s\":\"201\"}");
+	CHECK_INT(r.status, 201);
+	CHECK_STR(fx_header(&r, "X-A"), "one");
+	CHECK_STR(fx_header(&r, "Content-Type"), "application/vnd.test+json");
+	CHECK(fx_json_eq(r.body.data, "{\"ok\":true}"));
+	/* A status of a failure, with the function's own body. */
+	shape("{\"s\":\"404\"}");
+	CHECK_INT(r.status, 404);
+	CHECK(fx_json_eq(r.body.data, "{\"ok\":true}"));
+	/* A function returning rows; the pre-request function's headers. */
+	CHECK(fx_do(&fx.pgs, "GET", "rpc/artists_counted?select=artist_id&limit=2", NULL, NULL,
+	    &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_STR(fx_header(&r, "X-Count"), "5");
+	CHECK(fx_json_eq(r.body.data, "[{\"artist_id\":1},{\"artist_id\":2}]"));
+	CHECK(fx_do(&fx.pgs, "GET", "artist?artist_id=eq.1&select=name", pre, NULL, &r) == 0);
+	CHECK_INT(r.status, 200);
+	CHECK_STR(fx_header(&r, "X-From-Pre"), "set");
+	/* Not set: nothing added. */
+	shape("{}");
+	CHECK_INT(r.status, 200);
+	CHECK_STR(fx_header(&r, "X-A"), "");
+}
+
+/* Values a function must not set: PostgREST's 500s, nothing of them applied. */
+static void
+test_rest_settings_response_invalid(void)
+{
+	static const char *const bad_headers[] = {
+		"{\"h\":\"nope\"}", "{\"h\":\"{\\\"X-A\\\": \\\"1\\\"}\"}",
+		"{\"h\":\"[{\\\"X-A\\\": \\\"1\\\", \\\"X-B\\\": \\\"2\\\"}]\"}",
+		"{\"h\":\"[{\\\"X-A\\\": 1}]\"}", "{\"h\":\"[{}]\"}", "{\"h\":\"[\\\"X-A\\\"]\"}",
+		"{\"h\":\"[{\\\"X A\\\": \\\"1\\\"}]\"}",
+		"{\"h\":\"[{\\\"X-A\\\": \\\"1\\\\r\\\\nSet-Cookie: evil=1\\\"}]\"}",
+		"{\"h\":\"[{\\\"X-A\\\": \\\"1\\\"}]\",\"s\":\"999\"}",
+	};
+	static const char *const bad_status[] = { "abc", "99", "600", "2000", "20x", "-200",
+		" 200", "2e2" };
+	char body[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_headers) / sizeof(bad_headers[0]); i++) {
+		shape(bad_headers[i]);
+		CHECK_INT(r.status, 500);
+		CHECK(strstr(r.body.data, i + 1 < sizeof(bad_headers) / sizeof(bad_headers[0]) ?
+		    "PGRST111" : "PGRST112") != NULL);
+		CHECK_STR(fx_header(&r, "X-A"), "");
+		CHECK_STR(fx_header(&r, "Set-Cookie"), "");
+	}
+	CHECK(strstr(r.body.data, "response.status guc must be a valid status code") != NULL);
+	shape(bad_headers[0]);
+	CHECK(fx_json_eq(r.body.data, "{\"code\":\"PGRST111\",\"message\":\"response.headers "
+	    "guc must be a JSON array composed of objects with a single key and a string "
+	    "value\",\"details\":null,\"hint\":null}"));
+	for (i = 0; i < sizeof(bad_status) / sizeof(bad_status[0]); i++) {
+		snprintf(body, sizeof(body), "{\"s\":\"%s\"}", bad_status[i]);
+		shape(body);
+		CHECK_INT(r.status, 500);
+		CHECK(strstr(r.body.data, "PGRST112") != NULL);
+	}
+}
+
+/* In the request's transaction (access control on): a refused value undoes the
+ * function's write; a valid one keeps it. */
+static void
+test_rest_settings_response_invalid_rolls_back(void)
+{
+	CHECK(fx_do(&authed, "POST", "rpc/log_then_status", json_ct, "{\"s\":\"bad\"}",
+	    &r) == 0);
+	CHECK_INT(r.status, 500);
+	CHECK(strstr(r.body.data, "PGRST112") != NULL);
+	CHECK(fx_do(&fx.pgs, "GET", "req_log?method=eq.FN&select=path", NULL, NULL, &r) == 0);
+	CHECK(fx_json_eq(r.body.data, "[]"));
+	CHECK(fx_do(&authed, "POST", "rpc/log_then_status", json_ct, "{\"s\":\"202\"}",
+	    &r) == 0);
+	CHECK_INT(r.status, 202);
+	CHECK(fx_do(&fx.pgs, "GET", "req_log?method=eq.FN&select=path", NULL, NULL, &r) == 0);
+	CHECK(fx_json_eq(r.body.data, "[{\"path\":\"202\"}]"));
+}
+
 /* SQLite: no functions in the database, so no pre-request function: served as ever. */
 static void
 test_rest_settings_sqlite_not_applied(void)
@@ -221,6 +339,9 @@ main(void)
 	RUN(test_rest_settings_pre_request_raises);
 	RUN(test_rest_settings_pre_request_in_transaction);
 	RUN(test_rest_settings_with_roles);
+	RUN(test_rest_settings_response_applied);
+	RUN(test_rest_settings_response_invalid);
+	RUN(test_rest_settings_response_invalid_rolls_back);
 	RUN(test_rest_settings_sqlite_not_applied);
 out:
 	stack_stop(&authed);
