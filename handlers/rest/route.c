@@ -10,7 +10,10 @@
  * 204 for an origin of rest_cors_origins and 403 for any other.  With access control on,
  * the request's token is verified next and the verb runs between rest_auth_enter() and
  * rest_auth_leave() (auth.c): in the role's transaction on PostgreSQL, after the role's
- * grants are checked on SQLite.
+ * grants are checked on SQLite.  With rest_pre_request (PostgreSQL) rest_auth_enter()
+ * runs with or without access control: the request's settings and that function first,
+ * in the request's transaction.  response.headers and response.status that a function
+ * set are applied to the answer last (respset.c).
  *
  * Each serving thread holds the process's schemas (schemas.c: one per name of
  * rest_schemas, the request's picked by Accept-Profile or Content-Profile), its
