@@ -19,11 +19,11 @@
  *              the request's transaction; SQLite: grants.c), the request's settings
  *              (request.method, .path, .headers, .cookies, .jwt.claims) and the
  *              pre-request function (rest_pre_request)
+ *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
+ *              Content-Range, the body as JSON, CSV, GeoJSON or one object); the answer to a
+ *              table the schema does not hold (PostgREST 13's, or 12's)
  *   cookies.c  the Cookie header as request.cookies' JSON object
  *   respset.c  response.headers and response.status, as a function set them, applied
- *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
- *              Content-Range, the body as JSON, CSV or one object); the answer to a
- *              table the schema does not hold (PostgREST 13's, or 12's)
  *   select.c   SELECT and JSON assembly: one statement whose one row is the body
  *   where.c    WHERE: filters, and()/or() trees, the joins of embeds, !inner
  *   names.c    the tree's names resolved against the schema
