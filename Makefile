@@ -209,7 +209,10 @@ DEB_BUILD  := gcc make pkg-config libfcgi-dev libcjson-dev libsqlite3-dev libpq-
 DEB_RUN    := nginx-light curl
 DEB_APACHE := apache2 libapache2-mod-fcgid libapache2-mod-qos
 DEB_PG     := postgresql
-DEB_TEST   := $(DEB_APACHE) $(DEB_PG) libcurl4-openssl-dev procps iproute2 util-linux clang libclang-rt-14-dev \
+# PostGIS for Debian 12's PostgreSQL 15: test_rest_geojson and the postgrest-js suite's
+# geojson test (Accept: application/geo+json).
+DEB_POSTGIS := postgresql-15-postgis-3
+DEB_TEST   := $(DEB_APACHE) $(DEB_PG) $(DEB_POSTGIS) libcurl4-openssl-dev procps iproute2 util-linux clang libclang-rt-14-dev \
               nodejs npm chromium e2fsprogs cppcheck clang-tidy wrk
 DEB_BENCH  := $(DEB_APACHE) $(DEB_PG) wrk gnuplot-nox
 DB ?= sqlite

@@ -127,6 +127,10 @@ const struct setting settings_table[SETTING__MAX] = {
 	[SETTING_REST_GRANTS] = STR("SLUICE_REST_GRANTS",
 	    "the REST API on SQLite: what each role may do, ROLE:PRIV[,PRIV][@TABLE[,TABLE]] "
 	    "entries separated by |, PRIV select, insert, update, delete, execute or all"),
+	[SETTING_REST_PRE_REQUEST] = STR("SLUICE_REST_PRE_REQUEST",
+	    "the REST API on PostgreSQL: a function (fn or schema.fn) called in every "
+	    "request's transaction before its statement, after the request's settings; "
+	    "what it raises is the answer"),
 	[SETTING_REST_SCHEMAS] = STR("SLUICE_REST_SCHEMAS",
 	    "the REST API: the PostgreSQL schemas served (comma-separated, the first the "
 	    "default), picked by Accept-Profile and Content-Profile; unset: public"),

@@ -169,6 +169,81 @@ bad:
 	return -1;
 }
 
+/* 1 when s is a name rest_pre_request may give: letters, digits and '_', not empty,
+ * shorter than PostgreSQL's 64 bytes. */
+static int
+rest_auth_fn_name_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > 63 || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* ", "schema"."fn"()" of rest_pre_request (fn or schema.fn) into b.  0, or -1 logged. */
+static int
+rest_auth_pre_request(struct buf *b, const char *fn)
+{
+	const char *dot = strchr(fn, '.');
+	char part[64];
+
+	if (dot != NULL ? !rest_auth_fn_name_ok(fn, (size_t)(dot - fn)) ||
+	    !rest_auth_fn_name_ok(dot + 1, strlen(dot + 1)) :
+	    !rest_auth_fn_name_ok(fn, strlen(fn))) {
+		log_err("rest_pre_request: '%.100s' is not a function's name (fn or schema.fn: "
+		    "letters, digits and '_')", fn);
+		return -1;
+	}
+	buf_puts(b, ", ");
+	if (dot != NULL) {
+		memcpy(part, fn, (size_t)(dot - fn));
+		part[dot - fn] = '\0';
+		sqlb_ident(b, part);
+		buf_putc(b, '.');
+		fn = dot + 1;
+	}
+	sqlb_ident(b, fn);
+	buf_puts(b, "()");
+	return 0;
+}
+
+static const char rest_auth_resp_settings[] = ", current_setting('response.headers', true), "
+    "current_setting('response.status', true)";
+
+/* The statements that start a PostgreSQL request (struct rest_auth's enter_sql and
+ * settings_sql), with the pre-request function fn (NULL or "": none).  0, or -1. */
+static int
+rest_auth_statements(struct rest_auth *a, const char *fn)
+{
+	static const char *const names[] = { "request.jwt.claims", "request.method",
+		"request.path", "request.headers", "request.cookies" };
+	size_t i;
+
+	buf_init(&a->enter_sql, 4096);
+	buf_init(&a->settings_sql, 4096);
+	buf_puts(&a->enter_sql, "select set_config('role', $1, true)");
+	buf_puts(&a->settings_sql, "select ");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		buf_printf(&a->enter_sql, ", set_config('%s', $%zu, true)", names[i], i + 2);
+		buf_printf(&a->settings_sql, "%sset_config('%s', $%zu, true)", i ? ", " : "",
+		    names[i], i + 1);
+	}
+	if (fn != NULL && *fn != '\0') {
+		a->pre_request = fn;
+		if (rest_auth_pre_request(&a->enter_sql, fn) < 0 ||
+		    rest_auth_pre_request(&a->settings_sql, fn) < 0)
+			return -1;
+		/* What it set of response.headers and response.status (respset.c). */
+		buf_puts(&a->enter_sql, rest_auth_resp_settings);
+		buf_puts(&a->settings_sql, rest_auth_resp_settings);
+	}
+	return buf_failed(&a->enter_sql) || buf_failed(&a->settings_sql) ? -1 : 0;
+}
+
 int
 rest_auth_load(struct rest_auth *a)
 {
@@ -238,6 +313,8 @@ rest_auth_load(struct rest_auth *a)
 		goto fail;
 	}
 	a->on = a->kind != REST_KEY_NONE || a->anon != NULL || (grants != NULL && *grants != '\0');
+	if (rest_auth_statements(a, settings_get(SETTING_REST_PRE_REQUEST)) < 0)
+		goto fail;
 	return 0;
 fail:
 	rest_auth_clear(a);
@@ -251,6 +328,8 @@ rest_auth_clear(struct rest_auth *a)
 	free(a->role_buf);
 	free(a->grants_buf);
 	buf_free(&a->anon_claims);
+	buf_free(&a->enter_sql);
+	buf_free(&a->settings_sql);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -623,10 +702,6 @@ rest_auth_func_reads(struct resp *rs, const struct rest_thread *t,
 	return 0;
 }
 
-#define REST_AUTH_SQL \
-	"select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), " \
-	"set_config('request.method', $3, true), set_config('request.path', $4, true), " \
-	"set_config('request.headers', $5, true)"
 #define REST_AUTH_HEADERS_MAX	(64 * 1024)
 
 /*
@@ -679,6 +754,30 @@ rest_auth_headers(const struct req *rq, size_t *len)
 	return out;
 }
 
+/*
+ * The first statement of a PostgreSQL request failed: a role that does not exist is
+ * 22023 (22P02 once classified: db_pg.c), one the connection's user may not become
+ * 42501; anything else, what the pre-request function raised among it, is the
+ * database's answer as any statement's.  The transaction is rolled back.
+ */
+static void
+rest_auth_enter_failed(struct req *rq, struct resp *rs, struct rest_thread *t,
+    const struct rest_identity *id)
+{
+	const char *m = db_errmsg(rq->db);
+	int role = id->active && db_raised(rq->db) == NULL && strstr(m, "role \"") != NULL;
+
+	if (role && db_errcode(rq->db) == DB_EINPUT)
+		rest_auth_no_role(rs, id->role);
+	else if (strcmp(db_sqlstate(rq->db), "42501") == 0)
+		rest_auth_denied(rs, id, role ? "role" : "function", role ? id->role :
+		    t->auth->pre_request, 0);
+	else
+		rest_db_error(rs, t, rq->db);
+	db_rollback(rq->db);
+	t->in_txn = 0;
+}
+
 int
 rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc)
@@ -686,11 +785,14 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 	const struct rest_auth *a = t->auth;
 	struct db_stmt *st;
 	unsigned need = rest_auth_needed(rq, rpc);
-	const char *hdrs;
-	size_t hlen;
-	int r;
+	const char *hdrs, *cookies;
+	size_t hlen, clen;
+	int r, k;
 
 	if (db_backend(rq->db) == DB_SQLITE) {
+		/* No roles, nor settings, nor pre-request function on SQLite. */
+		if (!id->active)
+			return 0;
 		/* No name (the OpenAPI document): the role only has to be known. */
 		if ((r = rest_auth_may(a, id->role, name != NULL ? name : "",
 		    name != NULL ? need : 0)) < 0)
@@ -705,37 +807,35 @@ rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
 		t->access.anon = id->anon;
 		return 0;
 	}
-	/* PostgreSQL: one transaction, the role and the request's settings first.  A GET
-	 * (of a table or a function) only reads, as PostgREST runs it. */
-	if ((hdrs = rest_auth_headers(rq, &hlen)) == NULL) {
+	/* PostgreSQL: one transaction, the role and the request's settings first, then the
+	 * pre-request function, all in one statement.  A GET (of a table or a function)
+	 * only reads, as PostgREST runs it. */
+	if ((hdrs = rest_auth_headers(rq, &hlen)) == NULL ||
+	    (cookies = rest_cookies_json(rq->arena, req_header(rq, "Cookie"), &clen)) == NULL) {
 		resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 		return -1;
 	}
 	if (rest_txn_begin(rq, t) < 0)
 		return rest_db_error(rs, t, rq->db), -1;
-	if ((st = db_prepare(rq->db, REST_AUTH_SQL)) == NULL)
+	if ((st = db_prepare(rq->db, id->active ? a->enter_sql.data : a->settings_sql.data)) ==
+	    NULL)
 		goto fail;
-	db_bind_text(st, 1, id->role, strlen(id->role));
-	db_bind_text(st, 2, id->claims, id->claimslen);
-	db_bind_text(st, 3, rq->method_name, strlen(rq->method_name));
-	db_bind_text(st, 4, rq->path, strlen(rq->path));
-	db_bind_text(st, 5, hdrs, hlen);
-	r = db_step(st);
+	k = id->active ? 1 : 0;
+	if (id->active)
+		db_bind_text(st, 1, id->role, strlen(id->role));
+	db_bind_text(st, k + 1, id->active ? id->claims : "{}", id->active ? id->claimslen : 2);
+	db_bind_text(st, k + 2, rq->method_name, strlen(rq->method_name));
+	db_bind_text(st, k + 3, rq->path, strlen(rq->path));
+	db_bind_text(st, k + 4, hdrs, hlen);
+	db_bind_text(st, k + 5, cookies, clen);
+	if ((r = db_step(st)) == DB_ROW && a->pre_request != NULL)
+		rest_resp_capture(rq->arena, t, st, k + 6);
 	db_reset(st);
 	if (r != DB_ROW)
 		goto fail;
 	return 0;
 fail:
-	/* A role that does not exist is 22023 (22P02 once classified: db_pg.c); one the
-	 * connection's user may not become, 42501. */
-	if (db_errcode(rq->db) == DB_EINPUT)
-		rest_auth_no_role(rs, id->role);
-	else if (strcmp(db_sqlstate(rq->db), "42501") == 0)
-		rest_auth_denied(rs, id, "role", id->role, 0);
-	else
-		rest_db_error(rs, t, rq->db);
-	db_rollback(rq->db);
-	t->in_txn = 0;
+	rest_auth_enter_failed(rq, rs, t, id);
 	return -1;
 }
 

@@ -120,6 +120,13 @@ static const char schema_pg_funcs[] =
 
 /* Comments (COMMENT ON TABLE, VIEW, COLUMN, FUNCTION) of the schema's relations, their
  * columns and its functions, for the OpenAPI document (openapi.c). */
+/* PostGIS's ST_AsGeoJSON(record), in whichever schema the extension was created. */
+static const char schema_pg_geojson[] =
+    "select quote_ident(n.nspname) || '.st_asgeojson' from pg_proc p "
+    "join pg_namespace n on n.oid = p.pronamespace "
+    "where p.proname = 'st_asgeojson' and p.proargtypes[0] = 'record'::regtype "
+    "order by n.nspname limit 1";
+
 static const char schema_pg_comments[] =
     "select 'r', c.relname, coalesce(a.attname, ''), d.description "
     "from pg_description d join pg_class c on c.oid = d.objoid "
@@ -1362,6 +1369,9 @@ static const struct rest_dialect rest_dialect_pg = {
 	.schema_comments = schema_pg_comments,
 	.schema_comments_table = NULL,
 	.schema_privs = schema_pg_privs,
+	.schema_geojson = schema_pg_geojson,
+	.resp_settings = ", current_setting('response.headers', true) as _rh, "
+	    "current_setting('response.status', true) as _rs",
 	.schema_args_sep = 31,
 	.kind_of = pg_kind_of,
 };
@@ -1428,6 +1438,8 @@ static const struct rest_dialect rest_dialect_sqlite = {
 	.schema_comments = schema_lite_comments,
 	.schema_comments_table = "sluice_comments",
 	.schema_privs = NULL,
+	.schema_geojson = NULL,
+	.resp_settings = NULL,
 	.schema_args_sep = ',',
 	.kind_of = lite_kind_of,
 };

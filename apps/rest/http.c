@@ -6,7 +6,8 @@
  *            ones ignored under handling=lenient (the default), 400 PGRST122 under
  *            handling=strict; the honoured ones echoed in Preference-Applied
  *   Accept   application/json (and any), text/csv, application/vnd.pgrst.object+json,
- *            application/vnd.pgrst.plan[+text|+json] with options= (PostgreSQL's EXPLAIN);
+ *            application/vnd.pgrst.plan[+text|+json] with options= (PostgreSQL's EXPLAIN),
+ *            application/geo+json (PostgreSQL with PostGIS: a FeatureCollection);
  *            anything else is 406 PGRST107
  *   Range    "N-M" or "items=N-M" as offset and limit, when the query gave neither; a
  *            bad one is 416 PGRST103
@@ -269,7 +270,7 @@ rest_accepts(const char *accept, const char *mime)
 }
 
 enum rest_accept
-rest_accept(const struct req *rq, struct rest_err *e)
+rest_accept(const struct req *rq, const struct rest_schema *sc, struct rest_err *e)
 {
 	const char *a = req_header(rq, "Accept");
 
@@ -281,12 +282,22 @@ rest_accept(const struct req *rq, struct rest_err *e)
 		return REST_ACCEPT_OBJECT;
 	if (rest_accepts(a, "text/csv"))
 		return REST_ACCEPT_CSV;
+	if (sc->geojson != NULL && rest_accepts(a, "application/geo+json"))
+		return REST_ACCEPT_GEOJSON;
 	if (rest_accepts(a, "application/json") || rest_accepts(a, "*/*") ||
 	    rest_accepts(a, "application/*"))
 		return REST_ACCEPT_JSON;
 	rest_err_set(e, 406, "PGRST107", NULL, "None of these media types are available: %.200s",
 	    a);
 	return REST_ACCEPT_BAD;
+}
+
+enum rest_shape
+rest_shape_of(enum rest_accept acc)
+{
+	if (acc == REST_ACCEPT_CSV)
+		return REST_SHAPE_CSV;
+	return acc == REST_ACCEPT_GEOJSON ? REST_SHAPE_GEOJSON : REST_SHAPE_JSON;
 }
 
 int
@@ -453,8 +464,8 @@ rest_content_range(char *range, int64_t off, int64_t rows, int64_t total)
 	*rp = '\0';
 }
 
-/* A read's body[0..len) as the client accepts it: CSV under its header, the one object
- * of an array (bare: the statement's body has no brackets), or the JSON array. */
+/* A read's body[0..len) as the client accepts it: CSV under its header, GeoJSON as it
+ * is, the one object of an array (bare: the statement's body has no brackets), or the JSON array. */
 static void
 rest_read_body(struct resp *rs, enum rest_accept acc, int bare, const char *csv_header,
     const char *body, size_t len)
@@ -465,6 +476,9 @@ rest_read_body(struct resp *rs, enum rest_accept acc, int bare, const char *csv_
 		buf_puts(&rs->body, csv_header);
 		if (len > 0)
 			buf_putc(&rs->body, '\n');
+		buf_append(&rs->body, body, len);
+	} else if (acc == REST_ACCEPT_GEOJSON) {
+		rs->content_type = "application/geo+json; charset=utf-8";
 		buf_append(&rs->body, body, len);
 	} else if (acc == REST_ACCEPT_OBJECT) {
 		rs->content_type = "application/vnd.pgrst.object+json; charset=utf-8";
@@ -509,6 +523,8 @@ rest_answer_read(struct req *rq, struct resp *rs, struct rest_thread *t,
 	t->rows = rows;
 	if (count)
 		total = db_column_int(st, 2);
+	if (g->resp_settings)
+		rest_resp_capture(rq->arena, t, st, count ? 3 : 2);
 	else if (planned >= 0) {
 		/* An estimate: never below what this page shows. */
 		count = 1;

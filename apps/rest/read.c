@@ -2,7 +2,7 @@
  * read.c: GET and HEAD on a table or view: select=, filters, or=/and=, order=, limit=,
  * offset=, embeds with their own parameters, Range, Prefer count=exact|planned|estimated
  * (the last two PostgreSQL's planner estimate, exact on SQLite), and Accept for
- * JSON, CSV or one object.  The whole answer is one statement (select.c) whose one row is
+ * JSON, CSV, one object or GeoJSON (PostGIS).  The whole answer is one statement (select.c) whose one row is
  * the body, or on PostgreSQL for the common shapes the rows whose JSON flat.c writes;
  * http.c answers it.
  */
@@ -73,7 +73,7 @@ rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 	int64_t planned = -1;
 	char *csv = NULL;
 
-	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD)
+	if ((acc = rest_accept(rq, t->sc, &e)) == REST_ACCEPT_BAD)
 		return rest_error(rs, &e);
 	if ((p = arena_alloc(rq->arena, sizeof(*p))) == NULL ||
 	    (root = rest_node_new(rq->arena, NULL)) == NULL)
@@ -95,8 +95,7 @@ rest_read(struct req *rq, struct resp *rs, struct rest_thread *t, int table)
 		return rest_flat_read(rq, rs, t, &g, root, acc);
 	if (acc == REST_ACCEPT_CSV && (csv = rest_csv_header(&g, root)) == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	if (rest_sql_select(&g, root, NULL, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
-	    REST_SHAPE_JSON, count) < 0)
+	if (rest_sql_select(&g, root, NULL, rest_shape_of(acc), count) < 0)
 		return rest_error(rs, &e);
 	return rest_answer_read(rq, rs, t, &g, root, acc, count, planned, csv);
 }

@@ -16,10 +16,14 @@
  *   rpc.c      functions, by GET or POST
  *   openapi.c  the root's OpenAPI 3.1 document: what the request's role may use
  *   auth.c     access control: JWTs, the request's role (PostgreSQL: SET LOCAL ROLE in
- *              the request's transaction; SQLite: grants.c)
+ *              the request's transaction; SQLite: grants.c), the request's settings
+ *              (request.method, .path, .headers, .cookies, .jwt.claims) and the
+ *              pre-request function (rest_pre_request)
  *   http.c     Prefer, Accept, Range, the query's parameters; a read's answer (status,
- *              Content-Range, the body as JSON, CSV or one object); the answer to a
+ *              Content-Range, the body as JSON, CSV, GeoJSON or one object); the answer to a
  *              table the schema does not hold (PostgREST 13's, or 12's)
+ *   cookies.c  the Cookie header as request.cookies' JSON object
+ *   respset.c  response.headers and response.status, as a function set them, applied
  *   select.c   SELECT and JSON assembly: one statement whose one row is the body
  *   where.c    WHERE: filters, and()/or() trees, the joins of embeds, !inner
  *   names.c    the tree's names resolved against the schema
@@ -164,6 +168,10 @@ struct rest_schema {
 	int nfks;
 	struct rest_func *funcs;
 	int nfuncs;
+	/* PostgreSQL with PostGIS: its ST_AsGeoJSON(record), schema-qualified and quoted,
+	 * for Accept: application/geo+json; NULL without it (SQLite: always), where that
+	 * type is 406 PGRST107 as any type not served. */
+	char *geojson;
 };
 
 /*
@@ -374,6 +382,9 @@ struct rest_gen {
 	/* rest_sql_select(): whether the body's top array is written bare (the dialect's
 	 * arr_bare_open), its brackets left to rest_answer_read() */
 	int bare;
+	/* rest_sql_select(): the dialect's resp_settings after the body's columns (a
+	 * function's call), read by rest_answer_read() */
+	int resp_settings;
 };
 
 /*
@@ -529,6 +540,12 @@ struct rest_dialect {
 	 * may select (for a function: execute), insert, update, delete, as 0/1.
 	 */
 	const char *schema_comments, *schema_comments_table, *schema_privs;
+	/* Two more columns of a function's call, response.headers and response.status as
+	 * the function set them (NULL: none, SQLite). */
+	const char *resp_settings;
+	/* schema_geojson (NULL: none): one row, PostGIS's ST_AsGeoJSON(record) as a
+	 * qualified, quoted name, or no row without PostGIS. */
+	const char *schema_geojson;
 	char schema_args_sep;	/* ',': "a integer, b text"; else name sep type sep ... */
 	/* What a column or argument of this declared type holds. */
 	enum rest_kind (*kind_of)(const char *type);
@@ -579,6 +596,7 @@ int rest_sql_where(struct rest_gen *g, struct rest_node *n, const char *alias, i
 enum rest_shape {
 	REST_SHAPE_JSON,	/* one column: the JSON array; a second: the row count */
 	REST_SHAPE_CSV,
+	REST_SHAPE_GEOJSON,	/* PostgreSQL with PostGIS: one GeoJSON FeatureCollection */
 };
 
 /*
@@ -650,6 +668,9 @@ struct rest_thread {
 	int64_t rows;			/* rows of the last answer of rest_answer_read() */
 	struct idem *idem;		/* the request's Idempotency-Key, or NULL (idem.c) */
 	int idem_table;			/* sluice_idempotency is known to exist */
+	/* response.headers and response.status as the request's functions left them
+	 * (respset.c), in the request's arena; NULL when none was read or set. */
+	const char *resp_headers, *resp_status;
 };
 
 /*
@@ -713,8 +734,34 @@ struct rest_auth {
 	struct rest_grant grants[REST_GRANTS_MAX];
 	int ngrants;
 	char *grants_buf;		/* holds the entries' table lists */
+	const char *pre_request;	/* rest_pre_request (PostgreSQL), or NULL */
+	/* The statement that starts a PostgreSQL request's transaction: the role ($1, only
+	 * in enter_sql), then request.jwt.claims, .method, .path, .headers and .cookies,
+	 * then rest_pre_request's function if set (settings_sql: without access control,
+	 * when that function is set). */
+	struct buf enter_sql, settings_sql;
 };
 
+
+/* respset.c */
+#define REST_RESP_HEADERS_MAX	64	/* headers one response.headers may set */
+/*
+ * Applies response.headers and response.status (NULL or "": unset) to an answer below
+ * 400.  0, or -1 with e set (500 PGRST111 or PGRST112), nothing applied.
+ */
+int rest_resp_apply(struct arena *ar, struct resp *rs, const char *headers,
+    const char *status, struct rest_err *e);
+/* Keeps columns col and col + 1 of st's row (response.headers, response.status) in
+ * t->resp_headers and t->resp_status when not empty. */
+void rest_resp_capture(struct arena *ar, struct rest_thread *t, struct db_stmt *st,
+    int col);
+
+/* cookies.c */
+#define REST_COOKIES_MAX	128		/* pairs kept of one Cookie header */
+#define REST_COOKIES_BYTES	(64 * 1024)	/* past it, request.cookies is {} */
+/* The Cookie header (NULL: none) as the JSON object of request.cookies, in the arena,
+ * its length in *len; NULL when the arena is full. */
+char *rest_cookies_json(struct arena *ar, const char *header, size_t *len);
 
 /* Who a request runs as. */
 struct rest_identity {
@@ -755,8 +802,11 @@ int rest_auth_error(struct resp *rs, const struct rest_err *e);
  * Before the verb, for an active identity: on SQLite checks rest_grants for the table or
  * (rpc) function name (NULL: only that rest_grants names the role, for openapi.c, which
  * asks rest_auth_may() table by table); on PostgreSQL opens the request's transaction and sets the role
- * and request.jwt.claims, request.method, request.path, request.headers in it (t->in_txn).  Returns 0, or
- * -1 after answering the refusal or the database's error.
+ * and request.jwt.claims, request.method, request.path, request.headers, request.cookies in it
+ * (t->in_txn), then calls rest_pre_request's function, in one statement.  Without access control
+ * (id->active 0) it is called only where that function is set: the same without the role
+ * (request.jwt.claims {}), and nothing on SQLite.  Returns 0, or -1 after answering the refusal
+ * or the database's error (what the function raised).
  */
 int rest_auth_enter(struct req *rq, struct resp *rs, struct rest_thread *t,
     const struct rest_identity *id, const char *name, int rpc);
@@ -790,6 +840,7 @@ enum rest_accept {
 	REST_ACCEPT_JSON,
 	REST_ACCEPT_CSV,
 	REST_ACCEPT_OBJECT,
+	REST_ACCEPT_GEOJSON,	/* application/geo+json: where the schema has PostGIS */
 	REST_ACCEPT_PLAN,	/* application/vnd.pgrst.plan[+text]: EXPLAIN's text */
 	REST_ACCEPT_PLAN_JSON,	/* application/vnd.pgrst.plan+json */
 };
@@ -817,8 +868,12 @@ int rest_prefs_read(const struct req *rq, struct rest_prefs *pf, struct rest_err
  */
 int rest_count_planned(struct req *rq, struct rest_thread *t, struct rest_node *root,
     int table, int64_t *n);
-/* The response type the Accept header asks for, or REST_ACCEPT_BAD with e set. */
-enum rest_accept rest_accept(const struct req *rq, struct rest_err *e);
+/* The response type the Accept header asks for, or REST_ACCEPT_BAD with e set (406
+ * PGRST107); application/geo+json only where sc has PostGIS (sc->geojson). */
+enum rest_accept rest_accept(const struct req *rq, const struct rest_schema *sc,
+    struct rest_err *e);
+/* The shape of the body a read answers acc with (CSV, GeoJSON, else JSON). */
+enum rest_shape rest_shape_of(enum rest_accept acc);
 /* For the plan types: "explain (format F[, option...]) " from Accept's options=
  * (analyze|verbose|settings|buffers|wal) into b.  0, or -1 with e set (an unknown option,
  * or a back end without EXPLAIN's JSON: 406 PGRST107). */

@@ -361,7 +361,7 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	}
 	if (p == NULL || root == NULL || given == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
-	if ((acc = rest_accept(rq, &e)) == REST_ACCEPT_BAD)
+	if ((acc = rest_accept(rq, t->sc, &e)) == REST_ACCEPT_BAD)
 		return rest_error(rs, &e);
 	if (acc >= REST_ACCEPT_PLAN) {
 		rest_err_set(&e, 406, "PGRST107", NULL, "a query plan is for reads of tables only");
@@ -393,10 +393,14 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 		buf_puts(&t->sql, t->d->scalar_open);
 		buf_puts(&t->sql, fromsql);
 		buf_puts(&t->sql, t->d->scalar_close);
+		if (t->d->resp_settings != NULL)
+			buf_puts(&t->sql, t->d->resp_settings);
 		if (rest_bind_run(rq, rs, t, p, &st) < 0)
 			return 0;
 		if (db_step(st) != DB_ROW)
 			return rest_db_error(rs, t, rq->db);
+		if (t->d->resp_settings != NULL)
+			rest_resp_capture(rq->arena, t, st, 1);
 		v = db_column_text(st, 0, &len);
 		if (v == NULL)
 			v = "null", len = 4;
@@ -418,8 +422,8 @@ rpc_call(struct req *rq, struct resp *rs, struct rest_thread *t, const char *nam
 	if (acc == REST_ACCEPT_CSV && (csv = rest_csv_header(&g, root)) == NULL)
 		return resp_error(rs, 413, "too_large", "the request is too large", NULL, NULL);
 	g.body_max = t->body_max;
-	if (rest_sql_select(&g, root, fromsql, acc == REST_ACCEPT_CSV ? REST_SHAPE_CSV :
-	    REST_SHAPE_JSON, count) < 0)
+	g.resp_settings = t->d->resp_settings != NULL;
+	if (rest_sql_select(&g, root, fromsql, rest_shape_of(acc), count) < 0)
 		return rest_error(rs, &e);
 	return rest_answer_read(rq, rs, t, &g, root, acc, count, -1, csv);
 }

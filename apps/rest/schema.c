@@ -102,6 +102,7 @@ rest_schema_free(struct rest_schema *sc)
 		free(sc->funcs[i].reads);
 	}
 	free(sc->funcs);
+	free(sc->geojson);
 	free(sc);
 }
 
@@ -1333,6 +1334,26 @@ schema_load_comments(struct rest_schema *sc, struct db *db, const struct rest_di
 	return rc == DB_DONE ? 0 : -1;
 }
 
+/* PostGIS's ST_AsGeoJSON(record), for Accept: application/geo+json, where the dialect
+ * has it and the database holds it.  0, or -1 when the database or memory failed. */
+static int
+schema_load_geojson(struct rest_schema *sc, struct db *db, const struct rest_dialect *d)
+{
+	struct db_stmt *st;
+	int rc;
+
+	if (d->schema_geojson == NULL)
+		return 0;
+	if ((st = db_prepare(db, d->schema_geojson)) == NULL)
+		return -1;
+	if ((rc = db_step(st)) == DB_ROW) {
+		sc->geojson = schema_strdup(schema_text(st, 0));
+		db_reset(st);
+		return sc->geojson != NULL ? 0 : -1;
+	}
+	return rc == DB_DONE ? 0 : -1;
+}
+
 struct rest_schema *
 rest_schema_load(struct db *db, const struct rest_dialect *d, const char *nsp)
 {
@@ -1343,7 +1364,8 @@ rest_schema_load(struct db *db, const struct rest_dialect *d, const char *nsp)
 	if (schema_load_cols(sc, db, d, nsp) < 0 || schema_load_fks(sc, db, d, nsp) < 0 ||
 	    schema_load_ddl(sc, db, d) < 0 || schema_load_uniques(sc, db, d, nsp) < 0 ||
 	    schema_load_view_fks(sc, db, d, nsp) < 0 || schema_load_funcs(sc, db, d, nsp) < 0 ||
-	    schema_load_comments(sc, db, d, nsp) < 0 || rest_schema_lite_reads(sc, db) < 0) {
+	    schema_load_comments(sc, db, d, nsp) < 0 || schema_load_geojson(sc, db, d) < 0 ||
+	    rest_schema_lite_reads(sc, db) < 0) {
 		rest_schema_free(sc);
 		return NULL;
 	}

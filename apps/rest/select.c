@@ -525,10 +525,22 @@ key_text(struct rest_gen *g, const char *key, int first)
 	buf_free(&k);
 }
 
+/* An output column's name: _k<k> (columns 1), or its key (columns 2: GeoJSON's
+ * properties are the record's column names). */
+static void
+col_as(struct rest_gen *g, int columns, size_t k, const char *key)
+{
+	if (columns == 2) {
+		buf_puts(g->sql, " as ");
+		sqlb_ident(g->sql, key);
+	} else
+		buf_printf(g->sql, " as _k%zu", k);
+}
+
 /*
  * The output of n over alias: with columns, "expr as _k0, expr as _k1, ..." (CSV: named by
- * position, since two keys may be the same, select=a:name,a:artist_id); without, one
- * concatenation giving the row's JSON object as text.
+ * position, since two keys may be the same, select=a:name,a:artist_id; 2: named by key);
+ * without, one concatenation giving the row's JSON object as text.
  */
 static int
 gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int columns)
@@ -547,7 +559,7 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 					if (nout)
 						buf_puts(g->sql, ", ");
 					col_value(g, alias, n->table, c);
-					buf_printf(g->sql, " as _k%zu", nout);
+					col_as(g, columns, nout, t->cols[c].name);
 				} else {
 					key_text(g, t->cols[c].name, nout == 0);
 					col_text(g, alias, n->table, c);
@@ -569,7 +581,7 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 				if (gen_spread_col(g, it->embed, alias, cols[k], !columns) < 0)
 					return -1;
 				if (columns)
-					buf_printf(g->sql, " as _k%zu", nout);
+					col_as(g, columns, nout, keys[k]);
 				nout++;
 			}
 			continue;
@@ -600,7 +612,7 @@ gen_items(struct rest_gen *g, struct rest_node *n, const char *alias, int column
 			buf_puts(g->sql, ", 'null')");
 		}
 		if (columns)
-			buf_printf(g->sql, " as _k%zu", nout - 1);
+			col_as(g, columns, nout - 1, it->alias ? it->alias : it->name);
 	}
 	if (!columns)
 		buf_puts(g->sql, nout ? " || '}'" : "'{}'");
@@ -888,7 +900,8 @@ rest_sql_order_limit(struct rest_gen *g, const struct rest_node *n, const char *
 
 /*
  * The rows of n: "select <items> from <from> alias where <join> <filters> order limit".
- * columns: one SQL column per key (CSV); otherwise one JSON text _j.
+ * columns: one SQL column per key (1: CSV's, by position; 2: GeoJSON's, by key);
+ * otherwise one JSON text _j.
  */
 static int
 gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *alias,
@@ -900,7 +913,7 @@ gen_rows(struct rest_gen *g, struct rest_node *n, const char *from, const char *
 	buf_init(&joins, REST_SQL_MAX);
 	g->joins = &joins;
 	buf_puts(g->sql, "select ");
-	rc = columns ? gen_items(g, n, alias, 1) : gen_obj(g, n, alias, 0);
+	rc = columns ? gen_items(g, n, alias, columns) : gen_obj(g, n, alias, 0);
 	g->joins = outer;
 	if (rc == 0 && !columns)
 		buf_puts(g->sql, " as _j");
@@ -1051,7 +1064,7 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 {
 	char a[16] = "_t0";
 	struct buf joins;
-	int direct = shape != REST_SHAPE_CSV && root->norder == 0 &&
+	int direct = shape == REST_SHAPE_JSON && root->norder == 0 &&
 	    root->limit < 0 && root->offset == 0 && !has_agg(root), rc = 0;
 	/* The body capped in the statement (rest_sql_capped_body()): the select below
 	 * becomes the subquery _s of one that lets through body_max bytes at most. */
@@ -1065,7 +1078,9 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 	if (wrap) {
 		buf_puts(g->sql, "select ");
 		rest_sql_capped_body(g);
-		buf_puts(g->sql, count ? ", _s._c from (" : " from (");
+		if (count)
+			buf_puts(g->sql, ", _s._c");
+		buf_puts(g->sql, g->resp_settings ? ", _s._rh, _s._rs from (" : " from (");
 	}
 	buf_puts(g->sql, "select ");
 	buf_init(&joins, REST_SQL_MAX);
@@ -1083,11 +1098,18 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		g->joins = NULL;
 	} else if (shape == REST_SHAPE_CSV) {
 		gen_csv_agg(g, root);
+	} else if (shape == REST_SHAPE_GEOJSON) {
+		/* PostgREST's: each row a Feature, its geometry column the geometry and
+		 * the others its properties. */
+		buf_printf(g->sql, "json_build_object('type', 'FeatureCollection', 'features', "
+		    "coalesce(json_agg(%s(_r)::json), '[]'))::text", g->sc->geojson);
 	} else
 		arr_of_j(g, g->bare);
 	buf_puts(g->sql, wrap ? " as _b, count(*) as _n" : ", count(*)");
 	if (count && rc == 0)
 		rc = gen_total(g, root, from, wrap);
+	if (g->resp_settings)
+		buf_puts(g->sql, g->d->resp_settings);
 	if (direct && rc == 0)
 		rc = gen_from_where(g, root, from, a, NULL, &joins);
 	buf_free(&joins);
@@ -1095,7 +1117,8 @@ rest_sql_select(struct rest_gen *g, struct rest_node *root, const char *from,
 		return -1;
 	if (!direct) {
 		buf_puts(g->sql, " from (");
-		if (gen_rows(g, root, from, a, NULL, shape == REST_SHAPE_CSV) < 0)
+		if (gen_rows(g, root, from, a, NULL, shape == REST_SHAPE_CSV ? 1 :
+		    shape == REST_SHAPE_GEOJSON ? 2 : 0) < 0)
 			return -1;
 		buf_puts(g->sql, ") _r");
 	}

@@ -419,11 +419,12 @@ write_start(struct req *rq, struct resp *rs, struct rest_thread *t, struct rest_
 	/* body_max: on PostgreSQL a representation past the response cap fails in the
 	 * statement (54000, as SQLite's length limit), before the worker receives it. */
 	rest_gen_start(g, t, rq->arena, &t->sql, p, e, t->body_max);
-	if ((*acc = rest_accept(rq, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV ||
-	    *acc >= REST_ACCEPT_PLAN) {
+	if ((*acc = rest_accept(rq, t->sc, e)) == REST_ACCEPT_BAD || *acc == REST_ACCEPT_CSV ||
+	    *acc >= REST_ACCEPT_GEOJSON) {
 		if (*acc != REST_ACCEPT_BAD)
 			rest_err_set(e, 406, "PGRST107", NULL, "%s is for reads only",
-			    *acc == REST_ACCEPT_CSV ? "text/csv" : "a query plan");
+			    *acc == REST_ACCEPT_CSV ? "text/csv" : *acc == REST_ACCEPT_GEOJSON ?
+			    "application/geo+json" : "a query plan");
 		(void)rest_error(rs, e);
 		return -1;
 	}

@@ -10,7 +10,10 @@
  * 204 for an origin of rest_cors_origins and 403 for any other.  With access control on,
  * the request's token is verified next and the verb runs between rest_auth_enter() and
  * rest_auth_leave() (auth.c): in the role's transaction on PostgreSQL, after the role's
- * grants are checked on SQLite.
+ * grants are checked on SQLite.  With rest_pre_request (PostgreSQL) rest_auth_enter()
+ * runs with or without access control: the request's settings and that function first,
+ * in the request's transaction.  response.headers and response.status that a function
+ * set are applied to the answer last (respset.c).
  *
  * Each serving thread holds the process's schemas (schemas.c: one per name of
  * rest_schemas, the request's picked by Accept-Profile or Content-Profile), its
@@ -412,6 +415,8 @@ rest_handle(struct req *rq, struct resp *rs)
 	t->in_txn = 0;
 	t->idem = NULL;
 	t->access.role = NULL;
+	t->resp_headers = NULL;
+	t->resp_status = NULL;
 	if (rest_prefs_read(rq, &t->prefs, &e) < 0)
 		return rest_error(rs, &e);
 	if (t->prefs.applied[0] != '\0')
@@ -435,12 +440,21 @@ rest_handle(struct req *rq, struct resp *rs)
 	/* What only reads may go to a standby (db_read=); everything else stays on db=. */
 	if (rq->method == REQ_GET || rq->method == REQ_HEAD)
 		db_route(rq->db, DB_ROUTE_READ);
-	if (id.active && rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
+	/* The role, the request's settings and the pre-request function: only where
+	 * access control or rest_pre_request asks for them, so that nothing is spent
+	 * otherwise. */
+	if ((id.active || t->auth->pre_request != NULL) &&
+	    rest_auth_enter(rq, rs, t, &id, name, rpc) < 0)
 		return 0;
 	if (rest_search_path(t, rq) < 0)
 		rest_db_error(rs, t, rq->db);
 	else
 		rc = rest_verb(rq, rs, t, name, rpc, table);
+	/* response.headers and response.status as the request's functions set them; a
+	 * bad value fails the request (and rolls back its transaction). */
+	if ((t->resp_headers != NULL || t->resp_status != NULL) &&
+	    rest_resp_apply(rq->arena, rs, t->resp_headers, t->resp_status, &e) < 0)
+		rest_error(rs, &e);
 	/* A failure is auth.c's to read (its SQLSTATE) and end. */
 	if (t->in_txn && t->prefs.rollback && rs->status < 400) {
 		(void)db_rollback(rq->db);

@@ -4,7 +4,9 @@
  * base64url, claims that are no JSON object, deep nesting, alg "none", an HS256 token
  * against an RSA key, expired, not yet valid, wrong audience) in, the role or the 401's
  * code and message out; RS256 and ES256 against PEM public keys made by the openssl
- * command; and the settings that must stop a worker at start-up.
+ * command; the settings that must stop a worker at start-up (a rest_pre_request that is
+ * no function's name among them); and the Cookie header as request.cookies' JSON
+ * (cookies.c), well-formed and hostile.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -530,6 +532,91 @@ test_rest_grants_hostile(void)
 	rest_auth_clear(&a);
 }
 
+
+/* rest_pre_request: the statements carry the quoted function; a bad name stops the
+ * worker; without it the statements set the settings only. */
+static void
+test_rest_auth_pre_request(void)
+{
+	struct rest_auth a;
+
+	unsetenv("SLUICE_REST_PRE_REQUEST");
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, NULL), 0);
+	CHECK(a.pre_request == NULL);
+	CHECK_STR(a.settings_sql.data, "select set_config('request.jwt.claims', $1, true), "
+	    "set_config('request.method', $2, true), set_config('request.path', $3, true), "
+	    "set_config('request.headers', $4, true), set_config('request.cookies', $5, true)");
+	CHECK(strncmp(a.enter_sql.data, "select set_config('role', $1, true), "
+	    "set_config('request.jwt.claims', $2, true)", 77) == 0);
+	rest_auth_clear(&a);
+	setenv("SLUICE_REST_PRE_REQUEST", "api.check_request", 1);
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, NULL), 0);
+	CHECK_STR(a.pre_request, "api.check_request");
+	CHECK(strstr(a.settings_sql.data, "$5, true), \"api\".\"check_request\"()") != NULL);
+	CHECK(strstr(a.enter_sql.data, "$6, true), \"api\".\"check_request\"()") != NULL);
+	rest_auth_clear(&a);
+	setenv("SLUICE_REST_PRE_REQUEST", "check_Request2", 1);
+	CHECK_INT(load(&a, NULL, NULL, NULL, NULL, NULL), 0);
+	CHECK(strstr(a.settings_sql.data, ", \"check_Request2\"()") != NULL);
+	rest_auth_clear(&a);
+	{
+		static const char *const bad[] = { "a.b.c", ".fn", "fn.", "x(); drop table t",
+			"f\"n", "1fn", "s.f n", "fn()", "s..f",
+			"f0123456789012345678901234567890123456789012345678901234567890123" };
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			setenv("SLUICE_REST_PRE_REQUEST", bad[i], 1);
+			CHECK_INT(load(&a, NULL, NULL, NULL, NULL, NULL), -1);
+		}
+	}
+	unsetenv("SLUICE_REST_PRE_REQUEST");
+}
+
+/* The Cookie header as request.cookies: "{}" when cookies is NULL. */
+static const char *
+cookies(const char *h)
+{
+	size_t len;
+	const char *j;
+
+	arena_reset(ar);
+	j = rest_cookies_json(ar, h, &len);
+	return j != NULL && strlen(j) == len ? j : "(bad)";
+}
+
+static void
+test_rest_cookies(void)
+{
+	static char big[200000];
+	size_t i;
+
+	CHECK_STR(cookies(NULL), "{}");
+	CHECK_STR(cookies(""), "{}");
+	CHECK_STR(cookies("a=1"), "{\"a\":\"1\"}");
+	CHECK_STR(cookies("a=1; b=two words ;c = x=y"),
+	    "{\"a\":\"1\",\"b\":\"two words\",\"c\":\"x=y\"}");
+	CHECK_STR(cookies("s=\"quoted\"; e="), "{\"s\":\"\\\"quoted\\\"\",\"e\":\"\"}");
+	/* Hostile: no '=', empty names, repeats, separators only, escapes, not UTF-8,
+	 * control characters. */
+	CHECK_STR(cookies("novalue; =x; ;;; a=1; a=2"), "{\"a\":\"1\"}");
+	CHECK_STR(cookies(";;;;"), "{}");
+	CHECK_STR(cookies("k=back\\slash\"q"), "{\"k\":\"back\\\\slash\\\"q\"}");
+	CHECK_STR(cookies("bad=\xff\xfe; ok=1; \xc3=2"), "{\"ok\":\"1\"}");
+	CHECK_STR(cookies("c=a\x01b; d=\x7f; n\x1b=1; ok=\xc3\xa9"), "{\"ok\":\"\xc3\xa9\"}");
+	/* Past REST_COOKIES_MAX pairs the rest is left out; past the bytes, {}. */
+	big[0] = '\0';
+	for (i = 0; i < 300; i++)
+		snprintf(big + strlen(big), sizeof(big) - strlen(big), "c%zu=v; ", i);
+	CHECK(strstr(cookies(big), "\"c127\":\"v\"") != NULL);
+	CHECK(strstr(cookies(big), "\"c128\"") == NULL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[0] = 'a';
+	big[1] = '=';
+	big[sizeof(big) - 1] = '\0';
+	CHECK_STR(cookies(big), "{}");
+}
+
 int
 main(void)
 {
@@ -543,6 +630,8 @@ main(void)
 	RUN(test_rest_auth_settings);
 	RUN(test_rest_grants_per_table);
 	RUN(test_rest_grants_hostile);
+	RUN(test_rest_auth_pre_request);
+	RUN(test_rest_cookies);
 	arena_free(ar);
 	return harness_done();
 }
