@@ -288,6 +288,7 @@ rt_events_open(struct rt *t)
 	const char *path = settings_get(SETTING_REALTIME_SOCKET);
 	struct sockaddr_un sa;
 	struct stat st;
+	int rc = -1;
 
 	if (path == NULL || *path == '\0')
 		return 0;
@@ -300,8 +301,17 @@ rt_events_open(struct rt *t)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* Mode 0660 from the start (a tight umask while it binds, at start-up, before any
+	 * thread): a datagram is taken as a committed write's announcement, a deleted
+	 * record's fields included, so only the pools' user and group may send one. */
 	if ((t->events_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) < 0 || bind(t->events_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	    0)) >= 0) {
+		mode_t old = umask(0117);
+
+		rc = bind(t->events_fd, (struct sockaddr *)&sa, sizeof(sa));
+		(void)umask(old);
+	}
+	if (t->events_fd < 0 || rc < 0) {
 		fprintf(stderr, "realtime: realtime_socket %s: %s\n", path, strerror(errno));
 		return -1;
 	}

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1153,6 +1154,13 @@ test_realtime_events_read(void)
 	CHECK(sse_wait(a.fd, &a.in, "event:posts/*\ndata:{\"action\":\"create\",\"record\":{",
 	    5000));
 	CHECK(sse_wait(a.fd, &a.in, "\"title\":\"read\"", 1000));
+	/* Only the pools' user and group may announce: the socket is mode 0660. */
+	{
+		struct stat st;
+
+		CHECK(stat(sock, &st) == 0 && S_ISSOCK(st.st_mode));
+		CHECK_INT(st.st_mode & 0777, 0660);
+	}
 	sse_close(&a);
 	buf_free(&out);
 	stack_stop(&s);
