@@ -22,48 +22,6 @@ multipart_find(const char *h, size_t hlen, const char *needle, size_t nlen)
 	return -1;
 }
 
-/* The delimiter "\r\n--BOUNDARY" of content_type into delim[size]: its length, or -1. */
-static int
-multipart_delim(const char *content_type, char *delim, size_t size)
-{
-	const char *b = content_type != NULL ? strstr(content_type, "boundary=") : NULL;
-	size_t bl;
-	int n;
-
-	if (b == NULL)
-		return -1;
-	b += 9;
-	if (*b == '"')
-		b++;
-	for (bl = 0; b[bl] != '\0' && b[bl] != '"' && b[bl] != ';' && b[bl] != ' '; bl++)
-		;
-	if (bl == 0 || bl > 70)
-		return -1;
-	n = snprintf(delim, size, "\r\n--%.*s", (int)bl, b);
-	return n < 0 || (size_t)n >= size ? -1 : n;
-}
-
-int
-multipart_open(struct multipart *m, const char *content_type, const char *body,
-    size_t len)
-{
-	int n;
-
-	memset(m, 0, sizeof(*m));
-	m->done = 1;
-	m->final = MULTIPART_BAD;
-	if ((n = multipart_delim(content_type, m->delim, sizeof(m->delim))) < 0)
-		return MULTIPART_BAD;
-	m->dlen = (size_t)n;
-	/* The first delimiter has no CRLF before it. */
-	if (body == NULL || len < m->dlen - 2 || memcmp(body, m->delim + 2, m->dlen - 2) != 0)
-		return MULTIPART_BAD;
-	m->p = body + m->dlen - 2;
-	m->rest = len - (m->dlen - 2);
-	m->done = 0;
-	return 0;
-}
-
 /*
  * Reads the value of the parameter key (klen bytes) of a Content-Disposition's parameters
  * v[0..vlen) (after "form-data") into *out, *olen: 1 found, 0 absent, -1 malformed (a
@@ -108,6 +66,44 @@ multipart_param(const char *v, size_t vlen, const char *key, size_t klen, const 
 			return 1;
 		}
 	}
+}
+
+/* The delimiter "\r\n--BOUNDARY" of content_type (its boundary parameter, named in any
+ * case, quoted or not) into delim[size]: its length, or -1. */
+static int
+multipart_delim(const char *content_type, char *delim, size_t size)
+{
+	const char *semi = content_type != NULL ? strchr(content_type, ';') : NULL, *b;
+	size_t bl;
+	int n;
+
+	if (semi == NULL ||
+	    multipart_param(semi, strlen(semi), "boundary", 8, &b, &bl) != 1 ||
+	    bl == 0 || bl > 70)
+		return -1;
+	n = snprintf(delim, size, "\r\n--%.*s", (int)bl, b);
+	return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+int
+multipart_open(struct multipart *m, const char *content_type, const char *body,
+    size_t len)
+{
+	int n;
+
+	memset(m, 0, sizeof(*m));
+	m->done = 1;
+	m->final = MULTIPART_BAD;
+	if ((n = multipart_delim(content_type, m->delim, sizeof(m->delim))) < 0)
+		return MULTIPART_BAD;
+	m->dlen = (size_t)n;
+	/* The first delimiter has no CRLF before it. */
+	if (body == NULL || len < m->dlen - 2 || memcmp(body, m->delim + 2, m->dlen - 2) != 0)
+		return MULTIPART_BAD;
+	m->p = body + m->dlen - 2;
+	m->rest = len - (m->dlen - 2);
+	m->done = 0;
+	return 0;
 }
 
 /* Reads a Content-Disposition value v[0..vlen) into part.  0, or -1 (malformed). */

@@ -2,8 +2,8 @@
  * multipart.h: the records API's reading of a multipart/form-data body (RFC 7578): the
  * PocketBase SDK's FormData on create and update, and the "@jsonPayload" of its batch.
  *
- * The boundary comes from the Content-Type's parameter (quoted or not, 1 to 70
- * characters).  multipart_next() walks the parts in order: each part's CRLF-delimited
+ * The boundary comes from the Content-Type's boundary parameter (its name in any case,
+ * its value quoted or not, 1 to 70 characters).  multipart_next() walks the parts in order: each part's CRLF-delimited
  * headers are read (Content-Disposition: form-data with its name and filename parameters,
  * Content-Type), and its value runs up to the next delimiter.  Nothing is copied and
  * nothing allocated: names, types and values point inside the body.

@@ -48,6 +48,9 @@ test_read(void)
 	CHECK_STR(v, "{\"requests\":[]}");
 	CHECK_INT(field("multipart/form-data; boundary=XyZ; charset=utf-8", GOOD, v,
 	    sizeof(v)), 0);
+	CHECK_INT(field("multipart/form-data;charset=\"a;boundary=no\"; BOUNDARY=XyZ", GOOD, v,
+	    sizeof(v)), 0);
+	CHECK_STR(v, "{\"requests\":[]}");
 	/* A value holding CRLFs and dashes that are not the delimiter. */
 	CHECK_INT(field(CT, "--XyZ\r\nContent-Disposition: form-data; name=\"@jsonPayload\""
 	    "\r\n\r\na\r\n--Xy\r\nb\r\n--XyZ--", v, sizeof(v)), 0);
@@ -85,6 +88,8 @@ test_refused(void)
 		CHECK_INT(field(CT, bodies[i], v, sizeof(v)), -1);
 	CHECK_INT(field("multipart/form-data", GOOD, v, sizeof(v)), -1);
 	CHECK_INT(field("multipart/form-data; boundary=", GOOD, v, sizeof(v)), -1);
+	CHECK_INT(field("multipart/form-data; xboundary=XyZ", GOOD, v, sizeof(v)), -1);
+	CHECK_INT(field("multipart/form-data; boundary=\"XyZ", GOOD, v, sizeof(v)), -1);
 	CHECK_INT(field(NULL, GOOD, v, sizeof(v)), -1);
 	memset(ct, 'a', sizeof(ct));
 	memcpy(ct, "boundary=", 9);
