@@ -27,7 +27,7 @@
  *            password mailed to the record, for the collections SLUICE_RECORDS_OTP names
  *            (otp.c)
  *
- * Bodies: JSON or application/x-www-form-urlencoded.
+ * Bodies: JSON, application/x-www-form-urlencoded or multipart/form-data (form.c).
  *
  * Statuses: 400 (malformed parameters or body, failed validation), 401 (an invalid or
  * expired Authorization token), 403 (a superusers-only rule, @request in a filter), 404
@@ -156,57 +156,6 @@ notfound:
 	return -1;
 }
 
-/*
- * Reads a form body (a=1&b=x&b=y), decoded by req_form(), into x->body as an object of
- * strings, a key given more than once as an array of them; rec_value() then reads each by
- * its field's type.  0, or -1 with a 400 answered (a malformed escape, a NUL, text that is
- * not UTF-8, more than REQ_PARAMS_MAX pairs) or a 413 (the arena's cap).
- */
-static int
-rec_form(struct rec_ctx *x)
-{
-	struct req_param *p;
-	size_t n, i;
-	enum req_err re;
-
-	x->form = 1;
-	if ((re = req_form(x->rq, &p, &n)) == REQ_ENOMEM ||
-	    (x->body = cJSON_CreateObject()) == NULL) {
-		rec_error(x->rs, 413, NULL, NULL);
-		return -1;
-	}
-	x->f.body = x->body;
-	if (re != REQ_OK)
-		goto bad;
-	for (i = 0; i < n; i++) {
-		cJSON *old, *v, *arr;
-
-		if (!str_utf8_valid(p[i].key, p[i].keylen) ||
-		    !str_utf8_valid(p[i].val, p[i].vallen) ||
-		    (v = cJSON_CreateString(p[i].val)) == NULL)
-			goto bad;
-		old = cJSON_GetObjectItemCaseSensitive(x->body, p[i].key);
-		if (old == NULL)
-			cJSON_AddItemToObject(x->body, p[i].key, v);
-		else if (cJSON_IsArray(old))
-			cJSON_AddItemToArray(old, v);
-		else {
-			if ((arr = cJSON_CreateArray()) == NULL) {
-				cJSON_Delete(v);
-				goto bad;
-			}
-			cJSON_AddItemToArray(arr, cJSON_Duplicate(old, 1));
-			cJSON_AddItemToArray(arr, v);
-			cJSON_ReplaceItemInObjectCaseSensitive(x->body, p[i].key, arr);
-		}
-	}
-	return 0;
-bad:
-	rec_error(x->rs, 400, "Failed to load the submitted data due to invalid formatting.",
-	    NULL);
-	return -1;
-}
-
 /* Parses a JSON object body into x->body; 0, or -1 with a 400 answered. */
 static int
 rec_body(struct rec_ctx *x)
@@ -219,6 +168,8 @@ rec_body(struct rec_ctx *x)
 	}
 	if (req_content_type_is(x->rq, "application/x-www-form-urlencoded"))
 		return rec_form(x);
+	if (req_content_type_is(x->rq, "multipart/form-data"))
+		return rec_multipart(x);
 	if (!req_content_type_is(x->rq, "application/json") &&
 	    req_header(x->rq, "Content-Type") != NULL) {
 		rec_error(x->rs, 400, "Only JSON and form bodies are supported.", NULL);

@@ -4,6 +4,7 @@
  *
  *   main.c    the endpoint: the thread's state, the route, the body, main()
  *   auth.c    who asks: the token and its record
+ *   form.c    form bodies (urlencoded, multipart) read into the object a JSON body makes
  *   write.c   create, update, delete and sign-in: the body by field type, the rules, tokens
  *   commit.c  the writes committed, by common/dbwrite.h's db_write()
  *   publish.c  a committed write announced on the realtime socket
@@ -47,6 +48,14 @@ extern const char *rec_limit_exempt;	/* SLUICE_RECORDS_AUTH_LIMIT_EXEMPT; NULL: 
  */
 int rec_limit(struct rec_ctx *x, const char *what);
 
+/*
+ * form.c: reads the body of x (application/x-www-form-urlencoded: rec_form();
+ * multipart/form-data: rec_multipart()) into x->body, an object of strings (and of an
+ * "@jsonPayload" part's values), and sets x->form.  0, or -1 with a 400 (malformed, not
+ * UTF-8, a NUL, too many pairs or parts, a file) or a 413 (the arena's cap) answered.
+ */
+int rec_form(struct rec_ctx *x);
+int rec_multipart(struct rec_ctx *x);
 
 
 

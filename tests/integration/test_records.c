@@ -21,7 +21,10 @@
  * addresses: PocketBase's 429 past each; sign-in with a one-time password
  * (records_otp=users,_superusers, over databases without _otps, which the workers make):
  * request-otp and auth-with-otp against wrong, used, expired, other collections' and
- * malformed input, the code read from the captured mail.
+ * malformed input, the code read from the captured mail; multipart/form-data bodies (the
+ * SDK's FormData: fields, "@jsonPayload", modifiers) and hostile ones (no boundary, the
+ * boundary in a value, 8 kB part headers, 1,001 parts, a file named ../../etc/passwd,
+ * NULs, bad UTF-8), each a 400 that writes nothing.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -2126,6 +2129,193 @@ test_records_seeded_database_not_world_readable(void)
 	stack_sh("rm -f %s %s-wal %s-shm %s-wlock", path, path, path, path);
 }
 
+#define RX_MP_CT	"Content-Type: multipart/form-data; boundary=RxB"
+#define RX_MP_PART(name)	"--RxB\r\nContent-Disposition: form-data; name=\"" name "\"\r\n\r\n"
+/* The fields of a valid user: a body holding them that is refused writes nobody. */
+#define RX_MP_USER	RX_MP_PART("email") "mpbad@example.com\r\n" RX_MP_PART("password") \
+	"mp-pass-123\r\n" RX_MP_PART("passwordConfirm") "mp-pass-123\r\n"
+
+/* Sends body[0..len) of Content-Type ct to s (auth token or NULL): the status, the body
+ * (free it) in *out; -1 without an answer. */
+static long
+rx_raw(struct stack *s, const char *method, const char *path, const char *auth,
+    const char *ct, const char *body, size_t len, char **out)
+{
+	char url[512], h1[TOKEN_MAX + 32];
+	const char *headers[3] = { ct, NULL, NULL };
+	struct http_resp r;
+	long st = -1;
+
+	*out = NULL;
+	if (auth != NULL) {
+		snprintf(h1, sizeof(h1), "Authorization: %s", auth);
+		headers[1] = h1;
+	}
+	snprintf(url, sizeof(url), "%s%s", s->base, path);
+	http_resp_init(&r);
+	if (http_do(method, url, headers, body, len, 10000, &r) == 0) {
+		st = r.status;
+		*out = strdup(r.body.data ? r.body.data : "");
+	}
+	http_resp_free(&r);
+	return st;
+}
+
+/* A multipart create of a user that must be refused: 400 with PocketBase's JSON error
+ * and needle (when not NULL) in it, the users' count unchanged. */
+static void
+rx_mp_refused(const char *file, int line, struct stack *s, const char *ct, const char *body,
+    size_t len, const char *needle)
+{
+	long before = rx_total(s, "/api/collections/users/records?perPage=1"), st;
+	char *got = NULL;
+
+	st = rx_raw(s, "POST", "/api/collections/users/records", NULL, ct, body, len, &got);
+	if (st != 400 || got == NULL || strstr(got, "\"status\":400") == NULL ||
+	    (needle != NULL && strstr(got, needle) == NULL))
+		harness_fail(file, line, "multipart (%s): %ld %.300s, want 400 with %s",
+		    s == &rx.lite ? "sqlite" : "postgresql", st, got ? got : "",
+		    needle ? needle : "a JSON error");
+	if (before < 0 || rx_total(s, "/api/collections/users/records?perPage=1") != before)
+		harness_fail(file, line, "multipart: a refused body wrote a user");
+	free(got);
+}
+#define RX_MP_REFUSED(s, ct, body, needle) \
+	rx_mp_refused(__FILE__, __LINE__, s, ct, body, sizeof(body) - 1, needle)
+
+/* The string member key of the JSON object text into out[size]; 0 or -1. */
+static int
+rx_member(const char *text, const char *key, char *out, size_t size)
+{
+	cJSON *j = cJSON_Parse(text ? text : "");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+	int rc = -1;
+
+	if (cJSON_IsString(v) && strlen(v->valuestring) < size) {
+		memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
+		rc = 0;
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* What the SDK's FormData sends: a user created (a multi-line UTF-8 name, emailVisibility
+ * from an "@jsonPayload", an empty file input skipped), then signed in, creates a post
+ * (tags twice: an array) and updates it (tags+ and tags- modifiers, the title from an
+ * "@jsonPayload"). */
+static void
+rx_multipart_writes(struct stack *s)
+{
+	char body[2048], tok[TOKEN_MAX], path[128], uid[64], pid[64], *got = NULL;
+	const char *db = s == &rx.lite ? "lite" : "pg";
+	int n;
+
+	n = snprintf(body, sizeof(body), RX_MP_PART("email") "mp-%s@example.com\r\n"
+	    RX_MP_PART("password") "mp-pass-123\r\n" RX_MP_PART("passwordConfirm")
+	    "mp-pass-123\r\n" RX_MP_PART("name") "Multi\r\nPart \xc3\xa9\r\n"
+	    RX_MP_PART("@jsonPayload") "{\"emailVisibility\":true}\r\n--RxB\r\n"
+	    "Content-Disposition: form-data; name=\"avatar\"; filename=\"\"\r\n"
+	    "Content-Type: application/octet-stream\r\n\r\n\r\n--RxB--\r\n", db);
+	CHECK_INT(rx_raw(s, "POST", "/api/collections/users/records", NULL, RX_MP_CT, body,
+	    (size_t)n, &got), 200);
+	CHECK(got != NULL && strstr(got, "\"name\":\"Multi\\r\\nPart \xc3\xa9\"") != NULL &&
+	    strstr(got, "\"emailVisibility\":true") != NULL && strstr(got, "mp-") != NULL);
+	n = rx_member(got, "id", uid, sizeof(uid));
+	free(got);
+	snprintf(body, sizeof(body), "mp-%s@example.com", db);
+	if (n < 0 || rx_sign_in(s, "users", body, "mp-pass-123", tok) < 0) {
+		CHECK(!"the multipart user signs in");
+		return;
+	}
+	n = snprintf(body, sizeof(body), RX_MP_PART("title") "From a form\r\n"
+	    RX_MP_PART("status") "published\r\n" RX_MP_PART("author") "%s\r\n"
+	    RX_MP_PART("tags") "news\r\n" RX_MP_PART("tags") "tech\r\n--RxB--\r\n", uid);
+	CHECK_INT(rx_raw(s, "POST", "/api/collections/posts/records", tok, RX_MP_CT, body,
+	    (size_t)n, &got), 200);
+	CHECK(got != NULL && strstr(got, "\"tags\":[\"news\",\"tech\"]") != NULL &&
+	    strstr(got, "\"status\":\"published\"") != NULL && strstr(got, uid) != NULL);
+	n = rx_member(got, "id", pid, sizeof(pid));
+	free(got);
+	if (n < 0)
+		return;
+	snprintf(path, sizeof(path), "/api/collections/posts/records/%s", pid);
+	CHECK_INT(rx_raw(s, "PATCH", path, tok, RX_MP_CT, RX_MP_PART("tags+") "life\r\n"
+	    RX_MP_PART("@jsonPayload") "{\"title\":\"Renamed\"}\r\n--RxB--\r\n",
+	    sizeof(RX_MP_PART("tags+") "life\r\n" RX_MP_PART("@jsonPayload")
+	    "{\"title\":\"Renamed\"}\r\n--RxB--\r\n") - 1, &got), 200);
+	CHECK(got != NULL && strstr(got, "\"tags\":[\"news\",\"tech\",\"life\"]") != NULL &&
+	    strstr(got, "\"title\":\"Renamed\"") != NULL);
+	free(got);
+	CHECK_INT(rx_raw(s, "PATCH", path, tok, RX_MP_CT, RX_MP_PART("tags-") "news\r\n--RxB--",
+	    sizeof(RX_MP_PART("tags-") "news\r\n--RxB--") - 1, &got), 200);
+	CHECK(got != NULL && strstr(got, "\"tags\":[\"tech\",\"life\"]") != NULL);
+	free(got);
+}
+
+/* Hostile multipart bodies: each a clear 400, nobody written. */
+static void
+rx_multipart_hostile(struct stack *s)
+{
+	static const char ok[] = RX_MP_USER "--RxB--\r\n";
+	char *big, *p;
+	size_t i;
+
+	/* No boundary, an empty one, one past 70 characters. */
+	RX_MP_REFUSED(s, "Content-Type: multipart/form-data", ok, NULL);
+	RX_MP_REFUSED(s, "Content-Type: multipart/form-data; boundary=", ok, NULL);
+	RX_MP_REFUSED(s, "Content-Type: multipart/form-data; boundary=RxBxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", ok, NULL);
+	/* The boundary inside a value ends it there: what follows is no delimiter. */
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER RX_MP_PART("name") "a\r\n--RxB is here\r\n"
+	    "--RxB--\r\n", NULL);
+	/* No closing delimiter; headers that never end; no name; a header without colon. */
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER RX_MP_PART("name") "a\r\n", NULL);
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER "--RxB\r\nContent-Disposition: form-data; "
+	    "name=\"name\"\r\n", NULL);
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER "--RxB\r\nContent-Disposition: form-data\r\n\r\n"
+	    "a\r\n--RxB--", NULL);
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER "--RxB\r\nContent-Disposition: form-data; "
+	    "name=a\r\nbogus\r\n\r\na\r\n--RxB--", NULL);
+	/* A file, its name a path: refused, the field named. */
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER "--RxB\r\nContent-Disposition: form-data; "
+	    "name=\"avatar\"; filename=\"../../etc/passwd\"\r\nContent-Type: image/png\r\n\r\n"
+	    "root:x:0:0\r\n--RxB--\r\n", "{\"avatar\":{\"code\":\"validation_file_not_accepted\"");
+	/* A NUL, text that is not UTF-8, an "@jsonPayload" that is no object or no JSON. */
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER RX_MP_PART("name") "a\0b\r\n--RxB--", NULL);
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER RX_MP_PART("name") "a\xff\r\n--RxB--", NULL);
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER RX_MP_PART("@jsonPayload") "[1]\r\n--RxB--", NULL);
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER RX_MP_PART("@jsonPayload") "{\"a\":\r\n--RxB--",
+	    NULL);
+	/* The shared validation: a bool field's text read by its type. */
+	RX_MP_REFUSED(s, RX_MP_CT, RX_MP_USER RX_MP_PART("emailVisibility") "maybe\r\n--RxB--",
+	    "validation_invalid_bool");
+	/* Part headers of 8 kB; 1,001 parts. */
+	big = malloc(64 * 1024);
+	if (big == NULL)
+		return;
+	p = big + sprintf(big, "%s--RxB\r\nContent-Disposition: form-data; name=\"name\"\r\n"
+	    "X-Pad: ", RX_MP_USER);
+	memset(p, 'a', 8192);
+	strcpy(p + 8192, "\r\n\r\nx\r\n--RxB--\r\n");
+	rx_mp_refused(__FILE__, __LINE__, s, RX_MP_CT, big, strlen(big), NULL);
+	p = big + sprintf(big, "%s", RX_MP_USER);
+	for (i = 0; i < 1001; i++)
+		p += sprintf(p, RX_MP_PART("x") "v\r\n");
+	strcpy(p, "--RxB--\r\n");
+	rx_mp_refused(__FILE__, __LINE__, s, RX_MP_CT, big, strlen(big), NULL);
+	free(big);
+}
+
+/* multipart/form-data bodies (the SDK's FormData) on both back ends. */
+static void
+test_records_multipart_bodies(void)
+{
+	rx_multipart_writes(&rx.lite);
+	rx_multipart_writes(&rx.pgs);
+	rx_multipart_hostile(&rx.lite);
+	rx_multipart_hostile(&rx.pgs);
+}
+
 int
 main(void)
 {
@@ -2161,6 +2351,7 @@ main(void)
 	RUN(test_records_batch_off);
 	/* Last: it adds a user, which the SDK's tests would count. */
 	RUN(test_records_form_bodies);
+	RUN(test_records_multipart_bodies);
 	rx_stop();
 	return harness_done();
 }
