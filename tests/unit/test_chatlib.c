@@ -122,6 +122,28 @@ test_encode_choose(void)
 	}
 }
 
+/* encode_br_window(): the smallest window that holds the body, 2^10 to 2^21 bytes; a
+ * 190 kB page gets 2^18, whose ring buffer comes from the heap rather than fresh pages. */
+static void
+test_encode_br_window(void)
+{
+	static const struct {
+		size_t len;
+		int want;
+	} cases[] = {
+		{ 0, 10 }, { 1, 10 }, { 1024, 10 }, { 1025, 11 }, { 190000, 18 },
+		{ 262144, 18 }, { 262145, 19 }, { 2097152, 21 }, { 2097153, 21 },
+		{ (size_t)1 << 40, 21 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (encode_br_window(cases[i].len) != cases[i].want)
+			printf("  len %zu\n", cases[i].len);
+		CHECK_INT(encode_br_window(cases[i].len), cases[i].want);
+	}
+}
+
 /* encode_accepts(): gzip is taken whenever it is acceptable, br or not. */
 static void
 test_encode_accepts(void)
@@ -804,6 +826,7 @@ main(void)
 	RUN(test_tmpl_errors);
 	RUN(test_encode_choose);
 	RUN(test_encode_accepts);
+	RUN(test_encode_br_window);
 	RUN(test_page_cache);
 	RUN(test_page_cache_chunks);
 	RUN(test_chat_fields);
