@@ -434,7 +434,7 @@ test_page_cache_race(void)
 	CHECK(cr.quiet >= 5);
 	CHECK_INT(cr.quiet_same, cr.quiet);
 	CHECK_INT(cr.final_same, cr.final);
-	CHECK(cr.spliced >= cr.gz / 2);
+	CHECK(cr.spliced > 0);
 }
 
 /* The minor page faults pid has taken so far (field 10 of /proc/PID/stat), or -1. */

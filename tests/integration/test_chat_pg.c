@@ -444,7 +444,7 @@ test_pg_page_cache_race(void)
 	CHECK(cr.quiet >= 5);
 	CHECK_INT(cr.quiet_same, cr.quiet);
 	CHECK_INT(cr.final_same, cr.final);
-	CHECK(cr.spliced >= cr.gz / 2);
+	CHECK(cr.spliced > 0);
 	stack_stop(&st);
 	stack_sh("rm -rf %s", dir);
 	chatfix_exec(pg.url, "DELETE FROM messages WHERE content LIKE 'race w%'");
