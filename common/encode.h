@@ -5,7 +5,9 @@
  * gzip but not br, and identity otherwise ("q=0" refuses a coding; "*" stands for any
  * coding not named).  Bodies under ENCODE_MIN bytes are sent as they are: the framing
  * would cost more than it saves.  Brotli runs at quality 3 with a 2^21-byte window (the
- * settings of the benchmark this reproduces); gzip at zlib's default level.  The response
+ * settings of the benchmark this reproduces), or the smallest power of two that holds a
+ * smaller body (which compresses it the same, with a smaller buffer); gzip at zlib's
+ * default level.  The response
  * always gets "Vary: Accept-Encoding", since its representation depends on that header.
  */
 #ifndef SLUICE_ENCODE_H
@@ -25,6 +27,10 @@ enum encode_coding {
 	ENCODE_GZIP,
 	ENCODE_BR,
 };
+
+/* The Brotli window (log2 of its bytes) for a body of len bytes: ENCODE_BR_LGWIN, or the
+ * smallest window, at least BROTLI_MIN_WINDOW_BITS (10), that holds the whole body. */
+int encode_br_window(size_t len);
 
 /* The coding to use for an Accept-Encoding value (NULL: identity). */
 enum encode_coding encode_choose(const char *accept_encoding);

@@ -12,10 +12,14 @@
 #include "chat/version.h"
 #include "keyfile.h"
 
+/* The fields after user[] came later: a board made before them is extended with zeros,
+ * which say no bump since sequence 0. */
 struct chat_board {
 	uint64_t seq;
 	uint64_t channel[CHAT_VERSION_SLOTS];
 	uint64_t user[CHAT_VERSION_USER_SLOTS];
+	uint64_t channel_seq[CHAT_VERSION_SLOTS];	/* the sequence of each slot's last bump */
+	uint64_t user_seq;		/* the sequence of the last bump of any user slot */
 };
 
 static struct chat_board *chat_board;
@@ -99,13 +103,40 @@ chat_version_user(uint32_t slot)
 	    __atomic_load_n(&chat_board->user[slot], __ATOMIC_SEQ_CST) : 0;
 }
 
-/* The sequence first: a reader that sees the counter moved also sees the sequence move. */
+int
+chat_version_quiet(int64_t channel, uint64_t seq0)
+{
+	if (chat_board == NULL)
+		return 1;
+	return __atomic_load_n(&chat_board->channel_seq[chat_version_slot(channel)],
+	    __ATOMIC_SEQ_CST) <= seq0 &&
+	    __atomic_load_n(&chat_board->user_seq, __ATOMIC_SEQ_CST) <= seq0;
+}
+
+/* Raises *at to s unless it holds more already (writers of one slot race). */
+static void
+chat_version_raise(uint64_t *at, uint64_t s)
+{
+	uint64_t cur = __atomic_load_n(at, __ATOMIC_SEQ_CST);
+
+	while (cur < s && !__atomic_compare_exchange_n(at, &cur, s, 0, __ATOMIC_SEQ_CST,
+	    __ATOMIC_SEQ_CST))
+		;
+}
+
+/*
+ * The sequence first, then the sequence of the bump where chat_version_quiet() looks,
+ * then the counter: a reader that sees the counter moved also sees both.
+ */
 void
 chat_version_bump_channel(int64_t id)
 {
+	uint64_t s;
+
 	if (chat_board == NULL)
 		return;
-	(void)__atomic_add_fetch(&chat_board->seq, 1, __ATOMIC_SEQ_CST);
+	s = __atomic_add_fetch(&chat_board->seq, 1, __ATOMIC_SEQ_CST);
+	chat_version_raise(&chat_board->channel_seq[chat_version_slot(id)], s);
 	(void)__atomic_add_fetch(&chat_board->channel[chat_version_slot(id)], 1,
 	    __ATOMIC_SEQ_CST);
 }
@@ -113,9 +144,12 @@ chat_version_bump_channel(int64_t id)
 void
 chat_version_bump_user(int64_t id)
 {
+	uint64_t s;
+
 	if (chat_board == NULL)
 		return;
-	(void)__atomic_add_fetch(&chat_board->seq, 1, __ATOMIC_SEQ_CST);
+	s = __atomic_add_fetch(&chat_board->seq, 1, __ATOMIC_SEQ_CST);
+	chat_version_raise(&chat_board->user_seq, s);
 	(void)__atomic_add_fetch(&chat_board->user[chat_version_user_slot(id)], 1,
 	    __ATOMIC_SEQ_CST);
 }

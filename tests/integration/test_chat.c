@@ -8,7 +8,8 @@
  * queue "chat.db-wlock", and no other lock file in the data directory), and kill -9
  * of the writers right after their 204s (no acknowledged message is lost); the page
  * cache (chat_page_cache=1): the same bytes as without it, identity and gzip, and every
- * write shown at once, also when lists are brought up to date under interleaved writes;
+ * write shown at once, also when lists are brought up to date under interleaved writes,
+ * and under writes from several processes racing the reads (test_page_cache_race);
  * and a memory-mapped page worker whose map outlives the writes of other processes (its
  * page faults per page with writes within twice those without).
  */
@@ -27,6 +28,7 @@
 #include <zlib.h>
 
 #include "chatfix.h"
+#include "chatrace.h"
 #include "http.h"
 #include "stack.h"
 #include "../lib/harness.h"
@@ -41,7 +43,7 @@ static int up;
 static int
 setup(void)
 {
-	char conf[2048 + 5 * PATH_MAX], bin[PATH_MAX];
+	char conf[2048 + 6 * PATH_MAX], bin[PATH_MAX];
 	const char *b = getenv("SLUICE_BIN");
 
 	snprintf(dir, sizeof(dir), "/tmp/sluice-chat-XXXXXX");
@@ -66,11 +68,12 @@ setup(void)
 	    "binary=%s/chat_message_send bench_sessions=64\n"
 	    "cached_page =/cached workers=2 threads=2 db=chat binary=%s/chat_page "
 	    "chat_page_cache=1\n"
+	    "race_send =/race-send workers=1 threads=4 db=chat binary=%s/chat_message_send\n"
 	    "oldest_page =/oldest workers=1 db=chat binary=%s/chat_page "
 	    "chat_page_order=oldest\n"
 	    "mapped_page =/mapped workers=1 threads=1 db=chat binary=%s/chat_page "
 	    "sqlite_mmap=268435456\n",
-	    dburl, bin, bin, bin, bin, bin);
+	    dburl, bin, bin, bin, bin, bin, bin);
 	if (stack_start(&st, conf, "tuned", 2, NULL) < 0)
 		return -1;
 	up = 1;
@@ -398,6 +401,40 @@ test_page_cache_mix(void)
 	printf("  %d of %d pages the same through the cache\n", same, pages);
 	CHECK_INT(same, pages);
 	http_resp_free(&r);
+}
+
+/*
+ * The page cache raced by writes (chatrace.h): writers send messages as three users on
+ * three channels (the seeded 'starcord', past 500 messages, and two new ones) through
+ * two write pools, three processes, and change a nickname now and then, while readers
+ * ask for each user's page from the two cached workers; every cached page shows every
+ * message acknowledged before it was asked for, one asked for when no write was in
+ * flight is the uncached page of that moment byte for byte, identity and gzip, and once
+ * the writers stop every cached page is the uncached one.
+ */
+static void
+test_page_cache_race(void)
+{
+	struct chatrace cr = {
+		.base = st.base, .cached = "/cached",
+		.sends = { "/chat/message-send", "/race-send" },
+		.chans = { "starcord", "race_a", "race_b" },
+		.seconds = 6,
+	};
+
+	CHECK(chatrace_run(&cr) == 0);
+	printf("  %d of %d writes answered; %d of %d cached pages with every acknowledged "
+	    "message; %d of %d in quiet moments the uncached bytes; %d of %d after; "
+	    "%d of %d gzip pages from the cache\n", cr.writes_ok, cr.writes, cr.pages_ok,
+	    cr.pages, cr.quiet_same, cr.quiet, cr.final_same, cr.final, cr.spliced, cr.gz);
+	CHECK(cr.writes >= 40);
+	CHECK_INT(cr.writes_ok, cr.writes);
+	CHECK(cr.pages >= 20);
+	CHECK_INT(cr.pages_ok, cr.pages);
+	CHECK(cr.quiet >= 3);
+	CHECK_INT(cr.quiet_same, cr.quiet);
+	CHECK_INT(cr.final_same, cr.final);
+	CHECK(cr.spliced > 0);
 }
 
 /* The minor page faults pid has taken so far (field 10 of /proc/PID/stat), or -1. */
@@ -1180,6 +1217,7 @@ main(void)
 	RUN(test_escaping);
 	RUN(test_page_cache);
 	RUN(test_page_cache_mix);
+	RUN(test_page_cache_race);
 	RUN(test_sqlite_mmap_kept_under_writes);
 	RUN(test_bad_input);
 	RUN(test_form_posts);

@@ -6,7 +6,8 @@
  * and effect, bad input (nothing written) and concurrent writers that collide on the
  * same rows (serialization failures are retried: every request 204, no 5xx); and the
  * page cache (chat_page_cache=1) under writes interleaved on two channels, every cached
- * page the uncached one byte for byte.
+ * page the uncached one byte for byte, and under writes from two processes racing the
+ * reads (test_pg_page_cache_race).
  */
 #include <limits.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "chatfix.h"
+#include "chatrace.h"
 #include "http.h"
 #include "pgtmp.h"
 #include "stack.h"
@@ -291,7 +293,7 @@ test_pg_serializable(void)
 static int
 cache_stack(struct stack *st, char *dir, size_t dirlen)
 {
-	char conf[2 * PATH_MAX + 1024], bin[PATH_MAX], cwd[PATH_MAX], data[PATH_MAX + 8];
+	char conf[3 * PATH_MAX + 1024], bin[PATH_MAX], cwd[PATH_MAX], data[PATH_MAX + 8];
 	const char *b = getenv("SLUICE_BIN");
 	int rc;
 
@@ -318,11 +320,13 @@ cache_stack(struct stack *st, char *dir, size_t dirlen)
 	    "chat_page_cache=1 session_key=%s\n"
 	    "chat_message_send =/chat/message-send workers=1 threads=2 db=chat "
 	    "session_key=%s\n"
+	    "race_send =/race-send workers=1 threads=2 db=chat "
+	    "binary=%s/chat_message_send session_key=%s\n"
 	    "chat_channel_open =/chat/channel-open workers=1 threads=2 db=chat "
 	    "session_key=%s\n"
 	    "chat_nickname_set =/chat/nickname-set workers=1 threads=1 db=chat "
 	    "session_key=%s\n",
-	    CACHE_KEY, bin, CACHE_KEY, CACHE_KEY, CACHE_KEY, CACHE_KEY);
+	    CACHE_KEY, bin, CACHE_KEY, CACHE_KEY, bin, CACHE_KEY, CACHE_KEY, CACHE_KEY);
 	setenv("SLUICE_BIN", bin, 1);
 	setenv("SLUICE_DB_CHAT", pg.url, 1);
 	rc = chdir(dir) == 0 ? stack_start(st, conf, "tuned", 2, NULL) : -1;
@@ -401,6 +405,51 @@ test_pg_page_cache_two_channels(void)
 	chatfix_exec(pg.url, "DELETE FROM messages WHERE content LIKE 'pc_%'");
 }
 
+/*
+ * The page cache on PostgreSQL raced by writes (chatrace.h): three users on three
+ * channels (the seeded 'starcord' and two new ones), writers through two write pools,
+ * nickname changes, readers on the two cached workers; every cached page shows every
+ * acknowledged message, one asked for in a quiet moment is the uncached page byte for
+ * byte, identity and gzip, and so is every one once the writers stop.
+ */
+static void
+test_pg_page_cache_race(void)
+{
+	struct chatrace cr = {
+		.cached = "/cached",
+		.sends = { "/chat/message-send", "/race-send" },
+		.chans = { "starcord", "pg_race_a", "pg_race_b" },
+		.seconds = 6,
+	};
+	struct stack st;
+	char dir[64];
+
+	if (chatfix_int(pg.url, "SELECT count(*) FROM channels", NULL) < 0)
+		CHECK_INT(chatfix_seed(pg.url, "SEED_MSG_COUNT=5000 BENCH_SKEW=0.5 "
+		    "SEED_CHANNEL_COUNT=32"), 0);
+	if (cache_stack(&st, dir, sizeof(dir)) < 0) {
+		CHECK(!"stack started");
+		return;
+	}
+	cr.base = st.base;
+	CHECK(chatrace_run(&cr) == 0);
+	printf("  %d of %d writes answered; %d of %d cached pages with every acknowledged "
+	    "message; %d of %d in quiet moments the uncached bytes; %d of %d after; "
+	    "%d of %d gzip pages from the cache\n", cr.writes_ok, cr.writes, cr.pages_ok,
+	    cr.pages, cr.quiet_same, cr.quiet, cr.final_same, cr.final, cr.spliced, cr.gz);
+	CHECK(cr.writes >= 40);
+	CHECK_INT(cr.writes_ok, cr.writes);
+	CHECK(cr.pages >= 20);
+	CHECK_INT(cr.pages_ok, cr.pages);
+	CHECK(cr.quiet >= 3);
+	CHECK_INT(cr.quiet_same, cr.quiet);
+	CHECK_INT(cr.final_same, cr.final);
+	CHECK(cr.spliced > 0);
+	stack_stop(&st);
+	stack_sh("rm -rf %s", dir);
+	chatfix_exec(pg.url, "DELETE FROM messages WHERE content LIKE 'race w%'");
+}
+
 int
 main(void)
 {
@@ -415,6 +464,7 @@ main(void)
 	RUN(test_pg_read_committed);
 	RUN(test_pg_serializable);
 	RUN(test_pg_page_cache_two_channels);
+	RUN(test_pg_page_cache_race);
 	pgtmp_stop(&pg);
 	return harness_done();
 }

@@ -10,6 +10,7 @@
  */
 #include <sys/stat.h>
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -122,6 +123,28 @@ test_encode_choose(void)
 	}
 }
 
+/* encode_br_window(): the smallest window that holds the body, 2^10 to 2^21 bytes; a
+ * 190 kB page gets 2^18, whose ring buffer comes from the heap rather than fresh pages. */
+static void
+test_encode_br_window(void)
+{
+	static const struct {
+		size_t len;
+		int want;
+	} cases[] = {
+		{ 0, 10 }, { 1, 10 }, { 1024, 10 }, { 1025, 11 }, { 190000, 18 },
+		{ 262144, 18 }, { 262145, 19 }, { 2097152, 21 }, { 2097153, 21 },
+		{ (size_t)1 << 40, 21 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (encode_br_window(cases[i].len) != cases[i].want)
+			printf("  len %zu\n", cases[i].len);
+		CHECK_INT(encode_br_window(cases[i].len), cases[i].want);
+	}
+}
+
 /* encode_accepts(): gzip is taken whenever it is acceptable, br or not. */
 static void
 test_encode_accepts(void)
@@ -161,6 +184,51 @@ gunzip_buf(const char *in, size_t len, char *out, size_t cap)
 	rc = inflate(&z, Z_FINISH);
 	inflateEnd(&z);
 	return rc == Z_STREAM_END && z.avail_in == 0 ? (long)z.total_out : -1;
+}
+
+/*
+ * chat_version_quiet(): since a sequence, a message in another channel keeps a channel
+ * quiet (its list may be stored), one in its slot or any nickname change does not; a
+ * board made before the per-slot sequences (a shorter file) is extended with zeros.
+ */
+static void
+test_version_quiet(void)
+{
+	char dir[] = "/tmp/test_chatlib.XXXXXX", url[128], path[160];
+	struct stat sb;
+	uint64_t seq;
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(url, sizeof(url), "sqlite:%s/chat.db", dir);
+	snprintf(path, sizeof(path), "%s/" CHAT_VERSION_FILE, dir);
+	/* The board as it was: seq and the two counter arrays. */
+	CHECK((fd = open(path, O_RDWR | O_CREAT, 0600)) >= 0);
+	CHECK(ftruncate(fd, (off_t)(8 * (1 + CHAT_VERSION_SLOTS + CHAT_VERSION_USER_SLOTS)))
+	    == 0);
+	close(fd);
+	setenv("SLUICE_DB", url, 1);
+	chat_version_close();
+	CHECK_INT(chat_version_open(), 0);
+	CHECK(stat(path, &sb) == 0 && sb.st_size >
+	    (off_t)(8 * (1 + CHAT_VERSION_SLOTS + CHAT_VERSION_USER_SLOTS)));
+	seq = chat_version_seq();
+	CHECK(chat_version_quiet(7, seq));
+	chat_version_bump_channel(8);
+	CHECK(chat_version_quiet(7, seq));
+	CHECK(!chat_version_quiet(8, seq));
+	chat_version_bump_channel(7 + CHAT_VERSION_SLOTS);
+	CHECK(!chat_version_quiet(7, seq));
+	CHECK(chat_version_quiet(7, chat_version_seq()));
+	seq = chat_version_seq();
+	CHECK(chat_version_quiet(7, seq) && chat_version_quiet(8, seq));
+	chat_version_bump_user(9);
+	CHECK(!chat_version_quiet(7, seq) && !chat_version_quiet(8, seq));
+	CHECK(chat_version_quiet(8, chat_version_seq()));
+	chat_version_close();
+	unsetenv("SLUICE_DB");
+	(void)unlink(path);
+	(void)rmdir(dir);
 }
 
 /*
@@ -804,6 +872,8 @@ main(void)
 	RUN(test_tmpl_errors);
 	RUN(test_encode_choose);
 	RUN(test_encode_accepts);
+	RUN(test_encode_br_window);
+	RUN(test_version_quiet);
 	RUN(test_page_cache);
 	RUN(test_page_cache_chunks);
 	RUN(test_chat_fields);
