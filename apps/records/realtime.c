@@ -14,6 +14,7 @@
 
 #include "json.h"
 #include "realtime.h"
+#include "str.h"
 #include "token.h"
 
 struct realtime {
@@ -261,46 +262,6 @@ realtime_subs_set(struct realtime_client *cl, struct realtime_set *set)
 	set->nsubs = 0;
 }
 
-/* The value of a hex digit, or -1. */
-static int
-realtime_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes s[0..n) ('+' a space) into out (at least n + 1 bytes): its length, or
- * -1 for a malformed escape or a NUL. */
-static long
-realtime_unescape(const char *s, size_t n, char *out)
-{
-	size_t i, o = 0;
-	int h, l;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] == '+')
-			out[o++] = ' ';
-		else if (s[i] != '%')
-			out[o++] = s[i];
-		else {
-			if (i + 2 >= n)
-				return -1;
-			if ((h = realtime_hex(s[i + 1])) < 0 || (l = realtime_hex(s[i + 2])) < 0 ||
-			    (h == 0 && l == 0))
-				return -1;
-			out[o++] = (char)(h * 16 + l);
-			i += 2;
-		}
-	}
-	out[o] = '\0';
-	return (long)o;
-}
-
 /* Copies the string member name of query q, if it is one, into out (of REALTIME_SUB_MAX
  * + 1 bytes; a longer one cannot come from a topic of that size). */
 static void
@@ -329,7 +290,8 @@ realtime_options(const char *q, size_t n, struct realtime_topic *t)
 			amp = end;
 		if ((size_t)(amp - p) < 8 || memcmp(p, "options=", 8) != 0)
 			continue;
-		if ((len = realtime_unescape(p + 8, (size_t)(amp - p - 8), dec)) < 0 ||
+		/* Percent-decoded, '+' a space; a NUL refused. */
+		if ((len = str_pct_decode(p + 8, (size_t)(amp - p - 8), dec, 1)) < 0 ||
 		    (v = json_parse(dec, (size_t)len, 4, &jerr, NULL)) == NULL)
 			return -1;
 		if (!cJSON_IsObject(v)) {
