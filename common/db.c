@@ -92,28 +92,17 @@ db_opts_from_env(struct db_opts *o)
 	/* No text a statement builds may be longer than the response that carries it. */
 	o->value_max = resp;
 	/* PostgreSQL connections shared by the worker's threads (db_pg_pool.c): by default
-	 * one per CPU for reads, never fewer than 2 (so that a transaction does not stall
-	 * the other threads' reads), and DB_PG_CONNS_WRITES more for writes, never more
-	 * than DB_PG_CONNS_AUTO_MAX in all (a pool's 4 workers then hold 32 backends at
-	 * most, on any machine), nor more than the threads.  The CPUs
+	 * one per CPU, never fewer than 2 (so that a transaction does not stall the other
+	 * threads' reads), never more than DB_PG_CONNS_AUTO_MAX (a pool's 4 workers then
+	 * hold 32 backends at most, on any machine), nor more than the threads.  The CPUs
 	 * are those sluiced counts for the auto sizes (SLUICE_CPUS: set cpus, the affinity
 	 * mask, a cgroup's quota), else the online ones. */
-	o->pg_read_conns = 0;
 	if (conns == 0) {
 		if (settings_int(SETTING_CPUS, &cpus) == -1 || cpus <= 0)
 			cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		conns = cpus < 2 ? 2 : cpus > DB_PG_CONNS_AUTO_MAX ? DB_PG_CONNS_AUTO_MAX : cpus;
-		/* Reads keep those, where their batches stay full; writes, which wait for
-		 * their commit's WAL flush, get DB_PG_CONNS_WRITES more besides (db_pg_pool.c):
-		 * two groups commit while another fills, and no read waits behind a flush. */
-		o->pg_read_conns = (int)conns;
-		conns += DB_PG_CONNS_WRITES;
-		if (conns > DB_PG_CONNS_AUTO_MAX)
-			conns = DB_PG_CONNS_AUTO_MAX;
 		if (conns > threads)
 			conns = threads;
-		if (o->pg_read_conns >= conns)
-			o->pg_read_conns = 0;
 	}
 	o->pg_conns = (int)conns;
 	o->read_url = settings_get(SETTING_DB_READ);

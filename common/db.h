@@ -149,9 +149,6 @@ struct db_opts {
 					 * share this many connections (db_pg_pool.c);
 					 * db_opts_from_env() sets it; 0: a connection of the
 					 * handle's own */
-	int pg_read_conns;		/* PostgreSQL: of those pg_conns, reads queue on
-					 * the first this many only (db_pg_pool.c);
-					 * 0: on all of them */
 	const char *read_url;		/* PostgreSQL: where the work db_route() sends to
 					 * DB_ROUTE_READ goes (a URL with
 					 * target_session_attrs=prefer-standby, say), borrowed
@@ -159,10 +156,8 @@ struct db_opts {
 					 * URL of db_open() (SLUICE_DB_READ) */
 };
 
-/* The default db_conns: one PostgreSQL connection a CPU for reads and
- * DB_PG_CONNS_WRITES more that only writes use, up to this many a worker in all. */
+/* The default db_conns: one PostgreSQL connection a CPU, up to this many a worker. */
 #define DB_PG_CONNS_AUTO_MAX	8
-#define DB_PG_CONNS_WRITES	2
 
 /*
  * Fills *o with defaults, then applies the SLUICE_* variables above.  Returns 0, or -1 when

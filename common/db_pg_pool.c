@@ -175,7 +175,6 @@ struct pg_pool {
 	struct db_opts opts;
 	struct pg_conn *conns;
 	int nconns;
-	int nread;			/* reads queue on conns[0..nread) only */
 	/* The process's shared pools (pg_pools), under pg_pools_mu. */
 	int shared;
 	int refs;
@@ -378,23 +377,16 @@ pg_conn_usable(const struct pg_conn *c)
 	return c->pq != NULL && PQstatus(c->pq) == CONNECTION_OK && !c->broken;
 }
 
-/*
- * A connection free for one holder: IDLE, nothing queued, not reserved; an open one
- * before one not opened yet.  pool->mu held.  NULL when there is none.  A read looks
- * at the first p->nread connections, from the first; a write (a statement that may
- * write, a transaction) at all of them, from the last: so where the pool has more
- * connections than reads use (the default, opts.pg_read_conns), writes waiting for
- * their commit's WAL flush hold connections of their own, and reads do not queue
- * behind them, nor spread over more connections than keep their batches full.
- */
+/* A connection free for one holder: IDLE, nothing queued, not reserved; an open one
+ * before one not opened yet.  pool->mu held.  NULL when there is none. */
 static struct pg_conn *
-pg_pick_free(struct pg_pool *p, int write)
+pg_pick_free(struct pg_pool *p)
 {
 	struct pg_conn *c, *spare = NULL;
-	int i, n = write ? p->nconns : p->nread;
+	int i;
 
-	for (i = 0; i < n; i++) {
-		c = &p->conns[write ? p->nconns - 1 - i : i];
+	for (i = 0; i < p->nconns; i++) {
+		c = &p->conns[i];
 		if (c->state != PGC_IDLE || c->head != NULL || c->reserved)
 			continue;
 		if (pg_conn_usable(c))
@@ -405,18 +397,17 @@ pg_pick_free(struct pg_pool *p, int write)
 	return spare;
 }
 
-/* Where a job queues: a free connection, else the busy one with the shortest queue,
- * among those pg_pick_free() looks at for it.  pool->mu held.  NULL when every one is
- * held or reserved. */
+/* Where a job queues: a free connection, else the busy one with the shortest queue.
+ * pool->mu held.  NULL when every connection is held or reserved. */
 static struct pg_conn *
-pg_pick_job(struct pg_pool *p, int write)
+pg_pick_job(struct pg_pool *p)
 {
 	struct pg_conn *c, *busy = NULL;
 	int i;
 
-	if ((c = pg_pick_free(p, write)) != NULL)
+	if ((c = pg_pick_free(p)) != NULL)
 		return c;
-	for (i = 0; i < (write ? p->nconns : p->nread); i++) {
+	for (i = 0; i < p->nconns; i++) {
 		c = &p->conns[i];
 		if (c->state == PGC_EXCL || c->reserved)
 			continue;
@@ -1094,7 +1085,7 @@ pg_pool_run(struct pg_pool *p, struct pg_job *job)
 		return;
 	}
 	job->cv = &w->cv;
-	while (gave_up == NULL && (c = pg_pick_job(p, job->group)) == NULL) {
+	while (gave_up == NULL && (c = pg_pick_job(p)) == NULL) {
 		/* Every connection held alone (transactions): counted once a statement. */
 		if (!waited++)
 			metrics_db_wait();
@@ -1144,7 +1135,7 @@ pg_pool_acquire(struct pg_pool *p, long long deadline_ms, enum db_err *code, cha
 			c = mine;
 			break;
 		}
-		if ((c = pg_pick_free(p, 1)) != NULL)
+		if ((c = pg_pick_free(p)) != NULL)
 			break;
 		if (mine == NULL) {
 			/* Reserve a connection busy with jobs: it drains, and is ours. */
@@ -1311,8 +1302,6 @@ pg_pool_new(const char *conninfo, const struct db_opts *opts, int n)
 	p->conns = calloc((size_t)n, sizeof(*p->conns));
 	if (p->conninfo != NULL && p->conns != NULL) {
 		p->nconns = n;
-		p->nread = opts->pg_read_conns > 0 && opts->pg_read_conns < n ?
-		    opts->pg_read_conns : n;
 		ok = 1;
 		for (i = 0; i < n; i++) {
 			p->conns[i].pool = p;
@@ -1330,7 +1319,6 @@ static int
 pg_pool_same(const struct pg_pool *p, const char *conninfo, const struct db_opts *o)
 {
 	return strcmp(p->conninfo, conninfo) == 0 && p->nconns == o->pg_conns &&
-	    p->opts.pg_read_conns == o->pg_read_conns &&
 	    p->opts.stmt_timeout_ms == o->stmt_timeout_ms &&
 	    p->opts.pg_wait_ms == o->pg_wait_ms &&
 	    p->opts.stmt_cache == o->stmt_cache;

@@ -1923,7 +1923,7 @@ test_opts_from_env(void)
 	    "SLUICE_STMT_TIMEOUT_MS", "SLUICE_RESP_MAX", "SLUICE_DB_CONNS", "SLUICE_THREADS",
 	    "SLUICE_CPUS" };
 	struct db_opts o;
-	long cpus, r;
+	long cpus;
 	size_t i;
 	int rc;
 
@@ -1970,50 +1970,32 @@ test_opts_from_env(void)
 	CHECK_INT(o.sqlite_write_ms, -1);
 	CHECK_INT(o.stmt_cache, 16);
 
-	/* PostgreSQL connections shared by the threads: R = max(2, min(CPUs, 8)) for reads
-	 * and 2 more for writes, min(threads, 8, R + 2) in all, unless given; the CPUs
-	 * sluiced counts (SLUICE_CPUS), else the online ones.  pg_read_conns is R, or 0
-	 * (all of them) when the threads or the cap leave no room for the 2. */
+	/* PostgreSQL connections shared by the threads: min(threads, max(2, min(CPUs, 8)))
+	 * unless given; the CPUs sluiced counts (SLUICE_CPUS), else the online ones. */
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	setenv("SLUICE_THREADS", "1", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
 	CHECK_INT(o.pg_conns, 1);
-	CHECK_INT(o.pg_read_conns, 0);
 	setenv("SLUICE_THREADS", "256", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
-	r = cpus < 2 ? 2 : cpus > DB_PG_CONNS_AUTO_MAX ? DB_PG_CONNS_AUTO_MAX : cpus;
-	CHECK_INT(o.pg_conns, r + DB_PG_CONNS_WRITES > DB_PG_CONNS_AUTO_MAX ?
-	    DB_PG_CONNS_AUTO_MAX : r + DB_PG_CONNS_WRITES);
-	CHECK_INT(o.pg_read_conns, r < o.pg_conns ? r : 0);
+	CHECK_INT(o.pg_conns, cpus < 2 ? 2 : cpus > DB_PG_CONNS_AUTO_MAX ? DB_PG_CONNS_AUTO_MAX :
+	    cpus);
 	setenv("SLUICE_CPUS", "5", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
-	CHECK_INT(o.pg_conns, 7);
-	CHECK_INT(o.pg_read_conns, 5);
-	setenv("SLUICE_CPUS", "7", 1);
-	CHECK_INT(db_opts_from_env(&o), 0);
-	CHECK_INT(o.pg_conns, 8);
-	CHECK_INT(o.pg_read_conns, 7);
+	CHECK_INT(o.pg_conns, 5);
 	setenv("SLUICE_CPUS", "64", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
 	CHECK_INT(o.pg_conns, DB_PG_CONNS_AUTO_MAX);
-	CHECK_INT(o.pg_read_conns, 0);
 	setenv("SLUICE_CPUS", "1", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
-	CHECK_INT(o.pg_conns, 4);
-	CHECK_INT(o.pg_read_conns, 2);
+	CHECK_INT(o.pg_conns, 2);
 	unsetenv("SLUICE_CPUS");
 	setenv("SLUICE_THREADS", "2", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
 	CHECK_INT(o.pg_conns, 2);
-	CHECK_INT(o.pg_read_conns, 0);
-	setenv("SLUICE_THREADS", "3", 1);
-	CHECK_INT(db_opts_from_env(&o), 0);
-	CHECK_INT(o.pg_conns, 3);
-	CHECK_INT(o.pg_read_conns, 2);
 	setenv("SLUICE_DB_CONNS", "3", 1);
 	CHECK_INT(db_opts_from_env(&o), 0);
 	CHECK_INT(o.pg_conns, 3);
-	CHECK_INT(o.pg_read_conns, 0);
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
