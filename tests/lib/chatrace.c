@@ -11,6 +11,7 @@
 
 #include "chatfix.h"
 #include "chatrace.h"
+#include "harness.h"
 
 #define RACE_WRITERS	4	/* users 0, 1, 2, 0: two writers share the first channel */
 #define RACE_READERS	2
@@ -324,4 +325,21 @@ chatrace_run(struct chatrace *cr)
 	pthread_mutex_destroy(&rc->mu);
 	free(rc);
 	return 0;
+}
+
+void
+chatrace_check(const struct chatrace *cr)
+{
+	printf("  %d of %d writes answered; %d of %d cached pages with every acknowledged "
+	    "message; %d of %d in quiet moments the uncached bytes; %d of %d after; "
+	    "%d of %d gzip pages from the cache\n", cr->writes_ok, cr->writes, cr->pages_ok,
+	    cr->pages, cr->quiet_same, cr->quiet, cr->final_same, cr->final, cr->spliced, cr->gz);
+	CHECK(cr->writes >= 40);
+	CHECK_INT(cr->writes_ok, cr->writes);
+	CHECK(cr->pages >= 20);
+	CHECK_INT(cr->pages_ok, cr->pages);
+	CHECK(cr->quiet >= 3);
+	CHECK_INT(cr->quiet_same, cr->quiet);
+	CHECK_INT(cr->final_same, cr->final);
+	CHECK(cr->spliced > 0);
 }

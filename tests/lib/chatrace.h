@@ -39,4 +39,8 @@ struct chatrace {
  * not be made (no cookie or channel); the results then say what ran. */
 int chatrace_run(struct chatrace *cr);
 
+/* Prints cr's results and checks them: enough writes, pages and quiet moments to mean
+ * something, every one of each as it should be, some gzip pages from the cache. */
+void chatrace_check(const struct chatrace *cr);
+
 #endif /* SLUICE_CHATRACE_H */
